@@ -1,0 +1,117 @@
+const ERROR_MARKER = Symbol.for("@hermes/memory.error");
+
+/**
+ * Stable machine-readable error codes. New codes may be added in minor releases; existing codes
+ * never change meaning.
+ */
+export type HermesMemoryErrorCode =
+  | "PROVIDER_NOT_FOUND"
+  | "PROVIDER_LOAD_FAILED"
+  | "PROVIDER_NAME_MISMATCH"
+  | "PROVIDER_DISABLED"
+  | "PROVIDER_UNAVAILABLE"
+  | "INVALID_MANIFEST"
+  | "INVALID_PROVIDER"
+  | "INVALID_ARGUMENT"
+  | "INVALID_CONFIG"
+  | "INVALID_ENV_NAME"
+  | "SETUP_INCOMPLETE"
+  | "UNSUPPORTED_TOOL"
+  | "CHECKPOINT_UNAVAILABLE"
+  | "EMBEDDING_DIMENSION_MISMATCH"
+  | "SCHEMA_TOO_NEW"
+  | "STORAGE_FAILED"
+  | (string & {});
+
+export interface HermesMemoryErrorOptions {
+  code: HermesMemoryErrorCode;
+  message: string;
+  cause?: unknown;
+}
+
+/**
+ * Base class of every error this project throws on purpose. `code` is stable; `message` says what
+ * was wrong and how to fix it. Use `HermesMemoryError.isInstance(e)` rather than `instanceof`: it
+ * also recognises errors thrown by a second copy of the package (duplicate installs).
+ */
+export class HermesMemoryError extends Error {
+  readonly [ERROR_MARKER] = true;
+  readonly code: HermesMemoryErrorCode;
+
+  constructor({ code, message, cause }: HermesMemoryErrorOptions) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = "HermesMemoryError";
+    this.code = code;
+  }
+
+  /** True for any HermesMemoryError, from this copy of the package or another one. */
+  static isInstance(error: unknown): error is HermesMemoryError {
+    return (
+      typeof error === "object" &&
+      error !== null &&
+      (error as Record<symbol, unknown>)[ERROR_MARKER] === true
+    );
+  }
+
+  /** True when `error` is a HermesMemoryError with the given code. */
+  static hasCode(error: unknown, code: HermesMemoryErrorCode): error is HermesMemoryError {
+    return HermesMemoryError.isInstance(error) && error.code === code;
+  }
+}
+
+/** Thrown by the default `MemoryProvider.handleToolCall` when a provider does not handle a tool. */
+export class UnsupportedToolError extends HermesMemoryError {
+  readonly providerName: string;
+  readonly toolName: string;
+
+  constructor(providerName: string, toolName: string) {
+    super({
+      code: "UNSUPPORTED_TOOL",
+      message: `Provider ${providerName} does not handle tool ${toolName}. Override handleToolCall() for every tool returned by getToolSchemas().`,
+    });
+    this.name = "UnsupportedToolError";
+    this.providerName = providerName;
+    this.toolName = toolName;
+  }
+
+  static override isInstance(error: unknown): error is UnsupportedToolError {
+    return HermesMemoryError.hasCode(error, "UNSUPPORTED_TOOL");
+  }
+}
+
+/**
+ * Thrown by `preCompress()` when `compression.checkpoint_required` is on and no provider could
+ * commit a durable checkpoint. The message always starts with `BLOCKED_MISSING_PREREQUISITE:` so
+ * hosts and operators can match it; compression must abort before any lossy rewrite.
+ */
+export class CheckpointUnavailableError extends HermesMemoryError {
+  readonly reason: string;
+
+  constructor(reason: string, options: { remediation?: boolean; cause?: unknown } = {}) {
+    const remediation = options.remediation
+      ? ". Recover by set compression.checkpoint_required: false, or switch to a memory provider that implements checkpoint API v2"
+      : "";
+    super({
+      code: "CHECKPOINT_UNAVAILABLE",
+      message: `BLOCKED_MISSING_PREREQUISITE: required pre-compress checkpoint unavailable: ${reason}${remediation}`,
+      cause: options.cause,
+    });
+    this.name = "CheckpointUnavailableError";
+    this.reason = reason;
+  }
+
+  static override isInstance(error: unknown): error is CheckpointUnavailableError {
+    return HermesMemoryError.hasCode(error, "CHECKPOINT_UNAVAILABLE");
+  }
+}
+
+/** Short human-readable text for any thrown value (used in logs and JSON error strings). */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  if (typeof error === "string") return error;
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
+}

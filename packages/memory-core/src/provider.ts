@@ -1,0 +1,442 @@
+import { UnsupportedToolError } from "./errors.js";
+
+/** A value or a promise of it: every provider hook may be synchronous or asynchronous. */
+export type MaybePromise<T> = T | Promise<T>;
+
+/** A JSON Schema object (draft 2020-12 / OpenAI function `parameters`). */
+export type JsonSchema = Record<string, unknown>;
+
+/** Provider names: `^[a-z0-9][a-z0-9._-]{0,63}$`; `builtin` is reserved for the built-in memory. */
+export const PROVIDER_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+
+/** The name of the built-in MEMORY.md / USER.md provider. No external provider may use it. */
+export const BUILTIN_PROVIDER_NAME = "builtin";
+
+/** True when `name` is a valid external provider name. */
+export function isValidProviderName(name: unknown): name is string {
+  return typeof name === "string" && PROVIDER_NAME_PATTERN.test(name) && name !== BUILTIN_PROVIDER_NAME;
+}
+
+/**
+ * A tool a provider offers the model, in the bare (unwrapped) OpenAI function form. The manager
+ * also accepts the wrapped `{type: "function", function: {...}}` form and unwraps it.
+ */
+export interface ToolSchema {
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+}
+
+/** One part of a multimodal message content array (OpenAI style). */
+export interface ContentPart {
+  type: string;
+  text?: string;
+  [key: string]: unknown;
+}
+
+/** An OpenAI-style chat message as the host keeps it. Unknown keys are preserved. */
+export interface ChatMessage {
+  role: "system" | "user" | "assistant" | "tool" | (string & {});
+  content?: string | ContentPart[] | null;
+  tool_calls?: unknown[];
+  tool_call_id?: string;
+  name?: string;
+  /** Persistent marker on prior compaction summaries; such rows are never checkpoint evidence. */
+  _compressed_summary?: boolean;
+  [key: string]: unknown;
+}
+
+/** Where the agent runs: providers skip automatic writes unless it is `primary` (or absent). */
+export type AgentContext = "primary" | "cron" | "subagent" | "flush";
+
+/**
+ * Context handed to `initialize()`. `hermesHome` is always set (the active profile's storage
+ * directory); every other key is optional, and providers must tolerate keys they do not know.
+ */
+export interface InitContext {
+  /** Active profile's storage directory. All provider storage lives under it. */
+  hermesHome: string;
+  /** Session surface such as `cli`, `gui`, `acp`, `telegram`, `cron`. Defaults to `cli`. */
+  platform?: string;
+  sessionTitle?: string;
+  sessionTitleSource?: "derived" | "llm" | "user";
+  /** Logical workspace of the conversation (not necessarily `process.cwd()`). */
+  cwd?: string;
+  gatewaySessionKey?: string;
+  userId?: string;
+  userIdAlt?: string;
+  userName?: string;
+  chatId?: string;
+  /** Active profile name. */
+  agentIdentity?: string;
+  agentWorkspace?: string;
+  agentContext?: AgentContext;
+  parentSessionId?: string;
+  [key: string]: unknown;
+}
+
+/** True when a provider should perform automatic writes for this context (primary or absent). */
+export function allowsAutomaticWrites(ctx: Pick<InitContext, "agentContext"> | undefined): boolean {
+  const value = ctx?.agentContext;
+  return value === undefined || value === null || value === "primary";
+}
+
+/** A field of a provider's setup form (`hermes-memory memory setup`). */
+export interface ConfigField {
+  /** Config key, e.g. `api_key` or `path`. */
+  key: string;
+  /** Prompt label; defaults to `key`. */
+  description?: string;
+  /** Secret values go to `$HERMES_HOME/.env` under `envVar`, never to a config file. */
+  secret?: boolean;
+  /** Setup refuses to finish until a required field has a value. */
+  required?: boolean;
+  /** Environment variable holding the value (mandatory for secrets; see `applySetup`). */
+  envVar?: string;
+  /** Where to get the credential, printed as `Get yours at <url>`. */
+  url?: string;
+  default?: string | number | boolean;
+  /** Allowed values, shown as a select; must contain `default` when both are given. */
+  choices?: Array<string | number | boolean>;
+  type?: "text" | "integer" | "number" | "boolean";
+  minimum?: number;
+  maximum?: number;
+  /** Field shown only when every `config[k] === v`. */
+  when?: Record<string, unknown>;
+  /** Default taken from another field's value: `map[config[field]]` when present. */
+  defaultFrom?: { field: string; map: Record<string, string | number | boolean> };
+}
+
+/** What `recallStatus()` reports about the LAST prefetch. `count <= 0`: injected, no count. */
+export interface RecallStatus {
+  providerLabel: string;
+  count: number;
+  glyph?: string;
+}
+
+/** Default recall-indicator glyph. */
+export const INDICATOR_GLYPH = "🧠";
+
+/** Who wrote a turn (gateway hosts with several participants). */
+export interface TurnAuthor {
+  id?: string;
+  name?: string;
+  isBot?: boolean;
+}
+
+export interface PrefetchOptions {
+  sessionId: string;
+}
+
+export interface SyncTurnOptions {
+  sessionId: string;
+  /** OpenAI-style context of the completed turn, incl. tool calls and tool results. */
+  messages?: ChatMessage[];
+  turnAuthor?: TurnAuthor;
+}
+
+export interface TurnStartOptions {
+  remainingTokens?: number;
+  model?: string;
+  platform?: string;
+  toolCount?: number;
+  authorId?: string | null;
+  authorName?: string | null;
+  authorIsBot?: boolean;
+  [key: string]: unknown;
+}
+
+export interface SessionSwitchOptions {
+  parentSessionId: string;
+  /** True only for a genuinely new conversation: flush buffers. */
+  reset: boolean;
+  /** True for `/undo`: same session id, history rewound. */
+  rewound: boolean;
+  /** e.g. `resume`, `new_session`, `branch`, `compression`. */
+  reason?: string;
+  [key: string]: unknown;
+}
+
+export interface PreCompressOptions {
+  /** True when `compression.checkpoint_required` is on: a throw blocks the lossy rewrite. */
+  requireCheckpoint: boolean;
+}
+
+export type MemoryWriteAction = "add" | "replace" | "remove";
+export type MemoryWriteTarget = "memory" | "user";
+
+/** Metadata of a mirrored built-in memory write. Unknown keys may appear. */
+export interface MemoryWriteMetadata {
+  writeOrigin?: string;
+  executionContext?: string;
+  sessionId?: string;
+  parentSessionId?: string;
+  platform?: string;
+  toolName?: string;
+  /** The search text the model used (not an identity). */
+  oldText?: string;
+  /** The exact entry text before a replace/remove, when the store reported it. */
+  previousContent?: string;
+  [key: string]: unknown;
+}
+
+export interface DelegationOptions {
+  childSessionId: string;
+  [key: string]: unknown;
+}
+
+export interface ToolCallOptions {
+  sessionId?: string;
+  [key: string]: unknown;
+}
+
+const PROVIDER_MARKER = Symbol.for("@hermes/memory.provider");
+const DEFAULT_SAVE_CONFIG = Symbol.for("@hermes/memory.default-save-config");
+
+/**
+ * The contract every memory provider implements. Subclass it, implement the abstract members and
+ * override the optional hooks you need; every optional hook has a no-op default.
+ *
+ * Rules that apply to every hook:
+ * - Hooks may be synchronous or return a promise; the manager awaits them.
+ * - Options are always passed as one object; read what you need and ignore the rest.
+ * - Never store data outside `ctx.hermesHome` (profile isolation) unless the user configured it.
+ * - Never block the caller on network or disk in `syncTurn`/`queuePrefetch`: queue and return.
+ */
+export abstract class MemoryProvider {
+  /** Markers that survive duplicate installs of `@hermes/memory-core` (see `isMemoryProvider`). */
+  static readonly [PROVIDER_MARKER] = true;
+  readonly [PROVIDER_MARKER] = true;
+
+  /**
+   * Short identifier users select with `memory.provider`. Must match `PROVIDER_NAME_PATTERN`;
+   * `builtin` is reserved. Must be constant for the life of the instance.
+   */
+  abstract readonly name: string;
+
+  /**
+   * Checkpoint contract version of `onPreCompress`. `1` (default): best effort, raw messages.
+   * `2`: every successful return means a durable checkpoint was committed; throw on any failure;
+   * receives normalised user/assistant evidence instead of raw messages.
+   */
+  readonly preCompressCheckpointApiVersion: 1 | 2 = 1;
+
+  /**
+   * Whether this provider can activate. Called at start-up, by discovery tooling and by
+   * `hermes-memory memory status`. Must be synchronous and cheap: check config, environment and
+   * installed dependencies only. Must NOT touch the network or open databases.
+   */
+  abstract isAvailable(): boolean;
+
+  /**
+   * Called once per agent start (through `MemoryManager.initializeAll`). `ctx.hermesHome` is
+   * always set; use it for storage. Tolerate unknown and missing optional keys. May open files
+   * and start background writers; must not assume `process.cwd()` is the user's workspace.
+   */
+  abstract initialize(sessionId: string, ctx: InitContext): MaybePromise<void>;
+
+  /**
+   * Inspection-only initialisation (status screens, tooling): load static state without network
+   * calls or background work. Defaults to `initialize`.
+   */
+  initializeForInspection(sessionId: string, ctx: InitContext): MaybePromise<void> {
+    return this.initialize(sessionId, ctx);
+  }
+
+  /**
+   * Tools this provider offers the model (`[]` for context-only providers). Read at registration,
+   * before any state changes, and again when tools are injected; must be cheap and side-effect free.
+   */
+  abstract getToolSchemas(): ToolSchema[];
+
+  /**
+   * Handle a call to one of this provider's tools. Must return a JSON string, also for errors
+   * (`{"error": "..."}`); the manager converts a throw into an error string. The default throws
+   * `UnsupportedToolError`.
+   */
+  handleToolCall(toolName: string, _args: Record<string, unknown>, _options: ToolCallOptions = {}): MaybePromise<string> {
+    throw new UnsupportedToolError(this.name, toolName);
+  }
+
+  /**
+   * Fields `hermes-memory memory setup` asks for. Keep it minimal: only what a user must set.
+   * Secret fields need `envVar`. Must not touch the network.
+   */
+  abstract getConfigSchema(): ConfigField[];
+
+  /**
+   * Persist non-secret setup answers in the provider's native location under `hermesHome`.
+   * When a provider does not override this method, setup stores the values in `config.yaml`
+   * under `memory.<name>` instead (see `overridesSaveConfig`). Never receives secrets.
+   */
+  saveConfig(_values: Record<string, unknown>, _hermesHome: string): MaybePromise<void> {
+    // Not overridden: setup writes the values to config.yaml under memory.<name>.
+  }
+
+  /**
+   * Static text for the system prompt (instructions, tool names, status). Never recalled content:
+   * recall goes through `prefetch`, so the prompt prefix stays cacheable.
+   */
+  systemPromptBlock(): MaybePromise<string> {
+    return "";
+  }
+
+  /**
+   * Recall for the upcoming model call. Called before each turn's API call (not for trivial
+   * prompts). Should be fast: serve what `queuePrefetch` computed. The manager bounds external
+   * providers with a timeout and spills oversized results to a file.
+   */
+  prefetch(_query: string, _options: PrefetchOptions): MaybePromise<string> {
+    return "";
+  }
+
+  /** Pre-warm recall for the next turn. Called in the background after each turn. */
+  queuePrefetch(_query: string, _options: PrefetchOptions): MaybePromise<void> {}
+
+  /** Reflects only the LAST `prefetch` call; `null` when there is nothing to show. */
+  recallStatus(): RecallStatus | null {
+    return null;
+  }
+
+  /**
+   * Persist a completed turn. Called from the manager's background queue; still, it MUST return
+   * quickly (queue the write and return). Skip writes when `agentContext` is not `primary`.
+   */
+  syncTurn(_userContent: string, _assistantContent: string, _options: SyncTurnOptions): MaybePromise<void> {}
+
+  /** Start of each turn, before prefetch. `turnNumber` is 1-based. */
+  onTurnStart(_turnNumber: number, _message: string, _options: TurnStartOptions): MaybePromise<void> {}
+
+  /** Real session boundary (exit, `/reset`, expiry) — never per turn. Receives the transcript. */
+  onSessionEnd(_messages: ChatMessage[]): MaybePromise<void> {}
+
+  /**
+   * The session id rotated without teardown (`/resume`, `/branch`, `/new`, compression). Returning
+   * `false` (or throwing) marks the switch as failed; the host may retry it.
+   */
+  onSessionSwitch(_newSessionId: string, _options: SessionSwitchOptions): MaybePromise<void | boolean> {}
+
+  /**
+   * Before context compression discards messages. Returns text for the summary prompt. With
+   * checkpoint API v2 a successful return means the evidence is durably archived (idempotently:
+   * retries re-send overlapping evidence); throw on any failure.
+   */
+  onPreCompress(_messages: ChatMessage[], _options: PreCompressOptions): MaybePromise<string> {
+    return "";
+  }
+
+  /** After the built-in memory tool committed a write (mirrors to external providers only). */
+  onMemoryWrite(
+    _action: MemoryWriteAction,
+    _target: MemoryWriteTarget,
+    _content: string,
+    _metadata: MemoryWriteMetadata,
+  ): MaybePromise<void> {}
+
+  /** On the parent when a subagent finished (the subagent runs with memory writes skipped). */
+  onDelegation(_task: string, _result: string, _options: DelegationOptions): MaybePromise<void> {}
+
+  /** Short user-facing hint why `isAvailable()` is false (e.g. which package to install). */
+  unavailableReason(): string {
+    return "";
+  }
+
+  /**
+   * Absolute paths of provider state OUTSIDE `$HERMES_HOME` for backups. Callable without
+   * `initialize`; no network.
+   */
+  backupPaths(): string[] {
+    return [];
+  }
+
+  /** Process exit / manager shutdown: flush queues, close connections. Must be idempotent. */
+  shutdown(): MaybePromise<void> {}
+}
+
+/** True for any MemoryProvider instance, including one built against another copy of core. */
+export function isMemoryProvider(value: unknown): value is MemoryProvider {
+  return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[PROVIDER_MARKER] === true;
+}
+
+/** True for a class (constructor) extending `MemoryProvider`, from this copy of core or another. */
+export function isMemoryProviderClass(value: unknown): value is new () => MemoryProvider {
+  // Static members are inherited through the constructor chain, so subclasses see the marker.
+  return typeof value === "function" && (value as unknown as Record<symbol, unknown>)[PROVIDER_MARKER] === true;
+}
+
+/** True when the provider overrides `saveConfig` (else setup writes `memory.<name>` in config.yaml). */
+export function overridesSaveConfig(provider: MemoryProvider): boolean {
+  const method = (provider as unknown as { saveConfig?: unknown }).saveConfig;
+  return typeof method === "function" && (method as unknown as Record<symbol, unknown>)[DEFAULT_SAVE_CONFIG] !== true;
+}
+
+// The base saveConfig is tagged so `overridesSaveConfig` works across duplicate installs.
+(MemoryProvider.prototype.saveConfig as unknown as Record<symbol, unknown>)[DEFAULT_SAVE_CONFIG] = true;
+
+// ---------------------------------------------------------------------------------------------
+// Searchable memory: an optional capability for providers that can be queried directly.
+
+/** The three kinds of stored items. */
+export type MemoryKind = "turn" | "fact" | "checkpoint";
+
+/** An item to remember. Turns remembered in order with the same `sessionId` form a conversation. */
+export interface MemoryItem {
+  content: string;
+  kind?: MemoryKind;
+  sessionId?: string;
+  userId?: string;
+  tags?: string[];
+  metadata?: Record<string, unknown>;
+}
+
+/** One search result. `id` is stable for the life of the item; hits are ordered by `score` desc. */
+export interface MemoryHit {
+  id: string;
+  content: string;
+  kind: MemoryKind;
+  score: number;
+  sessionId?: string;
+  userId?: string;
+  /** ISO 8601 creation time. */
+  createdAt: string;
+  metadata: Record<string, unknown>;
+}
+
+export interface MemorySearchOptions {
+  limit?: number;
+  sessionId?: string;
+  userId?: string;
+  kind?: MemoryKind;
+}
+
+/** Store statistics. Providers may add their own keys. */
+export interface MemoryStats {
+  items: number;
+  byKind: Record<MemoryKind, number>;
+  sessions?: number;
+  /** Where the data lives (file path, index name…). */
+  location?: string;
+  sizeBytes?: number;
+  [key: string]: unknown;
+}
+
+/**
+ * Direct query access, implemented by both reference providers and used by the CLI, the contract
+ * kit and the benchmarks. Methods may be sync or async.
+ */
+export interface SearchableMemory {
+  remember(item: MemoryItem): MaybePromise<string>;
+  search(query: string, options?: MemorySearchOptions): MaybePromise<MemoryHit[]>;
+  get(id: string): MaybePromise<MemoryHit | null>;
+  forget(id: string): MaybePromise<boolean>;
+  stats(): MaybePromise<MemoryStats>;
+  /** Wait until everything queued so far is durably stored and searchable. */
+  flush(): MaybePromise<void>;
+}
+
+/** Type guard for `SearchableMemory`. */
+export function isSearchableMemory<T>(provider: T): provider is T & SearchableMemory {
+  if (typeof provider !== "object" || provider === null) return false;
+  const p = provider as Record<string, unknown>;
+  return ["remember", "search", "get", "forget", "stats", "flush"].every((m) => typeof p[m] === "function");
+}
