@@ -1,0 +1,1 @@
+export { scaffoldProvider, deriveProviderName, validateProviderName, type ScaffoldOptions, type ScaffoldResult } from "./scaffold.js";

@@ -1,0 +1,81 @@
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { HermesMemoryError } from "@hermes/memory-core";
+import { deriveProviderName, scaffoldProvider } from "./scaffold.js";
+
+const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
+const temps: string[] = [];
+function tempDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "create-provider-"));
+  temps.push(dir);
+  return dir;
+}
+afterEach(() => {
+  for (const dir of temps.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe("scaffoldProvider", () => {
+  it("writes a complete provider package with the manifest field and no template leftovers", async () => {
+    const dir = path.join(tempDir(), "hermes-memory-notes");
+    const result = await scaffoldProvider({ directory: dir, description: "Keeps notes" });
+    expect(result.providerName).toBe("notes");
+    expect(result.files).toEqual(
+      expect.arrayContaining([".gitignore", "README.md", "package.json", "src/cli.ts", "src/index.test.ts", "src/index.ts", "tsconfig.json"]),
+    );
+    const pkg = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8"));
+    expect(pkg.name).toBe("hermes-memory-notes");
+    expect(pkg.hermesMemoryProvider).toMatchObject({ name: "notes", entry: "./dist/index.js", cli: "./dist/cli.js", description: "Keeps notes" });
+    expect(pkg.peerDependencies["@hermes/memory-core"]).toMatch(/^\^?\d+\.\d+\.\d+/);
+    for (const file of result.files) expect(fs.readFileSync(path.join(dir, file), "utf8")).not.toMatch(/\{\{\w+\}\}/);
+    expect(fs.readFileSync(path.join(dir, "src/index.ts"), "utf8")).toContain("class NotesMemoryProvider extends MemoryProvider");
+  });
+
+  it("refuses a non-empty directory and leaves it untouched", async () => {
+    const dir = tempDir();
+    fs.writeFileSync(path.join(dir, "keep.txt"), "mine");
+    const error = await scaffoldProvider({ directory: dir, providerName: "ok", packageName: "ok-pkg" }).catch((e: unknown) => e);
+    expect(HermesMemoryError.isInstance(error) && error.code).toBe("INVALID_ARGUMENT");
+    expect(String((error as Error).message)).toContain("not empty");
+    expect(fs.readdirSync(dir)).toEqual(["keep.txt"]);
+  });
+
+  it.each(["builtin", "Bad Name", "-dash", "a".repeat(65), ""])("rejects the provider name %j", async (name) => {
+    const dir = path.join(tempDir(), "pkg");
+    const error = await scaffoldProvider({ directory: dir, providerName: name }).catch((e: unknown) => e);
+    expect(HermesMemoryError.isInstance(error) && error.code).toBe("INVALID_ARGUMENT");
+    expect(fs.existsSync(dir)).toBe(false);
+  });
+
+  it("derives provider names from package names", () => {
+    expect(deriveProviderName("@acme/hermes-memory-notes")).toBe("notes");
+    expect(deriveProviderName("My_Store")).toBe("my_store");
+  });
+});
+
+describe("the generated package", () => {
+  // Builds and tests the scaffold without a registry: its dependencies are linked to this workspace.
+  it("builds and passes its own tests and the contract kit without edits", async () => {
+    const dir = path.join(tempDir(), "hermes-memory-scratch");
+    await scaffoldProvider({ directory: dir, providerName: "scratch" });
+    const modules = path.join(dir, "node_modules");
+    fs.mkdirSync(path.join(modules, "@hermes"), { recursive: true });
+    fs.symlinkSync(path.join(repoRoot, "packages/memory-core"), path.join(modules, "@hermes/memory-core"));
+    fs.symlinkSync(path.join(repoRoot, "packages/memory-contract"), path.join(modules, "@hermes/memory-contract"));
+    for (const dep of ["typescript", "vitest", "@types", "commander"]) {
+      const source = fs.existsSync(path.join(repoRoot, "node_modules", dep))
+        ? path.join(repoRoot, "node_modules", dep)
+        : path.join(repoRoot, "packages/memory-contract/node_modules", dep);
+      fs.symlinkSync(source, path.join(modules, dep));
+    }
+    const build = spawnSync(process.execPath, [path.join(modules, "typescript/bin/tsc"), "-p", "tsconfig.build.json"], { cwd: dir, encoding: "utf8" });
+    expect(build.stdout + build.stderr).toBe("");
+    expect(fs.existsSync(path.join(dir, "dist/index.js"))).toBe(true);
+    const test = spawnSync(process.execPath, [path.join(modules, "vitest/vitest.mjs"), "run"], { cwd: dir, encoding: "utf8", env: { ...process.env, CI: "1" } });
+    expect(test.status, test.stdout + test.stderr).toBe(0);
+    expect(test.stdout).toMatch(/Tests\s+\d+ passed/);
+  }, 120_000);
+});

@@ -1,0 +1,131 @@
+import fs from "node:fs";
+import fsp from "node:fs/promises";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { HermesMemoryError, isValidProviderName, PROVIDER_NAME_PATTERN } from "@hermes/memory-core";
+
+/** What the scaffolder needs to know; everything but `directory` has a default. */
+export interface ScaffoldOptions {
+  /** Target directory; must not exist or be empty. */
+  directory: string;
+  /** Provider name users select with `memory.provider` (default: derived from the directory name). */
+  providerName?: string;
+  /** npm package name (default: the directory name). */
+  packageName?: string;
+  description?: string;
+}
+
+export interface ScaffoldResult {
+  directory: string;
+  providerName: string;
+  packageName: string;
+  files: string[];
+}
+
+const TEMPLATE_DIR = fileURLToPath(new URL("../template/", import.meta.url));
+const NPM_NAME = /^(?:@[a-z0-9-*~][a-z0-9-*._~]*\/)?[a-z0-9-~][a-z0-9-._~]*$/;
+
+/** Derive a provider name from a directory or package name: `@acme/hermes-memory-notes` → `notes`. */
+export function deriveProviderName(source: string): string {
+  const base = source.split("/").pop() ?? source;
+  const name = base
+    .toLowerCase()
+    .replace(/^(hermes-memory-|memory-provider-|hermes-)/, "")
+    .replace(/[^a-z0-9._-]+/g, "-")
+    .replace(/^[^a-z0-9]+/, "")
+    .slice(0, 64);
+  return name || "my-provider";
+}
+
+/** Throws `INVALID_ARGUMENT` unless `name` is a valid provider name. */
+export function validateProviderName(name: string): void {
+  if (!isValidProviderName(name)) {
+    throw new HermesMemoryError({
+      code: "INVALID_ARGUMENT",
+      message:
+        name === "builtin"
+          ? "The provider name 'builtin' is reserved for the built-in memory. Choose another --name."
+          : `Invalid provider name '${name}': it must match ${PROVIDER_NAME_PATTERN} (lowercase letters, digits, '.', '_' or '-', starting with a letter or digit, at most 64 characters). Choose another --name.`,
+    });
+  }
+}
+
+function validatePackageName(name: string): void {
+  if (!NPM_NAME.test(name) || name.length > 214) {
+    throw new HermesMemoryError({
+      code: "INVALID_ARGUMENT",
+      message: `Invalid npm package name '${name}'. Use lowercase letters, digits and '-', optionally scoped (@scope/name); pass --package-name.`,
+    });
+  }
+}
+
+/** `Notes-Store` → `NotesStoreMemoryProvider`. */
+function className(providerName: string): string {
+  const words = providerName.split(/[^a-z0-9]+/).filter(Boolean);
+  const pascal = words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join("");
+  return `${/^[0-9]/.test(pascal) ? "P" : ""}${pascal}MemoryProvider`;
+}
+
+/** Tool names must match `^[a-zA-Z0-9_-]{1,64}$`; keep room for the `_notes` suffix. */
+function toolPrefix(providerName: string): string {
+  return providerName.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 57);
+}
+
+/**
+ * The version range the generated package uses for a Hermes package: the version installed next to
+ * this scaffolder (they are released together), exact for prereleases such as snapshots.
+ */
+function rangeFor(pkg: string): string {
+  const require = createRequire(import.meta.url);
+  const version = (JSON.parse(fs.readFileSync(require.resolve(`${pkg}/package.json`), "utf8")) as { version: string }).version;
+  return version.includes("-") ? version : `^${version}`;
+}
+
+async function listTemplate(dir: string, prefix = ""): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await fsp.readdir(path.join(dir, prefix), { withFileTypes: true })) {
+    const rel = path.join(prefix, entry.name);
+    if (entry.isDirectory()) out.push(...(await listTemplate(dir, rel)));
+    else if (entry.name.endsWith(".tpl")) out.push(rel);
+  }
+  return out.sort();
+}
+
+/**
+ * Write a standalone provider package into `options.directory`. Refuses to write into a non-empty
+ * directory (nothing is overwritten) and validates the provider and package names first.
+ */
+export async function scaffoldProvider(options: ScaffoldOptions): Promise<ScaffoldResult> {
+  const directory = path.resolve(options.directory);
+  const packageName = options.packageName ?? path.basename(directory);
+  const providerName = options.providerName ?? deriveProviderName(packageName);
+  validateProviderName(providerName);
+  validatePackageName(packageName);
+  if (fs.existsSync(directory) && fs.readdirSync(directory).length > 0) {
+    throw new HermesMemoryError({
+      code: "INVALID_ARGUMENT",
+      message: `Directory ${directory} is not empty; refusing to overwrite it. Choose a new directory name.`,
+    });
+  }
+  const values: Record<string, string> = {
+    providerName,
+    packageName,
+    description: (options.description ?? `A Hermes memory provider (${providerName}).`).replace(/["\\\n]/g, " "),
+    className: className(providerName),
+    toolPrefix: toolPrefix(providerName),
+    coreRange: rangeFor("@hermes/memory-core"),
+    contractRange: rangeFor("@hermes/memory-contract"),
+  };
+  const files: string[] = [];
+  for (const rel of await listTemplate(TEMPLATE_DIR)) {
+    const text = await fsp.readFile(path.join(TEMPLATE_DIR, rel), "utf8");
+    const rendered = text.replace(/\{\{(\w+)\}\}/g, (match, key: string) => values[key] ?? match);
+    // npm drops files named .gitignore from published tarballs, so the template ships it without the dot.
+    const target = rel.replace(/\.tpl$/, "").replace(/^gitignore$/, ".gitignore");
+    await fsp.mkdir(path.dirname(path.join(directory, target)), { recursive: true });
+    await fsp.writeFile(path.join(directory, target), rendered, { flag: "wx" });
+    files.push(target);
+  }
+  return { directory, providerName, packageName, files };
+}

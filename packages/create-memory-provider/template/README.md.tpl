@@ -1,0 +1,29 @@
+# {{packageName}}
+
+{{description}}
+
+A memory provider for [Hermes Memory](https://www.npmjs.com/package/@hermes/memory-core): provider name
+`{{providerName}}`, one tool (`{{toolPrefix}}_notes`), notes stored in `$HERMES_HOME/{{providerName}}/notes.jsonl`.
+
+## Install and activate
+
+```bash
+npm install {{packageName}} @hermes/memory-core
+npx hermes-memory memory setup {{providerName}} --yes   # with @hermes/memory-cli installed
+```
+
+or set `memory.provider: {{providerName}}` in `$HERMES_HOME/config.yaml`.
+
+## Develop
+
+```bash
+npm install
+npm run build
+npm test          # your tests + the Hermes contract kit
+```
+
+## Publish
+
+```bash
+npm publish --access public
+```

@@ -1,0 +1,16 @@
+import fs from "node:fs";
+import path from "node:path";
+import type { Command } from "commander";
+
+/** Adds `hermes-memory {{providerName}} …` subcommands (shown only while this provider is active). */
+export function registerCli(command: Command, context: { hermesHome: string }): void {
+  command
+    .command("stats")
+    .description("Count the stored notes")
+    .option("--json", "print JSON")
+    .action((options: { json?: boolean }) => {
+      const file = path.join(context.hermesHome, "{{providerName}}", "notes.jsonl");
+      const count = fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").filter(Boolean).length : 0;
+      console.log(options.json ? JSON.stringify({ notes: count, file }) : `${count} notes in ${file}`);
+    });
+}

@@ -1,0 +1,198 @@
+import fs from "node:fs";
+import fsp from "node:fs/promises";
+import path from "node:path";
+import {
+  MemoryProvider,
+  allowsAutomaticWrites,
+  type ConfigField,
+  type InitContext,
+  type MemoryHit,
+  type MemoryItem,
+  type MemoryKind,
+  type MemorySearchOptions,
+  type MemoryStats,
+  type PrefetchOptions,
+  type SearchableMemory,
+  type SyncTurnOptions,
+  type ToolSchema,
+} from "@hermes/memory-core";
+
+interface StoredNote {
+  id: string;
+  content: string;
+  kind: MemoryKind;
+  sessionId?: string;
+  userId?: string;
+  createdAt: string;
+  metadata: Record<string, unknown>;
+}
+
+const TOOL_NAME = "{{toolPrefix}}_notes";
+const STOPWORDS = new Set(["a", "an", "and", "are", "at", "did", "do", "does", "for", "i", "in", "is", "it", "of", "on", "or", "the", "to", "was", "we", "what", "when", "where", "which", "who", "with", "you"]);
+
+function tokens(text: string): string[] {
+  return text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((t) => t.length > 1 && !STOPWORDS.has(t));
+}
+
+/**
+ * {{description}}
+ *
+ * Stores notes and conversation turns as JSON lines in `$HERMES_HOME/{{providerName}}/notes.jsonl`.
+ * Writes are queued and appended in the background, so `syncTurn` never blocks the agent.
+ */
+export class {{className}} extends MemoryProvider implements SearchableMemory {
+  readonly name = "{{providerName}}";
+  private file: string | null = null;
+  private notes: StoredNote[] = [];
+  private queue: StoredNote[] = [];
+  private writing: Promise<void> = Promise.resolve();
+  private automaticWrites = true;
+  private userId: string | undefined;
+  private counter = 0;
+
+  isAvailable(): boolean {
+    // No network and no heavy work here: this provider only needs the file system.
+    return true;
+  }
+
+  initialize(_sessionId: string, ctx: InitContext): void {
+    const dir = path.join(ctx.hermesHome, "{{providerName}}");
+    fs.mkdirSync(dir, { recursive: true });
+    this.file = path.join(dir, "notes.jsonl");
+    this.automaticWrites = allowsAutomaticWrites(ctx);
+    this.userId = ctx.userId;
+    this.notes = fs.existsSync(this.file)
+      ? fs.readFileSync(this.file, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line) as StoredNote)
+      : [];
+  }
+
+  getToolSchemas(): ToolSchema[] {
+    return [
+      {
+        name: TOOL_NAME,
+        description: "Save a note for later sessions (action 'add') or search saved notes (action 'search').",
+        parameters: {
+          type: "object",
+          properties: {
+            action: { type: "string", enum: ["add", "search"] },
+            content: { type: "string", description: "The note to save (action 'add')." },
+            query: { type: "string", description: "What to look for (action 'search')." },
+          },
+          required: ["action"],
+          additionalProperties: false,
+        },
+      },
+    ];
+  }
+
+  async handleToolCall(toolName: string, args: Record<string, unknown>): Promise<string> {
+    if (toolName !== TOOL_NAME) return JSON.stringify({ error: `unknown tool: ${toolName}` });
+    if (args.action === "add" && typeof args.content === "string" && args.content.trim()) {
+      const id = this.remember({ content: args.content, kind: "fact" });
+      return JSON.stringify({ ok: true, id });
+    }
+    if (args.action === "search" && typeof args.query === "string") {
+      return JSON.stringify({ ok: true, results: this.search(args.query, { limit: 5 }).map((h) => ({ id: h.id, content: h.content })) });
+    }
+    return JSON.stringify({ error: "Use {action: 'add', content} or {action: 'search', query}." });
+  }
+
+  getConfigSchema(): ConfigField[] {
+    return [];
+  }
+
+  systemPromptBlock(): string {
+    return `## {{providerName}} memory\nUse the ${TOOL_NAME} tool to save durable notes and to search them.`;
+  }
+
+  prefetch(query: string, _options: PrefetchOptions): string {
+    const hits = this.search(query, { limit: 3 });
+    return hits.length ? `## Recalled notes\n${hits.map((h) => `- ${h.content}`).join("\n")}` : "";
+  }
+
+  syncTurn(userContent: string, assistantContent: string, options: SyncTurnOptions): void {
+    if (!this.automaticWrites) return;
+    this.remember({ content: `User: ${userContent}\nAssistant: ${assistantContent}`, kind: "turn", sessionId: options.sessionId });
+  }
+
+  remember(item: MemoryItem): string {
+    if (!this.file) throw new Error("{{providerName}}: initialize() must be called first");
+    const note: StoredNote = {
+      id: `${Date.now().toString(36)}-${(this.counter++).toString(36)}`,
+      content: item.content,
+      kind: item.kind ?? "fact",
+      sessionId: item.sessionId,
+      userId: item.userId ?? this.userId,
+      createdAt: new Date().toISOString(),
+      metadata: item.metadata ?? {},
+    };
+    this.notes.push(note);
+    this.queue.push(note);
+    this.scheduleWrite();
+    return note.id;
+  }
+
+  search(query: string, options: MemorySearchOptions = {}): MemoryHit[] {
+    const wanted = new Set(tokens(query));
+    if (wanted.size === 0) return [];
+    return this.notes
+      .filter((n) => (!options.kind || n.kind === options.kind) && (!options.sessionId || n.sessionId === options.sessionId) && (!options.userId || n.userId === options.userId))
+      .map((n) => ({ n, score: tokens(n.content).filter((t) => wanted.has(t)).length }))
+      .filter((x) => x.score > 0)
+      .sort((a, b) => b.score - a.score)
+      .slice(0, options.limit ?? 10)
+      .map(({ n, score }) => ({ ...n, score }));
+  }
+
+  get(id: string): MemoryHit | null {
+    const note = this.notes.find((n) => n.id === id);
+    return note ? { ...note, score: 0 } : null;
+  }
+
+  forget(id: string): boolean {
+    const before = this.notes.length;
+    this.notes = this.notes.filter((n) => n.id !== id);
+    if (this.notes.length === before) return false;
+    this.rewrite();
+    return true;
+  }
+
+  stats(): MemoryStats {
+    const byKind: Record<MemoryKind, number> = { turn: 0, fact: 0, checkpoint: 0 };
+    for (const n of this.notes) byKind[n.kind] += 1;
+    return { items: this.notes.length, byKind, location: this.file ?? undefined };
+  }
+
+  async flush(): Promise<void> {
+    this.scheduleWrite();
+    await this.writing;
+  }
+
+  async shutdown(): Promise<void> {
+    await this.flush();
+  }
+
+  private scheduleWrite(): void {
+    // Chain appends so concurrent writes land in order and never interleave.
+    this.writing = this.writing.then(async () => {
+      if (!this.file || this.queue.length === 0) return;
+      const batch = this.queue.splice(0);
+      await fsp.appendFile(this.file, batch.map((n) => JSON.stringify(n)).join("\n") + "\n");
+    });
+  }
+
+  private rewrite(): void {
+    this.writing = this.writing.then(async () => {
+      if (!this.file) return;
+      this.queue = [];
+      await fsp.writeFile(this.file, this.notes.map((n) => JSON.stringify(n)).join("\n") + (this.notes.length ? "\n" : ""));
+    });
+  }
+}
+
+/** Entry point called by the host's loader. */
+export function register(ctx: { registerMemoryProvider(provider: MemoryProvider): void }): void {
+  ctx.registerMemoryProvider(new {{className}}());
+}
+
+export default {{className}};
