@@ -1,0 +1,143 @@
+/**
+ * Publish → install, the way it happens for people: every public package is snapshot-released with
+ * the repository's own script to a loopback Verdaccio, a third-party provider is scaffolded with the
+ * published create package and published too, then plain `npm install` (and `pnpm add`) in empty
+ * directories must find, set up, demo and round-trip through the installed packages.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startRegistry, type LocalRegistry } from "./registry.js";
+import { run } from "./run.js";
+
+const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
+const THIRD_PARTY = "@acme/hermes-memory-notes";
+const THIRD_PARTY_PROVIDER = "acme-notes";
+
+let work: string;
+let registry: LocalRegistry;
+let env: NodeJS.ProcessEnv;
+
+/** Scoped registries only: third-party dependencies still come from the normal registry. */
+function writeNpmrc(dir: string): void {
+  const host = `//127.0.0.1:${registry.port}/`;
+  fs.writeFileSync(
+    path.join(dir, ".npmrc"),
+    [`@hermes:registry=${registry.url}`, `@acme:registry=${registry.url}`, `${host}:_authToken=e2e-anonymous`, ""].join("\n"),
+  );
+}
+
+function copyWorkingTree(target: string): void {
+  const files = run("git", ["ls-files", "-co", "--exclude-standard", "-z"], { cwd: repoRoot }).stdout.split("\0").filter(Boolean);
+  for (const rel of files) {
+    const from = path.join(repoRoot, rel);
+    if (!fs.existsSync(from) || fs.statSync(from).isDirectory()) continue;
+    fs.mkdirSync(path.dirname(path.join(target, rel)), { recursive: true });
+    fs.copyFileSync(from, path.join(target, rel));
+  }
+  // changesets wants a git repository with a main branch.
+  const git = (...args: string[]) => run("git", args, { cwd: target, env: { ...env, GIT_AUTHOR_NAME: "e2e", GIT_AUTHOR_EMAIL: "e2e@example.invalid", GIT_COMMITTER_NAME: "e2e", GIT_COMMITTER_EMAIL: "e2e@example.invalid" } });
+  git("init", "-q", "-b", "main");
+  git("add", "-A");
+  git("commit", "-qm", "e2e snapshot");
+}
+
+function version(pkgDir: string): string {
+  return (JSON.parse(fs.readFileSync(path.join(pkgDir, "package.json"), "utf8")) as { version: string }).version;
+}
+
+describe("publish → install end to end", () => {
+  beforeAll(async () => {
+    work = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-e2e-"));
+    registry = await startRegistry(work);
+    env = { ...process.env, CI: "true", TURBO_TELEMETRY_DISABLED: "1", npm_config_update_notifier: "false", npm_config_fund: "false", npm_config_audit: "false" };
+  });
+
+  afterAll(async () => {
+    await registry?.stop();
+    if (work && !process.env.KEEP_E2E) fs.rmSync(work, { recursive: true, force: true });
+  });
+
+  it("snapshot-releases, scaffolds a third-party provider, and installs everything with npm and pnpm", () => {
+    // 1–2. Snapshot-version and publish every public package with the repository's own release script.
+    const repo = path.join(work, "repo");
+    copyWorkingTree(repo);
+    run("pnpm", ["install", "--frozen-lockfile", "--prefer-offline"], { cwd: repo, env });
+    writeNpmrc(repo);
+    run("pnpm", ["run", "release:snapshot"], { cwd: repo, env });
+    const v = {
+      core: version(path.join(repo, "packages/memory-core")),
+      cli: version(path.join(repo, "packages/memory-cli")),
+      contract: version(path.join(repo, "packages/memory-contract")),
+      create: version(path.join(repo, "packages/create-memory-provider")),
+      sqlite: version(path.join(repo, "providers/sqlite")),
+    };
+    expect(v.core).toMatch(/-snapshot-/);
+
+    // 3. Scaffold a third-party provider with the published create package, build, test, publish.
+    const authoring = path.join(work, "authoring");
+    fs.mkdirSync(authoring);
+    writeNpmrc(authoring);
+    run("npm", ["exec", "--yes", `--package=@hermes/create-memory-provider@${v.create}`, "--", "create-memory-provider", "acme-notes", "--name", THIRD_PARTY_PROVIDER, "--package-name", THIRD_PARTY, "--description", "Acme notes", "--yes"], { cwd: authoring, env });
+    const third = path.join(authoring, "acme-notes");
+    writeNpmrc(third);
+    run("npm", ["install"], { cwd: third, env });
+    run("npm", ["run", "build"], { cwd: third, env });
+    run("npm", ["test"], { cwd: third, env });
+    run("npm", ["publish", "--ignore-scripts"], { cwd: third, env });
+
+    // 4. An empty project installs the CLI, the SQLite provider and the third-party provider with npm.
+    const consumer = path.join(work, "consumer");
+    fs.mkdirSync(consumer);
+    writeNpmrc(consumer);
+    run("npm", ["init", "-y"], { cwd: consumer, env });
+    run("npm", ["install", `@hermes/memory-cli@${v.cli}`, `@hermes/memory-sqlite@${v.sqlite}`, `@hermes/memory-contract@${v.contract}`, THIRD_PARTY], { cwd: consumer, env });
+
+    // 5. Discovery, the contract kit, setup, the demo and a host script through the installed packages.
+    const home = path.join(work, "home");
+    const cli = (...args: string[]) => run("npx", ["--no-install", "hermes-memory", ...args, "--hermes-home", home], { cwd: consumer, env });
+    const listed = JSON.parse(cli("plugins", "list", "--json").stdout) as { providers: Array<{ name: string; source: string }> };
+    expect(listed.providers).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: "sqlite", source: "package" }),
+        expect.objectContaining({ name: THIRD_PARTY_PROVIDER, source: "package" }),
+      ]),
+    );
+    run("npx", ["--no-install", "hermes-memory-contract", THIRD_PARTY], { cwd: consumer, env });
+    cli("memory", "setup", "sqlite", "--yes");
+    const demo = cli("demo");
+    expect(demo.stdout).toMatch(/recall/i);
+
+    const script = path.join(consumer, "host.mjs");
+    fs.writeFileSync(
+      script,
+      `import { openMemory } from "@hermes/memory-core";
+const options = { hermesHome: ${JSON.stringify(home)}, cwd: ${JSON.stringify(consumer)} };
+const first = await openMemory({ ...options, sessionId: "host-1" });
+first.syncAll("My favourite tea is genmaicha from Kyoto.", "Noted: genmaicha.", { sessionId: "host-1" });
+await first.flushPending();
+await first.shutdownAll();
+const second = await openMemory({ ...options, sessionId: "host-2" });
+const recalled = await second.prefetchAll("Which tea do I like?", { sessionId: "host-2" });
+console.log(JSON.stringify({ providers: second.providers.map((p) => p.name), recalled }));
+await second.shutdownAll();
+`,
+    );
+    const host = JSON.parse(run(process.execPath, [script], { cwd: consumer, env }).stdout.trim().split("\n").pop()!) as { providers: string[]; recalled: string };
+    expect(host.providers).toEqual(["builtin", "sqlite"]);
+    expect(host.recalled).toContain("genmaicha");
+
+    // 6. The same set with pnpm (strict node_modules): discovery still finds both package providers.
+    const strict = path.join(work, "consumer-pnpm");
+    fs.mkdirSync(strict);
+    writeNpmrc(strict);
+    fs.writeFileSync(path.join(strict, "package.json"), JSON.stringify({ name: "consumer-pnpm", private: true, type: "module" }));
+    run("pnpm", ["add", "--ignore-scripts", `@hermes/memory-cli@${v.cli}`, `@hermes/memory-sqlite@${v.sqlite}`, THIRD_PARTY], { cwd: strict, env });
+    const strictList = JSON.parse(
+      run(process.execPath, [path.join(strict, "node_modules/@hermes/memory-cli/dist/bin.js"), "plugins", "list", "--json", "--hermes-home", path.join(work, "home-pnpm")], { cwd: strict, env }).stdout,
+    ) as { providers: Array<{ name: string; source: string }> };
+    expect(strictList.providers.map((p) => `${p.name}:${p.source}`).sort()).toEqual(expect.arrayContaining([`${THIRD_PARTY_PROVIDER}:package`, "sqlite:package"]));
+  });
+});
