@@ -70,7 +70,146 @@ export {
 export { silentLogger, consoleLogger, type Logger } from "./logger.js";
 
 // --- manager, recall, checkpoint, scrub, spill (section owned by the manager work) -------------
+export { scrubSecrets, redactSecrets, REDACTED } from "./scrub.js";
+export {
+  spillIfOversized,
+  pruneSpillFiles,
+  normalizeSpillConfig,
+  sanitizeSessionSegment,
+  resolveSpillBase,
+  DEFAULT_SPILL_CONFIG,
+  SPILL_MARKER_FILE,
+  type SpillConfig,
+  type SpillOptions,
+  type PruneSpillOptions,
+} from "./spill.js";
+export { isTrivialPrompt, isCoreMemoryProvider, CORE_MEMORY_PROVIDER_SENTINELS } from "./trivial-prompt.js";
+export {
+  MemoryManager,
+  stripSkillScaffolding,
+  DEFAULT_EXTERNAL_PREFETCH_TIMEOUT_MS,
+  DEFAULT_DRAIN_TIMEOUT_MS,
+  type MemoryManagerOptions,
+  type DrainState,
+} from "./manager.js";
+export { normalizeToolSchema, RESERVED_CORE_TOOL_NAMES } from "./tool-schema.js";
+export {
+  fenceRecall,
+  sanitizeContext,
+  dedupeRepeatedBullets,
+  describeRecall,
+  StreamingContextScrubber,
+  MEMORY_CONTEXT_OPEN,
+  MEMORY_CONTEXT_CLOSE,
+  MEMORY_CONTEXT_NOTE,
+} from "./recall.js";
+export {
+  preCompress,
+  normalizeCheckpointEvidence,
+  checkpointRequiredWarning,
+  type CheckpointManager,
+} from "./checkpoint.js";
 
 // --- built-in memory (section owned by the built-in memory work) -------------------------------
+export { BuiltinMemoryProvider, type BuiltinMemoryOptions } from "./builtin/builtin-provider.js";
+export {
+  BuiltinMemoryStore,
+  MEMORY_ENTRY_DELIMITER,
+  DEFAULT_MEMORY_CHAR_LIMIT,
+  DEFAULT_USER_CHAR_LIMIT,
+  BUILTIN_MEMORY_FILES,
+  MEMORY_WRITE_NOTE,
+  parseMemoryEntries,
+  serializeMemoryEntries,
+  isConsolidationFailure,
+  type BuiltinMemoryTarget,
+  type BuiltinMemoryStoreOptions,
+  type MemoryToolResult,
+  type MemoryOperation,
+  type MemoryUsage,
+} from "./builtin/memory-store.js";
+export {
+  MemoryToolDispatcher,
+  MEMORY_TOOL_NAME,
+  MEMORY_TOOL_SCHEMA,
+  MEMORY_FAILURE_CAP,
+  MEMORY_UNAVAILABLE_RESULT,
+} from "./builtin/memory-tool.js";
+export {
+  scanMemoryContent,
+  sanitizeSnapshotEntry,
+  THREAT_PATTERNS,
+  THREAT_SCAN_WINDOW,
+  type ThreatPattern,
+  type ThreatScanResult,
+} from "./builtin/threat-scan.js";
 
 // --- discovery, loading, configuration, openMemory (section owned by the discovery work) -------
+export {
+  discoverMemoryProviders,
+  listMemoryProviderNames,
+  findMemoryProvider,
+  resolveDiscoveryOptions,
+  describeSearchedLocations,
+  type ResolvedDiscoveryOptions,
+} from "./discovery/discover.js";
+export {
+  type ProviderSource,
+  type DiscoveredProvider,
+  type DiscoveryProblem,
+  type DiscoveryProblemCode,
+  type DiscoveryResult,
+  type DiscoveryOptions,
+  type SearchedLocation,
+} from "./discovery/types.js";
+export { defaultPackageRoots, findNearestPackageRoot, MANIFEST_FIELD } from "./discovery/package-source.js";
+export { entryLooksLikeMemoryProvider, HEURISTIC_WINDOW_CHARS } from "./discovery/directory-source.js";
+export {
+  parsePluginYaml,
+  parseHermesMemoryProviderField,
+  packageMainExport,
+  providerNameError,
+  type PluginYaml,
+  type PackageProviderManifest,
+} from "./discovery/manifest.js";
+export {
+  loadMemoryProvider,
+  loadProviderCli,
+  isProviderDisabled,
+  type LoadOptions,
+  type MemoryProviderRegistrationContext,
+  type RegisterCli,
+} from "./loader.js";
+export { skillView, listSkills, clearProviderSkills, type ProviderSkill } from "./skills.js";
+export {
+  readConfig,
+  parseConfig,
+  updateConfig,
+  setConfigValue,
+  setActiveProvider,
+  setDocumentValue,
+  configFilePath,
+  CONFIG_FILE_NAME,
+  type HermesConfig,
+} from "./config/config-file.js";
+export {
+  readEnvFile,
+  writeEnvValues,
+  parseEnv,
+  envFilePath,
+  envNameError,
+  ENV_FILE_NAME,
+  ENV_NAME_PATTERN,
+  DENIED_ENV_NAMES,
+} from "./config/env-file.js";
+export { projectPluginsEnabled } from "./config/environment.js";
+export {
+  planSetup,
+  applySetup,
+  defaultEnvVarName,
+  type SetupField,
+  type SetupPlan,
+  type SetupResult,
+  type SetupState,
+} from "./config/setup.js";
+export { openMemory, type OpenMemoryOptions } from "./open-memory.js";

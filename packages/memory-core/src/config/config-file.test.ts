@@ -1,0 +1,154 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { HermesMemoryError } from "../errors.js";
+import { runWithProfile } from "../profile.js";
+import { makeTempDir } from "../test-support/temp-tree.js";
+import { parseConfig, readConfig, setActiveProvider, setConfigValue, updateConfig } from "./config-file.js";
+
+let tmp: ReturnType<typeof makeTempDir>;
+let home: string;
+beforeEach(() => {
+  tmp = makeTempDir("hermes-config-");
+  home = tmp.dir;
+});
+afterEach(() => tmp.cleanup());
+const file = () => path.join(home, "config.yaml");
+
+describe("readConfig", () => {
+  it("gives every default when config.yaml is missing", async () => {
+    const config = await readConfig(home);
+    expect(config.memory).toMatchObject({ provider: "", memoryCharLimit: 2200, userCharLimit: 1375, memoryEnabled: true, userProfileEnabled: true });
+    expect(config.compression.checkpointRequired).toBe(false);
+    expect(config.hooks.outputSpill).toMatchObject({ enabled: true, maxChars: 10000, previewHead: 500, previewTail: 500, directory: null });
+    expect(config.plugins.disabled).toEqual([]);
+    expect(config.memory.providerConfig("sqlite")).toEqual({});
+    expect(config.raw).toEqual({});
+  });
+
+  it("reads the snake_case keys shared with the Python agent", async () => {
+    fs.writeFileSync(
+      file(),
+      `\uFEFF# my settings
+memory:
+  provider: sqlite
+  memory_char_limit: 3000
+  user_char_limit: "1500"
+  memory_enabled: false
+  sqlite:
+    path: /data/mem.db
+    limit: 5
+compression:
+  checkpoint_required: true
+hooks:
+  output_spill:
+    max_chars: 20000
+    preview_head: -1
+plugins:
+  disabled: [foo, " bar ", 3]
+other_tool:
+  keep: me
+`,
+    );
+    const config = await readConfig(home);
+    expect(config.memory).toMatchObject({ provider: "sqlite", memoryCharLimit: 3000, userCharLimit: 1500, memoryEnabled: false, userProfileEnabled: true });
+    expect(config.memory.providerConfig("sqlite")).toEqual({ path: "/data/mem.db", limit: 5 });
+    expect(config.compression.checkpointRequired).toBe(true);
+    expect(config.hooks.outputSpill).toMatchObject({ maxChars: 20000, previewHead: 500 });
+    expect(config.plugins.disabled).toEqual(["foo", "bar"]);
+    expect(config.raw.other_tool).toEqual({ keep: "me" });
+  });
+
+  it("providerConfig returns a copy", async () => {
+    const config = parseConfig("memory:\n  vector:\n    nested: {a: 1}\n");
+    config.memory.providerConfig("vector").nested = "changed";
+    expect(config.memory.providerConfig("vector")).toEqual({ nested: { a: 1 } });
+  });
+
+  it.each(["builtin", "none", "default", "Built-In", "  "])("treats memory.provider %j as built-in only", (value) => {
+    expect(parseConfig(`memory:\n  provider: ${JSON.stringify(value)}\n`).memory.provider).toBe("");
+  });
+
+  it("falls back to defaults for wrong types", () => {
+    const config = parseConfig("memory:\n  provider: 5\n  memory_char_limit: -3\n  user_char_limit: many\nplugins:\n  disabled: nope\ncompression: yes\n");
+    expect(config.memory).toMatchObject({ provider: "", memoryCharLimit: 2200, userCharLimit: 1375 });
+    expect(config.plugins.disabled).toEqual([]);
+    expect(config.compression.checkpointRequired).toBe(false);
+  });
+
+  it("throws INVALID_CONFIG for malformed YAML or a non-mapping top level", async () => {
+    fs.writeFileSync(file(), "memory: [unclosed\n");
+    await expect(readConfig(home)).rejects.toMatchObject({ code: "INVALID_CONFIG" });
+    fs.writeFileSync(file(), "- a\n- b\n");
+    const error = await readConfig(home).catch((e: unknown) => e);
+    expect(HermesMemoryError.hasCode(error, "INVALID_CONFIG")).toBe(true);
+    expect((error as Error).message).toContain("mapping");
+  });
+
+  it("defaults to the active profile", async () => {
+    fs.writeFileSync(file(), "memory:\n  provider: vector\n");
+    expect((await runWithProfile(home, () => readConfig())).memory.provider).toBe("vector");
+  });
+});
+
+describe("editing config.yaml", () => {
+  it("keeps comments, order and unknown keys", async () => {
+    const original = `# Hermes settings
+model: gpt-x   # the model
+memory:
+  # which provider
+  provider: builtin
+  memory_char_limit: 2200
+custom:
+  - a
+  - b
+`;
+    fs.writeFileSync(file(), original);
+    await setActiveProvider(home, "sqlite");
+    await setConfigValue(home, ["memory", "sqlite", "path"], "/tmp/x.db");
+    const text = fs.readFileSync(file(), "utf8");
+    expect(text).toBe(`# Hermes settings
+model: gpt-x # the model
+memory:
+  # which provider
+  provider: sqlite
+  memory_char_limit: 2200
+  sqlite:
+    path: /tmp/x.db
+custom:
+  - a
+  - b
+`);
+  });
+
+  it("creates the file and missing or empty sections", async () => {
+    await setConfigValue(home, ["hooks", "output_spill", "enabled"], false);
+    expect((await readConfig(home)).hooks.outputSpill.enabled).toBe(false);
+    fs.writeFileSync(file(), "memory:\n");
+    await setActiveProvider(home, "vector");
+    expect(fs.readFileSync(file(), "utf8")).toBe("memory:\n  provider: vector\n");
+  });
+
+  it("setActiveProvider('') selects built-in only and refuses impossible names", async () => {
+    await setActiveProvider(home, "sqlite");
+    await setActiveProvider(home, "");
+    expect((await readConfig(home)).memory.provider).toBe("");
+    expect(fs.readFileSync(file(), "utf8")).toContain('provider: ""');
+    await expect(setActiveProvider(home, "Bad Name")).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+  });
+
+  it("refuses to overwrite a broken file or a non-mapping section", async () => {
+    fs.writeFileSync(file(), "memory: [broken\n");
+    await expect(setActiveProvider(home, "sqlite")).rejects.toMatchObject({ code: "INVALID_CONFIG" });
+    expect(fs.readFileSync(file(), "utf8")).toBe("memory: [broken\n");
+    fs.writeFileSync(file(), "memory: 5\n");
+    await expect(setActiveProvider(home, "sqlite")).rejects.toMatchObject({ code: "INVALID_CONFIG" });
+  });
+
+  it("updateConfig serialises concurrent edits (no lost update)", async () => {
+    await Promise.all(Array.from({ length: 8 }, (_, i) => updateConfig(home, (doc) => doc.setIn(["counters", `k${i}`], i))));
+    const raw = (await readConfig(home)).raw.counters as Record<string, number>;
+    expect(Object.keys(raw).sort()).toEqual(["k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7"]);
+    expect(fs.readdirSync(home).filter((f) => f !== "config.yaml")).toEqual([]);
+  });
+});

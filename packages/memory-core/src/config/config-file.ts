@@ -1,0 +1,192 @@
+import fsp from "node:fs/promises";
+import path from "node:path";
+import { Document, isMap, isScalar, parseDocument, YAMLMap } from "yaml";
+import { HermesMemoryError, describeError } from "../errors.js";
+import { atomicWriteFile, stripBom, withFileLock } from "../fs.js";
+import { getHermesHome } from "../profile.js";
+import { isValidProviderName } from "../provider.js";
+import { normalizeSpillConfig, type SpillConfig } from "../spill.js";
+import { isCoreMemoryProvider } from "../trivial-prompt.js";
+import { DEFAULT_MEMORY_CHAR_LIMIT, DEFAULT_USER_CHAR_LIMIT } from "../builtin/memory-store.js";
+import { isTruthyFlag } from "./environment.js";
+
+/** File name of the profile configuration inside `$HERMES_HOME`. */
+export const CONFIG_FILE_NAME = "config.yaml";
+
+/**
+ * The typed view of `$HERMES_HOME/config.yaml` with every default applied. Keys on disk are
+ * snake_case (shared with the Python agent); here they are camelCase. `raw` is the whole file as
+ * plain data, unknown keys included.
+ */
+export interface HermesConfig {
+  memory: {
+    /** `memory.provider`; `""` means built-in only (also for `builtin`, `none`, `default`). */
+    provider: string;
+    memoryCharLimit: number;
+    userCharLimit: number;
+    memoryEnabled: boolean;
+    userProfileEnabled: boolean;
+    /** The `memory.<name>` mapping (a copy; `{}` when absent or not a mapping). */
+    providerConfig(name: string): Record<string, unknown>;
+  };
+  compression: { checkpointRequired: boolean };
+  hooks: { outputSpill: SpillConfig };
+  plugins: { disabled: string[] };
+  raw: Record<string, unknown>;
+}
+
+/** Absolute path of `config.yaml` for a home. */
+export function configFilePath(hermesHome: string): string {
+  return path.join(path.resolve(hermesHome), CONFIG_FILE_NAME);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function positiveInteger(value: unknown, fallback: number): number {
+  const n = typeof value === "string" && /^\s*\d+\s*$/.test(value) ? Number.parseInt(value, 10) : value;
+  return typeof n === "number" && Number.isInteger(n) && n > 0 ? n : fallback;
+}
+
+function flag(value: unknown, fallback: boolean): boolean {
+  if (value === undefined || value === null) return fallback;
+  if (typeof value === "string") return isTruthyFlag(value);
+  return Boolean(value);
+}
+
+function parseYaml(text: string, file: string): Document {
+  const doc = parseDocument(stripBom(text), { prettyErrors: false, keepSourceTokens: false });
+  if (doc.errors.length > 0) {
+    throw new HermesMemoryError({
+      code: "INVALID_CONFIG",
+      message: `${file} is not valid YAML: ${doc.errors[0]!.message.split("\n")[0]}. Fix the file (or move it aside to start from defaults).`,
+    });
+  }
+  const contents = doc.contents;
+  if (contents !== null && !isMap(contents) && !(isScalar(contents) && (contents.value === null || contents.value === undefined))) {
+    throw new HermesMemoryError({
+      code: "INVALID_CONFIG",
+      message: `${file} must contain a YAML mapping at the top level (e.g. "memory:\\n  provider: sqlite"). Fix the file (or move it aside to start from defaults).`,
+    });
+  }
+  return doc;
+}
+
+/**
+ * Build the typed view from config.yaml text. Pure; used by `readConfig`. Throws `INVALID_CONFIG`
+ * for malformed YAML or a non-mapping top level; wrong-typed values fall back to their defaults.
+ */
+export function parseConfig(text: string, file = CONFIG_FILE_NAME): HermesConfig {
+  const data: unknown = parseYaml(text, file).toJS();
+  const raw = isRecord(data) ? data : {};
+  const memory = isRecord(raw.memory) ? raw.memory : {};
+  const compression = isRecord(raw.compression) ? raw.compression : {};
+  const hooks = isRecord(raw.hooks) ? raw.hooks : {};
+  const plugins = isRecord(raw.plugins) ? raw.plugins : {};
+  const providerValue = typeof memory.provider === "string" ? memory.provider.trim() : "";
+  const disabled = Array.isArray(plugins.disabled) ? plugins.disabled.filter((v): v is string => typeof v === "string").map((v) => v.trim()) : [];
+  return {
+    memory: {
+      provider: isCoreMemoryProvider(providerValue) ? "" : providerValue,
+      memoryCharLimit: positiveInteger(memory.memory_char_limit, DEFAULT_MEMORY_CHAR_LIMIT),
+      userCharLimit: positiveInteger(memory.user_char_limit, DEFAULT_USER_CHAR_LIMIT),
+      memoryEnabled: flag(memory.memory_enabled, true),
+      userProfileEnabled: flag(memory.user_profile_enabled, true),
+      providerConfig(name: string): Record<string, unknown> {
+        const section = memory[name];
+        return isRecord(section) ? structuredClone(section) : {};
+      },
+    },
+    compression: { checkpointRequired: flag(compression.checkpoint_required, false) },
+    hooks: { outputSpill: normalizeSpillConfig(hooks.output_spill) },
+    plugins: { disabled },
+    raw,
+  };
+}
+
+/**
+ * Read `$HERMES_HOME/config.yaml` (default: the active profile) into a typed object with
+ * defaults; a missing file gives all defaults. The only reader of config.yaml in this project:
+ * providers get their section through `config.memory.providerConfig(name)`. Throws
+ * `INVALID_CONFIG` when the file is not valid YAML.
+ */
+export async function readConfig(hermesHome?: string): Promise<HermesConfig> {
+  const file = configFilePath(hermesHome ?? getHermesHome());
+  let text = "";
+  try {
+    text = await fsp.readFile(file, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "ENOENT" && code !== "ENOTDIR") {
+      throw new HermesMemoryError({ code: "INVALID_CONFIG", message: `Cannot read ${file}: ${describeError(error)}. Check its permissions.`, cause: error });
+    }
+  }
+  return parseConfig(text, file);
+}
+
+/**
+ * Edit config.yaml through the `yaml` Document API, so comments, key order and keys this project
+ * does not know survive. Runs under a lock file and writes atomically; a missing file is created.
+ * Refuses (INVALID_CONFIG) to touch a file that is not valid YAML rather than overwrite it.
+ * `edit` must be synchronous and only change `doc`.
+ */
+export async function updateConfig(hermesHome: string, edit: (doc: Document) => void): Promise<void> {
+  const file = configFilePath(hermesHome);
+  await fsp.mkdir(path.dirname(file), { recursive: true });
+  await withFileLock(file, async () => {
+    let text = "";
+    try {
+      text = await fsp.readFile(file, "utf8");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+    const doc = parseYaml(text, file);
+    edit(doc);
+    await atomicWriteFile(file, doc.toString());
+  });
+}
+
+/**
+ * Set `path` (e.g. `["memory", "sqlite", "path"]`) in a document, creating mappings on the way.
+ * An empty (`null`) intermediate becomes a mapping; any other non-mapping value is an error,
+ * because replacing it would silently drop what the user wrote.
+ */
+export function setDocumentValue(doc: Document, keyPath: string[], value: unknown): void {
+  if (keyPath.length === 0) throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "setConfigValue needs a non-empty key path, e.g. [\"memory\", \"provider\"]." });
+  if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value == null)) doc.contents = new YAMLMap() as never;
+  for (let i = 1; i < keyPath.length; i++) {
+    const prefix = keyPath.slice(0, i);
+    const node = doc.getIn(prefix, true);
+    if (node === undefined || (isScalar(node) && node.value == null)) {
+      doc.setIn(prefix, new YAMLMap());
+    } else if (!isMap(node)) {
+      throw new HermesMemoryError({
+        code: "INVALID_CONFIG",
+        message: `Cannot set ${keyPath.join(".")} in config.yaml: ${prefix.join(".")} holds a value that is not a mapping. Edit config.yaml and make ${prefix.join(".")} a mapping (or remove it).`,
+      });
+    }
+  }
+  doc.setIn(keyPath, value);
+}
+
+/** Set one value in config.yaml (comments and other keys kept). See `updateConfig`. */
+export async function setConfigValue(hermesHome: string, keyPath: string[], value: unknown): Promise<void> {
+  await updateConfig(hermesHome, (doc) => setDocumentValue(doc, keyPath, value));
+}
+
+/**
+ * Select the active provider: writes `memory.provider`. `""` (or `builtin`, `none`, `default`)
+ * selects built-in memory only. Does not check that the provider is installed; throws
+ * `INVALID_ARGUMENT` for a name no provider can have.
+ */
+export async function setActiveProvider(hermesHome: string, name: string): Promise<void> {
+  const value = isCoreMemoryProvider(name) ? "" : name.trim();
+  if (value !== "" && !isValidProviderName(value)) {
+    throw new HermesMemoryError({
+      code: "INVALID_ARGUMENT",
+      message: `'${name}' is not a valid memory provider name (lower-case letters, digits, '.', '_', '-'). Run \`hermes-memory plugins list\` to see installed providers, or pass "" for built-in memory only.`,
+    });
+  }
+  await setConfigValue(hermesHome, ["memory", "provider"], value);
+}

@@ -1,0 +1,145 @@
+import fsp from "node:fs/promises";
+import path from "node:path";
+import { HermesMemoryError, describeError } from "../errors.js";
+import { atomicWriteFile, stripBom, withFileLock } from "../fs.js";
+
+/** File name of the secrets file inside `$HERMES_HOME`. */
+export const ENV_FILE_NAME = ".env";
+/** Names `writeEnvValues` accepts. */
+export const ENV_NAME_PATTERN = /^[A-Z_][A-Z0-9_]*$/;
+
+/**
+ * Names a provider setup may never write: they change how processes start, which libraries load,
+ * or which profile is active. A memory provider's secret has no business in them.
+ */
+export const DENIED_ENV_NAMES: ReadonlySet<string> = new Set([
+  "PATH",
+  "HOME",
+  "USER",
+  "SHELL",
+  "IFS",
+  "ENV",
+  "BASH_ENV",
+  "PS4",
+  "PROMPT_COMMAND",
+  "TMPDIR",
+  "NODE_OPTIONS",
+  "NODE_PATH",
+  "NODE_EXTRA_CA_CERTS",
+  "NODE_TLS_REJECT_UNAUTHORIZED",
+  "LD_PRELOAD",
+  "LD_LIBRARY_PATH",
+  "LD_AUDIT",
+  "DYLD_INSERT_LIBRARIES",
+  "DYLD_LIBRARY_PATH",
+  "DYLD_FRAMEWORK_PATH",
+  "PYTHONPATH",
+  "PYTHONHOME",
+  "PYTHONSTARTUP",
+  "PERL5LIB",
+  "RUBYLIB",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "ALL_PROXY",
+  "NO_PROXY",
+  "HERMES_HOME",
+  "HERMES_ENABLE_PROJECT_PLUGINS",
+]);
+
+/** Absolute path of `.env` for a home. */
+export function envFilePath(hermesHome: string): string {
+  return path.join(path.resolve(hermesHome), ENV_FILE_NAME);
+}
+
+/** Why `name` may not be written to `.env`, or `null` when it may. */
+export function envNameError(name: string): string | null {
+  if (!ENV_NAME_PATTERN.test(name)) return `'${name}' is not a valid variable name (use upper-case letters, digits and '_', not starting with a digit)`;
+  if (DENIED_ENV_NAMES.has(name)) return `'${name}' controls how programs start and may not be set from memory provider setup`;
+  return null;
+}
+
+const LINE_PATTERN = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/;
+
+function unquote(raw: string): string {
+  const value = raw.trim();
+  if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) {
+    return value.slice(1, -1).replace(/\\(["\\nrt$])/g, (_m, c: string) => ({ n: "\n", r: "\r", t: "\t" })[c] ?? c);
+  }
+  if (value.length >= 2 && value.startsWith("'") && value.endsWith("'")) return value.slice(1, -1);
+  // An unquoted value ends at " #" (inline comment), as in python-dotenv.
+  const hash = value.search(/\s#/);
+  return (hash >= 0 ? value.slice(0, hash) : value).trim();
+}
+
+/** Parse `.env` text: `KEY=value`, optional `export`, quotes, `#` comments. Later lines win. */
+export function parseEnv(text: string): Record<string, string> {
+  const values: Record<string, string> = {};
+  for (const line of stripBom(text).split(/\r?\n/)) {
+    if (/^\s*(#|$)/.test(line)) continue;
+    const match = LINE_PATTERN.exec(line);
+    if (match) values[match[1]!] = unquote(match[2]!);
+  }
+  return values;
+}
+
+/**
+ * Read `$HERMES_HOME/.env` (`{}` when missing). The only reader of .env in this project; it does
+ * not touch `process.env` — callers decide what to do with the values.
+ */
+export async function readEnvFile(hermesHome: string): Promise<Record<string, string>> {
+  try {
+    return parseEnv(await fsp.readFile(envFilePath(hermesHome), "utf8"));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return {};
+    throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `Cannot read ${envFilePath(hermesHome)}: ${describeError(error)}. Check its permissions (it should be readable by you only, mode 0600).`, cause: error });
+  }
+}
+
+function formatValue(value: string): string {
+  if (value === "" || /^[A-Za-z0-9_./:@+,=-]+$/.test(value)) return value;
+  return `"${value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\$/g, "\\$")}"`;
+}
+
+/**
+ * Set variables in `$HERMES_HOME/.env`: existing lines are updated in place, new ones appended,
+ * comments and other lines kept. CR/LF are stripped from values (a value can never inject another
+ * line). Names must match `^[A-Z_][A-Z0-9_]*$` and not be on `DENIED_ENV_NAMES`; if any name is
+ * refused, nothing is written (`INVALID_ENV_NAME`). The file is written atomically with mode 0600.
+ */
+export async function writeEnvValues(hermesHome: string, values: Record<string, string>): Promise<void> {
+  const entries = Object.entries(values);
+  const refused = entries.map(([name]) => envNameError(name)).filter((e): e is string => e !== null);
+  if (refused.length > 0) {
+    throw new HermesMemoryError({
+      code: "INVALID_ENV_NAME",
+      message: `Refusing to write ${envFilePath(hermesHome)}: ${refused.join("; ")}. Choose another variable name (for a provider, set envVar in its config schema); nothing was written.`,
+    });
+  }
+  if (entries.length === 0) return;
+  const file = envFilePath(hermesHome);
+  await fsp.mkdir(path.dirname(file), { recursive: true });
+  await withFileLock(file, async () => {
+    let text = "";
+    try {
+      text = await fsp.readFile(file, "utf8");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+    const lines = text === "" ? [] : stripBom(text).split(/\r?\n/);
+    if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
+    const pending = new Map(entries.map(([name, value]) => [name, String(value).replace(/[\r\n]/g, "")]));
+    const written = new Set<string>();
+    for (let i = 0; i < lines.length; i++) {
+      const match = LINE_PATTERN.exec(lines[i]!);
+      const name = match?.[1];
+      if (name === undefined || !pending.has(name) || /^\s*#/.test(lines[i]!)) continue;
+      const exported = /^\s*export\s/.test(lines[i]!) ? "export " : "";
+      lines[i] = `${exported}${name}=${formatValue(pending.get(name)!)}`;
+      written.add(name);
+    }
+    for (const [name, value] of pending) if (!written.has(name)) lines.push(`${name}=${formatValue(value)}`);
+    await atomicWriteFile(file, lines.join("\n") + "\n", { mode: 0o600 });
+  });
+}

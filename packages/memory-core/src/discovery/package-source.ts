@@ -1,0 +1,268 @@
+import fsp from "node:fs/promises";
+import fs from "node:fs";
+import path from "node:path";
+import { describeError } from "../errors.js";
+import { stripBom } from "../fs.js";
+import { packageMainExport, parseHermesMemoryProviderField, resolveInsideDir } from "./manifest.js";
+import type { DiscoveredProvider, DiscoveryProblem } from "./types.js";
+
+/** The package.json field that marks a package as a memory provider. */
+export const MANIFEST_FIELD = "hermesMemoryProvider";
+const DEPENDENCY_FIELDS = ["dependencies", "optionalDependencies", "devDependencies"] as const;
+
+export interface PackageScan {
+  providers: DiscoveredProvider[];
+  problems: DiscoveryProblem[];
+}
+
+async function readJson(file: string): Promise<{ value?: Record<string, unknown>; missing?: boolean; error?: string }> {
+  let text: string;
+  try {
+    text = await fsp.readFile(file, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return { missing: true };
+    return { error: describeError(error) };
+  }
+  try {
+    const value: unknown = JSON.parse(stripBom(text));
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return { error: "package.json is not a JSON object" };
+    return { value: value as Record<string, unknown> };
+  } catch (error) {
+    return { error: `invalid JSON: ${describeError(error)}` };
+  }
+}
+
+/** The nearest directory at or above `start` that holds a package.json, or `null`. */
+export async function findNearestPackageRoot(start: string): Promise<string | null> {
+  let dir = path.resolve(start);
+  for (;;) {
+    try {
+      if ((await fsp.stat(path.join(dir, "package.json"))).isFile()) return dir;
+    } catch {
+      // keep climbing
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) return null;
+    dir = parent;
+  }
+}
+
+/**
+ * The package roots discovery uses when `packageRoots` is not given: the nearest package.json at
+ * or above `cwd`, then `hermesHome` when it has a package.json (user-level installs made with
+ * `hermes-memory plugins add`). Duplicates (same real path) are dropped.
+ */
+export async function defaultPackageRoots(options: { cwd: string; hermesHome: string }): Promise<string[]> {
+  const roots: string[] = [];
+  const project = await findNearestPackageRoot(options.cwd);
+  if (project) roots.push(project);
+  try {
+    if ((await fsp.stat(path.join(options.hermesHome, "package.json"))).isFile()) roots.push(path.resolve(options.hermesHome));
+  } catch {
+    // no user-level installs
+  }
+  return dedupeByRealPath(roots);
+}
+
+async function dedupeByRealPath(roots: string[]): Promise<string[]> {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const root of roots) {
+    let real: string;
+    try {
+      real = await fsp.realpath(root);
+    } catch {
+      real = path.resolve(root);
+    }
+    if (seen.has(real)) continue;
+    seen.add(real);
+    out.push(real);
+  }
+  return out;
+}
+
+/** A dependency's package.json as found from a root: where it is and its text (or why not). */
+interface DependencyManifest {
+  file: string;
+  text?: string;
+  error?: string;
+}
+
+/**
+ * Read the package.json of `dependency` as Node would find the package from `root`:
+ * `<dir>/node_modules/<dependency>` for `root` and each ancestor, nearest first. That covers npm's
+ * flat and hoisted layouts and pnpm's symlinks (`node_modules/<pkg>` → `.pnpm/…`); it never looks
+ * at NODE_PATH or the global folders, and never scans a tree. Returns `null` when not installed.
+ */
+export function readDependencyManifest(root: string, dependency: string): DependencyManifest | null {
+  let dir = root;
+  for (;;) {
+    if (path.basename(dir) !== "node_modules") {
+      const file = path.join(dir, "node_modules", dependency, "package.json");
+      try {
+        // One synchronous read per dependency: for thousands of tiny files this is an order of
+        // magnitude faster than promise-based reads queued on the libuv thread pool.
+        return { file, text: fs.readFileSync(file, "utf8") };
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code !== "ENOENT" && code !== "ENOTDIR") return { file, error: describeError(error) };
+      }
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) return null;
+    dir = parent;
+  }
+}
+
+/** npm package names: `name` or `@scope/name`, never a path that could climb out of node_modules. */
+const PACKAGE_NAME_PATTERN = /^(?:@[a-z0-9~-][a-z0-9._~-]*\/)?[a-z0-9~-][a-z0-9._~-]*$/i;
+
+function dependencyNames(pkg: Record<string, unknown>): string[] {
+  const names = new Set<string>();
+  for (const field of DEPENDENCY_FIELDS) {
+    const deps = pkg[field];
+    if (typeof deps !== "object" || deps === null || Array.isArray(deps)) continue;
+    for (const name of Object.keys(deps)) if (PACKAGE_NAME_PATTERN.test(name)) names.add(name);
+  }
+  return [...names];
+}
+
+async function scanDependency(found: DependencyManifest, dependency: string, rootManifest: string): Promise<PackageScan> {
+  let pkg: Record<string, unknown> | undefined;
+  let error = found.error;
+  if (found.text !== undefined) {
+    try {
+      const value: unknown = JSON.parse(stripBom(found.text));
+      if (typeof value === "object" && value !== null && !Array.isArray(value)) pkg = value as Record<string, unknown>;
+      else error = "package.json is not a JSON object";
+    } catch (e) {
+      error = `invalid JSON: ${describeError(e)}`;
+    }
+  }
+  if (!pkg) {
+    return {
+      providers: [],
+      problems: [
+        {
+          source: "package",
+          location: found.file,
+          code: "INVALID_MANIFEST",
+          message: `Cannot read the package.json of dependency ${dependency} (${found.file}): ${error ?? "unknown error"}`,
+          remedy: `Reinstall ${dependency} (e.g. \`npm install ${dependency}\`), or remove it from ${rootManifest}.`,
+        },
+      ],
+    };
+  }
+  if (!(MANIFEST_FIELD in pkg)) return { providers: [], problems: [] };
+  // Only provider packages pay for a realpath: entries are contained in the real package folder.
+  let manifestPath = found.file;
+  try {
+    manifestPath = await fsp.realpath(found.file);
+  } catch {
+    // keep the symlinked path
+  }
+  return providersOfPackage(manifestPath, dependency, pkg);
+}
+
+async function providersOfPackage(manifestPath: string, dependency: string, pkg: Record<string, unknown>): Promise<PackageScan> {
+  const result: PackageScan = { providers: [], problems: [] };
+  const pkgDir = path.dirname(manifestPath);
+  const packageName = typeof pkg.name === "string" ? pkg.name : dependency;
+  const { providers, errors } = parseHermesMemoryProviderField(pkg[MANIFEST_FIELD]);
+  if (errors.length > 0) {
+    result.problems.push({
+      source: "package",
+      location: manifestPath,
+      code: errors.some((e) => e.includes(".name:") || e.startsWith("hermesMemoryProvider:")) ? "INVALID_NAME" : "INVALID_MANIFEST",
+      message: `Invalid "${MANIFEST_FIELD}" in ${packageName} (${manifestPath}): ${errors.join("; ")}`,
+      remedy: `Ask the author of ${packageName} to fix its package.json: "${MANIFEST_FIELD}" must be a provider name, an object {name, entry?, cli?, configSchema?, description?} or a list of them; names match ^[a-z0-9][a-z0-9._-]{0,63}$ and are not 'builtin'.`,
+    });
+  }
+  for (const manifest of providers) {
+    const entryRelative = manifest.entry ?? packageMainExport(pkg);
+    const entry = await resolveInsideDir(pkgDir, entryRelative);
+    if (!entry.ok) {
+      result.problems.push({
+        source: "package",
+        location: manifestPath,
+        code: entry.code,
+        message: `Memory provider '${manifest.name}' in ${packageName}: entry ${entry.reason}`,
+        remedy:
+          entry.code === "MISSING_ENTRY"
+            ? `Reinstall ${packageName} (its files may not be built or published), or fix "${MANIFEST_FIELD}.entry".`
+            : `The entry must be a relative path inside the package; ask the author of ${packageName} to fix "${MANIFEST_FIELD}.entry".`,
+        name: manifest.name,
+      });
+      continue;
+    }
+    const companions: { cli: string | null; configSchema: string | null } = { cli: null, configSchema: null };
+    for (const key of ["cli", "configSchema"] as const) {
+      const relative = manifest[key];
+      if (relative === undefined) continue;
+      const resolved = await resolveInsideDir(pkgDir, relative);
+      if (resolved.ok) companions[key] = resolved.path;
+      else {
+        result.problems.push({
+          source: "package",
+          location: manifestPath,
+          code: resolved.code,
+          message: `Memory provider '${manifest.name}' in ${packageName}: ${key} ${resolved.reason}; the provider is usable without it`,
+          remedy: `Reinstall ${packageName}, or ask its author to fix "${MANIFEST_FIELD}.${key}".`,
+          name: manifest.name,
+        });
+      }
+    }
+    result.providers.push({
+      name: manifest.name,
+      source: "package",
+      dir: pkgDir,
+      entry: entry.path,
+      version: typeof pkg.version === "string" ? pkg.version : null,
+      description: manifest.description ?? (typeof pkg.description === "string" ? pkg.description.trim() : ""),
+      hooks: manifest.hooks ?? [],
+      cli: companions.cli,
+      configSchema: companions.configSchema,
+      packageName,
+    });
+  }
+  return result;
+}
+
+/**
+ * Find package providers: the direct dependencies (dependencies, optionalDependencies,
+ * devDependencies) of each root whose package.json has `hermesMemoryProvider`. Reads only the
+ * root's and each dependency's package.json — no tree scans, no global folders, no imports — and
+ * never throws.
+ */
+export async function scanPackageRoots(roots: string[]): Promise<PackageScan> {
+  const result: PackageScan = { providers: [], problems: [] };
+  for (const root of await dedupeByRealPath(roots)) {
+    const rootManifest = path.join(root, "package.json");
+    const read = await readJson(rootManifest);
+    if (!read.value) {
+      result.problems.push({
+        source: "package",
+        location: rootManifest,
+        code: "INVALID_MANIFEST",
+        message: read.missing ? `Package root ${root} has no package.json` : `Cannot read package root manifest ${rootManifest}: ${read.error}`,
+        remedy: read.missing ? `Pass a directory that holds a package.json as a package root.` : `Fix ${rootManifest} (it must be a JSON object).`,
+      });
+      continue;
+    }
+    const scans: Array<PackageScan | null> = [];
+    for (const dependency of dependencyNames(read.value)) {
+      const found = readDependencyManifest(root, dependency);
+      if (found === null) continue;
+      // Most dependencies are not providers: skip the JSON parse unless the field name appears.
+      if (found.text !== undefined && !found.text.includes(`"${MANIFEST_FIELD}"`)) continue;
+      scans.push(await scanDependency(found, dependency, rootManifest));
+    }
+    for (const scan of scans) {
+      if (!scan) continue;
+      result.providers.push(...scan.providers);
+      result.problems.push(...scan.problems);
+    }
+  }
+  return result;
+}

@@ -1,0 +1,216 @@
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { HermesMemoryError, describeError } from "./errors.js";
+import { readConfig, type HermesConfig } from "./config/config-file.js";
+import { describeSearchedLocations, discoverMemoryProviders } from "./discovery/discover.js";
+import type { DiscoveredProvider, DiscoveryOptions, DiscoveryResult } from "./discovery/types.js";
+import { silentLogger, type Logger } from "./logger.js";
+import { getHermesHome, runWithProfile } from "./profile.js";
+import { isMemoryProvider, isMemoryProviderClass, type MemoryProvider } from "./provider.js";
+import { replaceProviderSkills, SKILL_NAME_PATTERN, type ProviderSkill } from "./skills.js";
+import { isCoreMemoryProvider } from "./trivial-prompt.js";
+
+/** Options of `loadMemoryProvider` / `loadProviderCli`. */
+export interface LoadOptions extends DiscoveryOptions {
+  /** Register the provider's skills; default: only when it is the configured `memory.provider`. */
+  registerSkills?: boolean;
+  /** Configuration already read (default: `readConfig(hermesHome)`). */
+  config?: HermesConfig;
+  logger?: Logger;
+  /** A discovery result to reuse instead of discovering again. */
+  discovery?: DiscoveryResult;
+}
+
+/**
+ * What a provider module's `register(ctx)` receives. Call `registerMemoryProvider` once with the
+ * provider instance; `registerSkill` adds a read-only skill `<provider>:<name>` (kept only when the
+ * provider is the active one).
+ */
+export interface MemoryProviderRegistrationContext {
+  readonly providerName: string;
+  readonly hermesHome: string;
+  registerMemoryProvider(provider: MemoryProvider): void;
+  registerSkill(name: string, path: string, description?: string): void;
+}
+
+/**
+ * The function a provider's CLI module exports as `registerCli`: adds subcommands to `command`
+ * (a commander `Command` the host CLI created for the provider).
+ */
+export type RegisterCli = (command: unknown, context: { hermesHome: string; providerName: string }) => void | Promise<void>;
+
+interface Located {
+  provider: DiscoveredProvider;
+  hermesHome: string;
+  config: HermesConfig;
+  logger: Logger;
+}
+
+function notFound(name: string, discovery: DiscoveryResult): HermesMemoryError {
+  const found = discovery.providers.map((p) => p.name).sort();
+  const refused = discovery.problems.filter((p) => p.name === name);
+  const refusedText = refused.length > 0 ? ` A provider named '${name}' was found but refused: ${refused.map((p) => `${p.message} — ${p.remedy}`).join("; ")}.` : "";
+  return new HermesMemoryError({
+    code: "PROVIDER_NOT_FOUND",
+    message: `Memory provider '${name}' not found (searched ${describeSearchedLocations(discovery.searched)}; found: ${found.join(", ") || "none"}).${refusedText} Install it with \`npm install <package>\` or \`hermes-memory plugins add <package>\`, or put it in ${path.join("$HERMES_HOME", "plugins", name)}/.`,
+  });
+}
+
+/** True when config `plugins.disabled` names this provider (by provider, folder or package name). */
+export function isProviderDisabled(provider: DiscoveredProvider, config: HermesConfig): boolean {
+  // Bundled providers ship with the host and are chosen with memory.provider only.
+  if (provider.source === "bundled") return false;
+  const aliases = new Set([provider.name, path.basename(provider.dir), ...(provider.packageName ? [provider.packageName] : [])]);
+  return config.plugins.disabled.some((entry) => aliases.has(entry));
+}
+
+async function locate(name: string, options: LoadOptions): Promise<Located> {
+  const trimmed = name.trim();
+  if (isCoreMemoryProvider(trimmed)) {
+    throw new HermesMemoryError({
+      code: "INVALID_ARGUMENT",
+      message: `'${name}' means the built-in memory (MEMORY.md / USER.md), which is always active and is not loaded as a plugin. Use openMemory() or set memory.provider to an installed provider.`,
+    });
+  }
+  const hermesHome = path.resolve(options.hermesHome ?? getHermesHome());
+  const logger = options.logger ?? silentLogger;
+  const discovery = options.discovery ?? (await discoverMemoryProviders({ ...options, hermesHome }));
+  const provider = discovery.providers.find((p) => p.name === trimmed);
+  if (!provider) throw notFound(trimmed, discovery);
+  const config = options.config ?? (await readConfig(hermesHome));
+  if (isProviderDisabled(provider, config)) {
+    throw new HermesMemoryError({
+      code: "PROVIDER_DISABLED",
+      message: `Memory provider '${trimmed}' (${provider.source}, ${provider.dir}) is disabled via plugins.disabled in ${path.join(hermesHome, "config.yaml")}; remove it from plugins.disabled or change memory.provider.`,
+    });
+  }
+  return { provider, hermesHome, config, logger };
+}
+
+async function importModule(file: string, name: string, what: string): Promise<Record<string, unknown>> {
+  try {
+    return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  } catch (error) {
+    throw new HermesMemoryError({
+      code: "PROVIDER_LOAD_FAILED",
+      message: `Failed to load ${what} of memory provider '${name}' from ${file}: ${describeError(error)}. Fix the error, reinstall the provider, or check that its dependencies are installed.`,
+      cause: error,
+    });
+  }
+}
+
+function instantiate(value: unknown): MemoryProvider | null {
+  if (!isMemoryProviderClass(value)) return null;
+  try {
+    const instance = new value();
+    // The abstract base re-exported by a module constructs fine in JS but has no name.
+    return typeof instance.name === "string" && instance.name !== "" ? instance : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Import one discovered provider (by file URL, nothing else) and return its instance. Tries, in
+ * order: the module's `register(ctx)`; a default export that is a provider instance or class; the
+ * first exported provider class. A `register` that throws after `registerMemoryProvider` keeps
+ * the registered instance (logged). Typed errors: `PROVIDER_NOT_FOUND` (lists what was searched
+ * and found), `PROVIDER_DISABLED` (config `plugins.disabled`; bundled providers are exempt),
+ * `PROVIDER_LOAD_FAILED` (import failed or no provider exported; `cause` is set),
+ * `PROVIDER_NAME_MISMATCH` (registered name differs from the discovered one). Does not call
+ * `isAvailable()` or `initialize()`.
+ */
+export async function loadMemoryProvider(name: string, options: LoadOptions = {}): Promise<MemoryProvider> {
+  const { provider: found, hermesHome, config, logger } = await locate(name, options);
+  const registerSkills = options.registerSkills ?? config.memory.provider === found.name;
+
+  return runWithProfile(hermesHome, async () => {
+    const module = await importModule(found.entry, found.name, "the entry");
+    let registered: MemoryProvider | null = null;
+    let registerError: unknown;
+    const skills: ProviderSkill[] = [];
+    const ctx: MemoryProviderRegistrationContext = Object.freeze({
+      providerName: found.name,
+      hermesHome,
+      registerMemoryProvider(provider: MemoryProvider): void {
+        if (!isMemoryProvider(provider)) {
+          throw new HermesMemoryError({
+            code: "INVALID_PROVIDER",
+            message: `register(ctx) of memory provider '${found.name}' passed something that is not a MemoryProvider to registerMemoryProvider(); pass an instance of a class extending MemoryProvider from @hermes/memory-core.`,
+          });
+        }
+        registered = provider;
+      },
+      registerSkill(skillName: string, skillPath: string, description = ""): void {
+        if (!registerSkills) {
+          logger.debug(`Memory provider '${found.name}' skill '${skillName}' not registered (provider is not active)`);
+          return;
+        }
+        if (typeof skillName !== "string" || !SKILL_NAME_PATTERN.test(skillName) || typeof skillPath !== "string" || skillPath === "") {
+          logger.warn(`Memory provider '${found.name}' registered an invalid skill (${JSON.stringify(skillName)}); ignored. Skill names use letters, digits, '.', '_', '-'.`);
+          return;
+        }
+        skills.push({ name: `${found.name}:${skillName}`, path: path.resolve(found.dir, skillPath), description: String(description ?? "") });
+      },
+    });
+
+    if (typeof module.register === "function") {
+      try {
+        await (module.register as (c: MemoryProviderRegistrationContext) => unknown)(ctx);
+      } catch (error) {
+        registerError = error;
+        if (registered) {
+          logger.warn(`Memory provider '${found.name}' raised after registering (${describeError(error)}) — using the registered provider; later registrations were skipped`);
+        } else {
+          logger.debug(`Memory provider '${found.name}' register(ctx) failed before registering: ${describeError(error)}`);
+        }
+      }
+    }
+    let provider: MemoryProvider | null = registered;
+    if (!provider) {
+      const fallback = module.default;
+      provider = isMemoryProvider(fallback) ? fallback : instantiate(fallback);
+    }
+    if (!provider) {
+      for (const key of Object.keys(module)) {
+        provider = instantiate(module[key]);
+        if (provider) break;
+      }
+    }
+    if (!provider) {
+      const why = registerError !== undefined ? `register(ctx) threw before registering a provider: ${describeError(registerError)}` : "it exports no register(ctx), no default provider instance or class, and no MemoryProvider subclass";
+      throw new HermesMemoryError({
+        code: "PROVIDER_LOAD_FAILED",
+        message: `Memory provider '${found.name}' loaded from ${found.entry} but no provider instance was found: ${why}. Export register(ctx) calling ctx.registerMemoryProvider(new YourProvider()).`,
+        cause: registerError,
+      });
+    }
+    if (provider.name !== found.name) {
+      throw new HermesMemoryError({
+        code: "PROVIDER_NAME_MISMATCH",
+        message: `Memory provider loaded from ${found.entry} is named '${String(provider.name)}', but it was discovered as '${found.name}' (${found.source === "package" ? `"hermesMemoryProvider" in ${found.packageName ?? found.dir}/package.json` : `plugin.yaml or folder name in ${found.dir}`}). Make the provider's name equal the manifest name.`,
+      });
+    }
+    if (registerSkills) replaceProviderSkills(hermesHome, found.name, skills);
+    logger.debug(`Memory provider '${found.name}' loaded from ${found.source} ${found.entry}`);
+    return provider;
+  });
+}
+
+/**
+ * Import only the CLI module of a provider (never its entry, so it is safe while a command line is
+ * being built) and return its `registerCli` export; `null` when the provider has no CLI module or
+ * the module exports no `registerCli` function. Throws `PROVIDER_NOT_FOUND`, `PROVIDER_DISABLED`
+ * or `PROVIDER_LOAD_FAILED` like `loadMemoryProvider`.
+ */
+export async function loadProviderCli(name: string, options: LoadOptions = {}): Promise<RegisterCli | null> {
+  const { provider, hermesHome, logger } = await locate(name, options);
+  if (!provider.cli) return null;
+  const cliFile = provider.cli;
+  const module = await runWithProfile(hermesHome, () => importModule(cliFile, provider.name, "the CLI module"));
+  if (typeof module.registerCli !== "function") {
+    logger.warn(`Memory provider '${provider.name}' CLI module ${cliFile} does not export a registerCli function; no provider commands added.`);
+    return null;
+  }
+  return module.registerCli as RegisterCli;
+}

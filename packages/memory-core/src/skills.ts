@@ -1,0 +1,81 @@
+import fsp from "node:fs/promises";
+import path from "node:path";
+import { HermesMemoryError, describeError } from "./errors.js";
+import { getHermesHome } from "./profile.js";
+
+/** A skill a provider registered: read-only instructions the agent can open with `skillView`. */
+export interface ProviderSkill {
+  /** Qualified name `provider:skill`. */
+  name: string;
+  /** Absolute path of the SKILL.md file, or of a folder holding one. */
+  path: string;
+  description: string;
+}
+
+interface SkillRecord extends ProviderSkill {
+  provider: string;
+}
+
+/** Skill names: letters, digits, `.`, `_`, `-` (the provider part is added by the registry). */
+export const SKILL_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+// Tracked per profile home, so activating another provider in one profile retracts the previous
+// provider's skills there without touching other profiles.
+const registry = new Map<string, Map<string, SkillRecord>>();
+
+/**
+ * Record the skills of the active provider of `hermesHome`, replacing the skills any other
+ * provider registered for that home. Called by the loader; hosts use `skillView`/`listSkills`.
+ */
+export function replaceProviderSkills(hermesHome: string, provider: string, skills: ProviderSkill[]): void {
+  const home = path.resolve(hermesHome);
+  const entries = new Map<string, SkillRecord>();
+  for (const skill of skills) entries.set(skill.name, { ...skill, provider });
+  registry.set(home, entries);
+}
+
+/** Forget every provider skill (tests, or a host shutting memory down). */
+export function clearProviderSkills(hermesHome?: string): void {
+  if (hermesHome === undefined) registry.clear();
+  else registry.delete(path.resolve(hermesHome));
+}
+
+/**
+ * Skills registered by active providers: of one profile home, or of all homes when omitted.
+ * Provider skills are opened on demand and are not meant for the system-prompt skill index.
+ */
+export function listSkills(hermesHome?: string): ProviderSkill[] {
+  const homes = hermesHome === undefined ? [...registry.values()] : [registry.get(path.resolve(hermesHome)) ?? new Map<string, SkillRecord>()];
+  const seen = new Map<string, ProviderSkill>();
+  for (const skills of homes) {
+    for (const { name, path: file, description } of skills.values()) if (!seen.has(name)) seen.set(name, { name, path: file, description });
+  }
+  return [...seen.values()].sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/**
+ * The text of a provider skill (`'provider:skill'`): its SKILL.md. Looks in the active profile
+ * first, then in any other profile. Throws `SKILL_NOT_FOUND` for an unknown name and
+ * `STORAGE_FAILED` when the file cannot be read.
+ */
+export async function skillView(qualifiedName: string, hermesHome: string = getHermesHome()): Promise<string> {
+  const record = registry.get(path.resolve(hermesHome))?.get(qualifiedName) ?? [...registry.values()].map((m) => m.get(qualifiedName)).find((r) => r !== undefined);
+  if (!record) {
+    const known = listSkills().map((s) => s.name);
+    throw new HermesMemoryError({
+      code: "SKILL_NOT_FOUND",
+      message: `No memory provider skill named '${qualifiedName}' (known: ${known.join(", ") || "none"}). Skills are registered only by the active provider (memory.provider) when it is loaded; use the form 'provider:skill'.`,
+    });
+  }
+  let file = record.path;
+  try {
+    if ((await fsp.stat(file)).isDirectory()) file = path.join(file, "SKILL.md");
+    return await fsp.readFile(file, "utf8");
+  } catch (error) {
+    throw new HermesMemoryError({
+      code: "STORAGE_FAILED",
+      message: `Cannot read skill '${qualifiedName}' at ${file}: ${describeError(error)}. Reinstall the '${record.provider}' memory provider.`,
+      cause: error,
+    });
+  }
+}
