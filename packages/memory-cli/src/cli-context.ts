@@ -1,0 +1,53 @@
+import path from "node:path";
+import { defaultHermesHome, expandHome } from "@hermes/memory-core";
+import type { CliIo } from "./cli-io.js";
+import { colorEnabled, createColors } from "./output/colors.js";
+import { Printer } from "./output/printer.js";
+
+/** The global options every command accepts (parsed by commander on the root program). */
+export interface GlobalOptions {
+  hermesHome?: string;
+  cwd?: string;
+  json?: boolean;
+  /** `false` with `--no-color`. */
+  color?: boolean;
+}
+
+/** What a command needs to run: resolved paths, output, and whether it may prompt or animate. */
+export interface CliContext {
+  io: CliIo;
+  /** `--hermes-home`, else `HERMES_HOME`, else `~/.hermes` (absolute). */
+  hermesHome: string;
+  /** True when `--hermes-home` was given on the command line. */
+  hermesHomeFromFlag: boolean;
+  /** `--cwd`, else the process working directory (absolute): where project discovery starts. */
+  cwd: string;
+  json: boolean;
+  color: boolean;
+  out: Printer;
+  /** Spinners and bars only on a terminal and never under `--json`. */
+  showProgress: boolean;
+}
+
+/** Resolve `--hermes-home` / `HERMES_HOME` / `~/.hermes` the same way for every command. */
+export function resolveHermesHome(io: CliIo, flag: string | undefined): string {
+  if (flag !== undefined && flag.trim() !== "") return path.resolve(io.cwd, expandHome(flag.trim()));
+  return defaultHermesHome(io.env);
+}
+
+/** Build the context for one command invocation from the parsed global options. */
+export function createCliContext(io: CliIo, options: GlobalOptions): CliContext {
+  const json = options.json === true;
+  const color = colorEnabled(io, options.color !== false);
+  const colors = createColors(color);
+  return {
+    io,
+    hermesHome: resolveHermesHome(io, options.hermesHome),
+    hermesHomeFromFlag: options.hermesHome !== undefined && options.hermesHome.trim() !== "",
+    cwd: options.cwd ? path.resolve(io.cwd, expandHome(options.cwd)) : io.cwd,
+    json,
+    color,
+    out: new Printer(io, json, colors),
+    showProgress: !json && io.stdout.isTTY === true,
+  };
+}

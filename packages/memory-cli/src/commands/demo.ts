@@ -1,0 +1,329 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import type { Command } from "commander";
+import {
+  applySetup,
+  defaultPackageRoots,
+  describeError,
+  discoverMemoryProviders,
+  isCoreMemoryProvider,
+  loadMemoryProvider,
+  openMemory,
+  type ChatMessage,
+  type DiscoveredProvider,
+  type Logger,
+  type MemoryManager,
+} from "@hermes/memory-core";
+import type { CliContext } from "../cli-context.js";
+import type { CliIo } from "../cli-io.js";
+import { DEMO_CONVERSATION, recallMentions, type DemoConversation, type DemoQuestion, type DemoSession } from "../demo-conversation.js";
+import { renderTable } from "../output/table.js";
+import { CLI_PACKAGE_DIR } from "../version.js";
+import { withContext } from "../with-context.js";
+
+/** The provider the demo activates when it is installed. */
+export const DEMO_PROVIDER = "sqlite";
+/** The npm package of the demo provider (named in the install hint). */
+export const DEMO_PROVIDER_PACKAGE = "@hermes/memory-sqlite";
+
+/** Per-session numbers of `demo --json`. */
+export interface DemoSessionReport {
+  id: string;
+  title: string;
+  turns: number;
+  notes: number;
+  /** Mean time `syncAll` took to return (it only queues), microseconds. */
+  syncAllMeanMicros: number;
+  /** Session end + draining the background queue, milliseconds. */
+  endMs: number;
+}
+
+/** Per-question result of `demo --json`. */
+export interface DemoQuestionReport {
+  question: string;
+  fact: string;
+  recalled: string;
+  found: boolean;
+  ms: number;
+}
+
+/** The JSON document of `demo --json`. */
+export interface DemoReport {
+  hermesHome: string;
+  kept: boolean;
+  provider: string;
+  providers: Array<{ name: string; source: string; version: string | null; location: string }>;
+  sessions: DemoSessionReport[];
+  recallMode: "prefetch" | "system-prompt";
+  questions: DemoQuestionReport[];
+  recalledCount: number;
+  totalMs: number;
+  warnings: string[];
+}
+
+/** Options of `demo`. */
+export interface DemoOptions {
+  keep?: boolean;
+  /** Provider to activate (default `sqlite`); `builtin` runs with built-in memory only. */
+  provider?: string;
+}
+
+/** Add `demo`. */
+export function registerDemoCommand(program: Command, io: CliIo): void {
+  program
+    .command("demo")
+    .description("replay a sample conversation through memory (two sessions, a restart) and show what is recalled")
+    .option("--keep", "keep the temporary Hermes home instead of removing it")
+    .option("--provider <name>", `provider to demo (\`builtin\` for built-in memory only)`, DEMO_PROVIDER)
+    .action(withContext(io, (ctx, options: DemoOptions) => demoCommand(ctx, options)));
+}
+
+function collectingLogger(warnings: string[]): Logger {
+  const noop = () => {};
+  return { debug: noop, info: noop, warn: (m) => warnings.push(m), error: (m) => warnings.push(m) };
+}
+
+/**
+ * Find providers as a user's project would; in the monorepo (or any install where the demo
+ * provider sits next to the CLI, e.g. as its dev dependency) also look at the CLI's own package.
+ */
+async function demoDiscovery(ctx: CliContext, wanted: string): Promise<{ providers: DiscoveredProvider[]; packageRoots: string[] | undefined }> {
+  const base = { hermesHome: ctx.hermesHome, cwd: ctx.cwd, env: ctx.io.env };
+  const first = await discoverMemoryProviders(base);
+  if (first.providers.some((p) => p.name === wanted)) return { providers: first.providers, packageRoots: undefined };
+  const packageRoots = [...(await defaultPackageRoots({ cwd: ctx.cwd, hermesHome: ctx.hermesHome })), CLI_PACKAGE_DIR];
+  const second = await discoverMemoryProviders({ ...base, packageRoots });
+  if (second.providers.some((p) => p.name === wanted)) return { providers: second.providers, packageRoots };
+  return { providers: first.providers, packageRoots: undefined };
+}
+
+async function activateDemoProvider(ctx: CliContext, name: string, packageRoots: string[] | undefined): Promise<{ ok: true } | { ok: false; reason: string }> {
+  try {
+    const provider = await loadMemoryProvider(name, {
+      hermesHome: ctx.hermesHome,
+      cwd: ctx.cwd,
+      registerSkills: false,
+      ...(packageRoots ? { packageRoots } : {}),
+    });
+    if (provider.isAvailable() !== true) return { ok: false, reason: provider.unavailableReason?.() || "isAvailable() returned false" };
+    await applySetup(provider, {}, { hermesHome: ctx.hermesHome, acceptDefaults: true });
+    return { ok: true };
+  } catch (error) {
+    return { ok: false, reason: describeError(error) };
+  }
+}
+
+async function replaySession(
+  session: DemoSession,
+  open: (sessionId: string, title: string) => Promise<MemoryManager>,
+): Promise<DemoSessionReport> {
+  const manager = await open(session.id, session.title);
+  const messages: ChatMessage[] = [];
+  let syncMicros = 0;
+  try {
+    for (const [index, turn] of session.turns.entries()) {
+      await manager.onTurnStart(index + 1, turn.user);
+      const turnMessages: ChatMessage[] = [
+        { role: "user", content: turn.user },
+        { role: "assistant", content: turn.assistant },
+      ];
+      const started = performance.now();
+      manager.syncAll(turn.user, turn.assistant, { sessionId: session.id, messages: turnMessages });
+      syncMicros += (performance.now() - started) * 1000;
+      messages.push(...turnMessages);
+    }
+    // As a model would: save the durable facts with the built-in memory tool, mirrored to the provider.
+    for (const note of session.notes) {
+      const args = { action: "add", target: note.target, content: note.content };
+      const result = await manager.handleToolCall("memory", args, { sessionId: session.id });
+      await manager.notifyMemoryToolWrite(result, args, {
+        buildMetadata: () => ({ writeOrigin: "assistant_tool", sessionId: session.id, platform: "cli", toolName: "memory" }),
+      });
+    }
+    const ending = performance.now();
+    await manager.onSessionEnd(messages);
+    await manager.flushPending(10_000);
+    await manager.shutdownAll();
+    return {
+      id: session.id,
+      title: session.title,
+      turns: session.turns.length,
+      notes: session.notes.length,
+      syncAllMeanMicros: Math.round((syncMicros / Math.max(1, session.turns.length)) * 10) / 10,
+      endMs: round(performance.now() - ending),
+    };
+  } catch (error) {
+    await manager.shutdownAll().catch(() => undefined);
+    throw error;
+  }
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 10) / 10;
+}
+
+async function askQuestions(
+  conversation: DemoConversation,
+  manager: MemoryManager,
+  mode: DemoReport["recallMode"],
+  sessionId: string,
+): Promise<DemoQuestionReport[]> {
+  const reports: DemoQuestionReport[] = [];
+  const systemPrompt = mode === "system-prompt" ? await manager.buildSystemPrompt() : "";
+  for (const q of conversation.questions) {
+    const started = performance.now();
+    const recalled = mode === "prefetch" ? await manager.prefetchAll(q.question, { sessionId }) : systemPrompt;
+    const ms = mode === "prefetch" ? round(performance.now() - started) : 0;
+    reports.push({ question: q.question, fact: q.fact, recalled, found: recallMentions(recalled, q), ms });
+  }
+  return reports;
+}
+
+/** The recalled lines worth showing for a question: those naming the fact (in recall order), else the first few. */
+function excerpt(recalled: string, question: DemoQuestion, maxLines = 3): string[] {
+  const lines = recalled
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "" && !/^[═─=#-]/.test(l) || /^- /.test(l));
+  const mentions = (l: string) => question.expect.some((w) => l.toLowerCase().includes(w.toLowerCase()));
+  const relevant = lines.filter(mentions);
+  return (relevant.length > 0 ? relevant : lines).slice(0, maxLines).map((l) => (l.length > 110 ? `${l.slice(0, 107)}...` : l));
+}
+
+/**
+ * `hermes-memory demo`: in a temporary home (or `--hermes-home`), list the providers, activate
+ * `sqlite` when installed (else explain how and use built-in memory), replay the shipped sample
+ * conversation across two sessions through `openMemory()` and the manager, restart, and show what
+ * `prefetchAll` recalls for three questions about session one, with timings. Removes the
+ * temporary home unless `--keep`. Exits 2 when a fact is not recalled (the demo's promise broke).
+ */
+export async function demoCommand(ctx: CliContext, options: DemoOptions): Promise<void> {
+  const wanted = isCoreMemoryProvider(options.provider ?? DEMO_PROVIDER) ? "" : (options.provider ?? DEMO_PROVIDER).trim();
+  const totalStart = performance.now();
+  const temporary = !ctx.hermesHomeFromFlag;
+  const home = temporary ? fs.mkdtempSync(path.join(os.tmpdir(), "hermes-memory-demo-")) : ctx.hermesHome;
+  const keep = !temporary || options.keep === true;
+  const demoCtx: CliContext = { ...ctx, hermesHome: home };
+  const { out } = ctx;
+  const c = out.colors;
+  const warnings: string[] = [];
+  const logger = collectingLogger(warnings);
+  try {
+    fs.mkdirSync(home, { recursive: true });
+    out.line(c.bold("Hermes memory demo"));
+    out.line(`Home: ${home}${temporary ? c.dim(keep ? " (temporary, kept: --keep)" : " (temporary; removed at the end, --keep keeps it)") : ""}`);
+    out.line("");
+
+    const { providers, packageRoots } = await demoDiscovery(demoCtx, wanted);
+    out.line(c.bold("1. Memory providers found"));
+    if (providers.length === 0) out.line("   none");
+    else
+      out.line(
+        renderTable(
+          ["NAME", "SOURCE", "VERSION", "LOCATION"],
+          providers.map((p) => [p.name, p.source, p.version ?? "-", p.dir]),
+          (h) => c.bold(h),
+        )
+          .split("\n")
+          .map((l) => `   ${l}`)
+          .join("\n"),
+      );
+    out.line("");
+
+    out.line(c.bold("2. Provider"));
+    let provider = "";
+    if (wanted === "") {
+      out.line("   Built-in memory only (MEMORY.md / USER.md), as asked.");
+    } else if (providers.some((p) => p.name === wanted)) {
+      const activated = await activateDemoProvider(demoCtx, wanted, packageRoots);
+      if (activated.ok) {
+        provider = wanted;
+        out.line(`   ${c.green("✓")} Activated ${wanted} (memory.provider in ${path.join(home, "config.yaml")})`);
+      } else {
+        out.line(`   ${c.yellow("!")} ${wanted} is installed but cannot be used: ${activated.reason}`);
+        out.line("   Continuing with built-in memory (MEMORY.md / USER.md).");
+      }
+    } else {
+      const pkg = wanted === DEMO_PROVIDER ? DEMO_PROVIDER_PACKAGE : "<its package>";
+      out.line(`   ${wanted} is not installed. Install it next to the CLI with \`npm install ${pkg}\``);
+      out.line(`   (or \`hermes-memory plugins add ${pkg}\`). Running with built-in memory (MEMORY.md / USER.md).`);
+    }
+    out.line("");
+
+    const open = (sessionId: string, title: string) =>
+      openMemory({
+        sessionId,
+        sessionTitle: title,
+        platform: "cli",
+        agentContext: "primary",
+        hermesHome: home,
+        cwd: ctx.cwd,
+        logger,
+        ...(packageRoots ? { packageRoots } : {}),
+      });
+
+    out.line(c.bold("3. Replaying the sample conversation"));
+    const sessions: DemoSessionReport[] = [];
+    for (const session of DEMO_CONVERSATION.sessions) {
+      const report = await replaySession(session, open);
+      sessions.push(report);
+      out.line(
+        `   ${c.green("✓")} ${report.id} "${report.title}": ${report.turns} turns synced (syncAll returned in ${report.syncAllMeanMicros} µs on average), ${report.notes} note${report.notes === 1 ? "" : "s"} saved with the memory tool; session ended and flushed in ${report.endMs} ms`,
+      );
+    }
+    out.line("");
+
+    out.line(c.bold("4. Restart: a new session asks about session one"));
+    const recallSession = "demo-session-3";
+    const manager = await open(recallSession, "Recall after restart");
+    const active = manager.providers.some((p) => p.name === provider) ? provider : "";
+    if (provider && !active) out.line(`   ${c.yellow("!")} ${provider} did not load after the restart; recalling from built-in memory.`);
+    const mode: DemoReport["recallMode"] = active ? "prefetch" : "system-prompt";
+    let questions: DemoQuestionReport[];
+    try {
+      questions = await askQuestions(DEMO_CONVERSATION, manager, mode, recallSession);
+    } finally {
+      await manager.shutdownAll();
+    }
+    if (mode === "system-prompt") out.line(c.dim("   Built-in memory has no per-question recall: the agent sees MEMORY.md / USER.md in its system prompt."));
+    for (const [i, q] of questions.entries()) {
+      const question = DEMO_CONVERSATION.questions[i]!;
+      out.line(`   Q: ${q.question}`);
+      const how = mode === "prefetch" ? `prefetchAll in ${q.ms} ms` : "system prompt snapshot";
+      out.line(`      ${q.found ? c.green(`✓ recalled "${q.fact}"`) : c.red(`✗ not recalled: "${q.fact}"`)} ${c.dim(`(${how})`)}`);
+      for (const line of excerpt(q.recalled, question)) out.line(`      ${c.dim("│")} ${line}`);
+    }
+    const recalledCount = questions.filter((q) => q.found).length;
+    const totalMs = round(performance.now() - totalStart);
+    out.line("");
+    out.line(`${recalledCount}/${questions.length} facts from session one recalled after a restart, with ${active || "built-in memory"}. Total ${(totalMs / 1000).toFixed(2)} s.`);
+    if (keep) {
+      // When the provider was found next to the CLI rather than in the user's project, point there.
+      const where = packageRoots ? ` --cwd ${CLI_PACKAGE_DIR}` : "";
+      out.line(`Home kept at ${home}. Look inside: \`hermes-memory --hermes-home ${home}${where} memory status\`${active ? ` or \`hermes-memory --hermes-home ${home}${where} ${active} stats\`` : ""}.`);
+    }
+    for (const w of warnings) out.warn(w);
+    const report: DemoReport = {
+      hermesHome: home,
+      kept: keep,
+      provider: active,
+      providers: providers.map((p) => ({ name: p.name, source: p.source, version: p.version, location: p.dir })),
+      sessions,
+      recallMode: mode,
+      questions,
+      recalledCount,
+      totalMs,
+      warnings,
+    };
+    out.data(report);
+    if (recalledCount < questions.length) {
+      // Not a user error: the shipped conversation is fixed, so a miss is a bug (exit 2).
+      throw new Error(`the demo recalled only ${recalledCount} of ${questions.length} facts from session one${active ? ` with ${active}` : ""}; rerun with --keep and inspect the home`);
+    }
+  } finally {
+    if (!keep) fs.rmSync(home, { recursive: true, force: true });
+    if (!keep && !ctx.json) out.line(c.dim(`Removed the temporary home ${home}.`));
+  }
+}

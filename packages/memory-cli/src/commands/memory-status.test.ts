@@ -1,0 +1,77 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { parseJson, runCli, tempDir, writeUserProvider } from "../test-support/cli-harness.js";
+
+const SECRET = "tok_9f8e7d6c5b4a3210QRST";
+
+describe("hermes-memory memory status", { timeout: 60_000 }, () => {
+  let root: string;
+  let home: string;
+  let cleanup: () => void;
+
+  beforeEach(() => {
+    ({ dir: root, cleanup } = tempDir("hermes-cli-status-"));
+    home = path.join(root, "home");
+  });
+  afterEach(() => cleanup());
+
+  it("shows built-in only when no provider is configured", async () => {
+    const result = await runCli(["--hermes-home", home, "memory", "status"], { cwd: root });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("Provider: (none — built-in only)");
+    expect(result.stdout).toContain(path.join(home, "memories", "MEMORY.md"));
+    const data = parseJson(await runCli(["--hermes-home", home, "memory", "status", "--json"], { cwd: root }));
+    expect(data.provider).toBeNull();
+    expect(data.builtin.memory).toMatchObject({ limit: 2200, current: 0 });
+    expect(data.builtin.user).toMatchObject({ limit: 1375 });
+  });
+
+  it("masks secrets (last 4 characters), reports availability, stats and where data lives", async () => {
+    writeUserProvider(home, "alpha", {
+      searchable: true,
+      schema: [
+        { key: "api_key", description: "API key", secret: true, envVar: "ALPHA_API_KEY" },
+        { key: "region", description: "Region", default: "us" },
+      ],
+    });
+    const setup = await runCli(["--hermes-home", home, "memory", "setup", "alpha", "--set", `api_key=${SECRET}`, "--yes"], { cwd: root });
+    expect(setup.code).toBe(0);
+
+    const text = await runCli(["--hermes-home", home, "memory", "status"], { cwd: root });
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain("Provider: alpha");
+    expect(text.stdout).toContain("installed ✓");
+    expect(text.stdout).toContain("available ✓");
+    expect(text.stdout).toContain("api_key: …QRST");
+    expect(text.stdout).toContain("region: us");
+    expect(text.stdout).toContain("Stats: 7 items (5 turns, 2 facts, 0 checkpoints), 2 sessions");
+    expect(text.stdout).toContain(`Data: ${home}/alpha.data`);
+    expect(text.stdout + text.stderr).not.toContain(SECRET.slice(0, -4));
+
+    const json = await runCli(["--hermes-home", home, "memory", "status", "--json"], { cwd: root });
+    expect(json.stdout).not.toContain(SECRET.slice(0, -4));
+    const data = parseJson(json);
+    expect(data.provider).toMatchObject({ name: "alpha", installed: true, available: true, searchable: true, source: "user" });
+    expect(data.provider.settings).toEqual([
+      expect.objectContaining({ key: "api_key", secret: true, set: true, value: "…QRST", envVar: "ALPHA_API_KEY" }),
+      expect.objectContaining({ key: "region", secret: false, value: "us", origin: "stored" }),
+    ]);
+    expect(data.provider.stats).toMatchObject({ items: 7, sessions: 2 });
+    // The secret itself lives only in .env.
+    expect(fs.readFileSync(path.join(home, "config.yaml"), "utf8")).not.toContain(SECRET);
+  });
+
+  it("explains an unavailable provider and one that is not installed", async () => {
+    writeUserProvider(home, "alpha", { available: false, reason: "install the alpha SDK" });
+    fs.writeFileSync(path.join(home, "config.yaml"), "memory:\n  provider: alpha\n");
+    const unavailable = await runCli(["--hermes-home", home, "memory", "status"], { cwd: root });
+    expect(unavailable.code).toBe(0);
+    expect(unavailable.stdout).toContain("not available ✗  install the alpha SDK");
+
+    fs.writeFileSync(path.join(home, "config.yaml"), "memory:\n  provider: ghost\n");
+    const missing = parseJson(await runCli(["--hermes-home", home, "memory", "status", "--json"], { cwd: root }));
+    expect(missing.provider).toMatchObject({ name: "ghost", installed: false, available: false });
+    expect(missing.provider.reason).toContain("hermes-memory memory off");
+  });
+});

@@ -1,0 +1,124 @@
+import { Command, CommanderError, Option } from "commander";
+import { HermesMemoryError, describeError } from "@hermes/memory-core";
+import { createCliContext } from "./cli-context.js";
+import { processIo, type CliIo } from "./cli-io.js";
+import { ExitCode } from "./exit-codes.js";
+import { oneLine } from "./output/printer.js";
+import { registerPluginsCommands } from "./commands/plugins.js";
+import { registerMemoryCommands } from "./commands/memory.js";
+import { registerDemoCommand } from "./commands/demo.js";
+import { registerProviderCommands, BUILTIN_COMMAND_NAMES } from "./commands/provider-commands.js";
+import { CLI_VERSION } from "./version.js";
+export { CliUsageError } from "./cli-usage-error.js";
+
+/** The name users type. */
+export const CLI_NAME = "hermes-memory";
+
+/** The values of the global options that decide what is built before parsing (home, cwd). */
+function prescanGlobalOptions(args: string[]): { hermesHome?: string; cwd?: string; operand?: string } {
+  const found: { hermesHome?: string; cwd?: string; operand?: string } = {};
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === "--") break;
+    if (arg === "--hermes-home" || arg === "--cwd") {
+      found[arg === "--cwd" ? "cwd" : "hermesHome"] = args[i + 1];
+      i++;
+    } else if (arg.startsWith("--hermes-home=")) {
+      found.hermesHome = arg.slice("--hermes-home=".length);
+    } else if (arg.startsWith("--cwd=")) {
+      found.cwd = arg.slice("--cwd=".length);
+    } else if (!arg.startsWith("-") && found.operand === undefined) {
+      found.operand = arg;
+    }
+  }
+  return found;
+}
+
+/**
+ * Build the commander program for one invocation. `args` (without node and script) is scanned
+ * first for `--hermes-home`/`--cwd`, because the active provider's subcommands are added before
+ * parsing, and only when the command line could be addressing them.
+ */
+export async function createProgram(io: CliIo, args: string[]): Promise<Command> {
+  const program = new Command(CLI_NAME)
+    .description("Manage Hermes memory providers: list and install them, set one up, check its status, run its commands.")
+    .version(CLI_VERSION, "-V, --version")
+    .addOption(new Option("--hermes-home <dir>", "Hermes home (default: $HERMES_HOME, else ~/.hermes)"))
+    .addOption(new Option("--cwd <dir>", "working directory for project discovery (default: the current directory)"))
+    .option("--json", "print machine-readable JSON instead of text")
+    .option("--no-color", "disable colours (also NO_COLOR)")
+    .showSuggestionAfterError(true)
+    .configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+      outputError: (s, write) => write(`${CLI_NAME}: ${oneLine(s.replace(/^error:\s*/i, ""))}\n`),
+    })
+    .exitOverride();
+
+  registerPluginsCommands(program, io);
+  registerMemoryCommands(program, io);
+  registerDemoCommand(program, io);
+
+  const pre = prescanGlobalOptions(args);
+  // Provider commands are imported only when the command line may address them (or for help), so
+  // a broken provider CLI cannot slow down or break the built-in commands.
+  const wantsProviderCommands = pre.operand === undefined || pre.operand === "help" || !BUILTIN_COMMAND_NAMES.has(pre.operand);
+  if (wantsProviderCommands) {
+    const ctx = createCliContext(io, { ...pre, json: args.includes("--json"), color: !args.includes("--no-color") });
+    await registerProviderCommands(program, io, ctx, pre.operand);
+  }
+  for (const command of program.commands) inheritExitOverride(command, io);
+  return program;
+}
+
+function inheritExitOverride(command: Command, io: CliIo): void {
+  command.exitOverride();
+  command.configureOutput({
+    writeOut: (s) => io.stdout.write(s),
+    writeErr: (s) => io.stderr.write(s),
+    outputError: (s, write) => write(`${CLI_NAME}: ${oneLine(s.replace(/^error:\s*/i, ""))}\n`),
+  });
+  for (const sub of command.commands) inheritExitOverride(sub, io);
+}
+
+/** Exit code for an error a command threw (see `ExitCode`). */
+export function exitCodeFor(error: unknown): number {
+  if (error instanceof CommanderError) {
+    // Help and version "errors" are normal exits.
+    return error.exitCode === 0 ? ExitCode.ok : ExitCode.userError;
+  }
+  // Typed errors carry a remedy the user can act on; anything else is a bug.
+  if (HermesMemoryError.isInstance(error)) return ExitCode.userError;
+  return ExitCode.internalError;
+}
+
+/**
+ * Run the CLI: parse `args` (without node and script), run the command, and return the exit code.
+ * User errors print one line on stderr (`hermes-memory: <what went wrong and what to do>`) and
+ * return 1; unexpected failures print `internal error` and return 2 (stack with
+ * `HERMES_MEMORY_DEBUG=1`). Never calls `process.exit`.
+ */
+export async function runCli(args: string[], io: CliIo = processIo()): Promise<number> {
+  try {
+    const program = await createProgram(io, args);
+    if (args.length === 0) {
+      program.outputHelp();
+      return ExitCode.ok;
+    }
+    await program.parseAsync(args, { from: "user" });
+    return ExitCode.ok;
+  } catch (error) {
+    const code = exitCodeFor(error);
+    // Commander already printed its own message (or the help).
+    if (error instanceof CommanderError) return code;
+    if (code === ExitCode.userError) {
+      io.stderr.write(`${CLI_NAME}: ${oneLine(describeError(error))}\n`);
+    } else {
+      io.stderr.write(
+        `${CLI_NAME}: internal error: ${oneLine(describeError(error))}. This is a bug; rerun with HERMES_MEMORY_DEBUG=1 for details and report it.\n`,
+      );
+      if (io.env.HERMES_MEMORY_DEBUG && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`);
+    }
+    return code;
+  }
+}
