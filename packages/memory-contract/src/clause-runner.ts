@@ -1,0 +1,130 @@
+import { describeError } from "@hermes/memory-core";
+import { getClause, type ClauseRequirement, type ContractClause } from "./clauses.js";
+import type { ContractRunOptions, MemoryProviderContractSetup } from "./contract-setup.js";
+import type { ClauseStatus, ContractResult } from "./contract-report.js";
+import type { ProviderHarness } from "./provider-harness.js";
+import type { Sandbox } from "./sandbox.js";
+
+/** What a clause body decides. */
+export interface ClauseOutcome {
+  status: ClauseStatus;
+  reason?: string;
+}
+
+/** The clause holds. `note` is shown next to the pass (e.g. what was measured). */
+export function pass(note?: string): ClauseOutcome {
+  return note ? { status: "pass", reason: note } : { status: "pass" };
+}
+
+/** The clause is violated; `reason` says what the provider did. */
+export function fail(reason: string): ClauseOutcome {
+  return { status: "fail", reason };
+}
+
+/** The clause could not be checked; `reason` says why. */
+export function skip(reason: string): ClauseOutcome {
+  return { status: "skip", reason };
+}
+
+/** Why a clause with these requirements is skipped for this setup, or undefined when it runs. */
+export function requirementSkipReason(
+  requires: readonly ClauseRequirement[] | undefined,
+  setup: Pick<MemoryProviderContractSetup, "capabilities" | "packageDir">,
+): string | undefined {
+  for (const req of requires ?? []) {
+    if (req === "packageDir") {
+      if (!setup.packageDir) return "setup.packageDir is not given (the hermes-memory-contract CLI sets it)";
+    } else if (req === "readBack") {
+      if (!setup.capabilities.search && !setup.capabilities.recall) {
+        return "neither capabilities.search nor capabilities.recall is declared, so stored data cannot be read back";
+      }
+    } else if (!setup.capabilities[req]) {
+      return `setup declares capabilities.${req}: ${String(setup.capabilities[req] ?? false)}`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Why `clause` is skipped before running anything (capability absent, listed in `setup.skip`, or
+ * filtered out by `options.only`), or undefined when it runs. Used by the runner and by the vitest
+ * adapter, which turns these into `it.skip`.
+ */
+export function staticSkipReason(
+  clause: ContractClause,
+  setup: Pick<MemoryProviderContractSetup, "capabilities" | "packageDir" | "skip">,
+  options: ContractRunOptions = {},
+): string | undefined {
+  const explicit = setup.skip?.[clause.id];
+  if (explicit !== undefined) return `skipped by setup.skip: ${explicit}`;
+  if (options.only && options.only.length > 0 && !options.only.some((o) => o === clause.id || o === clause.group)) {
+    return "not selected by options.only";
+  }
+  return requirementSkipReason(clause.requires, setup);
+}
+
+/** Shared state of one run, handed to every clause group. */
+export interface ContractContext {
+  readonly setup: MemoryProviderContractSetup;
+  readonly options: ContractRunOptions;
+  readonly sandbox: Sandbox;
+  readonly harness: ProviderHarness;
+  /**
+   * Run one clause: skipped without calling `body` when its static skip reason applies; a throw
+   * from `body` is a failure carrying the error message.
+   */
+  clause(id: string, body: () => Promise<ClauseOutcome>): Promise<ClauseOutcome>;
+}
+
+/** Collects results in clause order. */
+export class ClauseRunner {
+  private readonly results = new Map<string, ContractResult>();
+
+  constructor(
+    private readonly setup: MemoryProviderContractSetup,
+    private readonly options: ContractRunOptions,
+  ) {}
+
+  async run(id: string, body: () => Promise<ClauseOutcome>): Promise<ClauseOutcome> {
+    const clause = getClause(id);
+    const started = performance.now();
+    const skipReason = staticSkipReason(clause, this.setup, this.options);
+    let outcome: ClauseOutcome;
+    if (skipReason !== undefined) {
+      outcome = skip(skipReason);
+    } else {
+      try {
+        outcome = await body();
+      } catch (error) {
+        outcome = fail(`threw: ${describeError(error)}`);
+      }
+    }
+    this.record(clause, outcome, performance.now() - started);
+    return outcome;
+  }
+
+  /** Record an outcome for a clause that could not run at all (e.g. the provider factory threw). */
+  recordIfMissing(clause: ContractClause, outcome: ClauseOutcome): void {
+    if (this.results.has(clause.id)) return;
+    const skipReason = staticSkipReason(clause, this.setup, this.options);
+    this.record(clause, skipReason !== undefined ? skip(skipReason) : outcome, 0);
+  }
+
+  private record(clause: ContractClause, outcome: ClauseOutcome, durationMs: number): void {
+    const result: ContractResult = {
+      id: clause.id,
+      group: clause.group,
+      title: clause.title,
+      status: outcome.status,
+      hint: clause.hint,
+      durationMs: Math.round(durationMs),
+    };
+    if (outcome.reason !== undefined) result.reason = outcome.reason;
+    this.results.set(clause.id, result);
+  }
+
+  /** Results in catalogue order. */
+  list(order: readonly ContractClause[]): ContractResult[] {
+    return order.map((c) => this.results.get(c.id)).filter((r): r is ContractResult => r !== undefined);
+  }
+}

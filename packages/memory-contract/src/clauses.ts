@@ -1,0 +1,143 @@
+/** The clause groups, in the order the kit runs and reports them. */
+export const CONTRACT_GROUPS = [
+  "MANIFEST",
+  "IDENTITY",
+  "INIT",
+  "TOOLS",
+  "CONFIG",
+  "HOOKS",
+  "RECALL",
+  "ISOLATION",
+  "CHECKPOINT",
+  "LIFECYCLE",
+] as const;
+
+/** One clause group, e.g. `TOOLS`. */
+export type ContractGroup = (typeof CONTRACT_GROUPS)[number];
+
+/** A capability flag of `ContractCapabilities` that a clause needs, or the package dir. */
+export type ClauseRequirement =
+  | "packageDir"
+  | "tools"
+  | "recall"
+  | "checkpoint"
+  | "search"
+  | "sessionSwitch"
+  | "mirrorsBuiltinWrites"
+  | "userScoping"
+  | "readBack";
+
+/** The static description of a clause: its stable id, title and troubleshooting hint. */
+export interface ContractClause {
+  /** Stable id such as `C-TOOLS-2`; never reused for a different obligation. */
+  id: string;
+  group: ContractGroup;
+  title: string;
+  /** One line telling the author what usually causes a failure and how to fix it. */
+  hint: string;
+  /** Capabilities that must be declared for the clause to run; otherwise it is skipped. */
+  requires?: ClauseRequirement[];
+}
+
+function clause(
+  id: string,
+  group: ContractGroup,
+  title: string,
+  hint: string,
+  requires?: ClauseRequirement[],
+): ContractClause {
+  return requires ? { id, group, title, hint, requires } : { id, group, title, hint };
+}
+
+/**
+ * Every clause of the contract, in run order. The list is part of the public API: ids are stable,
+ * new clauses get new ids.
+ */
+export const CONTRACT_CLAUSES: readonly ContractClause[] = [
+  clause("C-MANIFEST-1", "MANIFEST", "package.json declares a valid hermesMemoryProvider manifest",
+    'Add "hermesMemoryProvider": "<name>" or {"name", "entry"} to package.json; the name must match ^[a-z0-9][a-z0-9._-]{0,63}$ and not be "builtin".', ["packageDir"]),
+  clause("C-MANIFEST-2", "MANIFEST", "the manifest entry resolves to a file inside the package",
+    'Point "entry" (or "exports"/"main") at a built file inside the package, e.g. "./dist/index.js", and make sure it is listed in "files".', ["packageDir"]),
+  clause("C-MANIFEST-3", "MANIFEST", "register(ctx) registers exactly one provider whose name equals the manifest name",
+    "Export register(ctx) that calls ctx.registerMemoryProvider(new YourProvider()) once; keep provider.name identical to the manifest name.", ["packageDir"]),
+  clause("C-MANIFEST-4", "MANIFEST", "discovery lists the provider from its manifest without importing it",
+    "Discovery reads package.json only: the manifest must carry the provider name, and the package must be a direct dependency of the host.", ["packageDir"]),
+
+  clause("C-IDENTITY-1", "IDENTITY", "name matches ^[a-z0-9][a-z0-9._-]{0,63}$, is not reserved and equals setup.name",
+    'Use a lowercase constant name (e.g. readonly name = "my-provider"); "builtin" is reserved.'),
+  clause("C-IDENTITY-2", "IDENTITY", "isAvailable() is synchronous and returns a boolean",
+    "isAvailable() must not be async: check config, environment variables and installed dependencies only, and return true/false."),
+  clause("C-IDENTITY-3", "IDENTITY", "isAvailable(), getToolSchemas() and getConfigSchema() make no network calls",
+    "Move connectivity checks into initialize() or the first real call; these methods run at start-up and in status screens, often offline."),
+
+  clause("C-INIT-1", "INIT", "initialize() accepts unknown context keys and missing optional keys",
+    "Read only the ctx keys you need, with defaults (ctx.platform ?? 'cli'); never validate ctx strictly or require optional keys."),
+  clause("C-INIT-2", "INIT", "initialize() and a normal session write only under hermesHome",
+    "Derive every storage path from ctx.hermesHome (or getHermesHome()); never write to os.homedir(), process.cwd() or ~/.hermes."),
+
+  clause("C-TOOLS-1", "TOOLS", "tool schemas are valid OpenAI function tools (name ^[a-zA-Z0-9_-]{1,64}$, description, type: object parameters)",
+    'Return bare {name, description, parameters: {type: "object", properties: {...}}}; names may only use letters, digits, _ and -.', ["tools"]),
+  clause("C-TOOLS-2", "TOOLS", "unknown tool returns an error string",
+    'In handleToolCall, return JSON.stringify({error: `unknown tool ${name}`}) for names you do not own instead of throwing.', ["tools"]),
+  clause("C-TOOLS-3", "TOOLS", "tool parameters compile as JSON Schema (Ajv)",
+    "Fix the parameters schema: use valid JSON Schema keywords and types (type, properties, required, items, enum).", ["tools"]),
+  clause("C-TOOLS-4", "TOOLS", "tool names are unique and do not shadow reserved core tools",
+    "Prefix tool names with your provider name (e.g. myprovider_search); core tools such as memory and terminal always win.", ["tools"]),
+  clause("C-TOOLS-5", "TOOLS", "handleToolCall returns a string for every advertised tool",
+    "Return a JSON string from every branch of handleToolCall (JSON.stringify the result object), also for empty results.", ["tools"]),
+  clause("C-TOOLS-6", "TOOLS", "invalid arguments return an error string and never throw",
+    "Validate args (required keys, types) and return JSON.stringify({error: ...}); the model sends malformed arguments regularly.", ["tools"]),
+
+  clause("C-CONFIG-1", "CONFIG", "config fields have valid shapes",
+    "Each field needs a unique non-empty string key; description/url/envVar are strings, type is text|integer|number|boolean, choices is an array."),
+  clause("C-CONFIG-2", "CONFIG", "secret fields declare envVar",
+    'Give every secret field envVar: "MY_PROVIDER_API_KEY" (A-Z, 0-9, _); a secret without envVar is silently dropped by setup.'),
+  clause("C-CONFIG-3", "CONFIG", "choices contain the default",
+    "Make default one of choices (or drop the default)."),
+  clause("C-CONFIG-4", "CONFIG", "saveConfig writes only under hermesHome and never writes a secret value",
+    "Write non-secret values to a file under the hermesHome argument; secrets belong in $HERMES_HOME/.env, handled by setup."),
+
+  clause("C-HOOKS-1", "HOOKS", "syncTurn returns within the limit even when called 200 times in a burst",
+    "Queue the write in memory and return; persist in the background (batched), and await the queue in flush()/shutdown()."),
+  clause("C-HOOKS-2", "HOOKS", "every synced turn is persisted after flush/shutdown",
+    "Drain the write queue in shutdown() (and flush()); do not drop queued turns when the queue is busy.", ["readBack"]),
+  clause("C-HOOKS-3", "HOOKS", "old-style syncTurn calls without messages work",
+    "Treat options.messages as optional: syncTurn(user, assistant, {sessionId}) must still persist the turn.", ["readBack"]),
+  clause("C-HOOKS-4", "HOOKS", "agentContext 'subagent' writes nothing",
+    "Check allowsAutomaticWrites(ctx) in initialize() and skip syncTurn/onSessionEnd writes for subagent, cron and flush contexts.", ["readBack"]),
+  clause("C-HOOKS-5", "HOOKS", "onSessionSwitch succeeds and later turns are persisted",
+    "Handle onSessionSwitch(newId, {reset}) by switching the session id (flush buffers on reset); never return false on success.", ["sessionSwitch", "readBack"]),
+  clause("C-HOOKS-6", "HOOKS", "mirrored built-in memory writes (onMemoryWrite) are stored",
+    "Store onMemoryWrite('add', target, content) as a fact so built-in memory is searchable in your backend.", ["mirrorsBuiltinWrites", "readBack"]),
+
+  clause("C-RECALL-1", "RECALL", "a fact synced in one session is recalled by prefetch in a new instance after restart",
+    "Persist turns durably (drain in shutdown) and let prefetch(query) search all sessions of the profile, not just the current one.", ["recall"]),
+
+  clause("C-ISOLATION-1", "ISOLATION", "two profiles used concurrently never see each other's data",
+    "Keep all state per instance and derived from ctx.hermesHome; no module-level caches or singletons keyed by nothing.", ["readBack"]),
+  clause("C-ISOLATION-2", "ISOLATION", "userId scoping keeps users of one profile apart",
+    "Store ctx.userId with every item and filter prefetch/search by it.", ["userScoping", "readBack"]),
+
+  clause("C-CHECKPOINT-1", "CHECKPOINT", "declares preCompressCheckpointApiVersion 2 and onPreCompress returns a string",
+    "Set readonly preCompressCheckpointApiVersion = 2 and return a (possibly empty) string after the checkpoint is durable.", ["checkpoint"]),
+  clause("C-CHECKPOINT-2", "CHECKPOINT", "the same evidence checkpointed twice is stored once",
+    "Key checkpoint rows by a content digest (e.g. sha256 of role + text) and upsert, so retries deduplicate.", ["checkpoint", "search"]),
+  clause("C-CHECKPOINT-3", "CHECKPOINT", "overlapping evidence only adds the new part",
+    "Digest each message, not the whole transcript: a retry with a longer transcript must only add the new messages.", ["checkpoint", "search"]),
+  clause("C-CHECKPOINT-4", "CHECKPOINT", "a storage failure makes onPreCompress throw under requireCheckpoint",
+    "Never swallow write errors in onPreCompress: await the durable write and let failures propagate (throw).", ["checkpoint"]),
+
+  clause("C-LIFECYCLE-1", "LIFECYCLE", "shutdown() is idempotent",
+    "Guard shutdown() with a closed flag; a second call must resolve without closing handles twice."),
+  clause("C-LIFECYCLE-2", "LIFECYCLE", "calls after shutdown do not throw",
+    "After shutdown, make hooks no-ops (return '' / undefined) instead of touching closed handles."),
+  clause("C-LIFECYCLE-3", "LIFECYCLE", "after shutdown no handles keep the process alive",
+    "Clear intervals/timeouts, close sockets, servers and file handles in shutdown(); unref() timers that may outlive it."),
+];
+
+/** The clause with this id; throws for an unknown id (a bug in the caller). */
+export function getClause(id: string): ContractClause {
+  const found = CONTRACT_CLAUSES.find((c) => c.id === id);
+  if (!found) throw new Error(`Unknown contract clause ${id}`);
+  return found;
+}

@@ -1,0 +1,133 @@
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import {
+  BadConfigProvider,
+  BadToolNameProvider,
+  BlockingSyncProvider,
+  DuplicatingCheckpointProvider,
+  FetchInIsAvailableProvider,
+  HomeWritingProvider,
+  LeakyProfileProvider,
+  SubagentWritingProvider,
+  SwallowingCheckpointProvider,
+  ThrowingToolProvider,
+  TimerLeakProvider,
+  WholeTranscriptCheckpointProvider,
+} from "./__fixtures__/broken-providers.js";
+import { MinimalProvider } from "./__fixtures__/minimal-provider.js";
+import { CONTRACT_CLAUSES } from "./clauses.js";
+import type { ContractCapabilities, MemoryProviderContractSetup } from "./contract-setup.js";
+import type { ContractReport } from "./contract-report.js";
+import { runMemoryProviderContract } from "./run-contract.js";
+
+const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), "__fixtures__");
+
+const ALL_CAPABILITIES: ContractCapabilities = {
+  tools: true,
+  recall: true,
+  checkpoint: true,
+  search: true,
+  sessionSwitch: true,
+  mirrorsBuiltinWrites: true,
+  userScoping: true,
+};
+
+function setupFor(Provider: new () => MinimalProvider, extra: Partial<MemoryProviderContractSetup> = {}): MemoryProviderContractSetup {
+  return { name: "minimal", createProvider: () => new Provider(), capabilities: ALL_CAPABILITIES, ...extra };
+}
+
+function ids(report: ContractReport, status: "pass" | "fail" | "skip"): string[] {
+  return report.results.filter((r) => r.status === status).map((r) => r.id);
+}
+
+function failures(report: ContractReport): string {
+  return report.results
+    .filter((r) => r.status === "fail")
+    .map((r) => `${r.id}: ${r.reason}`)
+    .join("\n");
+}
+
+describe("runMemoryProviderContract on the correct minimal provider", () => {
+  it("passes every clause, skipping only MANIFEST without a package dir", async () => {
+    const report = await runMemoryProviderContract(setupFor(MinimalProvider));
+    expect(failures(report)).toBe("");
+    expect(ids(report, "skip")).toEqual(["C-MANIFEST-1", "C-MANIFEST-2", "C-MANIFEST-3", "C-MANIFEST-4"]);
+    expect(report.results.map((r) => r.id)).toEqual(CONTRACT_CLAUSES.map((c) => c.id));
+    expect(report.ok).toBe(true);
+    expect(report.summary).toMatchObject({ fail: 0, skip: 4, total: CONTRACT_CLAUSES.length });
+    for (const r of report.results) expect(r.hint.length).toBeGreaterThan(10);
+  });
+
+  it("runs the MANIFEST clauses from the package dir", async () => {
+    const report = await runMemoryProviderContract(
+      setupFor(MinimalProvider, { packageDir: path.join(fixtures, "minimal-package") }),
+      { only: ["MANIFEST"] },
+    );
+    const manifest = report.results.filter((r) => r.group === "MANIFEST");
+    expect(failures(report)).toBe("");
+    expect(manifest.map((r) => r.status)).toEqual(["pass", "pass", "pass", "pass"]);
+  });
+
+  it("reports undeclared capabilities as skipped with the reason", async () => {
+    const report = await runMemoryProviderContract(
+      setupFor(MinimalProvider, {
+        capabilities: { tools: false, recall: true, checkpoint: false, search: false, sessionSwitch: false, mirrorsBuiltinWrites: false },
+      }),
+      { only: ["TOOLS", "CHECKPOINT", "HOOKS"] },
+    );
+    expect(failures(report)).toBe("");
+    const tools1 = report.results.find((r) => r.id === "C-TOOLS-1");
+    expect(tools1).toMatchObject({ status: "skip", reason: "setup declares capabilities.tools: false" });
+    expect(report.results.find((r) => r.id === "C-CHECKPOINT-2")?.reason).toContain("capabilities.checkpoint");
+    expect(report.results.find((r) => r.id === "C-HOOKS-5")?.reason).toContain("capabilities.sessionSwitch");
+    // Read-back clauses still run through prefetch when search is not declared.
+    expect(report.results.find((r) => r.id === "C-HOOKS-2")?.status).toBe("pass");
+  });
+
+  it("honours setup.skip with the given reason", async () => {
+    const report = await runMemoryProviderContract(setupFor(MinimalProvider, { skip: { "C-IDENTITY-1": "not today" } }), {
+      only: ["IDENTITY"],
+    });
+    expect(report.results.find((r) => r.id === "C-IDENTITY-1")).toMatchObject({ status: "skip", reason: "skipped by setup.skip: not today" });
+    expect(report.results.find((r) => r.id === "C-IDENTITY-2")?.status).toBe("pass");
+  });
+
+  it("restores HOME, cwd and HERMES_HOME after the run", async () => {
+    const before = { home: process.env.HOME, cwd: process.cwd(), hermes: process.env.HERMES_HOME };
+    await runMemoryProviderContract(setupFor(MinimalProvider), { only: ["INIT"] });
+    expect({ home: process.env.HOME, cwd: process.cwd(), hermes: process.env.HERMES_HOME }).toEqual(before);
+  });
+});
+
+describe("runMemoryProviderContract catches broken providers", () => {
+  afterAll(() => TimerLeakProvider.clearLeaks());
+
+  const cases: Array<{ mistake: string; Provider: new () => MinimalProvider; fails: string[] }> = [
+    { mistake: "a blocking syncTurn", Provider: BlockingSyncProvider, fails: ["C-HOOKS-1"] },
+    { mistake: "a fetch in isAvailable", Provider: FetchInIsAvailableProvider, fails: ["C-IDENTITY-3"] },
+    { mistake: "a write to HOME", Provider: HomeWritingProvider, fails: ["C-INIT-2"] },
+    { mistake: "a leaky profile (global static storage)", Provider: LeakyProfileProvider, fails: ["C-ISOLATION-1"] },
+    { mistake: "a duplicating checkpoint", Provider: DuplicatingCheckpointProvider, fails: ["C-CHECKPOINT-2", "C-CHECKPOINT-3"] },
+    { mistake: "a whole-transcript checkpoint key", Provider: WholeTranscriptCheckpointProvider, fails: ["C-CHECKPOINT-3"] },
+    { mistake: "a checkpoint that swallows storage errors", Provider: SwallowingCheckpointProvider, fails: ["C-CHECKPOINT-4"] },
+    { mistake: "a tool schema with a bad name", Provider: BadToolNameProvider, fails: ["C-TOOLS-1"] },
+    { mistake: "tool calls that throw", Provider: ThrowingToolProvider, fails: ["C-TOOLS-2", "C-TOOLS-6"] },
+    { mistake: "a timer kept alive", Provider: TimerLeakProvider, fails: ["C-LIFECYCLE-3"] },
+    { mistake: "a secret without envVar and a default outside choices", Provider: BadConfigProvider, fails: ["C-CONFIG-2", "C-CONFIG-3"] },
+    { mistake: "writes in a subagent context", Provider: SubagentWritingProvider, fails: ["C-HOOKS-4"] },
+  ];
+
+  for (const { mistake, Provider, fails } of cases) {
+    it(`fails exactly ${fails.join(" + ")} for ${mistake}`, async () => {
+      const report = await runMemoryProviderContract(setupFor(Provider));
+      expect(ids(report, "fail"), failures(report)).toEqual(fails);
+      for (const id of fails) {
+        const result = report.results.find((r) => r.id === id)!;
+        expect(result.reason, id).toBeTruthy();
+        expect(result.hint, id).toBeTruthy();
+      }
+      expect(report.ok).toBe(false);
+    });
+  }
+});
