@@ -74,8 +74,9 @@ describe("the generated package", () => {
     const build = spawnSync(process.execPath, [path.join(modules, "typescript/bin/tsc"), "-p", "tsconfig.build.json"], { cwd: dir, encoding: "utf8" });
     expect(build.stdout + build.stderr).toBe("");
     expect(fs.existsSync(path.join(dir, "dist/index.js"))).toBe(true);
-    const test = spawnSync(process.execPath, [path.join(modules, "vitest/vitest.mjs"), "run"], { cwd: dir, encoding: "utf8", env: { ...process.env, CI: "1" } });
+    const test = spawnSync(process.execPath, [path.join(modules, "vitest/vitest.mjs"), "run"], { cwd: dir, encoding: "utf8", env: { ...process.env, CI: "1", NO_COLOR: "1", FORCE_COLOR: "0" } });
     expect(test.status, test.stdout + test.stderr).toBe(0);
     expect(test.stdout).toMatch(/Tests\s+\d+ passed/);
+    expect(test.stdout).not.toMatch(/failed/);
   }, 120_000);
 });
