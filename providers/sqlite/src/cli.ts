@@ -1,0 +1,91 @@
+import type { Command } from "commander";
+import { describeError } from "@hermes/memory-core";
+import {
+  doctorCommand,
+  exportCommand,
+  forgetCommand,
+  importCommand,
+  listCommand,
+  searchCommand,
+  statsCommand,
+  vacuumCommand,
+  type CommandContext,
+} from "./commands.js";
+
+/** What the host CLI passes: the active profile home and the provider name. */
+export interface CliContext {
+  hermesHome: string;
+  providerName: string;
+}
+
+/**
+ * Add the provider's subcommands to `command` (the host creates `hermes-memory sqlite`): stats,
+ * search, list, forget, export, import, vacuum, doctor — each with `--json`. Failures print the
+ * error's message and set `process.exitCode = 1`; nothing here calls `process.exit`.
+ */
+export function registerCli(command: Command, context: CliContext): void {
+  const ctx: CommandContext = { hermesHome: context.hermesHome, providerName: context.providerName };
+  const run =
+    <A extends unknown[]>(fn: (...args: A) => Promise<unknown>, failed?: (result: unknown) => boolean) =>
+    async (...args: A) => {
+      try {
+        const result = await fn(...args);
+        if (failed?.(result)) process.exitCode = 1;
+      } catch (error) {
+        process.stderr.write(`hermes-memory ${context.providerName}: ${describeError(error)}\n`);
+        process.exitCode = 1;
+      }
+    };
+
+  command
+    .command("stats")
+    .description("Item counts, sessions, database path and size")
+    .option("--json", "machine-readable output")
+    .action(run((opts: { json?: boolean }) => statsCommand(ctx, opts)));
+
+  command
+    .command("search <query>")
+    .description("Ranked full-text search over stored memory")
+    .option("-l, --limit <n>", "most results", "10")
+    .option("-k, --kind <kind>", "turn, fact or checkpoint")
+    .option("--json", "machine-readable output")
+    .action(run((query: string, opts: { limit?: string; kind?: string; json?: boolean }) => searchCommand(ctx, query, opts)));
+
+  command
+    .command("list")
+    .description("Newest items first")
+    .option("-l, --limit <n>", "most items", "20")
+    .option("-k, --kind <kind>", "turn, fact or checkpoint")
+    .option("--json", "machine-readable output")
+    .action(run((opts: { limit?: string; kind?: string; json?: boolean }) => listCommand(ctx, opts)));
+
+  command
+    .command("forget <id>")
+    .description("Delete one item by id")
+    .option("--json", "machine-readable output")
+    .action(run((id: string, opts: { json?: boolean }) => forgetCommand(ctx, id, opts), (r) => !(r as { forgotten: boolean }).forgotten));
+
+  command
+    .command("export [file]")
+    .description("Write every item as JSONL (stdout without a file)")
+    .option("--json", "machine-readable summary")
+    .action(run((file: string | undefined, opts: { json?: boolean }) => exportCommand(ctx, file, opts)));
+
+  command
+    .command("import <file>")
+    .description("Read a JSONL export; items already present (same digest) are skipped")
+    .option("--json", "machine-readable summary, no progress bar")
+    .action(run((file: string, opts: { json?: boolean }) => importCommand(ctx, file, opts)));
+
+  command
+    .command("vacuum")
+    .description("Rebuild the FTS index and compact the database file")
+    .option("--json", "machine-readable output")
+    .action(run((opts: { json?: boolean }) => vacuumCommand(ctx, opts)));
+
+  command
+    .command("doctor")
+    .description("Check integrity (PRAGMA integrity_check) and FTS index consistency")
+    .option("--json", "machine-readable output")
+    .action(run((opts: { json?: boolean }) => doctorCommand(ctx, opts), (r) => !(r as { ok: boolean }).ok));
+}

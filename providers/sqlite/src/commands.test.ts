@@ -1,0 +1,129 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Command } from "commander";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  doctorCommand,
+  exportCommand,
+  forgetCommand,
+  importCommand,
+  listCommand,
+  searchCommand,
+  statsCommand,
+  vacuumCommand,
+  withProvider,
+  type CommandContext,
+} from "./commands.js";
+import { registerCli } from "./cli.js";
+
+let home: string;
+let out: string[];
+let ctx: CommandContext;
+
+beforeEach(async () => {
+  home = fs.mkdtempSync(path.join(os.tmpdir(), "sqlite-cli-"));
+  out = [];
+  ctx = { hermesHome: home, providerName: "sqlite", io: { stdout: (t) => out.push(t), stderr: (t) => out.push(t), isTTY: false } };
+  await withProvider(ctx, (p) => {
+    p.remember({ content: "Alice prefers green tea in the morning", kind: "fact", tags: ["pref"] });
+    p.remember({ content: "We discussed the Kubernetes migration", kind: "turn", sessionId: "s1", metadata: { speaker: "Alice" } });
+    p.remember({ content: "Checkpoint: billing moved to Postgres", kind: "checkpoint", sessionId: "s1" });
+  });
+});
+afterEach(() => {
+  fs.rmSync(home, { recursive: true, force: true });
+});
+
+describe("CLI commands", () => {
+  it("stats reports counts, location and size (text and --json)", async () => {
+    const stats = await statsCommand(ctx, { json: true });
+    expect(stats).toMatchObject({ items: 3, byKind: { turn: 1, fact: 1, checkpoint: 1 }, location: path.join(home, "memory", "sqlite.db") });
+    expect(JSON.parse(out.pop()!)).toMatchObject({ items: 3 });
+    await statsCommand(ctx);
+    expect(out.pop()).toMatch(/items: +3 \(turns 1, facts 1, checkpoints 1\)/);
+  });
+
+  it("search ranks hits and honours --limit and --kind", async () => {
+    const hits = await searchCommand(ctx, "green tea", { limit: "5", json: true });
+    expect(hits[0]?.content).toContain("green tea");
+    expect(await searchCommand(ctx, "Postgres Kubernetes tea", { kind: "fact" })).toHaveLength(1);
+    await expect(searchCommand(ctx, "x", { limit: "zero" })).rejects.toThrow(/--limit/);
+    await expect(searchCommand(ctx, "x", { kind: "bogus" })).rejects.toThrow(/--kind/);
+    await searchCommand(ctx, "nothing-matches-this");
+    expect(out.pop()).toBe("No matches.");
+  });
+
+  it("list shows newest first; forget deletes by id", async () => {
+    const items = await listCommand(ctx, { json: true });
+    expect(items.map((i) => i.kind)).toEqual(["checkpoint", "turn", "fact"]);
+    expect(await forgetCommand(ctx, items[0]!.id)).toEqual({ id: items[0]!.id, forgotten: true });
+    expect(await forgetCommand(ctx, items[0]!.id)).toEqual({ id: items[0]!.id, forgotten: false });
+    expect((await listCommand(ctx, { kind: "checkpoint" })).length).toBe(0);
+  });
+
+  it("export writes JSONL; import into another profile is idempotent by digest", async () => {
+    const file = path.join(home, "dump.jsonl");
+    expect(await exportCommand(ctx, file, { json: true })).toEqual({ count: 3, file });
+    const lines = fs.readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatchObject({ kind: "fact", tags: ["pref"] });
+    expect(lines.every((l) => typeof l.digest === "string" && typeof l.createdAt === "string")).toBe(true);
+
+    const other = fs.mkdtempSync(path.join(os.tmpdir(), "sqlite-cli-b-"));
+    try {
+      const ctxB = { ...ctx, hermesHome: other };
+      fs.appendFileSync(file, "not json\n{\"content\": \"hand-written fact\"}\n");
+      expect(await importCommand(ctxB, file, { json: true })).toMatchObject({ imported: 4, skipped: 0, invalid: 1 });
+      expect(await importCommand(ctxB, file, { json: true })).toMatchObject({ imported: 0, skipped: 4, invalid: 1 });
+      expect((await statsCommand(ctxB)).items).toBe(4);
+      const exportedB: string[] = [];
+      await exportCommand({ ...ctxB, io: { stdout: (t) => exportedB.push(t), stderr: () => {}, isTTY: false } }, undefined);
+      expect(exportedB).toHaveLength(4);
+      expect((await searchCommand(ctxB, "Kubernetes migration"))[0]?.content).toBe("We discussed the Kubernetes migration");
+    } finally {
+      fs.rmSync(other, { recursive: true, force: true });
+    }
+    await expect(importCommand(ctx, path.join(home, "missing.jsonl"))).rejects.toThrow(/Cannot read/);
+  });
+
+  it("vacuum and doctor report a healthy database", async () => {
+    const result = await vacuumCommand(ctx, { json: true });
+    expect(result.afterBytes).toBeGreaterThan(0);
+    const report = await doctorCommand(ctx, { json: true });
+    expect(report).toMatchObject({ ok: true, integrity: "ok", ftsConsistent: true, schemaVersion: 2, journalMode: "wal", items: 3 });
+  });
+
+  it("doctor detects an FTS index out of sync", async () => {
+    await withProvider(ctx, (p) => {
+      // Simulate corruption of the index only: delete an FTS row behind the triggers' back.
+      p.memoryStore!.db.exec("DROP TRIGGER items_ad; DELETE FROM items WHERE kind = 'fact';");
+    });
+    const report = await doctorCommand(ctx);
+    expect(report.ok).toBe(false);
+    expect(report.ftsConsistent).toBe(false);
+    expect(out.pop()).toMatch(/PROBLEMS/);
+  });
+
+  it("registerCli adds every subcommand with --json and runs them", async () => {
+    const root = new Command("hermes-memory").exitOverride();
+    const sqlite = root.command("sqlite");
+    registerCli(sqlite, { hermesHome: home, providerName: "sqlite" });
+    const names = sqlite.commands.map((c) => c.name());
+    expect(names).toEqual(["stats", "search", "list", "forget", "export", "import", "vacuum", "doctor"]);
+    for (const c of sqlite.commands) expect(c.options.some((o) => o.long === "--json")).toBe(true);
+    const writes: string[] = [];
+    const original = process.stdout.write.bind(process.stdout);
+    process.stdout.write = ((chunk: string) => (writes.push(String(chunk)), true)) as typeof process.stdout.write;
+    const previous = process.exitCode;
+    try {
+      await root.parseAsync(["node", "hermes-memory", "sqlite", "stats", "--json"]);
+      expect(JSON.parse(writes.join(""))).toMatchObject({ items: 3 });
+      await root.parseAsync(["node", "hermes-memory", "sqlite", "forget", "999999", "--json"]);
+      expect(process.exitCode).toBe(1);
+    } finally {
+      process.stdout.write = original;
+      process.exitCode = previous;
+    }
+  });
+});

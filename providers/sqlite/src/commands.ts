@@ -1,0 +1,285 @@
+import fs from "node:fs";
+import path from "node:path";
+import cliProgress from "cli-progress";
+import { HermesMemoryError, type MemoryHit, type MemoryKind } from "@hermes/memory-core";
+import { itemDigest, MEMORY_KINDS, type DoctorReport, type ExportRecord, type NewItem, type StoredItem } from "./memory-store.js";
+import { SqliteMemoryProvider } from "./sqlite-memory-provider.js";
+import type { SqliteProviderOptions } from "./config.js";
+
+/** Where command output goes (injectable for tests). */
+export interface CommandIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  /** Progress bars only on an interactive terminal. */
+  isTTY: boolean;
+}
+
+/** What every command needs: the profile home and, optionally, explicit provider settings. */
+export interface CommandContext {
+  hermesHome: string;
+  providerName?: string;
+  /** Settings overriding config.yaml (tests); normally read from `memory.sqlite.*`. */
+  providerOptions?: SqliteProviderOptions;
+  io?: CommandIo;
+}
+
+/** Options shared by all commands. */
+export interface JsonOption {
+  json?: boolean;
+}
+
+/** Default IO: process stdout/stderr. */
+export const processIo: CommandIo = {
+  stdout: (t) => process.stdout.write(t.endsWith("\n") ? t : `${t}\n`),
+  stderr: (t) => process.stderr.write(t.endsWith("\n") ? t : `${t}\n`),
+  get isTTY() {
+    return Boolean(process.stderr.isTTY);
+  },
+};
+
+/**
+ * Open the profile's database for one command, run `fn`, and close it again (flushing first).
+ * Errors propagate (typed `HermesMemoryError` with a remedy).
+ */
+export async function withProvider<T>(ctx: CommandContext, fn: (provider: SqliteMemoryProvider) => Promise<T> | T): Promise<T> {
+  const provider = new SqliteMemoryProvider(ctx.providerOptions ?? {});
+  await provider.initialize("cli", { hermesHome: ctx.hermesHome, platform: "cli" });
+  try {
+    return await fn(provider);
+  } finally {
+    await provider.shutdown();
+  }
+}
+
+function io(ctx: CommandContext): CommandIo {
+  return ctx.io ?? processIo;
+}
+
+function emit(ctx: CommandContext, options: JsonOption, value: unknown, human: () => string): void {
+  io(ctx).stdout(options.json ? JSON.stringify(value, null, 2) : human());
+}
+
+function parseKind(kind: unknown): MemoryKind | undefined {
+  if (kind === undefined || kind === null || kind === "") return undefined;
+  if (typeof kind === "string" && (MEMORY_KINDS as readonly string[]).includes(kind)) return kind as MemoryKind;
+  throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `--kind must be one of ${MEMORY_KINDS.join(", ")} (got ${String(kind)}).` });
+}
+
+function parsePositiveInt(value: unknown, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) {
+    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `${name} must be a positive integer (got ${String(value)}).` });
+  }
+  return n;
+}
+
+const oneLine = (text: string, max = 160) => {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+};
+
+/** `stats`: item counts by kind, sessions, database path and size. */
+export async function statsCommand(ctx: CommandContext, options: JsonOption = {}): Promise<Record<string, unknown>> {
+  const stats = await withProvider(ctx, (p) => p.stats());
+  emit(ctx, options, stats, () =>
+    [
+      `database: ${stats.location}`,
+      `items:    ${stats.items} (turns ${stats.byKind.turn}, facts ${stats.byKind.fact}, checkpoints ${stats.byKind.checkpoint})`,
+      `sessions: ${stats.sessions ?? 0}`,
+      `size:     ${formatBytes(stats.sizeBytes ?? 0)}`,
+    ].join("\n"),
+  );
+  return stats;
+}
+
+/** `search <query> [--limit] [--kind]`: ranked hits. */
+export async function searchCommand(
+  ctx: CommandContext,
+  query: string,
+  options: JsonOption & { limit?: number | string; kind?: string } = {},
+): Promise<MemoryHit[]> {
+  const limit = parsePositiveInt(options.limit, "--limit", 10);
+  const kind = parseKind(options.kind);
+  const hits = await withProvider(ctx, (p) => p.search(query, { limit, ...(kind ? { kind } : {}) }));
+  emit(ctx, options, hits, () =>
+    hits.length === 0
+      ? "No matches."
+      : hits.map((h) => `${h.id.padStart(6)}  ${h.score.toFixed(3)}  [${h.kind}] ${oneLine(h.content)}`).join("\n"),
+  );
+  return hits;
+}
+
+/** `list [--limit] [--kind]`: newest items first. */
+export async function listCommand(ctx: CommandContext, options: JsonOption & { limit?: number | string; kind?: string } = {}): Promise<StoredItem[]> {
+  const limit = parsePositiveInt(options.limit, "--limit", 20);
+  const kind = parseKind(options.kind);
+  const items = await withProvider(ctx, (p) => p.list({ limit, ...(kind ? { kind } : {}) }));
+  emit(ctx, options, items, () =>
+    items.length === 0
+      ? "No items."
+      : items.map((i) => `${i.id.padStart(6)}  ${i.createdAt.slice(0, 19)}  [${i.kind}] ${oneLine(i.content)}`).join("\n"),
+  );
+  return items;
+}
+
+/** `forget <id>`: delete one item. Returns whether it existed (the CLI exits 1 when not). */
+export async function forgetCommand(ctx: CommandContext, id: string, options: JsonOption = {}): Promise<{ id: string; forgotten: boolean }> {
+  const forgotten = await withProvider(ctx, (p) => p.forget(id));
+  const result = { id, forgotten };
+  emit(ctx, options, result, () => (forgotten ? `Forgot item ${id}.` : `No item with id ${id}.`));
+  return result;
+}
+
+/** `export [file]`: every item as JSONL (to stdout without a file). */
+export async function exportCommand(ctx: CommandContext, file: string | undefined, options: JsonOption = {}): Promise<{ count: number; file: string | null }> {
+  return withProvider(ctx, async (p) => {
+    const store = p.memoryStore!;
+    let count = 0;
+    if (file) {
+      const target = path.resolve(file);
+      const tmp = `${target}.${process.pid}.tmp`;
+      const fd = fs.openSync(tmp, "w", 0o600);
+      try {
+        for (const record of store.exportRecords()) {
+          fs.writeSync(fd, `${JSON.stringify(record)}\n`);
+          count++;
+        }
+        fs.fsyncSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+      fs.renameSync(tmp, target);
+      const result = { count, file: target };
+      emit(ctx, options, result, () => `Exported ${count} item(s) to ${target}.`);
+      return result;
+    }
+    // Without a file the JSONL itself is the output, so --json has nothing to add.
+    for (const record of store.exportRecords()) {
+      io(ctx).stdout(JSON.stringify(record));
+      count++;
+    }
+    return { count, file: null };
+  });
+}
+
+/** Result of `import`. */
+export interface ImportResult {
+  imported: number;
+  skipped: number;
+  invalid: number;
+  errors: string[];
+}
+
+/**
+ * `import <file>`: read JSONL written by `export` (or by hand: `{kind?, content, ...}` per line).
+ * Idempotent: records whose digest is already stored are skipped. Shows a progress bar on a TTY
+ * unless `--json`.
+ */
+export async function importCommand(ctx: CommandContext, file: string, options: JsonOption = {}): Promise<ImportResult> {
+  let text: string;
+  try {
+    text = fs.readFileSync(path.resolve(file), "utf8");
+  } catch (error) {
+    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `Cannot read ${file} (${(error as Error).message}). Pass a JSONL file written by \`hermes-memory sqlite export\`.`, cause: error });
+  }
+  const lines = text.split(/\r?\n/).filter((l) => l.trim() !== "");
+  const result: ImportResult = { imported: 0, skipped: 0, invalid: 0, errors: [] };
+  const showBar = !options.json && io(ctx).isTTY;
+  const bar = showBar ? new cliProgress.SingleBar({ clearOnComplete: true, hideCursor: true }, cliProgress.Presets.shades_classic) : undefined;
+  await withProvider(ctx, (p) => {
+    const store = p.memoryStore!;
+    bar?.start(lines.length, 0);
+    let batch: NewItem[] = [];
+    let turnDigests: Set<string> | undefined;
+    const seen = new Set<string>();
+    const commit = () => {
+      if (batch.length === 0) return;
+      store.insertMany(batch);
+      batch = [];
+    };
+    lines.forEach((line, index) => {
+      const item = parseRecord(line);
+      if (typeof item === "string") {
+        result.invalid++;
+        if (result.errors.length < 20) result.errors.push(`line ${index + 1}: ${item}`);
+      } else if (
+        seen.has(item.digest!) ||
+        (item.kind === "turn" ? (turnDigests ??= store.turnDigests()).has(item.digest!) : store.hasDigest(item.digest!))
+      ) {
+        result.skipped++;
+      } else {
+        seen.add(item.digest!);
+        batch.push(item);
+        result.imported++;
+        if (batch.length >= 500) commit();
+      }
+      bar?.increment();
+    });
+    commit();
+    bar?.stop();
+  });
+  emit(ctx, options, result, () =>
+    [`Imported ${result.imported} item(s), skipped ${result.skipped} already present, ${result.invalid} invalid.`, ...result.errors].join("\n"),
+  );
+  return result;
+}
+
+function parseRecord(line: string): NewItem | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return "not valid JSON";
+  }
+  if (!value || typeof value !== "object" || Array.isArray(value)) return "not a JSON object";
+  const r = value as Partial<ExportRecord> & Record<string, unknown>;
+  if (typeof r.content !== "string" || r.content.trim() === "") return "missing content";
+  const kind = r.kind ?? "fact";
+  if (!(MEMORY_KINDS as readonly string[]).includes(kind)) return `unknown kind ${String(kind)}`;
+  const createdAt = typeof r.createdAt === "string" ? Date.parse(r.createdAt) : NaN;
+  const str = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined);
+  const item: NewItem = {
+    kind,
+    content: r.content,
+    sessionId: str(r.sessionId),
+    userId: str(r.userId),
+    speaker: str(r.speaker),
+    tags: Array.isArray(r.tags) ? r.tags.map(String) : [],
+    metadata: r.metadata && typeof r.metadata === "object" && !Array.isArray(r.metadata) ? r.metadata : {},
+    digest: typeof r.digest === "string" && /^[0-9a-f]{16,128}$/.test(r.digest) ? r.digest : undefined,
+    createdAt: Number.isFinite(createdAt) ? createdAt : undefined,
+  };
+  // Records without a digest get the one the store would give them, so re-imports skip them.
+  item.digest ??= itemDigest(item, kind === "turn" ? (item.createdAt ??= Date.now()) : 0);
+  return item;
+}
+
+/** `vacuum`: rebuild and optimise the FTS index, VACUUM, truncate the WAL. */
+export async function vacuumCommand(ctx: CommandContext, options: JsonOption = {}): Promise<{ beforeBytes: number; afterBytes: number }> {
+  const result = await withProvider(ctx, (p) => p.memoryStore!.vacuum());
+  emit(ctx, options, result, () => `Vacuumed: ${formatBytes(result.beforeBytes)} → ${formatBytes(result.afterBytes)}.`);
+  return result;
+}
+
+/** `doctor`: integrity_check and FTS consistency. `ok: false` makes the CLI exit 1. */
+export async function doctorCommand(ctx: CommandContext, options: JsonOption = {}): Promise<DoctorReport & { location: string }> {
+  const report = await withProvider(ctx, (p) => ({ ...p.memoryStore!.doctor(), location: p.memoryStore!.file }));
+  emit(ctx, options, report, () =>
+    [
+      `database:     ${report.location}`,
+      `schema:       v${report.schemaVersion}, journal ${report.journalMode}`,
+      `integrity:    ${report.integrity}`,
+      `fts index:    ${report.ftsConsistent ? "consistent" : "OUT OF SYNC"}`,
+      `items:        ${report.items}`,
+      report.ok ? "OK" : `PROBLEMS:\n${report.problems.map((p) => `  - ${p}`).join("\n")}`,
+    ].join("\n"),
+  );
+  return report;
+}
+
+function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}

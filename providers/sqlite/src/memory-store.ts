@@ -1,0 +1,553 @@
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import type BetterSqlite3 from "better-sqlite3";
+import type { MemoryHit, MemoryKind, MemoryStats } from "@hermes/memory-core";
+import { BM25_WEIGHTS, type Db } from "./database.js";
+import { queryTokens, quoteTerm, uniqueTerms } from "./fts-query.js";
+
+/** The kinds of items, in display order. */
+export const MEMORY_KINDS: readonly MemoryKind[] = ["turn", "fact", "checkpoint"];
+
+/** An item about to be stored. `digest` defaults to one derived from the item (see `itemDigest`). */
+export interface NewItem {
+  kind: MemoryKind;
+  content: string;
+  sessionId?: string | undefined;
+  userId?: string | undefined;
+  speaker?: string | undefined;
+  tags?: string[] | undefined;
+  metadata?: Record<string, unknown> | undefined;
+  digest?: string | undefined;
+  /** Milliseconds since the epoch; defaults to now. */
+  createdAt?: number | undefined;
+}
+
+/** A stored item as the store returns it. */
+export interface StoredItem {
+  id: string;
+  kind: MemoryKind;
+  content: string;
+  sessionId?: string;
+  userId?: string;
+  speaker: string;
+  tags: string[];
+  metadata: Record<string, unknown>;
+  digest: string;
+  createdAt: string;
+}
+
+/** Search filters and limit. */
+export interface StoreSearchOptions {
+  limit?: number | undefined;
+  sessionId?: string | undefined;
+  userId?: string | undefined;
+  kind?: MemoryKind | undefined;
+}
+
+/** Tunables of the store (ranking). */
+export interface MemoryStoreOptions {
+  /** Half-life of the recency boost in days; 0 disables it. */
+  recencyHalfLifeDays?: number;
+  /** Share of the score that recency can take away from an old item (0..1). */
+  recencyWeight?: number;
+  /**
+   * How much of a turn's match score flows to its neighbours in the same session:
+   * `[next, second next, previous]`. A reply is found through the question it answers.
+   */
+  neighbourWeights?: readonly [number, number, number];
+  /**
+   * Score multiplier for a speaker's own turns when the query names that speaker (a question about
+   * Caroline is mostly answered by what Caroline said). 1 disables it.
+   */
+  speakerBoost?: number;
+  /** FTS column weights (content, speaker). */
+  weights?: { content: number; speaker: number };
+}
+
+/** One JSONL export record (also what `import` reads). */
+export interface ExportRecord {
+  kind: MemoryKind;
+  content: string;
+  sessionId?: string;
+  userId?: string;
+  speaker?: string;
+  tags?: string[];
+  metadata?: Record<string, unknown>;
+  digest?: string;
+  createdAt?: string;
+}
+
+/** Result of `doctor()`. */
+export interface DoctorReport {
+  ok: boolean;
+  integrity: string;
+  ftsConsistent: boolean;
+  schemaVersion: number;
+  journalMode: string;
+  items: number;
+  problems: string[];
+}
+
+interface Row {
+  id: number;
+  kind: MemoryKind;
+  session_id: string | null;
+  user_id: string | null;
+  speaker: string;
+  content: string;
+  tags: string;
+  metadata: string;
+  digest: string | null;
+  created_at: number;
+}
+
+const DAY_MS = 86_400_000;
+/**
+ * A query word found in more than this share of all items (and at least COMMON_TERM_MIN_DOCS
+ * items) is left out of the MATCH when rarer words remain: its BM25 weight is small, but FTS5 has
+ * to walk its whole document list, which dominates latency in large stores.
+ */
+const COMMON_TERM_SHARE = 0.002;
+const COMMON_TERM_MIN_DOCS = 2000;
+/** Document-frequency estimates kept per store. */
+const DF_CACHE_SIZE = 20_000;
+/** Neighbour expansion considers this many best BM25 matches per requested hit (at least 20). */
+const CANDIDATES_PER_HIT = 4;
+
+/**
+ * Content digest of an item. Facts and checkpoints are keyed by what they say (so re-sending them is
+ * a no-op). Turns are events: their digest covers session, user, time and text, is computed when
+ * needed (export, import) and is not stored, which keeps the unique index out of the turn write path.
+ */
+export function itemDigest(item: Pick<NewItem, "kind" | "content" | "sessionId" | "userId" | "speaker">, createdAt: number): string {
+  const hash = createHash("sha256");
+  hash.update(item.kind).update("\0").update(item.userId ?? "").update("\0");
+  if (item.kind === "fact") {
+    hash.update(item.content);
+  } else if (item.kind === "checkpoint") {
+    hash.update(item.sessionId ?? "").update("\0").update(item.speaker ?? "").update("\0").update(item.content);
+  } else {
+    hash.update(item.sessionId ?? "").update("\0").update(String(createdAt)).update("\0").update(item.content);
+  }
+  return hash.digest("hex");
+}
+
+/** Digest a mirrored or remembered fact gets for `content` (used to find it again on remove). */
+export function factDigest(content: string, userId?: string): string {
+  return itemDigest({ kind: "fact", content, userId }, 0);
+}
+
+/**
+ * All SQL of the provider over one open connection. Synchronous (better-sqlite3); every write is
+ * one IMMEDIATE transaction. Not safe to share across processes except through the database file.
+ */
+export class MemoryStore {
+  readonly db: Db;
+  readonly file: string;
+  private readonly halfLifeDays: number;
+  private readonly recencyWeight: number;
+  private readonly neighbourWeights: readonly [number, number, number];
+  private readonly dfCache = new Map<string, { df: number; atCount: number }>();
+  private readonly speakerBoost: number;
+  /** Speaker name words this process has already recorded (saves a statement per turn). */
+  private readonly knownSpeakerWords = new Set<string>();
+  private readonly stmts;
+  private readonly insertTx: BetterSqlite3.Transaction<(items: readonly NewItem[], ids: string[]) => void>;
+
+  constructor(db: Db, file: string, options: MemoryStoreOptions = {}) {
+    this.db = db;
+    this.file = file;
+    this.insertTx = db.transaction((items: readonly NewItem[], ids: string[]) => {
+      for (const item of items) ids.push(this.insertOne(item));
+    });
+    this.halfLifeDays = Math.max(0, options.recencyHalfLifeDays ?? 0);
+    this.recencyWeight = Math.min(1, Math.max(0, options.recencyWeight ?? 0.25));
+    this.neighbourWeights = options.neighbourWeights ?? [0.5, 0.3, 0.3];
+    this.speakerBoost = Math.max(1, options.speakerBoost ?? 1.3);
+    const w = options.weights ?? BM25_WEIGHTS;
+    const bm25 = `bm25(items_fts, ${Number(w.content)}, ${Number(w.speaker)})`;
+    const readonly = db.readonly;
+    this.stmts = {
+      insert: readonly
+        ? undefined
+        : db.prepare(
+            `INSERT INTO items (kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+             ON CONFLICT(digest) WHERE digest IS NOT NULL DO NOTHING`,
+          ),
+      index: readonly ? undefined : db.prepare(`INSERT INTO items_fts (rowid, content, speaker) VALUES (?, ?, ?)`),
+      byDigest: db.prepare(`SELECT id FROM items WHERE digest = ?`),
+      addSpeaker: readonly ? undefined : db.prepare(`INSERT OR IGNORE INTO speakers (name) VALUES (?)`),
+      isSpeaker: db.prepare(`SELECT 1 FROM speakers WHERE name = ?`),
+      maxId: db.prepare(`SELECT COALESCE(MAX(id), 0) AS n FROM items`),
+      countTerm: db.prepare(`SELECT COUNT(*) AS n FROM (SELECT rowid FROM items_fts WHERE items_fts MATCH ? LIMIT ?)`),
+      nextTurns: db.prepare(`SELECT * FROM items WHERE session_id = ? AND id > ? AND kind = 'turn' ORDER BY id LIMIT 2`),
+      prevTurn: db.prepare(`SELECT * FROM items WHERE session_id = ? AND id < ? AND kind = 'turn' ORDER BY id DESC LIMIT 1`),
+      get: db.prepare(`SELECT * FROM items WHERE id = ?`),
+      delete: readonly ? undefined : db.prepare(`DELETE FROM items WHERE id = ?`),
+      deleteDigest: readonly ? undefined : db.prepare(`DELETE FROM items WHERE digest = ?`),
+      rank: db.prepare(`SELECT rowid AS id, ${bm25} AS rank FROM items_fts WHERE items_fts MATCH ? ORDER BY rank LIMIT ?`),
+      recent: db.prepare(`SELECT rowid AS id FROM items_fts WHERE items_fts MATCH ? ORDER BY rowid DESC LIMIT ?`),
+      recentFiltered: db.prepare(
+        `SELECT i.id AS id FROM items_fts JOIN items i ON i.id = items_fts.rowid
+         WHERE items_fts MATCH @q AND (@kind IS NULL OR i.kind = @kind) AND (@session IS NULL OR i.session_id = @session)
+           AND (@user IS NULL OR i.user_id = @user)
+         ORDER BY items_fts.rowid DESC LIMIT @limit`,
+      ),
+      rankFiltered: db.prepare(
+        `SELECT i.id AS id, ${bm25} AS rank FROM items_fts JOIN items i ON i.id = items_fts.rowid
+         WHERE items_fts MATCH @q AND (@kind IS NULL OR i.kind = @kind) AND (@session IS NULL OR i.session_id = @session)
+           AND (@user IS NULL OR i.user_id = @user)
+         ORDER BY rank LIMIT @limit`,
+      ),
+      list: db.prepare(
+        `SELECT * FROM items WHERE (@kind IS NULL OR kind = @kind) AND (@session IS NULL OR session_id = @session)
+         ORDER BY id DESC LIMIT @limit OFFSET @offset`,
+      ),
+      countByKind: db.prepare(`SELECT kind, COUNT(*) AS n FROM items GROUP BY kind`),
+      sessions: db.prepare(`SELECT COUNT(DISTINCT session_id) AS n FROM items WHERE session_id IS NOT NULL`),
+      all: db.prepare(`SELECT * FROM items ORDER BY id`),
+      turns: db.prepare(`SELECT * FROM items WHERE kind = 'turn'`),
+    };
+  }
+
+  /**
+   * Store items in order, in one IMMEDIATE transaction. Returns each item's id; an item whose
+   * digest already exists returns the existing id (idempotent facts, checkpoints and imports).
+   */
+  insertMany(items: readonly NewItem[]): string[] {
+    if (!this.stmts.insert) throw new Error("the database is open read-only");
+    const ids: string[] = [];
+    this.insertTx.immediate(items, ids);
+    return ids;
+  }
+
+  private insertOne(item: NewItem): string {
+    const createdAt = item.createdAt ?? Date.now();
+    const digest = item.kind === "turn" ? null : (item.digest ?? itemDigest(item, createdAt));
+    // Positional parameters: binding an object costs measurably more per row.
+    const result = this.stmts.insert!.run(
+      item.kind,
+      item.sessionId ?? null,
+      item.userId ?? null,
+      item.speaker ?? "",
+      item.content,
+      item.tags && item.tags.length > 0 ? JSON.stringify(item.tags) : "[]",
+      item.metadata && Object.keys(item.metadata).length > 0 ? JSON.stringify(item.metadata) : "{}",
+      digest,
+      createdAt,
+    );
+    if (result.changes > 0) {
+      this.stmts.index!.run(result.lastInsertRowid, item.content, item.speaker ?? "");
+      if (item.speaker) this.recordSpeaker(item.speaker);
+      return String(result.lastInsertRowid);
+    }
+    const existing = this.stmts.byDigest.get(digest) as { id: number } | undefined;
+    return String(existing?.id ?? "");
+  }
+
+  private recordSpeaker(speaker: string): void {
+    for (const word of queryTokens(speaker)) {
+      if (this.knownSpeakerWords.has(word)) continue;
+      this.stmts.addSpeaker!.run(word);
+      this.knownSpeakerWords.add(word);
+    }
+  }
+
+  /**
+   * The MATCH expression for `query`: its words quoted and OR-ed (see `buildFtsQuery`), minus words
+   * so common in this store that scanning them costs more than they add to the ranking.
+   */
+  private matchExpression(query: string): { match: string; mode: "bm25" | "recent" } | null {
+    const terms = uniqueTerms(query);
+    if (terms.length === 0) return null;
+    const all = { match: terms.map(quoteTerm).join(" OR "), mode: "bm25" as const };
+    const total = (this.stmts.maxId.get() as { n: number }).n;
+    const threshold = Math.max(COMMON_TERM_MIN_DOCS, Math.floor(total * COMMON_TERM_SHARE));
+    if (total <= threshold) return all;
+    const counted = terms.map((term) => ({ term, df: this.documentFrequency(term, threshold, total) }));
+    const rare = counted.filter((c) => c.df > 0 && c.df <= threshold);
+    if (rare.length > 0) return { match: rare.map((c) => quoteTerm(c.term)).join(" OR "), mode: "bm25" };
+    const common = counted.filter((c) => c.df > threshold);
+    if (common.length === 0) return null;
+    return { match: common.map((c) => quoteTerm(c.term)).join(" OR "), mode: "recent" };
+  }
+
+  /** Items containing `term`, counted up to `threshold + 1` and cached until the store grows 20 %. */
+  private documentFrequency(term: string, threshold: number, total: number): number {
+    const cached = this.dfCache.get(term);
+    if (cached && total <= cached.atCount * 1.2) return cached.df;
+    const df = (this.stmts.countTerm.get(quoteTerm(term), threshold + 1) as { n: number }).n;
+    this.dfCache.delete(term);
+    this.dfCache.set(term, { df, atCount: total });
+    if (this.dfCache.size > DF_CACHE_SIZE) {
+      const oldest = this.dfCache.keys().next().value;
+      if (oldest !== undefined) this.dfCache.delete(oldest);
+    }
+    return df;
+  }
+
+  /** Query words that name a speaker seen in this database. */
+  private speakerNames(query: string): Set<string> {
+    const names = new Set<string>();
+    if (this.speakerBoost === 1) return names;
+    for (const term of uniqueTerms(query)) if (this.stmts.isSpeaker.get(term) !== undefined) names.add(term);
+    return names;
+  }
+
+  /**
+   * Ranked full-text search. BM25 (porter-stemmed content plus speaker) picks the best matches;
+   * each matching turn then passes part of its score to its neighbours in the same session (the
+   * next two turns and the previous one), so an answer is found through the question it follows;
+   * a speaker named in the query gets their own turns boosted; finally a mild recency boost.
+   * In large stores, words found in more than 0.2 % of the items are left out when rarer ones
+   * match (a query of only such words returns the newest items containing them). Any query text
+   * is safe; text with no searchable word gives `[]`.
+   */
+  search(query: string, options: StoreSearchOptions = {}): MemoryHit[] {
+    const plan = this.matchExpression(query);
+    if (!plan) return [];
+    const limit = clampLimit(options.limit, 10, 1000);
+    const candidates = Math.max(20, limit * CANDIDATES_PER_HIT);
+    const filtered = options.kind !== undefined || options.sessionId !== undefined || options.userId !== undefined;
+    const params = { q: plan.match, kind: options.kind ?? null, session: options.sessionId ?? null, user: options.userId ?? null, limit: candidates };
+    let ranked: Array<{ id: number; rank: number }>;
+    if (plan.mode === "bm25") {
+      ranked = (filtered ? this.stmts.rankFiltered.all(params) : this.stmts.rank.all(plan.match, candidates)) as Array<{ id: number; rank: number }>;
+    } else {
+      // Only very common words: BM25 would walk every document list in full. Take the newest
+      // matches instead (FTS5 reads the lists backwards and stops), scored by position.
+      const ids = (filtered ? this.stmts.recentFiltered.all(params) : this.stmts.recent.all(plan.match, candidates)) as Array<{ id: number }>;
+      ranked = ids.map(({ id }, i) => ({ id, rank: -(ids.length - i) / ids.length }));
+    }
+
+    const rows = new Map<number, Row>();
+    const scores = new Map<number, number>();
+    const add = (row: Row, score: number) => {
+      rows.set(row.id, row);
+      scores.set(row.id, (scores.get(row.id) ?? 0) + score);
+    };
+    const matched: Array<[Row, number]> = [];
+    for (const { id, rank } of ranked) {
+      const row = this.stmts.get.get(id) as Row | undefined;
+      if (!row) continue;
+      add(row, -rank);
+      matched.push([row, -rank]);
+    }
+    const [wNext, wNext2, wPrev] = this.neighbourWeights;
+    if (options.kind === undefined || options.kind === "turn") {
+      const accept = (row: Row) => options.userId === undefined || row.user_id === options.userId;
+      for (const [row, score] of matched) {
+        if (row.kind !== "turn" || row.session_id === null) continue;
+        const next = this.stmts.nextTurns.all(row.session_id, row.id) as Row[];
+        if (next[0] && accept(next[0])) add(next[0], wNext * score);
+        if (next[1] && accept(next[1])) add(next[1], wNext2 * score);
+        const prev = this.stmts.prevTurn.get(row.session_id, row.id) as Row | undefined;
+        if (prev && accept(prev)) add(prev, wPrev * score);
+      }
+    }
+
+    const names = this.speakerNames(query);
+    const now = Date.now();
+    const hits: MemoryHit[] = [];
+    for (const [id, raw] of scores) {
+      const row = rows.get(id)!;
+      let score = raw;
+      if (names.size > 0 && row.speaker && queryTokens(row.speaker).some((w) => names.has(w))) score *= this.speakerBoost;
+      if (this.halfLifeDays > 0) {
+        const ageDays = Math.max(0, now - row.created_at) / DAY_MS;
+        score *= 1 - this.recencyWeight + this.recencyWeight * Math.pow(0.5, ageDays / this.halfLifeDays);
+      }
+      hits.push(toHit(row, score));
+    }
+    hits.sort((a, b) => b.score - a.score || Number(a.id) - Number(b.id));
+    return hits.slice(0, limit);
+  }
+
+  /** The item with `id`, or `null`. */
+  get(id: string): StoredItem | null {
+    const n = parseId(id);
+    if (n === null) return null;
+    const row = this.stmts.get.get(n) as Row | undefined;
+    return row ? toStored(row) : null;
+  }
+
+  /** Delete the item with `id`; true when it existed. */
+  forget(id: string): boolean {
+    const n = parseId(id);
+    if (n === null || !this.stmts.delete) return false;
+    return this.stmts.delete.run(n).changes > 0;
+  }
+
+  /** Delete the item with this digest; true when it existed. */
+  forgetDigest(digest: string): boolean {
+    if (!this.stmts.deleteDigest) return false;
+    return this.stmts.deleteDigest.run(digest).changes > 0;
+  }
+
+  /** True when a fact or checkpoint with this digest is stored (turn digests: see `turnDigests`). */
+  hasDigest(digest: string): boolean {
+    return this.stmts.byDigest.get(digest) !== undefined;
+  }
+
+  /** Digests of every stored turn (computed; for idempotent imports). */
+  turnDigests(): Set<string> {
+    const out = new Set<string>();
+    for (const row of this.stmts.turns.iterate() as Iterable<Row>) out.add(rowDigest(row));
+    return out;
+  }
+
+  /** Newest items first, optionally of one kind or session. */
+  list(options: { limit?: number; offset?: number; kind?: MemoryKind; sessionId?: string } = {}): StoredItem[] {
+    const rows = this.stmts.list.all({
+      kind: options.kind ?? null,
+      session: options.sessionId ?? null,
+      limit: clampLimit(options.limit, 20, 10_000),
+      offset: Math.max(0, Math.floor(options.offset ?? 0)),
+    }) as Row[];
+    return rows.map(toStored);
+  }
+
+  /** Counts, sessions, database path and on-disk size (database + WAL). */
+  stats(): MemoryStats {
+    const byKind: Record<MemoryKind, number> = { turn: 0, fact: 0, checkpoint: 0 };
+    for (const { kind, n } of this.stmts.countByKind.all() as Array<{ kind: MemoryKind; n: number }>) byKind[kind] = n;
+    const sessions = (this.stmts.sessions.get() as { n: number }).n;
+    let sizeBytes = 0;
+    for (const suffix of ["", "-wal"]) {
+      try {
+        sizeBytes += fs.statSync(this.file + suffix).size;
+      } catch {
+        // The WAL file may not exist (checkpointed or read-only open).
+      }
+    }
+    return {
+      items: byKind.turn + byKind.fact + byKind.checkpoint,
+      byKind,
+      sessions,
+      location: this.file,
+      sizeBytes,
+      schemaVersion: Number(this.db.pragma("user_version", { simple: true })),
+    };
+  }
+
+  /** Every item, oldest first, as export records (streams rows; no full copy in memory). */
+  *exportRecords(): Generator<ExportRecord> {
+    for (const row of this.stmts.all.iterate() as Iterable<Row>) {
+      const item = toStored(row);
+      const record: ExportRecord = { kind: item.kind, content: item.content };
+      if (item.sessionId !== undefined) record.sessionId = item.sessionId;
+      if (item.userId !== undefined) record.userId = item.userId;
+      if (item.speaker) record.speaker = item.speaker;
+      if (item.tags.length > 0) record.tags = item.tags;
+      if (Object.keys(item.metadata).length > 0) record.metadata = item.metadata;
+      record.digest = item.digest;
+      record.createdAt = item.createdAt;
+      yield record;
+    }
+  }
+
+  /** `PRAGMA integrity_check` plus an FTS index consistency check. Never throws. */
+  doctor(): DoctorReport {
+    const problems: string[] = [];
+    let integrity = "unknown";
+    let ftsConsistent = false;
+    let items = 0;
+    try {
+      const rows = this.db.pragma("integrity_check") as Array<{ integrity_check: string }>;
+      integrity = rows.map((r) => r.integrity_check).join("; ");
+      if (integrity !== "ok") problems.push(`integrity_check: ${integrity}`);
+    } catch (error) {
+      problems.push(`integrity_check failed: ${(error as Error).message}`);
+    }
+    try {
+      this.db.prepare(`INSERT INTO items_fts(items_fts, rank) VALUES ('integrity-check', 1)`).run();
+      ftsConsistent = true;
+    } catch (error) {
+      problems.push(`FTS index out of sync with items (${(error as Error).message}); run \`hermes-memory sqlite vacuum\` to rebuild it`);
+    }
+    try {
+      items = (this.db.prepare(`SELECT COUNT(*) AS n FROM items`).get() as { n: number }).n;
+    } catch (error) {
+      problems.push(`cannot count items: ${(error as Error).message}`);
+    }
+    return {
+      ok: problems.length === 0,
+      integrity,
+      ftsConsistent,
+      schemaVersion: Number(this.db.pragma("user_version", { simple: true })),
+      journalMode: String(this.db.pragma("journal_mode", { simple: true })),
+      items,
+      problems,
+    };
+  }
+
+  /** Rebuild the FTS index, optimise it, checkpoint the WAL and VACUUM the file. Returns bytes saved. */
+  vacuum(): { beforeBytes: number; afterBytes: number } {
+    const beforeBytes = this.stats().sizeBytes ?? 0;
+    this.db.exec(`INSERT INTO items_fts(items_fts) VALUES ('rebuild'); INSERT INTO items_fts(items_fts) VALUES ('optimize');`);
+    this.db.exec("VACUUM");
+    this.db.pragma("wal_checkpoint(TRUNCATE)");
+    return { beforeBytes, afterBytes: this.stats().sizeBytes ?? 0 };
+  }
+}
+
+function rowDigest(row: Row): string {
+  if (row.digest !== null) return row.digest;
+  return itemDigest(
+    { kind: row.kind, content: row.content, sessionId: row.session_id ?? undefined, userId: row.user_id ?? undefined },
+    row.created_at,
+  );
+}
+
+function parseId(id: unknown): number | null {
+  const text = String(id ?? "").trim();
+  if (!/^[1-9]\d{0,15}$/.test(text)) return null;
+  return Number(text);
+}
+
+/** Clamp a user-given limit to 1..max; anything unusable becomes `fallback`. */
+export function clampLimit(value: unknown, fallback: number, max: number): number {
+  const n = typeof value === "number" ? value : typeof value === "string" ? Number(value) : NaN;
+  if (!Number.isFinite(n) || n < 1) return fallback;
+  return Math.min(max, Math.floor(n));
+}
+
+function parseJson<T>(text: string, fallback: T): T {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return (value ?? fallback) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+function toStored(row: Row): StoredItem {
+  const item: StoredItem = {
+    id: String(row.id),
+    kind: row.kind,
+    content: row.content,
+    speaker: row.speaker,
+    tags: parseJson<string[]>(row.tags, []),
+    metadata: parseJson<Record<string, unknown>>(row.metadata, {}),
+    digest: rowDigest(row),
+    createdAt: new Date(row.created_at).toISOString(),
+  };
+  if (row.session_id !== null) item.sessionId = row.session_id;
+  if (row.user_id !== null) item.userId = row.user_id;
+  return item;
+}
+
+function toHit(row: Row, score: number): MemoryHit {
+  const hit: MemoryHit = {
+    id: String(row.id),
+    content: row.content,
+    kind: row.kind,
+    score,
+    createdAt: new Date(row.created_at).toISOString(),
+    metadata: parseJson<Record<string, unknown>>(row.metadata, {}),
+  };
+  if (row.session_id !== null) hit.sessionId = row.session_id;
+  if (row.user_id !== null) hit.userId = row.user_id;
+  return hit;
+}

@@ -1,0 +1,569 @@
+import fs from "node:fs";
+import path from "node:path";
+import {
+  HermesMemoryError,
+  MemoryProvider,
+  allowsAutomaticWrites,
+  describeError,
+  getHermesHome,
+  silentLogger,
+  type ChatMessage,
+  type ConfigField,
+  type InitContext,
+  type Logger,
+  type MemoryHit,
+  type MemoryItem,
+  type MemoryKind,
+  type MemorySearchOptions,
+  type MemoryStats,
+  type MemoryWriteAction,
+  type MemoryWriteMetadata,
+  type MemoryWriteTarget,
+  type PrefetchOptions,
+  type PreCompressOptions,
+  type RecallStatus,
+  type SearchableMemory,
+  type SessionSwitchOptions,
+  type SyncTurnOptions,
+  type ToolCallOptions,
+  type ToolSchema,
+} from "@hermes/memory-core";
+import {
+  CONFIG_SCHEMA,
+  hasExplicitOptions,
+  optionsFromConfigValues,
+  readProviderConfigValues,
+  resolveConfig,
+  resolveDbPath,
+  type ResolvedSqliteConfig,
+  type SqliteProviderOptions,
+} from "./config.js";
+import { isBusyError, loadDriver, driverLoadError, openDatabase, storageError, type Db } from "./database.js";
+import { factDigest, MEMORY_KINDS, MemoryStore, type NewItem, type StoredItem } from "./memory-store.js";
+import { runTool, TOOL_NAMES, TOOL_SCHEMAS } from "./tools.js";
+
+/** Options of the provider class: the config values plus host plumbing. */
+export interface SqliteMemoryProviderOptions extends SqliteProviderOptions {
+  /** Where background failures are reported (default: silent). */
+  logger?: Logger;
+}
+
+/** Most items kept in memory while the database refuses writes; older ones are dropped (logged). */
+const MAX_QUEUE = 100_000;
+/** How long `flush()` keeps retrying a busy database before giving up. */
+const FLUSH_BUSY_DEADLINE_MS = 60_000;
+/** Queries whose prefetch result is kept (see `queuePrefetch`). */
+const PREFETCH_CACHE_SIZE = 8;
+
+const SYSTEM_PROMPT_BLOCK = [
+  "## SQLite Memory",
+  "Past conversation turns, saved facts and compression checkpoints are kept in a local long-term memory. " +
+    `Use ${TOOL_NAMES.search} to look something up, ${TOOL_NAMES.remember} to save a durable fact, ` +
+    `${TOOL_NAMES.list} to browse recent items and ${TOOL_NAMES.forget} to delete one by id.`,
+].join("\n");
+
+/**
+ * The `sqlite` memory provider: one SQLite database per profile (better-sqlite3, WAL, FTS5/BM25).
+ * `syncTurn` only queues; a timer writes the queue in one transaction per tick. Also implements
+ * `SearchableMemory` for the CLI, the contract kit and the benchmarks.
+ */
+export class SqliteMemoryProvider extends MemoryProvider implements SearchableMemory {
+  readonly name = "sqlite";
+  override readonly preCompressCheckpointApiVersion = 2 as const;
+
+  private readonly options: SqliteProviderOptions;
+  private readonly logger: Logger;
+  private config: ResolvedSqliteConfig | undefined;
+  private store: MemoryStore | undefined;
+  private hermesHome: string | undefined;
+  private sessionId = "";
+  private ctx: InitContext | undefined;
+  private queue: NewItem[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private immediate: NodeJS.Immediate | undefined;
+  private retryDelayMs = 0;
+  private readonly prefetchCache = new Map<string, MemoryHit[]>();
+  private lastRecallCount = 0;
+  private closed = false;
+
+  /** Construct with explicit settings, or none to read `memory.sqlite.*` from config.yaml at `initialize`. */
+  constructor(options: SqliteMemoryProviderOptions = {}) {
+    super();
+    const { logger, ...rest } = options;
+    this.logger = logger ?? silentLogger;
+    this.options = rest;
+  }
+
+  /** True when better-sqlite3 loads. Opens no database, touches no network. */
+  isAvailable(): boolean {
+    return loadDriver() !== undefined;
+  }
+
+  override unavailableReason(): string {
+    if (this.isAvailable()) return "";
+    return `better-sqlite3 failed to load (${describeError(driverLoadError())}); reinstall @hermes/memory-sqlite so its native addon is built`;
+  }
+
+  /**
+   * Open (creating and migrating) the database. Throws `SCHEMA_TOO_NEW` for a database written by a
+   * newer version (left untouched), `INVALID_CONFIG` for bad settings, `STORAGE_FAILED` when the
+   * file can be neither written nor read. When only reading works, opens read-only and logs why.
+   */
+  async initialize(sessionId: string, ctx: InitContext): Promise<void> {
+    await this.open(sessionId, ctx, false);
+  }
+
+  /** Open the existing database read-only (no file is created, no schema is changed). */
+  override async initializeForInspection(sessionId: string, ctx: InitContext): Promise<void> {
+    await this.open(sessionId, ctx, true);
+  }
+
+  private async open(sessionId: string, ctx: InitContext, inspection: boolean): Promise<void> {
+    this.closeStore();
+    this.closed = false;
+    this.sessionId = sessionId;
+    this.ctx = ctx;
+    this.hermesHome = ctx.hermesHome;
+    const options = hasExplicitOptions(this.options)
+      ? this.options
+      : optionsFromConfigValues(await readProviderConfigValues(ctx.hermesHome, this.name));
+    const config = resolveConfig(options, ctx.hermesHome);
+    this.config = config;
+    let db: Db;
+    if (inspection) {
+      if (!fs.existsSync(config.path)) return;
+      db = openDatabase(config.path, { readonly: true });
+    } else {
+      try {
+        db = openDatabase(config.path);
+      } catch (error) {
+        if (HermesMemoryError.hasCode(error, "SCHEMA_TOO_NEW") || !fs.existsSync(config.path)) throw error;
+        // A read-only disk or directory: serve recall from what is there; writes will fail loudly.
+        db = openDatabase(config.path, { readonly: true });
+        this.logger.warn(`sqlite memory: ${config.path} is read-only; recall works, new memories cannot be saved`, error);
+      }
+    }
+    this.store = new MemoryStore(db, config.path, { recencyHalfLifeDays: config.recencyHalfLifeDays });
+  }
+
+  getToolSchemas(): ToolSchema[] {
+    return TOOL_SCHEMAS.map((s) => ({ ...s }));
+  }
+
+  getConfigSchema(): ConfigField[] {
+    return CONFIG_SCHEMA.map((f) => ({ ...f }));
+  }
+
+  override systemPromptBlock(): string {
+    return SYSTEM_PROMPT_BLOCK;
+  }
+
+  /** Runs a tool; always returns a JSON string (errors as `{"error": ...}`). */
+  override handleToolCall(toolName: string, args: Record<string, unknown>, _options: ToolCallOptions = {}): string {
+    const store = this.store;
+    if (!store) return runTool(toolName, args, undefined);
+    return runTool(toolName, args, {
+      search: (query, o) => this.search(query, o),
+      rememberFact: (content, tags) => this.remember({ content, kind: "fact", tags, ...this.identity() }),
+      forget: (id) => this.forget(id),
+      list: (o) => {
+        this.drainQueueSafely();
+        return store.list(o);
+      },
+    });
+  }
+
+  // ---- recall ---------------------------------------------------------------------------------
+
+  /**
+   * The top matches for `query` as a block within `prefetch_max_chars`, served from the
+   * `queuePrefetch` cache when it holds this query. `""` when nothing matches. Never throws.
+   */
+  override prefetch(query: string, _options: PrefetchOptions = { sessionId: "" }): string {
+    this.lastRecallCount = 0;
+    if (!this.store || !this.config || typeof query !== "string" || query.trim() === "") return "";
+    try {
+      let hits = this.prefetchCache.get(query);
+      if (!hits) hits = this.recall(query);
+      this.lastRecallCount = hits.length;
+      return formatRecall(hits, this.config.prefetchMaxChars);
+    } catch (error) {
+      this.logger.warn("sqlite memory: prefetch failed", error);
+      return "";
+    }
+  }
+
+  /** Compute the next turn's recall in the background and cache it by query text. */
+  override queuePrefetch(query: string, _options: PrefetchOptions = { sessionId: "" }): void {
+    if (!this.store || typeof query !== "string" || query.trim() === "") return;
+    setImmediate(() => {
+      try {
+        if (!this.store) return;
+        const hits = this.recall(query);
+        this.prefetchCache.delete(query);
+        this.prefetchCache.set(query, hits);
+        while (this.prefetchCache.size > PREFETCH_CACHE_SIZE) {
+          const oldest = this.prefetchCache.keys().next().value;
+          if (oldest === undefined) break;
+          this.prefetchCache.delete(oldest);
+        }
+      } catch (error) {
+        this.logger.warn("sqlite memory: queued prefetch failed", error);
+      }
+    }).unref();
+  }
+
+  override recallStatus(): RecallStatus | null {
+    return this.lastRecallCount > 0 ? { providerLabel: "SQLite memory", count: this.lastRecallCount } : null;
+  }
+
+  private recall(query: string): MemoryHit[] {
+    this.drainQueueSafely();
+    const userId = this.ctx?.userId;
+    return this.store!.search(query, { limit: this.config!.prefetchLimit, ...(userId ? { userId } : {}) });
+  }
+
+  // ---- writes ---------------------------------------------------------------------------------
+
+  /** Queue the completed turn and return; skipped for `cron` and `subagent` agents. */
+  override syncTurn(userContent: string, assistantContent: string, options: SyncTurnOptions = { sessionId: "" }): void {
+    if (!this.store || this.closed || !allowsAutomaticWrites(this.ctx)) return;
+    const user = typeof userContent === "string" ? userContent.trim() : "";
+    const assistant = typeof assistantContent === "string" ? assistantContent.trim() : "";
+    if (!user && !assistant) return;
+    const author = options.turnAuthor;
+    const userLabel = author?.name?.trim() || "User";
+    const lines: string[] = [];
+    if (user) lines.push(`${userLabel}: ${user}`);
+    if (assistant) lines.push(`Assistant: ${assistant}`);
+    const metadata: Record<string, unknown> = {};
+    if (author?.id) metadata.authorId = author.id;
+    if (author?.name) metadata.authorName = author.name;
+    const userId = this.ctx?.userId ?? author?.id;
+    this.enqueue({
+      kind: "turn",
+      content: lines.join("\n"),
+      sessionId: options.sessionId || this.sessionId || undefined,
+      userId: userId || undefined,
+      speaker: userLabel,
+      metadata,
+    });
+  }
+
+  private enqueue(item: NewItem): void {
+    item.createdAt ??= Date.now();
+    this.queue.push(item);
+    if (this.queue.length > MAX_QUEUE) {
+      const dropped = this.queue.splice(0, this.queue.length - MAX_QUEUE);
+      this.logger.error(`sqlite memory: the database refuses writes; dropped ${dropped.length} queued turns`);
+    }
+    if (this.retryDelayMs > 0) return this.scheduleTick(this.retryDelayMs);
+    if (this.queue.length >= (this.config?.batchSize ?? 256)) {
+      this.immediate ??= setImmediate(() => {
+        this.immediate = undefined;
+        this.tick();
+      });
+    } else {
+      this.scheduleTick(this.config?.flushIntervalMs ?? 10);
+    }
+  }
+
+  private scheduleTick(delay: number): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.tick();
+    }, delay);
+  }
+
+  /** One background step: write one batch, then yield to the event loop before the next. */
+  private tick(): void {
+    if (!this.store || this.queue.length === 0) return;
+    try {
+      this.writeBatch();
+      this.retryDelayMs = 0;
+      if (this.queue.length > 0) {
+        this.immediate ??= setImmediate(() => {
+          this.immediate = undefined;
+          this.tick();
+        });
+      }
+    } catch (error) {
+      // Keep the items; a busy or failing database is retried with backoff, never surfaced here.
+      this.retryDelayMs = Math.min(5000, Math.max(20, this.retryDelayMs * 2));
+      if (!isBusyError(error)) this.logger.error("sqlite memory: writing queued turns failed; will retry", error);
+      this.scheduleTick(this.retryDelayMs);
+    }
+  }
+
+  /** Write the oldest `batchSize` queued items in one transaction. Throws on failure (queue kept). */
+  private writeBatch(): void {
+    const batch = this.queue.slice(0, this.config?.batchSize ?? 256);
+    this.store!.insertMany(batch);
+    this.queue.splice(0, batch.length);
+  }
+
+  /** Write everything queued, one transaction per `batchSize` items. Throws on failure (queue kept). */
+  private drainQueue(): void {
+    if (!this.store) return;
+    while (this.queue.length > 0) this.writeBatch();
+    if (this.timer && this.queue.length === 0) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+  }
+
+  private drainQueueSafely(): void {
+    if (this.queue.length === 0) return;
+    try {
+      this.drainQueue();
+    } catch (error) {
+      if (!isBusyError(error)) this.logger.warn("sqlite memory: could not write queued turns before reading", error);
+    }
+  }
+
+  /**
+   * Wait until every queued item is stored and searchable. Retries a busy database (other
+   * processes writing) for up to a minute; throws `STORAGE_FAILED` on any other failure.
+   */
+  async flush(): Promise<void> {
+    const deadline = Date.now() + FLUSH_BUSY_DEADLINE_MS;
+    for (;;) {
+      try {
+        this.drainQueue();
+        return;
+      } catch (error) {
+        if (!isBusyError(error) || Date.now() > deadline) {
+          throw storageError("sqlite memory could not write queued items", error, "check free disk space and write permission on the database directory");
+        }
+        await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40));
+      }
+    }
+  }
+
+  /**
+   * Checkpoint API v2: archive the user/assistant evidence (keyed by content digest, so retries and
+   * overlapping transcripts add nothing twice) and flush queued turns, in durable transactions.
+   * Returns a short note for the summary prompt. Throws on any failure.
+   */
+  override async onPreCompress(messages: ChatMessage[], _options: PreCompressOptions = { requireCheckpoint: false }): Promise<string> {
+    const store = this.store;
+    if (!store) {
+      throw storageError("sqlite memory checkpoint failed", undefined, "the database is not open; check the agent log for why initialize() failed");
+    }
+    await this.flush();
+    const sessionId = this.sessionId || undefined;
+    const userId = this.ctx?.userId || undefined;
+    const items: NewItem[] = [];
+    for (const message of Array.isArray(messages) ? messages : []) {
+      if (!message || typeof message !== "object") continue;
+      const role = message.role;
+      if (role !== "user" && role !== "assistant") continue;
+      const text = messageText(message).trim();
+      if (!text) continue;
+      items.push({
+        kind: "checkpoint",
+        content: text,
+        sessionId,
+        userId,
+        speaker: role,
+        metadata: { role },
+        digest: factDigest(`checkpoint\0${role}\0${text}`, userId),
+      });
+    }
+    if (items.length === 0) return "";
+    let added = 0;
+    try {
+      const fresh = items.filter((i) => !store.hasDigest(i.digest!));
+      store.insertMany(items);
+      added = fresh.length;
+    } catch (error) {
+      throw storageError("sqlite memory checkpoint failed", error, "check free disk space and write permission on the database directory");
+    }
+    return `SQLite memory archived ${items.length} message(s) before compression (${added} new); search them with ${TOOL_NAMES.search}.`;
+  }
+
+  /** Mirror built-in memory writes: `add`/`replace` as facts; `remove` deletes the mirrored fact. */
+  override onMemoryWrite(action: MemoryWriteAction, target: MemoryWriteTarget, content: string, metadata: MemoryWriteMetadata = {}): void {
+    if (!this.store) return;
+    try {
+      const userId = this.ctx?.userId || undefined;
+      const previous = typeof metadata.previousContent === "string" ? metadata.previousContent.trim() : "";
+      if ((action === "replace" || action === "remove") && previous) {
+        this.store.forgetDigest(factDigest(previous, userId));
+      }
+      if (action === "remove") return;
+      const text = typeof content === "string" ? content.trim() : "";
+      if (!text || (action !== "add" && action !== "replace")) return;
+      this.remember({ content: text, kind: "fact", tags: [target], metadata: { source: "builtin", target }, ...(userId ? { userId } : {}) });
+    } catch (error) {
+      this.logger.warn("sqlite memory: mirroring a built-in memory write failed", error);
+    }
+  }
+
+  override async onSessionSwitch(newSessionId: string, _options: SessionSwitchOptions): Promise<boolean> {
+    await this.flush();
+    this.sessionId = newSessionId;
+    this.prefetchCache.clear();
+    return true;
+  }
+
+  override async onSessionEnd(_messages: ChatMessage[]): Promise<void> {
+    await this.flush();
+  }
+
+  /** The database path when it lies outside `$HERMES_HOME`. Callable before `initialize`. */
+  override backupPaths(): string[] {
+    const home = path.resolve(this.hermesHome ?? getHermesHome());
+    const file = this.config?.path ?? resolveDbPath(this.options.path, home);
+    const rel = path.relative(home, file);
+    return rel.startsWith("..") || path.isAbsolute(rel) ? [file] : [];
+  }
+
+  /** Flush the queue and close the database. Idempotent; logs instead of throwing. */
+  override async shutdown(): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.flush();
+    } catch (error) {
+      this.logger.error(`sqlite memory: ${this.queue.length} queued item(s) could not be written at shutdown`, error);
+    }
+    this.closeStore();
+    this.closed = true;
+  }
+
+  private closeStore(): void {
+    if (this.timer) clearTimeout(this.timer);
+    if (this.immediate) clearImmediate(this.immediate);
+    this.timer = undefined;
+    this.immediate = undefined;
+    try {
+      this.store?.db.close();
+    } catch {
+      // Closing twice or after a failed open is harmless.
+    }
+    this.store = undefined;
+    this.prefetchCache.clear();
+  }
+
+  // ---- SearchableMemory -----------------------------------------------------------------------
+
+  /**
+   * Store one item now and return its id (queued turns are written first, so order holds). Facts
+   * and checkpoints with the same content return the existing id.
+   */
+  remember(item: MemoryItem): string {
+    const store = this.requireStore();
+    if (!item || typeof item.content !== "string" || item.content.trim() === "") {
+      throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "remember() needs an item with non-empty string content." });
+    }
+    const kind: MemoryKind = item.kind ?? "fact";
+    if (!MEMORY_KINDS.includes(kind)) {
+      throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `remember(): kind must be one of ${MEMORY_KINDS.join(", ")} (got ${String(kind)}).` });
+    }
+    const metadata = item.metadata && typeof item.metadata === "object" ? item.metadata : {};
+    const speaker = typeof metadata.speaker === "string" ? metadata.speaker : undefined;
+    this.drainQueue();
+    const [id] = store.insertMany([
+      {
+        kind,
+        content: item.content,
+        sessionId: item.sessionId,
+        userId: item.userId,
+        speaker,
+        tags: Array.isArray(item.tags) ? item.tags.map(String) : [],
+        metadata,
+      },
+    ]);
+    return id!;
+  }
+
+  /** Score-ordered hits (ids stable); any query text is safe. */
+  search(query: string, options: MemorySearchOptions = {}): MemoryHit[] {
+    const store = this.requireStore();
+    this.drainQueueSafely();
+    return store.search(typeof query === "string" ? query : String(query ?? ""), options);
+  }
+
+  /** The item with `id`, or `null`. */
+  get(id: string): MemoryHit | null {
+    const item = this.requireStore().get(id);
+    return item ? storedToHit(item) : null;
+  }
+
+  /** Delete one item; true when it existed. */
+  forget(id: string): boolean {
+    const removed = this.requireStore().forget(id);
+    if (removed) this.prefetchCache.clear();
+    return removed;
+  }
+
+  /** Counts, database path (`location`), size, plus `pending` (queued, not yet written). */
+  stats(): MemoryStats {
+    return { ...this.requireStore().stats(), pending: this.queue.length };
+  }
+
+  /** List stored items, newest first (CLI and tools). */
+  list(options: { limit?: number; offset?: number; kind?: MemoryKind; sessionId?: string } = {}): StoredItem[] {
+    this.drainQueueSafely();
+    return this.requireStore().list(options);
+  }
+
+  /** The open store (CLI commands use it for export, import, vacuum and doctor). */
+  get memoryStore(): MemoryStore | undefined {
+    return this.store;
+  }
+
+  private requireStore(): MemoryStore {
+    if (!this.store) {
+      throw new HermesMemoryError({
+        code: "PROVIDER_UNAVAILABLE",
+        message: "The sqlite memory provider is not initialised. Call initialize(sessionId, { hermesHome }) first (or check why it failed).",
+      });
+    }
+    return this.store;
+  }
+
+  private identity(): { sessionId?: string; userId?: string } {
+    const out: { sessionId?: string; userId?: string } = {};
+    if (this.sessionId) out.sessionId = this.sessionId;
+    if (this.ctx?.userId) out.userId = this.ctx.userId;
+    return out;
+  }
+}
+
+/** Text of a chat message: a string content, or the text parts of a content array. */
+export function messageText(message: ChatMessage): string {
+  const content = message.content;
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((part) => (part && typeof part === "object" && typeof part.text === "string" ? part.text : ""))
+      .filter(Boolean)
+      .join("\n");
+  }
+  return "";
+}
+
+/** Render hits as the recall block, within `maxChars` (entries are shortened, never split mid-list). */
+export function formatRecall(hits: readonly MemoryHit[], maxChars: number): string {
+  if (hits.length === 0) return "";
+  const header = "## Recalled from SQLite memory";
+  let out = header;
+  for (const hit of hits) {
+    const prefix = `\n- [${hit.kind} ${hit.createdAt.slice(0, 10)}] `;
+    const room = maxChars - out.length - prefix.length;
+    if (room < 20) break;
+    const text = hit.content.replace(/\s+/g, " ").trim();
+    out += prefix + (text.length > room ? `${text.slice(0, room - 1)}…` : text);
+  }
+  return out === header ? "" : out;
+}
+
+function storedToHit(item: StoredItem): MemoryHit {
+  const hit: MemoryHit = { id: item.id, content: item.content, kind: item.kind, score: 0, createdAt: item.createdAt, metadata: item.metadata };
+  if (item.sessionId !== undefined) hit.sessionId = item.sessionId;
+  if (item.userId !== undefined) hit.userId = item.userId;
+  return hit;
+}
+
