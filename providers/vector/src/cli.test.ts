@@ -1,0 +1,99 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Command } from "commander";
+import { afterEach, describe, expect, it } from "vitest";
+import { registerCli, runExport, runImport, runReindex, runSearch, runStats, type CliIo } from "./cli.js";
+import { VectorMemoryProvider } from "./vector-memory-provider.js";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+function tempHome(): string {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-vector-cli-"));
+  dirs.push(d);
+  return d;
+}
+function capture(): CliIo & { out: string; err: string } {
+  const io = { out: "", err: "", isTTY: false, stdout: (t: string) => (io.out += t), stderr: (t: string) => (io.err += t) };
+  return io;
+}
+async function seed(home: string, dimensions = 64): Promise<void> {
+  const p = new VectorMemoryProvider({ env: {}, dimensions });
+  await p.initialize("s1", { hermesHome: home });
+  p.remember({ content: "The server room code is 2468", kind: "fact" });
+  p.syncTurn("We discussed the quarterly roadmap", "Yes, Q3 focuses on search", { sessionId: "s1" });
+  await p.shutdown();
+}
+
+describe("vector CLI actions", () => {
+  it("stats and search, as text and --json", async () => {
+    const home = tempHome();
+    await seed(home);
+    const ctx = { hermesHome: home, providerName: "vector", providerOptions: { env: {}, dimensions: 64 } };
+    let io = capture();
+    expect(await runStats(ctx, {}, io)).toBe(0);
+    expect(io.out).toMatch(/items:\s+2 \(turns 1, facts 1, checkpoints 0\)/);
+    io = capture();
+    await runStats(ctx, { json: true }, io);
+    expect(JSON.parse(io.out)).toMatchObject({ items: 2, store: "local" });
+    io = capture();
+    expect(await runSearch(ctx, "server room code", { json: true, limit: 1 }, io)).toBe(0);
+    expect(JSON.parse(io.out)[0].content).toBe("The server room code is 2468");
+    io = capture();
+    await runSearch(ctx, "roadmap", {}, io);
+    expect(io.out).toMatch(/\[turn\]\s+User: We discussed the quarterly roadmap/);
+  });
+
+  it("exports, imports into another home and reindexes after a dimension change", async () => {
+    const home = tempHome();
+    await seed(home);
+    const file = path.join(home, "export.jsonl");
+    const ctx = { hermesHome: home, providerName: "vector", providerOptions: { env: {}, dimensions: 64 } };
+    let io = capture();
+    expect(await runExport(ctx, file, {}, io)).toBe(0);
+    expect(fs.readFileSync(file, "utf8").trim().split("\n")).toHaveLength(2);
+
+    const other = tempHome();
+    const otherCtx = { hermesHome: other, providerName: "vector", providerOptions: { env: {}, dimensions: 64 } };
+    io = capture();
+    expect(await runImport(otherCtx, file, { json: true }, io)).toBe(0);
+    expect(JSON.parse(io.out)).toEqual({ imported: 2 });
+    io = capture();
+    await runSearch(otherCtx, "server room", { json: true }, io);
+    expect(JSON.parse(io.out)[0].content).toContain("2468");
+
+    const bigger = { hermesHome: home, providerName: "vector", providerOptions: { env: {}, dimensions: 96 } };
+    io = capture();
+    expect(await runSearch(bigger, "server", {}, io)).toBe(1);
+    expect(io.err).toMatch(/reindex/);
+    io = capture();
+    expect(await runReindex(bigger, { json: true }, io)).toBe(0);
+    expect(JSON.parse(io.out)).toEqual({ items: 2, namespaces: 1, store: "local" });
+    io = capture();
+    expect(await runSearch(bigger, "server room", { json: true }, io)).toBe(0);
+    expect(JSON.parse(io.out)[0].content).toContain("2468");
+  });
+
+  it("reports a bad import file as an error, not a crash", async () => {
+    const home = tempHome();
+    const file = path.join(home, "bad.jsonl");
+    fs.writeFileSync(file, "{not json}\n");
+    const io = capture();
+    expect(await runImport({ hermesHome: home, providerName: "vector", providerOptions: { env: {} } }, file, { json: true }, io)).toBe(1);
+    expect(JSON.parse(io.out).error).toMatch(/bad.jsonl:1 is not valid JSON/);
+  });
+
+  it("registers stats|search|reindex|export|import on a commander command", async () => {
+    const home = tempHome();
+    await seed(home, 384);
+    const program = new Command("hermes-memory").exitOverride();
+    const vector = program.command("vector");
+    registerCli(vector, { hermesHome: home, providerName: "vector" });
+    expect(vector.commands.map((c) => c.name())).toEqual(["stats", "search", "reindex", "export", "import"]);
+    const file = path.join(home, "out.jsonl");
+    await program.parseAsync(["node", "hermes-memory", "vector", "export", file, "--json"]);
+    expect(fs.readFileSync(file, "utf8").trim().split("\n")).toHaveLength(2);
+  });
+});

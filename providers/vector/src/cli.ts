@@ -1,0 +1,230 @@
+import fs from "node:fs";
+import readline from "node:readline";
+import type { Command } from "commander";
+import cliProgress from "cli-progress";
+import { describeError, type MemoryKind } from "@hermes/memory-core";
+import { VectorMemoryProvider, type ExportedItem, type ProgressCallback, type VectorMemoryProviderOptions } from "./vector-memory-provider.js";
+
+/** Where CLI actions write, and whether stderr is a terminal (progress bars). Injectable for tests. */
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  /** Show progress bars (a TTY and not `--json`). */
+  isTTY: boolean;
+}
+
+/** The context the host CLI passes to `registerCli`. */
+export interface VectorCliContext {
+  hermesHome: string;
+  providerName: string;
+  /** Provider options for tests/hosts (e.g. an injected embedder). */
+  providerOptions?: VectorMemoryProviderOptions;
+}
+
+/** Options shared by every subcommand. */
+export interface CommonCliOptions {
+  json?: boolean;
+  profile?: string;
+  user?: string;
+}
+
+const processIo: CliIo = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  isTTY: Boolean(process.stderr.isTTY),
+};
+
+async function withProvider<T>(ctx: VectorCliContext, options: CommonCliOptions & { allowReset?: boolean }, fn: (p: VectorMemoryProvider) => Promise<T>): Promise<T> {
+  const provider = new VectorMemoryProvider(ctx.providerOptions);
+  await provider.openForMaintenance(ctx.hermesHome, {
+    ...(options.profile ? { profile: options.profile } : {}),
+    ...(options.user ? { user: options.user } : {}),
+    allowReset: options.allowReset === true,
+  });
+  try {
+    return await fn(provider);
+  } finally {
+    await provider.shutdown();
+  }
+}
+
+function progress(io: CliIo, options: CommonCliOptions, label: string): { update: ProgressCallback; stop(): void } {
+  if (!io.isTTY || options.json) return { update: () => undefined, stop: () => undefined };
+  const bar = new cliProgress.SingleBar(
+    { format: `${label} [{bar}] {value}/{total} items`, stream: process.stderr, hideCursor: true, clearOnComplete: false },
+    cliProgress.Presets.shades_classic,
+  );
+  let started = false;
+  return {
+    update(done, total) {
+      if (!started) {
+        bar.start(total, done);
+        started = true;
+      } else {
+        bar.setTotal(total);
+        bar.update(done);
+      }
+    },
+    stop() {
+      if (started) bar.stop();
+    },
+  };
+}
+
+function fail(io: CliIo, options: CommonCliOptions, error: unknown): number {
+  const code = (error as { code?: string })?.code;
+  if (options.json) io.stdout(`${JSON.stringify({ error: describeError(error), ...(code ? { code } : {}) })}\n`);
+  else io.stderr(`vector: ${describeError(error)}\n`);
+  return 1;
+}
+
+/** `stats`: item counts, store, embedder, location. Returns the exit code. */
+export async function runStats(ctx: VectorCliContext, options: CommonCliOptions = {}, io: CliIo = processIo): Promise<number> {
+  try {
+    const stats = await withProvider(ctx, options, (p) => p.stats());
+    if (options.json) io.stdout(`${JSON.stringify(stats)}\n`);
+    else {
+      io.stdout(
+        [
+          `Vector memory (${String(stats.store)} store, ${String(stats.embedder)}, ${String(stats.dimensions)} dims, hybrid ${stats.hybrid ? "on" : "off"})`,
+          `  items:      ${stats.items} (turns ${stats.byKind.turn}, facts ${stats.byKind.fact}, checkpoints ${stats.byKind.checkpoint})`,
+          `  sessions:   ${stats.sessions ?? 0}`,
+          `  namespaces: ${Object.entries(stats.namespaces as Record<string, number>).map(([n, c]) => `${n || "(default)"}=${c}`).join(", ") || "none"}`,
+          `  location:   ${stats.location ?? ""}`,
+          "",
+        ].join("\n"),
+      );
+    }
+    return 0;
+  } catch (error) {
+    return fail(io, options, error);
+  }
+}
+
+/** `search <query>`: hybrid search, best first. */
+export async function runSearch(
+  ctx: VectorCliContext,
+  query: string,
+  options: CommonCliOptions & { limit?: number; kind?: MemoryKind; session?: string } = {},
+  io: CliIo = processIo,
+): Promise<number> {
+  try {
+    const hits = await withProvider(ctx, options, (p) =>
+      p.search(query, { limit: options.limit ?? 10, ...(options.kind ? { kind: options.kind } : {}), ...(options.session ? { sessionId: options.session } : {}) }),
+    );
+    if (options.json) io.stdout(`${JSON.stringify(hits)}\n`);
+    else if (hits.length === 0) io.stdout("No matches.\n");
+    else {
+      for (const h of hits) io.stdout(`${h.score.toFixed(4)}  ${h.id}  [${h.kind}]  ${h.content.replace(/\s+/g, " ").slice(0, 160)}\n`);
+    }
+    return 0;
+  } catch (error) {
+    return fail(io, options, error);
+  }
+}
+
+/** `reindex`: re-embed everything into the configured store (progress bar on a TTY). */
+export async function runReindex(ctx: VectorCliContext, options: CommonCliOptions = {}, io: CliIo = processIo): Promise<number> {
+  const bar = progress(io, options, "Reindexing");
+  try {
+    const result = await withProvider(ctx, { ...options, allowReset: true }, async (p) => ({ ...(await p.reindex(bar.update)), store: p.resolvedConfig.store }));
+    bar.stop();
+    if (options.json) io.stdout(`${JSON.stringify(result)}\n`);
+    else io.stdout(`Reindexed ${result.items} items in ${result.namespaces} namespaces into the ${result.store} store.\n`);
+    return 0;
+  } catch (error) {
+    bar.stop();
+    return fail(io, options, error);
+  }
+}
+
+/** `export [file]`: every item as JSON Lines (to the file, or stdout). */
+export async function runExport(ctx: VectorCliContext, file: string | undefined, options: CommonCliOptions = {}, io: CliIo = processIo): Promise<number> {
+  try {
+    const count = await withProvider(ctx, options, async (p) => {
+      let n = 0;
+      const fd = file ? fs.openSync(file, "w", 0o600) : null;
+      try {
+        for (const item of p.exportItems()) {
+          const line = `${JSON.stringify(item)}\n`;
+          if (fd !== null) fs.writeSync(fd, line);
+          else io.stdout(line);
+          n++;
+        }
+      } finally {
+        if (fd !== null) fs.closeSync(fd);
+      }
+      return n;
+    });
+    if (file) {
+      if (options.json) io.stdout(`${JSON.stringify({ exported: count, file })}\n`);
+      else io.stdout(`Exported ${count} items to ${file}.\n`);
+    }
+    return 0;
+  } catch (error) {
+    return fail(io, options, error);
+  }
+}
+
+async function* readJsonLines(file: string): AsyncGenerator<ExportedItem> {
+  const rl = readline.createInterface({ input: fs.createReadStream(file, "utf8"), crlfDelay: Infinity });
+  let lineNo = 0;
+  for await (const line of rl) {
+    lineNo++;
+    if (!line.trim()) continue;
+    try {
+      yield JSON.parse(line) as ExportedItem;
+    } catch {
+      throw new Error(`${file}:${lineNo} is not valid JSON. Import files are written by \`hermes-memory vector export\`.`);
+    }
+  }
+}
+
+/** `import <file>`: load an export (re-embedded with the configured embedder; progress bar on a TTY). */
+export async function runImport(ctx: VectorCliContext, file: string, options: CommonCliOptions = {}, io: CliIo = processIo): Promise<number> {
+  const bar = progress(io, options, "Importing");
+  try {
+    const total = fs.readFileSync(file, "utf8").split("\n").filter((l) => l.trim()).length;
+    const count = await withProvider(ctx, options, (p) => p.importItems(readJsonLines(file), bar.update, total));
+    bar.stop();
+    if (options.json) io.stdout(`${JSON.stringify({ imported: count })}\n`);
+    else io.stdout(`Imported ${count} items.\n`);
+    return 0;
+  } catch (error) {
+    bar.stop();
+    return fail(io, options, error);
+  }
+}
+
+function common(cmd: Command): Command {
+  return cmd
+    .option("--json", "machine-readable output")
+    .option("--profile <name>", "profile part of the namespace (default: default)")
+    .option("--user <id>", "user part of the namespace (default: local)");
+}
+
+/**
+ * Add `stats | search | reindex | export | import` under the host's `vector` command. Each action
+ * sets `process.exitCode` (never calls `process.exit`).
+ */
+export function registerCli(command: Command, context: { hermesHome: string; providerName: string }): void {
+  const ctx: VectorCliContext = { hermesHome: context.hermesHome, providerName: context.providerName };
+  const done = (code: number): void => {
+    if (code !== 0) process.exitCode = code;
+  };
+  common(command.command("stats").description("Show item counts, store, embedder and location")).action(async (opts: CommonCliOptions) => done(await runStats(ctx, opts)));
+  common(command.command("search").description("Search vector memory").argument("<query...>", "what to look for"))
+    .option("--limit <n>", "maximum results", (v) => Number.parseInt(v, 10), 10)
+    .option("--kind <kind>", "turn | fact | checkpoint")
+    .option("--session <id>", "only this session")
+    .action(async (query: string[], opts: CommonCliOptions & { limit?: number; kind?: MemoryKind; session?: string }) => done(await runSearch(ctx, query.join(" "), opts)));
+  common(command.command("reindex").description("Re-embed every item into the configured store (after changing embedder, dimensions or store)")).action(
+    async (opts: CommonCliOptions) => done(await runReindex(ctx, opts)),
+  );
+  common(command.command("export").description("Write every item as JSON Lines").argument("[file]", "output file (default: stdout)")).action(
+    async (file: string | undefined, opts: CommonCliOptions) => done(await runExport(ctx, file, opts)),
+  );
+  common(command.command("import").description("Import a JSON Lines export").argument("<file>", "file written by export")).action(
+    async (file: string, opts: CommonCliOptions) => done(await runImport(ctx, file, opts)),
+  );
+}

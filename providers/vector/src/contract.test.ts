@@ -1,0 +1,52 @@
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll } from "vitest";
+import { describeMemoryProviderContract, type ContractCapabilities } from "@hermes/memory-contract/vitest";
+import { VectorMemoryProvider } from "./vector-memory-provider.js";
+import { PineconeFake } from "./test-support/pinecone-fake.js";
+
+const capabilities: ContractCapabilities = {
+  tools: true,
+  recall: true,
+  checkpoint: true,
+  search: true,
+  sessionSwitch: true,
+  mirrorsBuiltinWrites: true,
+  userScoping: true,
+};
+const packageDir = fileURLToPath(new URL("..", import.meta.url));
+
+describeMemoryProviderContract({
+  name: "vector",
+  createProvider: () => new VectorMemoryProvider({ env: {}, dimensions: 256 }),
+  capabilities,
+  packageDir,
+  // A read-only sidecar is what a read-only or full disk looks like to the local store.
+  breakStorage: ({ provider }) => {
+    (provider as unknown as { sidecar: { db: { pragma(s: string): unknown } } }).sidecar.db.pragma("query_only = ON");
+  },
+});
+
+let fake: PineconeFake | undefined;
+beforeAll(async () => {
+  fake = await PineconeFake.start({ dimension: 256, indexName: "contract" });
+});
+afterAll(async () => {
+  await fake?.close();
+});
+
+describeMemoryProviderContract({
+  name: "vector",
+  createProvider: () =>
+    new VectorMemoryProvider({
+      env: { PINECONE_API_KEY: "test-key" },
+      dimensions: 256,
+      store: "pinecone",
+      pineconeIndex: "contract",
+      pineconeControllerUrl: fake!.url,
+      maxRetries: 1,
+    }),
+  capabilities,
+  packageDir,
+  // Pinecone storage failing = the server answering 500 to everything.
+  breakStorage: () => fake!.failNext(500, 1_000_000),
+});

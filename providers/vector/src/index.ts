@@ -1,0 +1,46 @@
+/**
+ * @hermes/memory-vector — the `vector` memory provider: semantic recall over an embedded local
+ * index (usearch HNSW + SQLite sidecar) by default, Pinecone at scale, hybrid with BM25.
+ */
+import type { MemoryProvider } from "@hermes/memory-core";
+import { VectorMemoryProvider, type VectorMemoryProviderOptions } from "./vector-memory-provider.js";
+
+export { VectorMemoryProvider, type VectorMemoryProviderOptions, type ExportedItem, type ProgressCallback } from "./vector-memory-provider.js";
+export { type Embedder, l2Normalize, cosineSimilarity } from "./embedder.js";
+export { HashingEmbedder, type HashingEmbedderOptions } from "./hashing-embedder.js";
+export { OpenAIEmbedder, type OpenAIEmbedderOptions } from "./openai-embedder.js";
+export { OnnxEmbedder, type OnnxEmbedderOptions } from "./onnx-embedder.js";
+export { WordPieceTokenizer } from "./wordpiece-tokenizer.js";
+export {
+  DEFAULT_NAMESPACE,
+  type VectorStore,
+  type VectorRecord,
+  type VectorMatch,
+  type VectorQueryOptions,
+  type VectorDeleteTarget,
+  type NamespaceOptions,
+  type VectorStoreStats,
+} from "./vector-store.js";
+export { LocalVectorStore, type LocalVectorStoreOptions } from "./local-vector-store.js";
+export { PineconeVectorStore, flattenMetadata, type PineconeVectorStoreOptions } from "./pinecone-vector-store.js";
+export { Sidecar, toFtsQuery, type SidecarRow, type KeywordHit } from "./sidecar.js";
+export { matchesFilter, type MetadataFilter, type MetadataValue, type VectorMetadata } from "./metadata-filter.js";
+export { reciprocalRankFusion, RRF_K, type FusedResult } from "./rank-fusion.js";
+export { resolveVectorConfig, loadVectorConfig, loadVectorConfigSync, renderNamespace, DEFAULT_VECTOR_CONFIG, type VectorConfig, type StoreKind, type EmbedderKind } from "./vector-config.js";
+export { VECTOR_TOOL_SCHEMAS, SEARCH_TOOL, REMEMBER_TOOL, FORGET_TOOL } from "./vector-tools.js";
+export { dimensionMismatchError } from "./index-identity.js";
+
+/** The part of core's registration context this provider uses. */
+export interface VectorRegistrationContext {
+  registerMemoryProvider(provider: MemoryProvider): void;
+  /** The profile home, when the host knows it (core's loader always passes it). */
+  readonly hermesHome?: string;
+}
+
+/**
+ * Entry point called by `loadMemoryProvider("vector")`: registers one `VectorMemoryProvider`.
+ * Opens nothing; reads config.yaml/.env only so `isAvailable()` is accurate before `initialize`.
+ */
+export function register(ctx: VectorRegistrationContext, options: VectorMemoryProviderOptions = {}): void {
+  ctx.registerMemoryProvider(new VectorMemoryProvider({ ...(ctx.hermesHome ? { hermesHome: ctx.hermesHome } : {}), ...options }));
+}

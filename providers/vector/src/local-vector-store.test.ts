@@ -1,0 +1,155 @@
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { createRequire } from "node:module";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { HermesMemoryError } from "@hermes/memory-core";
+import { LocalVectorStore } from "./local-vector-store.js";
+import { HashingEmbedder } from "./hashing-embedder.js";
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-vector-local-"));
+  dirs.push(dir);
+  return dir;
+}
+afterEach(() => {
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function randomVectors(n: number, dims: number, seed = 1): Float32Array[] {
+  let s = seed;
+  const rand = (): number => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32 - 0.5;
+  };
+  return Array.from({ length: n }, () => new Float32Array(dims).map(() => rand()));
+}
+
+function exactTopK(vectors: Float32Array[], q: Float32Array, k: number): number[] {
+  const cos = (a: Float32Array, b: Float32Array): number => {
+    let d = 0, na = 0, nb = 0;
+    for (let i = 0; i < a.length; i++) { d += a[i]! * b[i]!; na += a[i]! ** 2; nb += b[i]! ** 2; }
+    return d / Math.sqrt(na * nb);
+  };
+  return vectors.map((v, i) => ({ i, s: cos(v, q) })).sort((a, b) => b.s - a.s).slice(0, k).map((x) => x.i);
+}
+
+describe("LocalVectorStore", () => {
+  it("upserts, queries exactly and via HNSW with the same top result, fetches and deletes", async () => {
+    const vectors = randomVectors(400, 32);
+    for (const threshold of [Infinity, 0]) {
+      const store = await LocalVectorStore.open({ dimensions: 32, exactThreshold: threshold });
+      await store.upsert(vectors.map((v, i) => ({ id: `v${i}`, vector: v, metadata: { text: `doc ${i}`, even: i % 2 === 0 } })));
+      const q = vectors[7]!;
+      const hits = await store.query(q, { topK: 10 });
+      expect(hits[0]!.id).toBe("v7");
+      expect(hits[0]!.score).toBeGreaterThan(0.999);
+      const expected = exactTopK(vectors, q, 10).map((i) => `v${i}`);
+      const overlap = hits.filter((h) => expected.includes(h.id)).length;
+      expect(overlap).toBeGreaterThanOrEqual(9);
+      const odd = await store.query(q, { topK: 5, filter: { even: false } });
+      expect(odd).toHaveLength(5);
+      expect(odd.every((h) => h.metadata.even === false)).toBe(true);
+      const fetched = await store.fetch(["v1", "missing"]);
+      expect([...fetched.keys()]).toEqual(["v1"]);
+      expect(fetched.get("v1")!.metadata!.text).toBe("doc 1");
+      await store.delete({ ids: ["v7"] });
+      expect((await store.query(q, { topK: 1 }))[0]!.id).not.toBe("v7");
+      await store.delete({ filter: { even: true } });
+      expect((await store.stats()).totalRecords).toBe(199);
+      await store.close();
+    }
+  });
+
+  it("keeps namespaces apart and replaces on re-upsert", async () => {
+    const store = await LocalVectorStore.open({ dimensions: 8, exactThreshold: 0 });
+    const [a, b] = randomVectors(2, 8, 5);
+    await store.upsert([{ id: "x", vector: a!, metadata: { text: "alpha" } }], { namespace: "p1:u1" });
+    await store.upsert([{ id: "x", vector: b!, metadata: { text: "beta" } }], { namespace: "p1:u2" });
+    expect((await store.query(a!, { topK: 5, namespace: "p1:u1" })).map((h) => h.metadata.text)).toEqual(["alpha"]);
+    expect((await store.query(a!, { topK: 5, namespace: "p1:u2" })).map((h) => h.metadata.text)).toEqual(["beta"]);
+    await store.upsert([{ id: "x", vector: b!, metadata: { text: "alpha2" } }], { namespace: "p1:u1" });
+    expect(store.indexSize()).toBe(2);
+    expect((await store.query(b!, { topK: 5, namespace: "p1:u1" }))[0]!.metadata.text).toBe("alpha2");
+    await store.delete({ all: true }, { namespace: "p1:u1" });
+    expect((await store.stats()).namespaces).toEqual({ "p1:u2": 1 });
+    expect(store.keywordSearch("beta", { topK: 3, namespace: "p1:u2" }).map((h) => h.id)).toEqual(["x"]);
+    await store.close();
+  });
+
+  it("persists, rebuilds a deleted or corrupt index file from the sidecar, and refuses other dimensions", async () => {
+    const dir = tempDir();
+    const embedder = new HashingEmbedder({ dimensions: 64 });
+    const texts = ["the cat sat on the mat", "quarterly revenue report", "hiking in the alps", "python asyncio tips"];
+    const vectors = await embedder.embed(texts);
+    let store = await LocalVectorStore.open({ directory: dir, dimensions: 64 });
+    await store.upsert(texts.map((t, i) => ({ id: `t${i}`, vector: vectors[i]!, metadata: { text: t } })));
+    await store.close();
+    expect(fs.existsSync(path.join(dir, "index.usearch"))).toBe(true);
+
+    store = await LocalVectorStore.open({ directory: dir, dimensions: 64 });
+    expect(store.rebuiltOnOpen).toBe(false);
+    expect(store.indexSize()).toBe(4);
+    await store.close();
+
+    fs.rmSync(path.join(dir, "index.usearch"));
+    store = await LocalVectorStore.open({ directory: dir, dimensions: 64, exactThreshold: 0 });
+    expect(store.rebuiltOnOpen).toBe(true);
+    const [q] = await embedder.embed(["revenue report for the quarter"]);
+    expect((await store.query(q!, { topK: 1 }))[0]!.id).toBe("t1");
+    await store.close();
+
+    fs.writeFileSync(path.join(dir, "index.usearch"), "garbage");
+    store = await LocalVectorStore.open({ directory: dir, dimensions: 64, exactThreshold: 0 });
+    expect(store.rebuiltOnOpen).toBe(true);
+    expect(store.indexSize()).toBe(4);
+    await store.close();
+
+    let caught: unknown;
+    try {
+      await LocalVectorStore.open({ directory: dir, dimensions: 32 });
+    } catch (error) {
+      caught = error;
+    }
+    expect(HermesMemoryError.hasCode(caught, "EMBEDDING_DIMENSION_MISMATCH")).toBe(true);
+    expect((caught as Error).message).toMatch(/64 dimensions.*32 dimensions.*hermes-memory vector reindex/s);
+  });
+
+  it("is consistent with its sidecar after a writer is killed with SIGKILL", async () => {
+    const dir = tempDir();
+    const require = createRequire(import.meta.url);
+    const tsx = pathToFileURL(require.resolve("tsx/esm")).href;
+    const child = spawn(process.execPath, ["--import", tsx, fileURLToPath(new URL("./test-support/crash-writer.ts", import.meta.url)), dir], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    await new Promise<void>((resolve, reject) => {
+      let out = "";
+      child.stdout.on("data", (d: Buffer) => {
+        out += d.toString();
+        const lines = out.trim().split("\n");
+        if (Number(lines[lines.length - 1]) >= 400) {
+          child.kill("SIGKILL");
+          resolve();
+        }
+      });
+      child.on("exit", (code) => (code === null ? resolve() : reject(new Error(`writer exited ${code}: ${stderr}`))));
+    });
+    await new Promise((resolve) => child.once("close", resolve));
+    const store = await LocalVectorStore.open({ directory: dir, dimensions: 16, exactThreshold: 0 });
+    const count = store.sidecar.countVectors();
+    expect(count).toBeGreaterThanOrEqual(400);
+    expect(store.indexSize()).toBe(count);
+    // Every committed row is findable through the index.
+    const sample = [...store.sidecar.iterate(null, { withVectors: true })].filter((_, i) => i % 50 === 0);
+    for (const row of sample) {
+      const hits = await store.query(row.vector!, { topK: 1 });
+      expect(hits[0]!.id).toBe(row.id);
+    }
+    await store.close();
+  });
+});

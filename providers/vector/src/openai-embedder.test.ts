@@ -1,0 +1,108 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { HermesMemoryError } from "@hermes/memory-core";
+import { OpenAIEmbedder } from "./openai-embedder.js";
+
+interface Seen {
+  body: { model: string; input: string[]; dimensions?: number };
+  auth: string | undefined;
+}
+
+let server: http.Server | null = null;
+afterEach(async () => {
+  server?.closeAllConnections();
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  server = null;
+});
+
+/** A loopback OpenAI-compatible /v1/embeddings server; `plan` returns a status (or "hang") per request. */
+async function startServer(dims: number, plan: (n: number) => number | "hang" = () => 200): Promise<{ url: string; seen: Seen[] }> {
+  const seen: Seen[] = [];
+  server = http.createServer((req, res) => {
+    let raw = "";
+    req.on("data", (c: Buffer) => (raw += c.toString()));
+    req.on("end", () => {
+      const body = JSON.parse(raw) as Seen["body"];
+      seen.push({ body, auth: req.headers.authorization });
+      const action = plan(seen.length);
+      if (action === "hang") return; // never answer
+      if (action !== 200) {
+        res.writeHead(action, { "content-type": "application/json", ...(action === 429 ? { "retry-after": "0" } : {}) });
+        res.end(JSON.stringify({ error: { message: `status ${action}` } }));
+        return;
+      }
+      // Deterministic fake embeddings: one-hot-ish on the text length; returned out of order.
+      const data = body.input.map((text, index) => {
+        const v = new Array(dims).fill(0);
+        v[text.length % dims] = 3;
+        v[(text.length + 1) % dims] = 4;
+        return { object: "embedding", index, embedding: v };
+      });
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ object: "list", data: data.reverse(), model: body.model }));
+    });
+  });
+  await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${(server!.address() as AddressInfo).port}/v1`, seen };
+}
+
+describe("OpenAIEmbedder against a loopback /v1/embeddings server", () => {
+  it("batches, sends model/dimensions/auth, restores order and normalises", async () => {
+    const { url, seen } = await startServer(8);
+    const e = new OpenAIEmbedder({ baseUrl: url, model: "text-embedding-3-small", apiKey: "sk-test", dimensions: 8, batchSize: 2 });
+    const vectors = await e.embed(["a", "bb", "ccc", ""]);
+    expect(seen).toHaveLength(2);
+    expect(seen[0]!.body).toMatchObject({ model: "text-embedding-3-small", input: ["a", "bb"], dimensions: 8 });
+    expect(seen[1]!.body.input).toEqual(["ccc", " "]);
+    expect(seen[0]!.auth).toBe("Bearer sk-test");
+    expect(vectors[0]![1]).toBeCloseTo(0.6);
+    expect(vectors[0]![2]).toBeCloseTo(0.8);
+    expect(vectors[2]![3]).toBeCloseTo(0.6);
+    expect(e.id).toBe("openai:text-embedding-3-small");
+  });
+
+  it("does not send dimensions to other models (Ollama, vLLM) and needs no key", async () => {
+    const { url, seen } = await startServer(4);
+    await new OpenAIEmbedder({ baseUrl: url, model: "nomic-embed-text", dimensions: 4 }).embed(["x"]);
+    expect(seen[0]!.body.dimensions).toBeUndefined();
+    expect(seen[0]!.auth).toBeUndefined();
+  });
+
+  it("retries 429 and 5xx with backoff, then succeeds", async () => {
+    const { url, seen } = await startServer(4, (n) => (n === 1 ? 429 : n === 2 ? 503 : 200));
+    const vectors = await new OpenAIEmbedder({ baseUrl: url, model: "m", dimensions: 4, retry: { baseDelayMs: 1, maxDelayMs: 5 } }).embed(["x"]);
+    expect(vectors).toHaveLength(1);
+    expect(seen).toHaveLength(3);
+  });
+
+  it("fails clearly: 401 without retry, repeated 500 after bounded retries, wrong dimensions", async () => {
+    const { url, seen } = await startServer(4, (n) => (n === 1 ? 401 : 500));
+    const e = new OpenAIEmbedder({ baseUrl: url, model: "m", dimensions: 4, retry: { maxRetries: 2, baseDelayMs: 1, maxDelayMs: 2 } });
+    const unauthorized = await e.embed(["x"]).catch((err: unknown) => err);
+    expect(HermesMemoryError.hasCode(unauthorized, "PROVIDER_UNAVAILABLE")).toBe(true);
+    expect((unauthorized as Error).message).toMatch(/EMBEDDINGS_API_KEY/);
+    expect(seen).toHaveLength(1);
+    const failing = await e.embed(["x"]).catch((err: unknown) => err);
+    expect(HermesMemoryError.hasCode(failing, "STORAGE_FAILED")).toBe(true);
+    expect((failing as Error).message).toMatch(/after 3 attempts \(HTTP 500/);
+    expect(seen).toHaveLength(4);
+  });
+
+  it("reports a dimension mismatch naming both sizes and the reindex fix", async () => {
+    const { url } = await startServer(6);
+    const error = await new OpenAIEmbedder({ baseUrl: url, model: "m", dimensions: 4 }).embed(["x"]).catch((err: unknown) => err);
+    expect(HermesMemoryError.hasCode(error, "EMBEDDING_DIMENSION_MISMATCH")).toBe(true);
+    expect((error as Error).message).toMatch(/6-dimensional.*dimensions is 4.*reindex/);
+  });
+
+  it("honours the request timeout", async () => {
+    const { url } = await startServer(4, () => "hang");
+    const started = Date.now();
+    const error = await new OpenAIEmbedder({ baseUrl: url, model: "m", dimensions: 4, timeoutMs: 100, retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 1 } })
+      .embed(["x"])
+      .catch((err: unknown) => err);
+    expect((error as Error).message).toMatch(/timed out after 100 ms/);
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+});

@@ -1,0 +1,379 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { Pinecone } from "@pinecone-database/pinecone";
+import type { Index, RecordMetadata } from "@pinecone-database/pinecone";
+import { HermesMemoryError, describeError } from "@hermes/memory-core";
+import { cosineSimilarity } from "./embedder.js";
+import { matchesFilter, type VectorMetadata } from "./metadata-filter.js";
+import { backoffDelay, delay, DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry-policy.js";
+import {
+  DEFAULT_NAMESPACE,
+  type NamespaceOptions,
+  type VectorDeleteTarget,
+  type VectorMatch,
+  type VectorQueryOptions,
+  type VectorRecord,
+  type VectorStore,
+  type VectorStoreStats,
+} from "./vector-store.js";
+
+/** Options of {@link PineconeVectorStore}. */
+export interface PineconeVectorStoreOptions {
+  apiKey: string;
+  /** Index name (must exist; create it in the Pinecone console with the embedder's dimension and metric `cosine`). */
+  indexName: string;
+  /** Index host; when absent the SDK looks it up once through the control plane. Include the scheme. */
+  host?: string;
+  /** Control-plane URL (default `https://api.pinecone.io`). Include the scheme. */
+  controllerHostUrl?: string;
+  dimensions: number;
+  /** Per-request timeout in ms (default 10000). */
+  requestTimeoutMs?: number;
+  /** Retry policy for 429, 5xx, timeouts and refused connections. */
+  retry?: Partial<RetryPolicy>;
+  /** Vectors per upsert request (default 100, Pinecone's recommended batch; requests also stay under 2 MB). */
+  upsertBatchSize?: number;
+  /** How long recent writes are served from memory while Pinecone's index catches up (default 60000 ms). */
+  readYourWritesMs?: number;
+}
+
+/** Pinecone limits metadata to 40 KB per record; keep the text below that with room for the rest. */
+const MAX_TEXT_BYTES = 30_000;
+const MAX_REQUEST_BYTES = 2 * 1024 * 1024 - 64 * 1024;
+const CACHE_LIMIT = 5000;
+
+/**
+ * Make any metadata acceptable to Pinecone: strings, finite numbers, booleans and string lists
+ * stay; nulls are dropped; other values become JSON strings; `text` is truncated to fit 40 KB.
+ */
+export function flattenMetadata(metadata: Record<string, unknown> | undefined): VectorMetadata {
+  const out: VectorMetadata = {};
+  for (const [key, value] of Object.entries(metadata ?? {})) {
+    if (value === null || value === undefined) continue;
+    if (typeof value === "string" || typeof value === "boolean") out[key] = value;
+    else if (typeof value === "number") {
+      if (Number.isFinite(value)) out[key] = value;
+    } else if (Array.isArray(value) && value.every((v) => typeof v === "string")) out[key] = value as string[];
+    else out[key] = JSON.stringify(value);
+  }
+  const text = out.text;
+  if (typeof text === "string" && Buffer.byteLength(text) > MAX_TEXT_BYTES) {
+    let cut = text.slice(0, MAX_TEXT_BYTES);
+    while (Buffer.byteLength(cut) > MAX_TEXT_BYTES) cut = cut.slice(0, -100);
+    out.text = cut;
+    out.text_truncated = true;
+  }
+  return out;
+}
+
+interface AttemptState {
+  timeoutMs: number;
+  status?: number;
+  timedOut?: boolean;
+}
+
+interface CachedWrite {
+  record: VectorRecord | null; // null = deleted
+  at: number;
+}
+
+/**
+ * Vectors in a Pinecone index through the official SDK (8.x). Adds what the SDK leaves to callers:
+ * per-request timeouts, bounded retries with exponential backoff and jitter on 429/5xx/timeouts
+ * (never past a call's `budgetMs`), batching within request limits, flat metadata, and a
+ * read-your-writes cache so a just-written record is found before Pinecone's index catches up.
+ * A 401 becomes `PROVIDER_UNAVAILABLE` with setup instructions; it is never retried.
+ */
+export class PineconeVectorStore implements VectorStore {
+  readonly kind = "pinecone" as const;
+  readonly dimensions: number;
+  readonly indexName: string;
+  private readonly client: Pinecone;
+  private index: Index<RecordMetadata> | null = null;
+  private hostLookup: Promise<Index<RecordMetadata>> | null = null;
+  private readonly namespaces = new Map<string, Index<RecordMetadata>>();
+  private readonly retry: RetryPolicy;
+  private readonly requestTimeoutMs: number;
+  private readonly batchSize: number;
+  private readonly rywMs: number;
+  private readonly attempt = new AsyncLocalStorage<AttemptState>();
+  private readonly recent = new Map<string, Map<string, CachedWrite>>();
+  /** Set after a 401: further calls fail fast with the same message. */
+  authError: HermesMemoryError | null = null;
+
+  constructor(options: PineconeVectorStoreOptions) {
+    this.dimensions = options.dimensions;
+    this.indexName = options.indexName;
+    this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
+    this.batchSize = options.upsertBatchSize ?? 100;
+    this.rywMs = options.readYourWritesMs ?? 60_000;
+    const fetchApi = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      const state = this.attempt.getStore();
+      const timeoutMs = state?.timeoutMs ?? this.requestTimeoutMs;
+      const controller = new AbortController();
+      const timer = setTimeout(() => {
+        if (state) state.timedOut = true;
+        controller.abort(new Error(`Pinecone request timed out after ${timeoutMs} ms`));
+      }, timeoutMs);
+      const signal = init?.signal ? AbortSignal.any([init.signal, controller.signal]) : controller.signal;
+      try {
+        const response = await fetch(input, { ...init, signal });
+        if (state) state.status = response.status;
+        // Read the body inside the timeout too: a server may stall after the headers.
+        const body = await response.arrayBuffer();
+        return new Response(body.byteLength === 0 && (response.status === 204 || response.status === 304) ? null : body, {
+          status: response.status,
+          statusText: response.statusText,
+          headers: response.headers,
+        });
+      } finally {
+        clearTimeout(timer);
+      }
+    };
+    this.client = new Pinecone({
+      apiKey: options.apiKey,
+      ...(options.controllerHostUrl ? { controllerHostUrl: options.controllerHostUrl } : {}),
+      maxRetries: 0,
+      fetchApi: fetchApi as never,
+    });
+    if (options.host) this.index = this.client.index({ name: options.indexName, host: options.host });
+  }
+
+  /**
+   * The index handle. Without a configured host, look it up once through the control plane
+   * ourselves: the SDK's own lookup is cached per process by key and name, which goes stale when
+   * two stores (or tests) point at different control planes.
+   */
+  private async baseIndex(budgetMs: number | undefined): Promise<Index<RecordMetadata>> {
+    if (this.index) return this.index;
+    this.hostLookup ??= this.call("describe_index", budgetMs, () => this.client.describeIndex(this.indexName))
+      .then((model) => {
+        const host = /^https?:\/\//.test(model.host) ? model.host : `https://${model.host}`;
+        this.index = this.client.index({ name: this.indexName, host });
+        return this.index;
+      })
+      .finally(() => {
+        this.hostLookup = null;
+      });
+    return this.hostLookup;
+  }
+
+  private async ns(namespace: string, budgetMs?: number): Promise<Index<RecordMetadata>> {
+    const base = await this.baseIndex(budgetMs);
+    if (namespace === DEFAULT_NAMESPACE) return base;
+    let idx = this.namespaces.get(namespace);
+    if (!idx) {
+      idx = base.namespace(namespace);
+      this.namespaces.set(namespace, idx);
+    }
+    return idx;
+  }
+
+  /** Run one SDK call with timeouts and bounded retries. */
+  private async call<T>(what: string, budgetMs: number | undefined, fn: () => Promise<T>): Promise<T> {
+    if (this.authError) throw this.authError;
+    const deadline = budgetMs === undefined ? Infinity : Date.now() + budgetMs;
+    let lastError: unknown;
+    let lastStatus: number | undefined;
+    let timedOut = false;
+    for (let attempt = 0; ; attempt++) {
+      const remaining = deadline - Date.now();
+      const state: AttemptState = { timeoutMs: Math.max(1, Math.min(this.requestTimeoutMs, remaining)) };
+      try {
+        return await this.attempt.run(state, fn);
+      } catch (error) {
+        lastError = error;
+        lastStatus = state.status;
+        timedOut = Boolean(state.timedOut);
+        if (state.status === 401 || (error as Error)?.name === "PineconeAuthorizationError") {
+          this.authError = new HermesMemoryError({
+            code: "PROVIDER_UNAVAILABLE",
+            message: `Pinecone rejected the API key (401) for index "${this.indexName}". Set a valid PINECONE_API_KEY in $HERMES_HOME/.env (or run \`hermes-memory memory setup vector\`), or switch back with memory.vector.store: local.`,
+            cause: error,
+          });
+          throw this.authError;
+        }
+        const retryable = state.timedOut || state.status === undefined || state.status === 429 || state.status >= 500;
+        if (!retryable || attempt >= this.retry.maxRetries) break;
+        const wait = backoffDelay(this.retry, attempt);
+        if (Date.now() + wait + 1 >= deadline) break;
+        await delay(wait);
+      }
+    }
+    if (lastStatus !== undefined && lastStatus !== 429 && lastStatus < 500) {
+      throw new HermesMemoryError({
+        code: "STORAGE_FAILED",
+        message: `Pinecone rejected ${what} on index "${this.indexName}" (HTTP ${lastStatus}: ${describeError(lastError)}). Check that the index exists and has the embedder's dimension (${this.dimensions}) and metric cosine.`,
+        cause: lastError,
+      });
+    }
+    const detail = lastStatus ? `HTTP ${lastStatus}` : timedOut ? `timed out after ${this.requestTimeoutMs} ms` : describeError(lastError);
+    throw new HermesMemoryError({
+      code: "STORAGE_FAILED",
+      message: `Pinecone ${what} on index "${this.indexName}" failed (${detail}) after retries. Check Pinecone's status and your network; the call is safe to repeat.`,
+      cause: lastError,
+    });
+  }
+
+  private cacheFor(namespace: string): Map<string, CachedWrite> {
+    let map = this.recent.get(namespace);
+    if (!map) {
+      map = new Map();
+      this.recent.set(namespace, map);
+    }
+    const cutoff = Date.now() - this.rywMs;
+    for (const [id, entry] of map) {
+      if (entry.at >= cutoff) break; // insertion order = time order
+      map.delete(id);
+    }
+    return map;
+  }
+
+  private remember(namespace: string, id: string, record: VectorRecord | null): void {
+    const map = this.cacheFor(namespace);
+    map.delete(id);
+    map.set(id, { record, at: Date.now() });
+    if (map.size > CACHE_LIMIT) map.delete(map.keys().next().value as string);
+  }
+
+  /** Upsert in batches of ≤ `upsertBatchSize` records and < 2 MB per request. */
+  async upsert(records: VectorRecord[], options: NamespaceOptions = {}): Promise<void> {
+    const namespace = options.namespace ?? DEFAULT_NAMESPACE;
+    const target = await this.ns(namespace, options.budgetMs);
+    let batch: Array<{ id: string; values: number[]; metadata: VectorMetadata }> = [];
+    let bytes = 0;
+    const send = async (): Promise<void> => {
+      if (batch.length === 0) return;
+      const records = batch;
+      batch = [];
+      bytes = 0;
+      await this.call("upsert", options.budgetMs, () => target.upsert({ records }));
+    };
+    for (const record of records) {
+      if (record.vector.length !== this.dimensions) {
+        throw new HermesMemoryError({
+          code: "EMBEDDING_DIMENSION_MISMATCH",
+          message: `Vector ${record.id} has ${record.vector.length} dimensions but the Pinecone store is configured for ${this.dimensions}. Run \`hermes-memory vector reindex\` after changing the embedder.`,
+        });
+      }
+      const item = { id: record.id, values: Array.from(record.vector), metadata: flattenMetadata(record.metadata) };
+      const size = JSON.stringify(item).length;
+      if (batch.length >= this.batchSize || bytes + size > MAX_REQUEST_BYTES) await send();
+      batch.push(item);
+      bytes += size;
+    }
+    await send();
+    for (const record of records) this.remember(namespace, record.id, { ...record, metadata: flattenMetadata(record.metadata) });
+  }
+
+  /** Query Pinecone and merge in recent writes (and hide recent deletes) from the cache. */
+  async query(vector: Float32Array, options: VectorQueryOptions): Promise<VectorMatch[]> {
+    const namespace = options.namespace ?? DEFAULT_NAMESPACE;
+    const topK = Math.max(0, Math.floor(options.topK));
+    if (topK === 0) return [];
+    const response = await this.call("query", options.budgetMs, async () =>
+      (await this.ns(namespace, options.budgetMs)).query({
+        vector: Array.from(vector),
+        topK,
+        includeMetadata: true,
+        ...(options.filter ? { filter: options.filter } : {}),
+      }),
+    );
+    const cache = this.cacheFor(namespace);
+    const byId = new Map<string, VectorMatch>();
+    for (const m of response.matches ?? []) {
+      if (cache.has(m.id)) continue; // the cached version is newer (or deleted)
+      byId.set(m.id, { id: m.id, score: m.score ?? 0, metadata: (m.metadata ?? {}) as VectorMetadata });
+    }
+    for (const [id, entry] of cache) {
+      if (!entry.record || !matchesFilter(entry.record.metadata ?? {}, options.filter)) continue;
+      byId.set(id, { id, score: cosineSimilarity(vector, entry.record.vector), metadata: entry.record.metadata ?? {} });
+    }
+    return [...byId.values()].sort((a, b) => b.score - a.score).slice(0, topK);
+  }
+
+  /** Fetch by ids (in chunks of 100, to keep URLs short). */
+  async fetch(ids: string[], options: NamespaceOptions = {}): Promise<Map<string, VectorRecord>> {
+    const namespace = options.namespace ?? DEFAULT_NAMESPACE;
+    const out = new Map<string, VectorRecord>();
+    for (let i = 0; i < ids.length; i += 100) {
+      const chunk = ids.slice(i, i + 100);
+      const idx = await this.ns(namespace, options.budgetMs);
+      const response = await this.call("fetch", options.budgetMs, () => idx.fetch({ ids: chunk }));
+      for (const [id, rec] of Object.entries(response.records ?? {})) {
+        out.set(id, { id, vector: Float32Array.from(rec.values ?? []), metadata: (rec.metadata ?? {}) as VectorMetadata });
+      }
+    }
+    const cache = this.cacheFor(namespace);
+    for (const id of ids) {
+      const entry = cache.get(id);
+      if (!entry) continue;
+      if (entry.record) out.set(id, entry.record);
+      else out.delete(id);
+    }
+    return out;
+  }
+
+  /** Delete by ids (chunks of 1000), by filter, or the whole namespace. */
+  async delete(target: VectorDeleteTarget, options: NamespaceOptions = {}): Promise<void> {
+    const namespace = options.namespace ?? DEFAULT_NAMESPACE;
+    const idx = await this.ns(namespace, options.budgetMs);
+    if ("ids" in target) {
+      for (let i = 0; i < target.ids.length; i += 1000) {
+        const chunk = target.ids.slice(i, i + 1000);
+        await this.call("delete", options.budgetMs, () => idx.deleteMany({ ids: chunk }));
+      }
+      for (const id of target.ids) this.remember(namespace, id, null);
+    } else if ("filter" in target) {
+      await this.call("delete", options.budgetMs, () => idx.deleteMany({ filter: target.filter }));
+      for (const [id, entry] of this.cacheFor(namespace)) {
+        if (entry.record && matchesFilter(entry.record.metadata ?? {}, target.filter)) this.remember(namespace, id, null);
+      }
+    } else {
+      await this.call("delete", options.budgetMs, () => idx.deleteAll());
+      this.recent.delete(namespace);
+    }
+  }
+
+  /** Every id in a namespace, page by page (`listPaginated`). */
+  async *listIds(namespace: string = DEFAULT_NAMESPACE, options: { prefix?: string; pageSize?: number } = {}): AsyncGenerator<string> {
+    let token: string | undefined;
+    const idx = await this.ns(namespace);
+    do {
+      const page = await this.call("list", undefined, () =>
+        idx.listPaginated({
+          ...(options.prefix ? { prefix: options.prefix } : {}),
+          limit: options.pageSize ?? 100,
+          ...(token ? { paginationToken: token } : {}),
+        }),
+      );
+      for (const v of page.vectors ?? []) if (v.id) yield v.id;
+      token = page.pagination?.next;
+    } while (token);
+  }
+
+  /** `describe_index_stats`; the default namespace is reported as `""`. */
+  async stats(options: { budgetMs?: number } = {}): Promise<VectorStoreStats> {
+    const idx = await this.baseIndex(options.budgetMs);
+    const s = await this.call("describe_index_stats", options.budgetMs, () => idx.describeIndexStats());
+    const namespaces: Record<string, number> = {};
+    for (const [name, info] of Object.entries(s.namespaces ?? {})) {
+      namespaces[name === "__default__" ? "" : name] = info.recordCount ?? 0;
+    }
+    return {
+      dimensions: s.dimension ?? this.dimensions,
+      totalRecords: s.totalRecordCount ?? Object.values(namespaces).reduce((a, b) => a + b, 0),
+      namespaces,
+      location: `pinecone:${this.indexName}`,
+    };
+  }
+
+  /** Nothing is buffered locally. */
+  async flush(): Promise<void> {}
+
+  /** Drops the read-your-writes cache. */
+  async close(): Promise<void> {
+    this.recent.clear();
+  }
+}
+

@@ -1,0 +1,360 @@
+import fs from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+import type { Database as SqliteDatabase, Statement } from "better-sqlite3";
+import { HermesMemoryError } from "@hermes/memory-core";
+import { matchesFilter, type MetadataFilter, type VectorMetadata } from "./metadata-filter.js";
+
+/** One sidecar row: the text and metadata of a record, plus its vector when the local store holds it. */
+export interface SidecarRow {
+  /** Integer key of the row; the ANN index uses it as its label. */
+  key: number;
+  namespace: string;
+  id: string;
+  text: string;
+  metadata: VectorMetadata;
+  vector: Float32Array | null;
+}
+
+/** A row to write. `metadata` excludes `text`, which has its own (full-text indexed) column. */
+export interface SidecarWrite {
+  id: string;
+  text: string;
+  metadata: VectorMetadata;
+  vector: Float32Array | null;
+}
+
+/** A keyword (BM25) hit from the FTS5 index; `score` is positive, higher is better. */
+export interface KeywordHit {
+  key: number;
+  id: string;
+  score: number;
+  text: string;
+  metadata: VectorMetadata;
+}
+
+interface RawRow {
+  key: number;
+  namespace: string;
+  id: string;
+  text: string;
+  metadata: string;
+  vector: Buffer | null;
+}
+
+const SCHEMA_VERSION = 1;
+const FTS_TOKEN = /[\p{L}\p{N}_]+/gu;
+
+/**
+ * Turn arbitrary user text into an FTS5 query that can never be a syntax error: every word is
+ * quoted and the words are OR-ed, so BM25 ranks documents by how many query words they share.
+ */
+export function toFtsQuery(text: string): string | null {
+  const words = text.toLowerCase().match(FTS_TOKEN) ?? [];
+  const unique = [...new Set(words)].slice(0, 64);
+  if (unique.length === 0) return null;
+  return unique.map((w) => `"${w.replace(/"/g, '""')}"`).join(" OR ");
+}
+
+function decodeVector(blob: Buffer | null): Float32Array | null {
+  if (!blob) return null;
+  // Copy: the Buffer may share a pooled ArrayBuffer and be unaligned for Float32 access.
+  const copy = new Uint8Array(blob.byteLength);
+  copy.set(blob);
+  return new Float32Array(copy.buffer, 0, blob.byteLength / 4);
+}
+
+function encodeVector(vector: Float32Array | null): Buffer | null {
+  return vector ? Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength) : null;
+}
+
+function toRow(raw: RawRow): SidecarRow {
+  const metadata = JSON.parse(raw.metadata) as VectorMetadata;
+  if (raw.text) metadata.text = raw.text;
+  return { key: raw.key, namespace: raw.namespace, id: raw.id, text: raw.text, metadata, vector: decodeVector(raw.vector) };
+}
+
+/**
+ * The SQLite sidecar: the source of truth for text, metadata and (for the local store) vectors,
+ * with an FTS5 index for BM25. Every write bumps a generation counter so the ANN index file can
+ * tell whether it is stale. One instance per database file; synchronous (better-sqlite3).
+ */
+export class Sidecar {
+  readonly file: string;
+  readonly db: SqliteDatabase;
+  private readonly statements: {
+    upsert: Statement;
+    bump: Statement;
+    getMeta: Statement;
+    setMeta: Statement;
+  };
+
+  /** Prepared statements by SQL text: the hot read paths run the same few shapes every query. */
+  private readonly prepared = new Map<string, Statement>();
+
+  private prepare(sql: string): Statement {
+    let stmt = this.prepared.get(sql);
+    if (!stmt) {
+      stmt = this.db.prepare(sql);
+      if (this.prepared.size > 256) this.prepared.clear();
+      this.prepared.set(sql, stmt);
+    }
+    return stmt;
+  }
+
+  private constructor(file: string, db: SqliteDatabase) {
+    this.file = file;
+    this.db = db;
+    this.statements = {
+      upsert: db.prepare(
+        `INSERT INTO records (namespace, id, text, metadata, vector) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT(namespace, id) DO UPDATE SET text = excluded.text, metadata = excluded.metadata, vector = excluded.vector
+         RETURNING key`,
+      ),
+      bump: db.prepare(`INSERT INTO meta (key, value) VALUES ('generation', '1')
+         ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)`),
+      getMeta: db.prepare(`SELECT value FROM meta WHERE key = ?`),
+      setMeta: db.prepare(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`),
+    };
+  }
+
+  /**
+   * Open (creating if needed) the sidecar at `file`, or an in-memory one for `":memory:"`.
+   * Throws `STORAGE_FAILED` when the file is not a usable database.
+   */
+  static open(file: string): Sidecar {
+    let db: SqliteDatabase;
+    try {
+      if (file !== ":memory:") fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+      db = new Database(file);
+      db.pragma("journal_mode = WAL");
+      db.pragma("synchronous = NORMAL");
+      db.pragma("busy_timeout = 5000");
+      const version = db.pragma("user_version", { simple: true }) as number;
+      if (version > SCHEMA_VERSION) {
+        throw new HermesMemoryError({
+          code: "SCHEMA_TOO_NEW",
+          message: `The vector sidecar ${file} has schema version ${version}, newer than this @hermes/memory-vector understands (${SCHEMA_VERSION}). Upgrade @hermes/memory-vector.`,
+        });
+      }
+      if (version < 1) {
+        db.exec(`
+          CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+          CREATE TABLE IF NOT EXISTS records (
+            key INTEGER PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            id TEXT NOT NULL,
+            text TEXT NOT NULL DEFAULT '',
+            metadata TEXT NOT NULL DEFAULT '{}',
+            vector BLOB,
+            UNIQUE (namespace, id)
+          );
+          CREATE INDEX IF NOT EXISTS records_by_id ON records (id);
+          CREATE INDEX IF NOT EXISTS records_with_vectors ON records (namespace) WHERE vector IS NOT NULL;
+          CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(text, content='records', content_rowid='key', tokenize='porter unicode61');
+          CREATE TRIGGER IF NOT EXISTS records_ai AFTER INSERT ON records BEGIN
+            INSERT INTO records_fts (rowid, text) VALUES (new.key, new.text);
+          END;
+          CREATE TRIGGER IF NOT EXISTS records_ad AFTER DELETE ON records BEGIN
+            INSERT INTO records_fts (records_fts, rowid, text) VALUES ('delete', old.key, old.text);
+          END;
+          CREATE TRIGGER IF NOT EXISTS records_au AFTER UPDATE OF text ON records BEGIN
+            INSERT INTO records_fts (records_fts, rowid, text) VALUES ('delete', old.key, old.text);
+            INSERT INTO records_fts (rowid, text) VALUES (new.key, new.text);
+          END;
+          PRAGMA user_version = ${SCHEMA_VERSION};
+        `);
+      }
+    } catch (error) {
+      if (HermesMemoryError.isInstance(error)) throw error;
+      throw new HermesMemoryError({
+        code: "STORAGE_FAILED",
+        message: `Cannot open the vector sidecar database ${file}: ${(error as Error).message}. Check permissions and free space; if the file is corrupt, restore it from a backup or move it away and re-import an export.`,
+        cause: error,
+      });
+    }
+    return new Sidecar(file, db);
+  }
+
+  /** Monotonic write counter (bumped by every write transaction). */
+  get generation(): number {
+    return Number(this.getMeta("generation") ?? "0");
+  }
+
+  getMeta(key: string): string | undefined {
+    return (this.statements.getMeta.get(key) as { value: string } | undefined)?.value;
+  }
+
+  setMeta(key: string, value: string): void {
+    this.statements.setMeta.run(key, value);
+  }
+
+  /** Insert or replace rows in one transaction. Returns each row's key, in order. */
+  upsert(namespace: string, rows: SidecarWrite[]): number[] {
+    const run = this.db.transaction((items: SidecarWrite[]) => {
+      const keys: number[] = [];
+      for (const row of items) {
+        const { text: _text, ...rest } = row.metadata;
+        const result = this.statements.upsert.get(namespace, row.id, row.text, JSON.stringify(rest), encodeVector(row.vector)) as { key: number };
+        keys.push(result.key);
+      }
+      this.statements.bump.run();
+      return keys;
+    });
+    return run(rows);
+  }
+
+  /** Rows with the given ids in one namespace (or any namespace when `namespace` is null). */
+  getByIds(namespace: string | null, ids: string[]): SidecarRow[] {
+    if (ids.length === 0) return [];
+    const out: SidecarRow[] = [];
+    for (let i = 0; i < ids.length; i += 500) {
+      const chunk = ids.slice(i, i + 500);
+      const marks = chunk.map(() => "?").join(",");
+      const sql =
+        namespace === null
+          ? `SELECT * FROM records WHERE id IN (${marks})`
+          : `SELECT * FROM records WHERE namespace = ? AND id IN (${marks})`;
+      const params = namespace === null ? chunk : [namespace, ...chunk];
+      for (const raw of this.prepare(sql).all(...params) as RawRow[]) out.push(toRow(raw));
+    }
+    return out;
+  }
+
+  /** Rows by integer key (used to resolve ANN results). Missing keys are left out. */
+  getByKeys(keys: number[], withVectors = false): Map<number, SidecarRow> {
+    const out = new Map<number, SidecarRow>();
+    const cols = withVectors ? "*" : "key, namespace, id, text, metadata, NULL AS vector";
+    for (let i = 0; i < keys.length; i += 500) {
+      const chunk = keys.slice(i, i + 500);
+      const sql = `SELECT ${cols} FROM records WHERE key IN (${chunk.map(() => "?").join(",")})`;
+      for (const raw of this.prepare(sql).all(...chunk) as RawRow[]) out.set(raw.key, toRow(raw));
+    }
+    return out;
+  }
+
+  /** Delete rows; returns the keys removed (so the ANN index can drop them too). */
+  delete(namespace: string, target: { ids: string[] } | { filter: MetadataFilter } | { all: true }): number[] {
+    const run = this.db.transaction((): number[] => {
+      let keys: number[];
+      if ("ids" in target) {
+        keys = this.getByIds(namespace, target.ids).map((r) => r.key);
+      } else if ("filter" in target) {
+        keys = [];
+        for (const row of this.iterate(namespace)) if (matchesFilter(row.metadata, target.filter)) keys.push(row.key);
+      } else {
+        keys = (this.db.prepare(`SELECT key FROM records WHERE namespace = ?`).all(namespace) as Array<{ key: number }>).map((r) => r.key);
+      }
+      const del = this.db.prepare(`DELETE FROM records WHERE key = ?`);
+      for (const key of keys) del.run(key);
+      this.statements.bump.run();
+      return keys;
+    });
+    return run();
+  }
+
+  /** Every row of one namespace (or all namespaces), in insertion order. Lazy. */
+  *iterate(namespace: string | null = null, options: { withVectors?: boolean } = {}): Generator<SidecarRow> {
+    const cols = options.withVectors ? "*" : "key, namespace, id, text, metadata, NULL AS vector";
+    // Page by key so no statement stays open across yields (writes may happen in between).
+    let after = -1;
+    for (;;) {
+      const sql =
+        namespace === null
+          ? `SELECT ${cols} FROM records WHERE key > ? ORDER BY key LIMIT 500`
+          : `SELECT ${cols} FROM records WHERE namespace = ? AND key > ? ORDER BY key LIMIT 500`;
+      const page = (namespace === null ? this.prepare(sql).all(after) : this.prepare(sql).all(namespace, after)) as RawRow[];
+      if (page.length === 0) return;
+      for (const raw of page) yield toRow(raw);
+      after = page[page.length - 1]!.key;
+    }
+  }
+
+  /** `(key, vector)` of every row that has a vector, optionally in one namespace, optionally with metadata. */
+  vectorRows(namespace: string | null): Array<{ key: number; vector: Float32Array }> {
+    const sql =
+      namespace === null
+        ? `SELECT key, vector FROM records WHERE vector IS NOT NULL`
+        : `SELECT key, vector FROM records WHERE namespace = ? AND vector IS NOT NULL`;
+    const rows = (namespace === null ? this.db.prepare(sql).all() : this.db.prepare(sql).all(namespace)) as Array<{ key: number; vector: Buffer }>;
+    return rows.map((r) => ({ key: r.key, vector: decodeVector(r.vector)! }));
+  }
+
+  /** Number of rows with a vector, optionally in one namespace. */
+  countVectors(namespace: string | null = null): number {
+    const row = (namespace === null
+      ? this.prepare(`SELECT COUNT(*) AS n FROM records WHERE vector IS NOT NULL`).get()
+      : this.prepare(`SELECT COUNT(*) AS n FROM records WHERE namespace = ? AND vector IS NOT NULL`).get(namespace)) as { n: number };
+    return row.n;
+  }
+
+  /** Row counts per namespace (all rows, with or without vectors). */
+  namespaceCounts(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const r of this.db.prepare(`SELECT namespace, COUNT(*) AS n FROM records GROUP BY namespace`).all() as Array<{ namespace: string; n: number }>) {
+      out[r.namespace] = r.n;
+    }
+    return out;
+  }
+
+  /** Drop every stored vector (text and metadata stay): the first step of a reindex. */
+  clearVectors(): void {
+    this.db.transaction(() => {
+      this.db.prepare(`UPDATE records SET vector = NULL WHERE vector IS NOT NULL`).run();
+      this.statements.bump.run();
+    })();
+  }
+
+  /** Store one row's vector (reindex). */
+  setVectors(updates: Array<{ key: number; vector: Float32Array }>): void {
+    const stmt = this.db.prepare(`UPDATE records SET vector = ? WHERE key = ?`);
+    this.db.transaction(() => {
+      for (const u of updates) stmt.run(encodeVector(u.vector), u.key);
+      this.statements.bump.run();
+    })();
+  }
+
+  /**
+   * BM25 keyword search in one namespace. The query is sanitised (never an FTS syntax error).
+   * With a filter, more candidates are read and filtered in JS.
+   */
+  keywordSearch(namespace: string, query: string, limit: number, filter?: MetadataFilter): KeywordHit[] {
+    const fts = toFtsQuery(query);
+    if (!fts || limit <= 0) return [];
+    const fetchLimit = filter ? Math.max(limit * 10, 200) : limit;
+    const raws = this
+      .prepare(
+        `SELECT r.key, r.namespace, r.id, r.text, r.metadata, NULL AS vector, bm25(records_fts) AS rank
+         FROM records_fts JOIN records r ON r.key = records_fts.rowid
+         WHERE records_fts MATCH ? AND r.namespace = ? ORDER BY rank LIMIT ?`,
+      )
+      .all(fts, namespace, fetchLimit) as Array<RawRow & { rank: number }>;
+    const hits: KeywordHit[] = [];
+    for (const raw of raws) {
+      const row = toRow(raw);
+      if (filter && !matchesFilter(row.metadata, filter)) continue;
+      hits.push({ key: row.key, id: row.id, score: -raw.rank, text: row.text, metadata: row.metadata });
+      if (hits.length >= limit) break;
+    }
+    return hits;
+  }
+
+  /** Database file size in bytes (0 in memory). */
+  sizeBytes(): number {
+    if (this.file === ":memory:") return 0;
+    let total = 0;
+    for (const suffix of ["", "-wal"]) {
+      try {
+        total += fs.statSync(this.file + suffix).size;
+      } catch {
+        // missing -wal is normal
+      }
+    }
+    return total;
+  }
+
+  /** Close the database. Idempotent. */
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}

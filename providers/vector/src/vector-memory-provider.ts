@@ -1,0 +1,830 @@
+import { createHash, randomUUID } from "node:crypto";
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import {
+  HermesMemoryError,
+  MemoryProvider,
+  allowsAutomaticWrites,
+  describeError,
+  silentLogger,
+  type ChatMessage,
+  type ConfigField,
+  type InitContext,
+  type Logger,
+  type MemoryHit,
+  type MemoryItem,
+  type MemoryKind,
+  type MemorySearchOptions,
+  type MemoryStats,
+  type MemoryWriteAction,
+  type MemoryWriteMetadata,
+  type MemoryWriteTarget,
+  type PreCompressOptions,
+  type PrefetchOptions,
+  type RecallStatus,
+  type SearchableMemory,
+  type SessionSwitchOptions,
+  type SyncTurnOptions,
+  type ToolCallOptions,
+  type ToolSchema,
+} from "@hermes/memory-core";
+import type { Embedder } from "./embedder.js";
+import { HashingEmbedder } from "./hashing-embedder.js";
+import { dimensionMismatchError } from "./index-identity.js";
+import { LocalVectorStore } from "./local-vector-store.js";
+import type { MetadataFilter, VectorMetadata } from "./metadata-filter.js";
+import { OnnxEmbedder, findOnnxModel, onnxRuntimeInstalled } from "./onnx-embedder.js";
+import { OpenAIEmbedder } from "./openai-embedder.js";
+import { PineconeVectorStore, flattenMetadata } from "./pinecone-vector-store.js";
+import { reciprocalRankFusion } from "./rank-fusion.js";
+import { Sidecar, type SidecarRow } from "./sidecar.js";
+import { loadVectorConfig, loadVectorConfigSync, renderNamespace, resolveVectorConfig, type VectorConfig } from "./vector-config.js";
+import type { VectorStore } from "./vector-store.js";
+import { FORGET_TOOL, REMEMBER_TOOL, SEARCH_TOOL, VECTOR_TOOL_SCHEMAS, validateToolArgs } from "./vector-tools.js";
+
+/** Constructor options: any config value (overrides config.yaml), plus injectable parts for tests and hosts. */
+export interface VectorMemoryProviderOptions extends Partial<VectorConfig> {
+  /**
+   * Profile home known before `initialize` (`register(ctx)` passes `ctx.hermesHome`): lets
+   * `isAvailable()` see config.yaml and .env. `initialize` re-reads the home it is given.
+   */
+  hermesHome?: string;
+  /** Use this embedder instead of building one from config. */
+  embedderInstance?: Embedder;
+  /** Environment to read secrets from (default `process.env`; `$HERMES_HOME/.env` wins over it). */
+  env?: Record<string, string | undefined>;
+  logger?: Logger;
+  /** Items per background embedding/write batch (default 32). */
+  writeBatchSize?: number;
+}
+
+/** One item as exported by `exportItems` and accepted by `importItems` (JSON Lines). */
+export interface ExportedItem {
+  id: string;
+  namespace: string;
+  content: string;
+  metadata: VectorMetadata;
+}
+
+/** Progress callback of long operations: `done` of `total` items. */
+export type ProgressCallback = (done: number, total: number) => void;
+
+interface PendingWrite {
+  /** Failed background attempts so far (a failed batch is retried with the next write, twice at most). */
+  attempts?: number;
+  id: string;
+  namespace: string;
+  text: string;
+  metadata: VectorMetadata;
+}
+
+const VECTOR_DIR = path.join("memory", "vector");
+const KINDS: MemoryKind[] = ["turn", "fact", "checkpoint"];
+const RESERVED_KEYS = new Set(["text", "kind", "session_id", "user_id", "created_at", "tags", "digest", "extra", "text_truncated", "source", "role"]);
+
+function sha256(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+function messageText(message: ChatMessage): string {
+  const content = message.content;
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) return content.map((p) => (typeof p.text === "string" ? p.text : "")).filter(Boolean).join("\n");
+  return "";
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(fallback), ms);
+    timer.unref?.();
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      () => {
+        clearTimeout(timer);
+        resolve(fallback);
+      },
+    );
+  });
+}
+
+/**
+ * The `vector` memory provider: semantic recall over past turns, facts and checkpoints. Text,
+ * metadata and a BM25 index live in a SQLite sidecar under `$HERMES_HOME/memory/vector/`;
+ * vectors live in the local usearch index (`store: local`, default) or in Pinecone
+ * (`store: pinecone`). Searches fuse vector similarity and BM25 (hybrid, default on).
+ *
+ * Writes from `syncTurn`/`onMemoryWrite`/`remember` are queued and embedded in background batches;
+ * `flush()` waits for them. `onPreCompress` (checkpoint API v2) writes synchronously and throws on
+ * failure. Tools never throw: failures come back as `{"error": ...}` JSON strings.
+ */
+export class VectorMemoryProvider extends MemoryProvider implements SearchableMemory {
+  readonly name = "vector";
+  override readonly preCompressCheckpointApiVersion = 2 as const;
+
+  private readonly options: VectorMemoryProviderOptions;
+  private readonly logger: Logger;
+  private config: VectorConfig;
+  private hermesHome = "";
+  private sessionId = "";
+  /** Profile part of namespaces: `agentIdentity`, else an id minted once per home (kept in the sidecar). */
+  private profile = "";
+  private userId = "local";
+  private writesAllowed = true;
+  private sidecar: Sidecar | null = null;
+  private store: VectorStore | null = null;
+  private embedder: Embedder | null = null;
+  private pending: PendingWrite[] = [];
+  /** Writes whose background attempt failed (e.g. Pinecone down); re-sent with the next write. */
+  private deferred: PendingWrite[] = [];
+  private mirrorOps: Promise<void> = Promise.resolve();
+  private draining: Promise<void> | null = null;
+  private drainScheduled = false;
+  private readonly prefetchCache = new Map<string, Promise<MemoryHit[]>>();
+  private lastRecallCount = 0;
+  private problem = "";
+  private closed = false;
+
+  constructor(options: VectorMemoryProviderOptions = {}) {
+    super();
+    this.options = options;
+    this.logger = options.logger ?? silentLogger;
+    this.config = resolveVectorConfig({}, options.env ?? process.env, this.overrides());
+    if (options.hermesHome) {
+      try {
+        this.config = loadVectorConfigSync(options.hermesHome, this.overrides(), options.env ?? process.env);
+      } catch (error) {
+        this.problem = describeError(error);
+      }
+    }
+  }
+
+  private overrides(): Partial<VectorConfig> {
+    const { embedderInstance: _e, env: _env, logger: _l, writeBatchSize: _w, hermesHome: _h, ...overrides } = this.options;
+    return overrides;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // availability and configuration
+
+  /**
+   * Config and installed optional dependencies only, never the network. Before `initialize` it
+   * sees constructor options and the process environment; afterwards the profile's config too.
+   */
+  isAvailable(): boolean {
+    return this.problem === "" && this.missing() === "";
+  }
+
+  /** What is missing for `isAvailable()` (empty when available). */
+  override unavailableReason(): string {
+    return this.problem || this.missing();
+  }
+
+  private missing(): string {
+    const c = this.config;
+    const problems: string[] = [];
+    if (c.store === "pinecone") {
+      if (!c.pineconeApiKey) problems.push("PINECONE_API_KEY is not set (add it to $HERMES_HOME/.env or run `hermes-memory memory setup vector`)");
+      if (!c.pineconeIndex) problems.push("memory.vector.pinecone_index is not set");
+    }
+    if (c.embedder === "openai" && !c.embeddingsBaseUrl) problems.push("memory.vector.embeddings_base_url is not set");
+    if (c.embedder === "onnx") {
+      if (!onnxRuntimeInstalled(createRequire(import.meta.url).resolve)) {
+        problems.push("the onnx embedder needs onnxruntime-node (install with `ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@1.30.0`)");
+      }
+      if (!c.onnxModelDir) problems.push("memory.vector.onnx_model_dir is not set");
+      else if (!findOnnxModel(c.onnxModelDir)) problems.push(`no ONNX model found in ${c.onnxModelDir}`);
+    }
+    return problems.join("; ");
+  }
+
+  /** The resolved configuration (after `initialize`, including config.yaml and .env). */
+  get resolvedConfig(): Readonly<VectorConfig> {
+    return this.config;
+  }
+
+  /** Setup fields (`hermes-memory memory setup vector`). */
+  getConfigSchema(): ConfigField[] {
+    return [
+      { key: "store", description: "Where vectors live", choices: ["local", "pinecone"], default: "local" },
+      { key: "embedder", description: "Embedding model", choices: ["hashing", "openai", "onnx"], default: "hashing" },
+      { key: "dimensions", description: "Vector dimensions", type: "integer", default: 384, minimum: 8 },
+      { key: "pinecone_index", description: "Pinecone index name", default: "hermes-memory", when: { store: "pinecone" } },
+      { key: "pinecone_namespace_template", description: "Pinecone namespace ({profile}, {user})", default: "{profile}:{user}", when: { store: "pinecone" } },
+      { key: "pinecone_api_key", description: "Pinecone API key", secret: true, envVar: "PINECONE_API_KEY", url: "https://app.pinecone.io", when: { store: "pinecone" } },
+      { key: "embeddings_base_url", description: "OpenAI-compatible embeddings base URL", default: "https://api.openai.com/v1", when: { embedder: "openai" } },
+      { key: "embeddings_model", description: "Embeddings model", default: "text-embedding-3-small", when: { embedder: "openai" } },
+      { key: "embeddings_api_key", description: "Embeddings API key (blank for local servers)", secret: true, envVar: "EMBEDDINGS_API_KEY", url: "https://platform.openai.com/api-keys", when: { embedder: "openai" } },
+      { key: "onnx_model_dir", description: "Local ONNX sentence-embedding model directory", when: { embedder: "onnx" } },
+      { key: "hybrid", description: "Fuse vector and BM25 keyword ranking", type: "boolean", default: true },
+    ];
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // lifecycle
+
+  /**
+   * Read the profile's config, open the sidecar, the store and the embedder. Throws
+   * `EMBEDDING_DIMENSION_MISMATCH` when the index was built by another embedder (fix: reindex).
+   */
+  async initialize(sessionId: string, ctx: InitContext): Promise<void> {
+    this.sessionId = sessionId;
+    this.profile = typeof ctx.agentIdentity === "string" ? ctx.agentIdentity : "";
+    this.userId = (typeof ctx.userId === "string" && ctx.userId) || "local";
+    this.writesAllowed = allowsAutomaticWrites(ctx);
+    await this.open(ctx.hermesHome, { verifyIdentity: true });
+  }
+
+  /**
+   * Open storage for maintenance (CLI) without the embedder identity check. With
+   * `allowReset: true` (reindex only) local vectors of another dimension are dropped so `reindex`
+   * can rebuild them; otherwise such a mismatch still throws. `profile`/`user` pick the default
+   * namespace.
+   */
+  async openForMaintenance(hermesHome: string, options: { profile?: string; user?: string; allowReset?: boolean } = {}): Promise<void> {
+    this.sessionId = "maintenance";
+    this.profile = options.profile ?? "";
+    this.userId = options.user ?? "local";
+    await this.open(hermesHome, { verifyIdentity: false, allowReset: options.allowReset === true });
+  }
+
+  private async open(hermesHome: string, options: { verifyIdentity: boolean; allowReset?: boolean }): Promise<void> {
+    if (this.sidecar) return;
+    this.hermesHome = hermesHome;
+    this.config = await loadVectorConfig(hermesHome, this.overrides(), this.options.env ?? process.env);
+    this.problem = "";
+    const missing = this.missing();
+    if (missing) {
+      this.problem = missing;
+      throw new HermesMemoryError({ code: "PROVIDER_UNAVAILABLE", message: `The vector memory provider is not configured: ${missing}.` });
+    }
+    const dir = path.join(hermesHome, VECTOR_DIR);
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    this.embedder = this.options.embedderInstance ?? (await this.createEmbedder());
+    this.sidecar = Sidecar.open(path.join(dir, "sidecar.sqlite"));
+    // Profiles share one Pinecone index, so each home needs its own namespace even when the host
+    // does not name the profile. The first name seen (or a minted id) is kept in the sidecar, so
+    // it survives moving the home and the CLI finds the same namespace.
+    const known = this.sidecar.getMeta("profile_id");
+    if (!known) this.sidecar.setMeta("profile_id", this.profile || `profile-${randomUUID().slice(0, 8)}`);
+    if (!this.profile) this.profile = this.sidecar.getMeta("profile_id")!;
+    try {
+      if (options.verifyIdentity) this.verifyIdentity();
+      this.store = await this.createStore(this.embedder.dimensions, options.allowReset ? "reset" : "throw");
+    } catch (error) {
+      this.sidecar.close();
+      this.sidecar = null;
+      throw error;
+    }
+  }
+
+  private async createEmbedder(): Promise<Embedder> {
+    const c = this.config;
+    if (c.embedder === "openai") {
+      return new OpenAIEmbedder({
+        baseUrl: c.embeddingsBaseUrl,
+        model: c.embeddingsModel,
+        ...(c.embeddingsApiKey ? { apiKey: c.embeddingsApiKey } : {}),
+        dimensions: c.dimensions,
+        timeoutMs: c.requestTimeoutMs,
+        retry: { maxRetries: c.maxRetries },
+      });
+    }
+    if (c.embedder === "onnx") return OnnxEmbedder.load({ modelDir: c.onnxModelDir!, dimensions: c.dimensions });
+    return new HashingEmbedder({ dimensions: c.dimensions });
+  }
+
+  private async createStore(dimensions: number, onMismatch: "throw" | "reset"): Promise<VectorStore> {
+    const c = this.config;
+    if (c.store === "pinecone") {
+      return new PineconeVectorStore({
+        apiKey: c.pineconeApiKey!,
+        indexName: c.pineconeIndex,
+        ...(c.pineconeHost ? { host: c.pineconeHost } : {}),
+        ...(c.pineconeControllerUrl ? { controllerHostUrl: c.pineconeControllerUrl } : {}),
+        dimensions,
+        requestTimeoutMs: c.requestTimeoutMs,
+        retry: { maxRetries: c.maxRetries },
+      });
+    }
+    return LocalVectorStore.open({
+      directory: path.join(this.hermesHome, VECTOR_DIR),
+      sidecar: this.sidecar!,
+      dimensions,
+      exactThreshold: c.exactThreshold,
+      onDimensionMismatch: onMismatch,
+    });
+  }
+
+  private identityKey(): string {
+    return this.config.store === "pinecone" ? `embedder:pinecone:${this.config.pineconeIndex}` : "embedder:local";
+  }
+
+  private currentIdentity(): string {
+    return `${this.embedder!.id}/${this.embedder!.dimensions}`;
+  }
+
+  private verifyIdentity(): void {
+    const recorded = this.sidecar!.getMeta(this.identityKey());
+    if (recorded && recorded !== this.currentIdentity()) {
+      const [storedId, storedDims] = recorded.split("/");
+      throw dimensionMismatchError({
+        stored: `embedder ${storedId} (${storedDims} dimensions)`,
+        configured: `embedder ${this.embedder!.id} (${this.embedder!.dimensions} dimensions)`,
+        where: this.config.store === "pinecone" ? `pinecone:${this.config.pineconeIndex}` : path.join(this.hermesHome, VECTOR_DIR),
+      });
+    }
+    if (!recorded) {
+      const rows = Object.values(this.sidecar!.namespaceCounts()).reduce((a, b) => a + b, 0);
+      if (rows > 0 && !(this.config.store === "local" && this.sidecar!.countVectors() === rows)) {
+        this.logger.warn(`vector memory: ${rows} stored items have no vectors in the ${this.config.store} store yet; run \`hermes-memory vector reindex\` to index them.`);
+      } else {
+        this.sidecar!.setMeta(this.identityKey(), this.currentIdentity());
+      }
+    }
+  }
+
+  private requireOpen(): { sidecar: Sidecar; store: VectorStore; embedder: Embedder } {
+    if (!this.sidecar || !this.store || !this.embedder) {
+      throw new HermesMemoryError({ code: "PROVIDER_UNAVAILABLE", message: "The vector memory provider is not initialised. Call initialize(sessionId, {hermesHome}) first." });
+    }
+    return { sidecar: this.sidecar, store: this.store, embedder: this.embedder };
+  }
+
+  /** Default namespace for a user (the initialised user when absent). */
+  namespaceFor(userId?: string): string {
+    return renderNamespace(this.config.pineconeNamespaceTemplate, this.profile, userId || this.userId);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // writes
+
+  private buildWrite(item: MemoryItem, id: string, extra: VectorMetadata = {}): PendingWrite {
+    const kind = item.kind ?? "fact";
+    const userId = item.userId;
+    const metadata: Record<string, unknown> = {
+      kind,
+      created_at: new Date().toISOString(),
+      ...(item.sessionId ? { session_id: item.sessionId } : {}),
+      ...(userId ? { user_id: userId } : {}),
+      ...(item.tags && item.tags.length > 0 ? { tags: item.tags } : {}),
+      ...extra,
+    };
+    const user: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(item.metadata ?? {})) if (!RESERVED_KEYS.has(k)) user[k] = v;
+    if (Object.keys(user).length > 0) metadata.extra = JSON.stringify(user);
+    return { id, namespace: this.namespaceFor(userId), text: item.content, metadata: flattenMetadata(metadata) };
+  }
+
+  private enqueue(writes: PendingWrite[]): void {
+    this.pending.push(...this.deferred.splice(0), ...writes);
+    if (this.drainScheduled || this.draining) return;
+    this.drainScheduled = true;
+    setImmediate(() => {
+      if (this.drainScheduled) void this.drain();
+    });
+  }
+
+  private drain(): Promise<void> {
+    this.drainScheduled = false;
+    if (this.draining) return this.draining;
+    this.draining = (async () => {
+      try {
+        while (this.pending.length > 0 && !this.closed) {
+          const batch = this.pending.splice(0, this.options.writeBatchSize ?? 32);
+          try {
+            await this.writeNow(batch);
+          } catch (error) {
+            const retry = batch.filter((w) => (w.attempts ?? 0) < 2).map((w) => ({ ...w, attempts: (w.attempts ?? 0) + 1 }));
+            this.deferred.push(...retry);
+            this.logger.warn(
+              `vector memory: a background write of ${batch.length} items failed (${describeError(error)}); ${retry.length} will be retried with the next write, the rest can be restored with \`hermes-memory vector reindex\`.`,
+            );
+          }
+        }
+      } finally {
+        this.draining = null;
+      }
+    })();
+    return this.draining;
+  }
+
+  /**
+   * Embed and store now; throws on failure. Pinecone mode: background writes keep their text in
+   * the sidecar even when Pinecone fails (BM25 still finds them; retry or reindex restores the
+   * vectors); synchronous writes (`durable`) reach Pinecone first, so a caller told "failed" finds
+   * nothing half-written.
+   */
+  private async writeNow(batch: PendingWrite[], options: { durable?: boolean } = {}): Promise<void> {
+    const { sidecar, store, embedder } = this.requireOpen();
+    const vectors = await embedder.embed(batch.map((w) => w.text));
+    const byNamespace = new Map<string, number[]>();
+    batch.forEach((w, i) => byNamespace.set(w.namespace, [...(byNamespace.get(w.namespace) ?? []), i]));
+    for (const [namespace, indexes] of byNamespace) {
+      const records = indexes.map((i) => ({ id: batch[i]!.id, vector: vectors[i]!, metadata: { ...batch[i]!.metadata, text: batch[i]!.text } }));
+      if (store instanceof LocalVectorStore) {
+        store.upsertSync(records, namespace);
+      } else {
+        const rows = indexes.map((i) => ({ id: batch[i]!.id, text: batch[i]!.text, metadata: batch[i]!.metadata, vector: null }));
+        if (!options.durable) sidecar.upsert(namespace, rows);
+        await store.upsert(records, { namespace });
+        if (options.durable) sidecar.upsert(namespace, rows);
+      }
+    }
+    if (!sidecar.getMeta(this.identityKey())) sidecar.setMeta(this.identityKey(), this.currentIdentity());
+  }
+
+  /** Wait until every queued write (and mirrored built-in write) is stored and searchable. */
+  async flush(): Promise<void> {
+    await this.mirrorOps;
+    await this.flushWrites();
+  }
+
+  private async flushWrites(): Promise<void> {
+    while (this.pending.length > 0 || this.draining || this.drainScheduled) {
+      await (this.draining ?? this.drain());
+    }
+    await this.store?.flush();
+  }
+
+  /** Queue a completed turn (returns at once). Skipped for cron/subagent contexts. */
+  override syncTurn(userContent: string, assistantContent: string, options: SyncTurnOptions): void {
+    if (!this.writesAllowed || !this.sidecar || this.closed) return;
+    const content = [userContent && `User: ${userContent}`, assistantContent && `Assistant: ${assistantContent}`].filter(Boolean).join("\n");
+    if (!content.trim()) return;
+    const sessionId = options.sessionId || this.sessionId;
+    this.enqueue([this.buildWrite({ content, kind: "turn", sessionId, userId: this.userId }, `turn-${randomUUID()}`)]);
+  }
+
+  /**
+   * Mirror a built-in memory write (add / replace / remove) as facts with content-derived ids.
+   * Mirrored operations run in order on their own chain; `flush()` waits for them.
+   */
+  override onMemoryWrite(action: MemoryWriteAction, target: MemoryWriteTarget, content: string, metadata: MemoryWriteMetadata): void {
+    if (!this.writesAllowed || !this.sidecar || this.closed) return;
+    const idFor = (text: string): string => `mem-${sha256(`${target}\u0000${text}`).slice(0, 32)}`;
+    const old = action === "remove" ? (metadata.previousContent ?? content) : action === "replace" ? metadata.previousContent : undefined;
+    const write =
+      action === "add" || action === "replace"
+        ? this.buildWrite({ content, kind: "fact", tags: [target], userId: this.userId, ...(metadata.sessionId ? { sessionId: metadata.sessionId } : {}) }, idFor(content), {
+            source: "builtin",
+          })
+        : null;
+    this.mirrorOps = this.mirrorOps
+      .then(async () => {
+        if (old && (action === "remove" || old !== content)) await this.forgetNow(idFor(old));
+        if (write) this.enqueue([write]);
+      })
+      .catch((error: unknown) => this.logger.warn(`vector memory: mirroring a built-in ${action} failed: ${describeError(error)}`));
+  }
+
+  /**
+   * Checkpoint API v2: archive the user/assistant evidence durably before compression. Each
+   * message is keyed by the digest of (session, role, content), so retries with the same or
+   * overlapping evidence never duplicate. Throws on any failure.
+   */
+  override async onPreCompress(messages: ChatMessage[], _options: PreCompressOptions): Promise<string> {
+    this.requireOpen();
+    const writes: PendingWrite[] = [];
+    const seen = new Set<string>();
+    for (const message of messages) {
+      if (message.role !== "user" && message.role !== "assistant") continue;
+      const text = messageText(message).trim();
+      if (!text) continue;
+      const digest = sha256(`${this.sessionId}\u0000${message.role}\u0000${text}`);
+      if (seen.has(digest)) continue;
+      seen.add(digest);
+      writes.push(
+        this.buildWrite({ content: `${message.role === "user" ? "User" : "Assistant"}: ${text}`, kind: "checkpoint", sessionId: this.sessionId, userId: this.userId }, `ckpt-${digest.slice(0, 32)}`, {
+          digest,
+          role: message.role,
+        }),
+      );
+    }
+    for (let i = 0; i < writes.length; i += 64) await this.writeNow(writes.slice(i, i + 64), { durable: true });
+    await this.store!.flush();
+    return "";
+  }
+
+  override onSessionSwitch(newSessionId: string, options: SessionSwitchOptions): boolean {
+    if (options.reset) this.prefetchCache.clear();
+    this.sessionId = newSessionId;
+    return true;
+  }
+
+  override async onSessionEnd(_messages: ChatMessage[]): Promise<void> {
+    await this.flush();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // reads
+
+  /** SearchableMemory: queue an item; `flush()` makes it searchable. Returns its id. */
+  remember(item: MemoryItem): string {
+    this.requireOpen();
+    const id = `${item.kind ?? "fact"}-${randomUUID()}`;
+    this.enqueue([this.buildWrite(item, id)]);
+    return id;
+  }
+
+  /** Hybrid (or pure vector) search, best first. Hits carry `metadata.scores = {vector, bm25, rrf}`. */
+  async search(query: string, options: MemorySearchOptions & { budgetMs?: number } = {}): Promise<MemoryHit[]> {
+    const { sidecar, store, embedder } = this.requireOpen();
+    const limit = Math.max(1, Math.min(200, options.limit ?? 10));
+    if (!query.trim()) return [];
+    const namespace = this.namespaceFor(options.userId);
+    const clauses: MetadataFilter[] = [];
+    if (options.kind) clauses.push({ kind: options.kind });
+    if (options.sessionId) clauses.push({ session_id: options.sessionId });
+    const filter = clauses.length === 0 ? undefined : clauses.length === 1 ? clauses[0] : { $and: clauses };
+    const depth = this.config.hybrid ? Math.max(limit * 3, 20) : limit;
+    const [vector] = await embedder.embed([query]);
+    const vectorHits = await store.query(vector!, { topK: depth, namespace, ...(filter ? { filter } : {}), ...(options.budgetMs ? { budgetMs: options.budgetMs } : {}) });
+    const metadataById = new Map<string, VectorMetadata>(vectorHits.map((h) => [h.id, h.metadata]));
+    if (!this.config.hybrid) {
+      return vectorHits.slice(0, limit).map((h) => this.toHit(h.id, h.metadata, h.score, { vector: h.score, bm25: null }));
+    }
+    const keywordHits = sidecar.keywordSearch(namespace, query, depth, filter);
+    for (const h of keywordHits) if (!metadataById.has(h.id)) metadataById.set(h.id, h.metadata);
+    return reciprocalRankFusion(vectorHits, keywordHits)
+      .slice(0, limit)
+      .map((f) => this.toHit(f.id, metadataById.get(f.id) ?? {}, f.score, { vector: f.vector, bm25: f.bm25, rrf: f.score }));
+  }
+
+  private toHit(id: string, metadata: VectorMetadata, score: number, scores: Record<string, number | null>): MemoryHit {
+    const { text, kind, session_id, user_id, created_at, extra, ...rest } = metadata;
+    let user: Record<string, unknown> = {};
+    if (typeof extra === "string") {
+      try {
+        user = JSON.parse(extra) as Record<string, unknown>;
+      } catch {
+        user = { extra };
+      }
+    }
+    return {
+      id,
+      content: typeof text === "string" ? text : "",
+      kind: KINDS.includes(kind as MemoryKind) ? (kind as MemoryKind) : "fact",
+      score,
+      ...(typeof session_id === "string" ? { sessionId: session_id } : {}),
+      ...(typeof user_id === "string" ? { userId: user_id } : {}),
+      createdAt: typeof created_at === "string" ? created_at : new Date(0).toISOString(),
+      metadata: { ...user, ...rest, scores },
+    };
+  }
+
+  /** One item by id (from the sidecar; Pinecone-only items from the default namespace). */
+  async get(id: string): Promise<MemoryHit | null> {
+    const { sidecar, store } = this.requireOpen();
+    const row = sidecar.getByIds(null, [id])[0];
+    if (row) return this.toHit(row.id, row.metadata, 1, {});
+    if (store.kind !== "pinecone") return null;
+    const record = (await store.fetch([id], { namespace: this.namespaceFor() })).get(id);
+    return record ? this.toHit(id, record.metadata ?? {}, 1, {}) : null;
+  }
+
+  /** Delete an item everywhere. Returns false when no such id exists. Waits for queued writes first. */
+  async forget(id: string): Promise<boolean> {
+    this.requireOpen();
+    await this.flush();
+    return this.forgetNow(id);
+  }
+
+  private async forgetNow(id: string): Promise<boolean> {
+    const { sidecar, store } = this.requireOpen();
+    await this.flushWrites();
+    const rows = sidecar.getByIds(null, [id]);
+    if (rows.length === 0) {
+      if (store.kind !== "pinecone") return false;
+      const namespace = this.namespaceFor();
+      if (!(await store.fetch([id], { namespace })).has(id)) return false;
+      await store.delete({ ids: [id] }, { namespace });
+      return true;
+    }
+    for (const row of rows) {
+      await store.delete({ ids: [id] }, { namespace: row.namespace });
+      if (store.kind === "pinecone") sidecar.delete(row.namespace, { ids: [id] });
+    }
+    return true;
+  }
+
+  /** Item counts (from the sidecar), the store and its location. */
+  async stats(): Promise<MemoryStats> {
+    const { sidecar, store } = this.requireOpen();
+    const byKind: Record<MemoryKind, number> = { turn: 0, fact: 0, checkpoint: 0 };
+    for (const r of sidecar.db.prepare(`SELECT json_extract(metadata, '$.kind') AS kind, COUNT(*) AS n FROM records GROUP BY kind`).all() as Array<{ kind: string; n: number }>) {
+      if (KINDS.includes(r.kind as MemoryKind)) byKind[r.kind as MemoryKind] = r.n;
+    }
+    const sessions = (sidecar.db.prepare(`SELECT COUNT(DISTINCT json_extract(metadata, '$.session_id')) AS n FROM records`).get() as { n: number }).n;
+    const namespaces = sidecar.namespaceCounts();
+    return {
+      items: Object.values(namespaces).reduce((a, b) => a + b, 0),
+      byKind,
+      sessions,
+      location: store.kind === "pinecone" ? `pinecone:${this.config.pineconeIndex}` : path.join(this.hermesHome, VECTOR_DIR),
+      sizeBytes: sidecar.sizeBytes(),
+      store: store.kind,
+      embedder: this.embedder!.id,
+      dimensions: this.embedder!.dimensions,
+      hybrid: this.config.hybrid,
+      namespaces,
+      pendingWrites: this.pending.length + this.deferred.length,
+      ...(store instanceof LocalVectorStore ? { indexedVectors: store.indexSize() } : {}),
+    };
+  }
+
+  /** Start a search for the next turn in the background (served by `prefetch`). */
+  override queuePrefetch(query: string, options: PrefetchOptions): void {
+    if (!this.sidecar || this.closed || !query.trim()) return;
+    const key = `${options.sessionId}\u0000${query}`;
+    const promise = this.search(query, { limit: 8, budgetMs: this.config.prefetchTimeoutMs });
+    promise.catch(() => undefined);
+    this.prefetchCache.set(key, promise);
+    while (this.prefetchCache.size > 8) this.prefetchCache.delete(this.prefetchCache.keys().next().value as string);
+  }
+
+  /**
+   * Recall for the upcoming turn within `prefetch_chars`, served from `queuePrefetch` when it ran
+   * for this query; never takes longer than `prefetch_timeout_ms` and never throws.
+   */
+  override async prefetch(query: string, options: PrefetchOptions): Promise<string> {
+    this.lastRecallCount = 0;
+    if (!this.sidecar || this.closed || !query.trim()) return "";
+    const key = `${options.sessionId}\u0000${query}`;
+    const queued = this.prefetchCache.get(key);
+    this.prefetchCache.delete(key);
+    const budget = this.config.prefetchTimeoutMs;
+    const search = queued ?? this.search(query, { limit: 8, budgetMs: budget });
+    const hits = await withTimeout(search, budget, [] as MemoryHit[]);
+    const lines: string[] = [];
+    let used = 0;
+    const header = "## Vector memory (relevant past context)";
+    for (const hit of hits) {
+      const date = hit.createdAt.slice(0, 10);
+      const line = `- [${hit.kind}${date ? `, ${date}` : ""}] ${hit.content.replace(/\s+/g, " ").trim()}`;
+      const room = this.config.prefetchChars - header.length - 1 - used;
+      if (room <= 20) break;
+      const clipped = line.length > room ? `${line.slice(0, room - 1)}…` : line;
+      lines.push(clipped);
+      used += clipped.length + 1;
+    }
+    this.lastRecallCount = lines.length;
+    return lines.length > 0 ? `${header}\n${lines.join("\n")}` : "";
+  }
+
+  override recallStatus(): RecallStatus | null {
+    return this.lastRecallCount > 0 ? { providerLabel: "vector", count: this.lastRecallCount } : null;
+  }
+
+  override systemPromptBlock(): string {
+    if (!this.sidecar) return "";
+    return (
+      `Long-term vector memory is active (${this.config.store} store, ${this.embedder?.id ?? this.config.embedder} embeddings). ` +
+      `Relevant past context is recalled automatically; use ${SEARCH_TOOL} to look further, ${REMEMBER_TOOL} to store a durable fact, ${FORGET_TOOL} to delete one.`
+    );
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // tools
+
+  getToolSchemas(): ToolSchema[] {
+    return VECTOR_TOOL_SCHEMAS;
+  }
+
+  /** Validate and run a tool; always returns a JSON string (errors as `{"error": ...}`). */
+  override async handleToolCall(toolName: string, args: Record<string, unknown>, _options: ToolCallOptions = {}): Promise<string> {
+    try {
+      if (toolName !== SEARCH_TOOL && toolName !== REMEMBER_TOOL && toolName !== FORGET_TOOL) {
+        return JSON.stringify({ error: `Provider vector does not handle tool ${toolName}` });
+      }
+      const invalid = validateToolArgs(toolName, args);
+      if (invalid) return JSON.stringify({ error: invalid });
+      this.requireOpen();
+      if (toolName === SEARCH_TOOL) {
+        const hits = await this.search(String(args.query), {
+          limit: typeof args.limit === "number" ? args.limit : 8,
+          ...(typeof args.kind === "string" ? { kind: args.kind as MemoryKind } : {}),
+          ...(args.session_only === true ? { sessionId: this.sessionId } : {}),
+          budgetMs: this.config.requestTimeoutMs,
+        });
+        return JSON.stringify({
+          results: hits.map((h) => ({ id: h.id, content: h.content, kind: h.kind, score: h.score, created_at: h.createdAt, session_id: h.sessionId, scores: h.metadata.scores })),
+          count: hits.length,
+        });
+      }
+      if (toolName === REMEMBER_TOOL) {
+        const id = `fact-${randomUUID()}`;
+        const tags = Array.isArray(args.tags) ? (args.tags as string[]) : [];
+        await this.writeNow([this.buildWrite({ content: String(args.content), kind: "fact", tags, sessionId: this.sessionId, userId: this.userId }, id, { source: "tool" })], { durable: true });
+        return JSON.stringify({ id, status: "stored" });
+      }
+      const forgotten = await this.forget(String(args.id));
+      return JSON.stringify(forgotten ? { id: args.id, status: "forgotten" } : { error: `No memory item with id ${String(args.id)}` });
+    } catch (error) {
+      return JSON.stringify({ error: describeError(error) });
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // maintenance (CLI)
+
+  /**
+   * Re-embed every stored item with the configured embedder into the configured store (repairs
+   * `EMBEDDING_DIMENSION_MISMATCH`; moves everything after switching `store`). Text comes from
+   * the sidecar, so nothing is lost. Returns the number of items indexed.
+   */
+  async reindex(onProgress?: ProgressCallback): Promise<{ items: number; namespaces: number }> {
+    const { sidecar, store, embedder } = this.requireOpen();
+    await this.flush();
+    const counts = sidecar.namespaceCounts();
+    const total = Object.values(counts).reduce((a, b) => a + b, 0);
+    let done = 0;
+    onProgress?.(0, total);
+    // Pinecone: upserts overwrite by id, and a namespace may hold other machines' items, so
+    // nothing is deleted there; a different dimension needs a new index anyway.
+    if (store instanceof LocalVectorStore) {
+      sidecar.clearVectors();
+      store.rebuild();
+    }
+    for (const namespace of Object.keys(counts)) {
+      let batch: SidecarRow[] = [];
+      const flushBatch = async (): Promise<void> => {
+        if (batch.length === 0) return;
+        const vectors = await embedder.embed(batch.map((r) => r.text));
+        if (store instanceof LocalVectorStore) {
+          store.setVectors(batch.map((r, i) => ({ key: r.key, vector: vectors[i]! })));
+        } else {
+          await store.upsert(batch.map((r, i) => ({ id: r.id, vector: vectors[i]!, metadata: r.metadata })), { namespace });
+        }
+        done += batch.length;
+        onProgress?.(done, total);
+        batch = [];
+      };
+      for (const row of sidecar.iterate(namespace)) {
+        batch.push(row);
+        if (batch.length >= 64) await flushBatch();
+      }
+      await flushBatch();
+    }
+    sidecar.setMeta(this.identityKey(), this.currentIdentity());
+    await store.flush();
+    return { items: done, namespaces: Object.keys(counts).length };
+  }
+
+  /** Every stored item, for `hermes-memory vector export` (JSON Lines). */
+  *exportItems(): Generator<ExportedItem> {
+    const { sidecar } = this.requireOpen();
+    for (const row of sidecar.iterate(null)) {
+      const { text: _t, ...metadata } = row.metadata;
+      yield { id: row.id, namespace: row.namespace, content: row.text, metadata };
+    }
+  }
+
+  /** Import exported items, re-embedded with the configured embedder. Ids are kept; namespaces follow this profile. */
+  async importItems(items: Iterable<ExportedItem> | AsyncIterable<ExportedItem>, onProgress?: ProgressCallback, total = 0): Promise<number> {
+    this.requireOpen();
+    let batch: PendingWrite[] = [];
+    let done = 0;
+    for await (const item of items) {
+      if (typeof item?.id !== "string" || typeof item.content !== "string") {
+        throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `Import line ${done + 1} is not an exported item ({id, namespace, content, metadata}). Use a file written by \`hermes-memory vector export\`.` });
+      }
+      // Namespaces are re-derived for this profile: an export moved to another home lands in that
+      // home's namespaces (per user), not in the exporting profile's.
+      const userId = typeof item.metadata?.user_id === "string" ? item.metadata.user_id : undefined;
+      batch.push({ id: item.id, namespace: this.namespaceFor(userId), text: item.content, metadata: flattenMetadata(item.metadata ?? {}) });
+      if (batch.length >= 64) {
+        await this.writeNow(batch, { durable: true });
+        done += batch.length;
+        onProgress?.(done, Math.max(total, done));
+        batch = [];
+      }
+    }
+    if (batch.length > 0) {
+      await this.writeNow(batch, { durable: true });
+      done += batch.length;
+      onProgress?.(done, Math.max(total, done));
+    }
+    await this.store!.flush();
+    return done;
+  }
+
+  /** Flush queued writes, save the index, close files. Idempotent. */
+  override async shutdown(): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.flush();
+    } catch (error) {
+      this.logger.warn(`vector memory: flush at shutdown failed: ${describeError(error)}`);
+    }
+    this.closed = true;
+    await this.store?.close();
+    this.sidecar?.close();
+    await this.embedder?.close?.();
+    this.store = null;
+    this.sidecar = null;
+  }
+}

@@ -1,0 +1,62 @@
+import { Ajv } from "ajv";
+import type { ToolSchema } from "@hermes/memory-core";
+
+/** Tool names this provider offers. */
+export const SEARCH_TOOL = "vector_memory_search";
+export const REMEMBER_TOOL = "vector_memory_remember";
+export const FORGET_TOOL = "vector_memory_forget";
+
+/** The tool schemas (bare OpenAI function form). */
+export const VECTOR_TOOL_SCHEMAS: ToolSchema[] = [
+  {
+    name: SEARCH_TOOL,
+    description:
+      "Search long-term vector memory (past conversation turns, stored facts and checkpoints) by meaning and keywords. Use when the user refers to something discussed before or you need prior context.",
+    parameters: {
+      type: "object",
+      properties: {
+        query: { type: "string", minLength: 1, description: "What to look for, in natural language." },
+        limit: { type: "integer", minimum: 1, maximum: 50, description: "Maximum results (default 8)." },
+        kind: { type: "string", enum: ["turn", "fact", "checkpoint"], description: "Only this kind of item." },
+        session_only: { type: "boolean", description: "Only items from the current session." },
+      },
+      required: ["query"],
+      additionalProperties: false,
+    },
+  },
+  {
+    name: REMEMBER_TOOL,
+    description: "Store a durable fact in long-term vector memory so it can be recalled in later sessions.",
+    parameters: {
+      type: "object",
+      properties: {
+        content: { type: "string", minLength: 1, maxLength: 20000, description: "The fact to remember, self-contained." },
+        tags: { type: "array", items: { type: "string", maxLength: 64 }, maxItems: 16, description: "Optional labels." },
+      },
+      required: ["content"],
+      additionalProperties: false,
+    },
+  },
+  {
+    name: FORGET_TOOL,
+    description: "Delete one item from long-term vector memory by the id a search returned.",
+    parameters: {
+      type: "object",
+      properties: { id: { type: "string", minLength: 1, description: "Item id from vector_memory_search." } },
+      required: ["id"],
+      additionalProperties: false,
+    },
+  },
+];
+
+const ajv = new Ajv({ allErrors: true, strict: false });
+const validators = new Map(VECTOR_TOOL_SCHEMAS.map((s) => [s.name, ajv.compile(s.parameters)]));
+
+/** Validate tool arguments; returns an error message or `null` when valid. */
+export function validateToolArgs(tool: string, args: unknown): string | null {
+  const validate = validators.get(tool);
+  if (!validate) return `Unknown tool ${tool}`;
+  if (validate(args)) return null;
+  const problems = (validate.errors ?? []).map((e) => `${e.instancePath || "(arguments)"} ${e.message ?? "is invalid"}`);
+  return `Invalid arguments for ${tool}: ${problems.join("; ")}`;
+}
