@@ -1,0 +1,21 @@
+import { describe, expect, it } from "vitest";
+import { SUITE_NAMES, parseArgs } from "./cli-args.js";
+
+describe("parseArgs", () => {
+  it("runs every suite by default", () => {
+    expect(parseArgs([])).toMatchObject({ suites: [...SUITE_NAMES], quick: false, buildCache: false });
+  });
+
+  it("accepts suites in any order and runs them in the canonical order", () => {
+    expect(parseArgs(["locomo", "sync", "sync"]).suites).toEqual(["sync", "locomo"]);
+  });
+
+  it("ignores the bare -- that pnpm forwards and reads flags with values", () => {
+    expect(parseArgs(["--", "--quick", "--data", "x.json", "--out=o", "--build-cache"])).toMatchObject({ quick: true, dataFile: "x.json", outDir: "o", buildCache: true });
+  });
+
+  it("rejects unknown arguments and missing values with the usage", () => {
+    expect(() => parseArgs(["synk"])).toThrow(/Unknown argument "synk"[\s\S]*usage/);
+    expect(() => parseArgs(["--data"])).toThrow(/--data needs a value/);
+  });
+});
