@@ -108,7 +108,7 @@ describe("publish → install end to end", () => {
     run("npx", ["--no-install", "hermes-memory-contract", THIRD_PARTY], { cwd: consumer, env });
     cli("memory", "setup", "sqlite", "--yes");
     const demo = cli("demo");
-    expect(demo.stdout).toMatch(/recall/i);
+    expect(demo.stdout).toMatch(/3\/3 facts from session one recalled/);
 
     const script = path.join(consumer, "host.mjs");
     fs.writeFileSync(
