@@ -21,11 +21,21 @@ export {
   type NamespaceOptions,
   type VectorStoreStats,
 } from "./vector-store.js";
-export { LocalVectorStore, type LocalVectorStoreOptions } from "./local-vector-store.js";
+export { LocalVectorStore, DEFAULT_EXPANSION_SEARCH, type LocalVectorStoreOptions } from "./local-vector-store.js";
 export { PineconeVectorStore, flattenMetadata, type PineconeVectorStoreOptions } from "./pinecone-vector-store.js";
 export { Sidecar, toFtsQuery, type SidecarRow, type KeywordHit } from "./sidecar.js";
 export { matchesFilter, type MetadataFilter, type MetadataValue, type VectorMetadata } from "./metadata-filter.js";
-export { reciprocalRankFusion, RRF_K, type FusedResult } from "./rank-fusion.js";
+export {
+  reciprocalRankFusion,
+  RRF_K,
+  scoreFusion,
+  LEXICAL_EMBEDDER_FUSION,
+  SEMANTIC_EMBEDDER_FUSION,
+  type FusedResult,
+  type FusionWeights,
+} from "./rank-fusion.js";
+export { buildFtsQuery, queryTokens, isStopword } from "./fts-query.js";
+export { NEIGHBOUR_WEIGHTS, SPEAKER_BOOST } from "./conversation-context.js";
 export { resolveVectorConfig, loadVectorConfig, loadVectorConfigSync, renderNamespace, DEFAULT_VECTOR_CONFIG, type VectorConfig, type StoreKind, type EmbedderKind } from "./vector-config.js";
 export { VECTOR_TOOL_SCHEMAS, SEARCH_TOOL, REMEMBER_TOOL, FORGET_TOOL } from "./vector-tools.js";
 export { dimensionMismatchError } from "./index-identity.js";

@@ -3,6 +3,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import type { Database as SqliteDatabase, Statement } from "better-sqlite3";
 import { HermesMemoryError } from "@hermes/memory-core";
+import { buildFtsQuery } from "./fts-query.js";
 import { matchesFilter, type MetadataFilter, type VectorMetadata } from "./metadata-filter.js";
 
 /** One sidecar row: the text and metadata of a record, plus its vector when the local store holds it. */
@@ -42,18 +43,34 @@ interface RawRow {
   vector: Buffer | null;
 }
 
-const SCHEMA_VERSION = 1;
-const FTS_TOKEN = /[\p{L}\p{N}_]+/gu;
+const SCHEMA_VERSION = 2;
+
+/** The records' session id as SQL; the session index is built on exactly this expression. */
+const SESSION_EXPR = `json_extract(metadata, '$.session_id')`;
+
+// Version 2: FTS5 folds every diacritic (remove_diacritics 2: "café" = "cafe", also for letters
+// version 1 left alone) and an index on (namespace, session, key) serves neighbour look-ups.
+const FTS_AND_SESSION_SCHEMA = `
+  CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(text, content='records', content_rowid='key', tokenize='porter unicode61 remove_diacritics 2');
+  CREATE TRIGGER IF NOT EXISTS records_ai AFTER INSERT ON records BEGIN
+    INSERT INTO records_fts (rowid, text) VALUES (new.key, new.text);
+  END;
+  CREATE TRIGGER IF NOT EXISTS records_ad AFTER DELETE ON records BEGIN
+    INSERT INTO records_fts (records_fts, rowid, text) VALUES ('delete', old.key, old.text);
+  END;
+  CREATE TRIGGER IF NOT EXISTS records_au AFTER UPDATE OF text ON records BEGIN
+    INSERT INTO records_fts (records_fts, rowid, text) VALUES ('delete', old.key, old.text);
+    INSERT INTO records_fts (rowid, text) VALUES (new.key, new.text);
+  END;
+  CREATE INDEX IF NOT EXISTS records_by_session ON records (namespace, ${SESSION_EXPR}, key);
+`;
 
 /**
- * Turn arbitrary user text into an FTS5 query that can never be a syntax error: every word is
- * quoted and the words are OR-ed, so BM25 ranks documents by how many query words they share.
+ * Turn arbitrary user text into an FTS5 query that can never be a syntax error: stopwords
+ * dropped, every remaining word quoted, the words OR-ed (see `buildFtsQuery`).
  */
 export function toFtsQuery(text: string): string | null {
-  const words = text.toLowerCase().match(FTS_TOKEN) ?? [];
-  const unique = [...new Set(words)].slice(0, 64);
-  if (unique.length === 0) return null;
-  return unique.map((w) => `"${w.replace(/"/g, '""')}"`).join(" OR ");
+  return buildFtsQuery(text);
 }
 
 function decodeVector(blob: Buffer | null): Float32Array | null {
@@ -151,19 +168,22 @@ export class Sidecar {
           );
           CREATE INDEX IF NOT EXISTS records_by_id ON records (id);
           CREATE INDEX IF NOT EXISTS records_with_vectors ON records (namespace) WHERE vector IS NOT NULL;
-          CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(text, content='records', content_rowid='key', tokenize='porter unicode61');
-          CREATE TRIGGER IF NOT EXISTS records_ai AFTER INSERT ON records BEGIN
-            INSERT INTO records_fts (rowid, text) VALUES (new.key, new.text);
-          END;
-          CREATE TRIGGER IF NOT EXISTS records_ad AFTER DELETE ON records BEGIN
-            INSERT INTO records_fts (records_fts, rowid, text) VALUES ('delete', old.key, old.text);
-          END;
-          CREATE TRIGGER IF NOT EXISTS records_au AFTER UPDATE OF text ON records BEGIN
-            INSERT INTO records_fts (records_fts, rowid, text) VALUES ('delete', old.key, old.text);
-            INSERT INTO records_fts (rowid, text) VALUES (new.key, new.text);
-          END;
+          ${FTS_AND_SESSION_SCHEMA}
           PRAGMA user_version = ${SCHEMA_VERSION};
         `);
+      } else if (version < SCHEMA_VERSION) {
+        // The FTS index is derived from records.text, so it is dropped and rebuilt; nothing is lost.
+        db.transaction(() => {
+          db.exec(`
+            DROP TRIGGER IF EXISTS records_ai;
+            DROP TRIGGER IF EXISTS records_ad;
+            DROP TRIGGER IF EXISTS records_au;
+            DROP TABLE IF EXISTS records_fts;
+            ${FTS_AND_SESSION_SCHEMA}
+            INSERT INTO records_fts (records_fts) VALUES ('rebuild');
+            PRAGMA user_version = ${SCHEMA_VERSION};
+          `);
+        })();
       }
     } catch (error) {
       if (HermesMemoryError.isInstance(error)) throw error;
@@ -337,6 +357,19 @@ export class Sidecar {
       if (hits.length >= limit) break;
     }
     return hits;
+  }
+
+  /**
+   * Turns around the row `key` in the same namespace and session, in insertion order: up to
+   * `after` following and `before` preceding rows of kind `turn`. Used to pass a matching turn's
+   * score on to its conversational context; cheap (served by the session index).
+   */
+  sessionNeighbours(namespace: string, sessionId: string, key: number, after: number, before: number): { next: SidecarRow[]; previous: SidecarRow[] } {
+    const cols = "key, namespace, id, text, metadata, NULL AS vector";
+    const where = `namespace = ? AND ${SESSION_EXPR} = ? AND json_extract(metadata, '$.kind') = 'turn'`;
+    const next = after > 0 ? (this.prepare(`SELECT ${cols} FROM records WHERE ${where} AND key > ? ORDER BY key LIMIT ?`).all(namespace, sessionId, key, after) as RawRow[]) : [];
+    const previous = before > 0 ? (this.prepare(`SELECT ${cols} FROM records WHERE ${where} AND key < ? ORDER BY key DESC LIMIT ?`).all(namespace, sessionId, key, before) as RawRow[]) : [];
+    return { next: next.map(toRow), previous: previous.map(toRow) };
   }
 
   /** Database file size in bytes (0 in memory). */

@@ -24,7 +24,7 @@ export interface VectorConfig {
   embeddingsModel: string;
   embeddingsApiKey?: string;
   onnxModelDir?: string;
-  /** Reciprocal-rank fusion of vector similarity and BM25 (default on). */
+  /** Fuse vector similarity with BM25, conversational context and speaker boost (default on); false = pure vector search. */
   hybrid: boolean;
   /** Local store: namespaces up to this size are searched exactly (default 10000). */
   exactThreshold: number;

@@ -178,6 +178,35 @@ describe("VectorMemoryProvider (local store)", () => {
     expect(onnx.isAvailable()).toBe(false);
     expect(onnx.unavailableReason()).toMatch(/onnx_model_dir/);
   });
+
+  it("ranks hybrid hits with conversational context and the speaker the query names", async () => {
+    const p = await open();
+    const turn = (content: string, sessionId: string, speaker: string) => p.remember({ content, kind: "turn", sessionId, metadata: { speaker } });
+    turn("Guess what I adopted last weekend!", "s1", "Ann");
+    turn("No idea, what was it?", "s1", "Bob");
+    turn("A greyhound called Pixel.", "s1", "Ann");
+    turn("The Berlin marathon is in September.", "s2", "Ann");
+    for (const text of ["I repaired my bike.", "The weather was grey.", "Work was busy this week.", "I called my sister yesterday."]) turn(text, "s3", "Bob");
+    turn("The Berlin marathon is in September.", "s4", "Bob");
+    await p.flush();
+
+    const adopted = await p.search("What did Ann adopt?", { limit: 5 });
+    expect(adopted[0]!.content).toContain("adopted");
+    // No shared word with the question: found because it follows the matching turn.
+    const answer = adopted.findIndex((h) => h.content.includes("greyhound"));
+    expect(answer).toBeGreaterThan(0);
+    expect(answer).toBeLessThan(3);
+    expect(adopted[answer]!.metadata.scores).toMatchObject({ bm25: null });
+
+    const marathon = await p.search("When is Bob's marathon?", { limit: 2 });
+    expect(marathon.map((h) => [h.content, h.metadata.speaker])).toEqual([
+      ["The Berlin marathon is in September.", "Bob"],
+      ["The Berlin marathon is in September.", "Ann"],
+    ]);
+    // A session filter keeps context from leaking in from other sessions.
+    const only = await p.search("What did Ann adopt?", { limit: 10, sessionId: "s3" });
+    expect(only.every((h) => h.sessionId === "s3")).toBe(true);
+  });
 });
 
 describe("VectorMemoryProvider (pinecone store, loopback fake)", () => {

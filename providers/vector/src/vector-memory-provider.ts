@@ -33,11 +33,12 @@ import type { Embedder } from "./embedder.js";
 import { HashingEmbedder } from "./hashing-embedder.js";
 import { dimensionMismatchError } from "./index-identity.js";
 import { LocalVectorStore } from "./local-vector-store.js";
-import type { MetadataFilter, VectorMetadata } from "./metadata-filter.js";
+import { matchesFilter, type MetadataFilter, type VectorMetadata } from "./metadata-filter.js";
 import { OnnxEmbedder, findOnnxModel, onnxRuntimeInstalled } from "./onnx-embedder.js";
 import { OpenAIEmbedder } from "./openai-embedder.js";
 import { PineconeVectorStore, flattenMetadata } from "./pinecone-vector-store.js";
-import { reciprocalRankFusion } from "./rank-fusion.js";
+import { boostNamedSpeakers, propagateContext, type ContextCandidate } from "./conversation-context.js";
+import { LEXICAL_EMBEDDER_FUSION, SEMANTIC_EMBEDDER_FUSION, scoreFusion } from "./rank-fusion.js";
 import { Sidecar, type SidecarRow } from "./sidecar.js";
 import { loadVectorConfig, loadVectorConfigSync, renderNamespace, resolveVectorConfig, type VectorConfig } from "./vector-config.js";
 import type { VectorStore } from "./vector-store.js";
@@ -530,7 +531,13 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     return id;
   }
 
-  /** Hybrid (or pure vector) search, best first. Hits carry `metadata.scores = {vector, bm25, rrf}`. */
+  /**
+   * Hybrid (or pure vector) search, best first. Hybrid: vector and BM25 candidates are fused
+   * (`scoreFusion`; BM25-led for the lexical `hashing` embedder, balanced for semantic ones), each
+   * candidate turn passes part of its score to the next two and the previous turn of its session,
+   * and turns of a speaker named in the query are boosted ×1.3. Hits carry
+   * `metadata.scores = {vector, bm25, fused}` (`null` = not found by that ranking).
+   */
   async search(query: string, options: MemorySearchOptions & { budgetMs?: number } = {}): Promise<MemoryHit[]> {
     const { sidecar, store, embedder } = this.requireOpen();
     const limit = Math.max(1, Math.min(200, options.limit ?? 10));
@@ -543,15 +550,36 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     const depth = this.config.hybrid ? Math.max(limit * 3, 20) : limit;
     const [vector] = await embedder.embed([query]);
     const vectorHits = await store.query(vector!, { topK: depth, namespace, ...(filter ? { filter } : {}), ...(options.budgetMs ? { budgetMs: options.budgetMs } : {}) });
-    const metadataById = new Map<string, VectorMetadata>(vectorHits.map((h) => [h.id, h.metadata]));
     if (!this.config.hybrid) {
       return vectorHits.slice(0, limit).map((h) => this.toHit(h.id, h.metadata, h.score, { vector: h.score, bm25: null }));
     }
     const keywordHits = sidecar.keywordSearch(namespace, query, depth, filter);
-    for (const h of keywordHits) if (!metadataById.has(h.id)) metadataById.set(h.id, h.metadata);
-    return reciprocalRankFusion(vectorHits, keywordHits)
+    const weights = embedder.id.startsWith("hashing") ? LEXICAL_EMBEDDER_FUSION : SEMANTIC_EMBEDDER_FUSION;
+    const fused = scoreFusion(vectorHits, keywordHits, weights);
+    const components = new Map(fused.map((f) => [f.id, f]));
+    const rows = new Map(sidecar.getByIds(namespace, fused.map((f) => f.id)).map((r) => [r.id, r]));
+    const metadataById = new Map<string, VectorMetadata>(vectorHits.map((h) => [h.id, h.metadata]));
+    for (const h of keywordHits) metadataById.set(h.id, h.metadata);
+    const candidates = new Map<string, ContextCandidate>();
+    for (const f of fused) {
+      const row = rows.get(f.id);
+      candidates.set(f.id, { id: f.id, score: f.score, metadata: row?.metadata ?? metadataById.get(f.id) ?? {}, ...(row ? { row } : {}) });
+    }
+    const contextual = propagateContext(candidates, (row) => sidecar.sessionNeighbours(namespace, row.metadata.session_id as string, row.key, 2, 1), {
+      accept: (row) => !filter || matchesFilter(row.metadata, filter),
+      // Far down the list the shares are too small to change the top `limit`, and each giver
+      // costs two indexed look-ups.
+      maxGivers: Math.max(limit * 2, 40),
+    });
+    boostNamedSpeakers(query, contextual);
+    const order = (c: ContextCandidate): number => c.row?.key ?? Number.MAX_SAFE_INTEGER;
+    return [...contextual.values()]
+      .sort((a, b) => b.score - a.score || order(a) - order(b))
       .slice(0, limit)
-      .map((f) => this.toHit(f.id, metadataById.get(f.id) ?? {}, f.score, { vector: f.vector, bm25: f.bm25, rrf: f.score }));
+      .map((c) => {
+        const f = components.get(c.id);
+        return this.toHit(c.id, c.metadata, c.score, { vector: f?.vector ?? null, bm25: f?.bm25 ?? null, fused: c.score });
+      });
   }
 
   private toHit(id: string, metadata: VectorMetadata, score: number, scores: Record<string, number | null>): MemoryHit {

@@ -1,0 +1,61 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import { Sidecar, toFtsQuery } from "./sidecar.js";
+
+describe("Sidecar keyword search", () => {
+  it("matches stemmed, diacritic-folded words and ignores stopwords in the query", () => {
+    const sidecar = Sidecar.open(":memory:");
+    try {
+      sidecar.upsert("ns", [
+        { id: "a", text: "We were painting at the café near Zürich", metadata: { kind: "turn" }, vector: null },
+        { id: "b", text: "What is it that you were doing there?", metadata: { kind: "turn" }, vector: null },
+      ]);
+      expect(sidecar.keywordSearch("ns", "what did they paint at the cafe in zurich?", 5).map((h) => h.id)).toEqual(["a"]);
+      expect(sidecar.keywordSearch("ns", "what is it?", 5)).toEqual([]);
+      expect(toFtsQuery('he said "hi"')).toBe('"said" OR "hi"');
+    } finally {
+      sidecar.close();
+    }
+  });
+});
+
+describe("Sidecar schema migration", () => {
+  it("upgrades a version 1 file in place: FTS rebuilt with the new tokenizer, session index added, nothing lost", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-vector-sidecar-"));
+    try {
+      const file = path.join(dir, "sidecar.sqlite");
+      const v1 = new Database(file);
+      v1.exec(`
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE records (key INTEGER PRIMARY KEY, namespace TEXT NOT NULL, id TEXT NOT NULL, text TEXT NOT NULL DEFAULT '',
+          metadata TEXT NOT NULL DEFAULT '{}', vector BLOB, UNIQUE (namespace, id));
+        CREATE VIRTUAL TABLE records_fts USING fts5(text, content='records', content_rowid='key', tokenize='porter unicode61');
+        CREATE TRIGGER records_ai AFTER INSERT ON records BEGIN INSERT INTO records_fts (rowid, text) VALUES (new.key, new.text); END;
+        PRAGMA user_version = 1;
+      `);
+      v1.prepare(`INSERT INTO records (namespace, id, text, metadata) VALUES ('ns', 'old', 'Ich wohne in Tōkyō', '{"kind":"turn","session_id":"s"}')`).run();
+      v1.close();
+
+      const sidecar = Sidecar.open(file);
+      try {
+        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(2);
+        expect(sidecar.keywordSearch("ns", "tokyo", 5).map((h) => h.id)).toEqual(["old"]);
+        sidecar.upsert("ns", [{ id: "new", text: "later in Tokyo", metadata: { kind: "turn", session_id: "s" }, vector: null }]);
+        expect(sidecar.keywordSearch("ns", "tokyo", 5)).toHaveLength(2);
+        const old = sidecar.getByIds("ns", ["old"])[0]!;
+        expect(sidecar.sessionNeighbours("ns", "s", old.key, 2, 1).next.map((r) => r.id)).toEqual(["new"]);
+        const plan = sidecar.db
+          .prepare(`EXPLAIN QUERY PLAN SELECT key FROM records WHERE namespace = ? AND json_extract(metadata, '$.session_id') = ? AND key > ?`)
+          .all("ns", "s", 0) as Array<{ detail: string }>;
+        expect(plan.map((p) => p.detail).join(" ")).toContain("records_by_session");
+      } finally {
+        sidecar.close();
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
