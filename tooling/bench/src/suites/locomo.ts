@@ -93,7 +93,7 @@ export async function runLocomoSuite(ctx: SuiteContext): Promise<SuiteResult> {
   if (vector.ok) {
     const VectorProvider = vector.value.VectorMemoryProvider as new (options: Record<string, unknown>) => SearchableTarget;
     retrievers.push(providerRetriever("VectorMemoryProvider (local, hashing embedder, vector only)", "vector", () => new VectorProvider({ hybrid: false, env: {} })));
-    retrievers.push(providerRetriever("VectorMemoryProvider (local, hashing embedder, hybrid RRF with BM25)", "vector hybrid", () => new VectorProvider({ hybrid: true, env: {} })));
+    retrievers.push(providerRetriever("VectorMemoryProvider (local, hashing embedder, hybrid fusion with BM25)", "vector hybrid", () => new VectorProvider({ hybrid: true, env: {} })));
   } else rec.skip(`vector provider: ${vector.reason}`);
 
   const tmp = makeTempDir("locomo");
