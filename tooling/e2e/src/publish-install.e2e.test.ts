@@ -73,6 +73,7 @@ describe("publish → install end to end", () => {
       contract: version(path.join(repo, "packages/memory-contract")),
       create: version(path.join(repo, "packages/create-memory-provider")),
       sqlite: version(path.join(repo, "providers/sqlite")),
+      vector: version(path.join(repo, "providers/vector")),
     };
     expect(v.core).toMatch(/-snapshot-/);
 
@@ -93,7 +94,7 @@ describe("publish → install end to end", () => {
     fs.mkdirSync(consumer);
     writeNpmrc(consumer);
     run("npm", ["init", "-y"], { cwd: consumer, env });
-    run("npm", ["install", `@hermes/memory-cli@${v.cli}`, `@hermes/memory-sqlite@${v.sqlite}`, `@hermes/memory-contract@${v.contract}`, THIRD_PARTY], { cwd: consumer, env });
+    run("npm", ["install", `@hermes/memory-cli@${v.cli}`, `@hermes/memory-sqlite@${v.sqlite}`, `@hermes/memory-vector@${v.vector}`, `@hermes/memory-contract@${v.contract}`, THIRD_PARTY], { cwd: consumer, env });
 
     // 5. Discovery, the contract kit, setup, the demo and a host script through the installed packages.
     const home = path.join(work, "home");
@@ -102,10 +103,12 @@ describe("publish → install end to end", () => {
     expect(listed.providers).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ name: "sqlite", source: "package" }),
+        expect.objectContaining({ name: "vector", source: "package" }),
         expect.objectContaining({ name: THIRD_PARTY_PROVIDER, source: "package" }),
       ]),
     );
     run("npx", ["--no-install", "hermes-memory-contract", THIRD_PARTY], { cwd: consumer, env });
+    run("npx", ["--no-install", "hermes-memory-contract", "@hermes/memory-vector"], { cwd: consumer, env });
     cli("memory", "setup", "sqlite", "--yes");
     const demo = cli("demo");
     expect(demo.stdout).toMatch(/3\/3 facts from session one recalled/);
@@ -134,10 +137,10 @@ await second.shutdownAll();
     fs.mkdirSync(strict);
     writeNpmrc(strict);
     fs.writeFileSync(path.join(strict, "package.json"), JSON.stringify({ name: "consumer-pnpm", private: true, type: "module" }));
-    run("pnpm", ["add", "--ignore-scripts", `@hermes/memory-cli@${v.cli}`, `@hermes/memory-sqlite@${v.sqlite}`, THIRD_PARTY], { cwd: strict, env });
+    run("pnpm", ["add", "--ignore-scripts", `@hermes/memory-cli@${v.cli}`, `@hermes/memory-sqlite@${v.sqlite}`, `@hermes/memory-vector@${v.vector}`, THIRD_PARTY], { cwd: strict, env });
     const strictList = JSON.parse(
       run(process.execPath, [path.join(strict, "node_modules/@hermes/memory-cli/dist/bin.js"), "plugins", "list", "--json", "--hermes-home", path.join(work, "home-pnpm")], { cwd: strict, env }).stdout,
     ) as { providers: Array<{ name: string; source: string }> };
-    expect(strictList.providers.map((p) => `${p.name}:${p.source}`).sort()).toEqual(expect.arrayContaining([`${THIRD_PARTY_PROVIDER}:package`, "sqlite:package"]));
+    expect(strictList.providers.map((p) => `${p.name}:${p.source}`).sort()).toEqual(expect.arrayContaining([`${THIRD_PARTY_PROVIDER}:package`, "sqlite:package", "vector:package"]));
   });
 });
