@@ -20,24 +20,38 @@ afterEach(() => {
 });
 
 describe("MemoryStore search in a large store", () => {
-  it("leaves out words found in most items when rarer words match, and never returns nothing for them alone", () => {
+  it("ranks by relevance when a query word is in most items: all query words beat newer single-word matches", () => {
     const items: NewItem[] = [];
     for (let i = 0; i < 3000; i++) {
-      items.push({ kind: "turn", sessionId: `s${i % 30}`, content: `User: routine status update number ${i}${i % 1000 === 7 ? " about the zeppelin" : ""}` });
+      // "routine" is in every item (common), "weather" and "report" in 1 % each; item 11 has all three.
+      const extra = i === 10 ? " weather report" : i % 100 === 50 ? " weather" : i % 100 === 60 ? " report" : "";
+      items.push({ kind: "turn", sessionId: `s${i % 30}`, content: `User: routine update number ${i}${extra}` });
     }
-    store.insertMany(items);
-    const hits = store.search("status update about the zeppelin", { limit: 5 });
-    expect(hits.slice(0, 3).every((h) => h.content.includes("zeppelin"))).toBe(true);
-    // Only common words: the newest items containing them.
-    const common = store.search("routine status", { limit: 3 });
-    expect(common.map((h) => h.content)).toEqual([
-      "User: routine status update number 2999",
-      "User: routine status update number 2998",
-      "User: routine status update number 2997",
-    ]);
-    // A word the store has never seen does not hide the common ones.
+    const ids = store.insertMany(items);
+    const hits = store.search("routine weather report", { limit: 5 });
+    expect(hits[0]!.id).toBe(ids[10]);
+    expect(hits.slice(1).every((h) => /weather|report/.test(h.content))).toBe(true);
+    // A word the store has never seen does not hide the others.
     expect(store.search("routine xylophone", { limit: 2 })).toHaveLength(2);
     expect(store.search("xylophone", { limit: 2 })).toEqual([]);
+    // Filters apply to the ranked candidates.
+    const inSession = store.search("routine weather", { limit: 5, sessionId: "s20" });
+    expect(inSession.length).toBeGreaterThan(0);
+    expect(inSession.every((h) => h.sessionId === "s20")).toBe(true);
+  });
+
+  it("ranks a query of only common words by relevance, not by age", () => {
+    const items: NewItem[] = [];
+    // Both words are in more than 2,000 of 6,000 items; only the oldest 2,100 items have both, and
+    // 500 newer items have one of them.
+    for (let i = 0; i < 6000; i++) {
+      const text = i < 2100 ? "routine status" : i < 2500 ? "routine" : i < 2600 ? "status" : "plain";
+      items.push({ kind: "turn", content: `${text} note ${i}` });
+    }
+    store.insertMany(items);
+    const hits = store.search("routine status", { limit: 5 });
+    expect(hits).toHaveLength(5);
+    expect(hits.every((h) => h.content.startsWith("routine status note"))).toBe(true);
   });
 
   it("passes a turn's score to its neighbours in the same session only", () => {

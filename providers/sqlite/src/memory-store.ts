@@ -4,6 +4,7 @@ import type BetterSqlite3 from "better-sqlite3";
 import type { MemoryHit, MemoryKind, MemoryStats } from "@hermes/memory-core";
 import { BM25_WEIGHTS, type Db } from "./database.js";
 import { queryTokens, quoteTerm, uniqueTerms } from "./fts-query.js";
+import { LayeredRanker, type CountedTerm } from "./layered-ranker.js";
 
 /** The kinds of items, in display order. */
 export const MEMORY_KINDS: readonly MemoryKind[] = ["turn", "fact", "checkpoint"];
@@ -103,9 +104,9 @@ interface Row {
 
 const DAY_MS = 86_400_000;
 /**
- * A query word found in more than this share of all items (and at least COMMON_TERM_MIN_DOCS
- * items) is left out of the MATCH when rarer words remain: its BM25 weight is small, but FTS5 has
- * to walk its whole document list, which dominates latency in large stores.
+ * When a query word is found in more than this share of all items (and at least COMMON_TERM_MIN_DOCS
+ * items), FTS5's bm25() would walk its whole document list on every query, which dominates latency
+ * in large stores: such queries are ranked by the layered ranker instead.
  */
 const COMMON_TERM_SHARE = 0.002;
 const COMMON_TERM_MIN_DOCS = 2000;
@@ -152,6 +153,7 @@ export class MemoryStore {
   /** Speaker name words this process has already recorded (saves a statement per turn). */
   private readonly knownSpeakerWords = new Set<string>();
   private readonly stmts;
+  private readonly layered: LayeredRanker;
   private readonly insertTx: BetterSqlite3.Transaction<(items: readonly NewItem[], ids: string[]) => void>;
 
   constructor(db: Db, file: string, options: MemoryStoreOptions = {}) {
@@ -167,6 +169,7 @@ export class MemoryStore {
     const w = options.weights ?? BM25_WEIGHTS;
     const bm25 = `bm25(items_fts, ${Number(w.content)}, ${Number(w.speaker)})`;
     const readonly = db.readonly;
+    this.layered = new LayeredRanker(db, w);
     this.stmts = {
       insert: readonly
         ? undefined
@@ -187,13 +190,6 @@ export class MemoryStore {
       delete: readonly ? undefined : db.prepare(`DELETE FROM items WHERE id = ?`),
       deleteDigest: readonly ? undefined : db.prepare(`DELETE FROM items WHERE digest = ?`),
       rank: db.prepare(`SELECT rowid AS id, ${bm25} AS rank FROM items_fts WHERE items_fts MATCH ? ORDER BY rank LIMIT ?`),
-      recent: db.prepare(`SELECT rowid AS id FROM items_fts WHERE items_fts MATCH ? ORDER BY rowid DESC LIMIT ?`),
-      recentFiltered: db.prepare(
-        `SELECT i.id AS id FROM items_fts JOIN items i ON i.id = items_fts.rowid
-         WHERE items_fts MATCH @q AND (@kind IS NULL OR i.kind = @kind) AND (@session IS NULL OR i.session_id = @session)
-           AND (@user IS NULL OR i.user_id = @user)
-         ORDER BY items_fts.rowid DESC LIMIT @limit`,
-      ),
       rankFiltered: db.prepare(
         `SELECT i.id AS id, ${bm25} AS rank FROM items_fts JOIN items i ON i.id = items_fts.rowid
          WHERE items_fts MATCH @q AND (@kind IS NULL OR i.kind = @kind) AND (@session IS NULL OR i.session_id = @session)
@@ -255,29 +251,34 @@ export class MemoryStore {
   }
 
   /**
-   * The MATCH expression for `query`: its words quoted and OR-ed (see `buildFtsQuery`), minus words
-   * so common in this store that scanning them costs more than they add to the ranking.
+   * How to rank `query`. Small stores, and queries whose words are all rare here, get FTS5's own
+   * BM25 over every word (exact). When a word occurs in more than 0.2 % of a large store, FTS5's
+   * bm25() would walk its whole document list on every call, so the layered ranker scores a bounded
+   * set of candidates with the same formula instead (see `LayeredRanker`).
    */
-  private matchExpression(query: string): { match: string; mode: "bm25" | "recent" } | null {
+  private rankPlan(query: string): { mode: "bm25"; match: string } | { mode: "layered"; terms: CountedTerm[] } | null {
     const terms = uniqueTerms(query);
     if (terms.length === 0) return null;
     const all = { match: terms.map(quoteTerm).join(" OR "), mode: "bm25" as const };
     const total = (this.stmts.maxId.get() as { n: number }).n;
     const threshold = Math.max(COMMON_TERM_MIN_DOCS, Math.floor(total * COMMON_TERM_SHARE));
     if (total <= threshold) return all;
-    const counted = terms.map((term) => ({ term, df: this.documentFrequency(term, threshold, total) }));
-    const rare = counted.filter((c) => c.df > 0 && c.df <= threshold);
-    if (rare.length > 0) return { match: rare.map((c) => quoteTerm(c.term)).join(" OR "), mode: "bm25" };
-    const common = counted.filter((c) => c.df > threshold);
-    if (common.length === 0) return null;
-    return { match: common.map((c) => quoteTerm(c.term)).join(" OR "), mode: "recent" };
+    const counted = terms.map((term) => ({ term, df: this.documentFrequency(term, total) }));
+    const found = counted.filter((c) => c.df > 0);
+    if (found.length === 0) return null;
+    if (found.every((c) => c.df <= threshold)) return { match: found.map((c) => quoteTerm(c.term)).join(" OR "), mode: "bm25" };
+    return { mode: "layered", terms: found };
   }
 
-  /** Items containing `term`, counted up to `threshold + 1` and cached until the store grows 20 %. */
-  private documentFrequency(term: string, threshold: number, total: number): number {
+  /**
+   * Items containing `term` (the IDF input), counted up to half the store (beyond that FTS5's IDF is
+   * its floor anyway) and cached until the store grows 20 %. A miss walks the word's document list
+   * once: about 1 ms per 30,000 items containing it.
+   */
+  private documentFrequency(term: string, total: number): number {
     const cached = this.dfCache.get(term);
     if (cached && total <= cached.atCount * 1.2) return cached.df;
-    const df = (this.stmts.countTerm.get(quoteTerm(term), threshold + 1) as { n: number }).n;
+    const df = (this.stmts.countTerm.get(quoteTerm(term), Math.floor(total / 2) + 1) as { n: number }).n;
     this.dfCache.delete(term);
     this.dfCache.set(term, { df, atCount: total });
     if (this.dfCache.size > DF_CACHE_SIZE) {
@@ -300,25 +301,28 @@ export class MemoryStore {
    * each matching turn then passes part of its score to its neighbours in the same session (the
    * next two turns and the previous one), so an answer is found through the question it follows;
    * a speaker named in the query gets their own turns boosted; finally a mild recency boost.
-   * In large stores, words found in more than 0.2 % of the items are left out when rarer ones
-   * match (a query of only such words returns the newest items containing them). Any query text
-   * is safe; text with no searchable word gives `[]`.
+   * In large stores, a query with a word found in more than 0.2 % of the items is ranked by the
+   * layered ranker (same BM25 formula over a bounded candidate set) instead of FTS5's bm25(). Any
+   * query text is safe; text with no searchable word gives `[]`.
    */
   search(query: string, options: StoreSearchOptions = {}): MemoryHit[] {
-    const plan = this.matchExpression(query);
+    const plan = this.rankPlan(query);
     if (!plan) return [];
     const limit = clampLimit(options.limit, 10, 1000);
     const candidates = Math.max(20, limit * CANDIDATES_PER_HIT);
     const filtered = options.kind !== undefined || options.sessionId !== undefined || options.userId !== undefined;
-    const params = { q: plan.match, kind: options.kind ?? null, session: options.sessionId ?? null, user: options.userId ?? null, limit: candidates };
     let ranked: Array<{ id: number; rank: number }>;
     if (plan.mode === "bm25") {
+      const params = { q: plan.match, kind: options.kind ?? null, session: options.sessionId ?? null, user: options.userId ?? null, limit: candidates };
       ranked = (filtered ? this.stmts.rankFiltered.all(params) : this.stmts.rank.all(plan.match, candidates)) as Array<{ id: number; rank: number }>;
     } else {
-      // Only very common words: BM25 would walk every document list in full. Take the newest
-      // matches instead (FTS5 reads the lists backwards and stops), scored by position.
-      const ids = (filtered ? this.stmts.recentFiltered.all(params) : this.stmts.recent.all(plan.match, candidates)) as Array<{ id: number }>;
-      ranked = ids.map(({ id }, i) => ({ id, rank: -(ids.length - i) / ids.length }));
+      ranked = this.layered.rank(plan.terms, {
+        limit,
+        candidates,
+        kind: options.kind ?? null,
+        session: options.sessionId ?? null,
+        user: options.userId ?? null,
+      });
     }
 
     const rows = new Map<number, Row>();
