@@ -6,7 +6,6 @@ import type { MemoryProvider } from "@hermes/memory-core";
 import { SqliteMemoryProvider } from "./sqlite-memory-provider.js";
 
 export { SqliteMemoryProvider, formatRecall, messageText, type SqliteMemoryProviderOptions } from "./sqlite-memory-provider.js";
-export { buildFtsQuery, queryTokens, isStopword } from "./fts-query.js";
 export { CONFIG_SCHEMA, DEFAULT_DB_PATH, type SqliteProviderOptions, type ResolvedSqliteConfig } from "./config.js";
 export { SCHEMA_VERSION } from "./database.js";
 export { TOOL_NAMES, TOOL_SCHEMAS } from "./tools.js";

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import type BetterSqlite3 from "better-sqlite3";
 import type { MemoryHit, MemoryKind, MemoryStats } from "@hermes/memory-core";
 import { BM25_WEIGHTS, type Db } from "./database.js";
-import { queryTokens, quoteTerm, uniqueTerms } from "./fts-query.js";
+import { queryTokens, quoteTerm, uniqueTerms } from "@hermes/memory-core";
 import { LayeredRanker, type CountedTerm } from "./layered-ranker.js";
 
 /** The kinds of items, in display order. */

@@ -1,4 +1,4 @@
-import { queryTokens, uniqueTerms } from "./fts-query.js";
+import { queryTokens, uniqueTerms } from "@hermes/memory-core";
 import type { VectorMetadata } from "./metadata-filter.js";
 import type { SidecarRow } from "./sidecar.js";
 

@@ -34,7 +34,6 @@ export {
   type FusedResult,
   type FusionWeights,
 } from "./rank-fusion.js";
-export { buildFtsQuery, queryTokens, isStopword } from "./fts-query.js";
 export { NEIGHBOUR_WEIGHTS, SPEAKER_BOOST } from "./conversation-context.js";
 export { resolveVectorConfig, loadVectorConfig, loadVectorConfigSync, renderNamespace, DEFAULT_VECTOR_CONFIG, type VectorConfig, type StoreKind, type EmbedderKind } from "./vector-config.js";
 export { VECTOR_TOOL_SCHEMAS, SEARCH_TOOL, REMEMBER_TOOL, FORGET_TOOL } from "./vector-tools.js";

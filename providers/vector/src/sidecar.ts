@@ -2,8 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import type { Database as SqliteDatabase, Statement } from "better-sqlite3";
-import { HermesMemoryError } from "@hermes/memory-core";
-import { buildFtsQuery } from "./fts-query.js";
+import { buildFtsQuery, HermesMemoryError } from "@hermes/memory-core";
 import { matchesFilter, type MetadataFilter, type VectorMetadata } from "./metadata-filter.js";
 
 /** One sidecar row: the text and metadata of a record, plus its vector when the local store holds it. */

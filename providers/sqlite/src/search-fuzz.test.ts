@@ -2,35 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildFtsQuery, isStopword, MAX_QUERY_TERMS, queryTokens } from "./fts-query.js";
 import { SqliteMemoryProvider } from "./sqlite-memory-provider.js";
-
-describe("buildFtsQuery", () => {
-  it("quotes every term, drops stopwords and question words, and ORs the rest", () => {
-    expect(buildFtsQuery("What did Caroline research?")).toBe('"caroline" OR "research"');
-    expect(buildFtsQuery("Where's Melanie's dog?")).toBe('"melanie" OR "dog"');
-    expect(isStopword("what")).toBe(true);
-    expect(isStopword("dog")).toBe(false);
-  });
-
-  it("treats FTS syntax as text", () => {
-    expect(buildFtsQuery('NEAR(foo bar) AND "x" OR -y: z*')).toBe('"near" OR "foo" OR "bar" OR "x" OR "y" OR "z"');
-    expect(buildFtsQuery("col:value")).toBe('"col" OR "value"');
-  });
-
-  it("returns null when nothing searchable is left", () => {
-    for (const input of ["", "   ", "the and of", '"""', "***", "\0\0", "()", 42 as unknown as string, undefined]) {
-      expect(buildFtsQuery(input)).toBeNull();
-    }
-  });
-
-  it("keeps unicode words (diacritics, CJK, digits) and caps the term count", () => {
-    expect(queryTokens("Café naïve 東京 2023")).toEqual(["café", "naïve", "東京", "2023"]);
-    const many = Array.from({ length: 200 }, (_, i) => `word${i}`).join(" ");
-    expect(buildFtsQuery(many)!.split(" OR ")).toHaveLength(MAX_QUERY_TERMS);
-    expect(buildFtsQuery("x".repeat(100_000))).toBeNull(); // one 100k-char "word" is noise
-  });
-});
 
 describe("hostile query fuzz (5,000 strings through search and prefetch)", () => {
   let home: string;

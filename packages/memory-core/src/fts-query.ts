@@ -1,19 +1,19 @@
 /**
- * Turning arbitrary user text into a safe FTS5 query for the sidecar's BM25 index. Every term is
- * quoted, so FTS syntax the user typed (`"`, `*`, `NEAR`, `-`, `:`, parentheses…) is matched as
- * text, never parsed; input with no usable word gives `null` (no keyword hits) instead of an error.
- * Kept in step with @hermes/memory-sqlite's builder (the packages do not depend on each other).
+ * Turning arbitrary user text into a safe SQLite FTS5 query, shared by every provider that keeps an
+ * FTS5 index (both reference providers; third-party SQLite providers too). Every token is quoted,
+ * so FTS syntax the user typed (`"`, `*`, `NEAR`, `-`, `:`, parentheses…) is matched as text, never
+ * parsed; input that yields no usable token produces `null` (search returns nothing) instead of an
+ * error.
  */
 
-/** Longest input looked at: a 100 KB paste must not turn into a 20,000-term query. */
+/** Longest input we look at: a 100 KB paste must not turn into a 20,000-term query. */
 const MAX_INPUT_CHARS = 4096;
-/** Most terms one query carries; more cost latency without improving the top hits. */
+/** Most terms one query may carry; more terms cost latency without improving the top hits. */
 export const MAX_QUERY_TERMS = 24;
 /** Longest single term kept; longer "words" are hashes, base64 or noise. */
 const MAX_TERM_CHARS = 64;
 
-// English stopwords plus question and filler words: they carry no topic, only matching cost, and
-// in an OR query they let every chatty turn outrank the one that shares the question's topic.
+// English stopwords plus question and filler words: they carry no topic, only matching cost.
 const STOPWORDS = new Set(
   (
     "a about above after again against all am an and any are aren't as at be because been before being below between both but by " +
@@ -24,8 +24,9 @@ const STOPWORDS = new Set(
     "these they they'd they'll they're they've this those through to too under until up very was wasn't we we'd we'll we're we've were " +
     "weren't what what's when when's where where's which while who who's whom why why's with won't would wouldn't you you'd you'll you're " +
     "you've your yours yourself yourselves " +
-    "also anything else ever just kind like likely may might much must really something sort thing things " +
-    "tell know remember recall please whats hows whos wheres d ll m s t re ve"
+    // question / chat filler
+    "also any anything else ever just kind like likely may might much must really something sort thing things " +
+    "tell know remember recall please would could whats hows whos wheres d ll m s t re ve"
   ).split(/\s+/),
 );
 
@@ -37,8 +38,8 @@ export function isStopword(word: string): boolean {
 }
 
 /**
- * Lower-case, stopword-free word tokens of `text` as the query builder sees them (letters, digits
- * and combining marks; "caroline's" becomes "caroline"). Never throws; looks at 4 KB at most.
+ * Split text into lower-case word tokens the way the query builder sees them (letters, digits and
+ * combining marks; apostrophe contractions stay one token then lose their suffix).
  */
 export function queryTokens(text: string): string[] {
   const input = text.length > MAX_INPUT_CHARS ? text.slice(0, MAX_INPUT_CHARS) : text;
@@ -46,7 +47,7 @@ export function queryTokens(text: string): string[] {
   for (const match of input.toLowerCase().matchAll(TOKEN_PATTERN)) {
     let token = match[0].replace(/’/g, "'");
     if (STOPWORDS.has(token)) continue;
-    // The FTS tokenizer would split "caroline's" into "caroline" + "s" anyway.
+    // "caroline's" → "caroline": the tokenizer would split it into "caroline" + "s" anyway.
     const apostrophe = token.indexOf("'");
     if (apostrophe > 0) token = token.slice(0, apostrophe);
     if (token.length === 0 || token.length > MAX_TERM_CHARS || STOPWORDS.has(token)) continue;
@@ -55,7 +56,24 @@ export function queryTokens(text: string): string[] {
   return out;
 }
 
-/** Unique query terms of `text` in first-seen order, at most `max`. */
+/** Options for `buildFtsQuery`. */
+export interface FtsQueryOptions {
+  /** Cap on the number of terms (default `MAX_QUERY_TERMS`). */
+  maxTerms?: number;
+}
+
+/**
+ * Build an FTS5 MATCH expression from user text: unique non-stopword tokens, each double-quoted,
+ * joined with OR. Returns `null` when nothing searchable is left. Never throws.
+ */
+export function buildFtsQuery(text: unknown, options: FtsQueryOptions = {}): string | null {
+  if (typeof text !== "string" || text.length === 0) return null;
+  const terms = uniqueTerms(text, options.maxTerms ?? MAX_QUERY_TERMS);
+  if (terms.length === 0) return null;
+  return terms.map(quoteTerm).join(" OR ");
+}
+
+/** Unique query terms of `text`, in first-seen order, at most `max`. */
 export function uniqueTerms(text: string, max = MAX_QUERY_TERMS): string[] {
   const seen = new Set<string>();
   for (const token of queryTokens(text)) {
@@ -68,14 +86,4 @@ export function uniqueTerms(text: string, max = MAX_QUERY_TERMS): string[] {
 /** Quote one term for FTS5 (a quoted string is always a plain phrase, whatever it contains). */
 export function quoteTerm(term: string): string {
   return `"${term.replace(/"/g, '""')}"`;
-}
-
-/**
- * FTS5 MATCH expression for user text: unique non-stopword terms, each quoted, joined with OR.
- * `null` when nothing searchable is left (e.g. only stopwords or punctuation). Never throws.
- */
-export function buildFtsQuery(text: unknown, maxTerms = MAX_QUERY_TERMS): string | null {
-  if (typeof text !== "string" || text.length === 0) return null;
-  const terms = uniqueTerms(text, maxTerms);
-  return terms.length === 0 ? null : terms.map(quoteTerm).join(" OR ");
 }
