@@ -47,6 +47,8 @@ function requireExports(pkg: string, mod: Record<string, unknown>, names: string
 export interface CoreModule {
   MemoryManager: new (options: { hermesHome: string; [key: string]: unknown }) => ManagerTarget;
   discoverMemoryProviders?: (options: { packageRoots?: string[]; hermesHome?: string; cwd?: string; [key: string]: unknown }) => unknown;
+  /** The safe FTS5 query builder both reference providers use. */
+  buildFtsQuery?: (text: string) => string | null;
 }
 
 /** Loads `@hermes/memory-core` and checks that the named exports exist. */
@@ -66,10 +68,9 @@ export async function loadSqliteProvider(): Promise<Loaded<SqliteProviderClass>>
   return mod.ok ? { ok: true, value: mod.value.SqliteMemoryProvider } : mod;
 }
 
-/** The parts of `@hermes/memory-sqlite` the bench uses; `buildFtsQuery` is optional. */
+/** The parts of `@hermes/memory-sqlite` the bench uses. */
 export interface SqliteModule {
   SqliteMemoryProvider: SqliteProviderClass;
-  buildFtsQuery?: (text: string) => string | null;
   SCHEMA_VERSION?: number;
 }
 
