@@ -91,6 +91,19 @@ export async function readJsonOrEmpty(file: string): Promise<Record<string, unkn
   }
 }
 
+/**
+ * Read a text file: `""` when it does not exist; any other error (permissions, a directory) is
+ * thrown. The read half of a locked read → modify → `atomicWriteFile`.
+ */
+export async function readTextOrEmpty(file: string): Promise<string> {
+  try {
+    return await fsp.readFile(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return "";
+    throw error;
+  }
+}
+
 /** Synchronous `readJsonOrEmpty`. */
 export function readJsonOrEmptySync(file: string): Record<string, unknown> {
   try {

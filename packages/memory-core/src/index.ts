@@ -60,6 +60,7 @@ export {
   atomicJsonWrite,
   readJsonOrEmpty,
   readJsonOrEmptySync,
+  readTextOrEmpty,
   withFileLock,
   ensurePrivateDir,
   stripBom,

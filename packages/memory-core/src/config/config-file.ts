@@ -2,7 +2,7 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import { Document, isMap, isScalar, parseDocument, YAMLMap } from "yaml";
 import { HermesMemoryError, describeError } from "../errors.js";
-import { atomicWriteFile, stripBom, withFileLock } from "../fs.js";
+import { atomicWriteFile, readTextOrEmpty, stripBom, withFileLock } from "../fs.js";
 import { getHermesHome } from "../profile.js";
 import { isValidProviderName } from "../provider.js";
 import { normalizeSpillConfig, type SpillConfig } from "../spill.js";
@@ -135,13 +135,7 @@ export async function updateConfig(hermesHome: string, edit: (doc: Document) => 
   const file = configFilePath(hermesHome);
   await fsp.mkdir(path.dirname(file), { recursive: true });
   await withFileLock(file, async () => {
-    let text = "";
-    try {
-      text = await fsp.readFile(file, "utf8");
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-    }
-    const doc = parseYaml(text, file);
+    const doc = parseYaml(await readTextOrEmpty(file), file);
     edit(doc);
     await atomicWriteFile(file, doc.toString());
   });

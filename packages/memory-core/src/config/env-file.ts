@@ -1,7 +1,7 @@
 import fsp from "node:fs/promises";
 import path from "node:path";
 import { HermesMemoryError, describeError } from "../errors.js";
-import { atomicWriteFile, stripBom, withFileLock } from "../fs.js";
+import { atomicWriteFile, readTextOrEmpty, stripBom, withFileLock } from "../fs.js";
 
 /** File name of the secrets file inside `$HERMES_HOME`. */
 export const ENV_FILE_NAME = ".env";
@@ -121,12 +121,7 @@ export async function writeEnvValues(hermesHome: string, values: Record<string, 
   const file = envFilePath(hermesHome);
   await fsp.mkdir(path.dirname(file), { recursive: true });
   await withFileLock(file, async () => {
-    let text = "";
-    try {
-      text = await fsp.readFile(file, "utf8");
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-    }
+    const text = await readTextOrEmpty(file);
     const lines = text === "" ? [] : stripBom(text).split(/\r?\n/);
     if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
     const pending = new Map(entries.map(([name, value]) => [name, String(value).replace(/[\r\n]/g, "")]));
