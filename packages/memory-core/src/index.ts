@@ -214,6 +214,7 @@ export {
   ENV_NAME_PATTERN,
   DENIED_ENV_NAMES,
 } from "./config/env-file.js";
+export { getEnv, getEnvView, readEnvFileSync } from "./config/secrets.js";
 export { projectPluginsEnabled } from "./config/environment.js";
 export {
   planSetup,
