@@ -220,6 +220,7 @@ export {
   planSetup,
   applySetup,
   defaultEnvVarName,
+  DEFAULT_POST_SETUP_TIMEOUT_MS,
   type SetupField,
   type SetupPlan,
   type SetupResult,
