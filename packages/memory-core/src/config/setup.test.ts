@@ -194,8 +194,8 @@ describe("postSetup", () => {
     constructor(private readonly step: (self: PostSetupProvider, home: string, values: Record<string, unknown>) => unknown) {
       super("acme", cloudSchema);
     }
-    postSetup(hermesHome: string, values: Record<string, unknown>) {
-      return this.step(this, hermesHome, values);
+    override postSetup(hermesHome: string, values: Record<string, unknown>): Promise<void> {
+      return Promise.resolve(this.step(this, hermesHome, values)).then(() => undefined);
     }
   }
 
