@@ -249,7 +249,7 @@ export async function statusCommand(ctx: CliContext): Promise<void> {
               : s.value;
         out.line(`    ${s.key}: ${shown}${s.envVar ? c.dim(`  [${s.envVar}${s.secret ? ` in ${report.envPath}` : ""}]`) : ""}`);
       }
-      if (p.settings.some((s) => s.secret)) out.line(c.dim("  Services (systemd, gateways) do not read ~/.hermes/.env by themselves; export those variables there too."));
+      if (p.settings.some((s) => s.secret)) out.line(c.dim(`  Providers read secrets with getEnv(): ${report.envPath} first, then the process environment.`));
     }
     if (p.statusConfig) {
       out.line(`  ${p.name}:`);
