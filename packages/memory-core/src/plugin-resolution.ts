@@ -12,6 +12,7 @@ import { MessageChannel, type MessagePort } from "node:worker_threads";
 let port: MessagePort | null = null;
 let unsupported = false;
 let nextId = 0;
+const ACK_TIMEOUT_MS = 5_000;
 const known = new Set<string>();
 const pending = new Map<number, () => void>();
 
@@ -20,7 +21,7 @@ function ensureRegistered(): MessagePort | null {
   const hooks = new URL("./plugin-resolve-hooks.js", import.meta.url);
   // Only the compiled package ships the hooks module (running from TypeScript sources, e.g. under
   // a test runner, there is none): then folder plugins resolve the way Node resolves them.
-  if (!fs.existsSync(fileURLToPath(hooks))) {
+  if (typeof register !== "function" || !fs.existsSync(fileURLToPath(hooks))) {
     unsupported = true;
     return null;
   }
@@ -51,11 +52,21 @@ export async function allowCoreImportsFrom(dir: string): Promise<void> {
   const channel = ensureRegistered();
   if (!channel) return;
   const id = ++nextId;
-  await new Promise<void>((resolve) => {
-    pending.set(id, resolve);
+  const acknowledged = await new Promise<boolean>((resolve) => {
+    // A hooks thread that never answers must not hang loading: after ACK_TIMEOUT_MS the import
+    // goes ahead (and fails with Node's own "Cannot find package" if the hook is really missing).
+    const timer = setTimeout(() => {
+      pending.delete(id);
+      resolve(false);
+    }, ACK_TIMEOUT_MS);
+    pending.set(id, () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
     // Keep the process alive only while waiting for the hooks thread's answer.
     channel.ref();
     channel.postMessage({ id, dirs: [resolved] });
   });
-  known.add(resolved);
+  if (pending.size === 0) channel.unref();
+  if (acknowledged) known.add(resolved);
 }
