@@ -14,6 +14,10 @@ npx hermes-memory memory setup {{providerName}} --yes   # with @hermes/memory-cl
 
 or set `memory.provider: {{providerName}}` in `$HERMES_HOME/config.yaml`.
 
+Setup stores the optional `api_key` in `$HERMES_HOME/.env` (mode 0600); the provider reads it with
+`getEnv()` from `@hermes/memory-core` (the profile's `.env` first, then the environment).
+`hermes-memory memory status` shows the provider's `getStatusConfig()` lines.
+
 ## Develop
 
 ```bash

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { runWithProfile } from "@hermes/memory-core";
 import { createCliContext, type CliContext, type GlobalOptions } from "./cli-context.js";
 import type { CliIo } from "./cli-io.js";
 
@@ -7,12 +8,14 @@ export type CommandAction<A extends unknown[]> = (ctx: CliContext, ...args: A) =
 
 /**
  * Adapt a `CommandAction` to commander: builds the context from the global options of the
- * invoked command. Errors propagate to `runCli`, which maps them to exit codes.
+ * invoked command and runs the action in that home's profile scope, so every provider call a
+ * command makes (`isAvailable()`, `initialize()`, `postSetup`, `getEnv()`) sees the profile's
+ * `.env`. Errors propagate to `runCli`, which maps them to exit codes.
  */
 export function withContext<A extends unknown[]>(io: CliIo, action: CommandAction<A>): (...args: unknown[]) => Promise<void> {
   return async (...args: unknown[]) => {
     const command = args[args.length - 1] as Command;
     const ctx = createCliContext(io, command.optsWithGlobals<GlobalOptions>());
-    await action(ctx, ...(args.slice(0, -1) as A));
+    await runWithProfile(ctx.hermesHome, () => action(ctx, ...(args.slice(0, -1) as A)));
   };
 }

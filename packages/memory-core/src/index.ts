@@ -214,11 +214,13 @@ export {
   ENV_NAME_PATTERN,
   DENIED_ENV_NAMES,
 } from "./config/env-file.js";
+export { getEnv, getEnvView, readEnvFileSync } from "./config/secrets.js";
 export { projectPluginsEnabled } from "./config/environment.js";
 export {
   planSetup,
   applySetup,
   defaultEnvVarName,
+  DEFAULT_POST_SETUP_TIMEOUT_MS,
   type SetupField,
   type SetupPlan,
   type SetupResult,

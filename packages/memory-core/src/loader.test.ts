@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HermesMemoryError } from "./errors.js";
 import { loadMemoryProvider, loadProviderCli } from "./loader.js";
 import { discoverMemoryProviders } from "./discovery/discover.js";
+import { runWithProfile } from "./profile.js";
 import { isMemoryProvider } from "./provider.js";
 import { clearProviderSkills, listSkills, skillView } from "./skills.js";
 import { installPackage, makeTempDir, providerSource, writeFiles } from "./test-support/temp-tree.js";
@@ -53,13 +54,47 @@ describe("loadMemoryProvider", () => {
     expect((globalThis as Record<string, unknown>).__alphaCtx).toEqual({ name: "alpha", home });
   });
 
+  it("accepts and ignores the other plugin registrations (camelCase and snake_case), logged at debug", async () => {
+    const debug: string[] = [];
+    const calls = [
+      "registerHook('on_session_end', () => {})",
+      "registerTool('t', 'set', {}, () => '{}')",
+      "registerCommand('c', () => {}, 'd')",
+      "registerCliCommand('x')",
+      "registerAuxiliaryTask('a', 'A', 'aux')",
+      "registerDashboardAuthProvider({})",
+      "register_hook('pre_llm_call', () => {})",
+      "register_tool('t2')",
+      "register_auxiliary_task('b')",
+    ];
+    userPlugin("pythonic", {
+      "plugin.yaml": "name: pythonic\n",
+      "index.js": providerSource("pythonic", { style: "register", afterRegister: `${calls.map((c) => `ctx.${c};`).join(" ")} ctx.register_skill("s", "s.md"); globalThis.__pythonicDone = true;` }),
+    });
+    const provider = await loadMemoryProvider("pythonic", opts({ logger: { ...logger, debug: (m: string) => debug.push(m) } }));
+    expect(provider.name).toBe("pythonic");
+    // register(ctx) ran to its end: nothing threw, so nothing was skipped.
+    expect((globalThis as Record<string, unknown>).__pythonicDone).toBe(true);
+    expect(warnings).toEqual([]);
+    expect(debug.join("\n")).toContain("called registerHook(); ignored");
+    expect(debug.join("\n")).toContain("called register_tool(); ignored");
+  });
+
+  it("registers through snake_case register_memory_provider", async () => {
+    userPlugin("snake", {
+      "plugin.yaml": "name: snake\n",
+      "index.js": providerSource("snake", { style: "named-class" }).replace("export { FixtureProvider };", "export function register(ctx) { ctx.register_memory_provider(new FixtureProvider()); }"),
+    });
+    expect((await loadMemoryProvider("snake", opts())).name).toBe("snake");
+  });
+
   it.each(["default-instance", "default-class", "named-class"] as const)("falls back to a %s export", async (style) => {
     userPlugin("fb", { "plugin.yaml": "name: fb\n", "index.js": providerSource("fb", { style }) });
     expect((await loadMemoryProvider("fb", opts())).name).toBe("fb");
   });
 
   it("keeps the registered instance when register throws afterwards (logged)", async () => {
-    userPlugin("late", { "plugin.yaml": "name: late\n", "index.js": providerSource("late", { afterRegister: "ctx.registerAuxiliaryTask();" }) });
+    userPlugin("late", { "plugin.yaml": "name: late\n", "index.js": providerSource("late", { afterRegister: "throw new Error('secondary registration failed');" }) });
     expect((await loadMemoryProvider("late", opts())).name).toBe("late");
     expect(warnings.join("\n")).toContain("raised after registering");
   });
@@ -176,6 +211,25 @@ describe("skills", () => {
     expect(listSkills(home).map((s) => s.name)).toEqual(["other:o"]);
     expect(await skillView("other:o", home)).toBe("other skill");
     await expect(skillView("skilled:recall-tips", home)).rejects.toMatchObject({ code: "SKILL_NOT_FOUND" });
+  });
+});
+
+describe("skills per profile", () => {
+  it("a skill registered in one profile is invisible from another (skillView, listSkills)", async () => {
+    const other = path.join(tmp.dir, "home2");
+    fs.mkdirSync(other, { recursive: true });
+    userPlugin("skilled", {
+      "plugin.yaml": "name: skilled\n",
+      "index.js": providerSource("skilled", { afterRegister: `ctx.registerSkill("tips", "tips.md");` }),
+      "tips.md": "tips",
+    });
+    await loadMemoryProvider("skilled", opts({ registerSkills: true }));
+    expect(await skillView("skilled:tips", home)).toBe("tips");
+    expect(await runWithProfile(home, () => skillView("skilled:tips"))).toBe("tips");
+    expect(listSkills(other)).toEqual([]);
+    expect(runWithProfile(other, () => listSkills())).toEqual([]);
+    await expect(skillView("skilled:tips", other)).rejects.toMatchObject({ code: "SKILL_NOT_FOUND" });
+    await expect(runWithProfile(other, () => skillView("skilled:tips"))).rejects.toMatchObject({ code: "SKILL_NOT_FOUND" });
   });
 });
 

@@ -8,6 +8,7 @@ import { silentLogger, type Logger } from "./logger.js";
 import { getHermesHome, runWithProfile } from "./profile.js";
 import { isMemoryProvider, isMemoryProviderClass, type MemoryProvider } from "./provider.js";
 import { replaceProviderSkills, SKILL_NAME_PATTERN, type ProviderSkill } from "./skills.js";
+import { allowCoreImportsFrom } from "./plugin-resolution.js";
 import { isCoreMemoryProvider } from "./trivial-prompt.js";
 
 /** Options of `loadMemoryProvider` / `loadProviderCli`. */
@@ -31,6 +32,39 @@ export interface MemoryProviderRegistrationContext {
   readonly hermesHome: string;
   registerMemoryProvider(provider: MemoryProvider): void;
   registerSkill(name: string, path: string, description?: string): void;
+  /**
+   * The other registrations of a general plugin context (`registerHook`, `registerTool`,
+   * `registerCommand`, `registerCliCommand`, `registerAuxiliaryTask`, `registerDashboardAuthProvider`,
+   * `registerContextEngine`, `registerPlatform`, `registerImageGenProvider`, and their snake_case
+   * spellings) are accepted and ignored when a memory provider is loaded (logged at debug), so a
+   * plugin written for a richer host still loads. Provider CLI commands come from `cli.js`.
+   */
+  registerHook(...args: unknown[]): void;
+  registerTool(...args: unknown[]): void;
+  registerCommand(...args: unknown[]): void;
+  registerCliCommand(...args: unknown[]): void;
+  registerAuxiliaryTask(...args: unknown[]): void;
+  registerDashboardAuthProvider(...args: unknown[]): void;
+  registerContextEngine(...args: unknown[]): void;
+  registerPlatform(...args: unknown[]): void;
+  registerImageGenProvider(...args: unknown[]): void;
+}
+
+/** Registrations memory-provider loading accepts and ignores (camelCase; snake_case added below). */
+export const IGNORED_REGISTRATIONS = [
+  "registerHook",
+  "registerTool",
+  "registerCommand",
+  "registerCliCommand",
+  "registerAuxiliaryTask",
+  "registerDashboardAuthProvider",
+  "registerContextEngine",
+  "registerPlatform",
+  "registerImageGenProvider",
+] as const;
+
+function snakeCase(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }
 
 /**
@@ -125,13 +159,18 @@ export async function loadMemoryProvider(name: string, options: LoadOptions = {}
   const registerSkills = options.registerSkills ?? config.memory.provider === found.name;
 
   return runWithProfile(hermesHome, async () => {
+    if (found.source !== "package") await allowCoreImportsFrom(found.dir);
     const module = await importModule(found.entry, found.name, "the entry");
     let registered: MemoryProvider | null = null;
     let registerError: unknown;
     const skills: ProviderSkill[] = [];
-    const ctx: MemoryProviderRegistrationContext = Object.freeze({
-      providerName: found.name,
-      hermesHome,
+    const ignored: Record<string, (...args: unknown[]) => void> = {};
+    // Loading a memory provider only collects the provider and its skills; other registrations of
+    // a general plugin must not make the provider fail to load.
+    for (const method of [...IGNORED_REGISTRATIONS, ...IGNORED_REGISTRATIONS.map(snakeCase)]) {
+      ignored[method] = (): void => logger.debug(`Memory provider '${found.name}' called ${method}(); ignored while loading a memory provider`);
+    }
+    const methods = {
       registerMemoryProvider(provider: MemoryProvider): void {
         if (!isMemoryProvider(provider)) {
           throw new HermesMemoryError({
@@ -152,7 +191,15 @@ export async function loadMemoryProvider(name: string, options: LoadOptions = {}
         }
         skills.push({ name: `${found.name}:${skillName}`, path: path.resolve(found.dir, skillPath), description: String(description ?? "") });
       },
-    });
+    };
+    const ctx = Object.freeze({
+      ...ignored,
+      providerName: found.name,
+      hermesHome,
+      ...methods,
+      register_memory_provider: methods.registerMemoryProvider,
+      register_skill: methods.registerSkill,
+    }) as unknown as MemoryProviderRegistrationContext;
 
     if (typeof module.register === "function") {
       try {
@@ -207,6 +254,7 @@ export async function loadProviderCli(name: string, options: LoadOptions = {}): 
   const { provider, hermesHome, logger } = await locate(name, options);
   if (!provider.cli) return null;
   const cliFile = provider.cli;
+  if (provider.source !== "package") await allowCoreImportsFrom(provider.dir);
   const module = await runWithProfile(hermesHome, () => importModule(cliFile, provider.name, "the CLI module"));
   if (typeof module.registerCli !== "function") {
     logger.warn(`Memory provider '${provider.name}' CLI module ${cliFile} does not export a registerCli function; no provider commands added.`);

@@ -274,6 +274,24 @@ export abstract class MemoryProvider {
   }
 
   /**
+   * Optional: an interactive or follow-up step after `hermes-memory memory setup` saved the answers
+   * (secrets in `.env`, values via `saveConfig` or config.yaml, `memory.provider` set) and before
+   * the user is told to start a new session — an OAuth sign-in, a connection test, a first sync.
+   * `values` are the saved non-secret values; read secrets with `getEnv()` (the new `.env` is
+   * visible: it runs in the profile's scope). Bounded by a timeout (default 5 minutes); a throw or
+   * a timeout is reported as `POST_SETUP_FAILED` (the saved settings stay).
+   */
+  postSetup?(hermesHome: string, values: Record<string, unknown>): MaybePromise<void>;
+
+  /**
+   * Optional: extra `key: value` lines `hermes-memory memory status` shows for this provider
+   * (e.g. account, endpoint, index, last sync). Receives the provider's `memory.<name>` section
+   * of config.yaml. Never return secrets. Must be cheap and must not touch the network. A throw is
+   * shown as `status_config_error`.
+   */
+  getStatusConfig?(providerConfig: Record<string, unknown>): MaybePromise<Record<string, unknown>>;
+
+  /**
    * Static text for the system prompt (instructions, tool names, status). Never recalled content:
    * recall goes through `prefetch`, so the prompt prefix stays cacheable.
    */

@@ -41,30 +41,28 @@ export function clearProviderSkills(hermesHome?: string): void {
 }
 
 /**
- * Skills registered by active providers: of one profile home, or of all homes when omitted.
- * Provider skills are opened on demand and are not meant for the system-prompt skill index.
+ * Skills registered by the active provider of one profile home (default: the active profile,
+ * `getHermesHome()`). Profiles never see each other's provider skills. Provider skills are opened
+ * on demand and are not meant for the system-prompt skill index.
  */
-export function listSkills(hermesHome?: string): ProviderSkill[] {
-  const homes = hermesHome === undefined ? [...registry.values()] : [registry.get(path.resolve(hermesHome)) ?? new Map<string, SkillRecord>()];
-  const seen = new Map<string, ProviderSkill>();
-  for (const skills of homes) {
-    for (const { name, path: file, description } of skills.values()) if (!seen.has(name)) seen.set(name, { name, path: file, description });
-  }
-  return [...seen.values()].sort((a, b) => a.name.localeCompare(b.name));
+export function listSkills(hermesHome: string = getHermesHome()): ProviderSkill[] {
+  const skills = registry.get(path.resolve(hermesHome)) ?? new Map<string, SkillRecord>();
+  return [...skills.values()].map(({ name, path: file, description }) => ({ name, path: file, description })).sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /**
- * The text of a provider skill (`'provider:skill'`): its SKILL.md. Looks in the active profile
- * first, then in any other profile. Throws `SKILL_NOT_FOUND` for an unknown name and
- * `STORAGE_FAILED` when the file cannot be read.
+ * The text of a provider skill (`'provider:skill'`): its SKILL.md, looked up in one profile home
+ * only (default: the active profile). Throws `SKILL_NOT_FOUND` for a name that profile's active
+ * provider did not register and `STORAGE_FAILED` when the file cannot be read.
  */
 export async function skillView(qualifiedName: string, hermesHome: string = getHermesHome()): Promise<string> {
-  const record = registry.get(path.resolve(hermesHome))?.get(qualifiedName) ?? [...registry.values()].map((m) => m.get(qualifiedName)).find((r) => r !== undefined);
+  const home = path.resolve(hermesHome);
+  const record = registry.get(home)?.get(qualifiedName);
   if (!record) {
-    const known = listSkills().map((s) => s.name);
+    const known = listSkills(home).map((s) => s.name);
     throw new HermesMemoryError({
       code: "SKILL_NOT_FOUND",
-      message: `No memory provider skill named '${qualifiedName}' (known: ${known.join(", ") || "none"}). Skills are registered only by the active provider (memory.provider) when it is loaded; use the form 'provider:skill'.`,
+      message: `No memory provider skill named '${qualifiedName}' in profile ${home} (known there: ${known.join(", ") || "none"}). Skills are registered only by the profile's active provider (memory.provider) when it is loaded; use the form 'provider:skill' and run in that profile (runWithProfile).`,
     });
   }
   let file = record.path;

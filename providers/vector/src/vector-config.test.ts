@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { HermesMemoryError } from "@hermes/memory-core";
+import { HermesMemoryError, applySetup } from "@hermes/memory-core";
 import { DEFAULT_VECTOR_CONFIG, loadVectorConfig, loadVectorConfigSync, renderNamespace, resolveVectorConfig } from "./vector-config.js";
 import { VectorMemoryProvider } from "./vector-memory-provider.js";
 import { register } from "./index.js";
@@ -62,5 +62,14 @@ describe("vector config", () => {
     const p = new VectorMemoryProvider({ hermesHome: broken, env: {} });
     expect(p.isAvailable()).toBe(false);
     expect(p.unavailableReason()).toMatch(/embedder must be one of/);
+  });
+
+  it("setup with store=pinecone requires PINECONE_API_KEY (even with --yes); a key setup saved is seen by the next provider", async () => {
+    const h = home("");
+    const provider = new VectorMemoryProvider({ env: {} });
+    await expect(applySetup(provider, { store: "pinecone" }, { hermesHome: h, acceptDefaults: true })).rejects.toMatchObject({ code: "SETUP_INCOMPLETE", message: expect.stringContaining("PINECONE_API_KEY") });
+    await applySetup(provider, { store: "pinecone", pinecone_api_key: "pc-key" }, { hermesHome: h, acceptDefaults: true });
+    expect(fs.readFileSync(path.join(h, ".env"), "utf8")).toContain("PINECONE_API_KEY=pc-key");
+    expect(new VectorMemoryProvider({ hermesHome: h, env: {} }).isAvailable()).toBe(true);
   });
 });

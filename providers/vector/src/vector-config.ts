@@ -1,5 +1,5 @@
 import fs from "node:fs";
-import { HermesMemoryError, configFilePath, envFilePath, parseConfig, parseEnv, readConfig, readEnvFile } from "@hermes/memory-core";
+import { HermesMemoryError, configFilePath, parseConfig, readConfig, readEnvFileSync } from "@hermes/memory-core";
 
 /** Which store holds the vectors. */
 export type StoreKind = "local" | "pinecone";
@@ -132,7 +132,8 @@ export function resolveVectorConfig(
 
 /**
  * Load the provider's configuration for a profile through core's `readConfig` (the only reader
- * of config.yaml) and `readEnvFile`. Secrets: `$HERMES_HOME/.env` wins over the process
+ * of config.yaml) and `readEnvFileSync` (core's one cached reader of `.env`, the same view
+ * `getEnv()` gives providers). Secrets: `$HERMES_HOME/.env` wins over the process
  * environment, so each profile can carry its own keys.
  */
 export async function loadVectorConfig(
@@ -141,8 +142,7 @@ export async function loadVectorConfig(
   env: Record<string, string | undefined> = process.env,
 ): Promise<VectorConfig> {
   const section = (await readConfig(hermesHome)).memory.providerConfig("vector");
-  const dotenv = await readEnvFile(hermesHome);
-  return resolveVectorConfig(section, { ...env, ...dotenv }, overrides);
+  return resolveVectorConfig(section, { ...env, ...readEnvFileSync(hermesHome) }, overrides);
 }
 
 function readIfExists(file: string): string {
@@ -155,7 +155,7 @@ function readIfExists(file: string): string {
 
 /**
  * Synchronous variant for `isAvailable()` before `initialize` (hosts ask it first): the same
- * files through core's `parseConfig` / `parseEnv`. Throws `INVALID_CONFIG` like the async one.
+ * files through core's `parseConfig` / `readEnvFileSync`. Throws `INVALID_CONFIG` like the async one.
  */
 export function loadVectorConfigSync(
   hermesHome: string,
@@ -164,8 +164,7 @@ export function loadVectorConfigSync(
 ): VectorConfig {
   const file = configFilePath(hermesHome);
   const section = parseConfig(readIfExists(file), file).memory.providerConfig("vector");
-  const dotenv = parseEnv(readIfExists(envFilePath(hermesHome)));
-  return resolveVectorConfig(section, { ...env, ...dotenv }, overrides);
+  return resolveVectorConfig(section, { ...env, ...readEnvFileSync(hermesHome) }, overrides);
 }
 
 /** Replace `{profile}` and `{user}` in the namespace template; characters Pinecone dislikes become `_`. */

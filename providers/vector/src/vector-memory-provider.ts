@@ -215,7 +215,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       { key: "dimensions", description: "Vector dimensions", type: "integer", default: 384, minimum: 8 },
       { key: "pinecone_index", description: "Pinecone index name", default: "hermes-memory", when: { store: "pinecone" } },
       { key: "pinecone_namespace_template", description: "Pinecone namespace ({profile}, {user})", default: "{profile}:{user}", when: { store: "pinecone" } },
-      { key: "pinecone_api_key", description: "Pinecone API key", secret: true, envVar: "PINECONE_API_KEY", url: "https://app.pinecone.io", when: { store: "pinecone" } },
+      { key: "pinecone_api_key", description: "Pinecone API key", secret: true, required: true, envVar: "PINECONE_API_KEY", url: "https://app.pinecone.io", when: { store: "pinecone" } },
       { key: "embeddings_base_url", description: "OpenAI-compatible embeddings base URL", default: "https://api.openai.com/v1", when: { embedder: "openai" } },
       { key: "embeddings_model", description: "Embeddings model", default: "text-embedding-3-small", when: { embedder: "openai" } },
       { key: "embeddings_api_key", description: "Embeddings API key (blank for local servers)", secret: true, envVar: "EMBEDDINGS_API_KEY", url: "https://platform.openai.com/api-keys", when: { embedder: "openai" } },

@@ -48,6 +48,40 @@ function version(pkgDir: string): string {
   return (JSON.parse(fs.readFileSync(path.join(pkgDir, "package.json"), "utf8")) as { version: string }).version;
 }
 
+/** The guide's example provider as a folder plugin (ES module, imports core by name). */
+const GUIDE_PROVIDER = `import fs from "node:fs";
+import path from "node:path";
+import { MemoryProvider, getEnv } from "@hermes/memory-core";
+
+class MyMemoryProvider extends MemoryProvider {
+  get name() { return "my-provider"; }
+  isAvailable() { return Boolean(getEnv("MY_API_KEY")); }
+  unavailableReason() { return "MY_API_KEY is not set"; }
+  initialize(sessionId, ctx) {
+    this.apiKey = getEnv("MY_API_KEY") ?? "";
+    this.sessionId = sessionId;
+    this.file = path.join(ctx.hermesHome, "my-provider", "turns.jsonl");
+    fs.mkdirSync(path.dirname(this.file), { recursive: true });
+    fs.writeFileSync(path.join(ctx.hermesHome, "my-provider", "key-seen"), this.apiKey.slice(-4));
+  }
+  getConfigSchema() {
+    return [{ key: "api_key", description: "My provider API key", secret: true, required: true, envVar: "MY_API_KEY" }];
+  }
+  getToolSchemas() { return []; }
+  syncTurn(user, assistant) {
+    fs.appendFileSync(this.file, JSON.stringify({ user, assistant }) + "\\n");
+  }
+  prefetch(query) {
+    if (!fs.existsSync(this.file)) return "";
+    const words = query.toLowerCase().match(/[a-z]{4,}/g) ?? [];
+    return fs.readFileSync(this.file, "utf8").split("\\n").filter(Boolean).map((l) => JSON.parse(l))
+      .filter((t) => words.some((w) => t.user.toLowerCase().includes(w))).map((t) => "- " + t.user).join("\\n");
+  }
+}
+
+export function register(ctx) { ctx.registerMemoryProvider(new MyMemoryProvider()); }
+`;
+
 describe("publish → install end to end", () => {
   beforeAll(async () => {
     work = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-e2e-"));
@@ -131,6 +165,36 @@ await second.shutdownAll();
     const host = JSON.parse(run(process.execPath, [script], { cwd: consumer, env }).stdout.trim().split("\n").pop()!) as { providers: string[]; recalled: string };
     expect(host.providers).toEqual(["builtin", "sqlite"]);
     expect(host.recalled).toContain("genmaicha");
+
+    // 5b. The provider-author guide's example as a folder plugin: $HERMES_HOME/plugins/my-provider/
+    // index.js imports @hermes/memory-core with no node_modules of its own, checks its key with
+    // getEnv(); `memory setup` puts the key in .env; two host processes (no key exported) recall.
+    const guideHome = path.join(work, "home-guide");
+    fs.mkdirSync(path.join(guideHome, "plugins", "my-provider"), { recursive: true });
+    fs.writeFileSync(path.join(guideHome, "plugins", "my-provider", "index.js"), GUIDE_PROVIDER);
+    const guideKey = "sk-guide-e2e-0123WXYZ";
+    run("npx", ["--no-install", "hermes-memory", "memory", "setup", "my-provider", "--set", `api_key=${guideKey}`, "--yes", "--hermes-home", guideHome], { cwd: consumer, env });
+    expect(fs.readFileSync(path.join(guideHome, ".env"), "utf8")).toContain(`MY_API_KEY=${guideKey}`);
+    const guideHost = path.join(consumer, "guide-host.mjs");
+    fs.writeFileSync(
+      guideHost,
+      `import { openMemory } from "@hermes/memory-core";
+const [, , mode, hermesHome, sessionId] = process.argv;
+const memory = await openMemory({ hermesHome, sessionId, strict: true });
+let recalled = "";
+if (mode === "write") {
+  memory.syncAll("My favourite tea is genmaicha from Kyoto.", "Noted: genmaicha.", { sessionId });
+  await memory.flushPending();
+} else recalled = await memory.prefetchAll("Which tea do I like? genmaicha", { sessionId });
+console.log(JSON.stringify({ providers: memory.providers.map((p) => p.name), recalled }));
+await memory.shutdownAll();
+`,
+    );
+    const guideRun = (mode: string, sessionId: string) =>
+      JSON.parse(run(process.execPath, [guideHost, mode, guideHome, sessionId], { cwd: consumer, env: { ...env, MY_API_KEY: "" } }).stdout.trim().split("\n").pop()!) as { providers: string[]; recalled: string };
+    expect(guideRun("write", "guide-1").providers).toEqual(["builtin", "my-provider"]);
+    expect(fs.readFileSync(path.join(guideHome, "my-provider", "key-seen"), "utf8")).toBe("WXYZ");
+    expect(guideRun("read", "guide-2").recalled).toContain("genmaicha from Kyoto");
 
     // 6. The same set with pnpm (strict node_modules): discovery still finds both package providers.
     const strict = path.join(work, "consumer-pnpm");

@@ -4,7 +4,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { {{className}} } from "./index.js";
+import { runWithProfile } from "@hermes/memory-core";
+import { API_KEY_ENV, {{className}} } from "./index.js";
 
 // The contract kit: every clause the host relies on, each reported with a troubleshooting hint.
 describeMemoryProviderContract({
@@ -25,6 +26,15 @@ describe("{{className}}", () => {
     const second = new {{className}}();
     second.initialize("s2", { hermesHome });
     expect(second.prefetch("which database runs staging?", { sessionId: "s2" })).toContain("Postgres 16");
+    fs.rmSync(hermesHome, { recursive: true, force: true });
+  });
+
+  it("reads its key from the profile's .env (where `memory setup` stores it)", () => {
+    const hermesHome = fs.mkdtempSync(path.join(os.tmpdir(), "{{providerName}}-"));
+    fs.writeFileSync(path.join(hermesHome, ".env"), `${API_KEY_ENV}=test-key\n`, { mode: 0o600 });
+    const provider = new {{className}}();
+    runWithProfile(hermesHome, () => provider.initialize("s1", { hermesHome }));
+    expect(runWithProfile(hermesHome, () => provider.getStatusConfig())).toMatchObject({ remote: `key set (${API_KEY_ENV})` });
     fs.rmSync(hermesHome, { recursive: true, force: true });
   });
 });

@@ -4,6 +4,8 @@ import path from "node:path";
 import {
   MemoryProvider,
   allowsAutomaticWrites,
+  defaultEnvVarName,
+  getEnv,
   type ConfigField,
   type InitContext,
   type MemoryHit,
@@ -15,6 +17,7 @@ import {
   type SearchableMemory,
   type SyncTurnOptions,
   type ToolSchema,
+  type MemoryProviderRegistrationContext,
 } from "@hermes/memory-core";
 
 interface StoredNote {
@@ -28,6 +31,11 @@ interface StoredNote {
 }
 
 const TOOL_NAME = "{{toolPrefix}}_notes";
+/**
+ * Where `hermes-memory memory setup {{providerName}}` stores the API key: `$HERMES_HOME/.env`
+ * (mode 0600), never config.yaml. Read it with `getEnv(API_KEY_ENV)`.
+ */
+export const API_KEY_ENV = defaultEnvVarName("{{providerName}}", "api_key");
 const STOPWORDS = new Set(["a", "an", "and", "are", "at", "did", "do", "does", "for", "i", "in", "is", "it", "of", "on", "or", "the", "to", "was", "we", "what", "when", "where", "which", "who", "with", "you"]);
 
 function tokens(text: string): string[] {
@@ -49,13 +57,19 @@ export class {{className}} extends MemoryProvider implements SearchableMemory {
   private automaticWrites = true;
   private userId: string | undefined;
   private counter = 0;
+  private apiKey = "";
 
   isAvailable(): boolean {
-    // No network and no heavy work here: this provider only needs the file system.
+    // Synchronous, no network: check configuration only. getEnv() returns the active profile's
+    // $HERMES_HOME/.env value (what `memory setup` saved), else the process environment. This
+    // provider works without a key (notes stay local); one that needs its key returns
+    // `Boolean(getEnv(API_KEY_ENV))` here and marks the schema field `required: true`.
     return true;
   }
 
   initialize(_sessionId: string, ctx: InitContext): void {
+    // Read secrets when you need them, never copy them into process.env.
+    this.apiKey = getEnv(API_KEY_ENV) ?? "";
     const dir = path.join(ctx.hermesHome, "{{providerName}}");
     fs.mkdirSync(dir, { recursive: true });
     this.file = path.join(dir, "notes.jsonl");
@@ -98,7 +112,21 @@ export class {{className}} extends MemoryProvider implements SearchableMemory {
   }
 
   getConfigSchema(): ConfigField[] {
-    return [];
+    // Secrets go to $HERMES_HOME/.env under envVar; other fields to config.yaml memory.{{providerName}}.
+    return [{ key: "api_key", description: "API key of a remote service (optional: notes stay local without it)", secret: true, envVar: API_KEY_ENV }];
+  }
+
+  /**
+   * Runs after `hermes-memory memory setup {{providerName}}` saved the answers: the place for an
+   * OAuth sign-in, a connection test or a first sync. A throw is reported to the user.
+   */
+  override postSetup(hermesHome: string): void {
+    fs.mkdirSync(path.join(hermesHome, "{{providerName}}"), { recursive: true });
+  }
+
+  /** Extra lines for `hermes-memory memory status` (never secrets; no network). */
+  override getStatusConfig(): Record<string, unknown> {
+    return { notes: this.file ?? "(not opened)", remote: getEnv(API_KEY_ENV) ? `key set (${API_KEY_ENV})` : "local only" };
   }
 
   systemPromptBlock(): string {
@@ -191,7 +219,7 @@ export class {{className}} extends MemoryProvider implements SearchableMemory {
 }
 
 /** Entry point called by the host's loader. */
-export function register(ctx: { registerMemoryProvider(provider: MemoryProvider): void }): void {
+export function register(ctx: Pick<MemoryProviderRegistrationContext, "registerMemoryProvider">): void {
   ctx.registerMemoryProvider(new {{className}}());
 }
 

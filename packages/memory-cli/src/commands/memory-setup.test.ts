@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { HAS_SCRIPT, parseJson, runCli, startCli, tempDir, writeUserProvider } from "../test-support/cli-harness.js";
+import { HAS_SCRIPT, childEnv, parseJson, runCli, startCli, tempDir, writeUserProvider } from "../test-support/cli-harness.js";
 
 const SECRET = "sk-live-0123456789abcdefWXYZ";
 
@@ -194,5 +194,59 @@ describe.skipIf(!HAS_SCRIPT)("hermes-memory memory setup on a terminal", { timeo
     } finally {
       cleanup();
     }
+  });
+});
+
+describe("memory setup: conditional required secrets and postSetup", { timeout: 60_000 }, () => {
+  let root: string;
+  let home: string;
+  let cleanup: () => void;
+  const CLOUD_SCHEMA = [
+    { key: "store", description: "Where data lives", choices: ["local", "cloud"], default: "local" },
+    { key: "cloud_key", description: "Cloud API key", secret: true, required: true, envVar: "CLOUDY_API_KEY", when: { store: "cloud" } },
+  ];
+
+  beforeEach(() => {
+    ({ dir: root, cleanup } = tempDir("hermes-cli-setup-when-"));
+    home = path.join(root, "home");
+  });
+  afterEach(() => cleanup());
+
+  it("--set store=cloud --yes fails without the key the `when` makes required; local needs none; an exported key counts", async () => {
+    writeUserProvider(home, "cloudy", { schema: CLOUD_SCHEMA });
+    const failed = await runCli(["--hermes-home", home, "memory", "setup", "cloudy", "--set", "store=cloud", "--yes"], { cwd: root });
+    expect(failed.code).not.toBe(0);
+    expect(failed.stderr).toContain("cloud_key");
+    expect(failed.stderr).toContain("CLOUDY_API_KEY");
+    expect(fs.existsSync(path.join(home, "config.yaml"))).toBe(false);
+
+    const local = await runCli(["--hermes-home", home, "memory", "setup", "cloudy", "--set", "store=local", "--yes"], { cwd: root });
+    expect(local.code).toBe(0);
+
+    const exported = await runCli(["--hermes-home", home, "memory", "setup", "cloudy", "--set", "store=cloud", "--yes"], { cwd: root, env: childEnv({ CLOUDY_API_KEY: "sk-exported" }) });
+    expect(exported.stderr).toBe("");
+    expect(exported.code).toBe(0);
+    expect(fs.existsSync(path.join(home, ".env"))).toBe(false);
+  });
+
+  it("runs the provider's postSetup after saving, seeing the new secret; a failure is reported with exit 1", async () => {
+    const body = `postSetup(home, values) {
+    if (values.store === "local") throw new Error("sign-in refused");
+    fs.writeFileSync(home + "/post-setup.json", JSON.stringify({ values, key: getEnv("CLOUDY_API_KEY") ?? null, scoped: getHermesHome() }));
+  }`;
+    writeUserProvider(home, "cloudy", { schema: CLOUD_SCHEMA, body });
+    // The fixture module needs fs and the env accessor.
+    const index = path.join(home, "plugins", "cloudy", "index.js");
+    fs.writeFileSync(index, `import fs from "node:fs";\nimport { getEnv, getHermesHome } from "@hermes/memory-core";\n${fs.readFileSync(index, "utf8")}`);
+    const ok = await runCli(["--hermes-home", home, "memory", "setup", "cloudy", "--set", "store=cloud", "--set", "cloud_key=sk-post", "--yes"], { cwd: root, env: childEnv({ HERMES_HOME: path.join(root, "elsewhere") }) });
+    expect(ok.stderr).toBe("");
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain("post-setup step completed");
+    expect(JSON.parse(fs.readFileSync(path.join(home, "post-setup.json"), "utf8"))).toEqual({ values: { store: "cloud" }, key: "sk-post", scoped: home });
+
+    const failed = await runCli(["--hermes-home", home, "memory", "setup", "cloudy", "--set", "store=local", "--yes"], { cwd: root });
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain("sign-in refused");
+    expect(failed.stderr).toContain("settings were saved");
   });
 });

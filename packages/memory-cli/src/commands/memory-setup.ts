@@ -113,7 +113,9 @@ export async function setupCommand(ctx: CliContext, providerName: string | undef
     const answers = interactive ? await promptFields(ctx, provider, session!.io) : sets;
     let result: SetupResult;
     try {
-      result = await applySetup(provider, answers, { hermesHome: ctx.hermesHome, acceptDefaults: interactive || options.yes === true });
+      // A key exported in the shell counts as set: providers read secrets with getEnv(), which
+      // falls back to the process environment when the profile's .env has no value.
+      result = await applySetup(provider, answers, { hermesHome: ctx.hermesHome, acceptDefaults: interactive || options.yes === true, env: ctx.io.env });
     } catch (error) {
       throw withAnswers(error, provider, answers, interactive);
     }
@@ -297,6 +299,7 @@ function report(ctx: CliContext, provider: MemoryProvider, result: SetupResult):
       );
     }
     if (result.envPath) out.line(`  Secrets saved to ${result.envPath} (mode 0600): ${result.envKeys.join(", ")}`);
+    if (result.postSetupRan) out.line(`  ${provider.name}'s post-setup step completed`);
     out.line("  Start a new session to activate. Check it with `hermes-memory memory status`.");
   });
 }

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { parseJson, runCli, tempDir, writeUserProvider } from "../test-support/cli-harness.js";
+import { childEnv, parseJson, runCli, tempDir, writeUserProvider } from "../test-support/cli-harness.js";
 
 const SECRET = "tok_9f8e7d6c5b4a3210QRST";
 
@@ -73,5 +73,39 @@ describe("hermes-memory memory status", { timeout: 60_000 }, () => {
     const missing = parseJson(await runCli(["--hermes-home", home, "memory", "status", "--json"], { cwd: root }));
     expect(missing.provider).toMatchObject({ name: "ghost", installed: false, available: false });
     expect(missing.provider.reason).toContain("hermes-memory memory off");
+  });
+
+  it("a guide-style provider (key checked with getEnv in isAvailable) is available after setup saved the key to .env; getStatusConfig lines are shown", async () => {
+    const dir = path.join(home, "plugins", "guide");
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(
+      path.join(dir, "index.js"),
+      `import { MemoryProvider, getEnv } from "@hermes/memory-core";
+class GuideProvider extends MemoryProvider {
+  get name() { return "guide"; }
+  isAvailable() { return Boolean(getEnv("GUIDE_API_KEY")); }
+  unavailableReason() { return "GUIDE_API_KEY not set"; }
+  initialize() {}
+  getToolSchemas() { return []; }
+  getConfigSchema() { return [{ key: "api_key", secret: true, required: true, envVar: "GUIDE_API_KEY" }, { key: "endpoint", default: "https://guide.example" }]; }
+  getStatusConfig(config) { if (config.endpoint === "boom") throw new Error("status exploded"); return { endpoint: config.endpoint, key_last4: getEnv("GUIDE_API_KEY").slice(-4) }; }
+}
+export function register(ctx) { ctx.registerMemoryProvider(new GuideProvider()); }
+`,
+    );
+    // Another profile is the process default: only --hermes-home's .env may count.
+    const env = { HERMES_HOME: path.join(root, "other-profile") };
+    const setup = await runCli(["--hermes-home", home, "memory", "setup", "guide", "--set", `api_key=${SECRET}`, "--yes"], { cwd: root, env: childEnv(env) });
+    expect(setup.code).toBe(0);
+    const text = await runCli(["--hermes-home", home, "memory", "status"], { cwd: root, env: childEnv(env) });
+    expect(text.stdout).toContain("available ✓");
+    expect(text.stdout).toContain("endpoint: https://guide.example");
+    expect(text.stdout).toContain("key_last4: QRST");
+    const data = parseJson(await runCli(["--hermes-home", home, "memory", "status", "--json"], { cwd: root, env: childEnv(env) }));
+    expect(data.provider).toMatchObject({ available: true, statusConfig: { endpoint: "https://guide.example", key_last4: "QRST" } });
+
+    fs.writeFileSync(path.join(home, "config.yaml"), "memory:\n  provider: guide\n  guide:\n    endpoint: boom\n");
+    const broken = parseJson(await runCli(["--hermes-home", home, "memory", "status", "--json"], { cwd: root, env: childEnv(env) }));
+    expect(broken.provider.statusConfig).toEqual({ status_config_error: "status exploded" });
   });
 });

@@ -57,6 +57,11 @@ export interface MemoryStatusReport {
     available: boolean;
     reason?: string;
     settings: StatusSetting[];
+    /**
+     * What the provider's optional `getStatusConfig()` reported (values as strings); a throw is
+     * reported under `status_config_error`. Absent when the provider has no such hook.
+     */
+    statusConfig?: Record<string, string>;
     searchable: boolean;
     stats?: MemoryStats;
     statsError?: string;
@@ -108,6 +113,28 @@ async function inspectStats(ctx: CliContext, provider: MemoryProvider & { stats(
       }
     }
   });
+}
+
+function displayStatusValue(value: unknown): string {
+  if (typeof value === "string") return value;
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** The provider's own status lines (`getStatusConfig`), or `status_config_error` when it throws. */
+async function providerStatusConfig(provider: MemoryProvider, providerConfig: Record<string, unknown>): Promise<Record<string, string> | undefined> {
+  const hook = (provider as { getStatusConfig?: unknown }).getStatusConfig;
+  if (typeof hook !== "function") return undefined;
+  try {
+    const values: unknown = await (hook as (c: Record<string, unknown>) => unknown).call(provider, { ...providerConfig });
+    if (typeof values !== "object" || values === null || Array.isArray(values)) return { status_config_error: `getStatusConfig() returned ${Array.isArray(values) ? "an array" : typeof values}, not an object` };
+    return Object.fromEntries(Object.entries(values).map(([k, v]) => [k, displayStatusValue(v)]));
+  } catch (error) {
+    return { status_config_error: describeError(error) };
+  }
 }
 
 /** Gather everything `memory status` shows. Never throws for a missing or broken provider. */
@@ -162,6 +189,8 @@ export async function collectStatus(ctx: CliContext): Promise<MemoryStatusReport
   } catch (error) {
     entry.reason = `${entry.reason ? `${entry.reason}; ` : ""}${describeError(error)}`;
   }
+  const statusConfig = await providerStatusConfig(provider, config.memory.providerConfig(name));
+  if (statusConfig) entry.statusConfig = statusConfig;
   try {
     entry.dataLocation.push(...provider.backupPaths());
   } catch {
@@ -220,7 +249,11 @@ export async function statusCommand(ctx: CliContext): Promise<void> {
               : s.value;
         out.line(`    ${s.key}: ${shown}${s.envVar ? c.dim(`  [${s.envVar}${s.secret ? ` in ${report.envPath}` : ""}]`) : ""}`);
       }
-      if (p.settings.some((s) => s.secret)) out.line(c.dim("  Services (systemd, gateways) do not read ~/.hermes/.env by themselves; export those variables there too."));
+      if (p.settings.some((s) => s.secret)) out.line(c.dim(`  Providers read secrets with getEnv(): ${report.envPath} first, then the process environment.`));
+    }
+    if (p.statusConfig) {
+      out.line(`  ${p.name}:`);
+      for (const [key, value] of Object.entries(p.statusConfig)) out.line(`    ${key}: ${key === "status_config_error" ? c.red(value) : value}`);
     }
     if (p.stats) {
       const byKind = Object.entries(p.stats.byKind ?? {}).map(([k, v]) => `${v} ${k}${v === 1 ? "" : "s"}`).join(", ");

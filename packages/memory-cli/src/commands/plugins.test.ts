@@ -106,4 +106,19 @@ describe("hermes-memory plugins", { timeout: 60_000 }, () => {
     expect(result.stderr).toContain("was not installed with `hermes-memory plugins add`");
     expect(result.stderr).toContain(path.join(home, "plugins", "alpha"));
   });
+
+  it.each(["../../..", "/", "..", "../alpha", "a/b/c", "C:\\x", "https://evil.example/p"])("refuses %s: not a provider or package name (no npm, no advice to delete a folder)", async (name) => {
+    writeUserProvider(home, "alpha");
+    const result = await runCli(["--hermes-home", home, "plugins", "remove", name], { cwd: project, env: childEnv({ PATH: "/nonexistent" }) });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("is not a provider or npm package name");
+    expect(result.stderr).not.toContain("deleting");
+  });
+
+  it("for an unknown name that is no user plugin, does not suggest deleting a folder", async () => {
+    const result = await runCli(["--hermes-home", home, "plugins", "remove", "nothing-here"], { cwd: project });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("was not installed with `hermes-memory plugins add`");
+    expect(result.stderr).not.toContain("deleting");
+  });
 });

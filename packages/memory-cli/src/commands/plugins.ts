@@ -255,7 +255,17 @@ async function installedVersion(home: string, pkg: string): Promise<string | nul
   }
 }
 
+// What `plugins remove` accepts: an npm package name (optionally scoped) or a provider name.
+// Anything else — a path such as `../..`, `/`, a URL — is refused before it can reach npm or a
+// message that suggests deleting a folder.
+const PACKAGE_NAME = /^(?:@[a-z0-9-~][a-z0-9-._~]*\/)?[a-z0-9-~][a-z0-9-._~]*$/;
+
 async function removePlugin(ctx: CliContext, name: string): Promise<void> {
+  if (!PACKAGE_NAME.test(name) || name.length > 214) {
+    throw new CliUsageError(
+      `'${name}' is not a provider or npm package name. Pass the package installed with \`hermes-memory plugins add\` (e.g. @hermes/memory-sqlite) or its provider name; \`hermes-memory plugins list\` shows both.`,
+    );
+  }
   const home = ctx.hermesHome;
   const deps = (await readHomeManifest(home))?.dependencies ?? {};
   let pkg: string | undefined = Object.prototype.hasOwnProperty.call(deps, name) ? name : undefined;
@@ -266,9 +276,9 @@ async function removePlugin(ctx: CliContext, name: string): Promise<void> {
     pkg = provider?.packageName ?? undefined;
   }
   if (pkg === undefined) {
-    const userDir = path.join(home, "plugins", name);
+    const folder = discovery.providers.find((p) => p.name === name && p.source === "user");
     throw new CliUsageError(
-      `'${name}' was not installed with \`hermes-memory plugins add\` in ${home}. A provider installed in a project is removed with \`npm uninstall <package>\` there; a user plugin folder is removed by deleting ${userDir}.`,
+      `'${name}' was not installed with \`hermes-memory plugins add\` in ${home}. A provider installed in a project is removed with \`npm uninstall <package>\` there${folder ? `; the user plugin folder of '${name}' is removed by deleting ${folder.dir}` : ""}.`,
     );
   }
   providers = discovery.providers.filter((p) => p.packageName === pkg).map((p) => p.name);

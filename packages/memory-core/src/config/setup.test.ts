@@ -6,6 +6,7 @@ import { makeTempDir } from "../test-support/temp-tree.js";
 import { readConfig } from "./config-file.js";
 import { readEnvFile } from "./env-file.js";
 import { applySetup, defaultEnvVarName, planSetup } from "./setup.js";
+import { getEnv } from "./secrets.js";
 
 class SchemaProvider extends MemoryProvider {
   constructor(readonly name: string, private readonly schema: ConfigField[]) {
@@ -88,6 +89,7 @@ describe("applySetup", () => {
       envKeys: ["ACME_API_KEY", "ACME_TOKEN"],
       savedBy: "config.yaml",
       savedValues: { mode: "cloud", region: "eu", endpoint: "https://eu.acme", path: "/data/acme", limit: 7 },
+      postSetupRan: false,
     });
     const config = await readConfig(home);
     expect(config.memory.provider).toBe("acme");
@@ -170,5 +172,54 @@ describe("applySetup", () => {
     const result = await applySetup(new SchemaProvider("plain", []), {}, { hermesHome: home });
     expect(result).toMatchObject({ savedValues: {}, envKeys: [], envPath: null, savedBy: "config.yaml" });
     expect((await readConfig(home)).memory.provider).toBe("plain");
+  });
+});
+
+describe("conditional required fields", () => {
+  it("--yes (acceptDefaults) does not satisfy a required secret whose `when` applies", async () => {
+    const provider = new SchemaProvider("acme", cloudSchema);
+    await expect(applySetup(provider, { mode: "cloud" }, { hermesHome: home, acceptDefaults: true })).rejects.toMatchObject({ code: "SETUP_INCOMPLETE", message: expect.stringContaining("ACME_API_KEY") });
+    expect(fs.existsSync(path.join(home, "config.yaml"))).toBe(false);
+    // Not asked (and not required) when the condition does not hold.
+    await expect(applySetup(provider, { mode: "local" }, { hermesHome: home, acceptDefaults: true })).resolves.toMatchObject({ envKeys: [] });
+    // Satisfied by .env, or by the environment the caller passes.
+    fs.writeFileSync(path.join(home, ".env"), "ACME_API_KEY=sk-from-dotenv\n");
+    await expect(applySetup(provider, { mode: "cloud" }, { hermesHome: home, acceptDefaults: true })).resolves.toMatchObject({ provider: "acme" });
+  });
+});
+
+describe("postSetup", () => {
+  class PostSetupProvider extends SchemaProvider {
+    calls: Array<{ home: string; values: Record<string, unknown>; keySeen: string | undefined; provider: string }> = [];
+    constructor(private readonly step: (self: PostSetupProvider, home: string, values: Record<string, unknown>) => unknown) {
+      super("acme", cloudSchema);
+    }
+    override postSetup(hermesHome: string, values: Record<string, unknown>): Promise<void> {
+      return Promise.resolve(this.step(this, hermesHome, values)).then(() => undefined);
+    }
+  }
+
+  it("runs after answers are saved, in the profile scope (getEnv sees the new secret)", async () => {
+    const provider = new PostSetupProvider(async (self, h, values) => {
+      const config = await readConfig(h);
+      self.calls.push({ home: h, values, keySeen: getEnv("ACME_API_KEY"), provider: config.memory.provider });
+    });
+    const result = await applySetup(provider, { mode: "cloud", api_key: "sk-post-setup" }, { hermesHome: home });
+    expect(result.postSetupRan).toBe(true);
+    expect(provider.calls).toEqual([{ home, values: expect.objectContaining({ mode: "cloud", region: "us" }), keySeen: "sk-post-setup", provider: "acme" }]);
+  });
+
+  it("a failing or hanging postSetup is POST_SETUP_FAILED; the saved settings stay", async () => {
+    const failing = new PostSetupProvider(() => {
+      throw new Error("oauth refused");
+    });
+    await expect(applySetup(failing, { mode: "local" }, { hermesHome: home })).rejects.toMatchObject({ code: "POST_SETUP_FAILED", message: expect.stringContaining("oauth refused") });
+    expect((await readConfig(home)).memory.provider).toBe("acme");
+    const hanging = new PostSetupProvider(() => new Promise(() => {}));
+    await expect(applySetup(hanging, { mode: "local" }, { hermesHome: home, postSetupTimeoutMs: 20 })).rejects.toMatchObject({ code: "POST_SETUP_FAILED", message: expect.stringContaining("within 20 ms") });
+  });
+
+  it("providers without postSetup report postSetupRan: false", async () => {
+    expect((await applySetup(new SchemaProvider("acme", cloudSchema), { mode: "local" }, { hermesHome: home })).postSetupRan).toBe(false);
   });
 });

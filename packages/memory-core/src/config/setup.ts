@@ -3,6 +3,10 @@ import { overridesSaveConfig, type ConfigField, type MemoryProvider } from "../p
 import { configFilePath, setDocumentValue, updateConfig, type HermesConfig, readConfig } from "./config-file.js";
 import { envFilePath, readEnvFile, writeEnvValues } from "./env-file.js";
 import { isTruthyFlag } from "./environment.js";
+import { runWithProfile } from "../profile.js";
+
+/** How long `applySetup` waits for a provider's `postSetup` (an OAuth sign-in may take a while). */
+export const DEFAULT_POST_SETUP_TIMEOUT_MS = 5 * 60_000;
 
 /** A field of the setup form with what is known about it right now. */
 export interface SetupField extends ConfigField {
@@ -34,6 +38,8 @@ export interface SetupResult {
   savedBy: "provider" | "config.yaml";
   /** The non-secret values saved (the full form: answers, then stored values, then defaults). */
   savedValues: Record<string, unknown>;
+  /** True when the provider has a `postSetup` step and it completed. */
+  postSetupRan: boolean;
 }
 
 /** What `planSetup` knows: current config, `.env` values and answers given so far. */
@@ -179,6 +185,8 @@ export async function applySetup(
      * exports keys in the shell); `.env` values win. Default: only `$HERMES_HOME/.env`.
      */
     env?: Record<string, string | undefined>;
+    /** Bound of the provider's `postSetup` step (default `DEFAULT_POST_SETUP_TIMEOUT_MS`). */
+    postSetupTimeoutMs?: number;
   },
 ): Promise<SetupResult> {
   const { hermesHome } = options;
@@ -259,6 +267,7 @@ export async function applySetup(
     }
     setDocumentValue(doc, ["memory", "provider"], provider.name);
   });
+  const postSetupRan = await runPostSetup(provider, hermesHome, savedValues, options.postSetupTimeoutMs ?? DEFAULT_POST_SETUP_TIMEOUT_MS);
   return {
     provider: provider.name,
     configPath: configFilePath(hermesHome),
@@ -266,5 +275,38 @@ export async function applySetup(
     envKeys,
     savedBy,
     savedValues,
+    postSetupRan,
   };
+}
+
+/**
+ * Run the provider's optional `postSetup` after everything was saved, in the profile's scope (so
+ * `getEnv()` sees the `.env` just written), bounded by `timeoutMs`. Throws `POST_SETUP_FAILED`.
+ */
+async function runPostSetup(provider: MemoryProvider, hermesHome: string, values: Record<string, unknown>, timeoutMs: number): Promise<boolean> {
+  const step = (provider as { postSetup?: unknown }).postSetup;
+  if (typeof step !== "function") return false;
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = Symbol("timeout");
+  const failed = (why: string, cause?: unknown) =>
+    new HermesMemoryError({
+      code: "POST_SETUP_FAILED",
+      message: `The post-setup step of memory provider '${provider.name}' ${why}. Its settings were saved and it is the active provider; fix the cause and run \`hermes-memory memory setup ${provider.name}\` again (or \`hermes-memory memory off\`).`,
+      ...(cause !== undefined ? { cause } : {}),
+    });
+  try {
+    const outcome = await Promise.race([
+      runWithProfile(hermesHome, async () => (step as (home: string, v: Record<string, unknown>) => unknown).call(provider, hermesHome, { ...values })),
+      new Promise<typeof timedOut>((resolve) => {
+        timer = setTimeout(() => resolve(timedOut), timeoutMs);
+      }),
+    ]);
+    if (outcome === timedOut) throw failed(`did not finish within ${timeoutMs} ms`);
+    return true;
+  } catch (error) {
+    if (HermesMemoryError.hasCode(error, "POST_SETUP_FAILED")) throw error;
+    throw failed(`failed: ${describeError(error)}`, error);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -126,22 +126,19 @@ async function scanOne(dir: string, dirName: string, source: ProviderSource): Pr
       problem: problem(source, dir, "INVALID_NAME", `Memory provider folder ${dir} has an invalid name: ${nameError}`, `Rename the folder (or set 'name' in plugin.yaml) to lower-case letters, digits, '.', '_' or '-', not 'builtin'.`),
     };
   }
-  const entryDir = path.dirname(entry);
-  const cli = path.join(entryDir, "cli.js");
-  const configSchema = path.join(entryDir, "config-schema.js");
+  // cli.js sits beside the entry and is contained exactly like it: a symlink leaving the folder
+  // is refused (reported; the provider stays usable without its commands).
+  const cliRelative = path.relative(dir, path.join(path.dirname(entry), "cli.js"));
+  let cli: string | null = null;
+  let cliProblem: DiscoveryProblem | undefined;
+  if (await isFile(path.join(dir, cliRelative))) {
+    const resolved = await resolveInsideDir(dir, cliRelative);
+    if (resolved.ok) cli = resolved.path;
+    else cliProblem = problem(source, dir, resolved.code, `Memory provider '${name}' in ${dir}: cli.js ${resolved.reason}; the provider is usable without its commands`, `Replace the symlink with the provider's cli.js inside ${dir}.`, name);
+  }
   return {
-    provider: {
-      name,
-      source,
-      dir,
-      entry,
-      version,
-      description,
-      hooks,
-      cli: (await isFile(cli)) ? cli : null,
-      configSchema: (await isFile(configSchema)) ? configSchema : null,
-      packageName: null,
-    },
+    provider: { name, source, dir, entry, version, description, hooks, cli, packageName: null },
+    ...(cliProblem ? { problem: cliProblem } : {}),
   };
 }
 

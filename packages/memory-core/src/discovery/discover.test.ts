@@ -27,7 +27,7 @@ function userPlugin(name: string, files: Record<string, string | object>) {
 }
 
 describe("directory providers", () => {
-  it("reads plugin.yaml and finds the entry, cli.js and config-schema.js beside it", async () => {
+  it("reads plugin.yaml and finds the entry and cli.js beside it (config-schema.js is not reported: the schema comes from getConfigSchema())", async () => {
     userPlugin("alpha", {
       "plugin.yaml": "name: alpha\nversion: 1.2.0\ndescription: Alpha memory\nhooks: [sync_turn, on_session_end]\n",
       "index.js": providerSource("alpha"),
@@ -46,7 +46,6 @@ describe("directory providers", () => {
         description: "Alpha memory",
         hooks: ["sync_turn", "on_session_end"],
         cli: path.join(home, "plugins", "alpha", "cli.js"),
-        configSchema: path.join(home, "plugins", "alpha", "config-schema.js"),
         packageName: null,
       },
     ]);
@@ -136,6 +135,16 @@ describe("directory providers", () => {
     ]);
   });
 
+  it("a folder plugin's cli.js symlinked outside the folder is refused (reported, never imported); the provider stays", async () => {
+    writeFiles(tmp.dir, { "outside/cli.js": "export function registerCli() {}" });
+    userPlugin("clilink", { "plugin.yaml": "name: clilink\n", "index.js": providerSource("clilink") });
+    fs.symlinkSync(path.join(tmp.dir, "outside", "cli.js"), path.join(home, "plugins", "clilink", "cli.js"));
+    const result = await discoverMemoryProviders(opts());
+    expect(result.providers.map((p) => [p.name, p.cli])).toEqual([["clilink", null]]);
+    expect(result.problems).toMatchObject([{ name: "clilink", code: "ENTRY_OUTSIDE_PACKAGE" }]);
+    expect(result.problems[0]!.message).toContain("cli.js");
+  });
+
   it("an unreadable plugin folder is a problem, not a failure", async () => {
     fs.mkdirSync(path.join(home, "plugins"), { recursive: true });
     fs.symlinkSync(path.join(tmp.dir, "nowhere"), path.join(home, "plugins", "broken"));
@@ -219,14 +228,30 @@ describe.each(["npm", "pnpm"] as const)("package providers (%s layout)", (layout
     expect(result.problems).toEqual([]);
     expect(result.providers.map((p) => p.name)).toEqual(["strmem", "multi-a", "multi-b", "objmem"]);
     const str = result.providers[0]!;
-    expect(str).toMatchObject({ source: "package", packageName: "mem-str", version: "2.0.0", description: "String form", dir: strDir, entry: path.join(strDir, "dist", "index.js"), cli: null, configSchema: null });
+    expect(str).toMatchObject({ source: "package", packageName: "mem-str", version: "2.0.0", description: "String form", dir: strDir, entry: path.join(strDir, "dist", "index.js"), cli: null });
+    expect(str).not.toHaveProperty("configSchema");
     const obj = result.providers.find((p) => p.name === "objmem")!;
     expect(obj.entry.endsWith(path.join("lib", "provider.js"))).toBe(true);
     expect(obj.cli!.endsWith(path.join("lib", "cli.js"))).toBe(true);
-    expect(obj.configSchema!.endsWith(path.join("lib", "schema.js"))).toBe(true);
+    expect(obj).not.toHaveProperty("configSchema");
     expect(obj).toMatchObject({ description: "Object form", hooks: ["prefetch"], packageName: "@acme/mem-obj" });
     if (layout === "pnpm") expect(obj.dir).toContain(`${path.sep}.pnpm${path.sep}`);
     expect(result.providers.find((p) => p.name === "multi-b")!.entry.endsWith("b.js")).toBe(true);
+  });
+
+  it("a package whose package.json is a symlink to a file elsewhere resolves its entry inside the real package folder", async () => {
+    // The symlink target declares a main that exists next to the target, not in the package.
+    writeFiles(tmp.dir, { "elsewhere/package.json": { name: "linkpkg", hermesMemoryProvider: "linkpkg", main: "evil.js" }, "elsewhere/evil.js": THROWS_ON_IMPORT });
+    const pkgDir = installPackage(cwd, layout, { name: "linkpkg", hermesMemoryProvider: "linkpkg", main: "evil.js" }, { "placeholder.txt": "" });
+    fs.rmSync(path.join(pkgDir, "package.json"));
+    fs.symlinkSync(path.join(tmp.dir, "elsewhere", "package.json"), path.join(pkgDir, "package.json"));
+    host({ dependencies: { linkpkg: "1.0.0" } });
+    let result = await discoverMemoryProviders(opts());
+    expect(result.providers).toEqual([]);
+    expect(result.problems).toMatchObject([{ name: "linkpkg", code: "MISSING_ENTRY" }]);
+    writeFiles(pkgDir, { "evil.js": "" });
+    result = await discoverMemoryProviders(opts());
+    expect(result.providers.map((p) => [p.dir, p.entry])).toEqual([[pkgDir, path.join(pkgDir, "evil.js")]]);
   });
 
   it("ignores dependency names that are paths", async () => {

@@ -18,7 +18,6 @@ export interface PackageProviderManifest {
   name: string;
   entry?: string;
   cli?: string;
-  configSchema?: string;
   description?: string;
   hooks?: string[];
 }
@@ -97,14 +96,14 @@ function parseProviderObject(value: unknown, label: string, errors: string[]): P
     return { name: value };
   }
   if (!isPlainObject(value)) {
-    errors.push(`${label} must be a provider name or an object {name, entry?, cli?, configSchema?, description?}, got ${describeType(value)}`);
+    errors.push(`${label} must be a provider name or an object {name, entry?, cli?, description?}, got ${describeType(value)}`);
     return null;
   }
   const local: string[] = [];
   const nameError = providerNameError(value.name);
   if (nameError) local.push(`${label}.name: ${nameError}`);
   const out: PackageProviderManifest = { name: String(value.name) };
-  for (const key of ["entry", "cli", "configSchema", "description"] as const) {
+  for (const key of ["entry", "cli", "description"] as const) {
     const v = value[key];
     if (v === undefined || v === null) continue;
     if (typeof v !== "string" || (key !== "description" && v.trim() === "")) {

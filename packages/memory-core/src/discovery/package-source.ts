@@ -185,10 +185,12 @@ async function scanDependency(found: DependencyManifest, dependency: string, roo
     };
   }
   if (!(MANIFEST_FIELD in pkg)) return { providers: [], problems: [] };
-  // Only provider packages pay for a realpath: entries are contained in the real package folder.
+  // Only provider packages pay for a realpath. Everything is resolved against the real package
+  // folder (the folder holding package.json, symlinks resolved), never against where a symlinked
+  // package.json points: that file may live anywhere.
   let manifestPath = found.file;
   try {
-    manifestPath = await fsp.realpath(found.file);
+    manifestPath = path.join(await fsp.realpath(path.dirname(found.file)), "package.json");
   } catch {
     // keep the symlinked path
   }
@@ -206,7 +208,7 @@ async function providersOfPackage(manifestPath: string, dependency: string, pkg:
       location: manifestPath,
       code: errors.some((e) => e.includes(".name:") || e.startsWith("hermesMemoryProvider:")) ? "INVALID_NAME" : "INVALID_MANIFEST",
       message: `Invalid "${MANIFEST_FIELD}" in ${packageName} (${manifestPath}): ${errors.join("; ")}`,
-      remedy: `Ask the author of ${packageName} to fix its package.json: "${MANIFEST_FIELD}" must be a provider name, an object {name, entry?, cli?, configSchema?, description?} or a list of them; names match ^[a-z0-9][a-z0-9._-]{0,63}$ and are not 'builtin'.`,
+      remedy: `Ask the author of ${packageName} to fix its package.json: "${MANIFEST_FIELD}" must be a provider name, an object {name, entry?, cli?, description?} or a list of them; names match ^[a-z0-9][a-z0-9._-]{0,63}$ and are not 'builtin'.`,
     });
   }
   for (const manifest of providers) {
@@ -226,19 +228,17 @@ async function providersOfPackage(manifestPath: string, dependency: string, pkg:
       });
       continue;
     }
-    const companions: { cli: string | null; configSchema: string | null } = { cli: null, configSchema: null };
-    for (const key of ["cli", "configSchema"] as const) {
-      const relative = manifest[key];
-      if (relative === undefined) continue;
-      const resolved = await resolveInsideDir(pkgDir, relative);
-      if (resolved.ok) companions[key] = resolved.path;
+    let cli: string | null = null;
+    if (manifest.cli !== undefined) {
+      const resolved = await resolveInsideDir(pkgDir, manifest.cli);
+      if (resolved.ok) cli = resolved.path;
       else {
         result.problems.push({
           source: "package",
           location: manifestPath,
           code: resolved.code,
-          message: `Memory provider '${manifest.name}' in ${packageName}: ${key} ${resolved.reason}; the provider is usable without it`,
-          remedy: `Reinstall ${packageName}, or ask its author to fix "${MANIFEST_FIELD}.${key}".`,
+          message: `Memory provider '${manifest.name}' in ${packageName}: cli ${resolved.reason}; the provider is usable without it`,
+          remedy: `Reinstall ${packageName}, or ask its author to fix "${MANIFEST_FIELD}.cli".`,
           name: manifest.name,
         });
       }
@@ -251,8 +251,7 @@ async function providersOfPackage(manifestPath: string, dependency: string, pkg:
       version: typeof pkg.version === "string" ? pkg.version : null,
       description: manifest.description ?? (typeof pkg.description === "string" ? pkg.description.trim() : ""),
       hooks: manifest.hooks ?? [],
-      cli: companions.cli,
-      configSchema: companions.configSchema,
+      cli,
       packageName,
     });
   }

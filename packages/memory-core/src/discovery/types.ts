@@ -17,8 +17,6 @@ export interface DiscoveredProvider {
   hooks: string[];
   /** Absolute path of the CLI module exporting `registerCli`, or `null`. */
   cli: string | null;
-  /** Absolute path of a declarative config-schema module, or `null`. */
-  configSchema: string | null;
   /** npm package name for `package` providers, else `null`. */
   packageName: string | null;
 }

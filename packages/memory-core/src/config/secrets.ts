@@ -1,0 +1,64 @@
+import fs from "node:fs";
+import { getHermesHome } from "../profile.js";
+import { envFilePath, parseEnv } from "./env-file.js";
+
+interface CachedEnvFile {
+  mtimeMs: number;
+  size: number;
+  ino: number;
+  values: Readonly<Record<string, string>>;
+}
+
+// Parsed `.env` files by path; an entry is reused only while the file's mtime, size and inode are
+// unchanged, so a key saved by `memory setup` in this process is seen by the next lookup.
+const cache = new Map<string, CachedEnvFile>();
+
+/**
+ * The parsed `$HERMES_HOME/.env` of `hermesHome` (`{}` when it does not exist or cannot be read),
+ * read synchronously because `isAvailable()` is synchronous. Never copies anything to
+ * `process.env`.
+ */
+export function readEnvFileSync(hermesHome: string): Readonly<Record<string, string>> {
+  const file = envFilePath(hermesHome);
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(file);
+  } catch {
+    cache.delete(file);
+    return {};
+  }
+  const hit = cache.get(file);
+  if (hit && hit.mtimeMs === stat.mtimeMs && hit.size === stat.size && hit.ino === stat.ino) return hit.values;
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch {
+    cache.delete(file);
+    return {};
+  }
+  const values = Object.freeze(parseEnv(text));
+  cache.set(file, { mtimeMs: stat.mtimeMs, size: stat.size, ino: stat.ino, values });
+  return values;
+}
+
+/**
+ * A setting or secret for the active profile: the value in the profile's `$HERMES_HOME/.env`
+ * (what `hermes-memory memory setup` saved), else `process.env[name]`, else `undefined`. Blank
+ * values count as unset. The profile is the one `runWithProfile` scoped (`getHermesHome()`), so two
+ * profiles in one process each see their own `.env`. This is how providers read their keys, both in
+ * the synchronous `isAvailable()` and in `initialize()`; `.env` is never copied into `process.env`.
+ */
+export function getEnv(name: string, hermesHome: string = getHermesHome()): string | undefined {
+  const fromFile = readEnvFileSync(hermesHome)[name];
+  if (fromFile !== undefined && fromFile.trim() !== "") return fromFile;
+  const fromProcess = process.env[name];
+  return fromProcess !== undefined && fromProcess.trim() !== "" ? fromProcess : undefined;
+}
+
+/**
+ * The active profile's environment as providers see it: `process.env` overlaid with the profile's
+ * `.env` (which wins). A fresh object on every call; changing it changes nothing.
+ */
+export function getEnvView(hermesHome: string = getHermesHome()): Record<string, string | undefined> {
+  return { ...process.env, ...readEnvFileSync(hermesHome) };
+}
