@@ -96,7 +96,10 @@ export async function runMcpServer(options: RunMcpServerOptions): Promise<Runnin
 
   let closing: Promise<void> | null = null;
   const close = (): Promise<void> => {
+    // Assigned before any work starts: stopping the transport fires its onclose, which calls
+    // close() again and must get this same promise back.
     closing ??= (async () => {
+      await Promise.resolve();
       removeSignalHandlers();
       await stopTransport().catch((error: unknown) => logger.warn(`Stopping the MCP transport failed: ${describeError(error)}`));
       await flushAndShutdown(manager, shutdownTimeoutMs, logger);
