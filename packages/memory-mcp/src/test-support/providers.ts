@@ -19,6 +19,10 @@ export function tempHome(prefix = "hermes-mcp-"): { dir: string; cleanup: () => 
   return { dir, cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
 }
 
+function hit(id: string, item: MemoryItem): MemoryHit {
+  return { id, content: item.content, kind: item.kind ?? "fact", score: 1, createdAt: new Date(0).toISOString(), metadata: {} };
+}
+
 /** How a `ScriptedProvider` behaves: work, throw on every call, or never answer. */
 export type Behaviour = "ok" | "throw" | "hang";
 
@@ -61,13 +65,13 @@ export class ScriptedProvider extends MemoryProvider implements SearchableMemory
       [...this.items.entries()]
         .filter(([, item]) => query.split(/\s+/).some((w) => item.content.toLowerCase().includes(w.toLowerCase())))
         .slice(0, options.limit ?? 10)
-        .map(([id, item]) => ({ id, content: item.content, kind: item.kind ?? "fact", score: 1 })),
+        .map(([id, item]) => hit(id, item)),
     );
   }
   get(id: string): Promise<MemoryHit | null> {
     return this.act(() => {
       const item = this.items.get(id);
-      return item ? { id, content: item.content, kind: item.kind ?? "fact", score: 1 } : null;
+      return item ? hit(id, item) : null;
     });
   }
   forget(id: string): Promise<boolean> {
