@@ -58,7 +58,7 @@ async function openManager(sessionId: string, extra: MemoryProvider[] = [], pref
 
 /** A provider whose every hook never settles. */
 class StuckProvider extends MemoryProvider {
-  readonly name = "stuck";
+  readonly name: string = "stuck";
   isAvailable(): boolean {
     return true;
   }
@@ -77,6 +77,26 @@ class StuckProvider extends MemoryProvider {
   }
   override systemPromptBlock(): Promise<string> {
     return new Promise(() => {});
+  }
+}
+
+/** A provider whose every hook throws. */
+class ThrowingProvider extends StuckProvider {
+  override readonly name = "throwing";
+  override prefetch(): Promise<string> {
+    return Promise.reject(new Error("prefetch exploded"));
+  }
+  override onTurnStart(): Promise<void> {
+    return Promise.reject(new Error("turn start exploded"));
+  }
+  override systemPromptBlock(): Promise<string> {
+    return Promise.reject(new Error("system prompt exploded"));
+  }
+  override syncTurn(): Promise<void> {
+    return Promise.reject(new Error("sync exploded"));
+  }
+  override queuePrefetch(): Promise<void> {
+    return Promise.reject(new Error("queue prefetch exploded"));
   }
 }
 
@@ -158,6 +178,18 @@ describe("memoryMiddleware with generateText", () => {
     expect(result.text).toBe("Still here.");
     expect(elapsed).toBeLessThan(2_000);
     expect(model.doGenerateCalls).toHaveLength(1);
+  });
+
+  it("answers normally when every provider hook throws", async () => {
+    const manager = await openManager("session-throwing", [new ThrowingProvider()]);
+    const model = new MockLanguageModelV3({ doGenerate: textResult("Fine.") });
+    const wrapped = wrapLanguageModel({ model, middleware: memoryMiddleware(manager, { sessionId: "session-throwing" }) });
+    expect((await generateText({ model: wrapped, prompt: "What is on the agenda for the release?" })).text).toBe("Fine.");
+    const streamModel = new MockLanguageModelV3({ doStream: { stream: convertArrayToReadableStream(textStream("Also fine.")) } });
+    const streamed = streamText({ model: wrapLanguageModel({ model: streamModel, middleware: memoryMiddleware(manager, { sessionId: "session-throwing" }) }), prompt: "And after that?" });
+    expect(await streamed.text).toBe("Also fine.");
+    expect(await manager.flushPending(5_000)).toBe(true);
+    await manager.shutdownAll();
   });
 
   it("passes the caller's session id and turn number to the providers", async () => {
