@@ -7,6 +7,7 @@ import { oneLine } from "./output/printer.js";
 import { registerPluginsCommands } from "./commands/plugins.js";
 import { registerMemoryCommands } from "./commands/memory.js";
 import { registerDemoCommand } from "./commands/demo.js";
+import { registerMcpCommand } from "./commands/mcp.js";
 import { registerProviderCommands, BUILTIN_COMMAND_NAMES } from "./commands/provider-commands.js";
 import { CLI_VERSION } from "./version.js";
 export { CliUsageError } from "./cli-usage-error.js";
@@ -58,6 +59,7 @@ export async function createProgram(io: CliIo, args: string[]): Promise<Command>
   registerPluginsCommands(program, io);
   registerMemoryCommands(program, io);
   registerDemoCommand(program, io);
+  registerMcpCommand(program, io);
 
   const pre = prescanGlobalOptions(args);
   // Provider commands are imported only when the command line may address them (or for help), so

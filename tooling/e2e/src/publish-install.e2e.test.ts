@@ -108,6 +108,8 @@ describe("publish → install end to end", () => {
       create: version(path.join(repo, "packages/create-memory-provider")),
       sqlite: version(path.join(repo, "providers/sqlite")),
       vector: version(path.join(repo, "providers/vector")),
+      aiSdk: version(path.join(repo, "packages/memory-ai-sdk")),
+      mcp: version(path.join(repo, "packages/memory-mcp")),
     };
     expect(v.core).toMatch(/-snapshot-/);
 
@@ -129,6 +131,8 @@ describe("publish → install end to end", () => {
     writeNpmrc(consumer);
     run("npm", ["init", "-y"], { cwd: consumer, env });
     run("npm", ["install", `@hermes/memory-cli@${v.cli}`, `@hermes/memory-sqlite@${v.sqlite}`, `@hermes/memory-vector@${v.vector}`, `@hermes/memory-contract@${v.contract}`, THIRD_PARTY], { cwd: consumer, env });
+    // The integrations with the libraries they plug into (versions the packages are tested with).
+    run("npm", ["install", `@hermes/memory-ai-sdk@${v.aiSdk}`, `@hermes/memory-mcp@${v.mcp}`, `@hermes/memory-core@${v.core}`, "ai@6.0.326", "zod@4.1.12", "@modelcontextprotocol/sdk@1.32.2"], { cwd: consumer, env });
 
     // 5. Discovery, the contract kit, setup, the demo and a host script through the installed packages.
     const home = path.join(work, "home");
@@ -195,6 +199,53 @@ await memory.shutdownAll();
     expect(guideRun("write", "guide-1").providers).toEqual(["builtin", "my-provider"]);
     expect(fs.readFileSync(path.join(guideHome, "my-provider", "key-seen"), "utf8")).toBe("WXYZ");
     expect(guideRun("read", "guide-2").recalled).toContain("genmaicha from Kyoto");
+
+    // 5c. The AI SDK middleware: a fact told in one session is in the prompt of the next one. No model
+    // is reachable here, so the model is the AI SDK's own mock; everything else is the installed code.
+    const agent = path.join(consumer, "agent.mjs");
+    fs.writeFileSync(
+      agent,
+      `import { generateText, wrapLanguageModel } from "ai";
+import { MockLanguageModelV3 } from "ai/test";
+import { openMemory } from "@hermes/memory-core";
+import { memoryMiddleware } from "@hermes/memory-ai-sdk";
+const options = { hermesHome: ${JSON.stringify(home)}, cwd: ${JSON.stringify(consumer)} };
+const usage = { inputTokens: { total: 1, noCache: 1 }, outputTokens: { total: 1, text: 1 } };
+const reply = (text) => new MockLanguageModelV3({ doGenerate: { content: [{ type: "text", text }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] } });
+async function turn(sessionId, prompt, answer) {
+  const memory = await openMemory({ ...options, sessionId });
+  const model = reply(answer);
+  const result = await generateText({ model: wrapLanguageModel({ model, middleware: memoryMiddleware(memory, { sessionId }) }), prompt });
+  await memory.shutdownAll();
+  return { text: result.text, prompt: JSON.stringify(model.doGenerateCalls[0].prompt) };
+}
+await turn("agent-1", "Our office plant is a fiddle-leaf fig named Gustav.", "Noted, Gustav the fig.");
+const second = await turn("agent-2", "What is the office plant called?", "Gustav.");
+console.log(JSON.stringify({ text: second.text, recalled: second.prompt.includes("Gustav") && second.prompt.includes("memory-context") }));
+`,
+    );
+    const agentOut = JSON.parse(run(process.execPath, [agent], { cwd: consumer, env }).stdout.trim().split("\n").pop()!) as { text: string; recalled: boolean };
+    expect(agentOut).toEqual({ text: "Gustav.", recalled: true });
+
+    // 5d. The MCP server from the installed CLI, driven by the MCP SDK's own client over stdio.
+    const mcpClient = path.join(consumer, "mcp-client.mjs");
+    fs.writeFileSync(
+      mcpClient,
+      `import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+const transport = new StdioClientTransport({ command: process.execPath, args: [${JSON.stringify(path.join(consumer, "node_modules/@hermes/memory-cli/dist/bin.js"))}, "mcp", "--hermes-home", ${JSON.stringify(home)}], cwd: ${JSON.stringify(consumer)} });
+const client = new Client({ name: "e2e", version: "1.0.0" });
+await client.connect(transport);
+const tools = (await client.listTools()).tools.map((t) => t.name);
+const remembered = await client.callTool({ name: "remember", arguments: { content: "The e2e canary is named wren." } });
+const found = await client.callTool({ name: "search", arguments: { query: "canary wren" } });
+await client.close();
+console.log(JSON.stringify({ tools, remembered: !remembered.isError, found: found.content[0].text.includes("wren") }));
+`,
+    );
+    const mcpOut = JSON.parse(run(process.execPath, [mcpClient], { cwd: consumer, env }).stdout.trim().split("\n").pop()!) as { tools: string[]; remembered: boolean; found: boolean };
+    expect(mcpOut.tools).toEqual(expect.arrayContaining(["memory", "search", "remember", "forget", "sqlite_memory_search"]));
+    expect(mcpOut).toMatchObject({ remembered: true, found: true });
 
     // 6. The same set with pnpm (strict node_modules): discovery still finds both package providers.
     const strict = path.join(work, "consumer-pnpm");

@@ -5,7 +5,7 @@ import type { CliContext } from "../cli-context.js";
 import type { CliIo } from "../cli-io.js";
 
 /** Top-level commands of the CLI itself; a provider with one of these names gets no subcommand. */
-export const BUILTIN_COMMAND_NAMES: ReadonlySet<string> = new Set(["plugins", "memory", "demo", "help"]);
+export const BUILTIN_COMMAND_NAMES: ReadonlySet<string> = new Set(["plugins", "memory", "demo", "mcp", "help"]);
 
 /**
  * What a provider's `registerCli(command, context)` receives besides the commander command.

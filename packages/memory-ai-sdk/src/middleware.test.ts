@@ -1,0 +1,312 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { generateText, stepCountIs, streamText, wrapLanguageModel } from "ai";
+import { MockLanguageModelV3, convertArrayToReadableStream } from "ai/test";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { BuiltinMemoryProvider, MemoryManager, MemoryProvider, type ToolSchema } from "@hermes/memory-core";
+import { SqliteMemoryProvider } from "@hermes/memory-sqlite";
+import { memoryMiddleware } from "./middleware.js";
+import { memoryTools } from "./tools.js";
+
+type GenerateResult = Awaited<ReturnType<MockLanguageModelV3["doGenerate"]>>;
+type StreamPart = Awaited<ReturnType<MockLanguageModelV3["doStream"]>>["stream"] extends ReadableStream<infer P> ? P : never;
+
+const usage = {
+  inputTokens: { total: 3, noCache: 3, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 2, text: 2, reasoning: undefined },
+};
+
+function textResult(text: string): GenerateResult {
+  return { content: [{ type: "text", text }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] };
+}
+
+function textStream(...deltas: string[]): StreamPart[] {
+  return [
+    { type: "stream-start", warnings: [] },
+    { type: "text-start", id: "t1" },
+    ...deltas.map((delta): StreamPart => ({ type: "text-delta", id: "t1", delta })),
+    { type: "text-end", id: "t1" },
+    { type: "finish", finishReason: { unified: "stop", raw: "stop" }, usage },
+  ];
+}
+
+/** Everything the model saw in one call, as one string. */
+function promptText(call: { prompt: Array<{ role: string; content: unknown }> }): string {
+  return call.prompt
+    .map((m) => (typeof m.content === "string" ? m.content : (m.content as Array<{ text?: string }>).map((p) => p.text ?? "").join("")))
+    .join("\n");
+}
+
+let home: string;
+
+beforeEach(() => {
+  home = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-ai-sdk-"));
+});
+
+afterEach(() => {
+  fs.rmSync(home, { recursive: true, force: true });
+});
+
+async function openManager(sessionId: string, extra: MemoryProvider[] = [], prefetchTimeoutMs = 8000): Promise<MemoryManager> {
+  const manager = new MemoryManager({ hermesHome: home, externalPrefetchTimeoutMs: prefetchTimeoutMs });
+  manager.addProvider(new BuiltinMemoryProvider());
+  for (const provider of extra) manager.addProvider(provider);
+  await manager.initializeAll(sessionId, { hermesHome: home });
+  return manager;
+}
+
+/** A provider whose every hook never settles. */
+class StuckProvider extends MemoryProvider {
+  readonly name: string = "stuck";
+  isAvailable(): boolean {
+    return true;
+  }
+  initialize(): void {}
+  getToolSchemas(): ToolSchema[] {
+    return [];
+  }
+  getConfigSchema() {
+    return [];
+  }
+  override prefetch(): Promise<string> {
+    return new Promise(() => {});
+  }
+  override onTurnStart(): Promise<void> {
+    return new Promise(() => {});
+  }
+  override systemPromptBlock(): Promise<string> {
+    return new Promise(() => {});
+  }
+}
+
+/** A provider whose every hook throws. */
+class ThrowingProvider extends StuckProvider {
+  override readonly name = "throwing";
+  override prefetch(): Promise<string> {
+    return Promise.reject(new Error("prefetch exploded"));
+  }
+  override onTurnStart(): Promise<void> {
+    return Promise.reject(new Error("turn start exploded"));
+  }
+  override systemPromptBlock(): Promise<string> {
+    return Promise.reject(new Error("system prompt exploded"));
+  }
+  override syncTurn(): Promise<void> {
+    return Promise.reject(new Error("sync exploded"));
+  }
+  override queuePrefetch(): Promise<void> {
+    return Promise.reject(new Error("queue prefetch exploded"));
+  }
+}
+
+describe("memoryMiddleware with generateText", () => {
+  it("puts recall from an earlier session into the prompt the model receives", async () => {
+    const first = await openManager("session-1", [new SqliteMemoryProvider()]);
+    const model1 = new MockLanguageModelV3({ doGenerate: textResult("Noted: genmaicha from Kyoto.") });
+    await generateText({
+      model: wrapLanguageModel({ model: model1, middleware: memoryMiddleware(first, { sessionId: "session-1" }) }),
+      prompt: "My favourite tea is genmaicha from Kyoto.",
+    });
+    expect(await first.flushPending(10_000)).toBe(true);
+    await first.shutdownAll();
+
+    const second = await openManager("session-2", [new SqliteMemoryProvider()]);
+    const model2 = new MockLanguageModelV3({ doGenerate: textResult("Genmaicha.") });
+    const result = await generateText({
+      model: wrapLanguageModel({ model: model2, middleware: memoryMiddleware(second, { sessionId: "session-2" }) }),
+      system: "You are a helpful assistant.",
+      prompt: "Which tea do I like?",
+    });
+    expect(result.text).toBe("Genmaicha.");
+    const call = model2.doGenerateCalls[0]!;
+    const user = call.prompt.find((m) => m.role === "user")!;
+    const userText = promptText({ prompt: [user] });
+    expect(userText).toContain("Which tea do I like?");
+    expect(userText).toContain("<memory-context>");
+    expect(userText).toContain("genmaicha");
+    // The system message is kept and the providers' block is merged into it, not added twice.
+    expect(call.prompt.filter((m) => m.role === "system")).toHaveLength(1);
+    expect(promptText({ prompt: [call.prompt[0]!] })).toMatch(/^You are a helpful assistant\./);
+    await second.shutdownAll();
+  });
+
+  it("round-trips a tool call through the memory tool into MEMORY.md", async () => {
+    const manager = await openManager("session-tools");
+    const model = new MockLanguageModelV3({
+      doGenerate: [
+        {
+          content: [
+            {
+              type: "tool-call",
+              toolCallId: "call-1",
+              toolName: "memory",
+              input: JSON.stringify({ action: "add", target: "memory", content: "The user deploys on Fridays." }),
+            },
+          ],
+          finishReason: { unified: "tool-calls", raw: "tool_calls" },
+          usage,
+          warnings: [],
+        },
+        textResult("Saved."),
+      ],
+    });
+    const result = await generateText({
+      model: wrapLanguageModel({ model, middleware: memoryMiddleware(manager, { sessionId: "session-tools" }) }),
+      tools: memoryTools(manager, { sessionId: "session-tools" }),
+      stopWhen: stepCountIs(3),
+      prompt: "Remember that I deploy on Fridays.",
+    });
+    expect(result.text).toBe("Saved.");
+    const toolResult = result.steps[0]!.toolResults[0]!;
+    expect(JSON.parse(String(toolResult.output))).toMatchObject({ success: true });
+    expect(fs.readFileSync(path.join(home, "memories", "MEMORY.md"), "utf8")).toContain("The user deploys on Fridays.");
+    // Both steps answer the same user message: one turn, not two.
+    expect(model.doGenerateCalls).toHaveLength(2);
+    await manager.shutdownAll();
+  });
+
+  it("does not delay the response past the timeout when a provider hangs", async () => {
+    const manager = await openManager("session-stuck", [new StuckProvider()], 150);
+    const model = new MockLanguageModelV3({ doGenerate: textResult("Still here.") });
+    const started = performance.now();
+    const result = await generateText({
+      model: wrapLanguageModel({ model, middleware: memoryMiddleware(manager, { sessionId: "session-stuck", timeoutMs: 300 }) }),
+      prompt: "What did we discuss yesterday about the release?",
+    });
+    const elapsed = performance.now() - started;
+    expect(result.text).toBe("Still here.");
+    expect(elapsed).toBeLessThan(2_000);
+    expect(model.doGenerateCalls).toHaveLength(1);
+  });
+
+  it("answers normally when every provider hook throws", async () => {
+    const manager = await openManager("session-throwing", [new ThrowingProvider()]);
+    const model = new MockLanguageModelV3({ doGenerate: textResult("Fine.") });
+    const wrapped = wrapLanguageModel({ model, middleware: memoryMiddleware(manager, { sessionId: "session-throwing" }) });
+    expect((await generateText({ model: wrapped, prompt: "What is on the agenda for the release?" })).text).toBe("Fine.");
+    const streamModel = new MockLanguageModelV3({ doStream: { stream: convertArrayToReadableStream(textStream("Also fine.")) } });
+    const streamed = streamText({ model: wrapLanguageModel({ model: streamModel, middleware: memoryMiddleware(manager, { sessionId: "session-throwing" }) }), prompt: "And after that?" });
+    expect(await streamed.text).toBe("Also fine.");
+    expect(await manager.flushPending(5_000)).toBe(true);
+    await manager.shutdownAll();
+  });
+
+  it("passes the caller's session id and turn number to the providers", async () => {
+    const manager = await openManager("s-turns");
+    const onTurnStart = vi.spyOn(manager, "onTurnStart");
+    const syncAll = vi.spyOn(manager, "syncAll");
+    const model = new MockLanguageModelV3({ doGenerate: textResult("Answer.") });
+    let turn = 41;
+    const wrapped = wrapLanguageModel({ model, middleware: memoryMiddleware(manager, { sessionId: () => "s-turns", turnNumber: () => ++turn }) });
+    await generateText({ model: wrapped, prompt: "First question about the build." });
+    await generateText({ model: wrapped, prompt: "Second question about the build." });
+    expect(onTurnStart.mock.calls.map((c) => [c[0], c[1], c[2]])).toEqual([
+      [42, "First question about the build.", { sessionId: "s-turns" }],
+      [43, "Second question about the build.", { sessionId: "s-turns" }],
+    ]);
+    expect(syncAll.mock.calls.map((c) => [c[0], c[1], c[2]])).toEqual([
+      ["First question about the build.", "Answer.", { sessionId: "s-turns" }],
+      ["Second question about the build.", "Answer.", { sessionId: "s-turns" }],
+    ]);
+    await manager.shutdownAll();
+  });
+
+  it("syncs nothing when the model call fails", async () => {
+    const manager = await openManager("s-fail");
+    const syncAll = vi.spyOn(manager, "syncAll");
+    const model = new MockLanguageModelV3({
+      doGenerate: async () => {
+        throw new Error("model unavailable");
+      },
+    });
+    await expect(
+      generateText({ model: wrapLanguageModel({ model, middleware: memoryMiddleware(manager, { sessionId: "s-fail" }) }), prompt: "Hello there, how is it going?", maxRetries: 0 }),
+    ).rejects.toThrow(/model unavailable/);
+    expect(syncAll).not.toHaveBeenCalled();
+    await manager.shutdownAll();
+  });
+});
+
+describe("memoryMiddleware with streamText", () => {
+  it("syncs the stream's text once, when it finishes", async () => {
+    const manager = await openManager("s-stream");
+    const syncAll = vi.spyOn(manager, "syncAll");
+    const model = new MockLanguageModelV3({ doStream: { stream: convertArrayToReadableStream(textStream("Hello", ", ", "world.")) } });
+    const result = streamText({
+      model: wrapLanguageModel({ model, middleware: memoryMiddleware(manager, { sessionId: "s-stream" }) }),
+      prompt: "Say hello to the world.",
+    });
+    let seen = "";
+    for await (const delta of result.textStream) seen += delta;
+    expect(seen).toBe("Hello, world.");
+    expect(syncAll).toHaveBeenCalledTimes(1);
+    expect(syncAll.mock.calls[0]!.slice(0, 2)).toEqual(["Say hello to the world.", "Hello, world."]);
+    await manager.shutdownAll();
+  });
+
+  it("syncs nothing half-written when the stream is aborted", async () => {
+    const manager = await openManager("s-abort");
+    const syncAll = vi.spyOn(manager, "syncAll");
+    const controller = new AbortController();
+    let cancelled = false;
+    const model = new MockLanguageModelV3({
+      // Like a real provider: the HTTP body errors when the call's abort signal fires.
+      doStream: async ({ abortSignal }) => ({
+        stream: new ReadableStream<StreamPart>({
+          start(c) {
+            for (const part of textStream("Partial answer")) if (part.type !== "text-end" && part.type !== "finish") c.enqueue(part);
+            abortSignal?.addEventListener("abort", () => c.error(abortSignal.reason), { once: true });
+          },
+          cancel() {
+            cancelled = true;
+          },
+        }),
+      }),
+    });
+    const result = streamText({
+      model: wrapLanguageModel({ model, middleware: memoryMiddleware(manager, { sessionId: "s-abort" }) }),
+      prompt: "Write a long essay about tea.",
+      abortSignal: controller.signal,
+      onError: () => {},
+    });
+    let seen = "";
+    try {
+      for await (const delta of result.textStream) {
+        seen += delta;
+        controller.abort();
+      }
+    } catch {
+      // An aborted stream may end with an abort error; either way nothing is synced.
+    }
+    expect(seen).toBe("Partial answer");
+    expect(controller.signal.aborted || cancelled).toBe(true);
+    expect(await manager.flushPending(5_000)).toBe(true);
+    expect(syncAll).not.toHaveBeenCalled();
+    await manager.shutdownAll();
+  });
+
+  it("syncs nothing when the stream errors", async () => {
+    const manager = await openManager("s-error");
+    const syncAll = vi.spyOn(manager, "syncAll");
+    const model = new MockLanguageModelV3({
+      doStream: {
+        stream: convertArrayToReadableStream<StreamPart>([
+          { type: "stream-start", warnings: [] },
+          { type: "text-start", id: "t1" },
+          { type: "text-delta", id: "t1", delta: "Half" },
+          { type: "error", error: new Error("upstream broke") },
+          { type: "finish", finishReason: { unified: "error", raw: "error" }, usage },
+        ]),
+      },
+    });
+    const result = streamText({
+      model: wrapLanguageModel({ model, middleware: memoryMiddleware(manager, { sessionId: "s-error" }) }),
+      prompt: "Tell me about the weather.",
+      onError: () => {},
+    });
+    for await (const _ of result.fullStream) void _;
+    expect(syncAll).not.toHaveBeenCalled();
+    await manager.shutdownAll();
+  });
+});

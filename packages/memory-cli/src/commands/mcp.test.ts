@@ -1,0 +1,80 @@
+/**
+ * `hermes-memory mcp` through the built CLI binary, driven by the MCP SDK's own clients.
+ */
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { readEnvFile } from "@hermes/memory-core";
+import { BIN, CLI_DIR, childEnv, runCli, tempDir } from "../test-support/cli-harness.js";
+
+let home: { dir: string; cleanup: () => void };
+
+beforeEach(() => {
+  home = tempDir("hermes-cli-mcp-");
+});
+
+afterEach(() => {
+  home.cleanup();
+});
+
+function env(): Record<string, string> {
+  return Object.fromEntries(Object.entries(childEnv()).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
+describe("hermes-memory mcp", () => {
+  it("serves the memory tools over stdio with the profile the CLI resolves", async () => {
+    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, "mcp", "--hermes-home", home.dir], cwd: CLI_DIR, env: env(), stderr: "pipe" });
+    const client = new Client({ name: "cli-test", version: "1.0.0" });
+    await client.connect(transport);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toContain("memory");
+      const result = await client.callTool({ name: "memory", arguments: { action: "add", target: "memory", content: "CLI-served note." } });
+      expect(result.isError).toBeFalsy();
+    } finally {
+      await client.close();
+    }
+    expect(fs.readFileSync(path.join(home.dir, "memories", "MEMORY.md"), "utf8")).toContain("CLI-served note.");
+  }, 30_000);
+
+  it("serves HTTP on 127.0.0.1 with the token from $HERMES_HOME/.env and never prints the token", async () => {
+    const child = spawn(process.execPath, [BIN, "mcp", "--transport", "http", "--port", "0", "--hermes-home", home.dir], { cwd: CLI_DIR, env: childEnv(), stdio: ["pipe", "pipe", "pipe"] });
+    let stderr = "";
+    let stdout = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stderr.on("data", (d: Buffer) => {
+        stderr += d.toString();
+        const match = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stderr);
+        if (match) resolve(match[1]!);
+      });
+      child.on("close", (code) => reject(new Error(`exited ${code}: ${stderr}`)));
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+    try {
+      const token = (await readEnvFile(home.dir)).HERMES_MCP_TOKEN!;
+      expect((await fetch(url, { method: "POST", body: "{}" })).status).toBe(401);
+      const client = new Client({ name: "cli-http", version: "1.0.0" });
+      await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain("memory");
+      await client.close();
+      expect(stderr + stdout).not.toContain(token);
+    } finally {
+      child.kill("SIGINT");
+    }
+    expect(await exited).toBe(0);
+  }, 30_000);
+
+  it("refuses a bind address other than 127.0.0.1 and prints the token only on --print-token", async () => {
+    const refused = await runCli(["mcp", "--transport", "http", "--host", "0.0.0.0", "--hermes-home", home.dir], { cwd: CLI_DIR });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/only binds to 127\.0\.0\.1/);
+    const printed = await runCli(["mcp", "--print-token", "--hermes-home", home.dir], { cwd: CLI_DIR });
+    expect(printed.code).toBe(0);
+    expect(printed.stdout.trim()).toBe((await readEnvFile(home.dir)).HERMES_MCP_TOKEN);
+  }, 30_000);
+});

@@ -1,0 +1,122 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { HermesMemoryError, describeError, silentLogger, type Logger } from "@hermes/memory-core";
+import { bearerToken, tokensMatch } from "./token.js";
+
+/** The only address the HTTP transport binds to. */
+export const MCP_HTTP_HOST = "127.0.0.1";
+/** The default port of the HTTP transport. */
+export const DEFAULT_MCP_HTTP_PORT = 7437;
+/** The endpoint path of the HTTP transport. */
+export const MCP_HTTP_PATH = "/mcp";
+
+/** Options of `startMcpHttpServer`. */
+export interface McpHttpServerOptions {
+  /** Builds a fresh MCP server for one request (the transport is stateless). */
+  createServer: () => McpServer;
+  /** The bearer token every request must present. */
+  token: string;
+  /** Port on 127.0.0.1; `0` picks a free one. Default 7437. */
+  port?: number;
+  /** Must be `127.0.0.1` (the default): the server never listens beyond this machine. */
+  host?: string;
+  /** Extra browser origins allowed besides the server's own (`http://127.0.0.1:<port>`, `http://localhost:<port>`). */
+  allowedOrigins?: string[];
+  logger?: Logger;
+}
+
+/** A running HTTP transport. */
+export interface McpHttpServer {
+  /** `http://127.0.0.1:<port>/mcp` */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Refuse anything but the loopback address: the token is the only protection of the endpoint. */
+export function assertLoopbackHost(host: string | undefined): string {
+  const chosen = host ?? MCP_HTTP_HOST;
+  if (chosen !== MCP_HTTP_HOST) {
+    throw new HermesMemoryError({
+      code: "INVALID_ARGUMENT",
+      message: `The MCP HTTP transport only binds to ${MCP_HTTP_HOST} (got '${chosen}'); drop --host or pass --host ${MCP_HTTP_HOST}. Put a reverse proxy in front of it if it must be reached from elsewhere.`,
+    });
+  }
+  return chosen;
+}
+
+function reply(res: http.ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+  if (res.headersSent) return;
+  res.writeHead(status, { "content-type": "application/json", ...headers });
+  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
+}
+
+/**
+ * Serve MCP over Streamable HTTP on 127.0.0.1 (stateless, JSON responses). Each request must come
+ * with `Authorization: Bearer <token>` (401 otherwise), a `Host` of this server and, when a browser
+ * sends one, an `Origin` of this server or `allowedOrigins` (403 otherwise) — so a web page cannot
+ * reach the endpoint through DNS rebinding. Only `POST /mcp` is served.
+ */
+export async function startMcpHttpServer(options: McpHttpServerOptions): Promise<McpHttpServer> {
+  const host = assertLoopbackHost(options.host);
+  const logger = options.logger ?? silentLogger;
+  if (!options.token) {
+    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "The MCP HTTP transport needs a non-empty bearer token; use ensureMcpToken(hermesHome)." });
+  }
+  let port = options.port ?? DEFAULT_MCP_HTTP_PORT;
+
+  const allowed = (): { hosts: Set<string>; origins: Set<string> } => ({
+    hosts: new Set([`${MCP_HTTP_HOST}:${port}`, `localhost:${port}`]),
+    origins: new Set([`http://${MCP_HTTP_HOST}:${port}`, `http://localhost:${port}`, ...(options.allowedOrigins ?? [])]),
+  });
+
+  const server = http.createServer((req, res) => {
+    void handle(req, res).catch((error: unknown) => {
+      logger.error(`MCP HTTP request failed: ${describeError(error)}`);
+      reply(res, 500, "Internal error");
+    });
+  });
+
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const { hosts, origins } = allowed();
+    if (!hosts.has(String(req.headers.host ?? "").toLowerCase())) return reply(res, 403, "Forbidden: unexpected Host header");
+    const origin = req.headers.origin;
+    if (origin !== undefined && !origins.has(origin)) return reply(res, 403, "Forbidden: origin not allowed");
+    const presented = bearerToken(req.headers.authorization);
+    if (presented === null || !tokensMatch(presented, options.token)) {
+      return reply(res, 401, "Unauthorized: send Authorization: Bearer <HERMES_MCP_TOKEN from $HERMES_HOME/.env>", { "www-authenticate": 'Bearer realm="hermes-memory"' });
+    }
+    const url = new URL(req.url ?? "/", `http://${MCP_HTTP_HOST}`);
+    if (url.pathname !== MCP_HTTP_PATH) return reply(res, 404, `Not found: the MCP endpoint is ${MCP_HTTP_PATH}`);
+    if (req.method !== "POST") return reply(res, 405, "Method not allowed: this stateless endpoint serves POST only", { allow: "POST" });
+
+    const mcp = options.createServer();
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on("close", () => {
+      void transport.close().catch(() => {});
+      void mcp.close().catch(() => {});
+    });
+    await mcp.connect(transport);
+    await transport.handleRequest(req, res);
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://${MCP_HTTP_HOST}:${port}${MCP_HTTP_PATH}`,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

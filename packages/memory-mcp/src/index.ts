@@ -1,0 +1,28 @@
+/**
+ * @hermes/memory-mcp — Hermes memory as an MCP server: the memory tools, search / remember / forget
+ * for searchable providers, and MEMORY.md / USER.md / provider stats as resources, over stdio or
+ * Streamable HTTP on 127.0.0.1.
+ */
+export {
+  createMemoryMcpServer,
+  searchableProvider,
+  DEFAULT_TOOL_TIMEOUT_MS,
+  RESOURCE_URIS,
+  SEARCHABLE_TOOL_NAMES,
+  type MemoryMcpServerOptions,
+} from "./server.js";
+export {
+  startMcpHttpServer,
+  assertLoopbackHost,
+  MCP_HTTP_HOST,
+  MCP_HTTP_PATH,
+  DEFAULT_MCP_HTTP_PORT,
+  type McpHttpServer,
+  type McpHttpServerOptions,
+} from "./http.js";
+export { runMcpServer, DEFAULT_SHUTDOWN_TIMEOUT_MS, type RunMcpServerOptions, type RunningMcpServer, type McpTransportName } from "./run.js";
+export { runMcpCli, runMcpCommand, type McpCliIo, type McpCommandOptions } from "./cli.js";
+export { ensureMcpToken, tokensMatch, MCP_TOKEN_ENV } from "./token.js";
+export { boundedProviderCall } from "./bounded.js";
+export { streamLogger } from "./logger.js";
+export { MCP_VERSION } from "./version.js";

@@ -1,0 +1,175 @@
+import { randomUUID } from "node:crypto";
+import type { Readable, Writable } from "node:stream";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { HermesMemoryError, describeError, openMemory, type Logger, type MemoryManager } from "@hermes/memory-core";
+import { boundedProviderCall } from "./bounded.js";
+import { DEFAULT_MCP_HTTP_PORT, startMcpHttpServer, type McpHttpServer } from "./http.js";
+import { createMemoryMcpServer, searchableProvider, DEFAULT_TOOL_TIMEOUT_MS } from "./server.js";
+import { ensureMcpToken, MCP_TOKEN_ENV } from "./token.js";
+import { MCP_VERSION } from "./version.js";
+
+/** The transports `runMcpServer` can serve. */
+export type McpTransportName = "stdio" | "http";
+
+/** Options of `runMcpServer`. */
+export interface RunMcpServerOptions {
+  /** Profile home, already resolved (`--hermes-home`, else `HERMES_HOME`, else `~/.hermes`). */
+  hermesHome: string;
+  /** Workspace for project plugins and discovery. Default `process.cwd()`. */
+  cwd?: string;
+  /** Use this provider instead of `memory.provider` in config.yaml. */
+  provider?: string;
+  /** Default `stdio`. */
+  transport?: McpTransportName;
+  /** HTTP only: port on 127.0.0.1 (default 7437, `0` = any free port). */
+  port?: number;
+  /** HTTP only: must be 127.0.0.1. */
+  host?: string;
+  /** HTTP only: extra browser origins allowed. */
+  allowedOrigins?: string[];
+  /** The session id memory is opened with. Default `mcp-<uuid>`. */
+  sessionId?: string;
+  /** Bound for one tool call or resource read, in ms. Default 30000. */
+  toolTimeoutMs?: number;
+  /** Bound for flushing and shutting down memory at exit, in ms. Default 10000. */
+  shutdownTimeoutMs?: number;
+  /** stdio transport streams (default: the process's). */
+  stdin?: Readable;
+  stdout?: Writable;
+  /** Where warnings go (never stdout: under stdio it carries the protocol). */
+  logger: Logger;
+  /** Flush and stop on SIGINT/SIGTERM. Default `true`. */
+  handleSignals?: boolean;
+}
+
+/** A running server. */
+export interface RunningMcpServer {
+  manager: MemoryManager;
+  transport: McpTransportName;
+  /** HTTP only: the endpoint URL. */
+  url?: string;
+  /** Flush memory, shut the providers down and stop serving. Idempotent. */
+  close(): Promise<void>;
+  /** Resolves after the server stopped (stdin closed, a signal, or `close()`). */
+  closed: Promise<void>;
+}
+
+/** Default bound for the flush and shutdown at exit (ms). */
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
+
+/**
+ * Open memory with `openMemory()` exactly as the CLI does (profile home, config.yaml,
+ * `memory.provider` or `provider`) and serve it over MCP. With stdio, closing stdin stops the
+ * server; with HTTP, the endpoint binds to 127.0.0.1 and requires the bearer token stored as
+ * `HERMES_MCP_TOKEN` in `$HERMES_HOME/.env` (created on first use). Before stopping — on
+ * SIGINT/SIGTERM, stdin close or `close()` — queued writes are flushed and the providers shut
+ * down, bounded by `shutdownTimeoutMs` so a stuck provider cannot keep the process alive.
+ */
+export async function runMcpServer(options: RunMcpServerOptions): Promise<RunningMcpServer> {
+  const transportName = options.transport ?? "stdio";
+  if (transportName !== "stdio" && transportName !== "http") {
+    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `Unknown MCP transport '${String(transportName)}'; use --transport stdio (default) or --transport http.` });
+  }
+  const logger = options.logger;
+  const sessionId = options.sessionId ?? `mcp-${randomUUID()}`;
+  const toolTimeoutMs = options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+  const shutdownTimeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+
+  // Fail on a bad host or an unwritable token before any provider is opened.
+  const token = transportName === "http" ? await ensureMcpToken(options.hermesHome) : "";
+
+  const manager = await openMemory({
+    sessionId,
+    hermesHome: options.hermesHome,
+    cwd: options.cwd ?? process.cwd(),
+    platform: "mcp",
+    agentContext: "primary",
+    logger,
+    ...(options.provider !== undefined ? { provider: options.provider } : {}),
+  });
+
+  const serverOptions = { hermesHome: options.hermesHome, sessionId, toolTimeoutMs, logger, serverInfo: { name: "hermes-memory", version: MCP_VERSION } };
+  let http: McpHttpServer | null = null;
+  let stopTransport: () => Promise<void> = async () => {};
+  let resolveClosed!: () => void;
+  const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
+
+  let closing: Promise<void> | null = null;
+  const close = (): Promise<void> => {
+    // Assigned before any work starts: stopping the transport fires its onclose, which calls
+    // close() again and must get this same promise back.
+    closing ??= (async () => {
+      await Promise.resolve();
+      removeSignalHandlers();
+      await stopTransport().catch((error: unknown) => logger.warn(`Stopping the MCP transport failed: ${describeError(error)}`));
+      await flushAndShutdown(manager, shutdownTimeoutMs, logger);
+      resolveClosed();
+    })();
+    return closing;
+  };
+
+  const onSignal = (signal: NodeJS.Signals): void => {
+    logger.info(`Received ${signal}; flushing memory and stopping`);
+    void close();
+  };
+  const removeSignalHandlers = (): void => {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  };
+  if (options.handleSignals !== false) {
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+  }
+
+  try {
+    if (transportName === "stdio") {
+      const stdin = options.stdin ?? process.stdin;
+      const stdout = options.stdout ?? process.stdout;
+      const mcp = createMemoryMcpServer(manager, serverOptions);
+      const transport = new StdioServerTransport(stdin, stdout);
+      transport.onclose = () => void close();
+      const onStdinEnd = (): void => void close();
+      stdin.once("end", onStdinEnd);
+      stdin.once("close", onStdinEnd);
+      stopTransport = async () => {
+        stdin.off("end", onStdinEnd);
+        stdin.off("close", onStdinEnd);
+        await mcp.close();
+      };
+      await mcp.connect(transport);
+    } else {
+      http = await startMcpHttpServer({
+        createServer: () => createMemoryMcpServer(manager, serverOptions),
+        token,
+        port: options.port ?? DEFAULT_MCP_HTTP_PORT,
+        ...(options.host !== undefined ? { host: options.host } : {}),
+        ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}),
+        logger,
+      });
+      const server = http;
+      stopTransport = () => server.close();
+    }
+  } catch (error) {
+    await close();
+    throw error;
+  }
+
+  logger.info(`MCP server ready (${transportName}${http ? ` at ${http.url}; bearer token: ${MCP_TOKEN_ENV} in ${options.hermesHome}/.env` : ""})`);
+  return { manager, transport: transportName, ...(http ? { url: http.url } : {}), close, closed };
+}
+
+/** Wait for queued writes, flush a searchable provider, then shut every provider down — bounded. */
+async function flushAndShutdown(manager: MemoryManager, timeoutMs: number, logger: Logger): Promise<void> {
+  try {
+    await manager.flushPending(timeoutMs);
+    const provider = searchableProvider(manager);
+    if (provider) await boundedProviderCall(`Memory provider '${provider.name}' flush()`, timeoutMs, () => provider.flush());
+  } catch (error) {
+    logger.warn(`Flushing memory before exit failed: ${describeError(error)}`);
+  }
+  try {
+    await boundedProviderCall("Memory shutdown", timeoutMs, () => manager.shutdownAll());
+  } catch (error) {
+    logger.warn(`Shutting memory down failed: ${describeError(error)}`);
+  }
+}

@@ -1,0 +1,138 @@
+import fs from "node:fs";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { MemoryManager } from "@hermes/memory-core";
+import { RESOURCE_URIS, createMemoryMcpServer } from "./server.js";
+import { ScriptedProvider, openManager, tempHome } from "./test-support/providers.js";
+
+let home: { dir: string; cleanup: () => void };
+let manager: MemoryManager;
+let client: Client;
+
+async function connect(m: MemoryManager, toolTimeoutMs = 5_000): Promise<Client> {
+  const server = createMemoryMcpServer(m, { hermesHome: home.dir, sessionId: "mcp-test", toolTimeoutMs });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const c = new Client({ name: "test", version: "1.0.0" });
+  await c.connect(clientSide);
+  return c;
+}
+
+function text(result: Awaited<ReturnType<Client["callTool"]>>): string {
+  return ((result as CallToolResult).content[0] as { text: string }).text;
+}
+
+beforeEach(() => {
+  home = tempHome();
+});
+
+afterEach(async () => {
+  await client?.close();
+  await manager?.shutdownAll();
+  home.cleanup();
+});
+
+describe("createMemoryMcpServer with built-in memory only", () => {
+  beforeEach(async () => {
+    manager = await openManager(home.dir);
+    client = await connect(manager);
+  });
+
+  it("lists the memory tool and no search tools", async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(["memory"]);
+    expect(tools[0]!.inputSchema.type).toBe("object");
+  });
+
+  it("writes MEMORY.md through the memory tool", async () => {
+    const result = await client.callTool({ name: "memory", arguments: { action: "add", target: "memory", content: "Deploys happen on Fridays." } });
+    expect(result.isError).toBeFalsy();
+    expect(JSON.parse(text(result))).toMatchObject({ success: true });
+    expect(fs.readFileSync(path.join(home.dir, "memories", "MEMORY.md"), "utf8")).toContain("Deploys happen on Fridays.");
+    const read = await client.readResource({ uri: RESOURCE_URIS.memory });
+    expect((read.contents[0] as { text: string }).text).toContain("Deploys happen on Fridays.");
+  });
+
+  it("reports a refused memory write as a tool error", async () => {
+    const result = await client.callTool({ name: "memory", arguments: { action: "replace", target: "memory", old_text: "nothing like this", content: "x" } });
+    expect(result.isError).toBe(true);
+  });
+
+  it("lists MEMORY.md and USER.md as resources, empty before anything is written", async () => {
+    const { resources } = await client.listResources();
+    expect(resources.map((r) => r.uri)).toEqual([RESOURCE_URIS.memory, RESOURCE_URIS.user]);
+    const user = await client.readResource({ uri: RESOURCE_URIS.user });
+    expect((user.contents[0] as { text: string }).text).toBe("");
+    await expect(client.readResource({ uri: "hermes-memory://nope" })).rejects.toThrow(/Unknown resource/);
+  });
+
+  it("answers an unknown tool with a tool error", async () => {
+    const result = await client.callTool({ name: "search", arguments: { query: "x" } });
+    expect(result.isError).toBe(true);
+    expect(text(result)).toMatch(/Unknown tool 'search'/);
+  });
+});
+
+describe("createMemoryMcpServer with a searchable provider", () => {
+  let provider: ScriptedProvider;
+
+  beforeEach(async () => {
+    provider = new ScriptedProvider();
+    manager = await openManager(home.dir, provider);
+    client = await connect(manager, 200);
+  });
+
+  it("adds search, remember and forget next to the provider's own tools, and its stats resource", async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(["memory", "scripted_echo", "search", "remember", "forget"]);
+    const { resources } = await client.listResources();
+    expect(resources.map((r) => r.uri)).toContain(RESOURCE_URIS.stats);
+  });
+
+  it("remembers, finds and forgets an item", async () => {
+    const remembered = JSON.parse(text(await client.callTool({ name: "remember", arguments: { content: "The staging database is called tern." } }))) as { id: string };
+    expect(provider.items.get(remembered.id)).toMatchObject({ content: "The staging database is called tern.", kind: "fact", sessionId: "mcp-test" });
+    const found = JSON.parse(text(await client.callTool({ name: "search", arguments: { query: "staging" } }))) as { hits: Array<{ id: string }> };
+    expect(found.hits.map((h) => h.id)).toEqual([remembered.id]);
+    const stats = await client.readResource({ uri: RESOURCE_URIS.stats });
+    expect(JSON.parse((stats.contents[0] as { text: string }).text)).toMatchObject({ provider: "scripted", items: 1 });
+    const forgot = await client.callTool({ name: "forget", arguments: { id: remembered.id } });
+    expect(forgot.isError).toBeFalsy();
+    expect(provider.items.size).toBe(0);
+    expect((await client.callTool({ name: "forget", arguments: { id: remembered.id } })).isError).toBe(true);
+  });
+
+  it("rejects invalid arguments with a tool error", async () => {
+    const result = await client.callTool({ name: "search", arguments: { query: "x", limit: 500 } });
+    expect(result.isError).toBe(true);
+    expect(text(result)).toMatch(/limit/);
+    expect((await client.callTool({ name: "remember", arguments: {} })).isError).toBe(true);
+  });
+
+  it("survives a provider that throws: tool errors, then normal service", async () => {
+    provider.behaviour = "throw";
+    for (const [name, args] of [["search", { query: "x" }], ["remember", { content: "y" }], ["forget", { id: "m1" }], ["scripted_echo", { text: "hi" }]] as const) {
+      const result = await client.callTool({ name, arguments: args });
+      expect(result.isError, name).toBe(true);
+      expect(text(result)).toMatch(/exploded/);
+    }
+    await expect(client.readResource({ uri: RESOURCE_URIS.stats })).rejects.toThrow(/exploded/);
+    provider.behaviour = "ok";
+    expect((await client.callTool({ name: "scripted_echo", arguments: { text: "hi" } })).isError).toBeFalsy();
+    expect((await client.callTool({ name: "memory", arguments: { action: "add", target: "memory", content: "Still works." } })).isError).toBeFalsy();
+  });
+
+  it("survives a provider that hangs: each call times out as a tool error", async () => {
+    provider.behaviour = "hang";
+    for (const [name, args] of [["search", { query: "x" }], ["remember", { content: "y" }], ["scripted_echo", { text: "hi" }]] as const) {
+      const result = await client.callTool({ name, arguments: args });
+      expect(result.isError, name).toBe(true);
+      expect(text(result)).toMatch(/did not finish within 200 ms/);
+    }
+    await expect(client.readResource({ uri: RESOURCE_URIS.stats })).rejects.toThrow(/did not finish/);
+    expect((await client.listTools()).tools.length).toBe(5);
+  });
+});

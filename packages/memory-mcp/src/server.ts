@@ -1,0 +1,273 @@
+import fs from "node:fs/promises";
+import path from "node:path";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type CallToolResult,
+  type Resource,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import {
+  BUILTIN_MEMORY_FILES,
+  BUILTIN_PROVIDER_NAME,
+  describeError,
+  isSearchableMemory,
+  scrubSecrets,
+  silentLogger,
+  type JsonSchema,
+  type Logger,
+  type MemoryKind,
+  type MemoryManager,
+  type MemoryProvider,
+  type SearchableMemory,
+} from "@hermes/memory-core";
+import { boundedProviderCall } from "./bounded.js";
+
+/** Default upper bound for one tool call or resource read, in ms. */
+export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
+
+/** The URIs of the resources the server lists. */
+export const RESOURCE_URIS = {
+  memory: "hermes-memory://builtin/MEMORY.md",
+  user: "hermes-memory://builtin/USER.md",
+  stats: "hermes-memory://provider/stats",
+} as const;
+
+/** The tools added for a provider that implements `SearchableMemory`. */
+export const SEARCHABLE_TOOL_NAMES = ["search", "remember", "forget"] as const;
+
+/** Options of `createMemoryMcpServer`. */
+export interface MemoryMcpServerOptions {
+  /** The profile home the manager was opened with (where MEMORY.md and USER.md live). */
+  hermesHome: string;
+  /** The session id passed to `handleToolCall`. */
+  sessionId: string;
+  /** Upper bound for one tool call or resource read, in ms. Default 30000. */
+  toolTimeoutMs?: number;
+  logger?: Logger;
+  /** The server's name and version announced to clients. */
+  serverInfo?: { name: string; version: string };
+}
+
+const KINDS: readonly MemoryKind[] = ["turn", "fact", "checkpoint"];
+
+const SEARCHABLE_TOOLS: Tool[] = [
+  {
+    name: "search",
+    description: "Search the memory provider's store (past turns, facts, checkpoints) and return the best matches with their ids.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        query: { type: "string", description: "What to look for, in plain words." },
+        limit: { type: "integer", minimum: 1, maximum: 50, description: "Maximum number of hits (default 10)." },
+        kind: { type: "string", enum: [...KINDS], description: "Only this kind of item." },
+        sessionId: { type: "string", description: "Only items from this session." },
+      },
+      required: ["query"],
+    },
+  },
+  {
+    name: "remember",
+    description: "Store a fact (or turn) in the memory provider so later sessions can recall it. Returns the new item's id.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        content: { type: "string", description: "The text to remember." },
+        kind: { type: "string", enum: [...KINDS], description: "Kind of item (default fact)." },
+        tags: { type: "array", items: { type: "string" }, description: "Optional tags." },
+      },
+      required: ["content"],
+    },
+  },
+  {
+    name: "forget",
+    description: "Delete one item from the memory provider by the id `search` or `remember` returned.",
+    inputSchema: {
+      type: "object",
+      properties: { id: { type: "string", description: "The item id." } },
+      required: ["id"],
+    },
+  },
+];
+
+function objectSchema(parameters: unknown): Tool["inputSchema"] {
+  if (typeof parameters !== "object" || parameters === null || Array.isArray(parameters)) return { type: "object", properties: {} };
+  return { ...(parameters as JsonSchema), type: "object" } as Tool["inputSchema"];
+}
+
+function textResult(text: string, isError = false): CallToolResult {
+  return isError ? { content: [{ type: "text", text }], isError: true } : { content: [{ type: "text", text }] };
+}
+
+function errorResult(message: string): CallToolResult {
+  return textResult(JSON.stringify({ error: message }), true);
+}
+
+/** A manager tool result is an error when it is a JSON object with an `error` (and no `success: true`). */
+function isErrorPayload(result: string): boolean {
+  try {
+    const parsed: unknown = JSON.parse(result);
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return false;
+    const record = parsed as Record<string, unknown>;
+    return record.error !== undefined && record.success !== true;
+  } catch {
+    return false;
+  }
+}
+
+function stringArg(args: Record<string, unknown>, name: string, required: boolean): string | undefined {
+  const value = args[name];
+  if (value === undefined && !required) return undefined;
+  if (typeof value !== "string" || (required && value.trim() === "")) {
+    throw new ToolInputError(`'${name}' must be a${required ? " non-empty" : ""} string`);
+  }
+  return value;
+}
+
+function kindArg(args: Record<string, unknown>): MemoryKind | undefined {
+  const kind = stringArg(args, "kind", false);
+  if (kind !== undefined && !KINDS.includes(kind as MemoryKind)) throw new ToolInputError(`'kind' must be one of ${KINDS.join(", ")}`);
+  return kind as MemoryKind | undefined;
+}
+
+class ToolInputError extends Error {}
+
+/** The active external provider when it implements `SearchableMemory`. */
+export function searchableProvider(manager: MemoryManager): (MemoryProvider & SearchableMemory) | null {
+  const provider = manager.providers.find((p) => p.name !== BUILTIN_PROVIDER_NAME && isSearchableMemory(p));
+  return provider && isSearchableMemory(provider) ? provider : null;
+}
+
+/**
+ * An MCP server over an open `MemoryManager`. Tools: every tool the manager routes (the built-in
+ * `memory` tool and the active provider's tools) plus `search` / `remember` / `forget` when the
+ * provider is a `SearchableMemory` (a provider tool of the same name wins). Resources: MEMORY.md,
+ * USER.md and, for a searchable provider, its stats.
+ *
+ * Every call is bounded by `toolTimeoutMs` and isolated: a provider that throws or hangs yields an
+ * MCP tool error (`isError: true`) and the server keeps serving. Connect it to a transport with
+ * `server.connect(transport)`; the manager stays owned by the caller.
+ */
+export function createMemoryMcpServer(manager: MemoryManager, options: MemoryMcpServerOptions): McpServer {
+  const logger = options.logger ?? silentLogger;
+  const timeoutMs = options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+  const mcp = new McpServer(options.serverInfo ?? { name: "hermes-memory", version: "0.0.0" }, {
+    capabilities: { tools: {}, resources: {} },
+    instructions:
+      "Persistent memory across sessions. Use the `memory` tool to save durable notes (target memory) and facts about the user (target user); use `search` to look up past conversations when the provider supports it.",
+  });
+  const server = mcp.server;
+
+  const listTools = (): Tool[] => {
+    const tools: Tool[] = manager.getToolSchemas().map((schema) => ({
+      name: schema.name,
+      description: schema.description,
+      inputSchema: objectSchema(schema.parameters),
+    }));
+    if (searchableProvider(manager)) {
+      for (const extra of SEARCHABLE_TOOLS) if (!manager.hasTool(extra.name)) tools.push(extra);
+    }
+    return tools;
+  };
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listTools() }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+    const name = request.params.name;
+    const rawArgs: unknown = request.params.arguments ?? {};
+    const args = typeof rawArgs === "object" && rawArgs !== null && !Array.isArray(rawArgs) ? (rawArgs as Record<string, unknown>) : {};
+    try {
+      if (manager.hasTool(name)) {
+        const result = await boundedProviderCall(`Memory tool '${name}'`, timeoutMs, () =>
+          manager.handleToolCall(name, args, { sessionId: options.sessionId }),
+        );
+        return textResult(result, isErrorPayload(result));
+      }
+      const provider = searchableProvider(manager);
+      if (provider && (SEARCHABLE_TOOL_NAMES as readonly string[]).includes(name)) {
+        return await callSearchable(provider, name as (typeof SEARCHABLE_TOOL_NAMES)[number], args, timeoutMs, options.sessionId);
+      }
+      return errorResult(`Unknown tool '${name}'. List the tools again: the active memory provider may have changed.`);
+    } catch (error) {
+      if (!(error instanceof ToolInputError)) logger.warn(`MCP tool '${name}' failed: ${describeError(error)}`);
+      return errorResult(error instanceof ToolInputError ? `Invalid arguments for '${name}': ${error.message}` : describeError(error));
+    }
+  });
+
+  server.setRequestHandler(ListResourcesRequestSchema, async () => {
+    const resources: Resource[] = [
+      { uri: RESOURCE_URIS.memory, name: "MEMORY.md", description: "The agent's notes (built-in memory).", mimeType: "text/markdown" },
+      { uri: RESOURCE_URIS.user, name: "USER.md", description: "What the agent knows about the user (built-in memory).", mimeType: "text/markdown" },
+    ];
+    const provider = searchableProvider(manager);
+    if (provider) {
+      resources.push({ uri: RESOURCE_URIS.stats, name: `${provider.name} stats`, description: `Item counts and location of the '${provider.name}' memory store.`, mimeType: "application/json" });
+    }
+    return { resources };
+  });
+
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+    const uri = request.params.uri;
+    if (uri === RESOURCE_URIS.memory || uri === RESOURCE_URIS.user) {
+      const file = path.join(options.hermesHome, "memories", BUILTIN_MEMORY_FILES[uri === RESOURCE_URIS.memory ? "memory" : "user"]);
+      const text = await fs.readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
+        if (error.code === "ENOENT") return "";
+        throw new McpError(ErrorCode.InternalError, `Could not read ${file}: ${error.message}`);
+      });
+      return { contents: [{ uri, mimeType: "text/markdown", text }] };
+    }
+    const provider = searchableProvider(manager);
+    if (uri === RESOURCE_URIS.stats && provider) {
+      try {
+        const stats = await boundedProviderCall(`Memory provider '${provider.name}' stats()`, timeoutMs, () => provider.stats());
+        return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify({ provider: provider.name, ...stats }, null, 2) }] };
+      } catch (error) {
+        logger.warn(`Reading ${uri} failed: ${describeError(error)}`);
+        throw new McpError(ErrorCode.InternalError, `Could not read the '${provider.name}' stats: ${describeError(error)}`);
+      }
+    }
+    throw new McpError(ErrorCode.InvalidParams, `Unknown resource '${uri}'. List the resources to see what this server offers.`);
+  });
+
+  return mcp;
+}
+
+async function callSearchable(
+  provider: MemoryProvider & SearchableMemory,
+  name: (typeof SEARCHABLE_TOOL_NAMES)[number],
+  args: Record<string, unknown>,
+  timeoutMs: number,
+  sessionId: string,
+): Promise<CallToolResult> {
+  const label = `Memory provider '${provider.name}' ${name}()`;
+  if (name === "search") {
+    const query = scrubSecrets(stringArg(args, "query", true)!);
+    const limit = args.limit === undefined ? 10 : Number(args.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 50) throw new ToolInputError("'limit' must be an integer from 1 to 50");
+    const kind = kindArg(args);
+    const session = stringArg(args, "sessionId", false);
+    const hits = await boundedProviderCall(label, timeoutMs, () =>
+      provider.search(query, { limit, ...(kind ? { kind } : {}), ...(session ? { sessionId: session } : {}) }),
+    );
+    return textResult(JSON.stringify({ hits }));
+  }
+  if (name === "remember") {
+    // Everything leaving through a provider is scrubbed, like the manager does for its hooks.
+    const content = scrubSecrets(stringArg(args, "content", true)!);
+    const kind = kindArg(args) ?? "fact";
+    const tags = args.tags === undefined ? undefined : args.tags;
+    if (tags !== undefined && (!Array.isArray(tags) || !tags.every((t) => typeof t === "string"))) throw new ToolInputError("'tags' must be an array of strings");
+    const id = await boundedProviderCall(label, timeoutMs, () =>
+      provider.remember({ content, kind, sessionId, ...(tags ? { tags: tags as string[] } : {}) }),
+    );
+    return textResult(JSON.stringify({ success: true, id }));
+  }
+  const id = stringArg(args, "id", true)!;
+  const removed = await boundedProviderCall(label, timeoutMs, () => provider.forget(id));
+  return textResult(JSON.stringify({ success: removed === true, id }), removed !== true);
+}

@@ -1,0 +1,95 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import {
+  BuiltinMemoryProvider,
+  MemoryManager,
+  MemoryProvider,
+  type MemoryHit,
+  type MemoryItem,
+  type MemorySearchOptions,
+  type MemoryStats,
+  type SearchableMemory,
+  type ToolSchema,
+} from "@hermes/memory-core";
+
+/** A temp folder (real path) removed by `cleanup`. */
+export function tempHome(prefix = "hermes-mcp-"): { dir: string; cleanup: () => void } {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
+  return { dir, cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
+}
+
+function hit(id: string, item: MemoryItem): MemoryHit {
+  return { id, content: item.content, kind: item.kind ?? "fact", score: 1, createdAt: new Date(0).toISOString(), metadata: {} };
+}
+
+/** How a `ScriptedProvider` behaves: work, throw on every call, or never answer. */
+export type Behaviour = "ok" | "throw" | "hang";
+
+/** A searchable provider kept in memory whose behaviour can be switched at any time. */
+export class ScriptedProvider extends MemoryProvider implements SearchableMemory {
+  readonly name = "scripted";
+  behaviour: Behaviour = "ok";
+  readonly items = new Map<string, MemoryItem>();
+  private next = 1;
+
+  isAvailable(): boolean {
+    return true;
+  }
+  initialize(): void {}
+  getConfigSchema() {
+    return [];
+  }
+  getToolSchemas(): ToolSchema[] {
+    return [{ name: "scripted_echo", description: "Echo the text back.", parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } }];
+  }
+
+  private act<T>(value: () => T): Promise<T> {
+    if (this.behaviour === "throw") return Promise.reject(new Error("provider exploded"));
+    if (this.behaviour === "hang") return new Promise<T>(() => {});
+    return Promise.resolve(value());
+  }
+
+  override handleToolCall(_name: string, args: Record<string, unknown>): Promise<string> {
+    return this.act(() => JSON.stringify({ echo: args.text }));
+  }
+  remember(item: MemoryItem): Promise<string> {
+    return this.act(() => {
+      const id = `m${this.next++}`;
+      this.items.set(id, item);
+      return id;
+    });
+  }
+  search(query: string, options: MemorySearchOptions = {}): Promise<MemoryHit[]> {
+    return this.act(() =>
+      [...this.items.entries()]
+        .filter(([, item]) => query.split(/\s+/).some((w) => item.content.toLowerCase().includes(w.toLowerCase())))
+        .slice(0, options.limit ?? 10)
+        .map(([id, item]) => hit(id, item)),
+    );
+  }
+  get(id: string): Promise<MemoryHit | null> {
+    return this.act(() => {
+      const item = this.items.get(id);
+      return item ? hit(id, item) : null;
+    });
+  }
+  forget(id: string): Promise<boolean> {
+    return this.act(() => this.items.delete(id));
+  }
+  stats(): Promise<MemoryStats> {
+    return this.act(() => ({ items: this.items.size, byKind: { turn: 0, fact: this.items.size, checkpoint: 0 } }));
+  }
+  flush(): Promise<void> {
+    return this.act(() => undefined);
+  }
+}
+
+/** A manager with built-in memory in `home` plus the given providers, initialised. */
+export async function openManager(home: string, ...extra: MemoryProvider[]): Promise<MemoryManager> {
+  const manager = new MemoryManager({ hermesHome: home });
+  manager.addProvider(new BuiltinMemoryProvider());
+  for (const provider of extra) manager.addProvider(provider);
+  await manager.initializeAll("mcp-test", { hermesHome: home });
+  return manager;
+}
