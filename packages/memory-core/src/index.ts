@@ -90,9 +90,12 @@ export {
   stripSkillScaffolding,
   DEFAULT_EXTERNAL_PREFETCH_TIMEOUT_MS,
   DEFAULT_DRAIN_TIMEOUT_MS,
+  DEFAULT_HOOK_TIMEOUT_MS,
   type MemoryManagerOptions,
   type DrainState,
+  type ProviderHookReport,
 } from "./manager.js";
+export { boundedCall, detachedCallCount, type BoundedOutcome, type BoundedCallOptions } from "./bounded-call.js";
 export { normalizeToolSchema, RESERVED_CORE_TOOL_NAMES } from "./tool-schema.js";
 export {
   fenceRecall,
