@@ -191,6 +191,7 @@ export {
   loadMemoryProvider,
   loadProviderCli,
   isProviderDisabled,
+  DEFAULT_IMPORT_TIMEOUT_MS,
   type LoadOptions,
   type MemoryProviderRegistrationContext,
   type RegisterCli,
