@@ -206,6 +206,10 @@ export {
   setDocumentValue,
   configFilePath,
   CONFIG_FILE_NAME,
+  MAX_CONFIG_BYTES,
+  MAX_CONFIG_ALIASES,
+  MAX_CONFIG_NODES,
+  MAX_CONFIG_DEPTH,
   type HermesConfig,
 } from "./config/config-file.js";
 export {
