@@ -252,7 +252,26 @@ describe("deeply nested arguments never throw", () => {
     expect(() => mgr.syncAll("u", "a", { messages: [deep as never] })).not.toThrow();
     await mgr.flushPending();
     expect(ext.argsOf("syncTurn")).toEqual([]);
-    expect(logger.at("warn").some((l) => l.includes("dropped a turn it could not scrub"))).toBe(true);
+    expect(logger.at("warn").some((l) => l.includes("could not scrub a turn"))).toBe(true);
+  });
+
+  it("the built-in memory tool with deeply nested arguments returns a JSON result, never throws", async () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-deep-builtin-"));
+    try {
+      const mgr = new MemoryManager({ hermesHome: home });
+      const ext = new RecordingProvider("ext");
+      mgr.addProvider(new BuiltinMemoryProvider());
+      mgr.addProvider(ext);
+      await mgr.initializeAll("s");
+      const result = JSON.parse(await mgr.handleToolCall("memory", { action: "add", target: "memory", content: deep as never }));
+      expect(result.success).not.toBe(true);
+      const batch = JSON.parse(await mgr.handleToolCall("memory", { target: "memory", operations: [deep] }));
+      expect(batch.success).not.toBe(true);
+      expect(ext.argsOf("onMemoryWrite")).toEqual([]);
+      await mgr.shutdownAll();
+    } finally {
+      fs.rmSync(home, { recursive: true, force: true });
+    }
   });
 
   it("onSessionEnd skips the transcript with a warning", async () => {

@@ -606,10 +606,8 @@ export class MemoryManager {
     if (userText !== user && userText.trim() === "") return;
     const messages = Array.isArray(options.messages) ? [...options.messages] : undefined;
     const scrubbed = this.scrub([userText, assistant ?? "", messages ?? null] as const, "a turn");
-    if (!scrubbed.ok) {
-      this.logger.warn(`Memory manager dropped a turn it could not scrub (${scrubbed.reason}); it was not synced to any provider.`);
-      return;
-    }
+    // The turn is dropped; scrub() logged the warning.
+    if (!scrubbed.ok) return;
     const [safeUser, safeAssistant, safeMessages] = scrubbed.value;
     const base: SyncTurnOptions = { sessionId: options.sessionId ?? "" };
     if (safeMessages) base.messages = safeMessages as ChatMessage[];
