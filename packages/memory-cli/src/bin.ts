@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { detachedCallCount } from "@hermes/memory-core";
 import { runCli } from "./program.js";
 
 // `hermes-memory … | head` closes the pipe early; that is not an error worth a stack trace.
@@ -23,4 +24,7 @@ const exitWhenDrained = (): void => {
   }
   process.exit(final);
 };
-setTimeout(exitWhenDrained, 3000).unref();
+// A provider call that timed out (a hung import, initialize or shutdown) is still pending and may
+// hold the loop open, and a pending import can never finish: exit as soon as output is written.
+if (detachedCallCount() > 0) exitWhenDrained();
+else setTimeout(exitWhenDrained, 3000).unref();

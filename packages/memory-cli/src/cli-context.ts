@@ -1,5 +1,5 @@
 import path from "node:path";
-import { defaultHermesHome, expandHome } from "@hermes/memory-core";
+import { DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_IMPORT_TIMEOUT_MS, defaultHermesHome, expandHome } from "@hermes/memory-core";
 import type { CliIo } from "./cli-io.js";
 import { colorEnabled, createColors } from "./output/colors.js";
 import { Printer } from "./output/printer.js";
@@ -27,6 +27,19 @@ export interface CliContext {
   out: Printer;
   /** Spinners and bars only on a terminal and never under `--json`. */
   showProgress: boolean;
+  /**
+   * Bounds for calls into provider code: `importMs` for importing a provider module
+   * (`HERMES_MEMORY_IMPORT_TIMEOUT_MS`, default 10000), `hookMs` for each provider hook such as
+   * `initializeForInspection`, `stats` or `shutdown` (`HERMES_MEMORY_HOOK_TIMEOUT_MS`, default 15000).
+   */
+  timeouts: { importMs: number; hookMs: number };
+}
+
+function timeoutFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === "") return fallback;
+  const ms = Number(raw);
+  return Number.isFinite(ms) && ms > 0 ? ms : fallback;
 }
 
 /** Resolve `--hermes-home` / `HERMES_HOME` / `~/.hermes` the same way for every command. */
@@ -49,5 +62,9 @@ export function createCliContext(io: CliIo, options: GlobalOptions): CliContext 
     color,
     out: new Printer(io, json, colors),
     showProgress: !json && io.stdout.isTTY === true,
+    timeouts: {
+      importMs: timeoutFromEnv(io.env, "HERMES_MEMORY_IMPORT_TIMEOUT_MS", DEFAULT_IMPORT_TIMEOUT_MS),
+      hookMs: timeoutFromEnv(io.env, "HERMES_MEMORY_HOOK_TIMEOUT_MS", DEFAULT_HOOK_TIMEOUT_MS),
+    },
   };
 }

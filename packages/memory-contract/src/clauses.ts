@@ -109,6 +109,8 @@ export const CONTRACT_CLAUSES: readonly ContractClause[] = [
     "Handle onSessionSwitch(newId, {reset}) by switching the session id (flush buffers on reset); never return false on success.", ["sessionSwitch", "readBack"]),
   clause("C-HOOKS-6", "HOOKS", "mirrored built-in memory writes (onMemoryWrite) are stored",
     "Store onMemoryWrite('add', target, content) as a fact so built-in memory is searchable in your backend.", ["mirrorsBuiltinWrites", "readBack"]),
+  clause("C-HOOKS-7", "HOOKS", "turns synced before onSessionEnd are durable without shutdown",
+    "Await your write queue in onSessionEnd() (e.g. await this.flush()): the host may exit right after the session boundary without a clean shutdown().", ["readBack"]),
 
   clause("C-RECALL-1", "RECALL", "a fact synced in one session is recalled by prefetch in a new instance after restart",
     "Persist turns durably (drain in shutdown) and let prefetch(query) search all sessions of the profile, not just the current one.", ["recall"]),

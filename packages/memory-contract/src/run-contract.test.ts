@@ -10,6 +10,7 @@ import {
   HomeWritingProvider,
   LeakyProfileProvider,
   SubagentWritingProvider,
+  NoFlushOnSessionEndProvider,
   SwallowingCheckpointProvider,
   ThrowingToolProvider,
   TimerLeakProvider,
@@ -116,6 +117,7 @@ describe("runMemoryProviderContract catches broken providers", () => {
     { mistake: "a timer kept alive", Provider: TimerLeakProvider, fails: ["C-LIFECYCLE-3"] },
     { mistake: "a secret without envVar and a default outside choices", Provider: BadConfigProvider, fails: ["C-CONFIG-2", "C-CONFIG-3"] },
     { mistake: "writes in a subagent context", Provider: SubagentWritingProvider, fails: ["C-HOOKS-4"] },
+    { mistake: "an onSessionEnd that does not flush", Provider: NoFlushOnSessionEndProvider, fails: ["C-HOOKS-7"] },
   ];
 
   for (const { mistake, Provider, fails } of cases) {

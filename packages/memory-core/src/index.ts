@@ -90,9 +90,12 @@ export {
   stripSkillScaffolding,
   DEFAULT_EXTERNAL_PREFETCH_TIMEOUT_MS,
   DEFAULT_DRAIN_TIMEOUT_MS,
+  DEFAULT_HOOK_TIMEOUT_MS,
   type MemoryManagerOptions,
   type DrainState,
+  type ProviderHookReport,
 } from "./manager.js";
+export { boundedCall, detachedCallCount, type BoundedOutcome, type BoundedCallOptions } from "./bounded-call.js";
 export { normalizeToolSchema, RESERVED_CORE_TOOL_NAMES } from "./tool-schema.js";
 export {
   fenceRecall,
@@ -188,6 +191,7 @@ export {
   loadMemoryProvider,
   loadProviderCli,
   isProviderDisabled,
+  DEFAULT_IMPORT_TIMEOUT_MS,
   type LoadOptions,
   type MemoryProviderRegistrationContext,
   type RegisterCli,
@@ -202,6 +206,10 @@ export {
   setDocumentValue,
   configFilePath,
   CONFIG_FILE_NAME,
+  MAX_CONFIG_BYTES,
+  MAX_CONFIG_ALIASES,
+  MAX_CONFIG_NODES,
+  MAX_CONFIG_DEPTH,
   type HermesConfig,
 } from "./config/config-file.js";
 export {

@@ -1,5 +1,6 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { boundedCall, formatSeconds } from "./bounded-call.js";
 import { HermesMemoryError, describeError } from "./errors.js";
 import { readConfig, type HermesConfig } from "./config/config-file.js";
 import { describeSearchedLocations, discoverMemoryProviders } from "./discovery/discover.js";
@@ -20,6 +21,33 @@ export interface LoadOptions extends DiscoveryOptions {
   logger?: Logger;
   /** A discovery result to reuse instead of discovering again. */
   discovery?: DiscoveryResult;
+  /**
+   * Upper bound, in ms, for importing a provider module (including its top-level await) and for
+   * its `register(ctx)`. Default 10000. Past it the load fails with `PROVIDER_TIMEOUT`; the
+   * import itself cannot be cancelled and stays pending in this process.
+   */
+  importTimeoutMs?: number;
+}
+
+/** Default bound for importing a provider module and running its `register(ctx)` (ms). */
+export const DEFAULT_IMPORT_TIMEOUT_MS = 10_000;
+
+function importTimeoutOf(options: LoadOptions): number {
+  const ms = options.importTimeoutMs ?? DEFAULT_IMPORT_TIMEOUT_MS;
+  if (typeof ms !== "number" || Number.isNaN(ms) || ms <= 0) {
+    throw new HermesMemoryError({
+      code: "INVALID_ARGUMENT",
+      message: `importTimeoutMs must be positive (got ${String(ms)}); pass milliseconds or omit it for the ${DEFAULT_IMPORT_TIMEOUT_MS} ms default.`,
+    });
+  }
+  return ms;
+}
+
+function timedOut(name: string, what: string, file: string, ms: number): HermesMemoryError {
+  return new HermesMemoryError({
+    code: "PROVIDER_TIMEOUT",
+    message: `Memory provider '${name}': ${what} from ${file} did not finish within ${formatSeconds(ms)} (a top-level await or register() that never settles?). Fix the provider, or raise importTimeoutMs if it is only slow.`,
+  });
 }
 
 /**
@@ -121,16 +149,18 @@ async function locate(name: string, options: LoadOptions): Promise<Located> {
   return { provider, hermesHome, config, logger };
 }
 
-async function importModule(file: string, name: string, what: string): Promise<Record<string, unknown>> {
-  try {
-    return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
-  } catch (error) {
-    throw new HermesMemoryError({
-      code: "PROVIDER_LOAD_FAILED",
-      message: `Failed to load ${what} of memory provider '${name}' from ${file}: ${describeError(error)}. Fix the error, reinstall the provider, or check that its dependencies are installed.`,
-      cause: error,
-    });
-  }
+// A module whose top-level await never settles would hang the host forever; the import is
+// bounded (it stays pending in the module map, so a CLI must exit explicitly).
+async function importModule(file: string, name: string, what: string, timeoutMs: number): Promise<Record<string, unknown>> {
+  const outcome = await boundedCall(() => import(pathToFileURL(file).href) as Promise<Record<string, unknown>>, timeoutMs);
+  if (outcome.status === "ok") return outcome.value;
+  if (outcome.status === "timeout") throw timedOut(name, `importing ${what}`, file, timeoutMs);
+  const error = outcome.error;
+  throw new HermesMemoryError({
+    code: "PROVIDER_LOAD_FAILED",
+    message: `Failed to load ${what} of memory provider '${name}' from ${file}: ${describeError(error)}. Fix the error, reinstall the provider, or check that its dependencies are installed.`,
+    cause: error,
+  });
 }
 
 function instantiate(value: unknown): MemoryProvider | null {
@@ -155,12 +185,13 @@ function instantiate(value: unknown): MemoryProvider | null {
  * `isAvailable()` or `initialize()`.
  */
 export async function loadMemoryProvider(name: string, options: LoadOptions = {}): Promise<MemoryProvider> {
+  const timeoutMs = importTimeoutOf(options);
   const { provider: found, hermesHome, config, logger } = await locate(name, options);
   const registerSkills = options.registerSkills ?? config.memory.provider === found.name;
 
   return runWithProfile(hermesHome, async () => {
     if (found.source !== "package") await allowCoreImportsFrom(found.dir);
-    const module = await importModule(found.entry, found.name, "the entry");
+    const module = await importModule(found.entry, found.name, "the entry", timeoutMs);
     let registered: MemoryProvider | null = null;
     let registerError: unknown;
     const skills: ProviderSkill[] = [];
@@ -202,9 +233,10 @@ export async function loadMemoryProvider(name: string, options: LoadOptions = {}
     }) as unknown as MemoryProviderRegistrationContext;
 
     if (typeof module.register === "function") {
-      try {
-        await (module.register as (c: MemoryProviderRegistrationContext) => unknown)(ctx);
-      } catch (error) {
+      const outcome = await boundedCall(() => (module.register as (c: MemoryProviderRegistrationContext) => unknown)(ctx), timeoutMs);
+      if (outcome.status === "timeout" && !registered) throw timedOut(found.name, "register(ctx)", found.entry, timeoutMs);
+      if (outcome.status === "error") {
+        const error = outcome.error;
         registerError = error;
         if (registered) {
           logger.warn(`Memory provider '${found.name}' raised after registering (${describeError(error)}) — using the registered provider; later registrations were skipped`);
@@ -255,7 +287,8 @@ export async function loadProviderCli(name: string, options: LoadOptions = {}): 
   if (!provider.cli) return null;
   const cliFile = provider.cli;
   if (provider.source !== "package") await allowCoreImportsFrom(provider.dir);
-  const module = await runWithProfile(hermesHome, () => importModule(cliFile, provider.name, "the CLI module"));
+  const timeoutMs = importTimeoutOf(options);
+  const module = await runWithProfile(hermesHome, () => importModule(cliFile, provider.name, "the CLI module", timeoutMs));
   if (typeof module.registerCli !== "function") {
     logger.warn(`Memory provider '${provider.name}' CLI module ${cliFile} does not export a registerCli function; no provider commands added.`);
     return null;

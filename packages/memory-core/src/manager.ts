@@ -1,18 +1,19 @@
 /**
  * The MemoryManager: one built-in provider plus at most one external provider, fan-out with
- * per-provider error isolation, a FIFO background queue for writes, bounded external prefetch,
- * egress scrubbing of every hand-off, and the checkpoint / session-switch plumbing
- * (REFERENCE §2, DESIGN §2.2).
+ * per-provider error isolation, a FIFO background queue for writes, a time bound on every call
+ * into a provider, egress scrubbing of every hand-off, and the checkpoint / session-switch
+ * plumbing.
  *
  * Port note: the Python manager inspects each hook's signature to decide which keyword arguments
  * a provider accepts ("legacy signatures"). TypeScript has no reliable signature sniffing, so the
- * manager always passes the full options object (DESIGN §2.1) and providers read what they need.
+ * manager always passes the full options object and providers read what they need.
  * The legacy-signature behaviours (omitting `messages` for old `sync_turn`, positional metadata
  * for 3-argument `on_memory_write`, skipping `require_checkpoint` for bare `on_pre_compress`,
  * refusing dynamically synthesised hooks) are therefore dropped. v1 checkpoint providers still
  * never see `requireCheckpoint: true`.
  */
 import { BackgroundQueue, type BackgroundTaskKind } from "./background-queue.js";
+import { boundedCall, formatSeconds, type BoundedOutcome } from "./bounded-call.js";
 import { CheckpointUnavailableError, HermesMemoryError, describeError } from "./errors.js";
 import type { Logger } from "./logger.js";
 import { silentLogger } from "./logger.js";
@@ -52,6 +53,32 @@ export interface MemoryManagerOptions {
   hermesHome?: string;
   /** How long `shutdownAll()` waits for queued background work, in ms. Default 5000. */
   drainTimeoutMs?: number;
+  /**
+   * Upper bound for one call of an external provider's hook other than `prefetch` (`initialize`,
+   * `handleToolCall`, `syncTurn`, `onSessionEnd`, `shutdown`, …), in ms. Default 15000; must be
+   * > 0 (`Infinity` = unbounded). A call past the bound is abandoned with a warning naming the
+   * provider and the hook; it keeps running detached and its late result is dropped. Cannot
+   * interrupt synchronous work that blocks the event loop. The built-in provider is not bounded.
+   */
+  hookTimeoutMs?: number;
+  /**
+   * Offer the external provider's tools and system-prompt block to the model. Default `true`.
+   * `false` withholds both together (the built-in memory stays), for hosts whose toolset on this
+   * platform excludes memory; see `setExternalEnabled`.
+   */
+  externalEnabled?: boolean;
+}
+
+/** One provider hook that did not complete in `shutdownAll()` or `initializeAll()`. */
+export interface ProviderHookReport {
+  /** Provider name. */
+  name: string;
+  /** The hook, e.g. `shutdown` or `initialize`. */
+  hook: string;
+  /** `timeout` when it did not settle within the bound, `error` when it threw or rejected. */
+  outcome: "timeout" | "error";
+  /** Human-readable cause (error text or "did not settle within 15s"). */
+  reason: string;
 }
 
 /** What `shutdownAll()` found while draining the background queue. */
@@ -63,12 +90,26 @@ export interface DrainState {
   abandonedPrefetches: number;
   /** Tasks still running (detached) when the drain deadline passed. */
   activeTasks: number;
+  /** Providers whose `shutdown()` did not settle within `hookTimeoutMs` (left running detached). */
+  stuckProviders: ProviderHookReport[];
+  /** Providers whose `shutdown()` threw or rejected. */
+  failedProviders: ProviderHookReport[];
 }
 
 /** Default bound for an external provider's `prefetch` (ms). */
 export const DEFAULT_EXTERNAL_PREFETCH_TIMEOUT_MS = 8000;
 /** Default wait for queued background work in `shutdownAll()` (ms). */
 export const DEFAULT_DRAIN_TIMEOUT_MS = 5000;
+/** Default bound for one provider hook call other than `prefetch` (ms). */
+export const DEFAULT_HOOK_TIMEOUT_MS = 15000;
+
+function copyDrainState(state: DrainState): DrainState {
+  return {
+    ...state,
+    stuckProviders: state.stuckProviders.map((r) => ({ ...r })),
+    failedProviders: state.failedProviders.map((r) => ({ ...r })),
+  };
+}
 
 const MIRRORED_ACTIONS: ReadonlySet<string> = new Set(["add", "replace", "remove"]);
 
@@ -114,9 +155,34 @@ function nonEmptyString(value: unknown): string | undefined {
   return typeof value === "string" && value !== "" ? value : undefined;
 }
 
-type PrefetchOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+/**
+ * Tool arguments are plain data from the model: only own properties count, so a `__proto__` key
+ * (an own property after `JSON.parse`) or an inherited value can never steer the manager.
+ */
+function own(record: Record<string, unknown>, key: string): unknown {
+  return Object.hasOwn(record, key) ? record[key] : undefined;
+}
 
-const TIMED_OUT = Symbol("timed-out");
+/**
+ * A shallow copy holding only the own enumerable properties, with an ordinary prototype. An own
+ * `__proto__` key stays a plain data property (spread defines properties, it never calls the
+ * `__proto__` setter), and nothing inherited reaches a provider.
+ */
+function plainArgs(args: unknown): Record<string, unknown> {
+  return isRecord(args) ? { ...args } : {};
+}
+
+function checkTimeout(name: string, value: unknown, defaultMs: number, min: "positive" | "non-negative"): number {
+  const ms = value ?? defaultMs;
+  const ok = typeof ms === "number" && !Number.isNaN(ms) && (min === "positive" ? ms > 0 : ms >= 0);
+  if (!ok) {
+    throw new HermesMemoryError({
+      code: "INVALID_ARGUMENT",
+      message: `${name} must be ${min === "positive" ? "positive (a number > 0)" : "a number >= 0"} (got ${String(ms)}); pass milliseconds or omit it for the ${defaultMs} ms default.`,
+    });
+  }
+  return ms as number;
+}
 
 /**
  * Orchestrates the built-in provider and at most one external provider. Create one per agent
@@ -132,16 +198,18 @@ export class MemoryManager {
   private readonly toolRoutes = new Map<string, MemoryProvider>();
   private externalName: string | null = null;
   private capturedSpillConfig: SpillConfig | null = null;
-  private readonly inflightPrefetch = new Map<MemoryProvider, Promise<PrefetchOutcome>>();
+  private readonly inflightPrefetch = new Set<MemoryProvider>();
+  private externalOn: boolean;
   private queue: BackgroundQueue | null = null;
   private shuttingDown = false;
   private shutdownPromise: Promise<DrainState> | null = null;
-  private drainState: DrainState = { status: "not_started", abandonedWrites: 0, abandonedPrefetches: 0, activeTasks: 0 };
+  private drainState: DrainState = { status: "not_started", abandonedWrites: 0, abandonedPrefetches: 0, activeTasks: 0, stuckProviders: [], failedProviders: [] };
   private pendingSwitch: { providers: MemoryProvider[]; newSessionId: string; options: SessionSwitchOptions } | null = null;
 
   private readonly logger: Logger;
   private readonly prefetchTimeoutMs: number;
   private readonly drainTimeoutMs: number;
+  private readonly hookTimeoutMs: number;
   private readonly hermesHome: string;
   private readonly spillOptions: Partial<SpillConfig>;
 
@@ -149,22 +217,10 @@ export class MemoryManager {
    * @throws HermesMemoryError `INVALID_ARGUMENT` when a timeout is not a positive number.
    */
   constructor(options: MemoryManagerOptions = {}) {
-    const timeout = options.externalPrefetchTimeoutMs ?? DEFAULT_EXTERNAL_PREFETCH_TIMEOUT_MS;
-    if (typeof timeout !== "number" || !(timeout > 0)) {
-      throw new HermesMemoryError({
-        code: "INVALID_ARGUMENT",
-        message: `externalPrefetchTimeoutMs must be positive (got ${String(timeout)}); pass a number of milliseconds > 0 or omit it for the 8000 ms default.`,
-      });
-    }
-    const drain = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
-    if (typeof drain !== "number" || !(drain >= 0)) {
-      throw new HermesMemoryError({
-        code: "INVALID_ARGUMENT",
-        message: `drainTimeoutMs must be a number >= 0 (got ${String(drain)}); omit it for the 5000 ms default.`,
-      });
-    }
-    this.prefetchTimeoutMs = timeout;
-    this.drainTimeoutMs = drain;
+    this.prefetchTimeoutMs = checkTimeout("externalPrefetchTimeoutMs", options.externalPrefetchTimeoutMs, DEFAULT_EXTERNAL_PREFETCH_TIMEOUT_MS, "positive");
+    this.drainTimeoutMs = checkTimeout("drainTimeoutMs", options.drainTimeoutMs, DEFAULT_DRAIN_TIMEOUT_MS, "non-negative");
+    this.hookTimeoutMs = checkTimeout("hookTimeoutMs", options.hookTimeoutMs, DEFAULT_HOOK_TIMEOUT_MS, "positive");
+    this.externalOn = options.externalEnabled !== false;
     this.logger = options.logger ?? silentLogger;
     this.hermesHome = options.hermesHome ?? getHermesHome();
     this.spillOptions = { ...(options.spillConfig ?? {}) };
@@ -242,7 +298,7 @@ export class MemoryManager {
   getToolSchemas(): ToolSchema[] {
     const out: ToolSchema[] = [];
     const seen = new Set<string>();
-    for (const provider of this.list) {
+    for (const provider of this.offeredProviders()) {
       let schemas: unknown;
       try {
         schemas = provider.getToolSchemas();
@@ -265,41 +321,145 @@ export class MemoryManager {
     return out;
   }
 
-  /** Names of every routed tool. */
+  /** Names of every routed tool (without the external provider's while it is withheld). */
   getToolNames(): Set<string> {
-    return new Set(this.toolRoutes.keys());
+    return new Set([...this.toolRoutes.keys()].filter((name) => this.routeFor(name) !== undefined));
   }
 
   /** True when `handleToolCall(name, …)` would reach a provider. */
   hasTool(name: string): boolean {
-    return this.toolRoutes.has(name);
+    return this.routeFor(name) !== undefined;
+  }
+
+  /**
+   * The gate for hosts whose toolset on this platform excludes memory: `false` withholds the
+   * external provider's tools (`getToolSchemas`, `getToolNames`, `hasTool`, `handleToolCall`) and
+   * its `systemPromptBlock()` in `buildSystemPrompt()` together. The built-in memory is never
+   * withheld, and the external provider's lifecycle hooks (sync, prefetch, session end) still run.
+   * Default: `MemoryManagerOptions.externalEnabled` (`true` unless set).
+   */
+  setExternalEnabled(enabled: boolean): void {
+    this.externalOn = enabled !== false;
+  }
+
+  /** Whether the external provider's tools and system-prompt block are offered (see `setExternalEnabled`). */
+  get externalEnabled(): boolean {
+    return this.externalOn;
+  }
+
+  /**
+   * Unregister a provider and its tool routes (e.g. one whose `initialize()` failed). The
+   * built-in provider cannot be removed. Returns `false` when no such provider is registered.
+   * Does not call its `shutdown()`.
+   */
+  removeProvider(name: string): boolean {
+    if (name === BUILTIN_PROVIDER_NAME) return false;
+    const index = this.list.findIndex((p) => p.name === name);
+    if (index < 0) return false;
+    const [provider] = this.list.splice(index, 1);
+    for (const [tool, owner] of [...this.toolRoutes]) if (owner === provider) this.toolRoutes.delete(tool);
+    if (this.externalName === name) this.externalName = null;
+    this.inflightPrefetch.delete(provider!);
+    return true;
+  }
+
+  private isWithheld(provider: MemoryProvider): boolean {
+    return !this.externalOn && provider.name !== BUILTIN_PROVIDER_NAME;
+  }
+
+  private offeredProviders(): MemoryProvider[] {
+    return this.list.filter((p) => !this.isWithheld(p));
+  }
+
+  private routeFor(name: string): MemoryProvider | undefined {
+    const provider = this.toolRoutes.get(name);
+    return provider && !this.isWithheld(provider) ? provider : undefined;
+  }
+
+  /**
+   * Call one provider hook within `hookTimeoutMs` (or `timeoutMs`). Never throws: the outcome is
+   * tagged. A timeout is logged here as a warning naming the provider and the hook; errors are
+   * logged by the caller, which knows how serious they are.
+   */
+  private async callHook<T>(
+    provider: MemoryProvider,
+    hook: string,
+    fn: () => T | PromiseLike<T>,
+    timeoutMs: number = this.hookTimeoutMs,
+  ): Promise<BoundedOutcome<Awaited<T>>> {
+    // The built-in memory is core code working on local files (its own locks are bounded); timing
+    // it out would only report a write as failed that still lands.
+    if (provider.name === BUILTIN_PROVIDER_NAME) timeoutMs = Number.POSITIVE_INFINITY;
+    const outcome = await boundedCall(fn, timeoutMs, {
+      onLate: (late) =>
+        this.logger.debug(`Memory provider '${provider.name}' ${hook} settled after its timeout (${late.status}); the late result was dropped`),
+    });
+    if (outcome.status === "timeout") {
+      this.logger.warn(
+        `Memory provider '${provider.name}' ${hook} timed out after ${formatSeconds(timeoutMs)}; continuing without it (the call keeps running detached). Raise hookTimeoutMs if the provider is only slow.`,
+      );
+    }
+    return outcome;
+  }
+
+  /**
+   * `scrubSecrets` that never throws: a value the scrubber refuses (e.g. nested too deeply) is
+   * logged as a warning and not handed to any provider.
+   */
+  private scrub<T>(value: T, what: string): { ok: true; value: T } | { ok: false; reason: string } {
+    try {
+      return { ok: true, value: scrubSecrets(value) };
+    } catch (error) {
+      const reason = error instanceof RangeError ? `too deeply nested to scrub (${error.message})` : describeError(error);
+      this.logger.warn(`Memory manager could not scrub ${what}: ${reason}; it was not handed to any memory provider.`);
+      return { ok: false, reason };
+    }
   }
 
   // --- tools -----------------------------------------------------------------------------------
 
   /**
-   * Route a model tool call to the provider that owns the tool. Never throws: an unrouted tool or
-   * a provider failure becomes a JSON `{"error": …}` string; a non-string result is
-   * JSON-stringified. Arguments are scrubbed first. After the built-in `memory` tool returns, its
-   * successful writes are mirrored to the external provider (`notifyMemoryToolWrite`).
+   * Route a model tool call to the provider that owns the tool. Never throws: an unrouted or
+   * withheld tool, a provider failure, a call that does not settle within `hookTimeoutMs`, or
+   * arguments that cannot be scrubbed (nested too deeply) become a JSON `{"error": …}` string; a
+   * non-string result is JSON-stringified. Arguments are plain data: only their own enumerable
+   * properties are passed on (a `__proto__` key stays an ordinary key).
+   *
+   * Arguments for an external provider are scrubbed first. The built-in `memory` tool gets them
+   * as the model wrote them: it stores facts in the user's own MEMORY.md / USER.md, and its
+   * `old_text` must match the stored entry to replace or remove it. After it returns, its
+   * successful writes are mirrored to the external provider scrubbed (`notifyMemoryToolWrite`).
    */
   async handleToolCall(name: string, args: Record<string, unknown>, options: ToolCallOptions = {}): Promise<string> {
-    const provider = this.toolRoutes.get(name);
+    const provider = this.routeFor(name);
     if (!provider) return JSON.stringify({ error: `No memory provider handles tool '${name}'` });
-    const safeArgs = scrubSecrets(isRecord(args) ? args : {});
+    const given = plainArgs(args);
+    const builtinMemoryTool = name === "memory" && provider.name === BUILTIN_PROVIDER_NAME;
+    let callArgs = given;
+    if (!builtinMemoryTool) {
+      const scrubbed = this.scrub(given, `the arguments of tool '${name}'`);
+      if (!scrubbed.ok) return JSON.stringify({ error: `Memory tool '${name}' arguments rejected: ${scrubbed.reason}. Pass flat, plain JSON arguments.` });
+      callArgs = scrubbed.value;
+    }
+    const hook = `handle_tool_call(${name})`;
+    const outcome = await this.callHook(provider, hook, () => provider.handleToolCall(name, callArgs, { ...options }));
+    if (outcome.status === "timeout") {
+      return JSON.stringify({ error: `Memory tool '${name}' timed out after ${formatSeconds(outcome.timeoutMs)} (provider '${provider.name}'); the call was abandoned, try again later.` });
+    }
     let result: string;
     try {
-      const raw: unknown = await provider.handleToolCall(name, safeArgs, { ...options });
+      if (outcome.status === "error") throw outcome.error;
+      const raw: unknown = outcome.value;
       result = typeof raw === "string" ? raw : (JSON.stringify(raw ?? null) ?? "null");
     } catch (error) {
       const message = describeError(error);
-      this.logger.error(`Memory provider '${provider.name}' handle_tool_call(${name}) failed: ${message}`);
+      this.logger.error(`Memory provider '${provider.name}' ${hook} failed: ${message}`);
       return JSON.stringify({ error: `Memory tool '${name}' failed: ${message}` });
     }
-    if (name === "memory" && provider.name === BUILTIN_PROVIDER_NAME) {
+    if (builtinMemoryTool) {
       try {
         const sessionId = typeof options.sessionId === "string" && options.sessionId ? options.sessionId : undefined;
-        await this.notifyMemoryToolWrite(result, safeArgs, {
+        await this.notifyMemoryToolWrite(result, given, {
           buildMetadata: () => ({ toolName: "memory", writeOrigin: "memory_tool", ...(sessionId ? { sessionId } : {}) }),
         });
       } catch (error) {
@@ -311,15 +471,18 @@ export class MemoryManager {
 
   // --- prompt and recall -----------------------------------------------------------------------
 
-  /** Every provider's non-empty static `systemPromptBlock()`, joined by a blank line. */
+  /**
+   * Every offered provider's non-empty static `systemPromptBlock()`, joined by a blank line. The
+   * external provider's block is left out while it is withheld (`setExternalEnabled(false)`).
+   */
   async buildSystemPrompt(): Promise<string> {
     const blocks: string[] = [];
-    for (const provider of [...this.list]) {
-      try {
-        const block: unknown = await provider.systemPromptBlock();
-        if (typeof block === "string" && block.trim() !== "") blocks.push(block);
-      } catch (error) {
-        this.logger.warn(`Memory provider '${provider.name}' system_prompt_block() failed: ${describeError(error)}`);
+    for (const provider of this.offeredProviders()) {
+      const outcome = await this.callHook(provider, "system_prompt_block()", () => provider.systemPromptBlock());
+      if (outcome.status === "error") {
+        this.logger.warn(`Memory provider '${provider.name}' system_prompt_block() failed: ${describeError(outcome.error)}`);
+      } else if (outcome.status === "ok" && typeof outcome.value === "string" && outcome.value.trim() !== "") {
+        blocks.push(outcome.value);
       }
     }
     return blocks.join("\n\n");
@@ -337,7 +500,9 @@ export class MemoryManager {
   async prefetchAll(query: string, options: { sessionId?: string } = {}): Promise<string> {
     const stripped = stripSkillScaffolding(query);
     if (stripped.trim() === "") return "";
-    const safeQuery = scrubSecrets(stripped);
+    const scrubbed = this.scrub(stripped, "the recall query");
+    if (!scrubbed.ok) return "";
+    const safeQuery = scrubbed.value;
     const sessionId = options.sessionId ?? "";
     const results = await Promise.all(
       [...this.list].map(async (provider) => {
@@ -361,28 +526,20 @@ export class MemoryManager {
       this.logger.debug(`Memory provider '${provider.name}' prefetch still running; skipping this turn`);
       return "";
     }
-    const settled: Promise<PrefetchOutcome> = (async () => provider.prefetch(query, { sessionId }))().then(
-      (value) => ({ ok: true, value }),
-      (error: unknown) => ({ ok: false, error }),
-    );
-    this.inflightPrefetch.set(provider, settled);
-    void settled.then(() => {
-      if (this.inflightPrefetch.get(provider) === settled) this.inflightPrefetch.delete(provider);
+    // While a timed-out call is still running the provider is skipped, not called again.
+    this.inflightPrefetch.add(provider);
+    const outcome = await boundedCall(() => provider.prefetch(query, { sessionId }), this.prefetchTimeoutMs, {
+      onLate: () => this.inflightPrefetch.delete(provider),
     });
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
-      timer = setTimeout(() => resolve(TIMED_OUT), this.prefetchTimeoutMs);
-    });
-    const outcome = await Promise.race([settled, timeout]);
-    if (timer) clearTimeout(timer);
-    if (outcome === TIMED_OUT) {
+    if (outcome.status === "timeout") {
       this.logger.warn(
         `Memory provider '${provider.name}' prefetch timed out after ${this.prefetchTimeoutMs / 1000}s; skipping it until the stuck call returns`,
       );
       return "";
     }
-    if (!outcome.ok) throw outcome.error;
-    const value = outcome.value;
+    this.inflightPrefetch.delete(provider);
+    if (outcome.status === "error") throw outcome.error;
+    const value: unknown = outcome.value;
     const text = typeof value === "string" ? value : value == null ? "" : String(value);
     if (text.trim() === "") return "";
     return spillIfOversized(text, {
@@ -403,14 +560,15 @@ export class MemoryManager {
     if (providers.length === 0) return;
     const stripped = stripSkillScaffolding(query);
     if (stripped.trim() === "") return;
-    const safeQuery = scrubSecrets(stripped);
+    const scrubbed = this.scrub(stripped, "the recall query");
+    if (!scrubbed.ok) return;
+    const safeQuery = scrubbed.value;
     const sessionId = options.sessionId ?? "";
     this.schedule("prefetch", async () => {
       for (const provider of providers) {
-        try {
-          await provider.queuePrefetch(safeQuery, { sessionId });
-        } catch (error) {
-          this.logger.debug(`Memory provider '${provider.name}' queue_prefetch failed (non-fatal): ${describeError(error)}`);
+        const outcome = await this.callHook(provider, "queue_prefetch", () => provider.queuePrefetch(safeQuery, { sessionId }));
+        if (outcome.status === "error") {
+          this.logger.debug(`Memory provider '${provider.name}' queue_prefetch failed (non-fatal): ${describeError(outcome.error)}`);
         }
       }
     });
@@ -447,17 +605,17 @@ export class MemoryManager {
     const userText = stripSkillScaffolding(user);
     if (userText !== user && userText.trim() === "") return;
     const messages = Array.isArray(options.messages) ? [...options.messages] : undefined;
-    const [safeUser, safeAssistant, safeMessages] = scrubSecrets([userText, assistant ?? "", messages ?? null] as const);
+    const scrubbed = this.scrub([userText, assistant ?? "", messages ?? null] as const, "a turn");
+    // The turn is dropped; scrub() logged the warning.
+    if (!scrubbed.ok) return;
+    const [safeUser, safeAssistant, safeMessages] = scrubbed.value;
     const base: SyncTurnOptions = { sessionId: options.sessionId ?? "" };
     if (safeMessages) base.messages = safeMessages as ChatMessage[];
     if (options.turnAuthor) base.turnAuthor = { ...options.turnAuthor };
     this.schedule("write", async () => {
       for (const provider of providers) {
-        try {
-          await provider.syncTurn(safeUser, safeAssistant, { ...base });
-        } catch (error) {
-          this.logger.warn(`Memory provider '${provider.name}' sync_turn failed: ${describeError(error)}`);
-        }
+        const outcome = await this.callHook(provider, "sync_turn", () => provider.syncTurn(safeUser, safeAssistant, { ...base }));
+        if (outcome.status === "error") this.logger.warn(`Memory provider '${provider.name}' sync_turn failed: ${describeError(outcome.error)}`);
       }
     });
   }
@@ -487,24 +645,28 @@ export class MemoryManager {
 
   /** Start of a turn (1-based `turnNumber`), before `prefetchAll`. The message is scrubbed. */
   async onTurnStart(turnNumber: number, message: string, options: TurnStartOptions = {}): Promise<void> {
-    const safeMessage = scrubSecrets(typeof message === "string" ? message : "");
+    const scrubbed = this.scrub(typeof message === "string" ? message : "", "the turn's message");
+    if (!scrubbed.ok) return;
+    const safeMessage = scrubbed.value;
     for (const provider of [...this.list]) {
-      try {
-        await provider.onTurnStart(turnNumber, safeMessage, { ...options });
-      } catch (error) {
-        this.logger.warn(`Memory provider '${provider.name}' on_turn_start failed: ${describeError(error)}`);
-      }
+      const outcome = await this.callHook(provider, "on_turn_start", () => provider.onTurnStart(turnNumber, safeMessage, { ...options }));
+      if (outcome.status === "error") this.logger.warn(`Memory provider '${provider.name}' on_turn_start failed: ${describeError(outcome.error)}`);
     }
   }
 
-  /** A real session boundary (exit, `/reset`, expiry). Hands every provider a scrubbed copy. */
+  /**
+   * A real session boundary (exit, `/reset`, expiry). Hands every provider a scrubbed copy, each
+   * call bounded by `hookTimeoutMs`. Never throws: a transcript that cannot be scrubbed (nested too
+   * deeply) is dropped with a warning, and a provider that fails or times out is logged.
+   */
   async onSessionEnd(messages: ChatMessage[]): Promise<void> {
-    const safe = scrubSecrets(Array.isArray(messages) ? [...messages] : []);
+    const scrubbed = this.scrub(Array.isArray(messages) ? [...messages] : [], "the session transcript");
+    if (!scrubbed.ok) return;
+    const safe = scrubbed.value;
     for (const provider of [...this.list]) {
-      try {
-        await provider.onSessionEnd(safe);
-      } catch (error) {
-        this.logger.warn(`Memory provider '${provider.name}' on_session_end failed: ${describeError(error)}`, error);
+      const outcome = await this.callHook(provider, "on_session_end", () => provider.onSessionEnd(safe));
+      if (outcome.status === "error") {
+        this.logger.warn(`Memory provider '${provider.name}' on_session_end failed: ${describeError(outcome.error)}`, outcome.error);
       }
     }
   }
@@ -565,14 +727,14 @@ export class MemoryManager {
   ): Promise<MemoryProvider[]> {
     const failed: MemoryProvider[] = [];
     for (const provider of providers) {
-      try {
-        const result: unknown = await provider.onSessionSwitch(newSessionId, { ...options });
-        if (result === false) {
-          this.logger.warn(`Memory provider '${provider.name}' on_session_switch failed: returned false`);
-          failed.push(provider);
-        }
-      } catch (error) {
-        this.logger.warn(`Memory provider '${provider.name}' on_session_switch failed: ${describeError(error)}`);
+      const outcome = await this.callHook(provider, "on_session_switch", () => provider.onSessionSwitch(newSessionId, { ...options }));
+      if (outcome.status === "timeout") {
+        failed.push(provider);
+      } else if (outcome.status === "error") {
+        this.logger.warn(`Memory provider '${provider.name}' on_session_switch failed: ${describeError(outcome.error)}`);
+        failed.push(provider);
+      } else if ((outcome.value as unknown) === false) {
+        this.logger.warn(`Memory provider '${provider.name}' on_session_switch failed: returned false`);
         failed.push(provider);
       }
     }
@@ -603,24 +765,30 @@ export class MemoryManager {
   ): Promise<string> {
     const requireCheckpoint = options.requireCheckpoint === true;
     const apiVersion = options.checkpointApiVersion ?? 2;
-    const [raw, evidence] = scrubSecrets([
-      Array.isArray(messages) ? [...messages] : [],
-      Array.isArray(options.evidenceMessages) ? [...options.evidenceMessages] : null,
-    ] as const);
+    const scrubbed = this.scrub(
+      [Array.isArray(messages) ? [...messages] : [], Array.isArray(options.evidenceMessages) ? [...options.evidenceMessages] : null] as const,
+      "the messages to compress",
+    );
+    if (!scrubbed.ok) {
+      if (requireCheckpoint) throw new CheckpointUnavailableError(`the messages could not be scrubbed (${scrubbed.reason})`);
+      return "";
+    }
+    const [raw, evidence] = scrubbed.value;
     const parts: string[] = [];
     let checkpointSucceeded = false;
     for (const provider of [...this.list]) {
       const isCheckpoint = (checkpointVersionOf(provider) ?? 1) >= apiVersion;
       const payload = (isCheckpoint && evidence ? evidence : raw) as ChatMessage[];
-      try {
-        const result: unknown = await provider.onPreCompress([...payload], {
-          requireCheckpoint: isCheckpoint ? requireCheckpoint : false,
-        });
+      const outcome = await this.callHook(provider, "on_pre_compress", () =>
+        provider.onPreCompress([...payload], { requireCheckpoint: isCheckpoint ? requireCheckpoint : false }),
+      );
+      if (outcome.status === "ok") {
+        const result: unknown = outcome.value;
         if (typeof result === "string" && result.trim() !== "") parts.push(result);
         if (isCheckpoint) checkpointSucceeded = true;
-      } catch (error) {
-        this.logger.debug(`Memory provider '${provider.name}' on_pre_compress failed: ${describeError(error)}`);
-        if (requireCheckpoint && isCheckpoint) throw error;
+      } else if (outcome.status === "error") {
+        this.logger.debug(`Memory provider '${provider.name}' on_pre_compress failed: ${describeError(outcome.error)}`);
+        if (requireCheckpoint && isCheckpoint) throw outcome.error;
       }
     }
     if (requireCheckpoint && !checkpointSucceeded) {
@@ -643,13 +811,14 @@ export class MemoryManager {
     content: string,
     metadata: MemoryWriteMetadata = {},
   ): Promise<void> {
-    const [safeContent, safeMetadata] = scrubSecrets([content ?? "", { ...(metadata ?? {}) }] as const);
+    const scrubbed = this.scrub([content ?? "", plainArgs(metadata)] as const, "a mirrored memory write");
+    if (!scrubbed.ok) return;
+    const [safeContent, safeMetadata] = scrubbed.value;
     for (const provider of this.list.filter((p) => p.name !== BUILTIN_PROVIDER_NAME)) {
-      try {
-        await provider.onMemoryWrite(action, target, safeContent, { ...(safeMetadata as MemoryWriteMetadata) });
-      } catch (error) {
-        this.logger.warn(`Memory provider '${provider.name}' on_memory_write failed: ${describeError(error)}`);
-      }
+      const outcome = await this.callHook(provider, "on_memory_write", () =>
+        provider.onMemoryWrite(action, target, safeContent, { ...(safeMetadata as MemoryWriteMetadata) }),
+      );
+      if (outcome.status === "error") this.logger.warn(`Memory provider '${provider.name}' on_memory_write failed: ${describeError(outcome.error)}`);
     }
   }
 
@@ -674,28 +843,30 @@ export class MemoryManager {
       }
     }
     if (!isRecord(parsed) || parsed.success !== true || parsed.staged === true) return;
-    const toolArgs = isRecord(args) ? args : {};
-    const target = (nonEmptyString(toolArgs.target) ?? "memory") as MemoryWriteTarget;
-    const batched = Array.isArray(toolArgs.operations) && toolArgs.operations.length > 0;
-    const ops: unknown[] = batched ? (toolArgs.operations as unknown[]) : [toolArgs];
+    const toolArgs = plainArgs(args);
+    const target = (nonEmptyString(own(toolArgs, "target")) ?? "memory") as MemoryWriteTarget;
+    const operations = own(toolArgs, "operations");
+    const batched = Array.isArray(operations) && operations.length > 0;
+    const ops: unknown[] = batched ? (operations as unknown[]) : [toolArgs];
 
     for (let i = 0; i < ops.length; i++) {
       const op = ops[i];
-      if (!isRecord(op) || typeof op.action !== "string" || !MIRRORED_ACTIONS.has(op.action)) continue;
-      const action = op.action as MemoryWriteAction;
+      const opAction = isRecord(op) ? own(op, "action") : undefined;
+      if (!isRecord(op) || typeof opAction !== "string" || !MIRRORED_ACTIONS.has(opAction)) continue;
+      const action = opAction as MemoryWriteAction;
       try {
         const metadata: MemoryWriteMetadata = { ...(options.buildMetadata?.() ?? {}) };
         delete metadata.previousContent;
         delete metadata.previous_content;
-        const oldText = nonEmptyString(op.old_text) ?? nonEmptyString(op.oldText);
+        const oldText = nonEmptyString(own(op, "old_text")) ?? nonEmptyString(own(op, "oldText"));
         if (oldText) metadata.oldText = oldText;
         if (action !== "add") {
           const previous = batched
             ? this.batchEntry(parsed, action === "replace" ? "replaced_entries" : "removed_entries", i + 1)
-            : nonEmptyString(parsed[action === "replace" ? "replaced_entry" : "removed_entry"]);
+            : nonEmptyString(own(parsed, action === "replace" ? "replaced_entry" : "removed_entry"));
           if (previous) metadata.previousContent = previous;
         }
-        const content = nonEmptyString(op.content) ?? nonEmptyString(op.new_text) ?? "";
+        const content = nonEmptyString(own(op, "content")) ?? nonEmptyString(own(op, "new_text")) ?? "";
         await this.onMemoryWrite(action, target, content, metadata);
       } catch (error) {
         this.logger.debug(`Mirroring memory ${action} (operation ${i + 1}) failed: ${describeError(error)}`);
@@ -704,22 +875,21 @@ export class MemoryManager {
   }
 
   private batchEntry(result: Record<string, unknown>, key: string, index: number): string | undefined {
-    const map = result[key];
+    const map = own(result, key);
     if (Array.isArray(map)) return undefined;
     if (!isRecord(map)) return undefined;
-    return nonEmptyString(map[String(index)]);
+    return nonEmptyString(own(map, String(index)));
   }
 
   /** On the parent when a subagent finished: scrubbed task and result to every provider. */
   async onDelegation(task: string, result: string, options: Partial<DelegationOptions> = {}): Promise<void> {
-    const [safeTask, safeResult] = scrubSecrets([task ?? "", result ?? ""] as const);
+    const scrubbed = this.scrub([task ?? "", result ?? ""] as const, "a delegation result");
+    if (!scrubbed.ok) return;
+    const [safeTask, safeResult] = scrubbed.value;
     const forwarded: DelegationOptions = { ...options, childSessionId: options.childSessionId ?? "" };
     for (const provider of [...this.list]) {
-      try {
-        await provider.onDelegation(safeTask, safeResult, { ...forwarded });
-      } catch (error) {
-        this.logger.warn(`Memory provider '${provider.name}' on_delegation failed: ${describeError(error)}`);
-      }
+      const outcome = await this.callHook(provider, "on_delegation", () => provider.onDelegation(safeTask, safeResult, { ...forwarded }));
+      if (outcome.status === "error") this.logger.warn(`Memory provider '${provider.name}' on_delegation failed: ${describeError(outcome.error)}`);
     }
   }
 
@@ -727,42 +897,58 @@ export class MemoryManager {
 
   /**
    * Initialise every provider with `ctx` plus `hermesHome` (the manager's home unless given) and
-   * `platform` (`cli` unless given). A provider that fails is logged and stays registered.
+   * `platform` (`cli` unless given), each call bounded by `hookTimeoutMs`. A provider that fails or
+   * times out is logged and stays registered; the returned list names each one (empty when all
+   * succeeded) so a host can `removeProvider()` it, as `openMemory()` does.
    */
-  async initializeAll(sessionId: string, ctx: Partial<InitContext> = {}): Promise<void> {
-    await this.initializeEach(sessionId, ctx, false);
+  async initializeAll(sessionId: string, ctx: Partial<InitContext> = {}): Promise<ProviderHookReport[]> {
+    return this.initializeEach(sessionId, ctx, false);
   }
 
   /** Like `initializeAll`, but calls `initializeForInspection` (no network, no background work). */
-  async initializeAllForInspection(sessionId: string, ctx: Partial<InitContext> = {}): Promise<void> {
-    await this.initializeEach(sessionId, ctx, true);
+  async initializeAllForInspection(sessionId: string, ctx: Partial<InitContext> = {}): Promise<ProviderHookReport[]> {
+    return this.initializeEach(sessionId, ctx, true);
   }
 
-  private async initializeEach(sessionId: string, ctx: Partial<InitContext>, inspection: boolean): Promise<void> {
+  private async initializeEach(sessionId: string, ctx: Partial<InitContext>, inspection: boolean): Promise<ProviderHookReport[]> {
     const full: InitContext = {
       ...ctx,
       hermesHome: ctx.hermesHome ?? this.hermesHome,
       platform: ctx.platform ?? "cli",
     };
+    const hook = inspection ? "initialize_for_inspection" : "initialize";
+    const reports: ProviderHookReport[] = [];
     for (const provider of [...this.list]) {
-      try {
-        if (inspection) await provider.initializeForInspection(sessionId, { ...full });
-        else await provider.initialize(sessionId, { ...full });
-      } catch (error) {
-        this.logger.warn(`Memory provider '${provider.name}' initialize failed: ${describeError(error)}`);
-      }
+      const outcome = await this.callHook(provider, hook, () =>
+        inspection ? provider.initializeForInspection(sessionId, { ...full }) : provider.initialize(sessionId, { ...full }),
+      );
+      const report = this.hookReport(provider, hook, outcome);
+      if (report?.outcome === "error") this.logger.warn(`Memory provider '${provider.name}' initialize failed: ${report.reason}`);
+      if (report) reports.push(report);
     }
+    return reports;
+  }
+
+  private hookReport(provider: MemoryProvider, hook: string, outcome: BoundedOutcome<unknown>): ProviderHookReport | null {
+    if (outcome.status === "timeout") {
+      return { name: provider.name, hook, outcome: "timeout", reason: `did not settle within ${formatSeconds(outcome.timeoutMs)}` };
+    }
+    if (outcome.status === "error") return { name: provider.name, hook, outcome: "error", reason: describeError(outcome.error) };
+    return null;
   }
 
   /** A copy of what the last `shutdownAll()` drain found. */
   get shutdownDrainState(): DrainState {
-    return { ...this.drainState };
+    return copyDrainState(this.drainState);
   }
 
   /**
    * Stop accepting background work, wait up to `drainTimeoutMs` for queued tasks, abandon what is
    * left (reported in the returned state and a warning), then call `shutdown()` on every provider
-   * in reverse registration order, each isolated. Idempotent: later calls return the same state.
+   * in reverse registration order, each isolated and bounded by `hookTimeoutMs`: a provider whose
+   * `shutdown()` does not settle is named in `stuckProviders` (and a warning) and left running
+   * detached, one that throws in `failedProviders`. Always resolves; idempotent: later calls
+   * return the same state.
    */
   shutdownAll(): Promise<DrainState> {
     this.shutdownPromise ??= this.runShutdown();
@@ -772,16 +958,20 @@ export class MemoryManager {
   private async runShutdown(): Promise<DrainState> {
     this.shuttingDown = true;
     const queue = this.queue;
+    const stuckProviders: ProviderHookReport[] = [];
+    const failedProviders: ProviderHookReport[] = [];
     if (!queue) {
-      this.drainState = { status: "drained", abandonedWrites: 0, abandonedPrefetches: 0, activeTasks: 0 };
+      this.drainState = { status: "drained", abandonedWrites: 0, abandonedPrefetches: 0, activeTasks: 0, stuckProviders, failedProviders };
     } else {
-      this.drainState = { status: "draining", abandonedWrites: 0, abandonedPrefetches: 0, activeTasks: queue.size };
+      this.drainState = { status: "draining", abandonedWrites: 0, abandonedPrefetches: 0, activeTasks: queue.size, stuckProviders, failedProviders };
       const outcome = await queue.drain(this.drainTimeoutMs);
       this.drainState = {
         status: outcome.timedOut ? "timed_out" : "drained",
         abandonedWrites: outcome.abandonedWrites,
         abandonedPrefetches: outcome.abandonedPrefetches,
         activeTasks: outcome.activeTasks,
+        stuckProviders,
+        failedProviders,
       };
       if (outcome.timedOut) {
         this.logger.warn(
@@ -790,12 +980,14 @@ export class MemoryManager {
       }
     }
     for (const provider of [...this.list].reverse()) {
-      try {
-        await provider.shutdown();
-      } catch (error) {
-        this.logger.warn(`Memory provider '${provider.name}' shutdown failed: ${describeError(error)}`);
+      const outcome = await this.callHook(provider, "shutdown", () => provider.shutdown());
+      const report = this.hookReport(provider, "shutdown", outcome);
+      if (report?.outcome === "timeout") stuckProviders.push(report);
+      if (report?.outcome === "error") {
+        failedProviders.push(report);
+        this.logger.warn(`Memory provider '${provider.name}' shutdown failed: ${report.reason}`);
       }
     }
-    return { ...this.drainState };
+    return copyDrainState(this.drainState);
   }
 }

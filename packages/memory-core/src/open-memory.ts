@@ -1,11 +1,12 @@
 import path from "node:path";
 import { BuiltinMemoryProvider } from "./builtin/builtin-provider.js";
 import { checkpointRequiredWarning } from "./checkpoint.js";
-import { readConfig } from "./config/config-file.js";
+import { parseConfig, readConfig, type HermesConfig } from "./config/config-file.js";
 import { HermesMemoryError, describeError } from "./errors.js";
 import { loadMemoryProvider } from "./loader.js";
 import { silentLogger, type Logger } from "./logger.js";
-import { MemoryManager } from "./manager.js";
+import { DEFAULT_HOOK_TIMEOUT_MS, MemoryManager } from "./manager.js";
+import { boundedCall } from "./bounded-call.js";
 import { getHermesHome, runWithProfile } from "./profile.js";
 import type { InitContext, MemoryProvider } from "./provider.js";
 import { isCoreMemoryProvider } from "./trivial-prompt.js";
@@ -24,15 +25,39 @@ export interface OpenMemoryOptions extends Partial<InitContext> {
   logger?: Logger;
   /** Use this provider instead of config `memory.provider` (`""`/`builtin`/`none` = built-in only). */
   provider?: string;
+  /** See `MemoryManagerOptions.externalPrefetchTimeoutMs` (default 8000). */
   externalPrefetchTimeoutMs?: number;
+  /** See `MemoryManagerOptions.hookTimeoutMs`: bound for `initialize()`, tool calls, `shutdown()`… (default 15000). */
+  hookTimeoutMs?: number;
+  /** See `MemoryManagerOptions.drainTimeoutMs` (default 5000). */
+  drainTimeoutMs?: number;
+  /** See `LoadOptions.importTimeoutMs`: bound for importing the provider module and its `register(ctx)` (default 10000). */
+  importTimeoutMs?: number;
+  /** See `MemoryManagerOptions.externalEnabled`: `false` withholds the external tools and prompt block. */
+  externalEnabled?: boolean;
   /**
-   * Throw instead of falling back to built-in memory when the configured provider cannot be used
-   * (not found, disabled, failed to load, unavailable). Default `false`: warn and continue.
+   * Throw instead of falling back to built-in memory when the configuration or the configured
+   * provider cannot be used (invalid config.yaml, provider not found, disabled, failed or timed out
+   * loading, unavailable, `getToolSchemas()` or `initialize()` threw or timed out). Default
+   * `false`: warn and continue with built-in memory only.
    */
   strict?: boolean;
 }
 
-const OWN_OPTIONS = new Set(["sessionId", "hermesHome", "bundledDir", "packageRoots", "logger", "provider", "externalPrefetchTimeoutMs", "strict"]);
+const OWN_OPTIONS = new Set([
+  "sessionId",
+  "hermesHome",
+  "bundledDir",
+  "packageRoots",
+  "logger",
+  "provider",
+  "externalPrefetchTimeoutMs",
+  "hookTimeoutMs",
+  "drainTimeoutMs",
+  "importTimeoutMs",
+  "externalEnabled",
+  "strict",
+]);
 
 /**
  * The one-call host integration: read `$HERMES_HOME/config.yaml`, discover and load
@@ -40,11 +65,15 @@ const OWN_OPTIONS = new Set(["sessionId", "hermesHome", "bundledDir", "packageRo
  * `initializeAll`, and return the manager (call `shutdownAll()` when done).
  *
  * A blank / `builtin` / `none` / `default` provider means built-in memory only (nothing is
- * discovered or imported). A provider that is missing, disabled, fails to load or reports
- * `isAvailable() === false` is logged as a warning (with `unavailableReason()`) and the manager
- * continues with built-in memory only — unless `strict` is set, then it throws the typed error
- * (`PROVIDER_UNAVAILABLE` for an unavailable one). Warns at start when
- * `compression.checkpoint_required` is on and no provider implements checkpoint API v2.
+ * discovered or imported). Without `strict`, nothing about the external provider or config.yaml
+ * makes this reject: a provider that is missing, disabled, fails or times out loading, reports
+ * `isAvailable() === false`, throws from `getToolSchemas()`, or whose `initialize()` throws or does
+ * not settle within `hookTimeoutMs` is logged as a warning naming the provider and the hook, and
+ * the manager continues with built-in memory only; an invalid or hostile config.yaml
+ * (`INVALID_CONFIG`) is logged and built-in memory runs with default settings. With `strict`, the
+ * typed error is thrown instead (`INVALID_CONFIG`, `PROVIDER_TIMEOUT`, `PROVIDER_UNAVAILABLE`, …).
+ * Warns at start when `compression.checkpoint_required` is on and no provider implements
+ * checkpoint API v2.
  */
 export async function openMemory(options: OpenMemoryOptions): Promise<MemoryManager> {
   if (typeof options?.sessionId !== "string") {
@@ -53,12 +82,24 @@ export async function openMemory(options: OpenMemoryOptions): Promise<MemoryMana
   const hermesHome = path.resolve(options.hermesHome ?? getHermesHome());
   const logger = options.logger ?? silentLogger;
   return runWithProfile(hermesHome, async () => {
-    const config = await readConfig(hermesHome);
+    let config: HermesConfig;
+    let configUsable = true;
+    try {
+      config = await readConfig(hermesHome);
+    } catch (error) {
+      if (options.strict) throw error;
+      logger.warn(`${describeError(error)} Continuing with built-in memory only, default settings.`);
+      config = parseConfig("");
+      configUsable = false;
+    }
     const manager = new MemoryManager({
       logger,
       hermesHome,
       spillConfig: config.hooks.outputSpill,
       ...(options.externalPrefetchTimeoutMs !== undefined ? { externalPrefetchTimeoutMs: options.externalPrefetchTimeoutMs } : {}),
+      ...(options.hookTimeoutMs !== undefined ? { hookTimeoutMs: options.hookTimeoutMs } : {}),
+      ...(options.drainTimeoutMs !== undefined ? { drainTimeoutMs: options.drainTimeoutMs } : {}),
+      ...(options.externalEnabled !== undefined ? { externalEnabled: options.externalEnabled } : {}),
     });
     manager.addProvider(
       new BuiltinMemoryProvider({
@@ -70,21 +111,60 @@ export async function openMemory(options: OpenMemoryOptions): Promise<MemoryMana
       }),
     );
 
-    const requested = (options.provider ?? config.memory.provider).trim();
+    // An unreadable config.yaml does not name a provider we could trust; only an explicit one runs.
+    const requested = (options.provider ?? (configUsable ? config.memory.provider : "")).trim();
+    let external: MemoryProvider | null = null;
     if (!isCoreMemoryProvider(requested)) {
-      const external = await loadExternal(requested, options, hermesHome, config, logger);
-      if (external) manager.addProvider(external);
+      external = await loadExternal(requested, options, hermesHome, config, logger);
+      if (external) {
+        try {
+          manager.addProvider(external);
+        } catch (error) {
+          // addProvider reads getToolSchemas() first and leaves the manager unchanged when it throws.
+          const message = `Memory provider '${requested}' getToolSchemas() failed: ${describeError(error)}. Fix the provider or run \`hermes-memory memory status\`.`;
+          if (options.strict) throw new HermesMemoryError({ code: "PROVIDER_UNAVAILABLE", message, cause: error });
+          logger.warn(`${message} Continuing with built-in memory only.`);
+          external = null;
+        }
+      }
     }
 
     const ctx: Partial<InitContext> = {};
     for (const [key, value] of Object.entries(options)) if (!OWN_OPTIONS.has(key) && value !== undefined) ctx[key] = value;
     ctx.hermesHome = hermesHome;
-    await manager.initializeAll(options.sessionId, ctx);
+    const failures = await manager.initializeAll(options.sessionId, ctx);
 
-    const warning = checkpointRequiredWarning(manager, { checkpointRequired: config.compression.checkpointRequired });
+    // A provider that could not initialise is not usable: drop it so its tools are not offered.
+    const failed = external ? failures.find((f) => f.name === external.name) : undefined;
+    if (external && failed) {
+      const timeout = failed.outcome === "timeout";
+      const message = timeout
+        ? `Memory provider '${failed.name}' initialize timed out (${failed.reason}). Check its service/network, raise hookTimeoutMs, or run \`hermes-memory memory status\`.`
+        : `Memory provider '${failed.name}' initialize failed: ${failed.reason}. Run \`hermes-memory memory status\` to see what is missing.`;
+      manager.removeProvider(failed.name);
+      if (!timeout) await releaseFailed(external, options.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS, logger);
+      if (options.strict) {
+        await manager.shutdownAll();
+        throw new HermesMemoryError({ code: timeout ? "PROVIDER_TIMEOUT" : "PROVIDER_UNAVAILABLE", message });
+      }
+      logger.warn(`${message} Continuing with built-in memory only.`);
+    }
+
+    let warning: string | null = null;
+    try {
+      warning = checkpointRequiredWarning(manager, { checkpointRequired: config.compression.checkpointRequired });
+    } catch (error) {
+      logger.debug(`Checkpoint capability check failed: ${describeError(error)}`);
+    }
     if (warning) logger.warn(warning);
     return manager;
   });
+}
+
+/** Give a provider whose initialize() threw a bounded chance to release what it opened. */
+async function releaseFailed(provider: MemoryProvider, timeoutMs: number, logger: Logger): Promise<void> {
+  const outcome = await boundedCall(() => provider.shutdown(), timeoutMs);
+  if (outcome.status !== "ok") logger.debug(`Memory provider '${provider.name}' shutdown after a failed initialize: ${outcome.status === "timeout" ? "timed out" : describeError(outcome.error)}`);
 }
 
 async function loadExternal(
@@ -101,6 +181,7 @@ async function loadExternal(
       config,
       logger,
       registerSkills: true,
+      ...(options.importTimeoutMs !== undefined ? { importTimeoutMs: options.importTimeoutMs } : {}),
       ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
       ...(options.bundledDir !== undefined ? { bundledDir: options.bundledDir } : {}),
       ...(options.packageRoots !== undefined ? { packageRoots: options.packageRoots } : {}),

@@ -196,6 +196,11 @@ export class {{className}} extends MemoryProvider implements SearchableMemory {
     await this.writing;
   }
 
+  // The session boundary is a flush point: the host may exit right after it without shutdown().
+  async onSessionEnd(): Promise<void> {
+    await this.flush();
+  }
+
   async shutdown(): Promise<void> {
     await this.flush();
   }

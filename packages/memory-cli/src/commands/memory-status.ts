@@ -1,10 +1,12 @@
 import path from "node:path";
 import {
   BuiltinMemoryStore,
+  boundedCall,
   configFilePath,
   describeError,
   discoverMemoryProviders,
   envFilePath,
+  HermesMemoryError,
   isCoreMemoryProvider,
   isProviderDisabled,
   isSearchableMemory,
@@ -96,18 +98,27 @@ function settingsOf(provider: MemoryProvider, config: Awaited<ReturnType<typeof 
 
 /**
  * Stats come from an inspection-only initialise (no background work by contract), then the
- * provider is shut down again; runs in the home's profile scope.
+ * provider is shut down again; runs in the home's profile scope. Each call is bounded by
+ * `ctx.timeouts.hookMs`, so a provider that never settles cannot hang the command.
  */
 async function inspectStats(ctx: CliContext, provider: MemoryProvider & { stats(): unknown }): Promise<{ stats?: MemoryStats; error?: string }> {
+  const call = async <T>(hook: string, fn: () => T | PromiseLike<T>): Promise<Awaited<T>> => {
+    const outcome = await boundedCall(fn, ctx.timeouts.hookMs);
+    if (outcome.status === "ok") return outcome.value;
+    if (outcome.status === "error") throw outcome.error;
+    const message = `Memory provider '${provider.name}' ${hook} timed out after ${outcome.timeoutMs / 1000}s`;
+    ctx.out.warn(`${message}; skipped (set HERMES_MEMORY_HOOK_TIMEOUT_MS to wait longer).`);
+    throw new Error(message);
+  };
   return runWithProfile(ctx.hermesHome, async () => {
     try {
-      await provider.initializeForInspection("hermes-memory-status", { hermesHome: ctx.hermesHome, platform: "cli", cwd: ctx.cwd });
-      return { stats: (await provider.stats()) as MemoryStats };
+      await call("initializeForInspection", () => provider.initializeForInspection("hermes-memory-status", { hermesHome: ctx.hermesHome, platform: "cli", cwd: ctx.cwd }));
+      return { stats: (await call("stats", () => provider.stats())) as MemoryStats };
     } catch (error) {
       return { error: describeError(error) };
     } finally {
       try {
-        await provider.shutdown();
+        await call("shutdown", () => provider.shutdown());
       } catch {
         // status is read-only; a failing shutdown changes nothing for the user
       }
@@ -171,9 +182,10 @@ export async function collectStatus(ctx: CliContext): Promise<MemoryStatusReport
   Object.assign(entry, { source: found.source, location: found.dir, version: found.version });
   let provider: MemoryProvider;
   try {
-    provider = await loadMemoryProvider(name, { hermesHome: ctx.hermesHome, cwd: ctx.cwd, config, discovery, registerSkills: false });
+    provider = await loadMemoryProvider(name, { hermesHome: ctx.hermesHome, cwd: ctx.cwd, config, discovery, registerSkills: false, importTimeoutMs: ctx.timeouts.importMs });
     entry.loaded = true;
   } catch (error) {
+    if (HermesMemoryError.hasCode(error, "PROVIDER_TIMEOUT")) ctx.out.warn(describeError(error));
     entry.loadError = describeError(error);
     entry.reason = entry.loadError;
     return report;

@@ -4,6 +4,7 @@ import type { Command } from "commander";
 import {
   describeError,
   discoverMemoryProviders,
+  HermesMemoryError,
   isCoreMemoryProvider,
   isProviderDisabled,
   loadMemoryProvider,
@@ -78,11 +79,14 @@ async function checkAvailability(ctx: CliContext, provider: DiscoveredProvider, 
       config,
       discovery,
       registerSkills: false,
+      importTimeoutMs: ctx.timeouts.importMs,
     });
     if (loaded.isAvailable() === true) return { available: true };
     const reason = loaded.unavailableReason?.() ?? "";
     return reason ? { available: false, reason } : { available: false };
   } catch (error) {
+    // A hung import is bounded by the loader; say so on stderr as well as in the row.
+    if (HermesMemoryError.hasCode(error, "PROVIDER_TIMEOUT")) ctx.out.warn(describeError(error));
     return { available: false, reason: describeError(error) };
   }
 }

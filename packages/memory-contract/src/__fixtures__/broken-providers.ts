@@ -127,3 +127,27 @@ export class SubagentWritingProvider extends MinimalProvider {
     this.writes = true;
   }
 }
+
+/**
+ * Buffers writes until flush()/shutdown() (fine) but does not flush in onSessionEnd(): turns of a
+ * session the host ended and then exited without a clean shutdown are lost.
+ */
+export class NoFlushOnSessionEndProvider extends MinimalProvider {
+  private buffered = false;
+
+  override scheduleWrite(): void {
+    this.buffered = true;
+  }
+
+  override async flush(): Promise<void> {
+    if (this.buffered) {
+      this.buffered = false;
+      await this.persist();
+    }
+    await super.flush();
+  }
+
+  override async onSessionEnd(): Promise<void> {
+    // The mistake: nothing is flushed here.
+  }
+}

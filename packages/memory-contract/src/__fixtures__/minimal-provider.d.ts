@@ -44,6 +44,7 @@ export declare class MinimalProvider extends MemoryProvider implements Searchabl
   prefetch(query: string): string;
   syncTurn(userContent: string, assistantContent: string, options: { sessionId: string }): void;
   onSessionSwitch(): boolean;
+  onSessionEnd(): Promise<void>;
   onMemoryWrite(action: string, target: string, content: string): void;
   checkpointKey(message: ChatMessage): string;
   onPreCompress(messages: ChatMessage[]): Promise<string>;

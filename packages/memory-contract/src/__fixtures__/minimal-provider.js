@@ -175,6 +175,12 @@ export class MinimalProvider extends MemoryProvider {
     return true;
   }
 
+  // The session boundary is a flush point: the host may exit right after it.
+  async onSessionEnd() {
+    await this.flush();
+    if (this.lastError) throw this.lastError;
+  }
+
   onMemoryWrite(action, _target, content) {
     if (action !== "add" || this.closed) return;
     this.remember({ content, kind: "fact" });

@@ -165,6 +165,37 @@ export async function runHooksGroup(ctx: ContractContext): Promise<void> {
       const missing = await missingAfterRestart(ctx, instance, [token]);
       return missing.length > 0 ? fail("a mirrored built-in memory write was not found after restart") : pass();
     });
+
+    // onSessionEnd is the flush point a host relies on before it may exit: a fresh instance on
+    // the same profile must find the turns while the first one is still open (no shutdown, no
+    // flush from the kit).
+    await ctx.clause("C-HOOKS-7", async () => {
+      const instance = await harness.openInstance("hooks-session-end");
+      const tokens = [distinctiveToken("sessend0x"), distinctiveToken("sessend1x"), distinctiveToken("sessend2x")];
+      let fresh: ProviderInstance | undefined;
+      try {
+        for (const token of tokens) {
+          await instance.call("syncTurn()", (p) => p.syncTurn(`Remember the marker ${token}`, `Stored ${token}`, { sessionId: instance.sessionId }));
+        }
+        await instance.call("onSessionEnd()", (p) =>
+          p.onSessionEnd(tokens.flatMap((token) => [
+            { role: "user", content: `Remember the marker ${token}` },
+            { role: "assistant", content: `Stored ${token}` },
+          ])),
+        );
+        fresh = await harness.openInstance("hooks-session-end-fresh", { hermesHome: instance.hermesHome });
+        // Settling the fresh instance flushes only its own (empty) queue.
+        await harness.settle(fresh);
+        const missing: string[] = [];
+        for (const token of tokens) if (!(await harness.readBack(fresh, token)).found) missing.push(token);
+        return missing.length > 0
+          ? fail(`${missing.length} of ${tokens.length} turns synced before onSessionEnd() were not found by a fresh instance on the same profile (no shutdown): ${missing.join(", ")}`)
+          : pass(`${tokens.length} turns found by a fresh instance after onSessionEnd()`);
+      } finally {
+        await fresh?.close().catch(() => undefined);
+        await instance.close().catch(() => undefined);
+      }
+    });
   } finally {
     if (burst && !burst.instance.closed) await burst.instance.close().catch(() => undefined);
   }

@@ -152,3 +152,36 @@ custom:
     expect(fs.readdirSync(home).filter((f) => f !== "config.yaml")).toEqual([]);
   });
 });
+
+describe("hostile config.yaml is refused with INVALID_CONFIG", () => {
+  const codeOf = (fn: () => unknown): string | undefined => {
+    try {
+      fn();
+    } catch (error) {
+      return HermesMemoryError.isInstance(error) ? error.code : `not typed: ${String(error)}`;
+    }
+    return undefined;
+  };
+
+  it("duplicate keys are still an error (checked linearly, not by the parser)", () => {
+    expect(codeOf(() => parseConfig("memory:\n  provider: a\n  provider: b\n", "/x/config.yaml"))).toBe("INVALID_CONFIG");
+    expect(codeOf(() => parseConfig("memory:\n  provider: a\nother:\n  provider: b\n"))).toBeUndefined();
+  });
+
+  it("a billion-laughs alias bomb is refused before it expands", () => {
+    const lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
+    for (let i = 1; i < 9; i++) lines.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill(`*${String.fromCharCode(96 + i)}`).join(",")}]`);
+    expect(codeOf(() => parseConfig(lines.join("\n")))).toBe("INVALID_CONFIG");
+    // A few ordinary aliases are fine.
+    expect(parseConfig("base: &b { x: 1 }\nmemory:\n  sqlite: *b\n").memory.providerConfig("sqlite")).toEqual({ x: 1 });
+  });
+
+  it("deeply nested flow collections do not overflow the stack", () => {
+    expect(codeOf(() => parseConfig(`a: ${"[".repeat(100_000)}${"]".repeat(100_000)}\n`))).toBe("INVALID_CONFIG");
+  });
+
+  it("readConfig refuses a file over 1 MiB without parsing it", async () => {
+    fs.writeFileSync(path.join(home, "config.yaml"), `# ${"x".repeat(1024 * 1024)}\n`);
+    await expect(readConfig(home)).rejects.toMatchObject({ code: "INVALID_CONFIG", message: expect.stringContaining(path.join(home, "config.yaml")) });
+  });
+});

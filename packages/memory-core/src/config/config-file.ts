@@ -1,6 +1,6 @@
 import fsp from "node:fs/promises";
 import path from "node:path";
-import { Document, isMap, isScalar, parseDocument, YAMLMap } from "yaml";
+import { Document, isMap, isPair, isScalar, isSeq, parseDocument, YAMLMap } from "yaml";
 import { HermesMemoryError, describeError } from "../errors.js";
 import { atomicWriteFile, readTextOrEmpty, stripBom, withFileLock } from "../fs.js";
 import { getHermesHome } from "../profile.js";
@@ -35,6 +35,64 @@ export interface HermesConfig {
   raw: Record<string, unknown>;
 }
 
+/** Largest config.yaml read (1 MiB): a profile configuration is a few kilobytes. */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+/** Most YAML aliases (`*name`) resolved; an alias bomb multiplies a few lines into gigabytes. */
+export const MAX_CONFIG_ALIASES = 100;
+/** Most mapping keys plus sequence items in the whole file. */
+export const MAX_CONFIG_NODES = 10_000;
+
+/**
+ * Check the parsed document before anything expands it: key/item count, nesting depth and
+ * duplicate keys. Iterative and linear — the `yaml` package's own duplicate-key check is
+ * quadratic in the number of keys, so it is turned off at parse time and done here.
+ */
+function checkDocument(doc: Document, file: string): void {
+  let nodes = 0;
+  const stack: Array<[unknown, number]> = [[doc.contents, 0]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (!isMap(node) && !isSeq(node)) continue;
+    if (depth >= MAX_CONFIG_DEPTH) throw invalidConfig(file, `nests mappings/lists deeper than ${MAX_CONFIG_DEPTH} levels`);
+    nodes += node.items.length;
+    if (nodes > MAX_CONFIG_NODES) throw invalidConfig(file, `has more than ${MAX_CONFIG_NODES} keys and list items`);
+    const seen = new Set<unknown>();
+    for (const item of node.items as unknown[]) {
+      if (isPair(item)) {
+        const key = isScalar(item.key) ? item.key.value : item.key;
+        if (isScalar(item.key) && seen.has(key)) throw invalidConfig(file, `is not valid YAML: Map keys must be unique (duplicate key ${JSON.stringify(String(key)).slice(0, 80)})`);
+        seen.add(key);
+        stack.push([item.value, depth + 1]);
+      } else {
+        stack.push([item, depth + 1]);
+      }
+    }
+  }
+}
+/** Deepest nesting of mappings and sequences. */
+export const MAX_CONFIG_DEPTH = 64;
+
+const FIX_HINT = "Fix the file (or move it aside to start from defaults).";
+
+function invalidConfig(file: string, problem: string, cause?: unknown): HermesMemoryError {
+  return new HermesMemoryError({ code: "INVALID_CONFIG", message: `${file} ${problem}. ${FIX_HINT}`, ...(cause === undefined ? {} : { cause }) });
+}
+
+/** Refuse values too big or too deep to be a configuration; iterative, so depth cannot overflow. */
+function checkShape(data: unknown, file: string): void {
+  let nodes = 0;
+  const stack: Array<[unknown, number]> = [[data, 0]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (typeof value !== "object" || value === null) continue;
+    if (depth > MAX_CONFIG_DEPTH) throw invalidConfig(file, `nests mappings/lists deeper than ${MAX_CONFIG_DEPTH} levels`);
+    const children = Array.isArray(value) ? value : Object.values(value as Record<string, unknown>);
+    nodes += children.length;
+    if (nodes > MAX_CONFIG_NODES) throw invalidConfig(file, `has more than ${MAX_CONFIG_NODES} keys and list items`);
+    for (const child of children) stack.push([child, depth + 1]);
+  }
+}
+
 /** Absolute path of `config.yaml` for a home. */
 export function configFilePath(hermesHome: string): string {
   return path.join(path.resolve(hermesHome), CONFIG_FILE_NAME);
@@ -56,13 +114,20 @@ function flag(value: unknown, fallback: boolean): boolean {
 }
 
 function parseYaml(text: string, file: string): Document {
-  const doc = parseDocument(stripBom(text), { prettyErrors: false, keepSourceTokens: false });
-  if (doc.errors.length > 0) {
-    throw new HermesMemoryError({
-      code: "INVALID_CONFIG",
-      message: `${file} is not valid YAML: ${doc.errors[0]!.message.split("\n")[0]}. Fix the file (or move it aside to start from defaults).`,
-    });
+  if (text.length > MAX_CONFIG_BYTES || Buffer.byteLength(text, "utf8") > MAX_CONFIG_BYTES) {
+    throw invalidConfig(file, `is larger than ${MAX_CONFIG_BYTES} bytes`);
   }
+  let doc: Document;
+  try {
+    doc = parseDocument(stripBom(text), { prettyErrors: false, keepSourceTokens: false, uniqueKeys: false });
+  } catch (error) {
+    // The parser recurses; hostile nesting can overflow its stack.
+    throw invalidConfig(file, `cannot be parsed: ${describeError(error)}`, error);
+  }
+  if (doc.errors.length > 0) {
+    throw invalidConfig(file, `is not valid YAML: ${doc.errors[0]!.message.split("\n")[0]}`);
+  }
+  checkDocument(doc, file);
   const contents = doc.contents;
   if (contents !== null && !isMap(contents) && !(isScalar(contents) && (contents.value === null || contents.value === undefined))) {
     throw new HermesMemoryError({
@@ -75,10 +140,19 @@ function parseYaml(text: string, file: string): Document {
 
 /**
  * Build the typed view from config.yaml text. Pure; used by `readConfig`. Throws `INVALID_CONFIG`
- * for malformed YAML or a non-mapping top level; wrong-typed values fall back to their defaults.
+ * for malformed YAML, a non-mapping top level, or a hostile file: more than `MAX_CONFIG_BYTES`,
+ * `MAX_CONFIG_ALIASES` aliases, `MAX_CONFIG_NODES` keys/items or `MAX_CONFIG_DEPTH` levels.
+ * Wrong-typed values fall back to their defaults.
  */
 export function parseConfig(text: string, file = CONFIG_FILE_NAME): HermesConfig {
-  const data: unknown = parseYaml(text, file).toJS();
+  const doc = parseYaml(text, file);
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: MAX_CONFIG_ALIASES });
+  } catch (error) {
+    throw invalidConfig(file, `uses too many YAML aliases or nests too deeply (${describeError(error)}); at most ${MAX_CONFIG_ALIASES} aliases are resolved`, error);
+  }
+  checkShape(data, file);
   const raw = isRecord(data) ? data : {};
   const memory = isRecord(raw.memory) ? raw.memory : {};
   const compression = isRecord(raw.compression) ? raw.compression : {};
@@ -115,8 +189,12 @@ export async function readConfig(hermesHome?: string): Promise<HermesConfig> {
   const file = configFilePath(hermesHome ?? getHermesHome());
   let text = "";
   try {
+    // Refuse a huge file before reading it into memory.
+    const size = (await fsp.stat(file)).size;
+    if (size > MAX_CONFIG_BYTES) throw invalidConfig(file, `is ${size} bytes, larger than the ${MAX_CONFIG_BYTES}-byte limit for a configuration`);
     text = await fsp.readFile(file, "utf8");
   } catch (error) {
+    if (HermesMemoryError.isInstance(error)) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== "ENOENT" && code !== "ENOTDIR") {
       throw new HermesMemoryError({ code: "INVALID_CONFIG", message: `Cannot read ${file}: ${describeError(error)}. Check its permissions.`, cause: error });
