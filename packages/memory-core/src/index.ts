@@ -62,11 +62,14 @@ export {
   readJsonOrEmptySync,
   readTextOrEmpty,
   withFileLock,
+  fileLockMode,
   ensurePrivateDir,
   stripBom,
+  normalizeNewlines,
   type AtomicWriteOptions,
   type AtomicJsonWriteOptions,
   type FileLockOptions,
+  type FileLockMode,
 } from "./fs.js";
 export { silentLogger, consoleLogger, type Logger } from "./logger.js";
 

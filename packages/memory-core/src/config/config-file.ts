@@ -2,7 +2,7 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import { Document, isMap, isScalar, parseDocument, YAMLMap } from "yaml";
 import { HermesMemoryError, describeError } from "../errors.js";
-import { atomicWriteFile, readTextOrEmpty, stripBom, withFileLock } from "../fs.js";
+import { atomicWriteFile, normalizeNewlines, readTextOrEmpty, stripBom, withFileLock } from "../fs.js";
 import { getHermesHome } from "../profile.js";
 import { isValidProviderName } from "../provider.js";
 import { normalizeSpillConfig, type SpillConfig } from "../spill.js";
@@ -56,7 +56,8 @@ function flag(value: unknown, fallback: boolean): boolean {
 }
 
 function parseYaml(text: string, file: string): Document {
-  const doc = parseDocument(stripBom(text), { prettyErrors: false, keepSourceTokens: false });
+  // Line endings normalised first: the YAML parser accepts CRLF but reads a lone CR as no break.
+  const doc = parseDocument(normalizeNewlines(stripBom(text)), { prettyErrors: false, keepSourceTokens: false });
   if (doc.errors.length > 0) {
     throw new HermesMemoryError({
       code: "INVALID_CONFIG",

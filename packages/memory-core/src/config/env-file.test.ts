@@ -33,7 +33,7 @@ describe(".env", () => {
     fs.writeFileSync(envFile(), "# keys\nexport OPENAI_API_KEY=old\nOTHER=keep\n", { mode: 0o644 });
     await writeEnvValues(home, { OPENAI_API_KEY: "sk-new", NEW_KEY: "has space & \"quotes\" $HOME" });
     expect(fs.statSync(envFile()).mode & 0o777).toBe(0o600);
-    expect(fs.readFileSync(envFile(), "utf8")).toBe('# keys\nexport OPENAI_API_KEY=sk-new\nOTHER=keep\nNEW_KEY="has space & \\"quotes\\" \\$HOME"\n');
+    expect(fs.readFileSync(envFile(), "utf8")).toBe('# keys\nexport OPENAI_API_KEY=sk-new\nOTHER=keep\nNEW_KEY=\'has space & "quotes" $HOME\'\n');
     expect(await readEnvFile(home)).toEqual({ OPENAI_API_KEY: "sk-new", OTHER: "keep", NEW_KEY: 'has space & "quotes" $HOME' });
   });
 
