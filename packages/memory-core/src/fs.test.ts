@@ -6,6 +6,9 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeTempDir } from "./test-support/temp-tree.js";
 import { fileLockMode, normalizeNewlines, withFileLock } from "./fs.js";
+import { parseConfig, readConfig, setConfigValue } from "./config/config-file.js";
+import { parseEnv } from "./config/env-file.js";
+import { parsePluginYaml } from "./discovery/manifest.js";
 
 let tmp: ReturnType<typeof makeTempDir>;
 let file: string;
@@ -38,6 +41,26 @@ describe("normalizeNewlines", () => {
   it("turns CRLF and lone CR into LF", () => {
     expect(normalizeNewlines("a\r\nb\rc\nd\r\n\r\n")).toBe("a\nb\nc\nd\n\n");
     expect(normalizeNewlines("plain")).toBe("plain");
+  });
+});
+
+describe("text files shared with the Python agent parse the same with CRLF / CR line endings", () => {
+  const yaml = "# comment\nmemory:\n  provider: sqlite\n  memory_char_limit: 1234\nplugins:\n  disabled: [a, b]\n";
+  it.each([
+    ["CRLF", "\r\n"],
+    ["lone CR", "\r"],
+  ])("%s", async (_name, eol) => {
+    const lf = parseConfig(yaml).raw;
+    expect(parseConfig(yaml.replace(/\n/g, eol)).raw).toEqual(lf);
+    expect(parseEnv("A=1\nB='two words'\nexport C=3\n".replace(/\n/g, eol))).toEqual({ A: "1", B: "two words", C: "3" });
+    const manifest = "name: my-provider\nversion: 1.2.0\ndescription: test\nhooks:\n  - on_turn\n";
+    expect(parsePluginYaml(manifest.replace(/\n/g, eol))).toEqual(parsePluginYaml(manifest));
+    expect(parsePluginYaml(manifest.replace(/\n/g, eol))).toMatchObject({ ok: true, value: { name: "my-provider" } });
+    // Editing a CRLF/CR config.yaml keeps every key and the comment.
+    fs.writeFileSync(path.join(tmp.dir, "config.yaml"), yaml.replace(/\n/g, eol));
+    await setConfigValue(tmp.dir, ["memory", "user_char_limit"], 999);
+    expect((await readConfig(tmp.dir)).raw).toEqual({ ...lf, memory: { ...(lf.memory as object), user_char_limit: 999 } });
+    expect(fs.readFileSync(path.join(tmp.dir, "config.yaml"), "utf8")).toContain("# comment");
   });
 });
 
