@@ -3,7 +3,8 @@ import fs from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import fsp from "node:fs/promises";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { makeTempDir } from "./test-support/temp-tree.js";
 import { fileLockMode, normalizeNewlines, withFileLock } from "./fs.js";
 import { parseConfig, readConfig, setConfigValue } from "./config/config-file.js";
@@ -184,5 +185,30 @@ describe("withFileLock", () => {
     useMode("pidfile");
     fs.writeFileSync(`${file}.lock.owner`, JSON.stringify({ pid: process.pid, host: os.hostname(), nonce: "00000000000000000000aaaa" }) + "\n");
     expect(await withFileLock(file, () => "ok", { timeoutMs: 1000 })).toBe("ok");
+  });
+
+  it("pidfile: still excludes and takes over on a filesystem without hard links", async () => {
+    useMode("pidfile");
+    const link = vi.spyOn(fsp, "link").mockRejectedValue(Object.assign(new Error("EPERM: operation not permitted, link"), { code: "EPERM" }));
+    try {
+      fs.writeFileSync(`${file}.lock.owner`, JSON.stringify({ pid: deadPid(), host: os.hostname(), nonce: "0123456789abcdef0123aaaa" }) + "\n");
+      let active = 0;
+      let maxActive = 0;
+      await Promise.all(
+        Array.from({ length: 10 }, () =>
+          withFileLock(file, async () => {
+            active++;
+            maxActive = Math.max(maxActive, active);
+            await new Promise((resolve) => setImmediate(resolve));
+            active--;
+          }, { timeoutMs: 2000 }),
+        ),
+      );
+      expect(maxActive).toBe(1);
+      expect(link).toHaveBeenCalled();
+      expect(fs.existsSync(`${file}.lock.owner`)).toBe(false);
+    } finally {
+      link.mockRestore();
+    }
   });
 });

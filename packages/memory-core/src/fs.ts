@@ -295,8 +295,12 @@ interface OwnerRecord {
   mtimeMs: number;
 }
 
-/** Nonces of the owner records this process currently holds. */
-const heldNonces = new Set<string>();
+/**
+ * Nonces of the owner records this process currently holds. Shared through a global symbol, so a
+ * second copy of this package in the same process (duplicate installs) never mistakes a live
+ * record of the first copy, which carries the same pid, for one left by a dead process.
+ */
+const heldNonces: Set<string> = ((globalThis as Record<symbol, unknown>)[Symbol.for("@hermes/memory.file-lock-nonces")] ??= new Set<string>()) as Set<string>;
 
 function newOwnerText(nonce: string): string {
   return `${JSON.stringify({ pid: process.pid, host: os.hostname(), nonce, since: new Date().toISOString() })}\n`;
@@ -319,12 +323,38 @@ async function publishExclusive(file: string, text: string): Promise<boolean> {
       await fsp.link(tmp, file);
       return true;
     } catch (error) {
-      if (errnoCode(error) === "EEXIST") return false;
-      throw error;
+      const code = errnoCode(error);
+      if (code === "EEXIST") return false;
+      if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP" && code !== "ENOSYS") throw error;
     }
   } finally {
     if (handle) await handle.close().catch(noop);
     await fsp.rm(tmp, { force: true }).catch(noop);
+  }
+  return createExclusive(file, text);
+}
+
+/**
+ * `publishExclusive` on a filesystem without hard links: create the file in place (O_EXCL). A
+ * contender may see it empty for a moment; an unreadable record counts as abandoned only after
+ * `staleMs`, so that is safe. A failed write removes the file it created.
+ */
+async function createExclusive(file: string, text: string): Promise<boolean> {
+  let handle: fsp.FileHandle;
+  try {
+    handle = await fsp.open(file, "wx", 0o600);
+  } catch (error) {
+    if (errnoCode(error) === "EEXIST") return false;
+    throw error;
+  }
+  try {
+    await handle.writeFile(text);
+    await handle.close();
+    return true;
+  } catch (error) {
+    await handle.close().catch(noop);
+    await fsp.rm(file, { force: true }).catch(noop);
+    throw error;
   }
 }
 
