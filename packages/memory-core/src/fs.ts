@@ -186,7 +186,7 @@ function lockFailed(target: string, lockPath: string, error: unknown): HermesMem
   if (HermesMemoryError.isInstance(error)) return error;
   return new HermesMemoryError({
     code: "LOCK_FAILED",
-    message: `Cannot take the lock on ${target} (${lockPath}): ${describeError(error)}. Check that ${path.dirname(lockPath)} is writable and its disk has free space, then retry`,
+    message: `Cannot take the lock on ${target} (${lockPath}): ${describeError(error)}. Check that ${path.dirname(lockPath)} is writable and its disk has free space, then retry.`,
     cause: error,
   });
 }

@@ -570,7 +570,9 @@ export class BuiltinMemoryStore {
       const message = HermesMemoryError.isInstance(error)
         ? error.message.replace(/\.$/, "")
         : `Failed to write memory file ${file}: ${describeError(error)}`;
-      return fail(`${message}. Check that ${this.dir} is writable, then retry.`);
+      // Lock errors already say what to do.
+      const lockError = HermesMemoryError.hasCode(error, "LOCK_TIMEOUT") || HermesMemoryError.hasCode(error, "LOCK_FAILED");
+      return fail(lockError ? `${message}.` : `${message}. Check that ${this.dir} is writable, then retry.`);
     }
   }
 }
