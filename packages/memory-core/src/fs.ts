@@ -1,7 +1,10 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
+import { createRequire } from "node:module";
+import os from "node:os";
 import path from "node:path";
+import { HermesMemoryError, describeError } from "./errors.js";
 
 export interface AtomicWriteOptions {
   /** File mode for the written file (e.g. `0o600` for credentials). Default: keep the existing
@@ -74,6 +77,15 @@ export async function atomicJsonWrite(file: string, data: unknown, options: Atom
   await atomicWriteFile(file, text, options);
 }
 
+/**
+ * Turn Windows (`\r\n`) and old Mac (lone `\r`) line endings into `\n`. Every text file shared
+ * with the Python agent (MEMORY.md, USER.md, .env, config.yaml, plugin.yaml) is parsed after this,
+ * as Python's universal-newline reader does; otherwise a CRLF file parses differently here.
+ */
+export function normalizeNewlines(text: string): string {
+  return text.indexOf("\r") === -1 ? text : text.replace(/\r\n?/g, "\n");
+}
+
 /** Strip a leading UTF-8 byte-order mark. */
 export function stripBom(text: string): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
@@ -119,51 +131,394 @@ function parseJsonObject(text: string): Record<string, unknown> {
 }
 
 export interface FileLockOptions {
-  /** Give up after this long (default 10 s). */
+  /** Give up after this long (default 10 s) with a `LOCK_TIMEOUT` error. */
   timeoutMs?: number;
-  /** A lock file older than this is considered abandoned by a crashed process (default 30 s). */
+  /**
+   * pid-file mode only: an owner record whose holder cannot be checked (another host, or a pid
+   * that is alive again under a new process) is abandoned after this long (default 30 s). A
+   * holder on this host whose pid is gone is taken over at once. Ignored in flock mode.
+   */
   staleMs?: number;
 }
 
 /**
- * Run `fn` while holding an exclusive lock file (`<file>.lock`, created with O_EXCL). Works across
- * processes; a lock left by a crashed process is taken over after `staleMs`.
+ * How `withFileLock` excludes other processes:
+ * - `flock`: flock(2) on the persistent `<file>.lock` (never deleted), the lock the Python agent
+ *   takes on the same files. Needs the optional dependency `fs-ext`.
+ * - `pidfile`: fallback when `fs-ext` cannot load (or `HERMES_FILE_LOCK=pidfile`): an owner
+ *   record at `<file>.lock.owner`. Excludes other processes of this package only, not the
+ *   Python agent.
+ */
+export type FileLockMode = "flock" | "pidfile";
+
+interface FsExt {
+  flockSync(fd: number, flags: "exnb" | "un"): void;
+}
+
+let fsExtModule: FsExt | null | undefined;
+
+/** `fs-ext` when it is installed and its addon loads; `null` otherwise (no compiler, Windows…). */
+function loadFsExt(): FsExt | null {
+  if (fsExtModule !== undefined) return fsExtModule;
+  try {
+    const mod = createRequire(import.meta.url)("fs-ext") as Partial<FsExt>;
+    fsExtModule = typeof mod.flockSync === "function" ? (mod as FsExt) : null;
+  } catch {
+    fsExtModule = null;
+  }
+  return fsExtModule;
+}
+
+/** The mode `withFileLock` uses in this process (see `FileLockMode`). */
+export function fileLockMode(): FileLockMode {
+  if (process.env.HERMES_FILE_LOCK === "pidfile") return "pidfile";
+  return loadFsExt() ? "flock" : "pidfile";
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const noop = () => undefined;
+
+function errnoCode(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException | null)?.code;
+}
+
+function lockFailed(target: string, lockPath: string, error: unknown): HermesMemoryError {
+  if (HermesMemoryError.isInstance(error)) return error;
+  return new HermesMemoryError({
+    code: "LOCK_FAILED",
+    message: `Cannot take the lock on ${target} (${lockPath}): ${describeError(error)}. Check that ${path.dirname(lockPath)} is writable and its disk has free space, then retry.`,
+    cause: error,
+  });
+}
+
+/**
+ * Callers in this process queue per lock path instead of polling the OS lock against each other.
+ * Resolves to the release function; throws `onTimeout()` if the queue does not reach us in time.
+ */
+const inProcessQueues = new Map<string, Promise<void>>();
+
+async function queueInProcess(key: string, deadline: number, onTimeout: () => HermesMemoryError): Promise<() => void> {
+  const previous = inProcessQueues.get(key) ?? Promise.resolve();
+  let release!: () => void;
+  const mine = new Promise<void>((resolve) => (release = resolve));
+  // The next caller waits for `previous` as well, so giving up early never lets it overtake.
+  const tail = previous.then(() => mine);
+  inProcessQueues.set(key, tail);
+  const done = () => {
+    release();
+    if (inProcessQueues.get(key) === tail) inProcessQueues.delete(key);
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = await Promise.race([
+    previous.then(() => false),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), Math.max(0, deadline - Date.now())))),
+  ]);
+  clearTimeout(timer);
+  if (timedOut) {
+    done();
+    throw onTimeout();
+  }
+  return done;
+}
+
+interface HeldLock {
+  release(): Promise<void>;
+}
+
+/**
+ * flock mode. The lock file is opened (created 0600 when missing) and never deleted: deleting it
+ * would let a process that opened the old file and one that creates a new one both "hold" it.
+ * The kernel drops the lock when the holder exits, however it dies, so nothing is ever stale.
+ * The non-blocking form is polled: the blocking one would pin a libuv thread for the wait.
+ */
+async function takeFlock(fsExt: FsExt, target: string, lockPath: string, deadline: number, timeout: () => HermesMemoryError): Promise<HeldLock> {
+  let delay = 1;
+  for (;;) {
+    let handle: fsp.FileHandle | undefined;
+    let locked = false;
+    try {
+      handle = await fsp.open(lockPath, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
+      for (;;) {
+        try {
+          fsExt.flockSync(handle.fd, "exnb");
+          locked = true;
+          break;
+        } catch (error) {
+          const code = errnoCode(error);
+          if (code !== "EAGAIN" && code !== "EWOULDBLOCK") throw error;
+        }
+        if (Date.now() >= deadline) throw timeout();
+        await sleep(delay);
+        delay = Math.min(delay * 2, 16);
+      }
+      // The locked file must still be the one at lockPath: if something deleted or replaced it
+      // meanwhile (an older release of this package deleted its lock files), a second writer
+      // could lock the new file, so start over on the new one.
+      const [held, current] = await Promise.all([handle.stat(), fsp.stat(lockPath).catch(() => null)]);
+      if (current !== null && current.ino === held.ino && current.dev === held.dev) {
+        const owned = handle;
+        handle = undefined;
+        return {
+          async release() {
+            try {
+              fsExt.flockSync(owned.fd, "un");
+            } catch {
+              // Closing the descriptor below releases the lock as well.
+            }
+            await owned.close().catch(noop);
+          },
+        };
+      }
+    } catch (error) {
+      throw lockFailed(target, lockPath, error);
+    } finally {
+      if (handle) {
+        if (locked) {
+          try {
+            fsExt.flockSync(handle.fd, "un");
+          } catch {
+            // close() releases it anyway.
+          }
+        }
+        await handle.close().catch(noop);
+      }
+    }
+  }
+}
+
+/** pid-file mode: the record a holder publishes (one JSON line). */
+interface OwnerRecord {
+  text: string;
+  pid?: number;
+  host?: string;
+  nonce?: string;
+  mtimeMs: number;
+}
+
+/**
+ * Nonces of the owner records this process currently holds. Shared through a global symbol, so a
+ * second copy of this package in the same process (duplicate installs) never mistakes a live
+ * record of the first copy, which carries the same pid, for one left by a dead process.
+ */
+const heldNonces: Set<string> = ((globalThis as Record<symbol, unknown>)[Symbol.for("@hermes/memory.file-lock-nonces")] ??= new Set<string>()) as Set<string>;
+
+function newOwnerText(nonce: string): string {
+  return `${JSON.stringify({ pid: process.pid, host: os.hostname(), nonce, since: new Date().toISOString() })}\n`;
+}
+
+/**
+ * Create `file` holding `text`, only if it does not exist: written to a temp file first and
+ * hard-linked into place, so the record is never seen empty or half-written. `false` when the
+ * file exists. The temp file is removed on every path.
+ */
+async function publishExclusive(file: string, text: string): Promise<boolean> {
+  const tmp = `${file}.${randomBytes(6).toString("hex")}.tmp`;
+  let handle: fsp.FileHandle | undefined;
+  try {
+    handle = await fsp.open(tmp, "wx", 0o600);
+    await handle.writeFile(text);
+    await handle.close();
+    handle = undefined;
+    try {
+      await fsp.link(tmp, file);
+      return true;
+    } catch (error) {
+      const code = errnoCode(error);
+      if (code === "EEXIST") return false;
+      if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP" && code !== "ENOSYS") throw error;
+    }
+  } finally {
+    if (handle) await handle.close().catch(noop);
+    await fsp.rm(tmp, { force: true }).catch(noop);
+  }
+  return createExclusive(file, text);
+}
+
+/**
+ * `publishExclusive` on a filesystem without hard links: create the file in place (O_EXCL). A
+ * contender may see it empty for a moment; an unreadable record counts as abandoned only after
+ * `staleMs`, so that is safe. A failed write removes the file it created.
+ */
+async function createExclusive(file: string, text: string): Promise<boolean> {
+  let handle: fsp.FileHandle;
+  try {
+    handle = await fsp.open(file, "wx", 0o600);
+  } catch (error) {
+    if (errnoCode(error) === "EEXIST") return false;
+    throw error;
+  }
+  try {
+    await handle.writeFile(text);
+    await handle.close();
+    return true;
+  } catch (error) {
+    await handle.close().catch(noop);
+    await fsp.rm(file, { force: true }).catch(noop);
+    throw error;
+  }
+}
+
+async function readOwner(file: string): Promise<OwnerRecord | null> {
+  try {
+    const [text, stat] = await Promise.all([fsp.readFile(file, "utf8"), fsp.stat(file)]);
+    const record: OwnerRecord = { text, mtimeMs: stat.mtimeMs };
+    try {
+      const value = JSON.parse(text) as Record<string, unknown>;
+      if (typeof value.pid === "number") record.pid = value.pid;
+      if (typeof value.host === "string") record.host = value.host;
+      if (typeof value.nonce === "string") record.nonce = value.nonce;
+    } catch {
+      // Not a record of ours: judged by age alone.
+    }
+    return record;
+  } catch (error) {
+    if (errnoCode(error) === "ENOENT") return null;
+    throw error;
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return errnoCode(error) === "EPERM";
+  }
+}
+
+/**
+ * A holder on this host whose pid is gone (or this process, for a record it does not hold) has
+ * abandoned the lock. Anything else — another host, an unreadable record, a live pid that may be
+ * a reused one — only after `staleMs`.
+ */
+function isAbandoned(record: OwnerRecord, staleMs: number): boolean {
+  if (record.host === os.hostname() && record.pid !== undefined && record.nonce !== undefined) {
+    if (record.pid === process.pid) return !heldNonces.has(record.nonce);
+    if (!processAlive(record.pid)) return true;
+  }
+  return Date.now() - record.mtimeMs > staleMs;
+}
+
+/**
+ * Delete the abandoned record `record` at `file`, never anything else. Only the contender that
+ * creates `<file>.break-<nonce>` (exclusively) may delete that record, and it re-reads `file`
+ * first: a record is never published twice (unique nonce), so if `file` still holds exactly
+ * that record, nobody can have replaced it in between. A breaker that dies leaves its marker,
+ * which is itself a record and is broken the same way. `true` when progress was made.
+ */
+async function breakAbandoned(file: string, record: OwnerRecord, staleMs: number, depth = 0): Promise<boolean> {
+  const key = record.nonce !== undefined && /^[0-9a-f]{8,64}$/.test(record.nonce) ? record.nonce : createHash("sha256").update(record.text).digest("hex").slice(0, 24);
+  const marker = `${file}.break-${key}`;
+  const nonce = randomBytes(12).toString("hex");
+  const mine = newOwnerText(nonce);
+  heldNonces.add(nonce);
+  try {
+    if (!(await publishExclusive(marker, mine))) {
+      const other = await readOwner(marker);
+      if (other === null) return true;
+      if (depth < 3 && isAbandoned(other, staleMs)) return breakAbandoned(marker, other, staleMs, depth + 1);
+      return false;
+    }
+    try {
+      const current = await readOwner(file);
+      if (current !== null && current.text === record.text) await fsp.rm(file, { force: true });
+    } finally {
+      await removeIfOwned(marker, mine);
+    }
+    return true;
+  } finally {
+    heldNonces.delete(nonce);
+  }
+}
+
+async function removeIfOwned(file: string, text: string): Promise<void> {
+  try {
+    const current = await readOwner(file);
+    if (current !== null && current.text === text) await fsp.rm(file, { force: true });
+  } catch {
+    // Left behind, it names a dead pid once this process exits and is taken over then.
+  }
+}
+
+async function takePidLock(target: string, ownerPath: string, deadline: number, staleMs: number, timeout: (holder: OwnerRecord | null) => HermesMemoryError): Promise<HeldLock> {
+  let delay = 1;
+  for (;;) {
+    const nonce = randomBytes(12).toString("hex");
+    const text = newOwnerText(nonce);
+    heldNonces.add(nonce);
+    let published = false;
+    try {
+      published = await publishExclusive(ownerPath, text);
+      if (published) {
+        return {
+          async release() {
+            await removeIfOwned(ownerPath, text);
+            heldNonces.delete(nonce);
+          },
+        };
+      }
+    } catch (error) {
+      throw lockFailed(target, ownerPath, error);
+    } finally {
+      if (!published) heldNonces.delete(nonce);
+    }
+    let holder: OwnerRecord | null;
+    try {
+      holder = await readOwner(ownerPath);
+      if (holder === null) continue;
+      if (isAbandoned(holder, staleMs) && (await breakAbandoned(ownerPath, holder, staleMs))) continue;
+    } catch (error) {
+      throw lockFailed(target, ownerPath, error);
+    }
+    if (Date.now() >= deadline) throw timeout(holder);
+    await sleep(delay);
+    delay = Math.min(delay * 2, 16);
+  }
+}
+
+/**
+ * Run `fn` while holding an exclusive lock on `file`, across processes and within this one. The
+ * read-modify-write of MEMORY.md, USER.md, config.yaml and .env all go through here.
+ *
+ * - flock mode (`fs-ext` installed): flock(2) on the persistent `<file>.lock`, the same lock the
+ *   Python agent takes, so the two agents exclude each other. A holder that dies releases it.
+ * - pid-file mode (fallback): an owner record `<file>.lock.owner` (pid, host, nonce), created
+ *   exclusively; a holder on this host whose pid is gone is taken over at once, atomically.
+ *   Does not exclude the Python agent.
+ *
+ * Callers in this process queue in order. Every path — `fn` throwing, an error while taking the
+ * lock — releases the lock and closes its descriptor. Errors: `LOCK_TIMEOUT` after `timeoutMs`,
+ * `LOCK_FAILED` when the lock file cannot be created (no space, permissions).
  */
 export async function withFileLock<T>(file: string, fn: () => Promise<T> | T, options: FileLockOptions = {}): Promise<T> {
-  const lockPath = `${file}.lock`;
+  const target = path.resolve(file);
+  const lockPath = `${target}.lock`;
   const timeoutMs = options.timeoutMs ?? 10_000;
   const staleMs = options.staleMs ?? 30_000;
   const deadline = Date.now() + timeoutMs;
-  await fsp.mkdir(path.dirname(lockPath), { recursive: true });
-  let delay = 2;
-  for (;;) {
-    try {
-      const handle = await fsp.open(lockPath, "wx", 0o600);
-      await handle.writeFile(`${process.pid}\n`);
-      await handle.close();
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      try {
-        const age = Date.now() - (await fsp.stat(lockPath)).mtimeMs;
-        if (age > staleMs) {
-          await fsp.rm(lockPath, { force: true });
-          continue;
-        }
-      } catch {
-        continue;
-      }
-      if (Date.now() > deadline) {
-        throw Object.assign(new Error(`Timed out after ${timeoutMs} ms waiting for lock ${lockPath}; if no other process is running, delete the lock file.`), { code: "ELOCKED" });
-      }
-      await new Promise((resolve) => setTimeout(resolve, delay));
-      delay = Math.min(delay * 2, 50);
-    }
-  }
+  const fsExt = process.env.HERMES_FILE_LOCK === "pidfile" ? null : loadFsExt();
+  const ownerPath = `${lockPath}.owner`;
+  const timeout = (holder: OwnerRecord | null = null): HermesMemoryError => {
+    const held = fsExt
+      ? `another process holds ${lockPath} (this package or the Python Hermes agent, which take the same lock). Retry when it has finished; if it never does, find it with \`fuser ${lockPath}\` and stop it. Do not delete ${lockPath}: it is a permanent lock file and the lock ends with its holder.`
+      : `${ownerPath} is held by ${holder?.pid !== undefined ? `pid ${holder.pid} on host ${holder.host ?? "?"}` : "another process"}. Retry when it has finished; if that process is no longer running, delete ${ownerPath}.`;
+    return new HermesMemoryError({ code: "LOCK_TIMEOUT", message: `Timed out after ${timeoutMs} ms waiting for the lock on ${target}: ${held}` });
+  };
+  const leave = await queueInProcess(lockPath, deadline, () => timeout());
   try {
-    return await fn();
+    try {
+      await fsp.mkdir(path.dirname(lockPath), { recursive: true });
+    } catch (error) {
+      throw lockFailed(target, lockPath, error);
+    }
+    const held = fsExt ? await takeFlock(fsExt, target, lockPath, deadline, () => timeout()) : await takePidLock(target, ownerPath, deadline, staleMs, timeout);
+    try {
+      return await fn();
+    } finally {
+      await held.release();
+    }
   } finally {
-    await fsp.rm(lockPath, { force: true }).catch(() => undefined);
+    leave();
   }
 }
 

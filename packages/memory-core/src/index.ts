@@ -62,11 +62,14 @@ export {
   readJsonOrEmptySync,
   readTextOrEmpty,
   withFileLock,
+  fileLockMode,
   ensurePrivateDir,
   stripBom,
+  normalizeNewlines,
   type AtomicWriteOptions,
   type AtomicJsonWriteOptions,
   type FileLockOptions,
+  type FileLockMode,
 } from "./fs.js";
 export { silentLogger, consoleLogger, type Logger } from "./logger.js";
 
@@ -137,6 +140,8 @@ export {
   parseMemoryEntries,
   serializeMemoryEntries,
   isConsolidationFailure,
+  entryDelimiterError,
+  MAX_BATCH_OPERATIONS,
   type BuiltinMemoryTarget,
   type BuiltinMemoryStoreOptions,
   type MemoryToolResult,
@@ -216,6 +221,7 @@ export {
   readEnvFile,
   writeEnvValues,
   parseEnv,
+  formatEnvValue,
   envFilePath,
   envNameError,
   ENV_FILE_NAME,

@@ -5,7 +5,7 @@
 import fsp from "node:fs/promises";
 import path from "node:path";
 import { HermesMemoryError, describeError } from "../errors.js";
-import { atomicWriteFile, withFileLock } from "../fs.js";
+import { atomicWriteFile, normalizeNewlines, withFileLock } from "../fs.js";
 import { describeBlockedContent, sanitizeSnapshotEntry } from "./threat-scan.js";
 
 /** Separator between entries in MEMORY.md / USER.md: newline, section sign, newline. */
@@ -60,12 +60,40 @@ function consolidationFailure(result: MemoryToolResult): MemoryToolResult {
   return result;
 }
 
-/** Split file content into entries: on the full delimiter, each trimmed, empties dropped. */
+/**
+ * Most operations one `memory` batch may carry. A store holds a few hundred entries at most (its
+ * character limit), so a longer batch is a runaway call; refusing it keeps a call from holding
+ * the lock and the event loop for seconds.
+ */
+export const MAX_BATCH_OPERATIONS = 1000;
+
+/**
+ * Split file content into entries: line endings normalised (CRLF and lone CR, as Python's
+ * universal-newline reader does), split on the full delimiter, each trimmed, empties dropped.
+ */
 export function parseMemoryEntries(raw: string): string[] {
-  return raw
+  return normalizeNewlines(raw)
     .split(MEMORY_ENTRY_DELIMITER)
     .map((entry) => entry.trim())
     .filter((entry) => entry.length > 0);
+}
+
+/**
+ * Entry text as it is stored and matched: line endings normalised, outer whitespace trimmed, so
+ * what is written reads back identically. Non-strings give "".
+ */
+function normalizeEntryText(value: unknown): string {
+  return typeof value === "string" ? normalizeNewlines(value).trim() : "";
+}
+
+/**
+ * Why `text` (normalised) cannot be stored as one entry, or `null`. A line holding only `§` is
+ * the separator between entries, so such an entry would be written as two and could no longer
+ * be found or removed by its own text.
+ */
+export function entryDelimiterError(text: string): string | null {
+  if (!/(^|\n)§(\n|$)/.test(text)) return null;
+  return 'Entry contains a line holding only "§", which separates entries in MEMORY.md and USER.md, so it would be stored as several entries. Put other text on that line (for example "§ 3") or drop it, then retry.';
 }
 
 /** Join entries for writing (an empty list gives an empty file). */
@@ -223,8 +251,10 @@ export class BuiltinMemoryStore {
 
   /** Add an entry. Exact duplicates succeed without a second copy. */
   async add(target: BuiltinMemoryTarget, content: string): Promise<MemoryToolResult> {
-    const text = typeof content === "string" ? content.trim() : "";
+    const text = normalizeEntryText(content);
     if (!text) return fail("Content cannot be empty.");
+    const delimiter = entryDelimiterError(text);
+    if (delimiter) return fail(delimiter);
     const blocked = describeBlockedContent(text);
     if (blocked) return fail(blocked);
     return this.mutate(target, { driftCheck: false }, async (entries) => {
@@ -250,10 +280,12 @@ export class BuiltinMemoryStore {
 
   /** Replace the single entry containing `oldText` with `newContent`. */
   async replace(target: BuiltinMemoryTarget, oldText: string, newContent: string): Promise<MemoryToolResult> {
-    const old = typeof oldText === "string" ? oldText.trim() : "";
-    const text = typeof newContent === "string" ? newContent.trim() : "";
+    const old = normalizeEntryText(oldText);
+    const text = normalizeEntryText(newContent);
     if (!old) return fail("old_text cannot be empty.");
     if (!text) return fail("new_content cannot be empty. Use 'remove' to delete entries.");
+    const delimiter = entryDelimiterError(text);
+    if (delimiter) return fail(delimiter);
     const blocked = describeBlockedContent(text);
     if (blocked) return fail(blocked);
     return this.mutate(target, { driftCheck: true }, async (entries) => {
@@ -271,7 +303,7 @@ export class BuiltinMemoryStore {
 
   /** Remove the single entry containing `oldText`. */
   async remove(target: BuiltinMemoryTarget, oldText: string): Promise<MemoryToolResult> {
-    const old = typeof oldText === "string" ? oldText.trim() : "";
+    const old = normalizeEntryText(oldText);
     if (!old) return fail("old_text cannot be empty.");
     return this.mutate(target, { driftCheck: true }, async (entries) => {
       const match = this.findOne(target, entries, old, "remove");
@@ -292,6 +324,9 @@ export class BuiltinMemoryStore {
     const suffix = " No operations were applied (batch is all-or-nothing).";
     const batchFail = (error: string, extra: Record<string, unknown> = {}): MemoryToolResult => ({ success: false, error: error + suffix, ...extra });
     if (!Array.isArray(operations) || operations.length === 0) return fail("operations list is empty.");
+    if (operations.length > MAX_BATCH_OPERATIONS) {
+      return batchFail(`Too many operations (${withThousands(operations.length)}); one batch may carry at most ${withThousands(MAX_BATCH_OPERATIONS)}. Split the changes into smaller batches.`);
+    }
 
     const ops: MemoryOperation[] = [];
     for (const [i, raw] of operations.entries()) {
@@ -304,9 +339,11 @@ export class BuiltinMemoryStore {
       if (action !== "add" && action !== "replace" && action !== "remove") {
         return batchFail(`Operation ${n}: Unknown action '${String(action ?? "")}'. Use: add, replace, remove`);
       }
-      const content = typeof op.content === "string" ? op.content.trim() : undefined;
-      const oldText = typeof op.old_text === "string" ? op.old_text.trim() : undefined;
+      const content = typeof op.content === "string" ? normalizeEntryText(op.content) : undefined;
+      const oldText = typeof op.old_text === "string" ? normalizeEntryText(op.old_text) : undefined;
       if ((action === "add" || action === "replace") && content) {
+        const delimiter = entryDelimiterError(content);
+        if (delimiter) return batchFail(`Operation ${n}: ${delimiter}`);
         const blocked = describeBlockedContent(content);
         if (blocked) return batchFail(`Operation ${n}: ${blocked}`);
       }
@@ -314,7 +351,9 @@ export class BuiltinMemoryStore {
     }
 
     return this.mutate(target, { driftCheck: true }, async (entries) => {
-      let work = [...entries];
+      const work = [...entries];
+      // Membership of `work`, kept in step with it so duplicate adds are O(1), not a scan.
+      let present = new Set(work);
       const replaced: Record<string, string> = {};
       const removed: Record<string, string> = {};
       for (const [i, op] of ops.entries()) {
@@ -322,7 +361,10 @@ export class BuiltinMemoryStore {
         const label = `Operation ${n} (${op.action})`;
         if (op.action === "add") {
           if (!op.content) return { entries: null, result: batchFail(`${label}: Content is required for 'add' action.`) };
-          if (!work.includes(op.content)) work.push(op.content);
+          if (!present.has(op.content)) {
+            work.push(op.content);
+            present.add(op.content);
+          }
           continue;
         }
         if (!op.old_text) {
@@ -338,11 +380,12 @@ export class BuiltinMemoryStore {
         }
         if (op.action === "replace") {
           replaced[String(n)] = match.entry;
-          work = work.map((e, j) => (j === match.index ? (op.content as string) : e));
+          work[match.index] = op.content as string;
         } else {
           removed[String(n)] = match.entry;
-          work = work.filter((_, j) => j !== match.index);
+          work.splice(match.index, 1);
         }
+        present = new Set(work);
       }
       const limit = this.limit(target);
       const projected = countChars(serializeMemoryEntries(work));
@@ -459,7 +502,9 @@ export class BuiltinMemoryStore {
   private checkDrift(target: BuiltinMemoryTarget, raw: string): DriftReport | null {
     if (raw.trim() === "") return null;
     const parsed = parseMemoryEntries(raw);
-    if (serializeMemoryEntries(parsed) !== raw.trim()) {
+    // Compared with line endings normalised: a CRLF file parses into the same entries and is
+    // rewritten with LF, losing nothing.
+    if (serializeMemoryEntries(parsed) !== normalizeNewlines(raw).trim()) {
       return { reason: "entry separators, line endings or whitespace differ from the entry format" };
     }
     const limit = this.limit(target);
@@ -523,9 +568,11 @@ export class BuiltinMemoryStore {
       });
     } catch (error) {
       const message = HermesMemoryError.isInstance(error)
-        ? error.message
+        ? error.message.replace(/\.$/, "")
         : `Failed to write memory file ${file}: ${describeError(error)}`;
-      return fail(`${message}. Check that ${this.dir} is writable, then retry.`);
+      // Lock errors already say what to do.
+      const lockError = HermesMemoryError.hasCode(error, "LOCK_TIMEOUT") || HermesMemoryError.hasCode(error, "LOCK_FAILED");
+      return fail(lockError ? `${message}.` : `${message}. Check that ${this.dir} is writable, then retry.`);
     }
   }
 }

@@ -2,7 +2,7 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import { Document, isMap, isPair, isScalar, isSeq, parseDocument, YAMLMap } from "yaml";
 import { HermesMemoryError, describeError } from "../errors.js";
-import { atomicWriteFile, readTextOrEmpty, stripBom, withFileLock } from "../fs.js";
+import { atomicWriteFile, normalizeNewlines, readTextOrEmpty, stripBom, withFileLock } from "../fs.js";
 import { getHermesHome } from "../profile.js";
 import { isValidProviderName } from "../provider.js";
 import { normalizeSpillConfig, type SpillConfig } from "../spill.js";
@@ -119,7 +119,8 @@ function parseYaml(text: string, file: string): Document {
   }
   let doc: Document;
   try {
-    doc = parseDocument(stripBom(text), { prettyErrors: false, keepSourceTokens: false, uniqueKeys: false });
+    // Line endings normalised first: the YAML parser accepts CRLF but reads a lone CR as no break.
+    doc = parseDocument(normalizeNewlines(stripBom(text)), { prettyErrors: false, keepSourceTokens: false, uniqueKeys: false });
   } catch (error) {
     // The parser recurses; hostile nesting can overflow its stack.
     throw invalidConfig(file, `cannot be parsed: ${describeError(error)}`, error);

@@ -1,7 +1,7 @@
 import fsp from "node:fs/promises";
 import path from "node:path";
 import { HermesMemoryError, describeError } from "../errors.js";
-import { atomicWriteFile, readTextOrEmpty, stripBom, withFileLock } from "../fs.js";
+import { atomicWriteFile, normalizeNewlines, readTextOrEmpty, stripBom, withFileLock } from "../fs.js";
 
 /** File name of the secrets file inside `$HERMES_HOME`. */
 export const ENV_FILE_NAME = ".env";
@@ -62,10 +62,57 @@ export function envNameError(name: string): string | null {
 
 const LINE_PATTERN = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/;
 
+/**
+ * A value written by `formatValue` as shell words: `'…'` segments (literal), `"…"` segments
+ * (backslash escapes `\\ \" \$ \`` as in the shell, and `\n \r \t` as python-dotenv reads them) and `\'` between them, adjacent, up to whitespace; then
+ * nothing or a `#` comment. `null` when `value` is not of that shape.
+ */
+function parseShellWord(value: string): string | null {
+  let out = "";
+  let i = 0;
+  while (i < value.length && !/\s/.test(value[i]!)) {
+    const c = value[i]!;
+    if (c === "'") {
+      const end = value.indexOf("'", i + 1);
+      if (end < 0) return null;
+      out += value.slice(i + 1, end);
+      i = end + 1;
+    } else if (c === '"') {
+      let j = i + 1;
+      for (;;) {
+        if (j >= value.length) return null;
+        const d = value[j]!;
+        if (d === '"') break;
+        const next = value[j + 1];
+        if (d === "\\" && next !== undefined && '\\"$`nrt'.includes(next)) {
+          out += ({ n: "\n", r: "\r", t: "\t" } as Record<string, string>)[next] ?? next;
+          j += 2;
+        } else {
+          out += d;
+          j += 1;
+        }
+      }
+      i = j + 1;
+    } else if (c === "\\" && value[i + 1] === "'") {
+      out += "'";
+      i += 2;
+    } else {
+      return null;
+    }
+  }
+  const rest = value.slice(i).trim();
+  return rest === "" || rest.startsWith("#") ? out : null;
+}
+
 function unquote(raw: string): string {
   const value = raw.trim();
+  // Quoted forms, including the 'a'\''b' that `formatEnvValue` writes and a trailing comment.
+  if (value.startsWith("'") || value.startsWith('"')) {
+    const word = parseShellWord(value);
+    if (word !== null) return word;
+  }
   if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) {
-    return value.slice(1, -1).replace(/\\(["\\nrt$])/g, (_m, c: string) => ({ n: "\n", r: "\r", t: "\t" })[c] ?? c);
+    return value.slice(1, -1).replace(/\\(["\\nrt$`])/g, (_m, c: string) => ({ n: "\n", r: "\r", t: "\t" })[c] ?? c);
   }
   if (value.length >= 2 && value.startsWith("'") && value.endsWith("'")) return value.slice(1, -1);
   // An unquoted value ends at " #" (inline comment), as in python-dotenv.
@@ -76,7 +123,7 @@ function unquote(raw: string): string {
 /** Parse `.env` text: `KEY=value`, optional `export`, quotes, `#` comments. Later lines win. */
 export function parseEnv(text: string): Record<string, string> {
   const values: Record<string, string> = {};
-  for (const line of stripBom(text).split(/\r?\n/)) {
+  for (const line of normalizeNewlines(stripBom(text)).split("\n")) {
     if (/^\s*(#|$)/.test(line)) continue;
     const match = LINE_PATTERN.exec(line);
     if (match) values[match[1]!] = unquote(match[2]!);
@@ -97,9 +144,20 @@ export async function readEnvFile(hermesHome: string): Promise<Record<string, st
   }
 }
 
-function formatValue(value: string): string {
+/**
+ * Quote a value so that both `set -a; . ./.env` in a POSIX shell and `parseEnv` read it back
+ * byte for byte (nothing expands: no `$`, backtick or `$(…)` substitution):
+ * - plain characters only: bare;
+ * - no `'`: single quotes, literal in the shell;
+ * - a `'` but no `$`, backtick or backslash: double quotes with `"` escaped, which python-dotenv
+ *   also reads exactly;
+ * - otherwise: single-quoted runs joined by `\'` (`'it'\''s $HOME'`).
+ */
+export function formatEnvValue(value: string): string {
   if (value === "" || /^[A-Za-z0-9_./:@+,=-]+$/.test(value)) return value;
-  return `"${value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\$/g, "\\$")}"`;
+  if (!value.includes("'")) return `'${value}'`;
+  if (!/[$`\\]/.test(value)) return `"${value.replace(/"/g, '\\"')}"`;
+  return `'${value.replace(/'/g, "'\\''")}'`;
 }
 
 /**
@@ -122,7 +180,7 @@ export async function writeEnvValues(hermesHome: string, values: Record<string, 
   await fsp.mkdir(path.dirname(file), { recursive: true });
   await withFileLock(file, async () => {
     const text = await readTextOrEmpty(file);
-    const lines = text === "" ? [] : stripBom(text).split(/\r?\n/);
+    const lines = text === "" ? [] : normalizeNewlines(stripBom(text)).split("\n");
     if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
     const pending = new Map(entries.map(([name, value]) => [name, String(value).replace(/[\r\n]/g, "")]));
     const written = new Set<string>();
@@ -131,10 +189,10 @@ export async function writeEnvValues(hermesHome: string, values: Record<string, 
       const name = match?.[1];
       if (name === undefined || !pending.has(name) || /^\s*#/.test(lines[i]!)) continue;
       const exported = /^\s*export\s/.test(lines[i]!) ? "export " : "";
-      lines[i] = `${exported}${name}=${formatValue(pending.get(name)!)}`;
+      lines[i] = `${exported}${name}=${formatEnvValue(pending.get(name)!)}`;
       written.add(name);
     }
-    for (const [name, value] of pending) if (!written.has(name)) lines.push(`${name}=${formatValue(value)}`);
+    for (const [name, value] of pending) if (!written.has(name)) lines.push(`${name}=${formatEnvValue(value)}`);
     await atomicWriteFile(file, lines.join("\n") + "\n", { mode: 0o600 });
   });
 }

@@ -2,7 +2,7 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import { parseDocument } from "yaml";
 import { BUILTIN_PROVIDER_NAME, PROVIDER_NAME_PATTERN } from "../provider.js";
-import { stripBom } from "../fs.js";
+import { normalizeNewlines, stripBom } from "../fs.js";
 
 /** Fields read from a provider folder's `plugin.yaml`. Unknown fields are ignored. */
 export interface PluginYaml {
@@ -56,7 +56,7 @@ function readStringList(value: unknown, field: string, errors: string[]): string
 
 /** Parse `plugin.yaml` text. Never throws; YAML errors and wrong field types become `errors`. */
 export function parsePluginYaml(text: string): ManifestParse<PluginYaml> {
-  const doc = parseDocument(stripBom(text), { prettyErrors: false });
+  const doc = parseDocument(normalizeNewlines(stripBom(text)), { prettyErrors: false });
   if (doc.errors.length > 0) {
     return { ok: false, errors: doc.errors.map((e) => `invalid YAML: ${e.message.split("\n")[0]}`) };
   }
