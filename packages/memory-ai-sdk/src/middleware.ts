@@ -1,6 +1,7 @@
 import type { LanguageModelMiddleware } from "ai";
 import {
   DEFAULT_EXTERNAL_PREFETCH_TIMEOUT_MS,
+  boundedCall,
   describeError,
   fenceRecall,
   isTrivialPrompt,
@@ -8,7 +9,6 @@ import {
   type Logger,
   type MemoryManager,
 } from "@hermes/memory-core";
-import { MISSED, settleWithin } from "./deadline.js";
 
 type TransformOptions = Parameters<NonNullable<LanguageModelMiddleware["transformParams"]>>[0];
 type CallOptions = TransformOptions["params"];
@@ -125,8 +125,8 @@ export function memoryMiddleware(manager: MemoryManager, options: MemoryMiddlewa
       const recalled = await manager.prefetchAll(userText, { sessionId });
       state.recall = fenceRecall(recalled, { logger });
     };
-    const outcome = await settleWithin(work, timeoutMs);
-    if (outcome === MISSED) logger.warn(`Memory before turn ${turnNumber} did not finish within ${timeoutMs} ms (or failed); calling the model with what was ready`);
+    const outcome = await boundedCall(work, timeoutMs);
+    if (outcome.status !== "ok") logger.warn(`Memory before turn ${turnNumber} did not finish within ${timeoutMs} ms (or failed); calling the model with what was ready`);
     // Whatever the late work fills in afterwards must not change a prompt already sent.
     return { ...state };
   }

@@ -23,6 +23,5 @@ export {
 export { runMcpServer, DEFAULT_SHUTDOWN_TIMEOUT_MS, type RunMcpServerOptions, type RunningMcpServer, type McpTransportName } from "./run.js";
 export { runMcpCli, runMcpCommand, type McpCliIo, type McpCommandOptions } from "./cli.js";
 export { ensureMcpToken, tokensMatch, MCP_TOKEN_ENV } from "./token.js";
-export { boundedProviderCall } from "./bounded.js";
 export { streamLogger } from "./logger.js";
 export { MCP_VERSION } from "./version.js";
