@@ -217,6 +217,9 @@ export const SKIPPED_SET_RULES: Readonly<Record<string, string>> = {
   "@secretlint/secretlint-rule-filter-comments": "directive comments would let input disable redaction",
 };
 
+const TOKEN_HEAD = /[A-Za-z0-9_-]/;
+const TOKEN_TAIL = /[A-Za-z0-9_\-+/=]/;
+
 /** Report props that carry the secret itself (as opposed to file names or token types). */
 const SECRET_PROPS = new Set(["TOKEN", "KEY", "ID", "URI", "URL", "CREDENTIAL"]);
 
@@ -261,6 +264,12 @@ function setRule(creator: LintRuleCreator, handler: LintHandler & { file: (s: Li
           }
         }
         if (!found && report.range) spans.push([report.range[0], report.range[1]]);
+      }
+      // A match that stops inside a longer token (a length cap in the rule's pattern) takes the
+      // whole token: the rest of it is the same secret.
+      for (const span of spans) {
+        while (span[0] > 0 && TOKEN_HEAD.test(text[span[0] - 1] as string)) span[0]--;
+        while (span[1] < text.length && TOKEN_TAIL.test(text[span[1]] as string)) span[1]++;
       }
       return redactSpans(text, spans);
     },
@@ -350,7 +359,9 @@ const TOKEN_RULES: Rule[] = [
   // Discord bot tokens have no literal prefix; they are looked for where the text talks about a
   // bot, Discord or a token.
   tok("discord-bot-token", ["discord", "bot", "token"], `[MNO][A-Za-z0-9_-]{23,27}\\.[A-Za-z0-9_-]{6}\\.[A-Za-z0-9_-]{27,40}${E}`),
-  tok("telegram-bot-token", ["cs::AA"], `[0-9]{5,16}:AA[A-Za-z0-9_-]{32,40}${E}`),
+  tok("discord-webhook", ["discord"], `(?:discord(?:app)?\\.com/api/webhooks/[0-9]{5,30}/)[A-Za-z0-9_-]{40,100}`),
+  // Telegram puts the token right after `/bot` in API URLs.
+  regexRule("telegram-bot-token", ["cs::AA"], new RegExp(`(?:(?<=bot)|${B})[0-9]{5,16}:AA[A-Za-z0-9_-]{32,40}${E}`, "g")),
   tok("jwt", ["cs:eyJ"], `eyJ[A-Za-z0-9_-]{8,4096}\\.[A-Za-z0-9_-]{8,8192}\\.[A-Za-z0-9_-]{8,4096}`),
   tok("shopify-token", ["shppa_", "shpca_", "shpat_", "shpss_"], `shp(?:pa|ca|at|ss)_[A-Za-z0-9]{24,64}${E}`),
   tok("digitalocean-token", ["_v1_"], `do[opr]_v1_[a-f0-9]{64}${E}`),
