@@ -129,14 +129,46 @@ const puttyRule = regexRule(
 /**
  * URLs carrying credentials: scheme://user:password@host → scheme://[redacted]@host. The password
  * may contain unescaped `@ : /` (people paste them that way): the userinfo runs to the LAST `@` of
- * the URL that is followed by a host. Both parts are bounded so hostile input cannot backtrack far.
+ * the URL that is followed by a host. A scan, not a regex, so it stays linear on hostile input: each
+ * URL is looked at up to its end, the next `://`, or USERINFO_MAX characters.
  */
-const urlCredentialsRule = regexRule(
-  "url-credentials",
-  ["://"],
-  /\b([a-zA-Z][a-zA-Z0-9+.-]{0,30}:\/\/)[^\s/?#@:'"<>`]{0,256}:[^\s'"<>`]{1,512}@(?=[A-Za-z0-9[])/g,
-  (_m, scheme: string) => `${scheme}${REDACTED}@`,
-);
+const USERINFO_MAX = 768;
+const SCHEME_CHAR = /[a-zA-Z0-9+.-]/;
+const URL_STOP = /[\s'"<>`]/;
+const HOST_START = /[A-Za-z0-9[]/;
+const urlCredentialsRule: Rule = {
+  id: "url-credentials",
+  cues: ["://"],
+  apply(text) {
+    const spans: Array<[number, number]> = [];
+    let nextAt = -2;
+    for (let sep = text.indexOf("://"); sep >= 0; ) {
+      const following = text.indexOf("://", sep + 3);
+      const userStart = sep + 3;
+      if (nextAt !== -1 && nextAt < userStart) nextAt = text.indexOf("@", userStart);
+      if (nextAt === -1) break;
+      let schemeStart = sep;
+      while (schemeStart > 0 && sep - schemeStart < 31 && SCHEME_CHAR.test(text[schemeStart - 1] as string)) schemeStart--;
+      const schemeOk = schemeStart < sep && /[a-zA-Z]/.test(text[schemeStart] as string);
+      const limit = Math.min(text.length, userStart + USERINFO_MAX, following < 0 ? text.length : following);
+      if (schemeOk && nextAt < limit) {
+        let colon = -1;
+        let lastAt = -1;
+        for (let i = userStart; i < limit; i++) {
+          const ch = text[i] as string;
+          if (URL_STOP.test(ch)) break;
+          if (colon < 0) {
+            if (ch === ":") colon = i;
+            else if (ch === "/" || ch === "?" || ch === "#" || ch === "@") break;
+          } else if (ch === "@" && HOST_START.test(text[i + 1] ?? "")) lastAt = i;
+        }
+        if (colon >= 0 && lastAt > colon) spans.push([userStart, lastAt]);
+      }
+      sep = following;
+    }
+    return redactSpans(text, spans);
+  },
+};
 
 /**
  * HTTP Authorization / Proxy-Authorization values (Basic, Bearer, Digest, token …): the scheme name
