@@ -81,6 +81,48 @@ function redactSpans(text: string, spans: Array<[number, number]>): string {
   return out + text.slice(pos);
 }
 
+/**
+ * A rule run as an exec loop: `edit` returns the replacement for a match, or undefined to keep it.
+ * Patterns start with their literal part (no leading lookbehind), so the regex engine can skip
+ * ahead to candidates; the boundary before a match is checked here instead.
+ */
+function scanRule(
+  id: string,
+  cues: readonly Cue[],
+  pattern: RegExp,
+  edit: (m: RegExpExecArray, text: string) => string | undefined,
+  okBefore: (text: string, index: number) => boolean = () => true,
+): Rule {
+  return {
+    id,
+    cues,
+    apply(text) {
+      pattern.lastIndex = 0;
+      let out = "";
+      let pos = 0;
+      for (let m = pattern.exec(text); m !== null; m = pattern.exec(text)) {
+        if (m[0].length === 0) {
+          pattern.lastIndex = m.index + 1;
+          continue;
+        }
+        if (!okBefore(text, m.index)) {
+          pattern.lastIndex = m.index + 1;
+          continue;
+        }
+        const next = edit(m, text);
+        if (next === undefined) continue;
+        out += text.slice(pos, m.index) + next;
+        pos = m.index + m[0].length;
+      }
+      return pos === 0 ? text : out + text.slice(pos);
+    },
+  };
+}
+
+const WORD_CHAR = /[A-Za-z0-9_]/;
+/** True when the match at `index` starts a token (not preceded by a word character). */
+const tokenStart = (text: string, index: number): boolean => index === 0 || !WORD_CHAR.test(text[index - 1] as string);
+
 // ---------------------------------------------------------------------------------------------
 // Our own structural rules (run first: they keep names and hosts readable)
 
@@ -362,9 +404,9 @@ export function secretRuleSetStatus(): SecretRuleSetStatus {
 // accepts the exact current length or skips documentation examples (a scrubber errs on the side
 // of redacting).
 
-const B = "(?<![A-Za-z0-9_])"; // token start
 const E = "(?![A-Za-z0-9_])"; // token end
-const tok = (id: string, cues: readonly Cue[], body: string, flags = "g"): Rule => regexRule(id, cues, new RegExp(`${B}${body}`, flags));
+const tok = (id: string, cues: readonly Cue[], body: string, okBefore = tokenStart): Rule =>
+  scanRule(id, cues, new RegExp(body, "g"), () => REDACTED, okBefore);
 
 const TOKEN_RULES: Rule[] = [
   tok("aws-access-key-id", ["cs:AKIA", "cs:ASIA", "cs:ABIA", "cs:ACCA", "cs:A3T"], `(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])`),
@@ -393,7 +435,7 @@ const TOKEN_RULES: Rule[] = [
   tok("discord-bot-token", ["discord", "bot", "token"], `[MNO][A-Za-z0-9_-]{23,27}\\.[A-Za-z0-9_-]{6}\\.[A-Za-z0-9_-]{27,40}${E}`),
   tok("discord-webhook", ["discord"], `(?:discord(?:app)?\\.com/api/webhooks/[0-9]{5,30}/)[A-Za-z0-9_-]{40,100}`),
   // Telegram puts the token right after `/bot` in API URLs.
-  regexRule("telegram-bot-token", ["cs::AA"], new RegExp(`(?:(?<=bot)|${B})[0-9]{5,16}:AA[A-Za-z0-9_-]{32,40}${E}`, "g")),
+  tok("telegram-bot-token", ["cs::AA"], `[0-9]{5,16}:AA[A-Za-z0-9_-]{32,40}${E}`, (text, i) => tokenStart(text, i) || text.endsWith("bot", i)),
   tok("jwt", ["cs:eyJ"], `eyJ[A-Za-z0-9_-]{8,4096}\\.[A-Za-z0-9_-]{8,8192}\\.[A-Za-z0-9_-]{8,4096}`),
   tok("shopify-token", ["shppa_", "shpca_", "shpat_", "shpss_"], `shp(?:pa|ca|at|ss)_[A-Za-z0-9]{24,64}${E}`),
   tok("digitalocean-token", ["_v1_"], `do[opr]_v1_[a-f0-9]{64}${E}`),
@@ -434,24 +476,34 @@ function isNonSecret(name: string, value: string): boolean {
   return NUMBER.test(value) && !PASSWORD_NAME.test(name);
 }
 
+/** The identifier that ends at `end` (a secret word's start): its start index. */
+function nameStart(text: string, end: number): number {
+  let i = end;
+  while (i > 0 && /[A-Za-z0-9_.-]/.test(text[i - 1] as string)) i--;
+  return i;
+}
+
 /** `--password hunter2`, `--api-key=…`, `--db-password 's3 cret'`: the flag stays, the value goes. */
 const CLI_FLAG_WORD = "(?:password|passwd|passphrase|secret|token|api-?key|access-?key|private-?key|auth|credentials?)";
-const cliFlagRule = regexRule(
+const cliFlagRule = scanRule(
   "cli-secret-flag",
-  ["--pass", "secret", "token", "key", "auth", "credential"],
-  new RegExp(`(?<![\\w-])(--?[A-Za-z0-9_-]{0,40}?${CLI_FLAG_WORD})(\\s+|=)(?!-)("[^"\\r\\n]{0,4096}"|'[^'\\r\\n]{0,4096}'|[^\\s"'][^\\s]{0,4095})`, "gi"),
-  (match: string, flag: string, sep: string, value: string) => {
+  ["--"],
+  new RegExp(`--?[A-Za-z0-9_-]{0,40}?${CLI_FLAG_WORD}(?![A-Za-z0-9_-])(\\s+|=)(?!-)("[^"\\r\\n]{0,4096}"|'[^'\\r\\n]{0,4096}'|[^\\s"'][^\\s]{0,4095})`, "gi"),
+  (m) => {
+    const [match, sep, value] = m as unknown as [string, string, string];
+    const flag = match.slice(0, match.length - sep.length - value.length);
     const bare = value.replace(/^["']|["']$/g, "");
-    if (isNonSecret(flag, bare)) return match;
-    const quote = value.startsWith('"') || value.startsWith("'") ? value[0] : "";
+    if (isNonSecret(flag, bare)) return undefined;
+    const quote = value.startsWith('"') || value.startsWith("'") ? (value[0] as string) : "";
     return `${flag}${sep}${quote}${REDACTED}${quote}`;
   },
+  (text, i) => i === 0 || !/[\w-]/.test(text[i - 1] as string),
 );
 
 /** Secret query parameters: `?access_token=…&`, Azure SAS `sig=`, AWS/GCS presigned signatures. */
 const queryParamRule = regexRule(
   "query-secret-param",
-  ["sig", "signature", "security-token", "key", "secret", "token", "passw", "pwd", "credential"],
+  ["sig", "signature", "security-token", "key", "secret", "token", "passw", "pwd", "credential", "connection"],
   new RegExp(`([?&](?:sig|signature|x-amz-signature|x-amz-security-token|x-goog-signature|${SECRET_NAME})=)([^&#\\s"'<>\`]{1,4096})`, "gi"),
   (match: string, prefix: string, value: string) => (isNonSecret(prefix, value) ? match : `${prefix}${REDACTED}`),
 );
@@ -461,32 +513,51 @@ const queryParamRule = regexRule(
  * files, YAML, connection strings) and JSON encoded twice (`\"token\": \"v\"`). The name stays;
  * the WHOLE value goes: a quoted value to its closing quote, a JSON scalar (number/true/false/null)
  * alone, an unquoted value to the end of the line — a password may contain `& ; , )` and spaces,
- * so no shorter stop is safe.
+ * so no shorter stop is safe. The regex starts at the secret word (cheap to find); the rest of the
+ * name is read backwards from there.
  */
-const assignmentRule = regexRule(
+const assignmentRule = scanRule(
   "secret-assignment",
   ["key", "secret", "token", "passw", "pwd", "passphrase", "credential", "connection"],
   new RegExp(
-    `((?<![?&A-Za-z0-9_.-])\\\\?["'\`]?${SECRET_NAME}(?![A-Za-z0-9])\\\\?["'\`]?\\s{0,16}[:=]\\s{0,16})` +
+    `${SECRET_WORD}(?![A-Za-z0-9])\\\\?["'\`]?\\s{0,16}[:=]\\s{0,16}` +
       `(?:\\\\"((?:[^"\\\\\\r\\n]|\\\\[^"\\r\\n]){0,4096})\\\\"|"((?:[^"\\\\\\r\\n]|\\\\.){0,4096})"|'([^'\\r\\n]{0,4096})'|\`([^\`\\r\\n]{0,4096})\`` +
       `|(-?\\d{1,12}(?:\\.\\d{1,6})?|true|false|null)(?=\\s{0,16}(?:[,}\\]]|$))` +
       `|([^\\s"'\`\\\\][^\\r\\n]{0,4095}))`,
     "gim",
   ),
-  (match: string, prefix: string, escaped?: string, dq?: string, sq?: string, bt?: string, scalar?: string, bare?: string) => {
-    const wrap = (open: string, value: string, close: string): string =>
-      isNonSecret(prefix, value) ? match : `${prefix}${open}${REDACTED}${close}`;
-    if (escaped !== undefined) return wrap('\\"', escaped, '\\"');
-    if (dq !== undefined) return wrap('"', dq, '"');
-    if (sq !== undefined) return wrap("'", sq, "'");
-    if (bt !== undefined) return wrap("`", bt, "`");
-    if (scalar !== undefined) return wrap("", scalar, "");
-    const value = (bare ?? "").trimEnd();
-    if (isNonSecret(prefix, value)) return match;
-    // Inside a markdown code span the value ends at the closing backtick.
-    const tick = prefix.startsWith("`") ? value.indexOf("`") : -1;
-    if (tick >= 0) return `${prefix}${REDACTED}${value.slice(tick)}${(bare ?? "").slice(value.length)}`;
-    return `${prefix}${REDACTED}${(bare ?? "").slice(value.length)}`;
+  (m, text) => {
+    const [match, escaped, dq, sq, bt, scalar, bare] = m as unknown as [string, ...Array<string | undefined>];
+    const start = nameStart(text, m.index);
+    const name = text.slice(start, m.index) + match;
+    // Query parameters are the query rule's (their value ends at `&`).
+    const before = text[start - 1];
+    const quoted = before === '"' || before === "'" || before === "`" || before === "\\";
+    const lead = quoted ? text[start - 2] : before;
+    if (lead === "?" || lead === "&") return undefined;
+    let valueLength = 0;
+    let open = "";
+    let close = "";
+    let value = "";
+    if (escaped !== undefined) [value, open, close, valueLength] = [escaped, '\\"', '\\"', escaped.length + 4];
+    else if (dq !== undefined) [value, open, close, valueLength] = [dq, '"', '"', dq.length + 2];
+    else if (sq !== undefined) [value, open, close, valueLength] = [sq, "'", "'", sq.length + 2];
+    else if (bt !== undefined) [value, open, close, valueLength] = [bt, "`", "`", bt.length + 2];
+    else if (scalar !== undefined) [value, valueLength] = [scalar, scalar.length];
+    else {
+      const raw = bare ?? "";
+      value = raw.trimEnd();
+      valueLength = raw.length;
+      close = raw.slice(value.length);
+      // Inside a markdown code span the value ends at the closing backtick.
+      const tick = before === "`" ? value.indexOf("`") : -1;
+      if (tick >= 0) {
+        close = raw.slice(tick);
+        value = value.slice(0, tick);
+      }
+    }
+    if (isNonSecret(name, value)) return undefined;
+    return `${match.slice(0, match.length - valueLength)}${open}${REDACTED}${close}`;
   },
 );
 
@@ -526,22 +597,44 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
-/** `key` → `[kK][eE][yY]`, so one case-sensitive regex serves both kinds of cue. */
-function caseless(literal: string): string {
-  let out = "";
-  for (const ch of literal) {
-    const lower = ch.toLowerCase();
-    const upper = ch.toUpperCase();
-    out += lower === upper ? escapeRegExp(ch) : `[${lower}${upper}]`;
+interface TrieNode {
+  end: boolean;
+  next: Map<string, TrieNode>;
+}
+
+/**
+ * One regex for a set of literals, factored as a trie (`gh(?:p|o|u)_` rather than `ghp_|gho_|ghu_`):
+ * at each position the engine follows one branch instead of trying every literal in turn, which
+ * keeps the one scan that every text pays for short. A literal that is a prefix of another is an
+ * optional tail, so the longest cue at a position is what matches.
+ */
+function trieSource(literals: Iterable<string>): string {
+  const root: TrieNode = { end: false, next: new Map() };
+  for (const literal of literals) {
+    let node = root;
+    for (const ch of literal) {
+      let child = node.next.get(ch);
+      if (!child) {
+        child = { end: false, next: new Map() };
+        node.next.set(ch, child);
+      }
+      node = child;
+    }
+    node.end = true;
   }
-  return out;
+  const emit = (node: TrieNode): string => {
+    const branches = [...node.next].map(([ch, child]) => escapeRegExp(ch) + emit(child));
+    if (branches.length === 0) return "";
+    const body = branches.length === 1 ? (branches[0] as string) : `(?:${branches.join("|")})`;
+    return node.end ? `(?:${body})?` : body;
+  };
+  return emit(root);
 }
 
 interface CueIndex {
-  /** Matches any cue of any rule. */
-  any: RegExp;
-  /** Same alternation, global, for collecting which cues occur. */
-  scan: RegExp;
+  /** Case-insensitive cues (lower-cased) and exact cues, each as one trie regex (global). */
+  caseless: RegExp | undefined;
+  exact: RegExp | undefined;
   rules: Rule[];
   /** Rules that run whatever the text (no cues declared). */
   always: number[];
@@ -564,12 +657,16 @@ export function getCueIndex(): CueIndex {
       cueList.push({ cue: sensitive ? raw.slice(3) : raw.toLowerCase(), sensitive, rule: i });
     }
   });
-  const sources = [...new Set(cueList.map((c) => (c.sensitive ? escapeRegExp(c.cue) : caseless(c.cue))))];
-  // Longest alternatives first so a long cue is reported whole; the cues inside it are recovered
-  // by `rulesFor`.
-  sources.sort((a, b) => b.length - a.length);
-  const alternation = sources.join("|");
-  cueIndex = { any: new RegExp(alternation), scan: new RegExp(alternation, "g"), rules, always, triggered: new Map(), cueList };
+  const caseless = new Set(cueList.filter((c) => !c.sensitive).map((c) => c.cue));
+  const exact = new Set(cueList.filter((c) => c.sensitive).map((c) => c.cue));
+  cueIndex = {
+    caseless: caseless.size > 0 ? new RegExp(trieSource(caseless), "gi") : undefined,
+    exact: exact.size > 0 ? new RegExp(trieSource(exact), "g") : undefined,
+    rules,
+    always,
+    triggered: new Map(),
+    cueList,
+  };
   return cueIndex;
 }
 
@@ -587,17 +684,23 @@ function rulesFor(index: CueIndex, matched: string): number[] {
   return list;
 }
 
+/** Add the rules triggered by every cue occurrence `pattern` finds in `text`. */
+function collectTriggered(index: CueIndex, pattern: RegExp | undefined, text: string, run: Set<number>): void {
+  if (!pattern) return;
+  pattern.lastIndex = 0;
+  for (let m = pattern.exec(text); m !== null; m = pattern.exec(text)) {
+    for (const i of rulesFor(index, m[0])) run.add(i);
+    // Resume one character later, not after the match: a cue may start inside a longer one.
+    pattern.lastIndex = m.index + 1;
+  }
+}
+
 /** Run the rules whose cues occur in `text`, in rule order. */
 export function applyRules(text: string): string {
   const index = getCueIndex();
-  if (index.always.length === 0 && !index.any.test(text)) return text;
   const run = new Set<number>(index.always);
-  index.scan.lastIndex = 0;
-  for (let m = index.scan.exec(text); m !== null; m = index.scan.exec(text)) {
-    for (const i of rulesFor(index, m[0])) run.add(i);
-    // Resume one character later, not after the match: a cue may start inside a longer one.
-    index.scan.lastIndex = m.index + 1;
-  }
+  collectTriggered(index, index.caseless, text, run);
+  collectTriggered(index, index.exact, text, run);
   if (run.size === 0) return text;
   const order = [...run].sort((a, b) => a - b);
   let out = text;
