@@ -21,9 +21,10 @@ export const SECRET_RULE_SET = {
 } as const;
 
 /**
- * A cue is a literal every match of the rule contains. Lower-case cues match case-insensitively;
- * cues written with `cs:` match exactly (for short upper-case prefixes such as `SK` or `SG.` that
- * would otherwise fire on ordinary words).
+ * A cue is a literal every match of the rule contains, matched exactly; a cue written `ci:word`
+ * matches in any case (for rules whose pattern is case-insensitive). Rules whose pattern needs an
+ * assignment (`:`/`=`) or a flag (`-`) use that character as their cue: one-character cues keep the
+ * single cue scan cheap, and the rule itself then decides.
  */
 type Cue = string;
 
@@ -136,7 +137,7 @@ const PEM_BODY = /[A-Za-z0-9+/=\s\\:,.-]*/y;
 const PEM_WINDOW = 64 * 1024;
 const pemRule: Rule = {
   id: "pem-private-key",
-  cues: ["private key"],
+  cues: ["PRIVATE KEY"],
   apply(text) {
     const spans: Array<[number, number]> = [];
     let endAt = -2;
@@ -164,7 +165,7 @@ const pemRule: Rule = {
 /** PuTTY private key files: everything from `Private-Lines:` through the MAC line. */
 const puttyRule = regexRule(
   "putty-private-key",
-  ["private-lines:"],
+  ["Private-Lines:"],
   /Private-Lines:\s*\d{1,4}\r?\n(?:[A-Za-z0-9+/=]{1,128}\r?\n){0,400}(?:Private-MAC:\s*[0-9a-fA-F]{0,128})?/g,
 );
 
@@ -218,7 +219,7 @@ const urlCredentialsRule: Rule = {
  */
 const authorizationHeaderRule = regexRule(
   "authorization-header",
-  ["authorization"],
+  [":", "="],
   /\b((?:proxy-)?authorization\\?["']?\s*[:=]\s*\\?["']?\s*)(?:(basic|bearer|token|digest|negotiate|ntlm|bot|apikey|sso-key|aws4-hmac-sha256)\s+)?([^\s"'\\\r\n][^"'\\\r\n]{0,4095})/gi,
   (_m, prefix: string, scheme: string | undefined) => `${prefix}${scheme ? `${scheme} ` : ""}${REDACTED}`,
 );
@@ -253,18 +254,18 @@ interface LintRuleCreator {
  * pinned set gains a rule without cues, and checks every cue against the rule's detections.
  */
 const SET_RULE_CUES: Record<string, readonly Cue[]> = {
-  "@secretlint/secretlint-rule-aws": ["secret_access_key", "secretaccesskey", "secret_accesskey", "secretaccess_key"],
-  "@secretlint/secretlint-rule-privatekey": ["private key"],
+  "@secretlint/secretlint-rule-aws": [":", "="],
+  "@secretlint/secretlint-rule-privatekey": ["PRIVATE KEY"],
   "@secretlint/secretlint-rule-npm": ["npm_"],
   "@secretlint/secretlint-rule-basicauth": ["://"],
-  "@secretlint/secretlint-rule-slack": ["xoxb-", "xoxp-", "xapp-", "xoxa-", "xoxo-", "xoxr-", "hooks.slack.com"],
-  "@secretlint/secretlint-rule-sendgrid": ["cs:SG."],
+  "@secretlint/secretlint-rule-slack": ["xoxb-", "xoxp-", "xapp-", "xoxa-", "xoxo-", "xoxr-", "://"],
+  "@secretlint/secretlint-rule-sendgrid": ["SG."],
   "@secretlint/secretlint-rule-shopify": ["shppa_", "shpca_", "shpat_", "shpss_"],
   "@secretlint/secretlint-rule-stripe": ["sk_live_", "sk_test_", "rk_live_", "rk_test_"],
   "@secretlint/secretlint-rule-github": ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
   "@secretlint/secretlint-rule-gitlab": ["glpat-"],
   "@secretlint/secretlint-rule-grafana": ["glc_", "glsa_"],
-  "@secretlint/secretlint-rule-openai": ["t3blbkfj"],
+  "@secretlint/secretlint-rule-openai": ["T3BlbkFJ"],
   "@secretlint/secretlint-rule-anthropic": ["sk-ant-api0"],
   "@secretlint/secretlint-rule-groq": ["gsk_"],
   "@secretlint/secretlint-rule-huggingface": ["hf_"],
@@ -409,49 +410,49 @@ const tok = (id: string, cues: readonly Cue[], body: string, okBefore = tokenSta
   scanRule(id, cues, new RegExp(body, "g"), () => REDACTED, okBefore);
 
 const TOKEN_RULES: Rule[] = [
-  tok("aws-access-key-id", ["cs:AKIA", "cs:ASIA", "cs:ABIA", "cs:ACCA", "cs:A3T"], `(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])`),
-  tok("google-api-key", ["cs:AIza"], `AIza[0-9A-Za-z_-]{35}`),
-  tok("google-oauth-client-secret", ["cs:GOCSPX-"], `GOCSPX-[0-9A-Za-z_-]{28}`),
-  tok("google-oauth-access-token", ["cs:ya29."], `ya29\\.[0-9A-Za-z_-]{20,2048}`),
+  tok("aws-access-key-id", ["AKIA", "ASIA", "ABIA", "ACCA", "A3T"], `(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])`),
+  tok("google-api-key", ["AIza"], `AIza[0-9A-Za-z_-]{35}`),
+  tok("google-oauth-client-secret", ["GOCSPX-"], `GOCSPX-[0-9A-Za-z_-]{28}`),
+  tok("google-oauth-access-token", ["ya29."], `ya29\\.[0-9A-Za-z_-]{20,2048}`),
   tok("github-token", ["ghp_", "gho_", "ghu_", "ghs_", "ghr_"], `gh[pousr]_[A-Za-z0-9_]{20,255}`),
   tok("github-fine-grained-pat", ["github_pat_"], `github_pat_[A-Za-z0-9_]{20,255}`),
   tok(
     "gitlab-token",
-    ["glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glimt-", "glagent-", "gloas-", "glsoat-", "glffct-", "glft-", "glwt-", "cs:GR1348941"],
+    ["glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glimt-", "glagent-", "gloas-", "glsoat-", "glffct-", "glft-", "glwt-", "GR1348941"],
     `(?:gl(?:pat|dt|rt|ptt|cbt|imt|agent|oas|soat|ffct|ft|wt)-[0-9A-Za-z_-]{20,255}|GR1348941[0-9A-Za-z_-]{20,64})`,
   ),
   tok("npm-token", ["npm_"], `npm_[A-Za-z0-9]{30,64}${E}`),
-  tok("pypi-token", ["pypi-ageichlwas5vcmc"], `pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{20,1024}`),
+  tok("pypi-token", ["pypi-AgEIcHlwaS5vcmc"], `pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{20,1024}`),
   tok("huggingface-token", ["hf_", "api_org_"], `(?:hf_[A-Za-z0-9]{30,64}|api_org_[A-Za-z0-9]{30,64})${E}`),
   tok("openai-anthropic-key", ["sk-"], `sk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,255}`),
   tok("slack-token", ["xox", "xapp-"], `(?:xox[abposer]|xapp)-[A-Za-z0-9-]{10,255}`),
   tok("stripe-key", ["sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"], `(?:[sr]k_(?:live|test)_[0-9A-Za-z]{16,255}|whsec_[0-9A-Za-z+/=]{24,128})`),
-  tok("twilio-api-key", ["cs:SK"], `SK[0-9a-fA-F]{32}${E}`),
-  tok("sendgrid-key", ["cs:SG."], `SG\\.[A-Za-z0-9_-]{16,64}\\.[A-Za-z0-9_-]{16,64}`),
+  tok("twilio-api-key", ["SK"], `SK[0-9a-fA-F]{32}${E}`),
+  tok("sendgrid-key", ["SG."], `SG\\.[A-Za-z0-9_-]{16,64}\\.[A-Za-z0-9_-]{16,64}`),
   tok("mailgun-key", ["key-"], `key-[0-9a-f]{32}${E}`),
   tok("mailchimp-key", ["-us"], `[0-9a-f]{32}-us[0-9]{1,2}${E}`),
   // Discord bot tokens have no literal prefix; they are looked for where the text talks about a
   // bot, Discord or a token.
-  tok("discord-bot-token", ["discord", "bot", "token"], `[MNO][A-Za-z0-9_-]{23,27}\\.[A-Za-z0-9_-]{6}\\.[A-Za-z0-9_-]{27,40}${E}`),
+  tok("discord-bot-token", ["."], `[MNO][A-Za-z0-9_-]{23,27}\\.[A-Za-z0-9_-]{6}\\.[A-Za-z0-9_-]{27,40}${E}`),
   tok("discord-webhook", ["discord"], `(?:discord(?:app)?\\.com/api/webhooks/[0-9]{5,30}/)[A-Za-z0-9_-]{40,100}`),
   // Telegram puts the token right after `/bot` in API URLs.
-  tok("telegram-bot-token", ["cs::AA"], `[0-9]{5,16}:AA[A-Za-z0-9_-]{32,40}${E}`, (text, i) => tokenStart(text, i) || text.endsWith("bot", i)),
-  tok("jwt", ["cs:eyJ"], `eyJ[A-Za-z0-9_-]{8,4096}\\.[A-Za-z0-9_-]{8,8192}\\.[A-Za-z0-9_-]{8,4096}`),
+  tok("telegram-bot-token", [":AA"], `[0-9]{5,16}:AA[A-Za-z0-9_-]{32,40}${E}`, (text, i) => tokenStart(text, i) || text.endsWith("bot", i)),
+  tok("jwt", ["eyJ"], `eyJ[A-Za-z0-9_-]{8,4096}\\.[A-Za-z0-9_-]{8,8192}\\.[A-Za-z0-9_-]{8,4096}`),
   tok("shopify-token", ["shppa_", "shpca_", "shpat_", "shpss_"], `shp(?:pa|ca|at|ss)_[A-Za-z0-9]{24,64}${E}`),
   tok("digitalocean-token", ["_v1_"], `do[opr]_v1_[a-f0-9]{64}${E}`),
-  tok("square-token", ["sq0atp-", "sq0csp-", "cs:EAAA"], `(?:sq0(?:atp|csp)-[0-9A-Za-z_-]{22,64}|EAAA[0-9A-Za-z_-]{60,64}${E})`),
-  tok("postman-key", ["pmak-"], `PMAK-[a-f0-9]{24}-[a-f0-9]{34}`),
-  tok("atlassian-token", ["cs:ATATT3"], `ATATT3[A-Za-z0-9_=-]{20,512}`),
-  tok("age-secret-key", ["age-secret-key-1"], `AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}`),
+  tok("square-token", ["sq0atp-", "sq0csp-", "EAAA"], `(?:sq0(?:atp|csp)-[0-9A-Za-z_-]{22,64}|EAAA[0-9A-Za-z_-]{60,64}${E})`),
+  tok("postman-key", ["PMAK-"], `PMAK-[a-f0-9]{24}-[a-f0-9]{34}`),
+  tok("atlassian-token", ["ATATT3"], `ATATT3[A-Za-z0-9_=-]{20,512}`),
+  tok("age-secret-key", ["AGE-SECRET-KEY-1"], `AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}`),
   tok("sentry-token", ["sntrys_", "sntryu_"], `sntr[ysu]_[A-Za-z0-9+/=_-]{20,512}`),
-  tok("newrelic-key", ["nrak-"], `NRAK-[A-Z0-9]{27}`),
-  tok("azure-ad-client-secret", ["cs:Q~"], `[A-Za-z0-9_~.-]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])`),
+  tok("newrelic-key", ["NRAK-"], `NRAK-[A-Z0-9]{27}`),
+  tok("azure-ad-client-secret", ["Q~"], `[A-Za-z0-9_~.-]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])`),
   tok("doppler-token", ["dp."], `dp\\.(?:pt|st|sa|ct|scim|audit)\\.[A-Za-z0-9]{40,64}`),
   tok("supabase-token", ["sbp_"], `sbp_[a-f0-9]{40}${E}`),
-  tok("heroku-token", ["cs:HRKU-"], `HRKU-[A-Za-z0-9_-]{20,128}`),
+  tok("heroku-token", ["HRKU-"], `HRKU-[A-Za-z0-9_-]{20,128}`),
   tok("vault-token", ["hvs.", "hvb."], `hv[sb]\\.[A-Za-z0-9_-]{24,512}`),
   tok("notion-legacy-token", ["secret_"], `secret_[A-Za-z0-9]{43}${E}`),
-  tok("firebase-fcm-key", ["cs::APA91b"], `AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,200}`),
+  tok("firebase-fcm-key", [":APA91b"], `AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,200}`),
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -487,7 +488,7 @@ function nameStart(text: string, end: number): number {
 const CLI_FLAG_WORD = "(?:password|passwd|passphrase|secret|token|api-?key|access-?key|private-?key|auth|credentials?)";
 const cliFlagRule = scanRule(
   "cli-secret-flag",
-  ["--"],
+  ["-"],
   new RegExp(`--?[A-Za-z0-9_-]{0,40}?${CLI_FLAG_WORD}(?![A-Za-z0-9_-])(\\s+|=)(?!-)("[^"\\r\\n]{0,4096}"|'[^'\\r\\n]{0,4096}'|[^\\s"'][^\\s]{0,4095})`, "gi"),
   (m) => {
     const [match, sep, value] = m as unknown as [string, string, string];
@@ -503,7 +504,7 @@ const cliFlagRule = scanRule(
 /** Secret query parameters: `?access_token=…&`, Azure SAS `sig=`, AWS/GCS presigned signatures. */
 const queryParamRule = regexRule(
   "query-secret-param",
-  ["sig", "signature", "security-token", "key", "secret", "token", "passw", "pwd", "credential", "connection"],
+  ["="],
   new RegExp(`([?&](?:sig|signature|x-amz-signature|x-amz-security-token|x-goog-signature|${SECRET_NAME})=)([^&#\\s"'<>\`]{1,4096})`, "gi"),
   (match: string, prefix: string, value: string) => (isNonSecret(prefix, value) ? match : `${prefix}${REDACTED}`),
 );
@@ -518,7 +519,7 @@ const queryParamRule = regexRule(
  */
 const assignmentRule = scanRule(
   "secret-assignment",
-  ["key", "secret", "token", "passw", "pwd", "passphrase", "credential", "connection"],
+  [":", "="],
   new RegExp(
     `${SECRET_WORD}(?![A-Za-z0-9])\\\\?["'\`]?\\s{0,16}[:=]\\s{0,16}` +
       `(?:\\\\"((?:[^"\\\\\\r\\n]|\\\\[^"\\r\\n]){0,4096})\\\\"|"((?:[^"\\\\\\r\\n]|\\\\.){0,4096})"|'([^'\\r\\n]{0,4096})'|\`([^\`\\r\\n]{0,4096})\`` +
@@ -562,10 +563,10 @@ const assignmentRule = scanRule(
 );
 
 /** A bare `Bearer <token>` outside a header (logs, curl lines). */
-const bearerRule = regexRule("bearer-token", ["bearer"], /\b(Bearer)\s+[A-Za-z0-9\-._~+/]{8,4096}=*/gi, (_m, word: string) => `${word} ${REDACTED}`);
+const bearerRule = regexRule("bearer-token", ["Bearer", "bearer", "BEARER"], /\b(Bearer|bearer|BEARER)\s+[A-Za-z0-9\-._~+/]{8,4096}=*/g, (_m, word: string) => `${word} ${REDACTED}`);
 
 /** A bare `Basic <base64>` whose base64 decodes to `user:password`. */
-const basicRule = regexRule("basic-credentials", ["basic"], /\b(Basic)\s+([A-Za-z0-9+/]{6,4096}={0,2})(?![A-Za-z0-9+/=])/gi, (match: string, word: string, b64: string) => {
+const basicRule = regexRule("basic-credentials", ["Basic", "basic", "BASIC"], /\b(Basic|basic|BASIC)\s+([A-Za-z0-9+/]{6,4096}={0,2})(?![A-Za-z0-9+/=])/g, (match: string, word: string, b64: string) => {
   const decoded = Buffer.from(b64, "base64").toString("latin1");
   return /^[\x20-\x7e]{1,1024}:[\x20-\x7e]{0,2048}$/.test(decoded) ? `${word} ${REDACTED}` : match;
 });
@@ -653,8 +654,8 @@ export function getCueIndex(): CueIndex {
   rules.forEach((rule, i) => {
     if (rule.cues.length === 0) always.push(i);
     for (const raw of rule.cues) {
-      const sensitive = raw.startsWith("cs:");
-      cueList.push({ cue: sensitive ? raw.slice(3) : raw.toLowerCase(), sensitive, rule: i });
+      const sensitive = !raw.startsWith("ci:");
+      cueList.push({ cue: sensitive ? raw : raw.slice(3).toLowerCase(), sensitive, rule: i });
     }
   });
   const caseless = new Set(cueList.filter((c) => !c.sensitive).map((c) => c.cue));

@@ -188,7 +188,7 @@ describe("the rule set", () => {
     for (const rule of redactionRules()) {
       for (const text of texts) {
         if (rule.apply(text) === text) continue;
-        const hasCue = rule.cues.some((cue) => (cue.startsWith("cs:") ? text.includes(cue.slice(3)) : text.toLowerCase().includes(cue)));
+        const hasCue = rule.cues.some((cue) => (cue.startsWith("ci:") ? text.toLowerCase().includes(cue.slice(3).toLowerCase()) : text.includes(cue)));
         expect(hasCue, `${rule.id} redacted text without any of its cues: ${text.slice(0, 80)}`).toBe(true);
       }
     }
@@ -258,9 +258,17 @@ describe("fast path", () => {
   it("ordinary prose runs no rule at all", () => {
     const { runs, restore } = countRuns();
     try {
-      const prose = "We walked along the river after lunch and talked about the plans for the garden this spring.";
+      const prose = "We walked along the river after lunch and talked about the plans for the garden this spring";
       expect(redactSecrets(prose)).toBe(prose);
       expect([...runs.keys()]).toEqual([]);
+      // Punctuation only wakes the few rules keyed on it (assignments, flags, dotted tokens).
+      const punctuated = "Note: we met at 10:30 - see the minutes, then lunch. Also x = y.";
+      expect(redactSecrets(punctuated)).toBe(punctuated);
+      const keyedOnPunctuation = redactionRules()
+        .filter((rule) => rule.cues.some((cue) => [":", "=", "-", "."].includes(cue)))
+        .map((rule) => rule.id);
+      expect([...runs.keys()].every((id) => keyedOnPunctuation.includes(id))).toBe(true);
+      expect(keyedOnPunctuation.length).toBeLessThanOrEqual(8);
     } finally {
       restore();
     }
