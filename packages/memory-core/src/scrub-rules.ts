@@ -21,10 +21,9 @@ export const SECRET_RULE_SET = {
 } as const;
 
 /**
- * A cue is a literal every match of the rule contains, matched exactly; a cue written `ci:word`
- * matches in any case (for rules whose pattern is case-insensitive). Rules whose pattern needs an
- * assignment (`:`/`=`) or a flag (`-`) use that character as their cue: one-character cues keep the
- * single cue scan cheap, and the rule itself then decides.
+ * A cue is a literal every match of the rule contains, matched exactly (case-sensitively). Rules
+ * whose pattern needs an assignment (`:`/`=`) or a flag (`-`) use that character as their cue: the
+ * rule itself then decides.
  */
 type Cue = string;
 
@@ -434,7 +433,7 @@ const TOKEN_RULES: Rule[] = [
   // Discord bot tokens have no literal prefix; they are looked for where the text talks about a
   // bot, Discord or a token.
   tok("discord-bot-token", ["."], `[MNO][A-Za-z0-9_-]{23,27}\\.[A-Za-z0-9_-]{6}\\.[A-Za-z0-9_-]{27,40}${E}`),
-  tok("discord-webhook", ["discord"], `(?:discord(?:app)?\\.com/api/webhooks/[0-9]{5,30}/)[A-Za-z0-9_-]{40,100}`),
+  tok("discord-webhook", ["/api/webhooks/"], `(?:discord(?:app)?\\.com/api/webhooks/[0-9]{5,30}/)[A-Za-z0-9_-]{40,100}`),
   // Telegram puts the token right after `/bot` in API URLs.
   tok("telegram-bot-token", [":AA"], `[0-9]{5,16}:AA[A-Za-z0-9_-]{32,40}${E}`, (text, i) => tokenStart(text, i) || text.endsWith("bot", i)),
   tok("jwt", ["eyJ"], `eyJ[A-Za-z0-9_-]{8,4096}\\.[A-Za-z0-9_-]{8,8192}\\.[A-Za-z0-9_-]{8,4096}`),
@@ -563,10 +562,10 @@ const assignmentRule = scanRule(
 );
 
 /** A bare `Bearer <token>` outside a header (logs, curl lines). */
-const bearerRule = regexRule("bearer-token", ["Bearer", "bearer", "BEARER"], /\b(Bearer|bearer|BEARER)\s+[A-Za-z0-9\-._~+/]{8,4096}=*/g, (_m, word: string) => `${word} ${REDACTED}`);
+const bearerRule = regexRule("bearer-token", ["Bearer", "BEARER"], /\b(Bearer|BEARER)\s+[A-Za-z0-9\-._~+/]{8,4096}=*/g, (_m, word: string) => `${word} ${REDACTED}`);
 
 /** A bare `Basic <base64>` whose base64 decodes to `user:password`. */
-const basicRule = regexRule("basic-credentials", ["Basic", "basic", "BASIC"], /\b(Basic|basic|BASIC)\s+([A-Za-z0-9+/]{6,4096}={0,2})(?![A-Za-z0-9+/=])/g, (match: string, word: string, b64: string) => {
+const basicRule = regexRule("basic-credentials", ["Basic", "BASIC"], /\b(Basic|BASIC)\s+([A-Za-z0-9+/]{6,4096}={0,2})(?![A-Za-z0-9+/=])/g, (match: string, word: string, b64: string) => {
   const decoded = Buffer.from(b64, "base64").toString("latin1");
   return /^[\x20-\x7e]{1,1024}:[\x20-\x7e]{0,2048}$/.test(decoded) ? `${word} ${REDACTED}` : match;
 });
@@ -595,53 +594,31 @@ export function redactionRules(): Rule[] {
 }
 
 function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
-
-interface TrieNode {
-  end: boolean;
-  next: Map<string, TrieNode>;
+  return text.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
 }
 
 /**
- * One regex for a set of literals, factored as a trie (`gh(?:p|o|u)_` rather than `ghp_|gho_|ghu_`):
- * at each position the engine follows one branch instead of trying every literal in turn, which
- * keeps the one scan that every text pays for short. A literal that is a prefix of another is an
- * optional tail, so the longest cue at a position is what matches.
+ * Characters a cue is anchored on, rarest in ordinary prose first. Every cue holding one of them
+ * is found by looking only where that character occurs; a cue of lower-case letters only is
+ * searched as a whole word.
  */
-function trieSource(literals: Iterable<string>): string {
-  const root: TrieNode = { end: false, next: new Map() };
-  for (const literal of literals) {
-    let node = root;
-    for (const ch of literal) {
-      let child = node.next.get(ch);
-      if (!child) {
-        child = { end: false, next: new Map() };
-        node.next.set(ch, child);
-      }
-      node = child;
-    }
-    node.end = true;
-  }
-  const emit = (node: TrieNode): string => {
-    const branches = [...node.next].map(([ch, child]) => escapeRegExp(ch) + emit(child));
-    if (branches.length === 0) return "";
-    const body = branches.length === 1 ? (branches[0] as string) : `(?:${branches.join("|")})`;
-    return node.end ? `(?:${body})?` : body;
-  };
-  return emit(root);
+const ANCHOR_PREFERENCE = "_~=:/.-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
+interface AnchoredCue {
+  cue: string;
+  /** Position of the anchor character inside the cue. */
+  offset: number;
+  rules: number[];
 }
 
 interface CueIndex {
-  /** Case-insensitive cues (lower-cased) and exact cues, each as one trie regex (global). */
-  caseless: RegExp | undefined;
-  exact: RegExp | undefined;
+  /** Finds anchor characters and whole-word cues (global). */
+  scanner: RegExp;
+  byAnchor: Map<string, AnchoredCue[]>;
+  byWord: Map<string, number[]>;
   rules: Rule[];
   /** Rules that run whatever the text (no cues declared). */
   always: number[];
-  /** Cache: matched cue text → indexes of the rules it (or any cue inside it) triggers. */
-  triggered: Map<string, number[]>;
-  cueList: Array<{ cue: string; sensitive: boolean; rule: number }>;
 }
 
 let cueIndex: CueIndex | undefined;
@@ -649,59 +626,56 @@ let cueIndex: CueIndex | undefined;
 export function getCueIndex(): CueIndex {
   if (cueIndex) return cueIndex;
   const rules = redactionRules();
-  const cueList: CueIndex["cueList"] = [];
   const always: number[] = [];
+  const cueRules = new Map<string, number[]>();
   rules.forEach((rule, i) => {
     if (rule.cues.length === 0) always.push(i);
-    for (const raw of rule.cues) {
-      const sensitive = !raw.startsWith("ci:");
-      cueList.push({ cue: sensitive ? raw : raw.slice(3).toLowerCase(), sensitive, rule: i });
+    for (const cue of rule.cues) {
+      if (cue.length === 0) throw new Error(`scrub rule ${rule.id} declares an empty cue`);
+      cueRules.set(cue, [...(cueRules.get(cue) ?? []), i]);
     }
   });
-  const caseless = new Set(cueList.filter((c) => !c.sensitive).map((c) => c.cue));
-  const exact = new Set(cueList.filter((c) => c.sensitive).map((c) => c.cue));
-  cueIndex = {
-    caseless: caseless.size > 0 ? new RegExp(trieSource(caseless), "gi") : undefined,
-    exact: exact.size > 0 ? new RegExp(trieSource(exact), "g") : undefined,
-    rules,
-    always,
-    triggered: new Map(),
-    cueList,
-  };
+  const byAnchor = new Map<string, AnchoredCue[]>();
+  const byWord = new Map<string, number[]>();
+  for (const [cue, ruleIndexes] of cueRules) {
+    let offset = -1;
+    for (const ch of ANCHOR_PREFERENCE) {
+      offset = cue.indexOf(ch);
+      if (offset >= 0) break;
+    }
+    if (offset < 0) {
+      byWord.set(cue, ruleIndexes);
+      continue;
+    }
+    const anchor = cue[offset] as string;
+    byAnchor.set(anchor, [...(byAnchor.get(anchor) ?? []), { cue, offset, rules: ruleIndexes }]);
+  }
+  const anchorClass = `[${[...byAnchor.keys()].map(escapeRegExp).join("")}]`;
+  const words = [...byWord.keys()].sort((x, y) => y.length - x.length).map(escapeRegExp);
+  const scanner = new RegExp([...(byAnchor.size > 0 ? [anchorClass] : []), ...words].join("|") || "(?!)", "g");
+  cueIndex = { scanner, byAnchor, byWord, rules, always };
   return cueIndex;
-}
-
-/** Indexes of the rules triggered by one matched cue text, including cues contained in it. */
-function rulesFor(index: CueIndex, matched: string): number[] {
-  const cached = index.triggered.get(matched);
-  if (cached) return cached;
-  const lower = matched.toLowerCase();
-  const hits = new Set<number>();
-  for (const c of index.cueList) {
-    if (c.sensitive ? matched.includes(c.cue) : lower.includes(c.cue)) hits.add(c.rule);
-  }
-  const list = [...hits];
-  if (index.triggered.size < 4096) index.triggered.set(matched, list);
-  return list;
-}
-
-/** Add the rules triggered by every cue occurrence `pattern` finds in `text`. */
-function collectTriggered(index: CueIndex, pattern: RegExp | undefined, text: string, run: Set<number>): void {
-  if (!pattern) return;
-  pattern.lastIndex = 0;
-  for (let m = pattern.exec(text); m !== null; m = pattern.exec(text)) {
-    for (const i of rulesFor(index, m[0])) run.add(i);
-    // Resume one character later, not after the match: a cue may start inside a longer one.
-    pattern.lastIndex = m.index + 1;
-  }
 }
 
 /** Run the rules whose cues occur in `text`, in rule order. */
 export function applyRules(text: string): string {
   const index = getCueIndex();
   const run = new Set<number>(index.always);
-  collectTriggered(index, index.caseless, text, run);
-  collectTriggered(index, index.exact, text, run);
+  const scanner = index.scanner;
+  scanner.lastIndex = 0;
+  for (let m = scanner.exec(text); m !== null; m = scanner.exec(text)) {
+    const hit = m[0];
+    const anchored = hit.length === 1 ? index.byAnchor.get(hit) : undefined;
+    if (anchored) {
+      for (const { cue, offset, rules } of anchored) {
+        if (text.startsWith(cue, m.index - offset)) for (const i of rules) run.add(i);
+      }
+    } else {
+      for (const i of index.byWord.get(hit) ?? []) run.add(i);
+    }
+    // Resume one character later, not after the match: words may overlap.
+    scanner.lastIndex = m.index + 1;
+  }
   if (run.size === 0) return text;
   const order = [...run].sort((a, b) => a - b);
   let out = text;
