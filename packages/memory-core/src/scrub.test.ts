@@ -303,6 +303,8 @@ describe("hostile input", () => {
     ["flags", "--password ".repeat(MB / 11)],
     ["cue soup", "key token secret passw sk- ghp_ xox AKIA eyJ :// bearer basic ".repeat(MB / 64)],
     ["base64 soup after Basic", `Basic ${"QUJD".repeat(MB / 4)}`],
+    ["anchor characters only", ":=-._/~A1".repeat(MB / 9)],
+    ["capitals and digits", "AKIA1SK2SG.3eyJ4".repeat(MB / 16)],
   ];
   for (const [name, text] of hostile) {
     it(`a 1 MB adversarial string completes quickly: ${name}`, () => {
