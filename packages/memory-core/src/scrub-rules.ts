@@ -253,10 +253,12 @@ interface LintRuleCreator {
  * pinned set gains a rule without cues, and checks every cue against the rule's detections.
  */
 const SET_RULE_CUES: Record<string, readonly Cue[]> = {
-  "@secretlint/secretlint-rule-aws": [":", "="],
+  // Its pattern spells the word out in exactly these three cases.
+  "@secretlint/secretlint-rule-aws": ["SECRET", "secret", "Secret"],
   "@secretlint/secretlint-rule-privatekey": ["PRIVATE KEY"],
   "@secretlint/secretlint-rule-npm": ["npm_"],
-  "@secretlint/secretlint-rule-basicauth": ["://"],
+  // Both report a URL only when it carries `user:password@`.
+  "@secretlint/secretlint-rule-basicauth": ["@"],
   "@secretlint/secretlint-rule-slack": ["xoxb-", "xoxp-", "xapp-", "xoxa-", "xoxo-", "xoxr-", "://"],
   "@secretlint/secretlint-rule-sendgrid": ["SG."],
   "@secretlint/secretlint-rule-shopify": ["shppa_", "shpca_", "shpat_", "shpss_"],
@@ -271,7 +273,7 @@ const SET_RULE_CUES: Record<string, readonly Cue[]> = {
   "@secretlint/secretlint-rule-linear": ["lin_api_"],
   "@secretlint/secretlint-rule-notion": ["ntn_"],
   "@secretlint/secretlint-rule-1password": ["ops_ey"],
-  "@secretlint/secretlint-rule-database-connection-string": ["://"],
+  "@secretlint/secretlint-rule-database-connection-string": ["@"],
   "@secretlint/secretlint-rule-hashicorp-vault": ["hvs.", "hvb.", "hvr."],
   "@secretlint/secretlint-rule-vercel": ["vcp_", "vci_", "vca_", "vcr_", "vck_"],
   "@secretlint/secretlint-rule-databricks": ["dapi"],
@@ -602,7 +604,7 @@ function escapeRegExp(text: string): string {
  * is found by looking only where that character occurs; a cue of lower-case letters only is
  * searched as a whole word.
  */
-const ANCHOR_PREFERENCE = "_~=:/.-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+const ANCHOR_PREFERENCE = "_~=@:/.-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 
 interface AnchoredCue {
   cue: string;
@@ -612,10 +614,11 @@ interface AnchoredCue {
 }
 
 interface CueIndex {
-  /** Finds anchor characters and whole-word cues (global). */
-  scanner: RegExp;
+  /** Finds anchor characters (global; used with `test`, so no match objects are allocated). */
+  anchors: RegExp | undefined;
   byAnchor: Map<string, AnchoredCue[]>;
-  byWord: Map<string, number[]>;
+  /** Cues of lower-case letters only, looked for as whole words with `includes`. */
+  byWord: Array<[string, number[]]>;
   rules: Rule[];
   /** Rules that run whatever the text (no cues declared). */
   always: number[];
@@ -636,7 +639,7 @@ export function getCueIndex(): CueIndex {
     }
   });
   const byAnchor = new Map<string, AnchoredCue[]>();
-  const byWord = new Map<string, number[]>();
+  const byWord: Array<[string, number[]]> = [];
   for (const [cue, ruleIndexes] of cueRules) {
     let offset = -1;
     for (const ch of ANCHOR_PREFERENCE) {
@@ -644,16 +647,14 @@ export function getCueIndex(): CueIndex {
       if (offset >= 0) break;
     }
     if (offset < 0) {
-      byWord.set(cue, ruleIndexes);
+      byWord.push([cue, ruleIndexes]);
       continue;
     }
     const anchor = cue[offset] as string;
     byAnchor.set(anchor, [...(byAnchor.get(anchor) ?? []), { cue, offset, rules: ruleIndexes }]);
   }
-  const anchorClass = `[${[...byAnchor.keys()].map(escapeRegExp).join("")}]`;
-  const words = [...byWord.keys()].sort((x, y) => y.length - x.length).map(escapeRegExp);
-  const scanner = new RegExp([...(byAnchor.size > 0 ? [anchorClass] : []), ...words].join("|") || "(?!)", "g");
-  cueIndex = { scanner, byAnchor, byWord, rules, always };
+  const anchors = byAnchor.size > 0 ? new RegExp(`[${[...byAnchor.keys()].map(escapeRegExp).join("")}]`, "g") : undefined;
+  cueIndex = { anchors, byAnchor, byWord, rules, always };
   return cueIndex;
 }
 
@@ -661,20 +662,18 @@ export function getCueIndex(): CueIndex {
 export function applyRules(text: string): string {
   const index = getCueIndex();
   const run = new Set<number>(index.always);
-  const scanner = index.scanner;
-  scanner.lastIndex = 0;
-  for (let m = scanner.exec(text); m !== null; m = scanner.exec(text)) {
-    const hit = m[0];
-    const anchored = hit.length === 1 ? index.byAnchor.get(hit) : undefined;
-    if (anchored) {
-      for (const { cue, offset, rules } of anchored) {
-        if (text.startsWith(cue, m.index - offset)) for (const i of rules) run.add(i);
+  const anchors = index.anchors;
+  if (anchors) {
+    anchors.lastIndex = 0;
+    while (anchors.test(text)) {
+      const at = anchors.lastIndex - 1;
+      for (const { cue, offset, rules } of index.byAnchor.get(text[at] as string) ?? []) {
+        if (text.startsWith(cue, at - offset)) for (const i of rules) run.add(i);
       }
-    } else {
-      for (const i of index.byWord.get(hit) ?? []) run.add(i);
     }
-    // Resume one character later, not after the match: words may overlap.
-    scanner.lastIndex = m.index + 1;
+  }
+  for (const [word, rules] of index.byWord) {
+    if (text.includes(word)) for (const i of rules) run.add(i);
   }
   if (run.size === 0) return text;
   const order = [...run].sort((a, b) => a - b);
