@@ -525,7 +525,9 @@ const assignmentRule = scanRule(
     `${SECRET_WORD}(?![A-Za-z0-9])\\\\?["'\`]?\\s{0,16}[:=]\\s{0,16}` +
       `(?:\\\\"((?:[^"\\\\\\r\\n]|\\\\[^"\\r\\n]){0,4096})\\\\"|"((?:[^"\\\\\\r\\n]|\\\\.){0,4096})"|'([^'\\r\\n]{0,4096})'|\`([^\`\\r\\n]{0,4096})\`` +
       `|(-?\\d{1,12}(?:\\.\\d{1,6})?|true|false|null)(?=\\s{0,16}(?:[,}\\]]|$))` +
-      `|([^\\s"'\`\\\\][^\\r\\n]{0,4095}))`,
+      // An object or array under a secret name is not itself the value: its fields are judged
+      // one by one, and the rest of a one-line JSON document must survive.
+      `|(?!\\{["\\s}]|\\[["\\s[{\\]])([^\\s"'\`\\\\][^\\r\\n]{0,4095}))`,
     "gim",
   ),
   (m, text) => {

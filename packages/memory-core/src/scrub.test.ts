@@ -235,6 +235,13 @@ describe("whole values", () => {
     expect(redactSecrets("postgres://app:p@ss:w/rd%40x@db.example.com:5432/app")).toBe(`postgres://${REDACTED}@db.example.com:5432/app`);
   });
 
+  it("judges the fields of an object under a secret name one by one", () => {
+    expect(redactSecrets('{"credentials":{"user":"ann","password":"hunter2"},"region":"eu"}')).toBe(
+      `{"credentials":{"user":"ann","password":"${REDACTED}"},"region":"eu"}`,
+    );
+    expect(redactSecrets("password={Tr0ub4dor}")).toBe(`password=${REDACTED}`);
+  });
+
   it("keeps JSON scalars that are not secrets, and the assignments after them", () => {
     expect(redactSecrets('{"token": 5, "password": "hunter2"}')).toBe(`{"token": 5, "password": "${REDACTED}"}`);
     expect(redactSecrets('{"password": 12345678}')).toBe(`{"password": ${REDACTED}}`);
