@@ -6,7 +6,8 @@
  * in their exact current length.
  *
  * Every rule declares literal cues: substrings that every match of the rule contains. One scan of
- * the text for all cues decides which rules run, so ordinary prose pays for a single regex scan.
+ * the text for the cues' anchor characters decides which rules run, so ordinary prose pays for that
+ * scan and, at most, the few rules keyed on common punctuation.
  */
 import { rules as secretlintPresetRules } from "@secretlint/secretlint-rule-preset-recommend";
 

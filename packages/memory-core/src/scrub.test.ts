@@ -188,7 +188,7 @@ describe("the rule set", () => {
     for (const rule of redactionRules()) {
       for (const text of texts) {
         if (rule.apply(text) === text) continue;
-        const hasCue = rule.cues.some((cue) => (cue.startsWith("ci:") ? text.toLowerCase().includes(cue.slice(3).toLowerCase()) : text.includes(cue)));
+        const hasCue = rule.cues.some((cue) => text.includes(cue));
         expect(hasCue, `${rule.id} redacted text without any of its cues: ${text.slice(0, 80)}`).toBe(true);
       }
     }
