@@ -1,5 +1,10 @@
+import { createRequire } from "node:module";
+import { rules as presetRules } from "@secretlint/secretlint-rule-preset-recommend";
 import { describe, expect, it } from "vitest";
-import { REDACTED, redactSecrets, scrubSecrets } from "./scrub.js";
+import { HermesMemoryError } from "./errors.js";
+import { MAX_SCRUB_DEPTH, REDACTED, redactSecrets, scrubSecrets } from "./scrub.js";
+import { SECRET_RULE_SET, SKIPPED_SET_RULES, redactionRules, secretRuleSetStatus } from "./scrub-rules.js";
+import { LOOKALIKES, SECRET_CASES, fake } from "./test-support/secret-corpus.js";
 
 describe("redactSecrets: each secret family", () => {
   const cases: Array<[string, string, string]> = [
@@ -135,5 +140,267 @@ describe("scrubSecrets", () => {
     expect(scrubSecrets(42)).toBe(42);
     expect(scrubSecrets(null)).toBe(null);
     expect(scrubSecrets(undefined)).toBe(undefined);
+  });
+});
+
+/** Every 4-character fragment of `secret` that survives in `out` (beyond what the context has). */
+function leakedFragments(secret: string, text: string, out: string): string[] {
+  const context = text.split(secret).join(REDACTED);
+  const leaks = new Set<string>();
+  for (let i = 0; i + 4 <= secret.length; i++) {
+    const fragment = secret.slice(i, i + 4);
+    if (out.includes(fragment) && !context.includes(fragment)) leaks.add(fragment);
+  }
+  return [...leaks];
+}
+
+describe("the rule set", () => {
+  it("pins and loads the documented secretlint preset", () => {
+    const require = createRequire(import.meta.url);
+    const pkg = require(`${SECRET_RULE_SET.name}/package.json`) as { version: string; license: string };
+    expect(pkg.version).toBe(SECRET_RULE_SET.version);
+    expect(pkg.license).toBe(SECRET_RULE_SET.license);
+  });
+
+  it("compiles every rule of the set except the documented skips, each with literal cues", () => {
+    const status = secretRuleSetStatus();
+    const ids = (presetRules as unknown as Array<{ meta: { id: string } }>).map((r) => r.meta.id);
+    expect(status.skipped.map((s) => s.id).sort()).toEqual(Object.keys(SKIPPED_SET_RULES).sort());
+    expect(status.compiled.length + status.skipped.length).toBe(ids.length);
+    expect(status.compiled.length).toBeGreaterThanOrEqual(20);
+    // A rule added by an upgrade of the set must get cues (else it runs on every text).
+    expect(status.withoutCues).toEqual([]);
+  });
+
+  it("drives the set's rules: formats only the set knows are redacted", () => {
+    for (const secret of [`lin_api_${fake("abcdefghijklmnopqrstuvwxyz0123456789", 40)}`, `dckr_pat_${fake("abcdefghijklmnopqrstuvwxyz", 27)}`, `figd_${fake("ABCDEFGHIJKLMNOPQRSTUVWXYZ", 40)}`]) {
+      expect(redactSecrets(`key ${secret} here`)).toBe(`key ${REDACTED} here`);
+    }
+  });
+
+  it("never honours secretlint-disable comments in the scrubbed text", () => {
+    const token = `ghp_${fake("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 36)}`;
+    expect(redactSecrets(`// secretlint-disable\n${token}\n// secretlint-enable`)).not.toContain(token);
+  });
+
+  it("every rule's cues are a superset of what it redacts (checked over the corpus)", () => {
+    const texts = [...SECRET_CASES.map((c) => c.text), ...LOOKALIKES];
+    for (const rule of redactionRules()) {
+      for (const text of texts) {
+        if (rule.apply(text) === text) continue;
+        const hasCue = rule.cues.some((cue) => text.includes(cue));
+        expect(hasCue, `${rule.id} redacted text without any of its cues: ${text.slice(0, 80)}`).toBe(true);
+      }
+    }
+  });
+});
+
+describe("corpus: real-world secret formats", () => {
+  it("has at least 60 formats and 30 look-alikes", () => {
+    expect(new Set(SECRET_CASES.map((c) => c.name)).size).toBeGreaterThanOrEqual(60);
+    expect(LOOKALIKES.length).toBeGreaterThanOrEqual(30);
+  });
+
+  for (const { name, text, secret } of SECRET_CASES) {
+    it(`redacts the whole secret: ${name}`, () => {
+      expect(text).toContain(secret);
+      const out = redactSecrets(text);
+      expect(out).toContain(REDACTED);
+      expect(leakedFragments(secret, text, out), out).toEqual([]);
+      // The same through the structured entry point, as a tool argument.
+      const scrubbed = scrubSecrets({ args: { value: text } });
+      expect(leakedFragments(secret, text, scrubbed.args.value)).toEqual([]);
+    });
+  }
+
+  it("leaves every look-alike byte-identical", () => {
+    for (const text of LOOKALIKES) expect(redactSecrets(text), text).toBe(text);
+    const value = { list: [...LOOKALIKES] };
+    expect(scrubSecrets(value)).toBe(value);
+  });
+});
+
+describe("whole values", () => {
+  it("redacts password values through & ; , ) and spaces but keeps the name", () => {
+    expect(redactSecrets("password=Tr0ub4dor&3xyz")).toBe(`password=${REDACTED}`);
+    expect(redactSecrets("db_password: a;b,c)d e f\nnext: line")).toBe(`db_password: ${REDACTED}\nnext: line`);
+    expect(redactSecrets("mycli --password hunter2 --verbose")).toBe(`mycli --password ${REDACTED} --verbose`);
+  });
+
+  it("stops at & only inside a URL query string", () => {
+    expect(redactSecrets("https://x.example/cb?access_token=abc123def&state=9")).toBe(`https://x.example/cb?access_token=${REDACTED}&state=9`);
+  });
+
+  it("keeps the host of a URL whose password contains @ : / %", () => {
+    expect(redactSecrets("postgres://app:p@ss:w/rd%40x@db.example.com:5432/app")).toBe(`postgres://${REDACTED}@db.example.com:5432/app`);
+  });
+
+  it("judges the fields of an object under a secret name one by one", () => {
+    expect(redactSecrets('{"credentials":{"user":"ann","password":"hunter2"},"region":"eu"}')).toBe(
+      `{"credentials":{"user":"ann","password":"${REDACTED}"},"region":"eu"}`,
+    );
+    expect(redactSecrets("password={Tr0ub4dor}")).toBe(`password=${REDACTED}`);
+  });
+
+  it("keeps JSON scalars that are not secrets, and the assignments after them", () => {
+    expect(redactSecrets('{"token": 5, "password": "hunter2"}')).toBe(`{"token": 5, "password": "${REDACTED}"}`);
+    expect(redactSecrets('{"password": 12345678}')).toBe(`{"password": ${REDACTED}}`);
+  });
+});
+
+describe("fast path", () => {
+  /** Wrap every rule's `apply` to count calls; returns the counters and a restore function. */
+  function countRuns(): { runs: Map<string, number>; restore: () => void } {
+    const runs = new Map<string, number>();
+    const originals = redactionRules().map((rule) => [rule, rule.apply] as const);
+    for (const [rule, apply] of originals) {
+      rule.apply = (text: string) => {
+        runs.set(rule.id, (runs.get(rule.id) ?? 0) + 1);
+        return apply(text);
+      };
+    }
+    return { runs, restore: () => originals.forEach(([rule, apply]) => (rule.apply = apply)) };
+  }
+
+  it("ordinary prose runs no rule at all", () => {
+    const { runs, restore } = countRuns();
+    try {
+      const prose = "We walked along the river after lunch and talked about the plans for the garden this spring";
+      expect(redactSecrets(prose)).toBe(prose);
+      expect([...runs.keys()]).toEqual([]);
+      // Punctuation only wakes the few rules keyed on it (assignments, flags, dotted tokens).
+      const punctuated = "Note: we met at 10:30 - see the minutes, then lunch. Also x = y.";
+      expect(redactSecrets(punctuated)).toBe(punctuated);
+      const keyedOnPunctuation = redactionRules()
+        .filter((rule) => rule.cues.some((cue) => [":", "=", "-", "."].includes(cue)))
+        .map((rule) => rule.id);
+      expect([...runs.keys()].every((id) => keyedOnPunctuation.includes(id))).toBe(true);
+      expect(keyedOnPunctuation.length).toBeLessThanOrEqual(8);
+    } finally {
+      restore();
+    }
+  });
+
+  it("a text with one cue runs only the rules that declare it", () => {
+    const { runs, restore } = countRuns();
+    try {
+      redactSecrets(`deploy with glpat-${fake("abcdefghijklmnopqrstuvwxyz", 20)} today`);
+      const ran = [...runs.keys()];
+      expect(ran).toContain("@secretlint/secretlint-rule-gitlab");
+      expect(ran).toContain("gitlab-token");
+      expect(ran.length).toBeLessThan(6);
+    } finally {
+      restore();
+    }
+  });
+});
+
+describe("hostile input", () => {
+  const MB = 1024 * 1024;
+  const hostile: Array<[string, string]> = [
+    ["assignment without end", `password=${"a&;,) ".repeat(MB / 6)}`],
+    ["many assignments", "api_key=x ".repeat(MB / 10)],
+    ["many BEGIN lines, no END", "-----BEGIN RSA PRIVATE KEY-----\nMIIabc\n".repeat(MB / 40)],
+    ["URL userinfo without @", "x://a:b".repeat(MB / 7)],
+    ["URL userinfo with many @", `https://u:${"@:".repeat(MB / 2)}`],
+    ["sendgrid-like", "SG.aaaa.".repeat(MB / 8)],
+    ["long token run", `sk-${"a".repeat(MB)}`],
+    ["dotted base64", "eyJaaaaaaaaa.".repeat(MB / 13)],
+    ["authorization headers", "Authorization: ".repeat(MB / 15)],
+    ["flags", "--password ".repeat(MB / 11)],
+    ["cue soup", "key token secret passw sk- ghp_ xox AKIA eyJ :// bearer basic ".repeat(MB / 64)],
+    ["base64 soup after Basic", `Basic ${"QUJD".repeat(MB / 4)}`],
+    ["anchor characters only", ":=-._/~A1".repeat(MB / 9)],
+    ["capitals and digits", "AKIA1SK2SG.3eyJ4".repeat(MB / 16)],
+  ];
+  for (const [name, text] of hostile) {
+    it(`a 1 MB adversarial string completes quickly: ${name}`, () => {
+      const start = performance.now();
+      const out = redactSecrets(text);
+      const ms = performance.now() - start;
+      expect(typeof out).toBe("string");
+      expect(ms, `${name} took ${ms.toFixed(0)} ms`).toBeLessThan(3000);
+    });
+  }
+});
+
+describe("deep nesting", () => {
+  function nest(depth: number, leaf: unknown, kind: "array" | "object"): unknown {
+    let value = leaf;
+    for (let i = 0; i < depth; i++) value = kind === "array" ? [value] : { child: value };
+    return value;
+  }
+
+  for (const kind of ["array", "object"] as const) {
+    it(`20,000 levels of ${kind}s throw INVALID_ARGUMENT, never RangeError`, () => {
+      const value = nest(20_000, "password=hunter2", kind);
+      let error: unknown;
+      try {
+        scrubSecrets(value);
+      } catch (e) {
+        error = e;
+      }
+      expect(error).not.toBeInstanceOf(RangeError);
+      expect(HermesMemoryError.hasCode(error, "INVALID_ARGUMENT")).toBe(true);
+      expect((error as Error).message).toContain(String(MAX_SCRUB_DEPTH));
+    });
+  }
+
+  it("scrubs values up to the maximum depth, copying only the changed path", () => {
+    const value = nest(MAX_SCRUB_DEPTH - 1, "password=hunter2", "object") as Record<string, unknown>;
+    const out = scrubSecrets(value);
+    expect(out).not.toBe(value);
+    let cursor: unknown = out;
+    for (let i = 0; i < MAX_SCRUB_DEPTH - 1; i++) cursor = (cursor as { child: unknown }).child;
+    expect(cursor).toBe(`password=${REDACTED}`);
+    expect(JSON.stringify(value)).toContain("hunter2");
+  });
+
+  it("a cycle deeper than the stack of a recursive walk is still fine", () => {
+    const root: Record<string, unknown> = { text: "password=hunter2" };
+    let cursor = root;
+    for (let i = 0; i < 500; i++) {
+      const next: Record<string, unknown> = { up: root };
+      cursor.next = next;
+      cursor = next;
+    }
+    const out = scrubSecrets(root);
+    expect(out.text).toBe(`password=${REDACTED}`);
+  });
+});
+
+describe("__proto__ keys are plain data", () => {
+  const json = (extra: string) => JSON.parse(`{"__proto__": {"polluted": true, "isAdmin": true}, "content": "${extra}"}`) as Record<string, unknown>;
+
+  function expectPlain(out: Record<string, unknown>): void {
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(Object.hasOwn(out, "__proto__")).toBe(true);
+    expect(out.polluted).toBeUndefined();
+    expect(out.isAdmin).toBeUndefined();
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  }
+
+  it("an argument object with nothing to redact comes back as the same plain object", () => {
+    const args = json("hello");
+    const out = scrubSecrets(args);
+    expect(out).toBe(args);
+    expectPlain(out);
+  });
+
+  it("an argument object whose sibling value is redacted keeps __proto__ as an own key", () => {
+    const args = json("password=hunter2");
+    const out = scrubSecrets(args);
+    expect(out).not.toBe(args);
+    expect(out.content).toBe(`password=${REDACTED}`);
+    expectPlain(out);
+    expect(Object.getOwnPropertyDescriptor(out, "__proto__")?.value).toEqual({ polluted: true, isAdmin: true });
+  });
+
+  it("a redaction inside the __proto__ value is copied as data too", () => {
+    const args = JSON.parse('{"__proto__": {"token": "ghp_abcdefghijklmnopqrstuvwxyz0123456789"}, "n": 1}') as Record<string, unknown>;
+    const out = scrubSecrets(args);
+    expectPlain(out);
+    expect(Object.getOwnPropertyDescriptor(out, "__proto__")?.value).toEqual({ token: REDACTED });
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
   });
 });
