@@ -9,7 +9,8 @@ import { installPackage, makeTempDir, writeFiles } from "./test-support/temp-tre
 
 const PACKAGE_DIR = path.resolve(import.meta.dirname, "..");
 const CORE_DIST = path.join(PACKAGE_DIR, "dist", "index.js");
-const YAML_DIR = fs.realpathSync(path.join(PACKAGE_DIR, "node_modules", "yaml"));
+// Core's runtime dependencies, linked beside a bundled copy the way an install would place them.
+const CORE_DEPENDENCIES: string[] = Object.keys(JSON.parse(fs.readFileSync(path.join(PACKAGE_DIR, "package.json"), "utf8")).dependencies ?? {});
 
 let tmp: ReturnType<typeof makeTempDir>;
 let home: string;
@@ -52,7 +53,11 @@ function bundleCoreCopy(dir: string): string {
   fs.copyFileSync(path.join(PACKAGE_DIR, "package.json"), path.join(copy, "package.json"));
   fs.cpSync(path.join(PACKAGE_DIR, "dist"), path.join(copy, "dist"), { recursive: true, filter: (f) => !/\.test\./.test(f) });
   fs.mkdirSync(path.join(dir, "node_modules"), { recursive: true });
-  fs.symlinkSync(YAML_DIR, path.join(dir, "node_modules", "yaml"), "dir");
+  for (const dependency of CORE_DEPENDENCIES) {
+    const link = path.join(dir, "node_modules", dependency);
+    fs.mkdirSync(path.dirname(link), { recursive: true });
+    fs.symlinkSync(fs.realpathSync(path.join(PACKAGE_DIR, "node_modules", dependency)), link, "dir");
+  }
   return copy;
 }
 
