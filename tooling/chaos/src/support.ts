@@ -30,6 +30,7 @@ export interface Child {
 /** Run `node <script> ...args` (script relative to fixtures/) with cwd in the chaos package, so it imports the built packages. */
 export function runNode(script: string, args: string[], env: Record<string, string> = {}): Child {
   const file = path.isAbsolute(script) ? script : path.join(FIXTURES, script);
+  // stdin is a pipe the child only reads when it waits for the parent (see the fixtures).
   const proc = spawn(process.execPath, [file, ...args], { cwd: CHAOS_DIR, env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
   return wrap(proc);
 }
