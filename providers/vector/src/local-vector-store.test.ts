@@ -169,7 +169,8 @@ describe("LocalVectorStore", () => {
     }
     async function reopen(dir: string, expectRebuild: RegExp | null, query: Float32Array): Promise<void> {
       const { warnings, logger } = recordingLogger();
-      const store = await LocalVectorStore.open({ directory: dir, dimensions: 32, exactThreshold: 0, logger });
+      // Exact search: what is checked here is which file was loaded, not ANN recall on 40 vectors.
+      const store = await LocalVectorStore.open({ directory: dir, dimensions: 32, logger });
       expect(store.rebuiltOnOpen).toBe(expectRebuild !== null);
       if (expectRebuild) expect(warnings.join("\n")).toMatch(expectRebuild);
       else expect(warnings).toEqual([]);
@@ -231,5 +232,32 @@ describe("LocalVectorStore", () => {
       await reopen(dir, null, query);
       expect(fs.existsSync(orphan)).toBe(false);
     });
+  });
+
+  it("readOnly: serves queries, rebuilds a damaged index in memory without touching any file, refuses writes", async () => {
+    const dir = tempDir();
+    const embedder = new HashingEmbedder({ dimensions: 32 });
+    const texts = ["alpha station", "bravo harbour", "charlie summit"];
+    const vectors = await embedder.embed(texts);
+    let store = await LocalVectorStore.open({ directory: dir, dimensions: 32 });
+    await store.upsert(texts.map((t, i) => ({ id: `r${i}`, vector: vectors[i]!, metadata: { text: t } })));
+    await store.close();
+    fs.truncateSync(path.join(dir, "index.usearch"), 100);
+    const before = new Map(fs.readdirSync(dir).map((f) => [f, fs.readFileSync(path.join(dir, f)).toString("base64")]));
+    store = await LocalVectorStore.open({ directory: dir, dimensions: 32, readOnly: true, exactThreshold: 0 });
+    expect(store.rebuiltOnOpen).toBe(true);
+    expect((await store.query(vectors[1]!, { topK: 1 }))[0]!.id).toBe("r1");
+    let error: unknown;
+    try {
+      store.upsertSync([{ id: "new", vector: vectors[0]!, metadata: { text: "x" } }]);
+    } catch (e) {
+      error = e;
+    }
+    expect(HermesMemoryError.hasCode(error, "STORAGE_FAILED")).toBe(true);
+    expect((error as Error).message).toMatch(/read-only.*search works/);
+    await store.flush();
+    await store.close();
+    const after = new Map(fs.readdirSync(dir).map((f) => [f, fs.readFileSync(path.join(dir, f)).toString("base64")]));
+    expect(after).toEqual(before);
   });
 });
