@@ -330,6 +330,18 @@ describe("onPreCompress (checkpoint API v2)", () => {
     await p.shutdown();
   });
 
+  it("a closed database is left in rollback-journal mode (a read-only mount can open it without a -shm file)", async () => {
+    const file = path.join(home, "j.db");
+    const first = new SqliteMemoryProvider({ path: file });
+    await first.initialize("s", { hermesHome: home });
+    first.remember({ content: "journal mode check" });
+    await first.shutdown();
+    expect(fs.existsSync(`${file}-shm`)).toBe(false);
+    const raw = new Database(file, { readonly: true });
+    expect(raw.pragma("journal_mode", { simple: true })).toBe("delete");
+    raw.close();
+  });
+
   it.skipIf(process.getuid?.() === 0)("with a read-only directory: recall works, onPreCompress throws", async () => {
     const dir = path.join(home, "ro");
     const first = new SqliteMemoryProvider({ path: path.join(dir, "m.db") });
