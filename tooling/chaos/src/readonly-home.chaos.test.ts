@@ -11,7 +11,13 @@ import { createRequire } from "node:module";
 import { afterAll, describe, expect, it } from "vitest";
 import { ClassFigures, mountTmpfs, runNode, writeVectorHome } from "./support.js";
 
-const Database = createRequire(new URL("../../../providers/vector/package.json", import.meta.url))("better-sqlite3") as typeof import("better-sqlite3");
+// better-sqlite3 is the vector provider's dependency; borrowed from there to edit a file directly.
+interface SqliteDb {
+  prepare(sql: string): { run(): unknown };
+  pragma(sql: string): unknown;
+  close(): void;
+}
+const Database = createRequire(new URL("../../../providers/vector/package.json", import.meta.url))("better-sqlite3") as new (file: string) => SqliteDb;
 const figures = new ClassFigures("readonly-home");
 afterAll(() => figures.print());
 

@@ -10,7 +10,13 @@ import { createRequire } from "node:module";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClassFigures, runNode, tempDir, writeVectorHome } from "./support.js";
 
-const Database = createRequire(new URL("../../../providers/vector/package.json", import.meta.url))("better-sqlite3") as typeof import("better-sqlite3");
+// better-sqlite3 is the vector provider's dependency; borrowed from there to edit a file directly.
+interface SqliteDb {
+  prepare(sql: string): { run(): unknown };
+  pragma(sql: string): unknown;
+  close(): void;
+}
+const Database = createRequire(new URL("../../../providers/vector/package.json", import.meta.url))("better-sqlite3") as new (file: string) => SqliteDb;
 const ITEMS = 500;
 const figures = new ClassFigures("vector-index");
 let template = "";
@@ -74,9 +80,9 @@ describe("vector index file damage", () => {
 
   it("missing or garbled checksum record: rebuilt, never loaded", async () => {
     for (const change of [
-      (db: import("better-sqlite3").Database) => db.prepare("DELETE FROM meta WHERE key IN ('index_sha256', 'index_bytes')").run(),
-      (db: import("better-sqlite3").Database) => db.prepare("UPDATE meta SET value = 'zz' || value WHERE key = 'index_sha256'").run(),
-      (db: import("better-sqlite3").Database) => db.prepare("UPDATE meta SET value = 'twelve' WHERE key = 'index_bytes'").run(),
+      (db: SqliteDb) => db.prepare("DELETE FROM meta WHERE key IN ('index_sha256', 'index_bytes')").run(),
+      (db: SqliteDb) => db.prepare("UPDATE meta SET value = 'zz' || value WHERE key = 'index_sha256'").run(),
+      (db: SqliteDb) => db.prepare("UPDATE meta SET value = 'twelve' WHERE key = 'index_bytes'").run(),
     ]) {
       const home = copyHome();
       const db = new Database(path.join(home, "memory", "vector", "sidecar.sqlite"));
