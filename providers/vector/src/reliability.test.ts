@@ -5,7 +5,7 @@ import path from "node:path";
 import { createRequire } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { HermesMemoryError } from "@hermes/memory-core";
+import { HermesMemoryError, MemoryManager } from "@hermes/memory-core";
 import { VectorMemoryProvider, type VectorMemoryProviderOptions } from "./vector-memory-provider.js";
 import { PineconeFake } from "./test-support/pinecone-fake.js";
 
@@ -125,6 +125,24 @@ describe("accepted writes are stored, or flush() says they are not", () => {
     const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
     expect({ code, out: out.trim(), err }).toEqual({ code: 0, out: "FLUSHED", err: "" });
     expect(fake.count(fake.namespaces.keys().next().value as string)).toBe(1);
+  });
+});
+
+describe("the manager's shutdown report", () => {
+  it("shows writes Pinecone never acknowledged (count and outbox) instead of a clean shutdown", async () => {
+    const fake = await startFake();
+    const home = tempHome();
+    const warnings: string[] = [];
+    const logger = { debug: () => undefined, info: () => undefined, warn: (m: string) => void warnings.push(m), error: (m: string) => void warnings.push(m) };
+    const manager = new MemoryManager({ hermesHome: home, logger });
+    const provider = new VectorMemoryProvider({ ...pinecone(fake) });
+    manager.addProvider(provider);
+    await manager.initializeAll("s1", { hermesHome: home });
+    fake.failNext(500, 1_000_000);
+    for (let i = 0; i < 3; i++) manager.syncAll(`question ${i} during the outage`, `answer ${i}`, { sessionId: "s1" });
+    await manager.shutdownAll();
+    expect(warnings.join("\n")).toMatch(/Memory provider 'vector' shutdown failed: vector memory shutdown: 3 writes not acknowledged by Pinecone are kept in the outbox .*outbox\.sqlite and re-sent on the next start/);
+    expect(fake.count()).toBe(0);
   });
 });
 
