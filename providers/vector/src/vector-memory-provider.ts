@@ -83,17 +83,18 @@ interface PendingWrite {
 
 const VECTOR_DIR = path.join("memory", "vector");
 const OUTBOX_FILE = "outbox.sqlite";
+const KINDS: MemoryKind[] = ["turn", "fact", "checkpoint"];
+const RESERVED_KEYS = new Set(["text", "kind", "session_id", "user_id", "created_at", "tags", "digest", "extra", "text_truncated", "source", "role"]);
 
-function writableDirectory(dir: string): boolean {
+/** Whether this process may write `target` (also false on a read-only mount, even for root). */
+function writableDirectory(target: string): boolean {
   try {
-    fs.accessSync(dir, fs.constants.W_OK);
+    fs.accessSync(target, fs.constants.W_OK);
     return true;
   } catch {
     return false;
   }
 }
-const KINDS: MemoryKind[] = ["turn", "fact", "checkpoint"];
-const RESERVED_KEYS = new Set(["text", "kind", "session_id", "user_id", "created_at", "tags", "digest", "extra", "text_truncated", "source", "role"]);
 
 function sha256(text: string): string {
   return createHash("sha256").update(text).digest("hex");
@@ -583,7 +584,11 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
         if (options.durable) toSidecar();
       }
     }
-    if (!sidecar.getMeta(this.identityKey())) sidecar.setMeta(this.identityKey(), this.currentIdentity());
+    try {
+      if (!sidecar.getMeta(this.identityKey())) sidecar.setMeta(this.identityKey(), this.currentIdentity());
+    } catch {
+      // The batch is stored; an unrecorded embedder identity is recorded by a later write.
+    }
   }
 
   /**
@@ -776,6 +781,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   /** Delete an item everywhere. Returns false when no such id exists. Waits for queued writes first. */
   async forget(id: string): Promise<boolean> {
     this.requireOpen();
+    this.assertWritable();
     await this.flush();
     return this.forgetNow(id);
   }
@@ -926,6 +932,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    */
   async reindex(onProgress?: ProgressCallback): Promise<{ items: number; namespaces: number }> {
     const { sidecar, store, embedder } = this.requireOpen();
+    this.assertWritable();
     await this.flush();
     const counts = sidecar.namespaceCounts();
     const total = Object.values(counts).reduce((a, b) => a + b, 0);
@@ -974,6 +981,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   /** Import exported items, re-embedded with the configured embedder. Ids are kept; namespaces follow this profile. */
   async importItems(items: Iterable<ExportedItem> | AsyncIterable<ExportedItem>, onProgress?: ProgressCallback, total = 0): Promise<number> {
     this.requireOpen();
+    this.assertWritable();
     let batch: PendingWrite[] = [];
     let done = 0;
     for await (const item of items) {
@@ -1030,7 +1038,11 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     if (!failure) return;
     if (lost === 0 && kept === 0) {
       // Only the index file failed to save: the sidecar holds everything and the next start rebuilds it.
-      throw storageWriteError("the vector index at shutdown (nothing is lost: the next start rebuilds it from the sidecar)", failure);
+      throw new HermesMemoryError({
+        code: "STORAGE_FAILED",
+        message: `vector memory shutdown: the index file was not saved (${describeError(failure)}). Nothing is lost: the next start rebuilds it from the sidecar.`,
+        cause: failure,
+      });
     }
     const parts = [
       kept > 0 ? `${kept} writes not acknowledged by Pinecone are kept in the outbox ${path.join(this.hermesHome, VECTOR_DIR, OUTBOX_FILE)} and re-sent on the next start` : "",
