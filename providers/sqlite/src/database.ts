@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { createRequire } from "node:module";
 import type BetterSqlite3 from "better-sqlite3";
@@ -97,9 +98,33 @@ export function openDatabase(file: string, options: OpenDatabaseOptions = {}): D
   try {
     if (!readonly) fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     db = new Driver(file, { readonly, fileMustExist: readonly });
+    if (readonly) db.pragma("user_version", { simple: true });
   } catch (error) {
+    // A WAL database on a read-only mount cannot be opened without its `-shm` file (files this
+    // version closed are in rollback-journal mode; older ones are read from a private copy).
+    if (readonly && (error as { code?: string }).code === "SQLITE_CANTOPEN" && fs.existsSync(file)) return openReadOnlyCopy(file, options);
     throw storageError(`cannot open the SQLite memory database at ${file}`, error, "check that the directory exists and is writable, or set memory.sqlite.path");
   }
+  return prepare(db, file, readonly, options);
+}
+
+function openReadOnlyCopy(file: string, options: OpenDatabaseOptions): Db {
+  const Driver = loadDriver()!;
+  let db: Db;
+  try {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-sqlite-ro-"));
+    const copy = path.join(dir, path.basename(file));
+    fs.copyFileSync(file, copy);
+    if (fs.existsSync(`${file}-wal`)) fs.copyFileSync(`${file}-wal`, `${copy}-wal`);
+    process.once("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
+    db = new Driver(copy, { readonly: true, fileMustExist: true });
+  } catch (error) {
+    throw storageError(`cannot open the SQLite memory database at ${file} read-only`, error, "check that it exists and is readable");
+  }
+  return prepare(db, file, true, options);
+}
+
+function prepare(db: Db, file: string, readonly: boolean, options: OpenDatabaseOptions): Db {
   try {
     db.pragma(`busy_timeout = ${Math.max(5000, options.busyTimeoutMs ?? 5000)}`);
     // Read the version before anything else writes to the file: a newer schema stays untouched.
@@ -138,10 +163,37 @@ function migrate(db: Db): void {
   run.immediate();
 }
 
-/** A `STORAGE_FAILED` error with the cause's text and a remedy. */
+/**
+ * A `STORAGE_FAILED` error with the cause's text and a remedy. A full disk and a read-only
+ * database get their own remedy, whatever `fix` says.
+ */
 export function storageError(what: string, cause: unknown, fix: string): HermesMemoryError {
   const detail = cause === undefined ? "" : ` (${describeError(cause)})`;
+  const code = String((cause as { code?: unknown } | null)?.code ?? "");
+  if (code === "SQLITE_FULL" || code === "ENOSPC") {
+    fix = "the disk is full: free space on it, then flush() again (queued items are kept until they are written)";
+  } else if (code.startsWith("SQLITE_READONLY") || code === "EROFS") {
+    fix = "the database or its directory is read-only: make $HERMES_HOME writable (search keeps working meanwhile)";
+  }
   return new HermesMemoryError({ code: "STORAGE_FAILED", message: `${what}${detail}: ${fix}.`, cause });
+}
+
+/**
+ * Close a writable connection, first switching the file back to rollback-journal mode when no
+ * other connection has it open: a WAL database cannot be opened from a read-only mount without
+ * its `-shm` file, a rollback-journal one can. The next writable open switches to WAL again.
+ */
+export function closeDatabase(db: Db): void {
+  if (!db.open) return;
+  if (!db.readonly && db.name !== ":memory:") {
+    try {
+      db.pragma("busy_timeout = 0");
+      db.pragma("journal_mode = DELETE");
+    } catch {
+      // Another connection is open; the last one to close switches it.
+    }
+  }
+  db.close();
 }
 
 /** True for SQLite "database is busy/locked" errors, which a later retry can clear. */

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import type BetterSqlite3 from "better-sqlite3";
-import type { MemoryHit, MemoryKind, MemoryStats } from "@hermes/memory-core";
+import { HermesMemoryError, type MemoryHit, type MemoryKind, type MemoryStats } from "@hermes/memory-core";
 import { BM25_WEIGHTS, type Db } from "./database.js";
 import { queryTokens, quoteTerm, uniqueTerms } from "@hermes/memory-core";
 import { LayeredRanker, type CountedTerm } from "./layered-ranker.js";
@@ -212,7 +212,12 @@ export class MemoryStore {
    * digest already exists returns the existing id (idempotent facts, checkpoints and imports).
    */
   insertMany(items: readonly NewItem[]): string[] {
-    if (!this.stmts.insert) throw new Error("the database is open read-only");
+    if (!this.stmts.insert) {
+      throw new HermesMemoryError({
+        code: "STORAGE_FAILED",
+        message: `The SQLite memory database ${this.file} is open read-only ($HERMES_HOME or the file is not writable): search works, nothing can be saved. Make it writable and restart.`,
+      });
+    }
     const ids: string[] = [];
     this.insertTx.immediate(items, ids);
     return ids;

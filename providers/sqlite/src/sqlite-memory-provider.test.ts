@@ -312,8 +312,10 @@ describe("onPreCompress (checkpoint API v2)", () => {
     expect(p.prefetch("read-only disk", { sessionId: "s1" })).toContain("stored before");
     expect(JSON.parse(p.handleToolCall("sqlite_memory_remember", { content: "x" }))).toHaveProperty("error");
     p.onMemoryWrite("add", "memory", "mirrored while read-only", {});
-    await expect(p.flush()).rejects.toThrow(HermesMemoryError);
-    await p.shutdown();
+    await expect(p.flush()).rejects.toThrow(/could not write 1 queued item\(s\)/);
+    // The queued turn is not reported as stored: shutdown closes, then says it is lost.
+    await expect(p.shutdown()).rejects.toThrow(/shutdown: 1 queued item\(s\) could not be written and are lost/);
+    await p.shutdown(); // idempotent once closed
   });
 
   it("with an unwritable location: initialize fails clearly, hooks stay safe, onPreCompress throws", async () => {
@@ -326,6 +328,18 @@ describe("onPreCompress (checkpoint API v2)", () => {
     expect(JSON.parse(p.handleToolCall("sqlite_memory_search", { query: "x" }))).toHaveProperty("error");
     await expect(p.onPreCompress(evidence, { requireCheckpoint: true })).rejects.toThrow(HermesMemoryError);
     await p.shutdown();
+  });
+
+  it("a closed database is left in rollback-journal mode (a read-only mount can open it without a -shm file)", async () => {
+    const file = path.join(home, "j.db");
+    const first = new SqliteMemoryProvider({ path: file });
+    await first.initialize("s", { hermesHome: home });
+    first.remember({ content: "journal mode check" });
+    await first.shutdown();
+    expect(fs.existsSync(`${file}-shm`)).toBe(false);
+    const raw = new Database(file, { readonly: true });
+    expect(raw.pragma("journal_mode", { simple: true })).toBe("delete");
+    raw.close();
   });
 
   it.skipIf(process.getuid?.() === 0)("with a read-only directory: recall works, onPreCompress throws", async () => {

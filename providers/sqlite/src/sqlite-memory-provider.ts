@@ -38,7 +38,7 @@ import {
   type ResolvedSqliteConfig,
   type SqliteProviderOptions,
 } from "./config.js";
-import { isBusyError, loadDriver, driverLoadError, openDatabase, storageError, type Db } from "./database.js";
+import { closeDatabase, isBusyError, loadDriver, driverLoadError, openDatabase, storageError, type Db } from "./database.js";
 import { factDigest, MEMORY_KINDS, MemoryStore, type NewItem, type StoredItem } from "./memory-store.js";
 import { runTool, TOOL_NAMES, TOOL_SCHEMAS } from "./tools.js";
 
@@ -334,7 +334,8 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
         return;
       } catch (error) {
         if (!isBusyError(error) || Date.now() > deadline) {
-          throw storageError("sqlite memory could not write queued items", error, "check free disk space and write permission on the database directory");
+          // The items stay queued (retried in the background and by the next flush()).
+          throw storageError(`sqlite memory could not write ${this.queue.length} queued item(s)`, error, "check free disk space and write permission on the database directory");
         }
         await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40));
       }
@@ -420,16 +421,26 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     return rel.startsWith("..") || path.isAbsolute(rel) ? [file] : [];
   }
 
-  /** Flush the queue and close the database. Idempotent; logs instead of throwing. */
+  /**
+   * Flush the queue and close the database. Idempotent. When queued items cannot be written (disk
+   * full, read-only) it still closes, then throws `STORAGE_FAILED` naming how many were lost, so
+   * the host's shutdown report shows it instead of a clean exit.
+   */
   override async shutdown(): Promise<void> {
     if (this.closed) return;
+    let failure: unknown = null;
     try {
       await this.flush();
     } catch (error) {
-      this.logger.error(`sqlite memory: ${this.queue.length} queued item(s) could not be written at shutdown`, error);
+      failure = error;
     }
+    const lost = this.queue.length;
     this.closeStore();
     this.closed = true;
+    if (failure) {
+      this.logger.error(`sqlite memory: ${lost} queued item(s) could not be written at shutdown`, failure);
+      throw storageError(`sqlite memory shutdown: ${lost} queued item(s) could not be written and are lost`, (failure as { cause?: unknown }).cause ?? failure, "check free disk space and write permission on the database directory");
+    }
   }
 
   private closeStore(): void {
@@ -438,7 +449,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     this.timer = undefined;
     this.immediate = undefined;
     try {
-      this.store?.db.close();
+      if (this.store) closeDatabase(this.store.db);
     } catch {
       // Closing twice or after a failed open is harmless.
     }
@@ -463,18 +474,24 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     }
     const metadata = item.metadata && typeof item.metadata === "object" ? item.metadata : {};
     const speaker = typeof metadata.speaker === "string" ? metadata.speaker : undefined;
-    this.drainQueue();
-    const [id] = store.insertMany([
-      {
-        kind,
-        content: item.content,
-        sessionId: item.sessionId,
-        userId: item.userId,
-        speaker,
-        tags: Array.isArray(item.tags) ? item.tags.map(String) : [],
-        metadata,
-      },
-    ]);
+    let id: string | undefined;
+    try {
+      this.drainQueue();
+      [id] = store.insertMany([
+        {
+          kind,
+          content: item.content,
+          sessionId: item.sessionId,
+          userId: item.userId,
+          speaker,
+          tags: Array.isArray(item.tags) ? item.tags.map(String) : [],
+          metadata,
+        },
+      ]);
+    } catch (error) {
+      if (HermesMemoryError.isInstance(error)) throw error;
+      throw storageError("sqlite memory could not store the item", error, "check free disk space and write permission on the database directory");
+    }
     return id!;
   }
 

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import readline from "node:readline";
 import type { Command } from "commander";
 import cliProgress from "cli-progress";
-import { describeError, type MemoryKind } from "@hermes/memory-core";
+import { HermesMemoryError, describeError, type MemoryKind } from "@hermes/memory-core";
 import { VectorMemoryProvider, type ExportedItem, type ProgressCallback, type VectorMemoryProviderOptions } from "./vector-memory-provider.js";
 
 /** Where CLI actions write, and whether stderr is a terminal (progress bars). Injectable for tests. */
@@ -34,18 +34,27 @@ const processIo: CliIo = {
   isTTY: Boolean(process.stderr.isTTY),
 };
 
-async function withProvider<T>(ctx: VectorCliContext, options: CommonCliOptions & { allowReset?: boolean }, fn: (p: VectorMemoryProvider) => Promise<T>): Promise<T> {
+async function withProvider<T>(ctx: VectorCliContext, options: CommonCliOptions & { allowReset?: boolean; writes?: boolean; io?: CliIo }, fn: (p: VectorMemoryProvider) => Promise<T>): Promise<T> {
   const provider = new VectorMemoryProvider(ctx.providerOptions);
   await provider.openForMaintenance(ctx.hermesHome, {
     ...(options.profile ? { profile: options.profile } : {}),
     ...(options.user ? { user: options.user } : {}),
     allowReset: options.allowReset === true,
   });
+  let result: T;
   try {
-    return await fn(provider);
-  } finally {
-    await provider.shutdown();
+    result = await fn(provider);
+  } catch (error) {
+    await provider.shutdown().catch(() => undefined);
+    throw error;
   }
+  // Writes that earlier runs left undelivered (outbox) do not fail a command that succeeded; a
+  // command that wrote (reindex, import) fails when its own writes are not stored.
+  await provider.shutdown().catch((error: unknown) => {
+    if (options.writes) throw error;
+    (options.io ?? processIo).stderr(`vector: warning: ${describeError(error)}\n`);
+  });
+  return result;
 }
 
 function progress(io: CliIo, options: CommonCliOptions, label: string): { update: ProgressCallback; stop(): void } {
@@ -71,17 +80,22 @@ function progress(io: CliIo, options: CommonCliOptions, label: string): { update
   };
 }
 
+/**
+ * Exit codes of the vector subcommands (the host CLI's): 0 done; 1 a typed failure with a remedy
+ * on stderr (`STORAGE_FAILED`: Pinecone unreachable after retries, disk full, read-only home;
+ * `PROVIDER_UNAVAILABLE`, `EMBEDDING_DIMENSION_MISMATCH`, …); 2 an unexpected error.
+ */
 function fail(io: CliIo, options: CommonCliOptions, error: unknown): number {
   const code = (error as { code?: string })?.code;
   if (options.json) io.stdout(`${JSON.stringify({ error: describeError(error), ...(code ? { code } : {}) })}\n`);
   else io.stderr(`vector: ${describeError(error)}\n`);
-  return 1;
+  return HermesMemoryError.isInstance(error) ? 1 : 2;
 }
 
 /** `stats`: item counts, store, embedder, location. Returns the exit code. */
 export async function runStats(ctx: VectorCliContext, options: CommonCliOptions = {}, io: CliIo = processIo): Promise<number> {
   try {
-    const stats = await withProvider(ctx, options, (p) => p.stats());
+    const stats = await withProvider(ctx, { ...options, io }, (p) => p.stats());
     if (options.json) io.stdout(`${JSON.stringify(stats)}\n`);
     else {
       io.stdout(
@@ -109,7 +123,7 @@ export async function runSearch(
   io: CliIo = processIo,
 ): Promise<number> {
   try {
-    const hits = await withProvider(ctx, options, (p) =>
+    const hits = await withProvider(ctx, { ...options, io }, (p) =>
       p.search(query, { limit: options.limit ?? 10, ...(options.kind ? { kind: options.kind } : {}), ...(options.session ? { sessionId: options.session } : {}) }),
     );
     if (options.json) io.stdout(`${JSON.stringify(hits)}\n`);
@@ -127,7 +141,7 @@ export async function runSearch(
 export async function runReindex(ctx: VectorCliContext, options: CommonCliOptions = {}, io: CliIo = processIo): Promise<number> {
   const bar = progress(io, options, "Reindexing");
   try {
-    const result = await withProvider(ctx, { ...options, allowReset: true }, async (p) => ({ ...(await p.reindex(bar.update)), store: p.resolvedConfig.store }));
+    const result = await withProvider(ctx, { ...options, allowReset: true, writes: true, io }, async (p) => ({ ...(await p.reindex(bar.update)), store: p.resolvedConfig.store }));
     bar.stop();
     if (options.json) io.stdout(`${JSON.stringify(result)}\n`);
     else io.stdout(`Reindexed ${result.items} items in ${result.namespaces} namespaces into the ${result.store} store.\n`);
@@ -141,7 +155,7 @@ export async function runReindex(ctx: VectorCliContext, options: CommonCliOption
 /** `export [file]`: every item as JSON Lines (to the file, or stdout). */
 export async function runExport(ctx: VectorCliContext, file: string | undefined, options: CommonCliOptions = {}, io: CliIo = processIo): Promise<number> {
   try {
-    const count = await withProvider(ctx, options, async (p) => {
+    const count = await withProvider(ctx, { ...options, io }, async (p) => {
       let n = 0;
       const fd = file ? fs.openSync(file, "w", 0o600) : null;
       try {
@@ -175,7 +189,7 @@ async function* readJsonLines(file: string): AsyncGenerator<ExportedItem> {
     try {
       yield JSON.parse(line) as ExportedItem;
     } catch {
-      throw new Error(`${file}:${lineNo} is not valid JSON. Import files are written by \`hermes-memory vector export\`.`);
+      throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `${file}:${lineNo} is not valid JSON. Import files are written by \`hermes-memory vector export\`.` });
     }
   }
 }
@@ -185,7 +199,7 @@ export async function runImport(ctx: VectorCliContext, file: string, options: Co
   const bar = progress(io, options, "Importing");
   try {
     const total = fs.readFileSync(file, "utf8").split("\n").filter((l) => l.trim()).length;
-    const count = await withProvider(ctx, options, (p) => p.importItems(readJsonLines(file), bar.update, total));
+    const count = await withProvider(ctx, { ...options, writes: true, io }, (p) => p.importItems(readJsonLines(file), bar.update, total));
     bar.stop();
     if (options.json) io.stdout(`${JSON.stringify({ imported: count })}\n`);
     else io.stdout(`Imported ${count} items.\n`);

@@ -36,15 +36,18 @@ afterAll(async () => {
 
 describeMemoryProviderContract({
   name: "vector",
-  createProvider: () =>
-    new VectorMemoryProvider({
+  // Each clause starts against a healthy server; `breakStorage` breaks it for that clause only.
+  createProvider: () => {
+    fake!.clearFaults();
+    return new VectorMemoryProvider({
       env: { PINECONE_API_KEY: "test-key" },
       dimensions: 256,
       store: "pinecone",
       pineconeIndex: "contract",
       pineconeControllerUrl: fake!.url,
       maxRetries: 1,
-    }),
+    });
+  },
   capabilities,
   packageDir,
   // Pinecone storage failing = the server answering 500 to everything.

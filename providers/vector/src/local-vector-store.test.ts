@@ -152,4 +152,112 @@ describe("LocalVectorStore", () => {
     }
     await store.close();
   });
+
+  describe("index file verification (a damaged file must never reach the native loader)", () => {
+    async function seeded(dir: string): Promise<{ size: number; query: Float32Array }> {
+      const embedder = new HashingEmbedder({ dimensions: 32 });
+      const texts = Array.from({ length: 40 }, (_, i) => `note number ${i} about topic ${i % 7}`);
+      const vectors = await embedder.embed(texts);
+      const store = await LocalVectorStore.open({ directory: dir, dimensions: 32 });
+      await store.upsert(texts.map((t, i) => ({ id: `n${i}`, vector: vectors[i]!, metadata: { text: t } })));
+      await store.close();
+      return { size: fs.statSync(path.join(dir, "index.usearch")).size, query: vectors[17]! };
+    }
+    function recordingLogger(): { warnings: string[]; logger: { debug(): void; info(): void; warn(m: string): void; error(): void } } {
+      const warnings: string[] = [];
+      return { warnings, logger: { debug: () => undefined, info: () => undefined, warn: (m: string) => void warnings.push(m), error: () => undefined } };
+    }
+    async function reopen(dir: string, expectRebuild: RegExp | null, query: Float32Array): Promise<void> {
+      const { warnings, logger } = recordingLogger();
+      // Exact search: what is checked here is which file was loaded, not ANN recall on 40 vectors.
+      const store = await LocalVectorStore.open({ directory: dir, dimensions: 32, logger });
+      expect(store.rebuiltOnOpen).toBe(expectRebuild !== null);
+      if (expectRebuild) expect(warnings.join("\n")).toMatch(expectRebuild);
+      else expect(warnings).toEqual([]);
+      expect(store.indexSize()).toBe(40);
+      expect((await store.query(query, { topK: 1 }))[0]!.id).toBe("n17");
+      await store.close();
+    }
+
+    it("loads an intact file, and records its length and SHA-256 in the sidecar", async () => {
+      const dir = tempDir();
+      const { size, query } = await seeded(dir);
+      await reopen(dir, null, query);
+      const store = await LocalVectorStore.open({ directory: dir, dimensions: 32 });
+      expect(store.sidecar.getMeta("index_bytes")).toBe(String(size));
+      expect(store.sidecar.getMeta("index_sha256")).toMatch(/^[0-9a-f]{64}$/);
+      await store.close();
+    });
+
+    it.each([10, 33, 50, 90, 99])("rebuilds from the sidecar when the file is truncated to %i %%", async (percent) => {
+      const dir = tempDir();
+      const { size, query } = await seeded(dir);
+      fs.truncateSync(path.join(dir, "index.usearch"), Math.floor((size * percent) / 100));
+      await reopen(dir, /was not loaded \(length \d+ bytes, \d+ recorded\); rebuilding it from the sidecar's 40 vectors/, query);
+      // The rebuilt file is saved and verified again: the next open loads it.
+      await reopen(dir, null, query);
+    });
+
+    it("rebuilds when a same-length file has different bytes", async () => {
+      const dir = tempDir();
+      const { size, query } = await seeded(dir);
+      const file = path.join(dir, "index.usearch");
+      const bytes = fs.readFileSync(file);
+      for (let i = 0; i < 64; i++) bytes[i] = 0xff;
+      bytes[Math.floor(size / 2)] = bytes[Math.floor(size / 2)]! ^ 0x55;
+      fs.writeFileSync(file, bytes);
+      await reopen(dir, /checksum mismatch/, query);
+    });
+
+    it("rebuilds when the checksum record is missing or garbled", async () => {
+      const dir = tempDir();
+      const { query } = await seeded(dir);
+      let store = await LocalVectorStore.open({ directory: dir, dimensions: 32 });
+      store.sidecar.db.prepare("DELETE FROM meta WHERE key = 'index_sha256'").run();
+      await store.close();
+      await reopen(dir, /no valid checksum record/, query);
+      store = await LocalVectorStore.open({ directory: dir, dimensions: 32 });
+      store.sidecar.setMeta("index_sha256", "not-a-digest");
+      store.sidecar.setMeta("index_bytes", "-3");
+      await store.close();
+      await reopen(dir, /no valid checksum record/, query);
+    });
+
+    it("removes temp files left by an interrupted save of a dead process", async () => {
+      const dir = tempDir();
+      const { query } = await seeded(dir);
+      // PID 2^22 + 1 is above Linux's pid_max, so no live process owns it.
+      const orphan = path.join(dir, `index.usearch.${2 ** 22 + 1}.tmp`);
+      fs.writeFileSync(orphan, Buffer.alloc(4096, 7));
+      await reopen(dir, null, query);
+      expect(fs.existsSync(orphan)).toBe(false);
+    });
+  });
+
+  it("readOnly: serves queries, rebuilds a damaged index in memory without touching any file, refuses writes", async () => {
+    const dir = tempDir();
+    const embedder = new HashingEmbedder({ dimensions: 32 });
+    const texts = ["alpha station", "bravo harbour", "charlie summit"];
+    const vectors = await embedder.embed(texts);
+    let store = await LocalVectorStore.open({ directory: dir, dimensions: 32 });
+    await store.upsert(texts.map((t, i) => ({ id: `r${i}`, vector: vectors[i]!, metadata: { text: t } })));
+    await store.close();
+    fs.truncateSync(path.join(dir, "index.usearch"), 100);
+    const before = new Map(fs.readdirSync(dir).map((f) => [f, fs.readFileSync(path.join(dir, f)).toString("base64")]));
+    store = await LocalVectorStore.open({ directory: dir, dimensions: 32, readOnly: true, exactThreshold: 0 });
+    expect(store.rebuiltOnOpen).toBe(true);
+    expect((await store.query(vectors[1]!, { topK: 1 }))[0]!.id).toBe("r1");
+    let error: unknown;
+    try {
+      store.upsertSync([{ id: "new", vector: vectors[0]!, metadata: { text: "x" } }]);
+    } catch (e) {
+      error = e;
+    }
+    expect(HermesMemoryError.hasCode(error, "STORAGE_FAILED")).toBe(true);
+    expect((error as Error).message).toMatch(/read-only.*search works/);
+    await store.flush();
+    await store.close();
+    const after = new Map(fs.readdirSync(dir).map((f) => [f, fs.readFileSync(path.join(dir, f)).toString("base64")]));
+    expect(after).toEqual(before);
+  });
 });

@@ -1,7 +1,8 @@
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import usearch from "usearch";
-import { HermesMemoryError } from "@hermes/memory-core";
+import { HermesMemoryError, describeError, silentLogger, type Logger } from "@hermes/memory-core";
 import { matchesFilter } from "./metadata-filter.js";
 import { Sidecar, type KeywordHit, type SidecarRow } from "./sidecar.js";
 import {
@@ -17,6 +18,15 @@ import {
 import { dimensionMismatchError } from "./index-identity.js";
 
 type UsearchIndex = InstanceType<typeof usearch.Index>;
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
 
 /** A namespace's vectors held in one growable matrix for brute-force search. */
 class ExactNamespace {
@@ -85,10 +95,59 @@ export interface LocalVectorStoreOptions {
    * `EMBEDDING_DIMENSION_MISMATCH`) or `reset` (drop every vector, keep text; used by reindex).
    */
   onDimensionMismatch?: "throw" | "reset";
+  /** Open without writing anything (read-only `$HERMES_HOME`): a bad index is rebuilt in memory only, writes throw `STORAGE_FAILED`. */
+  readOnly?: boolean;
+  /** Where a rebuild of a damaged index file is reported (warning). */
+  logger?: Logger;
 }
 
 const INDEX_FILE = "index.usearch";
 const SIDECAR_FILE = "sidecar.sqlite";
+/** Sidecar meta keys recording the saved index file (the file is only loaded when both match). */
+const INDEX_BYTES_META = "index_bytes";
+const INDEX_SHA256_META = "index_sha256";
+
+function fileSha256(file: string): { bytes: number; sha256: string } {
+  const hash = createHash("sha256");
+  const fd = fs.openSync(file, "r");
+  let bytes = 0;
+  try {
+    const buffer = Buffer.allocUnsafe(1 << 20);
+    for (;;) {
+      const n = fs.readSync(fd, buffer, 0, buffer.length, null);
+      if (n === 0) break;
+      hash.update(buffer.subarray(0, n));
+      bytes += n;
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  return { bytes, sha256: hash.digest("hex") };
+}
+
+function fsyncPath(target: string): void {
+  const fd = fs.openSync(target, "r");
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** A typed error for a failed index/sidecar write, saying what to do (disk full is the usual cause). */
+export function storageWriteError(what: string, error: unknown): HermesMemoryError {
+  if (HermesMemoryError.isInstance(error)) return error;
+  const code = (error as NodeJS.ErrnoException | null)?.code ?? "";
+  const raw = describeError(error);
+  const full = code === "ENOSPC" || code === "SQLITE_FULL" || /no space|disk is full|database or disk is full|serialize into stream/i.test(raw);
+  const readOnly = code === "EROFS" || code === "EACCES" || code === "EPERM" || code.startsWith("SQLITE_READONLY") || /read-?only/i.test(raw);
+  const hint = full
+    ? "the disk is full: free space on it and call flush() again (nothing accepted is dropped while the process runs; what the sidecar holds is kept)"
+    : readOnly
+      ? "the directory is read-only or not writable: make $HERMES_HOME writable, then restart"
+      : "check free disk space and write permission on $HERMES_HOME/memory/vector, then call flush() again";
+  return new HermesMemoryError({ code: "STORAGE_FAILED", message: `Could not write ${what} (${raw}): ${hint}.`, cause: error });
+}
 
 /**
  * The embedded store: a usearch HNSW index (cosine) plus a SQLite sidecar holding text, metadata,
@@ -117,6 +176,9 @@ export class LocalVectorStore implements VectorStore {
   private readonly exactCache = new Map<string, ExactNamespace>();
   private saveTimer: NodeJS.Timeout | null = null;
   private closed = false;
+  /** True when opened with `readOnly`: nothing is ever written. */
+  readonly readOnly: boolean;
+  private readonly logger: Logger;
 
   private constructor(options: LocalVectorStoreOptions, sidecar: Sidecar, ownsSidecar: boolean, indexPath: string | null) {
     this.options = options;
@@ -125,6 +187,8 @@ export class LocalVectorStore implements VectorStore {
     this.sidecar = sidecar;
     this.ownsSidecar = ownsSidecar;
     this.indexPath = indexPath;
+    this.readOnly = options.readOnly === true;
+    this.logger = options.logger ?? silentLogger;
     this.index = this.newIndex();
   }
 
@@ -138,11 +202,12 @@ export class LocalVectorStore implements VectorStore {
       throw new HermesMemoryError({ code: "INVALID_CONFIG", message: `LocalVectorStore needs a positive integer 'dimensions' (got ${String(options.dimensions)}).` });
     }
     const dir = options.directory;
-    const sidecar = options.sidecar ?? Sidecar.open(dir ? path.join(dir, SIDECAR_FILE) : ":memory:");
+    const sidecar = options.sidecar ?? Sidecar.open(dir ? path.join(dir, SIDECAR_FILE) : ":memory:", { readOnly: options.readOnly === true });
     const indexPath = dir ? path.join(dir, INDEX_FILE) : null;
-    const store = new LocalVectorStore(options, sidecar, !options.sidecar, indexPath);
+    const store = new LocalVectorStore({ ...options, readOnly: options.readOnly === true || sidecar.readOnly }, sidecar, !options.sidecar, indexPath);
     try {
       store.checkDimensions();
+      store.removeOrphanTempFiles();
       store.loadOrRebuild();
     } catch (error) {
       if (store.ownsSidecar) sidecar.close();
@@ -166,7 +231,7 @@ export class LocalVectorStore implements VectorStore {
   private checkDimensions(): void {
     const recorded = Number(this.sidecar.getMeta("vector_dimensions") ?? "0");
     if (recorded && recorded !== this.dimensions && this.sidecar.countVectors() > 0) {
-      if (this.options.onDimensionMismatch === "reset") {
+      if (this.options.onDimensionMismatch === "reset" && !this.readOnly) {
         this.sidecar.clearVectors();
       } else {
         throw dimensionMismatchError({
@@ -176,25 +241,79 @@ export class LocalVectorStore implements VectorStore {
         });
       }
     }
-    this.sidecar.setMeta("vector_dimensions", String(this.dimensions));
+    if (!this.readOnly && this.sidecar.getMeta("vector_dimensions") !== String(this.dimensions)) this.sidecar.setMeta("vector_dimensions", String(this.dimensions));
   }
 
+  /** Temp files of saves interrupted by a crash (`index.usearch.<pid>.tmp`); a live process's own is kept. */
+  private removeOrphanTempFiles(): void {
+    if (!this.indexPath || this.readOnly) return;
+    const dir = path.dirname(this.indexPath);
+    const prefix = `${path.basename(this.indexPath)}.`;
+    let names: string[];
+    try {
+      names = fs.readdirSync(dir);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const m = name.startsWith(prefix) && /^(\d+)\.tmp$/.exec(name.slice(prefix.length));
+      if (!m) continue;
+      const pid = Number(m[1]);
+      if (pid !== process.pid && processAlive(pid)) continue;
+      try {
+        fs.rmSync(path.join(dir, name), { force: true });
+      } catch {
+        // Best effort: a leftover temp file wastes space but is never loaded.
+      }
+    }
+  }
+
+  /**
+   * Never hand an unverified file to the native loader (a damaged file can abort the process):
+   * load only when the sidecar's record of the last save (generation, length, SHA-256) matches the
+   * file byte for byte; otherwise rebuild from the sidecar, which holds every vector.
+   */
   private loadOrRebuild(): void {
-    const generation = String(this.sidecar.generation);
-    if (this.indexPath && fs.existsSync(this.indexPath) && this.sidecar.getMeta("index_generation") === generation) {
+    const reason = this.indexPath ? this.verifyIndexFile(this.indexPath) : "in-memory store";
+    if (reason === "") {
       try {
         const index = this.newIndex();
-        index.load(this.indexPath);
+        index.load(this.indexPath!);
         if (index.size() === this.sidecar.countVectors() && index.dimensions() === this.dimensions) {
           this.index = index;
           return;
         }
       } catch {
-        // Unreadable index file: fall through to the rebuild, the sidecar has everything.
+        // Verified bytes the loader still rejects (another usearch version): rebuild.
       }
     }
-    this.rebuiltOnOpen = this.sidecar.countVectors() > 0;
+    const vectors = this.sidecar.countVectors();
+    this.rebuiltOnOpen = vectors > 0;
+    if (this.rebuiltOnOpen && this.indexPath) {
+      this.logger.warn(`vector memory: the index file ${this.indexPath} was not loaded (${reason || "rejected by the loader"}); rebuilding it from the sidecar's ${vectors} vectors.`);
+    }
     this.rebuild();
+  }
+
+  /** Why the index file may not be loaded ("" = it matches the recorded save). */
+  private verifyIndexFile(file: string): string {
+    let size: number;
+    try {
+      size = fs.statSync(file).size;
+    } catch {
+      return "missing";
+    }
+    if (this.sidecar.getMeta("index_generation") !== String(this.sidecar.generation)) return "older than the sidecar";
+    const bytes = Number(this.sidecar.getMeta(INDEX_BYTES_META));
+    const sha256 = this.sidecar.getMeta(INDEX_SHA256_META) ?? "";
+    if (!Number.isInteger(bytes) || bytes <= 0 || !/^[0-9a-f]{64}$/.test(sha256)) return "no valid checksum record";
+    if (size !== bytes) return `length ${size} bytes, ${bytes} recorded`;
+    try {
+      if (fileSha256(file).sha256 !== sha256) return "checksum mismatch";
+    } catch (error) {
+      return `unreadable: ${describeError(error)}`;
+    }
+    return "";
   }
 
   /** Rebuild the ANN index from the sidecar's vectors (also used after a reindex). */
@@ -214,29 +333,65 @@ export class LocalVectorStore implements VectorStore {
       this.index.add(keys, flat, 0);
     }
     this.dirty = true;
-    this.saveNow();
+    try {
+      this.saveNow();
+    } catch (error) {
+      // The rebuilt index serves this process; a later flush() retries the save (and reports it).
+      this.logger.warn(`vector memory: ${describeError(error)}`);
+    }
   }
 
   private markDirty(): void {
     this.dirty = true;
-    if (!this.indexPath || this.saveTimer || this.closed) return;
+    if (!this.indexPath || this.saveTimer || this.closed || this.readOnly) return;
     this.saveTimer = setTimeout(() => {
       this.saveTimer = null;
-      this.saveNow();
+      try {
+        this.saveNow();
+      } catch (error) {
+        // Still dirty: flush() and close() retry and surface it; the sidecar holds every vector.
+        this.logger.warn(`vector memory: ${describeError(error)}`);
+      }
     }, this.options.saveDelayMs ?? 2000);
     this.saveTimer.unref();
   }
 
-  /** Write the index file atomically and record which sidecar generation it reflects. */
+  /**
+   * Write the index file durably and record what was written: save to a temp file, fsync it,
+   * rename it over the index, fsync the directory, then store generation, length and SHA-256 in
+   * the sidecar. A crash at any point leaves either the old verified file or a mismatch (rebuilt
+   * on open). Throws `STORAGE_FAILED` (disk full, read-only) and removes the temp file.
+   */
   private saveNow(): void {
-    if (!this.indexPath || !this.dirty || this.closed) return;
+    if (!this.indexPath || !this.dirty || this.closed || this.readOnly) return;
     // All of this is synchronous, so no write can land between the save and the generation stamp.
     const generation = String(this.sidecar.generation);
     const tmp = `${this.indexPath}.${process.pid}.tmp`;
-    this.index.save(tmp);
-    fs.renameSync(tmp, this.indexPath);
-    this.sidecar.setMeta("index_generation", generation);
+    try {
+      this.index.save(tmp);
+      fsyncPath(tmp);
+      const { bytes, sha256 } = fileSha256(tmp);
+      fs.renameSync(tmp, this.indexPath);
+      fsyncPath(path.dirname(this.indexPath));
+      this.sidecar.setMetas({ index_generation: generation, [INDEX_BYTES_META]: String(bytes), [INDEX_SHA256_META]: sha256 });
+    } catch (error) {
+      try {
+        fs.rmSync(tmp, { force: true });
+      } catch {
+        // Removed on the next open at the latest.
+      }
+      throw storageWriteError(`the vector index ${this.indexPath}`, error);
+    }
     this.dirty = false;
+  }
+
+  private assertWritable(): void {
+    if (this.readOnly) {
+      throw new HermesMemoryError({
+        code: "STORAGE_FAILED",
+        message: `The vector store at ${this.options.directory ?? ":memory:"} is open read-only ($HERMES_HOME is not writable): search works, new memories cannot be saved. Make the directory writable and restart.`,
+      });
+    }
   }
 
   private assertDimensions(vector: Float32Array, what: string): void {
@@ -257,14 +412,20 @@ export class LocalVectorStore implements VectorStore {
   /** Synchronous upsert (the provider and benchmarks call it directly). */
   upsertSync(records: VectorRecord[], namespace: string = DEFAULT_NAMESPACE): void {
     if (records.length === 0) return;
+    this.assertWritable();
     for (const r of records) this.assertDimensions(r.vector, `record ${r.id}`);
-    const keys = this.sidecar.upsert(
+    let keys: number[];
+    try {
+      keys = this.sidecar.upsert(
       namespace,
       records.map((r) => {
         const text = typeof r.metadata?.text === "string" ? r.metadata.text : "";
         return { id: r.id, text, metadata: r.metadata ?? {}, vector: r.vector };
       }),
     );
+    } catch (error) {
+      throw storageWriteError(`the vector sidecar ${this.sidecar.file}`, error);
+    }
     this.addToIndex(keys, records.map((r) => r.vector));
     // Counts may have grown; a cached matrix is updated in place (re-upserts keep their key).
     this.counts.delete(namespace);
@@ -286,6 +447,7 @@ export class LocalVectorStore implements VectorStore {
 
   /** Store vectors for rows that exist in the sidecar (reindex). */
   setVectors(updates: Array<{ key: number; vector: Float32Array }>): void {
+    this.assertWritable();
     for (const u of updates) this.assertDimensions(u.vector, `row ${u.key}`);
     this.sidecar.setVectors(updates);
     this.invalidate(null);
@@ -429,6 +591,7 @@ export class LocalVectorStore implements VectorStore {
 
   /** Delete by ids, filter or the whole namespace (sidecar first, then the index). */
   async delete(target: VectorDeleteTarget, options: NamespaceOptions = {}): Promise<void> {
+    this.assertWritable();
     const keys = this.sidecar.delete(options.namespace ?? DEFAULT_NAMESPACE, target);
     this.invalidate(options.namespace ?? DEFAULT_NAMESPACE);
     const present = keys.filter((k) => this.index.contains(BigInt(k)) === true);
@@ -474,9 +637,14 @@ export class LocalVectorStore implements VectorStore {
   /** Save the index and close the sidecar (when this store opened it). Idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;
-    await this.flush();
-    this.closed = true;
-    if (this.ownsSidecar) this.sidecar.close();
+    try {
+      await this.flush();
+    } finally {
+      // A failed save is not retried here: the sidecar holds every vector and the next open
+      // rebuilds the index (its recorded checksum no longer matches).
+      this.closed = true;
+      if (this.ownsSidecar) this.sidecar.close();
+    }
   }
 }
 

@@ -22,10 +22,12 @@ export function backoffDelay(policy: RetryPolicy, attempt: number): number {
   return exp / 2 + (exp / 2) * policy.random();
 }
 
-/** Resolve after `ms` (an unref'd timer, so a pending backoff never keeps the process alive). */
+/**
+ * Resolve after `ms`. The timer is deliberately not unref'd: a caller awaiting a retry (a script's
+ * `flush()`, a CLI command) must keep the process alive until the call succeeds or fails with an
+ * error; an unref'd backoff let Node exit mid-retry with nothing reported. Retries are bounded by
+ * `maxRetries` and the call's budget, so this never holds a process open indefinitely.
+ */
 export function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    timer.unref?.();
-  });
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

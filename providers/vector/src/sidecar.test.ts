@@ -58,4 +58,29 @@ describe("Sidecar schema migration", () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("closes into rollback-journal mode and opens read-only without writing (also a WAL file, from a private copy)", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-sidecar-ro-"));
+    try {
+      const file = path.join(dir, "sidecar.sqlite");
+      const sidecar = Sidecar.open(file);
+      sidecar.upsert("", [{ id: "a", text: "read only recall", metadata: {}, vector: null }]);
+      sidecar.close();
+      expect(fs.existsSync(`${file}-shm`)).toBe(false);
+      let ro = Sidecar.open(file, { readOnly: true });
+      expect(ro.readOnly).toBe(true);
+      expect(ro.getByIds("", ["a"]).map((r) => r.text)).toEqual(["read only recall"]);
+      expect(() => ro.setMeta("x", "y")).toThrow(/readonly/);
+      ro.close();
+      // As an older version left it: WAL mode, no -shm.
+      const db = new Database(file);
+      db.pragma("journal_mode = WAL");
+      db.close();
+      ro = Sidecar.open(file, { readOnly: true });
+      expect(ro.getByIds("", ["a"]).map((r) => r.text)).toEqual(["read only recall"]);
+      ro.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import type { Database as SqliteDatabase, Statement } from "better-sqlite3";
@@ -98,6 +99,8 @@ function toRow(raw: RawRow): SidecarRow {
 export class Sidecar {
   readonly file: string;
   readonly db: SqliteDatabase;
+  /** True when opened with `openReadOnly`: every write throws. */
+  readonly readOnly: boolean;
   private readonly statements: {
     upsert: Statement;
     bump: Statement;
@@ -118,9 +121,10 @@ export class Sidecar {
     return stmt;
   }
 
-  private constructor(file: string, db: SqliteDatabase) {
+  private constructor(file: string, db: SqliteDatabase, readOnly = false) {
     this.file = file;
     this.db = db;
+    this.readOnly = readOnly;
     this.statements = {
       upsert: db.prepare(
         `INSERT INTO records (namespace, id, text, metadata, vector) VALUES (?, ?, ?, ?, ?)
@@ -138,7 +142,8 @@ export class Sidecar {
    * Open (creating if needed) the sidecar at `file`, or an in-memory one for `":memory:"`.
    * Throws `STORAGE_FAILED` when the file is not a usable database.
    */
-  static open(file: string): Sidecar {
+  static open(file: string, options: { readOnly?: boolean } = {}): Sidecar {
+    if (options.readOnly) return Sidecar.openReadOnly(file);
     let db: SqliteDatabase;
     try {
       if (file !== ":memory:") fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
@@ -195,6 +200,50 @@ export class Sidecar {
     return new Sidecar(file, db);
   }
 
+  /**
+   * Open an existing sidecar without writing anything (read-only mount, directory the process
+   * cannot write). A WAL database needs its `-shm` file, which a read-only directory cannot get:
+   * files closed by this version are left in rollback-journal mode (see `close`), older ones are
+   * read from a private temporary copy. Throws `STORAGE_FAILED` when the file cannot be read.
+   */
+  static openReadOnly(file: string): Sidecar {
+    let db: SqliteDatabase;
+    try {
+      try {
+        db = new Database(file, { readonly: true, fileMustExist: true });
+        db.pragma("user_version", { simple: true });
+      } catch (error) {
+        if ((error as { code?: string }).code !== "SQLITE_CANTOPEN" || !fs.existsSync(file)) throw error;
+        const copyDir = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-vector-ro-"));
+        const copy = path.join(copyDir, path.basename(file));
+        fs.copyFileSync(file, copy);
+        if (fs.existsSync(`${file}-wal`)) fs.copyFileSync(`${file}-wal`, `${copy}-wal`);
+        db = new Database(copy, { readonly: true, fileMustExist: true });
+        process.once("exit", () => fs.rmSync(copyDir, { recursive: true, force: true }));
+      }
+      const version = db.pragma("user_version", { simple: true }) as number;
+      if (version > SCHEMA_VERSION || version < 1) {
+        db.close();
+        throw new HermesMemoryError({
+          code: version > SCHEMA_VERSION ? "SCHEMA_TOO_NEW" : "STORAGE_FAILED",
+          message:
+            version > SCHEMA_VERSION
+              ? `The vector sidecar ${file} has schema version ${version}, newer than this @hermes/memory-vector understands (${SCHEMA_VERSION}). Upgrade @hermes/memory-vector.`
+              : `The vector sidecar ${file} is read-only and was never initialised. Open it once with write access.`,
+        });
+      }
+    } catch (error) {
+      if (HermesMemoryError.isInstance(error)) throw error;
+      throw new HermesMemoryError({
+        code: "STORAGE_FAILED",
+        message: `Cannot open the vector sidecar database ${file} read-only: ${(error as Error).message}. Check that it exists and is readable.`,
+        cause: error,
+      });
+    }
+    const sidecar = new Sidecar(file, db, true);
+    return sidecar;
+  }
+
   /** Monotonic write counter (bumped by every write transaction). */
   get generation(): number {
     return Number(this.getMeta("generation") ?? "0");
@@ -206,6 +255,13 @@ export class Sidecar {
 
   setMeta(key: string, value: string): void {
     this.statements.setMeta.run(key, value);
+  }
+
+  /** Set several meta keys in one transaction (all or none). */
+  setMetas(values: Record<string, string>): void {
+    this.db.transaction(() => {
+      for (const [key, value] of Object.entries(values)) this.statements.setMeta.run(key, value);
+    })();
   }
 
   /** Insert or replace rows in one transaction. Returns each row's key, in order. */
@@ -385,8 +441,21 @@ export class Sidecar {
     return total;
   }
 
-  /** Close the database. Idempotent. */
+  /**
+   * Close the database. Idempotent. A writable file is switched back to rollback-journal mode
+   * when no other connection has it open, so it can later be opened from a read-only mount
+   * (WAL needs a writable `-shm` next to it); the next writable open switches to WAL again.
+   */
   close(): void {
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    if (!this.readOnly && this.file !== ":memory:") {
+      try {
+        this.db.pragma("busy_timeout = 0");
+        this.db.pragma("journal_mode = DELETE");
+      } catch {
+        // Another process has it open; the last one to close switches it.
+      }
+    }
+    this.db.close();
   }
 }

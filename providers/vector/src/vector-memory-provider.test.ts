@@ -276,12 +276,15 @@ describe("VectorMemoryProvider (pinecone store, loopback fake)", () => {
     expect(await p.prefetch("outage", { sessionId: "s1" })).toBe("");
     expect(Date.now() - started).toBeLessThan(1500);
     p.syncTurn("background write during outage", "ok", { sessionId: "s1" });
-    await p.flush(); // failure is logged, not thrown
+    // Not acknowledged by Pinecone: flush rejects and names how many writes wait in the outbox.
+    const failed = await p.flush().catch((e: unknown) => e);
+    expect(HermesMemoryError.hasCode(failed, "STORAGE_FAILED")).toBe(true);
+    expect((failed as Error).message).toMatch(/1 writes are not acknowledged by Pinecone yet; they are kept in the outbox .*outbox\.sqlite/);
     expect(await p.onPreCompress([{ role: "user", content: "must be archived" }], { requireCheckpoint: true }).catch((e: unknown) => e)).toBeInstanceOf(Error);
     fake.clearFaults();
     p.syncTurn("after the outage", "ok", { sessionId: "s1" });
     await p.flush();
-    // The turn that failed during the outage was re-sent with the next write.
+    // The turn that failed during the outage was re-sent from the outbox.
     expect(fake.count(p.namespaceFor())).toBe(3);
     // The remember that reported an error left nothing behind.
     expect((await p.search("during the outage")).map((h) => h.content)).not.toContain("during the outage");

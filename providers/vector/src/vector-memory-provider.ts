@@ -32,7 +32,8 @@ import {
 import type { Embedder } from "./embedder.js";
 import { HashingEmbedder } from "./hashing-embedder.js";
 import { dimensionMismatchError } from "./index-identity.js";
-import { LocalVectorStore } from "./local-vector-store.js";
+import { LocalVectorStore, storageWriteError } from "./local-vector-store.js";
+import { Outbox } from "./outbox.js";
 import { matchesFilter, type MetadataFilter, type VectorMetadata } from "./metadata-filter.js";
 import { OnnxEmbedder, findOnnxModel, onnxRuntimeInstalled } from "./onnx-embedder.js";
 import { OpenAIEmbedder } from "./openai-embedder.js";
@@ -72,8 +73,8 @@ export interface ExportedItem {
 export type ProgressCallback = (done: number, total: number) => void;
 
 interface PendingWrite {
-  /** Failed background attempts so far (a failed batch is retried with the next write, twice at most). */
-  attempts?: number;
+  /** Outbox row holding this write durably (Pinecone store), once it is there. */
+  seq?: number;
   id: string;
   namespace: string;
   text: string;
@@ -81,8 +82,19 @@ interface PendingWrite {
 }
 
 const VECTOR_DIR = path.join("memory", "vector");
+const OUTBOX_FILE = "outbox.sqlite";
 const KINDS: MemoryKind[] = ["turn", "fact", "checkpoint"];
 const RESERVED_KEYS = new Set(["text", "kind", "session_id", "user_id", "created_at", "tags", "digest", "extra", "text_truncated", "source", "role"]);
+
+/** Whether this process may write `target` (also false on a read-only mount, even for root). */
+function writableDirectory(target: string): boolean {
+  try {
+    fs.accessSync(target, fs.constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 function sha256(text: string): string {
   return createHash("sha256").update(text).digest("hex");
@@ -139,8 +151,19 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   private store: VectorStore | null = null;
   private embedder: Embedder | null = null;
   private pending: PendingWrite[] = [];
-  /** Writes whose background attempt failed (e.g. Pinecone down); re-sent with the next write. */
-  private deferred: PendingWrite[] = [];
+  /**
+   * Accepted writes whose attempt failed and that are not in the outbox (local store: disk full;
+   * Pinecone store: the outbox itself could not be written). Kept until stored: re-tried with the
+   * next write and every `flush()`, which rejects while any are left.
+   */
+  private held: PendingWrite[] = [];
+  /** Pinecone store: writes not yet acknowledged by Pinecone, durably on disk. */
+  private outbox: Outbox | null = null;
+  private resending: Promise<void> | null = null;
+  private lastFailure: unknown = null;
+  /** `$HERMES_HOME` is not writable: opened read-only, search works, writes throw. */
+  private readOnly = false;
+  private readOnlyWarned = false;
   private mirrorOps: Promise<void> = Promise.resolve();
   private draining: Promise<void> | null = null;
   private drainScheduled = false;
@@ -263,22 +286,45 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       throw new HermesMemoryError({ code: "PROVIDER_UNAVAILABLE", message: `The vector memory provider is not configured: ${missing}.` });
     }
     const dir = path.join(hermesHome, VECTOR_DIR);
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const sidecarFile = path.join(dir, "sidecar.sqlite");
+    // A read-only home (read-only mount, a directory this user cannot write) still serves recall
+    // from what is there; writes then fail with STORAGE_FAILED instead of initialise failing.
+    try {
+      fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch (error) {
+      if (!fs.existsSync(dir)) throw storageWriteError(`the vector memory directory ${dir} (it cannot be created)`, error);
+    }
+    this.readOnly = !writableDirectory(dir) || (fs.existsSync(sidecarFile) && !writableDirectory(sidecarFile));
+    if (this.readOnly && !fs.existsSync(sidecarFile)) {
+      throw new HermesMemoryError({
+        code: "STORAGE_FAILED",
+        message: `The vector memory directory ${dir} is read-only and holds no sidecar.sqlite yet, so there is nothing to recall and nothing can be saved. Make $HERMES_HOME writable.`,
+      });
+    }
     this.embedder = this.options.embedderInstance ?? (await this.createEmbedder());
-    this.sidecar = Sidecar.open(path.join(dir, "sidecar.sqlite"));
+    this.sidecar = Sidecar.open(sidecarFile, { readOnly: this.readOnly });
+    if (this.readOnly) this.logger.warn(`vector memory: ${dir} is read-only; recall works, new memories cannot be saved until it is writable.`);
     // Profiles share one Pinecone index, so each home needs its own namespace even when the host
     // does not name the profile. The first name seen (or a minted id) is kept in the sidecar, so
     // it survives moving the home and the CLI finds the same namespace.
     const known = this.sidecar.getMeta("profile_id");
-    if (!known) this.sidecar.setMeta("profile_id", this.profile || `profile-${randomUUID().slice(0, 8)}`);
-    if (!this.profile) this.profile = this.sidecar.getMeta("profile_id")!;
+    if (!known && !this.readOnly) this.sidecar.setMeta("profile_id", this.profile || `profile-${randomUUID().slice(0, 8)}`);
+    if (!this.profile) this.profile = this.sidecar.getMeta("profile_id") ?? "profile-readonly";
     try {
       if (options.verifyIdentity) this.verifyIdentity();
       this.store = await this.createStore(this.embedder.dimensions, options.allowReset ? "reset" : "throw");
+      if (this.store.kind === "pinecone" && !this.readOnly) this.outbox = Outbox.open(path.join(dir, OUTBOX_FILE));
     } catch (error) {
       this.sidecar.close();
       this.sidecar = null;
+      await this.store?.close().catch(() => undefined);
+      this.store = null;
       throw error;
+    }
+    const waiting = this.outbox?.count() ?? 0;
+    if (waiting > 0) {
+      this.logger.info(`vector memory: re-sending ${waiting} writes Pinecone has not acknowledged yet (outbox ${this.outbox!.file}).`);
+      this.resendOutbox().catch((error: unknown) => this.logger.warn(`vector memory: re-sending the outbox failed: ${describeError(error)}`));
     }
   }
 
@@ -317,6 +363,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       dimensions,
       exactThreshold: c.exactThreshold,
       onDimensionMismatch: onMismatch,
+      readOnly: this.readOnly,
+      logger: this.logger,
     });
   }
 
@@ -342,7 +390,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       const rows = Object.values(this.sidecar!.namespaceCounts()).reduce((a, b) => a + b, 0);
       if (rows > 0 && !(this.config.store === "local" && this.sidecar!.countVectors() === rows)) {
         this.logger.warn(`vector memory: ${rows} stored items have no vectors in the ${this.config.store} store yet; run \`hermes-memory vector reindex\` to index them.`);
-      } else {
+      } else if (!this.readOnly) {
         this.sidecar!.setMeta(this.identityKey(), this.currentIdentity());
       }
     }
@@ -381,7 +429,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   }
 
   private enqueue(writes: PendingWrite[]): void {
-    this.pending.push(...this.deferred.splice(0), ...writes);
+    this.pending.push(...this.held.splice(0), ...writes);
     if (this.drainScheduled || this.draining) return;
     this.drainScheduled = true;
     setImmediate(() => {
@@ -397,13 +445,13 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
         while (this.pending.length > 0 && !this.closed) {
           const batch = this.pending.splice(0, this.options.writeBatchSize ?? 32);
           try {
-            await this.writeNow(batch);
+            await this.deliver(batch);
           } catch (error) {
-            const retry = batch.filter((w) => (w.attempts ?? 0) < 2).map((w) => ({ ...w, attempts: (w.attempts ?? 0) + 1 }));
-            this.deferred.push(...retry);
-            this.logger.warn(
-              `vector memory: a background write of ${batch.length} items failed (${describeError(error)}); ${retry.length} will be retried with the next write, the rest can be restored with \`hermes-memory vector reindex\`.`,
-            );
+            // The store is failing (down, disk full): keep this batch and everything queued behind
+            // it instead of paying the retries once per batch; flush() reports them.
+            this.lastFailure = error;
+            const kept = this.hold([...batch, ...this.pending.splice(0)]);
+            this.logger.warn(`vector memory: storing ${batch.length} items failed (${describeError(error)}); ${kept}`);
           }
         }
       } finally {
@@ -414,6 +462,99 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   }
 
   /**
+   * Pinecone store: put the batch in the outbox (fsynced) before sending, remove it once Pinecone
+   * acknowledged it. A failed send leaves it there for the next start or `flush()`.
+   */
+  private async deliver(batch: PendingWrite[]): Promise<void> {
+    if (this.outbox) {
+      const fresh = batch.filter((w) => w.seq === undefined);
+      try {
+        this.outbox.put(fresh).forEach((seq, i) => (fresh[i]!.seq = seq));
+      } catch (error) {
+        this.logger.warn(`vector memory: ${describeError(storageWriteError(`the outbox ${this.outbox.file}`, error))}`);
+      }
+    }
+    await this.writeNow(batch);
+    const seqs = batch.flatMap((w) => (w.seq === undefined ? [] : [w.seq]));
+    if (seqs.length > 0) this.outbox!.remove(seqs);
+  }
+
+  /** Keep failed writes: in the outbox when they are there (or can be put there), else in memory. Returns what happened, for the log. */
+  private hold(writes: PendingWrite[]): string {
+    let memory = writes.filter((w) => w.seq === undefined);
+    if (this.outbox && memory.length > 0) {
+      try {
+        this.outbox.put(memory).forEach((seq, i) => (memory[i]!.seq = seq));
+        memory = [];
+      } catch {
+        // The outbox is on the same failing disk: keep them in memory.
+      }
+    }
+    this.held.push(...memory);
+    const durable = writes.length - memory.length;
+    return [
+      durable > 0 ? `${durable} kept in the outbox ${this.outbox!.file} (re-sent on flush() or the next start)` : "",
+      memory.length > 0 ? `${memory.length} kept in memory and retried with the next write or flush()` : "",
+    ]
+      .filter(Boolean)
+      .join("; ");
+  }
+
+  /** Re-send what the outbox holds, oldest first, until it is empty or a send fails (one at a time). */
+  private resendOutbox(): Promise<void> {
+    this.resending ??= (async () => {
+      try {
+        while (this.outbox && !this.closed) {
+          const entries = this.outbox.list(this.options.writeBatchSize ?? 32);
+          if (entries.length === 0) return;
+          try {
+            await this.writeNow(entries);
+          } catch (error) {
+            this.lastFailure = error;
+            return;
+          }
+          this.outbox?.remove(entries.map((e) => e.seq));
+        }
+      } finally {
+        this.resending = null;
+      }
+    })();
+    return this.resending;
+  }
+
+  /** Writes accepted but not acknowledged by their store (outbox and memory). */
+  get undeliveredWrites(): number {
+    return this.held.length + this.pending.length + (this.outbox?.count() ?? 0);
+  }
+
+  private undeliveredError(): HermesMemoryError {
+    const inOutbox = this.outbox?.count() ?? 0;
+    const inMemory = this.held.length + this.pending.length;
+    const cause = this.lastFailure;
+    const why = cause ? describeError(cause) : "the store did not acknowledge them";
+    const parts = [
+      inOutbox > 0 ? `${inOutbox} writes are not acknowledged by Pinecone yet; they are kept in the outbox ${this.outbox!.file} and re-sent by the next flush() or start` : "",
+      inMemory > 0 ? `${inMemory} accepted writes are not stored yet (kept in memory, retried by the next flush(); lost if the process exits)` : "",
+    ].filter(Boolean);
+    return new HermesMemoryError({ code: "STORAGE_FAILED", message: `vector memory: ${parts.join("; ")}. Last failure: ${why}`, cause });
+  }
+
+  private assertWritable(): void {
+    if (this.readOnly) {
+      throw new HermesMemoryError({
+        code: "STORAGE_FAILED",
+        message: `The vector memory at ${path.join(this.hermesHome, VECTOR_DIR)} is read-only ($HERMES_HOME is not writable): search works, nothing can be saved. Make the directory writable and restart.`,
+      });
+    }
+  }
+
+  private warnReadOnly(): void {
+    if (this.readOnlyWarned) return;
+    this.readOnlyWarned = true;
+    this.logger.warn(`vector memory: not saving turns or built-in memory writes: ${path.join(this.hermesHome, VECTOR_DIR)} is read-only.`);
+  }
+
+  /**
    * Embed and store now; throws on failure. Pinecone mode: background writes keep their text in
    * the sidecar even when Pinecone fails (BM25 still finds them; retry or reindex restores the
    * vectors); synchronous writes (`durable`) reach Pinecone first, so a caller told "failed" finds
@@ -421,6 +562,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    */
   private async writeNow(batch: PendingWrite[], options: { durable?: boolean } = {}): Promise<void> {
     const { sidecar, store, embedder } = this.requireOpen();
+    this.assertWritable();
     const vectors = await embedder.embed(batch.map((w) => w.text));
     const byNamespace = new Map<string, number[]>();
     batch.forEach((w, i) => byNamespace.set(w.namespace, [...(byNamespace.get(w.namespace) ?? []), i]));
@@ -430,18 +572,37 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
         store.upsertSync(records, namespace);
       } else {
         const rows = indexes.map((i) => ({ id: batch[i]!.id, text: batch[i]!.text, metadata: batch[i]!.metadata, vector: null }));
-        if (!options.durable) sidecar.upsert(namespace, rows);
+        const toSidecar = (): void => {
+          try {
+            sidecar.upsert(namespace, rows);
+          } catch (error) {
+            throw storageWriteError(`the vector sidecar ${sidecar.file}`, error);
+          }
+        };
+        if (!options.durable) toSidecar();
         await store.upsert(records, { namespace });
-        if (options.durable) sidecar.upsert(namespace, rows);
+        if (options.durable) toSidecar();
       }
     }
-    if (!sidecar.getMeta(this.identityKey())) sidecar.setMeta(this.identityKey(), this.currentIdentity());
+    try {
+      if (!sidecar.getMeta(this.identityKey())) sidecar.setMeta(this.identityKey(), this.currentIdentity());
+    } catch {
+      // The batch is stored; an unrecorded embedder identity is recorded by a later write.
+    }
   }
 
-  /** Wait until every queued write (and mirrored built-in write) is stored and searchable. */
+  /**
+   * Wait until every queued write (and mirrored built-in write) is stored and searchable, after
+   * re-trying writes that failed before (outbox, memory). Rejects with `STORAGE_FAILED`, naming
+   * how many writes are pending and why, while any accepted write is not acknowledged by its
+   * store; a resolved flush() means everything accepted so far is on disk (or in Pinecone).
+   */
   async flush(): Promise<void> {
     await this.mirrorOps;
+    if (this.held.length > 0) this.pending.unshift(...this.held.splice(0));
     await this.flushWrites();
+    if (this.outbox && this.outbox.count() > 0) await this.resendOutbox();
+    if (this.held.length > 0 || (this.outbox?.count() ?? 0) > 0) throw this.undeliveredError();
   }
 
   private async flushWrites(): Promise<void> {
@@ -454,6 +615,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   /** Queue a completed turn (returns at once). Skipped for cron/subagent contexts. */
   override syncTurn(userContent: string, assistantContent: string, options: SyncTurnOptions): void {
     if (!this.writesAllowed || !this.sidecar || this.closed) return;
+    if (this.readOnly) return this.warnReadOnly();
     const content = [userContent && `User: ${userContent}`, assistantContent && `Assistant: ${assistantContent}`].filter(Boolean).join("\n");
     if (!content.trim()) return;
     const sessionId = options.sessionId || this.sessionId;
@@ -466,6 +628,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    */
   override onMemoryWrite(action: MemoryWriteAction, target: MemoryWriteTarget, content: string, metadata: MemoryWriteMetadata): void {
     if (!this.writesAllowed || !this.sidecar || this.closed) return;
+    if (this.readOnly) return this.warnReadOnly();
     const idFor = (text: string): string => `mem-${sha256(`${target}\u0000${text}`).slice(0, 32)}`;
     const old = action === "remove" ? (metadata.previousContent ?? content) : action === "replace" ? metadata.previousContent : undefined;
     const write =
@@ -526,6 +689,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   /** SearchableMemory: queue an item; `flush()` makes it searchable. Returns its id. */
   remember(item: MemoryItem): string {
     this.requireOpen();
+    this.assertWritable();
     const id = `${item.kind ?? "fact"}-${randomUUID()}`;
     this.enqueue([this.buildWrite(item, id)]);
     return id;
@@ -617,6 +781,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   /** Delete an item everywhere. Returns false when no such id exists. Waits for queued writes first. */
   async forget(id: string): Promise<boolean> {
     this.requireOpen();
+    this.assertWritable();
     await this.flush();
     return this.forgetNow(id);
   }
@@ -659,7 +824,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       dimensions: this.embedder!.dimensions,
       hybrid: this.config.hybrid,
       namespaces,
-      pendingWrites: this.pending.length + this.deferred.length,
+      pendingWrites: this.undeliveredWrites,
+      ...(this.readOnly ? { readOnly: true } : {}),
       ...(store instanceof LocalVectorStore ? { indexedVectors: store.indexSize() } : {}),
     };
   }
@@ -766,6 +932,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    */
   async reindex(onProgress?: ProgressCallback): Promise<{ items: number; namespaces: number }> {
     const { sidecar, store, embedder } = this.requireOpen();
+    this.assertWritable();
     await this.flush();
     const counts = sidecar.namespaceCounts();
     const total = Object.values(counts).reduce((a, b) => a + b, 0);
@@ -814,6 +981,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   /** Import exported items, re-embedded with the configured embedder. Ids are kept; namespaces follow this profile. */
   async importItems(items: Iterable<ExportedItem> | AsyncIterable<ExportedItem>, onProgress?: ProgressCallback, total = 0): Promise<number> {
     this.requireOpen();
+    this.assertWritable();
     let batch: PendingWrite[] = [];
     let done = 0;
     for await (const item of items) {
@@ -840,19 +1008,46 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     return done;
   }
 
-  /** Flush queued writes, save the index, close files. Idempotent. */
+  /**
+   * Flush queued writes, save the index, close files. Idempotent. Throws `STORAGE_FAILED` (after
+   * closing everything) when accepted writes could not be stored: how many, and whether they are
+   * kept in the outbox (re-sent on the next start) or lost with the process.
+   */
   override async shutdown(): Promise<void> {
     if (this.closed) return;
+    let failure: unknown = null;
     try {
       await this.flush();
     } catch (error) {
-      this.logger.warn(`vector memory: flush at shutdown failed: ${describeError(error)}`);
+      failure = error;
     }
+    const lost = this.held.length + this.pending.length;
+    const kept = this.outbox?.count() ?? 0;
     this.closed = true;
-    await this.store?.close();
+    try {
+      await this.store?.close();
+    } catch (error) {
+      failure ??= error;
+    }
     this.sidecar?.close();
+    this.outbox?.close();
     await this.embedder?.close?.();
     this.store = null;
     this.sidecar = null;
+    this.outbox = null;
+    if (!failure) return;
+    if (lost === 0 && kept === 0) {
+      // Only the index file failed to save: the sidecar holds everything and the next start rebuilds it.
+      throw new HermesMemoryError({
+        code: "STORAGE_FAILED",
+        message: `vector memory shutdown: the index file was not saved (${describeError(failure)}). Nothing is lost: the next start rebuilds it from the sidecar.`,
+        cause: failure,
+      });
+    }
+    const parts = [
+      kept > 0 ? `${kept} writes not acknowledged by Pinecone are kept in the outbox ${path.join(this.hermesHome, VECTOR_DIR, OUTBOX_FILE)} and re-sent on the next start` : "",
+      lost > 0 ? `${lost} accepted writes could not be stored and are lost` : "",
+    ].filter(Boolean);
+    throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `vector memory shutdown: ${parts.join("; ")} (${describeError(this.lastFailure ?? failure)}).`, cause: failure });
   }
 }
