@@ -6,12 +6,12 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { BuiltinMemoryStore } from "@hermes/memory-core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { python3Unavailable } from "./proc.js";
+import { FIXTURES } from "./support.js";
 
-const pythonReader = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures", "python-agent-reader.py");
+const pythonReader = path.join(FIXTURES, "python-agent-reader.py");
 const unavailable = python3Unavailable();
 
 let dir: string;

@@ -4,18 +4,16 @@
  * Python agent's flock on the same MEMORY.md. Both lock modes run (flock via fs-ext, and the
  * pid-file fallback forced with HERMES_FILE_LOCK=pidfile).
  */
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { BuiltinMemoryStore, HermesMemoryError, fileLockMode, parseMemoryEntries, withFileLock } from "@hermes/memory-core";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { LineProcess, deadPid, python3Unavailable } from "./proc.js";
+import { FIXTURES, mountTmpfs } from "./support.js";
 
-const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures");
-const writerScript = path.join(fixtures, "memory-writer.mjs");
-const pythonWriter = path.join(fixtures, "python-agent-writer.py");
+const writerScript = path.join(FIXTURES, "memory-writer.mjs");
+const pythonWriter = path.join(FIXTURES, "python-agent-writer.py");
 
 type Mode = "flock" | "pidfile";
 const savedMode = process.env.HERMES_FILE_LOCK;
@@ -212,19 +210,14 @@ describe("the Python agent's flock on MEMORY.md.lock", () => {
 describe.each(["flock", "pidfile"] as const)("ENOSPC on a full tmpfs (%s mode)", (mode) => {
   let mount = "";
   let cannotMount: string | null = null;
+  let unmount = (): void => undefined;
 
   beforeAll(() => {
-    mount = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-enospc-"));
-    try {
-      execFileSync("mount", ["-t", "tmpfs", "-o", "size=256k,nr_inodes=64", "tmpfs", mount], { stdio: "pipe" });
-    } catch (error) {
-      cannotMount = `cannot mount a small tmpfs here (needs root and mount permission): ${String((error as { stderr?: Buffer }).stderr ?? error).trim()}`;
-    }
+    const mounted = mountTmpfs("256k", "nr_inodes=64");
+    if ("reason" in mounted) cannotMount = mounted.reason;
+    else ({ dir: mount, unmount } = mounted);
   });
-  afterAll(() => {
-    if (!cannotMount) execFileSync("umount", [mount]);
-    fs.rmSync(mount, { recursive: true, force: true });
-  });
+  afterAll(() => unmount());
 
   const openFds = () => fs.readdirSync("/proc/self/fd").length;
 

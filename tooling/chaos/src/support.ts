@@ -75,12 +75,15 @@ export function tempDir(prefix: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `hermes-chaos-${prefix}-`));
 }
 
-/** Mount a tmpfs of `size` (e.g. "4m") on a new directory; `null` plus the reason when not permitted. */
-export function mountTmpfs(size: string): { dir: string; remount(options: string): void; unmount(): void } | { reason: string } {
+/**
+ * Mount a tmpfs of `size` (e.g. "4m"; `options` adds mount options such as "nr_inodes=64") on a new
+ * directory; `{ reason }` when mounting is not permitted.
+ */
+export function mountTmpfs(size: string, options = ""): { dir: string; remount(options: string): void; unmount(): void } | { reason: string } {
   if (process.platform !== "linux") return { reason: "tmpfs mounts need Linux" };
   if (process.getuid?.() !== 0) return { reason: "mounting a tmpfs needs root (CI runs as root)" };
   const dir = tempDir("mnt");
-  const r = spawnSync("mount", ["-t", "tmpfs", "-o", `size=${size},mode=0755`, "tmpfs", dir], { encoding: "utf8" });
+  const r = spawnSync("mount", ["-t", "tmpfs", "-o", `size=${size},mode=0755${options ? `,${options}` : ""}`, "tmpfs", dir], { encoding: "utf8" });
   if (r.status !== 0) {
     fs.rmSync(dir, { recursive: true, force: true });
     return { reason: `mount -t tmpfs is not permitted here: ${(r.stderr || r.error?.message || "").trim()}` };
