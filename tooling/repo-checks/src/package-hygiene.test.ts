@@ -90,12 +90,13 @@ describe.each(packages)("$manifest.name", ({ dir, manifest }) => {
     // The scaffolder's template/ is shipped on purpose (it holds the generated package's own test).
     const offending = files.filter((f) => !f.startsWith("template/") && /\.test\.|__fixtures__|test-support|\.tsbuildinfo$|^src\//.test(f));
     expect(offending).toEqual([]);
-  });
+    // npm pack and publint spawn processes; on a loaded machine they take seconds, not milliseconds.
+  }, 60_000);
 
   it("passes publint", () => {
     const r = spawnSync(bin("publint"), ["--strict"], { cwd: dir, encoding: "utf8" });
     expect(r.status, r.stdout + r.stderr).toBe(0);
-  });
+  }, 60_000);
 
   it("has correct types for ESM consumers (attw)", () => {
     const r = spawnSync(bin("attw"), ["--pack", ".", "--profile", "esm-only", "--format", "ascii"], { cwd: dir, encoding: "utf8" });
