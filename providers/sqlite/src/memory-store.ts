@@ -3,7 +3,7 @@ import fs from "node:fs";
 import type BetterSqlite3 from "better-sqlite3";
 import { HermesMemoryError, type MemoryHit, type MemoryKind, type MemoryStats } from "@hermes/memory-core";
 import { BM25_WEIGHTS, type Db } from "./database.js";
-import { queryTokens, quoteTerm, uniqueTerms } from "@hermes/memory-core";
+import { queryTokens, quoteTerm, uniqueTerms } from "@hermes/memory-provider-kit";
 import { LayeredRanker, type CountedTerm } from "./layered-ranker.js";
 
 /** The kinds of items, in display order. */

@@ -41,6 +41,7 @@ import {
 import { closeDatabase, isBusyError, loadDriver, driverLoadError, openDatabase, storageError, type Db } from "./database.js";
 import { factDigest, MEMORY_KINDS, MemoryStore, type NewItem, type StoredItem } from "./memory-store.js";
 import { runTool, TOOL_NAMES, TOOL_SCHEMAS } from "./tools.js";
+import { formatRecall as formatRecallBlock, PrefetchCache } from "@hermes/memory-provider-kit";
 
 /** Options of the provider class: the config values plus host plumbing. */
 export interface SqliteMemoryProviderOptions extends SqliteProviderOptions {
@@ -52,8 +53,6 @@ export interface SqliteMemoryProviderOptions extends SqliteProviderOptions {
 const MAX_QUEUE = 100_000;
 /** How long `flush()` keeps retrying a busy database before giving up. */
 const FLUSH_BUSY_DEADLINE_MS = 60_000;
-/** Queries whose prefetch result is kept (see `queuePrefetch`). */
-const PREFETCH_CACHE_SIZE = 8;
 
 const SYSTEM_PROMPT_BLOCK = [
   "## SQLite Memory",
@@ -82,7 +81,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   private timer: NodeJS.Timeout | undefined;
   private immediate: NodeJS.Immediate | undefined;
   private retryDelayMs = 0;
-  private readonly prefetchCache = new Map<string, MemoryHit[]>();
+  private readonly prefetchCache = new PrefetchCache<MemoryHit[]>();
   private lastRecallCount = 0;
   private closed = false;
 
@@ -179,11 +178,11 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
    * The top matches for `query` as a block within `prefetch_max_chars`, served from the
    * `queuePrefetch` cache when it holds this query. `""` when nothing matches. Never throws.
    */
-  override prefetch(query: string, _options: PrefetchOptions = { sessionId: "" }): string {
+  override prefetch(query: string, options: PrefetchOptions = { sessionId: "" }): string {
     this.lastRecallCount = 0;
     if (!this.store || !this.config || typeof query !== "string" || query.trim() === "") return "";
     try {
-      let hits = this.prefetchCache.get(query);
+      let hits = this.prefetchCache.get(options.sessionId, query);
       if (!hits) hits = this.recall(query);
       this.lastRecallCount = hits.length;
       return formatRecall(hits, this.config.prefetchMaxChars);
@@ -193,20 +192,14 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     }
   }
 
-  /** Compute the next turn's recall in the background and cache it by query text. */
-  override queuePrefetch(query: string, _options: PrefetchOptions = { sessionId: "" }): void {
+  /** Compute the next turn's recall in the background and cache it by session and query text. */
+  override queuePrefetch(query: string, options: PrefetchOptions = { sessionId: "" }): void {
     if (!this.store || typeof query !== "string" || query.trim() === "") return;
     setImmediate(() => {
       try {
         if (!this.store) return;
         const hits = this.recall(query);
-        this.prefetchCache.delete(query);
-        this.prefetchCache.set(query, hits);
-        while (this.prefetchCache.size > PREFETCH_CACHE_SIZE) {
-          const oldest = this.prefetchCache.keys().next().value;
-          if (oldest === undefined) break;
-          this.prefetchCache.delete(oldest);
-        }
+        this.prefetchCache.set(options.sessionId, query, hits);
       } catch (error) {
         this.logger.warn("sqlite memory: queued prefetch failed", error);
       }
@@ -564,17 +557,7 @@ export function messageText(message: ChatMessage): string {
 
 /** Render hits as the recall block, within `maxChars` (entries are shortened, never split mid-list). */
 export function formatRecall(hits: readonly MemoryHit[], maxChars: number): string {
-  if (hits.length === 0) return "";
-  const header = "## Recalled from SQLite memory";
-  let out = header;
-  for (const hit of hits) {
-    const prefix = `\n- [${hit.kind} ${hit.createdAt.slice(0, 10)}] `;
-    const room = maxChars - out.length - prefix.length;
-    if (room < 20) break;
-    const text = hit.content.replace(/\s+/g, " ").trim();
-    out += prefix + (text.length > room ? `${text.slice(0, room - 1)}…` : text);
-  }
-  return out === header ? "" : out;
+  return formatRecallBlock(hits, { header: "## Recalled from SQLite memory", maxChars });
 }
 
 function storedToHit(item: StoredItem): MemoryHit {

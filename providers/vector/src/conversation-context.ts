@@ -1,4 +1,4 @@
-import { queryTokens, uniqueTerms } from "@hermes/memory-core";
+import { queryTokens, uniqueTerms } from "@hermes/memory-provider-kit";
 import type { VectorMetadata } from "./metadata-filter.js";
 import type { SidecarRow } from "./sidecar.js";
 

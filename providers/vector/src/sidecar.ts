@@ -3,7 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import type { Database as SqliteDatabase, Statement } from "better-sqlite3";
-import { buildFtsQuery, HermesMemoryError } from "@hermes/memory-core";
+import { HermesMemoryError } from "@hermes/memory-core";
+import { buildFtsQuery } from "@hermes/memory-provider-kit";
 import { matchesFilter, type MetadataFilter, type VectorMetadata } from "./metadata-filter.js";
 
 /** One sidecar row: the text and metadata of a record, plus its vector when the local store holds it. */

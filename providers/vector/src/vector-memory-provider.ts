@@ -43,7 +43,8 @@ import { LEXICAL_EMBEDDER_FUSION, SEMANTIC_EMBEDDER_FUSION, scoreFusion } from "
 import { Sidecar, type SidecarRow } from "./sidecar.js";
 import { loadVectorConfig, loadVectorConfigSync, renderNamespace, resolveVectorConfig, type VectorConfig } from "./vector-config.js";
 import type { VectorStore } from "./vector-store.js";
-import { FORGET_TOOL, REMEMBER_TOOL, SEARCH_TOOL, VECTOR_TOOL_SCHEMAS, validateToolArgs } from "./vector-tools.js";
+import { FORGET_TOOL, REMEMBER_TOOL, SEARCH_TOOL, VECTOR_TOOL_ROUTER, VECTOR_TOOL_SCHEMAS } from "./vector-tools.js";
+import { formatRecall, PrefetchCache, recallEntryCount } from "@hermes/memory-provider-kit";
 
 /** Constructor options: any config value (overrides config.yaml), plus injectable parts for tests and hosts. */
 export interface VectorMemoryProviderOptions extends Partial<VectorConfig> {
@@ -167,7 +168,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   private mirrorOps: Promise<void> = Promise.resolve();
   private draining: Promise<void> | null = null;
   private drainScheduled = false;
-  private readonly prefetchCache = new Map<string, Promise<MemoryHit[]>>();
+  private readonly prefetchCache = new PrefetchCache<Promise<MemoryHit[]>>();
   private lastRecallCount = 0;
   private problem = "";
   private closed = false;
@@ -833,11 +834,9 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   /** Start a search for the next turn in the background (served by `prefetch`). */
   override queuePrefetch(query: string, options: PrefetchOptions): void {
     if (!this.sidecar || this.closed || !query.trim()) return;
-    const key = `${options.sessionId}\u0000${query}`;
     const promise = this.search(query, { limit: 8, budgetMs: this.config.prefetchTimeoutMs });
     promise.catch(() => undefined);
-    this.prefetchCache.set(key, promise);
-    while (this.prefetchCache.size > 8) this.prefetchCache.delete(this.prefetchCache.keys().next().value as string);
+    this.prefetchCache.set(options.sessionId, query, promise);
   }
 
   /**
@@ -847,26 +846,13 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   override async prefetch(query: string, options: PrefetchOptions): Promise<string> {
     this.lastRecallCount = 0;
     if (!this.sidecar || this.closed || !query.trim()) return "";
-    const key = `${options.sessionId}\u0000${query}`;
-    const queued = this.prefetchCache.get(key);
-    this.prefetchCache.delete(key);
+    const queued = this.prefetchCache.take(options.sessionId, query);
     const budget = this.config.prefetchTimeoutMs;
     const search = queued ?? this.search(query, { limit: 8, budgetMs: budget });
     const hits = await withTimeout(search, budget, [] as MemoryHit[]);
-    const lines: string[] = [];
-    let used = 0;
-    const header = "## Vector memory (relevant past context)";
-    for (const hit of hits) {
-      const date = hit.createdAt.slice(0, 10);
-      const line = `- [${hit.kind}${date ? `, ${date}` : ""}] ${hit.content.replace(/\s+/g, " ").trim()}`;
-      const room = this.config.prefetchChars - header.length - 1 - used;
-      if (room <= 20) break;
-      const clipped = line.length > room ? `${line.slice(0, room - 1)}…` : line;
-      lines.push(clipped);
-      used += clipped.length + 1;
-    }
-    this.lastRecallCount = lines.length;
-    return lines.length > 0 ? `${header}\n${lines.join("\n")}` : "";
+    const block = formatRecall(hits, { header: "## Vector memory (relevant past context)", maxChars: this.config.prefetchChars, label: vectorRecallLabel });
+    this.lastRecallCount = recallEntryCount(block);
+    return block;
   }
 
   override recallStatus(): RecallStatus | null {
@@ -890,36 +876,33 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
 
   /** Validate and run a tool; always returns a JSON string (errors as `{"error": ...}`). */
   override async handleToolCall(toolName: string, args: Record<string, unknown>, _options: ToolCallOptions = {}): Promise<string> {
-    try {
-      if (toolName !== SEARCH_TOOL && toolName !== REMEMBER_TOOL && toolName !== FORGET_TOOL) {
-        return JSON.stringify({ error: `Provider vector does not handle tool ${toolName}` });
-      }
-      const invalid = validateToolArgs(toolName, args);
-      if (invalid) return JSON.stringify({ error: invalid });
-      this.requireOpen();
-      if (toolName === SEARCH_TOOL) {
+    return VECTOR_TOOL_ROUTER.runAsync(toolName, args, {
+      [SEARCH_TOOL]: async (args) => {
+        this.requireOpen();
         const hits = await this.search(String(args.query), {
           limit: typeof args.limit === "number" ? args.limit : 8,
           ...(typeof args.kind === "string" ? { kind: args.kind as MemoryKind } : {}),
           ...(args.session_only === true ? { sessionId: this.sessionId } : {}),
           budgetMs: this.config.requestTimeoutMs,
         });
-        return JSON.stringify({
+        return {
           results: hits.map((h) => ({ id: h.id, content: h.content, kind: h.kind, score: h.score, created_at: h.createdAt, session_id: h.sessionId, scores: h.metadata.scores })),
           count: hits.length,
-        });
-      }
-      if (toolName === REMEMBER_TOOL) {
+        };
+      },
+      [REMEMBER_TOOL]: async (args) => {
+        this.requireOpen();
         const id = `fact-${randomUUID()}`;
         const tags = Array.isArray(args.tags) ? (args.tags as string[]) : [];
         await this.writeNow([this.buildWrite({ content: String(args.content), kind: "fact", tags, sessionId: this.sessionId, userId: this.userId }, id, { source: "tool" })], { durable: true });
-        return JSON.stringify({ id, status: "stored" });
-      }
-      const forgotten = await this.forget(String(args.id));
-      return JSON.stringify(forgotten ? { id: args.id, status: "forgotten" } : { error: `No memory item with id ${String(args.id)}` });
-    } catch (error) {
-      return JSON.stringify({ error: describeError(error) });
-    }
+        return { id, status: "stored" };
+      },
+      [FORGET_TOOL]: async (args) => {
+        this.requireOpen();
+        const forgotten = await this.forget(String(args.id));
+        return forgotten ? { id: args.id, status: "forgotten" } : { error: `No memory item with id ${String(args.id)}` };
+      },
+    });
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1050,4 +1033,10 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     ].filter(Boolean);
     throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `vector memory shutdown: ${parts.join("; ")} (${describeError(this.lastFailure ?? failure)}).`, cause: failure });
   }
+}
+
+/** Recall entry label of this provider: `kind, YYYY-MM-DD`. */
+function vectorRecallLabel(hit: MemoryHit): string {
+  const date = hit.createdAt.slice(0, 10);
+  return `${hit.kind}${date ? `, ${date}` : ""}`;
 }

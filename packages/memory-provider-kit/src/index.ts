@@ -1,0 +1,8 @@
+/**
+ * `@hermes/memory-provider-kit`: what memory providers share. Safe FTS5 queries, recall
+ * formatting, tool-argument validation and routing, and the prefetch cache.
+ */
+export { buildFtsQuery, queryTokens, uniqueTerms, quoteTerm, isStopword, MAX_QUERY_TERMS, type FtsQueryOptions } from "./fts-query.js";
+export { formatRecall, defaultRecallLabel, recallEntryCount, MIN_ENTRY_CHARS, type RecallFormatOptions } from "./recall-format.js";
+export { ToolRouter, toolError, type ToolHandler, type ToolRouterOptions } from "./tool-router.js";
+export { PrefetchCache, PREFETCH_CACHE_SIZE } from "./prefetch-cache.js";
