@@ -6,3 +6,16 @@ export { buildFtsQuery, queryTokens, uniqueTerms, quoteTerm, isStopword, MAX_QUE
 export { formatRecall, defaultRecallLabel, recallEntryCount, MIN_ENTRY_CHARS, type RecallFormatOptions } from "./recall-format.js";
 export { ToolRouter, toolError, type ToolHandler, type ToolRouterOptions } from "./tool-router.js";
 export { PrefetchCache, PREFETCH_CACHE_SIZE } from "./prefetch-cache.js";
+export {
+  openSqliteStore,
+  closeSqliteStore,
+  createSqliteDriverLoader,
+  storageError,
+  isBusyError,
+  type SqliteDb,
+  type SqliteDriver,
+  type SqliteDriverLoader,
+  type SqliteStoreSpec,
+  type OpenSqliteStoreOptions,
+} from "./sqlite-store.js";
+export { BatchingWriter, DEFAULT_MAX_QUEUE, type BatchingWriterOptions } from "./batching-writer.js";

@@ -41,7 +41,7 @@ import {
 import { closeDatabase, isBusyError, loadDriver, driverLoadError, openDatabase, storageError, type Db } from "./database.js";
 import { factDigest, MEMORY_KINDS, MemoryStore, type NewItem, type StoredItem } from "./memory-store.js";
 import { runTool, TOOL_NAMES, TOOL_SCHEMAS } from "./tools.js";
-import { formatRecall as formatRecallBlock, PrefetchCache } from "@hermes/memory-provider-kit";
+import { BatchingWriter, formatRecall as formatRecallBlock, PrefetchCache } from "@hermes/memory-provider-kit";
 
 /** Options of the provider class: the config values plus host plumbing. */
 export interface SqliteMemoryProviderOptions extends SqliteProviderOptions {
@@ -77,10 +77,23 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   private hermesHome: string | undefined;
   private sessionId = "";
   private ctx: InitContext | undefined;
-  private queue: NewItem[] = [];
-  private timer: NodeJS.Timeout | undefined;
-  private immediate: NodeJS.Immediate | undefined;
-  private retryDelayMs = 0;
+  private readonly writer = new BatchingWriter<NewItem>({
+    write: (batch) => {
+      this.store!.insertMany(batch);
+    },
+    canWrite: () => this.store !== undefined,
+    batchSize: () => this.config?.batchSize ?? 256,
+    flushIntervalMs: () => this.config?.flushIntervalMs ?? 10,
+    maxQueue: MAX_QUEUE,
+    isTransient: isBusyError,
+    flushDeadlineMs: FLUSH_BUSY_DEADLINE_MS,
+    onBackgroundError: (event) => {
+      if (event.kind === "dropped") this.logger.error(`sqlite memory: the database refuses writes; dropped ${event.count} queued turns`);
+      else this.logger.error("sqlite memory: writing queued turns failed; will retry", event.error);
+    },
+    // The items stay queued (retried in the background and by the next flush()).
+    flushError: (queued, cause) => storageError(`sqlite memory could not write ${queued} queued item(s)`, cause, "check free disk space and write permission on the database directory"),
+  });
   private readonly prefetchCache = new PrefetchCache<MemoryHit[]>();
   private lastRecallCount = 0;
   private closed = false;
@@ -245,74 +258,18 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
 
   private enqueue(item: NewItem): void {
     item.createdAt ??= Date.now();
-    this.queue.push(item);
-    if (this.queue.length > MAX_QUEUE) {
-      const dropped = this.queue.splice(0, this.queue.length - MAX_QUEUE);
-      this.logger.error(`sqlite memory: the database refuses writes; dropped ${dropped.length} queued turns`);
-    }
-    if (this.retryDelayMs > 0) return this.scheduleTick(this.retryDelayMs);
-    if (this.queue.length >= (this.config?.batchSize ?? 256)) {
-      this.immediate ??= setImmediate(() => {
-        this.immediate = undefined;
-        this.tick();
-      });
-    } else {
-      this.scheduleTick(this.config?.flushIntervalMs ?? 10);
-    }
-  }
-
-  private scheduleTick(delay: number): void {
-    if (this.timer) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.tick();
-    }, delay);
-  }
-
-  /** One background step: write one batch, then yield to the event loop before the next. */
-  private tick(): void {
-    if (!this.store || this.queue.length === 0) return;
-    try {
-      this.writeBatch();
-      this.retryDelayMs = 0;
-      if (this.queue.length > 0) {
-        this.immediate ??= setImmediate(() => {
-          this.immediate = undefined;
-          this.tick();
-        });
-      }
-    } catch (error) {
-      // Keep the items; a busy or failing database is retried with backoff, never surfaced here.
-      this.retryDelayMs = Math.min(5000, Math.max(20, this.retryDelayMs * 2));
-      if (!isBusyError(error)) this.logger.error("sqlite memory: writing queued turns failed; will retry", error);
-      this.scheduleTick(this.retryDelayMs);
-    }
-  }
-
-  /** Write the oldest `batchSize` queued items in one transaction. Throws on failure (queue kept). */
-  private writeBatch(): void {
-    const batch = this.queue.slice(0, this.config?.batchSize ?? 256);
-    this.store!.insertMany(batch);
-    this.queue.splice(0, batch.length);
+    this.writer.push(item);
   }
 
   /** Write everything queued, one transaction per `batchSize` items. Throws on failure (queue kept). */
   private drainQueue(): void {
-    if (!this.store) return;
-    while (this.queue.length > 0) this.writeBatch();
-    if (this.timer && this.queue.length === 0) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-    }
+    this.writer.drain();
   }
 
   private drainQueueSafely(): void {
-    if (this.queue.length === 0) return;
-    try {
-      this.drainQueue();
-    } catch (error) {
+    this.writer.drainQuietly((error) => {
       if (!isBusyError(error)) this.logger.warn("sqlite memory: could not write queued turns before reading", error);
-    }
+    });
   }
 
   /**
@@ -320,19 +277,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
    * processes writing) for up to a minute; throws `STORAGE_FAILED` on any other failure.
    */
   async flush(): Promise<void> {
-    const deadline = Date.now() + FLUSH_BUSY_DEADLINE_MS;
-    for (;;) {
-      try {
-        this.drainQueue();
-        return;
-      } catch (error) {
-        if (!isBusyError(error) || Date.now() > deadline) {
-          // The items stay queued (retried in the background and by the next flush()).
-          throw storageError(`sqlite memory could not write ${this.queue.length} queued item(s)`, error, "check free disk space and write permission on the database directory");
-        }
-        await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40));
-      }
-    }
+    await this.writer.flush();
   }
 
   /**
@@ -427,7 +372,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     } catch (error) {
       failure = error;
     }
-    const lost = this.queue.length;
+    const lost = this.writer.length;
     this.closeStore();
     this.closed = true;
     if (failure) {
@@ -437,10 +382,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   }
 
   private closeStore(): void {
-    if (this.timer) clearTimeout(this.timer);
-    if (this.immediate) clearImmediate(this.immediate);
-    this.timer = undefined;
-    this.immediate = undefined;
+    this.writer.stop();
     try {
       if (this.store) closeDatabase(this.store.db);
     } catch {
@@ -510,7 +452,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
 
   /** Counts, database path (`location`), size, plus `pending` (queued, not yet written). */
   stats(): MemoryStats {
-    return { ...this.requireStore().stats(), pending: this.queue.length };
+    return { ...this.requireStore().stats(), pending: this.writer.length };
   }
 
   /** List stored items, newest first (CLI and tools). */
