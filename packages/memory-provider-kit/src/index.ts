@@ -19,3 +19,12 @@ export {
   type OpenSqliteStoreOptions,
 } from "./sqlite-store.js";
 export { BatchingWriter, DEFAULT_MAX_QUEUE, type BatchingWriterOptions } from "./batching-writer.js";
+export {
+  LayeredRanker,
+  idf,
+  readVarints,
+  termPattern,
+  MAX_LAYERED_TERMS,
+  type CountedTerm,
+  type LayeredRankOptions,
+} from "./layered-ranker.js";

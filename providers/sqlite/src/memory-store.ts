@@ -4,7 +4,7 @@ import type BetterSqlite3 from "better-sqlite3";
 import { HermesMemoryError, type MemoryHit, type MemoryKind, type MemoryStats } from "@hermes/memory-core";
 import { BM25_WEIGHTS, type Db } from "./database.js";
 import { queryTokens, quoteTerm, uniqueTerms } from "@hermes/memory-provider-kit";
-import { LayeredRanker, type CountedTerm } from "./layered-ranker.js";
+import { LayeredRanker, type CountedTerm } from "@hermes/memory-provider-kit";
 
 /** The kinds of items, in display order. */
 export const MEMORY_KINDS: readonly MemoryKind[] = ["turn", "fact", "checkpoint"];
