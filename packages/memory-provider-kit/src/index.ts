@@ -28,3 +28,15 @@ export {
   type CountedTerm,
   type LayeredRankOptions,
 } from "./layered-ranker.js";
+export {
+  NEIGHBOUR_WEIGHTS,
+  SPEAKER_BOOST,
+  propagateContext,
+  boostNamedSpeakers,
+  speakerNamed,
+  queryTermSet,
+  type ContextRow,
+  type ContextCandidate,
+  type NeighbourLookup,
+  type PropagateOptions,
+} from "./conversation-context.js";
