@@ -40,3 +40,4 @@ export {
   type NeighbourLookup,
   type PropagateOptions,
 } from "./conversation-context.js";
+export { turnText, turnSpeaker, checkpointText, USER_LABEL, ASSISTANT_LABEL } from "./transcript-text.js";

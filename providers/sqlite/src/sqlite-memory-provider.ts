@@ -41,7 +41,7 @@ import {
 import { closeDatabase, isBusyError, loadDriver, driverLoadError, openDatabase, storageError, type Db } from "./database.js";
 import { factDigest, MEMORY_KINDS, MemoryStore, type NewItem, type StoredItem } from "./memory-store.js";
 import { runTool, TOOL_NAMES, TOOL_SCHEMAS } from "./tools.js";
-import { BatchingWriter, formatRecall as formatRecallBlock, PrefetchCache } from "@hermes/memory-provider-kit";
+import { BatchingWriter, checkpointText, formatRecall as formatRecallBlock, PrefetchCache, turnSpeaker, turnText } from "@hermes/memory-provider-kit";
 
 /** Options of the provider class: the config values plus host plumbing. */
 export interface SqliteMemoryProviderOptions extends SqliteProviderOptions {
@@ -234,24 +234,19 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   /** Queue the completed turn and return; skipped for `cron` and `subagent` agents. */
   override syncTurn(userContent: string, assistantContent: string, options: SyncTurnOptions = { sessionId: "" }): void {
     if (!this.store || this.closed || !allowsAutomaticWrites(this.ctx)) return;
-    const user = typeof userContent === "string" ? userContent.trim() : "";
-    const assistant = typeof assistantContent === "string" ? assistantContent.trim() : "";
-    if (!user && !assistant) return;
     const author = options.turnAuthor;
-    const userLabel = author?.name?.trim() || "User";
-    const lines: string[] = [];
-    if (user) lines.push(`${userLabel}: ${user}`);
-    if (assistant) lines.push(`Assistant: ${assistant}`);
+    const content = turnText(userContent, assistantContent, author);
+    if (!content) return;
     const metadata: Record<string, unknown> = {};
     if (author?.id) metadata.authorId = author.id;
     if (author?.name) metadata.authorName = author.name;
     const userId = this.ctx?.userId ?? author?.id;
     this.enqueue({
       kind: "turn",
-      content: lines.join("\n"),
+      content,
       sessionId: options.sessionId || this.sessionId || undefined,
       userId: userId || undefined,
-      speaker: userLabel,
+      speaker: turnSpeaker(author),
       metadata,
     });
   }
@@ -302,7 +297,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
       if (!text) continue;
       items.push({
         kind: "checkpoint",
-        content: text,
+        content: checkpointText(role, text),
         sessionId,
         userId,
         speaker: role,

@@ -44,7 +44,7 @@ import { Sidecar, type SidecarRow } from "./sidecar.js";
 import { loadVectorConfig, loadVectorConfigSync, renderNamespace, resolveVectorConfig, type VectorConfig } from "./vector-config.js";
 import type { VectorStore } from "./vector-store.js";
 import { FORGET_TOOL, REMEMBER_TOOL, SEARCH_TOOL, VECTOR_TOOL_ROUTER, VECTOR_TOOL_SCHEMAS } from "./vector-tools.js";
-import { formatRecall, PrefetchCache, recallEntryCount } from "@hermes/memory-provider-kit";
+import { checkpointText, formatRecall, PrefetchCache, recallEntryCount, turnText } from "@hermes/memory-provider-kit";
 
 /** Constructor options: any config value (overrides config.yaml), plus injectable parts for tests and hosts. */
 export interface VectorMemoryProviderOptions extends Partial<VectorConfig> {
@@ -617,8 +617,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   override syncTurn(userContent: string, assistantContent: string, options: SyncTurnOptions): void {
     if (!this.writesAllowed || !this.sidecar || this.closed) return;
     if (this.readOnly) return this.warnReadOnly();
-    const content = [userContent && `User: ${userContent}`, assistantContent && `Assistant: ${assistantContent}`].filter(Boolean).join("\n");
-    if (!content.trim()) return;
+    const content = turnText(userContent, assistantContent, options.turnAuthor);
+    if (!content) return;
     const sessionId = options.sessionId || this.sessionId;
     this.enqueue([this.buildWrite({ content, kind: "turn", sessionId, userId: this.userId }, `turn-${randomUUID()}`)]);
   }
@@ -663,7 +663,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       if (seen.has(digest)) continue;
       seen.add(digest);
       writes.push(
-        this.buildWrite({ content: `${message.role === "user" ? "User" : "Assistant"}: ${text}`, kind: "checkpoint", sessionId: this.sessionId, userId: this.userId }, `ckpt-${digest.slice(0, 32)}`, {
+        this.buildWrite({ content: checkpointText(message.role, text), kind: "checkpoint", sessionId: this.sessionId, userId: this.userId }, `ckpt-${digest.slice(0, 32)}`, {
           digest,
           role: message.role,
         }),
@@ -674,8 +674,17 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     return "";
   }
 
-  override onSessionSwitch(newSessionId: string, options: SessionSwitchOptions): boolean {
-    if (options.reset) this.prefetchCache.clear();
+  /**
+   * Write what the old session queued (so it is durable before the host moves on; a failing store
+   * keeps it for the next flush and is logged), drop cached recall, then switch.
+   */
+  override async onSessionSwitch(newSessionId: string, _options: SessionSwitchOptions): Promise<boolean> {
+    try {
+      await this.flush();
+    } catch (error) {
+      this.logger.warn("vector memory: queued writes could not be stored at the session switch; they are kept and retried", error);
+    }
+    this.prefetchCache.clear();
     this.sessionId = newSessionId;
     return true;
   }

@@ -19,7 +19,7 @@ import {
   type ToolSchema,
   type MemoryProviderRegistrationContext,
 } from "@hermes/memory-core";
-import { formatRecall, queryTokens, ToolRouter } from "@hermes/memory-provider-kit";
+import { formatRecall, queryTokens, ToolRouter, turnText } from "@hermes/memory-provider-kit";
 
 interface StoredNote {
   id: string;
@@ -147,7 +147,9 @@ export class {{className}} extends MemoryProvider implements SearchableMemory {
 
   syncTurn(userContent: string, assistantContent: string, options: SyncTurnOptions): void {
     if (!this.automaticWrites) return;
-    this.remember({ content: `User: ${userContent}\nAssistant: ${assistantContent}`, kind: "turn", sessionId: options.sessionId });
+    // "<turnAuthor.name or User>: …" and "Assistant: …" lines, the text every provider stores.
+    const content = turnText(userContent, assistantContent, options.turnAuthor);
+    if (content) this.remember({ content, kind: "turn", sessionId: options.sessionId });
   }
 
   remember(item: MemoryItem): string {
