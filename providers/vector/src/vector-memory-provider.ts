@@ -39,7 +39,7 @@ import { OnnxEmbedder, findOnnxModel, onnxRuntimeInstalled } from "./onnx-embedd
 import { OpenAIEmbedder } from "./openai-embedder.js";
 import { PineconeVectorStore, flattenMetadata } from "./pinecone-vector-store.js";
 import { boostNamedSpeakers, propagateContext, type ContextCandidate } from "./conversation-context.js";
-import { LEXICAL_EMBEDDER_FUSION, SEMANTIC_EMBEDDER_FUSION, scoreFusion } from "./rank-fusion.js";
+import { fusionWeightsFor, scoreFusion } from "./rank-fusion.js";
 import { Sidecar, type SidecarRow } from "./sidecar.js";
 import { loadVectorConfig, loadVectorConfigSync, renderNamespace, resolveVectorConfig, type VectorConfig } from "./vector-config.js";
 import type { VectorStore } from "./vector-store.js";
@@ -728,8 +728,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       return vectorHits.slice(0, limit).map((h) => this.toHit(h.id, h.metadata, h.score, { vector: h.score, bm25: null }));
     }
     const keywordHits = sidecar.keywordSearch(namespace, query, depth, filter);
-    const weights = embedder.id.startsWith("hashing") ? LEXICAL_EMBEDDER_FUSION : SEMANTIC_EMBEDDER_FUSION;
-    const fused = scoreFusion(vectorHits, keywordHits, weights);
+    const fused = scoreFusion(vectorHits, keywordHits, fusionWeightsFor(embedder.id));
     const components = new Map(fused.map((f) => [f.id, f]));
     const rows = new Map(sidecar.getByIds(namespace, fused.map((f) => f.id)).map((r) => [r.id, r]));
     const metadataById = new Map<string, VectorMetadata>(vectorHits.map((h) => [h.id, h.metadata]));
