@@ -41,3 +41,4 @@ export {
   type PropagateOptions,
 } from "./conversation-context.js";
 export { turnText, turnSpeaker, checkpointText, USER_LABEL, ASSISTANT_LABEL } from "./transcript-text.js";
+export { writeJsonlFile, readJsonlFile, readJsonlFileSync, countJsonlRecords, type JsonlLine, type ProgressCallback } from "./jsonl.js";
