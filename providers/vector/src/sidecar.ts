@@ -391,6 +391,20 @@ export class Sidecar {
     return total;
   }
 
+  /** Stored records per `metadata.kind`. */
+  kindCounts(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const r of this.prepare(`SELECT json_extract(metadata, '$.kind') AS kind, COUNT(*) AS n FROM records GROUP BY kind`).all() as Array<{ kind: string | null; n: number }>) {
+      if (typeof r.kind === "string") out[r.kind] = r.n;
+    }
+    return out;
+  }
+
+  /** Number of distinct sessions the records belong to. */
+  sessionCount(): number {
+    return (this.prepare(`SELECT COUNT(DISTINCT json_extract(metadata, '$.session_id')) AS n FROM records`).get() as { n: number }).n;
+  }
+
   /**
    * Close the database. Idempotent. A writable file is switched back to rollback-journal mode
    * when no other connection has it open, so it can later be opened from a read-only mount

@@ -314,7 +314,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     try {
       if (options.verifyIdentity) this.verifyIdentity();
       this.store = await this.createStore(this.embedder.dimensions, options.allowReset ? "reset" : "throw");
-      if (this.store.kind === "pinecone" && !this.readOnly) this.outbox = Outbox.open(path.join(dir, OUTBOX_FILE));
+      if (this.store.needsOutbox && !this.readOnly) this.outbox = Outbox.open(path.join(dir, OUTBOX_FILE));
     } catch (error) {
       this.sidecar.close();
       this.sidecar = null;
@@ -569,21 +569,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     batch.forEach((w, i) => byNamespace.set(w.namespace, [...(byNamespace.get(w.namespace) ?? []), i]));
     for (const [namespace, indexes] of byNamespace) {
       const records = indexes.map((i) => ({ id: batch[i]!.id, vector: vectors[i]!, metadata: { ...batch[i]!.metadata, text: batch[i]!.text } }));
-      if (store instanceof LocalVectorStore) {
-        store.upsertSync(records, namespace);
-      } else {
-        const rows = indexes.map((i) => ({ id: batch[i]!.id, text: batch[i]!.text, metadata: batch[i]!.metadata, vector: null }));
-        const toSidecar = (): void => {
-          try {
-            sidecar.upsert(namespace, rows);
-          } catch (error) {
-            throw storageWriteError(`the vector sidecar ${sidecar.file}`, error);
-          }
-        };
-        if (!options.durable) toSidecar();
-        await store.upsert(records, { namespace });
-        if (options.durable) toSidecar();
-      }
+      const rows = indexes.map((i) => ({ id: batch[i]!.id, text: batch[i]!.text, metadata: batch[i]!.metadata, vector: null }));
+      await store.writeItems({ namespace, records, rows, durable: options.durable === true }, sidecar);
     }
     try {
       if (!sidecar.getMeta(this.identityKey())) sidecar.setMeta(this.identityKey(), this.currentIdentity());
@@ -782,8 +769,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     const { sidecar, store } = this.requireOpen();
     const row = sidecar.getByIds(null, [id])[0];
     if (row) return this.toHit(row.id, row.metadata, 1, {});
-    if (store.kind !== "pinecone") return null;
-    const record = (await store.fetch([id], { namespace: this.namespaceFor() })).get(id);
+    const record = await store.fetchUnindexed(id, this.namespaceFor());
     return record ? this.toHit(id, record.metadata ?? {}, 1, {}) : null;
   }
 
@@ -800,16 +786,12 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     await this.flushWrites();
     const rows = sidecar.getByIds(null, [id]);
     if (rows.length === 0) {
-      if (store.kind !== "pinecone") return false;
       const namespace = this.namespaceFor();
-      if (!(await store.fetch([id], { namespace })).has(id)) return false;
+      if (!(await store.fetchUnindexed(id, namespace))) return false;
       await store.delete({ ids: [id] }, { namespace });
       return true;
     }
-    for (const row of rows) {
-      await store.delete({ ids: [id] }, { namespace: row.namespace });
-      if (store.kind === "pinecone") sidecar.delete(row.namespace, { ids: [id] });
-    }
+    for (const row of rows) await store.removeItem(id, row.namespace, sidecar);
     return true;
   }
 
@@ -817,16 +799,16 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   async stats(): Promise<MemoryStats> {
     const { sidecar, store } = this.requireOpen();
     const byKind: Record<MemoryKind, number> = { turn: 0, fact: 0, checkpoint: 0 };
-    for (const r of sidecar.db.prepare(`SELECT json_extract(metadata, '$.kind') AS kind, COUNT(*) AS n FROM records GROUP BY kind`).all() as Array<{ kind: string; n: number }>) {
-      if (KINDS.includes(r.kind as MemoryKind)) byKind[r.kind as MemoryKind] = r.n;
+    for (const [kind, n] of Object.entries(sidecar.kindCounts())) {
+      if (KINDS.includes(kind as MemoryKind)) byKind[kind as MemoryKind] = n;
     }
-    const sessions = (sidecar.db.prepare(`SELECT COUNT(DISTINCT json_extract(metadata, '$.session_id')) AS n FROM records`).get() as { n: number }).n;
+    const sessions = sidecar.sessionCount();
     const namespaces = sidecar.namespaceCounts();
     return {
       items: Object.values(namespaces).reduce((a, b) => a + b, 0),
       byKind,
       sessions,
-      location: store.kind === "pinecone" ? `pinecone:${this.config.pineconeIndex}` : path.join(this.hermesHome, VECTOR_DIR),
+      location: store.locationLabel,
       sizeBytes: sidecar.sizeBytes(),
       store: store.kind,
       embedder: this.embedder!.id,
@@ -835,7 +817,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       namespaces,
       pendingWrites: this.undeliveredWrites,
       ...(this.readOnly ? { readOnly: true } : {}),
-      ...(store instanceof LocalVectorStore ? { indexedVectors: store.indexSize() } : {}),
+      ...store.statsDetails(),
     };
   }
 
@@ -931,20 +913,13 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     onProgress?.(0, total);
     // Pinecone: upserts overwrite by id, and a namespace may hold other machines' items, so
     // nothing is deleted there; a different dimension needs a new index anyway.
-    if (store instanceof LocalVectorStore) {
-      sidecar.clearVectors();
-      store.rebuild();
-    }
+    store.beginReindex(sidecar);
     for (const namespace of Object.keys(counts)) {
       let batch: SidecarRow[] = [];
       const flushBatch = async (): Promise<void> => {
         if (batch.length === 0) return;
         const vectors = await embedder.embed(batch.map((r) => r.text));
-        if (store instanceof LocalVectorStore) {
-          store.setVectors(batch.map((r, i) => ({ key: r.key, vector: vectors[i]! })));
-        } else {
-          await store.upsert(batch.map((r, i) => ({ id: r.id, vector: vectors[i]!, metadata: r.metadata })), { namespace });
-        }
+        await store.reindexRows(batch, vectors, namespace);
         done += batch.length;
         onProgress?.(done, total);
         batch = [];
