@@ -34,12 +34,11 @@ import { HashingEmbedder } from "./hashing-embedder.js";
 import { dimensionMismatchError } from "./index-identity.js";
 import { LocalVectorStore, storageWriteError } from "./local-vector-store.js";
 import { Outbox } from "./outbox.js";
-import { matchesFilter, type MetadataFilter, type VectorMetadata } from "./metadata-filter.js";
+import type { VectorMetadata } from "./metadata-filter.js";
 import { OnnxEmbedder, findOnnxModel, onnxRuntimeInstalled } from "./onnx-embedder.js";
 import { OpenAIEmbedder } from "./openai-embedder.js";
 import { PineconeVectorStore, flattenMetadata } from "./pinecone-vector-store.js";
-import { boostNamedSpeakers, propagateContext, type ContextCandidate } from "./conversation-context.js";
-import { fusionWeightsFor, scoreFusion } from "./rank-fusion.js";
+import { hybridSearch, toMemoryHit } from "./hybrid-search.js";
 import { Sidecar, type SidecarRow } from "./sidecar.js";
 import { loadVectorConfig, loadVectorConfigSync, renderNamespace, resolveVectorConfig, type VectorConfig } from "./vector-config.js";
 import type { VectorStore } from "./vector-store.js";
@@ -693,84 +692,23 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   }
 
   /**
-   * Hybrid (or pure vector) search, best first. Hybrid: vector and BM25 candidates are fused
-   * (`scoreFusion`; BM25-led for the lexical `hashing` embedder, balanced for semantic ones), each
-   * candidate turn passes part of its score to the next two and the previous turn of its session,
-   * and turns of a speaker named in the query are boosted ×1.3. Hits carry
+   * Hybrid (or pure vector) search, best first (see `hybridSearch`). Hits carry
    * `metadata.scores = {vector, bm25, fused}` (`null` = not found by that ranking).
    */
   async search(query: string, options: MemorySearchOptions & { budgetMs?: number } = {}): Promise<MemoryHit[]> {
     const { sidecar, store, embedder } = this.requireOpen();
-    const limit = Math.max(1, Math.min(200, options.limit ?? 10));
-    if (!query.trim()) return [];
-    const namespace = this.namespaceFor(options.userId);
-    const clauses: MetadataFilter[] = [];
-    if (options.kind) clauses.push({ kind: options.kind });
-    if (options.sessionId) clauses.push({ session_id: options.sessionId });
-    const filter = clauses.length === 0 ? undefined : clauses.length === 1 ? clauses[0] : { $and: clauses };
-    const depth = this.config.hybrid ? Math.max(limit * 3, 20) : limit;
-    const [vector] = await embedder.embed([query]);
-    const vectorHits = await store.query(vector!, { topK: depth, namespace, ...(filter ? { filter } : {}), ...(options.budgetMs ? { budgetMs: options.budgetMs } : {}) });
-    if (!this.config.hybrid) {
-      return vectorHits.slice(0, limit).map((h) => this.toHit(h.id, h.metadata, h.score, { vector: h.score, bm25: null }));
-    }
-    const keywordHits = sidecar.keywordSearch(namespace, query, depth, filter);
-    const fused = scoreFusion(vectorHits, keywordHits, fusionWeightsFor(embedder.id));
-    const components = new Map(fused.map((f) => [f.id, f]));
-    const rows = new Map(sidecar.getByIds(namespace, fused.map((f) => f.id)).map((r) => [r.id, r]));
-    const metadataById = new Map<string, VectorMetadata>(vectorHits.map((h) => [h.id, h.metadata]));
-    for (const h of keywordHits) metadataById.set(h.id, h.metadata);
-    const candidates = new Map<string, ContextCandidate>();
-    for (const f of fused) {
-      const row = rows.get(f.id);
-      candidates.set(f.id, { id: f.id, score: f.score, metadata: row?.metadata ?? metadataById.get(f.id) ?? {}, ...(row ? { row } : {}) });
-    }
-    const contextual = propagateContext(candidates, (row) => sidecar.sessionNeighbours(namespace, row.metadata.session_id as string, row.key, 2, 1), {
-      accept: (row) => !filter || matchesFilter(row.metadata, filter),
-      // Far down the list the shares are too small to change the top `limit`, and each giver
-      // costs two indexed look-ups.
-      maxGivers: Math.max(limit * 2, 40),
-    });
-    boostNamedSpeakers(query, contextual);
-    const order = (c: ContextCandidate): number => c.row?.key ?? Number.MAX_SAFE_INTEGER;
-    return [...contextual.values()]
-      .sort((a, b) => b.score - a.score || order(a) - order(b))
-      .slice(0, limit)
-      .map((c) => {
-        const f = components.get(c.id);
-        return this.toHit(c.id, c.metadata, c.score, { vector: f?.vector ?? null, bm25: f?.bm25 ?? null, fused: c.score });
-      });
+    return hybridSearch({ sidecar, store, embedder, hybrid: this.config.hybrid }, query, { ...options, namespace: this.namespaceFor(options.userId) });
   }
 
-  private toHit(id: string, metadata: VectorMetadata, score: number, scores: Record<string, number | null>): MemoryHit {
-    const { text, kind, session_id, user_id, created_at, extra, ...rest } = metadata;
-    let user: Record<string, unknown> = {};
-    if (typeof extra === "string") {
-      try {
-        user = JSON.parse(extra) as Record<string, unknown>;
-      } catch {
-        user = { extra };
-      }
-    }
-    return {
-      id,
-      content: typeof text === "string" ? text : "",
-      kind: KINDS.includes(kind as MemoryKind) ? (kind as MemoryKind) : "fact",
-      score,
-      ...(typeof session_id === "string" ? { sessionId: session_id } : {}),
-      ...(typeof user_id === "string" ? { userId: user_id } : {}),
-      createdAt: typeof created_at === "string" ? created_at : new Date(0).toISOString(),
-      metadata: { ...user, ...rest, scores },
-    };
-  }
+
 
   /** One item by id (from the sidecar; Pinecone-only items from the default namespace). */
   async get(id: string): Promise<MemoryHit | null> {
     const { sidecar, store } = this.requireOpen();
     const row = sidecar.getByIds(null, [id])[0];
-    if (row) return this.toHit(row.id, row.metadata, 1, {});
+    if (row) return toMemoryHit(row.id, row.metadata, 1, {});
     const record = await store.fetchUnindexed(id, this.namespaceFor());
-    return record ? this.toHit(id, record.metadata ?? {}, 1, {}) : null;
+    return record ? toMemoryHit(id, record.metadata ?? {}, 1, {}) : null;
   }
 
   /** Delete an item everywhere. Returns false when no such id exists. Waits for queued writes first. */
