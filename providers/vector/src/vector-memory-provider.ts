@@ -39,7 +39,8 @@ import { OnnxEmbedder, findOnnxModel, onnxRuntimeInstalled } from "./onnx-embedd
 import { OpenAIEmbedder } from "./openai-embedder.js";
 import { PineconeVectorStore, flattenMetadata } from "./pinecone-vector-store.js";
 import { hybridSearch, toMemoryHit } from "./hybrid-search.js";
-import { Sidecar, type SidecarRow } from "./sidecar.js";
+import { exportAll, importAll, reindexAll, type ExportedItem, type PendingWrite, type ProgressCallback } from "./maintenance.js";
+import { Sidecar } from "./sidecar.js";
 import { loadVectorConfig, loadVectorConfigSync, renderNamespace, resolveVectorConfig, type VectorConfig } from "./vector-config.js";
 import type { VectorStore } from "./vector-store.js";
 import { FORGET_TOOL, REMEMBER_TOOL, SEARCH_TOOL, VECTOR_TOOL_ROUTER, VECTOR_TOOL_SCHEMAS } from "./vector-tools.js";
@@ -61,25 +62,7 @@ export interface VectorMemoryProviderOptions extends Partial<VectorConfig> {
   writeBatchSize?: number;
 }
 
-/** One item as exported by `exportItems` and accepted by `importItems` (JSON Lines). */
-export interface ExportedItem {
-  id: string;
-  namespace: string;
-  content: string;
-  metadata: VectorMetadata;
-}
-
-/** Progress callback of long operations: `done` of `total` items. */
-export type ProgressCallback = (done: number, total: number) => void;
-
-interface PendingWrite {
-  /** Outbox row holding this write durably (Pinecone store), once it is there. */
-  seq?: number;
-  id: string;
-  namespace: string;
-  text: string;
-  metadata: VectorMetadata;
-}
+export type { ExportedItem, PendingWrite, ProgressCallback } from "./maintenance.js";
 
 const VECTOR_DIR = path.join("memory", "vector");
 const OUTBOX_FILE = "outbox.sqlite";
@@ -845,69 +828,29 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     const { sidecar, store, embedder } = this.requireOpen();
     this.assertWritable();
     await this.flush();
-    const counts = sidecar.namespaceCounts();
-    const total = Object.values(counts).reduce((a, b) => a + b, 0);
-    let done = 0;
-    onProgress?.(0, total);
-    // Pinecone: upserts overwrite by id, and a namespace may hold other machines' items, so
-    // nothing is deleted there; a different dimension needs a new index anyway.
-    store.beginReindex(sidecar);
-    for (const namespace of Object.keys(counts)) {
-      let batch: SidecarRow[] = [];
-      const flushBatch = async (): Promise<void> => {
-        if (batch.length === 0) return;
-        const vectors = await embedder.embed(batch.map((r) => r.text));
-        await store.reindexRows(batch, vectors, namespace);
-        done += batch.length;
-        onProgress?.(done, total);
-        batch = [];
-      };
-      for (const row of sidecar.iterate(namespace)) {
-        batch.push(row);
-        if (batch.length >= 64) await flushBatch();
-      }
-      await flushBatch();
-    }
-    sidecar.setMeta(this.identityKey(), this.currentIdentity());
-    await store.flush();
-    return { items: done, namespaces: Object.keys(counts).length };
+    return reindexAll({ sidecar, store, embedder }, () => sidecar.setMeta(this.identityKey(), this.currentIdentity()), onProgress);
   }
 
   /** Every stored item, for `hermes-memory vector export` (JSON Lines). */
   *exportItems(): Generator<ExportedItem> {
-    const { sidecar } = this.requireOpen();
-    for (const row of sidecar.iterate(null)) {
-      const { text: _t, ...metadata } = row.metadata;
-      yield { id: row.id, namespace: row.namespace, content: row.text, metadata };
-    }
+    yield* exportAll(this.requireOpen().sidecar);
   }
 
   /** Import exported items, re-embedded with the configured embedder. Ids are kept; namespaces follow this profile. */
   async importItems(items: Iterable<ExportedItem> | AsyncIterable<ExportedItem>, onProgress?: ProgressCallback, total = 0): Promise<number> {
     this.requireOpen();
     this.assertWritable();
-    let batch: PendingWrite[] = [];
-    let done = 0;
-    for await (const item of items) {
-      if (typeof item?.id !== "string" || typeof item.content !== "string") {
-        throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `Import line ${done + 1} is not an exported item ({id, namespace, content, metadata}). Use a file written by \`hermes-memory vector export\`.` });
-      }
-      // Namespaces are re-derived for this profile: an export moved to another home lands in that
-      // home's namespaces (per user), not in the exporting profile's.
-      const userId = typeof item.metadata?.user_id === "string" ? item.metadata.user_id : undefined;
-      batch.push({ id: item.id, namespace: this.namespaceFor(userId), text: item.content, metadata: flattenMetadata(item.metadata ?? {}) });
-      if (batch.length >= 64) {
-        await this.writeNow(batch, { durable: true });
-        done += batch.length;
-        onProgress?.(done, Math.max(total, done));
-        batch = [];
-      }
-    }
-    if (batch.length > 0) {
-      await this.writeNow(batch, { durable: true });
-      done += batch.length;
-      onProgress?.(done, Math.max(total, done));
-    }
+    const done = await importAll(
+      items,
+      {
+        // Namespaces are re-derived for this profile: an export moved to another home lands in that
+        // home's namespaces (per user), not in the exporting profile's.
+        namespaceFor: (userId) => this.namespaceFor(userId),
+        write: (batch) => this.writeNow(batch, { durable: true }),
+      },
+      onProgress,
+      total,
+    );
     await this.store!.flush();
     return done;
   }
