@@ -39,6 +39,7 @@ import { OnnxEmbedder, findOnnxModel, onnxRuntimeInstalled } from "./onnx-embedd
 import { OpenAIEmbedder } from "./openai-embedder.js";
 import { PineconeVectorStore, flattenMetadata } from "./pinecone-vector-store.js";
 import { hybridSearch, toMemoryHit } from "./hybrid-search.js";
+import { WriteQueue } from "./write-queue.js";
 import { exportAll, importAll, reindexAll, type ExportedItem, type PendingWrite, type ProgressCallback } from "./maintenance.js";
 import { Sidecar } from "./sidecar.js";
 import { loadVectorConfig, loadVectorConfigSync, renderNamespace, resolveVectorConfig, type VectorConfig } from "./vector-config.js";
@@ -134,22 +135,12 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   private store: VectorStore | null = null;
   private embedder: Embedder | null = null;
   private pending: PendingWrite[] = [];
-  /**
-   * Accepted writes whose attempt failed and that are not in the outbox (local store: disk full;
-   * Pinecone store: the outbox itself could not be written). Kept until stored: re-tried with the
-   * next write and every `flush()`, which rejects while any are left.
-   */
-  private held: PendingWrite[] = [];
-  /** Pinecone store: writes not yet acknowledged by Pinecone, durably on disk. */
-  private outbox: Outbox | null = null;
-  private resending: Promise<void> | null = null;
-  private lastFailure: unknown = null;
+  /** Accepted writes on their way to the store (outbox for stores that acknowledge remotely). */
+  private readonly queue: WriteQueue;
   /** `$HERMES_HOME` is not writable: opened read-only, search works, writes throw. */
   private readOnly = false;
   private readOnlyWarned = false;
   private mirrorOps: Promise<void> = Promise.resolve();
-  private draining: Promise<void> | null = null;
-  private drainScheduled = false;
   private readonly prefetchCache = new PrefetchCache<Promise<MemoryHit[]>>();
   private lastRecallCount = 0;
   private problem = "";
@@ -159,6 +150,12 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     super();
     this.options = options;
     this.logger = options.logger ?? silentLogger;
+    this.queue = new WriteQueue({
+      write: (batch) => this.writeNow(batch),
+      batchSize: options.writeBatchSize ?? 32,
+      logger: this.logger,
+      isClosed: () => this.closed,
+    });
     this.config = resolveVectorConfig({}, options.env ?? process.env, this.overrides());
     if (options.hermesHome) {
       try {
@@ -296,7 +293,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     try {
       if (options.verifyIdentity) this.verifyIdentity();
       this.store = await this.createStore(this.embedder.dimensions, options.allowReset ? "reset" : "throw");
-      if (this.store.needsOutbox && !this.readOnly) this.outbox = Outbox.open(path.join(dir, OUTBOX_FILE));
+      if (this.store.needsOutbox && !this.readOnly) this.queue.attachOutbox(Outbox.open(path.join(dir, OUTBOX_FILE)));
     } catch (error) {
       this.sidecar.close();
       this.sidecar = null;
@@ -304,10 +301,10 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       this.store = null;
       throw error;
     }
-    const waiting = this.outbox?.count() ?? 0;
+    const waiting = this.queue.inOutbox;
     if (waiting > 0) {
-      this.logger.info(`vector memory: re-sending ${waiting} writes Pinecone has not acknowledged yet (outbox ${this.outbox!.file}).`);
-      this.resendOutbox().catch((error: unknown) => this.logger.warn(`vector memory: re-sending the outbox failed: ${describeError(error)}`));
+      this.logger.info(`vector memory: re-sending ${waiting} writes Pinecone has not acknowledged yet (outbox ${this.queue.attachedOutbox!.file}).`);
+      this.queue.resendOutbox().catch((error: unknown) => this.logger.warn(`vector memory: re-sending the outbox failed: ${describeError(error)}`));
     }
   }
 
@@ -412,114 +409,12 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   }
 
   private enqueue(writes: PendingWrite[]): void {
-    this.pending.push(...this.held.splice(0), ...writes);
-    if (this.drainScheduled || this.draining) return;
-    this.drainScheduled = true;
-    setImmediate(() => {
-      if (this.drainScheduled) void this.drain();
-    });
-  }
-
-  private drain(): Promise<void> {
-    this.drainScheduled = false;
-    if (this.draining) return this.draining;
-    this.draining = (async () => {
-      try {
-        while (this.pending.length > 0 && !this.closed) {
-          const batch = this.pending.splice(0, this.options.writeBatchSize ?? 32);
-          try {
-            await this.deliver(batch);
-          } catch (error) {
-            // The store is failing (down, disk full): keep this batch and everything queued behind
-            // it instead of paying the retries once per batch; flush() reports them.
-            this.lastFailure = error;
-            const kept = this.hold([...batch, ...this.pending.splice(0)]);
-            this.logger.warn(`vector memory: storing ${batch.length} items failed (${describeError(error)}); ${kept}`);
-          }
-        }
-      } finally {
-        this.draining = null;
-      }
-    })();
-    return this.draining;
-  }
-
-  /**
-   * Pinecone store: put the batch in the outbox (fsynced) before sending, remove it once Pinecone
-   * acknowledged it. A failed send leaves it there for the next start or `flush()`.
-   */
-  private async deliver(batch: PendingWrite[]): Promise<void> {
-    if (this.outbox) {
-      const fresh = batch.filter((w) => w.seq === undefined);
-      try {
-        this.outbox.put(fresh).forEach((seq, i) => (fresh[i]!.seq = seq));
-      } catch (error) {
-        this.logger.warn(`vector memory: ${describeError(storageWriteError(`the outbox ${this.outbox.file}`, error))}`);
-      }
-    }
-    await this.writeNow(batch);
-    const seqs = batch.flatMap((w) => (w.seq === undefined ? [] : [w.seq]));
-    if (seqs.length > 0) this.outbox!.remove(seqs);
-  }
-
-  /** Keep failed writes: in the outbox when they are there (or can be put there), else in memory. Returns what happened, for the log. */
-  private hold(writes: PendingWrite[]): string {
-    let memory = writes.filter((w) => w.seq === undefined);
-    if (this.outbox && memory.length > 0) {
-      try {
-        this.outbox.put(memory).forEach((seq, i) => (memory[i]!.seq = seq));
-        memory = [];
-      } catch {
-        // The outbox is on the same failing disk: keep them in memory.
-      }
-    }
-    this.held.push(...memory);
-    const durable = writes.length - memory.length;
-    return [
-      durable > 0 ? `${durable} kept in the outbox ${this.outbox!.file} (re-sent on flush() or the next start)` : "",
-      memory.length > 0 ? `${memory.length} kept in memory and retried with the next write or flush()` : "",
-    ]
-      .filter(Boolean)
-      .join("; ");
-  }
-
-  /** Re-send what the outbox holds, oldest first, until it is empty or a send fails (one at a time). */
-  private resendOutbox(): Promise<void> {
-    this.resending ??= (async () => {
-      try {
-        while (this.outbox && !this.closed) {
-          const entries = this.outbox.list(this.options.writeBatchSize ?? 32);
-          if (entries.length === 0) return;
-          try {
-            await this.writeNow(entries);
-          } catch (error) {
-            this.lastFailure = error;
-            return;
-          }
-          this.outbox?.remove(entries.map((e) => e.seq));
-        }
-      } finally {
-        this.resending = null;
-      }
-    })();
-    return this.resending;
+    this.queue.enqueue(writes);
   }
 
   /** Writes accepted but not acknowledged by their store (outbox and memory). */
   get undeliveredWrites(): number {
-    return this.held.length + this.pending.length + (this.outbox?.count() ?? 0);
-  }
-
-  private undeliveredError(): HermesMemoryError {
-    const inOutbox = this.outbox?.count() ?? 0;
-    const inMemory = this.held.length + this.pending.length;
-    const cause = this.lastFailure;
-    const why = cause ? describeError(cause) : "the store did not acknowledge them";
-    const parts = [
-      inOutbox > 0 ? `${inOutbox} writes are not acknowledged by Pinecone yet; they are kept in the outbox ${this.outbox!.file} and re-sent by the next flush() or start` : "",
-      inMemory > 0 ? `${inMemory} accepted writes are not stored yet (kept in memory, retried by the next flush(); lost if the process exits)` : "",
-    ].filter(Boolean);
-    return new HermesMemoryError({ code: "STORAGE_FAILED", message: `vector memory: ${parts.join("; ")}. Last failure: ${why}`, cause });
+    return this.queue.undelivered;
   }
 
   private assertWritable(): void {
@@ -569,16 +464,14 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    */
   async flush(): Promise<void> {
     await this.mirrorOps;
-    if (this.held.length > 0) this.pending.unshift(...this.held.splice(0));
+    this.queue.requeueHeld();
     await this.flushWrites();
-    if (this.outbox && this.outbox.count() > 0) await this.resendOutbox();
-    if (this.held.length > 0 || (this.outbox?.count() ?? 0) > 0) throw this.undeliveredError();
+    if (this.queue.inOutbox > 0) await this.queue.resendOutbox();
+    if (this.queue.hasUndelivered) throw this.queue.undeliveredError();
   }
 
   private async flushWrites(): Promise<void> {
-    while (this.pending.length > 0 || this.draining || this.drainScheduled) {
-      await (this.draining ?? this.drain());
-    }
+    await this.queue.drainAll();
     await this.store?.flush();
   }
 
@@ -868,8 +761,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     } catch (error) {
       failure = error;
     }
-    const lost = this.held.length + this.pending.length;
-    const kept = this.outbox?.count() ?? 0;
+    const lost = this.queue.inMemory;
+    const kept = this.queue.inOutbox;
     this.closed = true;
     try {
       await this.store?.close();
@@ -877,11 +770,11 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       failure ??= error;
     }
     this.sidecar?.close();
-    this.outbox?.close();
+    this.queue.attachedOutbox?.close();
     await this.embedder?.close?.();
     this.store = null;
     this.sidecar = null;
-    this.outbox = null;
+    this.queue.attachOutbox(null);
     if (!failure) return;
     if (lost === 0 && kept === 0) {
       // Only the index file failed to save: the sidecar holds everything and the next start rebuilds it.
@@ -895,7 +788,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       kept > 0 ? `${kept} writes not acknowledged by Pinecone are kept in the outbox ${path.join(this.hermesHome, VECTOR_DIR, OUTBOX_FILE)} and re-sent on the next start` : "",
       lost > 0 ? `${lost} accepted writes could not be stored and are lost` : "",
     ].filter(Boolean);
-    throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `vector memory shutdown: ${parts.join("; ")} (${describeError(this.lastFailure ?? failure)}).`, cause: failure });
+    throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `vector memory shutdown: ${parts.join("; ")} (${describeError(this.queue.lastFailure ?? failure)}).`, cause: failure });
   }
 }
 
