@@ -41,18 +41,18 @@ interface RawRow {
   vector: Buffer | null;
 }
 
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 
 /** The records' session id as SQL; the session index is built on exactly this expression. */
 const SESSION_EXPR = `json_extract(metadata, '$.session_id')`;
 
 // Version 2: FTS5 folds every diacritic (remove_diacritics 2: "café" = "cafe", also for letters
 // version 1 left alone) and an index on (namespace, session, key) serves neighbour look-ups.
+// Version 3: new rows are indexed by `upsert` itself right after the insert: an AFTER INSERT
+// trigger makes FTS5 flush its pending terms per row and costs about 3x the write time. Deletes
+// and text updates are rare, so triggers keep those in sync.
 const FTS_AND_SESSION_SCHEMA = `
   CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(text, content='records', content_rowid='key', tokenize='porter unicode61 remove_diacritics 2');
-  CREATE TRIGGER IF NOT EXISTS records_ai AFTER INSERT ON records BEGIN
-    INSERT INTO records_fts (rowid, text) VALUES (new.key, new.text);
-  END;
   CREATE TRIGGER IF NOT EXISTS records_ad AFTER DELETE ON records BEGIN
     INSERT INTO records_fts (records_fts, rowid, text) VALUES ('delete', old.key, old.text);
   END;
@@ -87,6 +87,10 @@ const SIDECAR_SPEC: SqliteStoreSpec = {
         CREATE INDEX IF NOT EXISTS records_with_vectors ON records (namespace) WHERE vector IS NOT NULL;
         ${FTS_AND_SESSION_SCHEMA}
       `);
+      return;
+    }
+    if (current >= 2) {
+      db.exec("DROP TRIGGER IF EXISTS records_ai");
       return;
     }
     // The FTS index is derived from records.text, so it is dropped and rebuilt; nothing is lost.
@@ -138,7 +142,9 @@ export class Sidecar {
   /** True when opened with `openReadOnly`: every write throws. */
   readonly readOnly: boolean;
   private readonly statements: {
-    upsert: Statement;
+    insertNew: Statement;
+    indexNew: Statement;
+    updateExisting: Statement;
     bump: Statement;
     getMeta: Statement;
     setMeta: Statement;
@@ -162,11 +168,12 @@ export class Sidecar {
     this.db = db;
     this.readOnly = readOnly;
     this.statements = {
-      upsert: db.prepare(
+      insertNew: db.prepare(
         `INSERT INTO records (namespace, id, text, metadata, vector) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT(namespace, id) DO UPDATE SET text = excluded.text, metadata = excluded.metadata, vector = excluded.vector
-         RETURNING key`,
+         ON CONFLICT(namespace, id) DO NOTHING RETURNING key`,
       ),
+      indexNew: db.prepare(`INSERT INTO records_fts (rowid, text) VALUES (?, ?)`),
+      updateExisting: db.prepare(`UPDATE records SET text = ?, metadata = ?, vector = ? WHERE namespace = ? AND id = ? RETURNING key`),
       bump: db.prepare(`INSERT INTO meta (key, value) VALUES ('generation', '1')
          ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)`),
       getMeta: db.prepare(`SELECT value FROM meta WHERE key = ?`),
@@ -220,8 +227,17 @@ export class Sidecar {
       const keys: number[] = [];
       for (const row of items) {
         const { text: _text, ...rest } = row.metadata;
-        const result = this.statements.upsert.get(namespace, row.id, row.text, JSON.stringify(rest), encodeVector(row.vector)) as { key: number };
-        keys.push(result.key);
+        const metadata = JSON.stringify(rest);
+        const vector = encodeVector(row.vector);
+        const inserted = this.statements.insertNew.get(namespace, row.id, row.text, metadata, vector) as { key: number } | undefined;
+        if (inserted) {
+          // New row: indexed here, not by a trigger (see the schema notes).
+          this.statements.indexNew.run(inserted.key, row.text);
+          keys.push(inserted.key);
+        } else {
+          // Existing id: the update trigger re-indexes a changed text.
+          keys.push((this.statements.updateExisting.get(row.text, metadata, vector, namespace, row.id) as { key: number }).key);
+        }
       }
       this.statements.bump.run();
       return keys;
