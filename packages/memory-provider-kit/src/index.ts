@@ -1,6 +1,8 @@
 /**
  * `@hermes/memory-provider-kit`: what memory providers share. Safe FTS5 queries, recall
- * formatting, tool-argument validation and routing, and the prefetch cache.
+ * formatting, tool-argument validation and routing, the prefetch cache, SQLite store opening, the
+ * batching writer, the layered BM25 ranker, conversational context (neighbour score spreading,
+ * speaker boost), the stored text of turns and checkpoints, and JSONL export/import files.
  */
 export { buildFtsQuery, queryTokens, uniqueTerms, quoteTerm, isStopword, MAX_QUERY_TERMS, type FtsQueryOptions } from "./fts-query.js";
 export { formatRecall, defaultRecallLabel, recallEntryCount, MIN_ENTRY_CHARS, type RecallFormatOptions } from "./recall-format.js";
