@@ -65,6 +65,7 @@ describe("the generated package", () => {
     fs.mkdirSync(path.join(modules, "@hermes"), { recursive: true });
     fs.symlinkSync(path.join(repoRoot, "packages/memory-core"), path.join(modules, "@hermes/memory-core"));
     fs.symlinkSync(path.join(repoRoot, "packages/memory-contract"), path.join(modules, "@hermes/memory-contract"));
+    fs.symlinkSync(path.join(repoRoot, "packages/memory-provider-kit"), path.join(modules, "@hermes/memory-provider-kit"));
     for (const dep of ["typescript", "vitest", "@types", "commander"]) {
       const source = fs.existsSync(path.join(repoRoot, "node_modules", dep))
         ? path.join(repoRoot, "node_modules", dep)

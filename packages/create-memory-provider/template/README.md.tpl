@@ -18,6 +18,10 @@ Setup stores the optional `api_key` in `$HERMES_HOME/.env` (mode 0600); the prov
 `getEnv()` from `@hermes/memory-core` (the profile's `.env` first, then the environment).
 `hermes-memory memory status` shows the provider's `getStatusConfig()` lines.
 
+Tool-argument validation and routing (`ToolRouter`), recall formatting (`formatRecall`) and the
+search tokenizer (`queryTokens`) come from `@hermes/memory-provider-kit`, the toolkit the reference
+providers use; it also has the FTS5 query builder and a session-keyed prefetch cache.
+
 ## Develop
 
 ```bash

@@ -111,9 +111,15 @@ export const CONTRACT_CLAUSES: readonly ContractClause[] = [
     "Store onMemoryWrite('add', target, content) as a fact so built-in memory is searchable in your backend.", ["mirrorsBuiltinWrites", "readBack"]),
   clause("C-HOOKS-7", "HOOKS", "turns synced before onSessionEnd are durable without shutdown",
     "Await your write queue in onSessionEnd() (e.g. await this.flush()): the host may exit right after the session boundary without a clean shutdown().", ["readBack"]),
+  clause("C-HOOKS-8", "HOOKS", "turns synced before onSessionSwitch are durable without shutdown",
+    "Await your write queue in onSessionSwitch() before switching (e.g. await this.flush()), and drop cached recall there.", ["sessionSwitch", "readBack"]),
+  clause("C-HOOKS-9", "HOOKS", "a turn is stored as '<turnAuthor.name or User>: …' and 'Assistant: …' lines",
+    "Label the user's line with options.turnAuthor.name (trimmed), else 'User', and the reply with 'Assistant' (turnText() in @hermes/memory-provider-kit).", ["search"]),
 
   clause("C-RECALL-1", "RECALL", "a fact synced in one session is recalled by prefetch in a new instance after restart",
     "Persist turns durably (drain in shutdown) and let prefetch(query) search all sessions of the profile, not just the current one.", ["recall"]),
+  clause("C-RECALL-2", "RECALL", "prefetch is never served a result queuePrefetch computed for another session",
+    "Key the queuePrefetch cache by session id and query text (PrefetchCache in @hermes/memory-provider-kit), never by query text alone.", ["recall"]),
 
   clause("C-ISOLATION-1", "ISOLATION", "two profiles used concurrently never see each other's data",
     "Keep all state per instance and derived from ctx.hermesHome; no module-level caches or singletons keyed by nothing.", ["readBack"]),
@@ -128,6 +134,8 @@ export const CONTRACT_CLAUSES: readonly ContractClause[] = [
     "Digest each message, not the whole transcript: a retry with a longer transcript must only add the new messages.", ["checkpoint", "search"]),
   clause("C-CHECKPOINT-4", "CHECKPOINT", "a storage failure makes onPreCompress throw under requireCheckpoint",
     "Never swallow write errors in onPreCompress: await the durable write and let failures propagate (throw).", ["checkpoint"]),
+  clause("C-CHECKPOINT-5", "CHECKPOINT", "archived checkpoint messages are stored as 'User: …' / 'Assistant: …'",
+    "Store each archived message with its role label, like turns (checkpointText() in @hermes/memory-provider-kit).", ["checkpoint", "search"]),
 
   clause("C-LIFECYCLE-1", "LIFECYCLE", "shutdown() is idempotent",
     "Guard shutdown() with a closed flag; a second call must resolve without closing handles twice."),

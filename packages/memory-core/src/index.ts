@@ -117,17 +117,6 @@ export {
   type CheckpointManager,
 } from "./checkpoint.js";
 
-// --- text search helpers for FTS5-based providers ----------------------------------------------
-export {
-  buildFtsQuery,
-  queryTokens,
-  uniqueTerms,
-  quoteTerm,
-  isStopword,
-  MAX_QUERY_TERMS,
-  type FtsQueryOptions,
-} from "./fts-query.js";
-
 // --- built-in memory (section owned by the built-in memory work) -------------------------------
 export { BuiltinMemoryProvider, type BuiltinMemoryOptions } from "./builtin/builtin-provider.js";
 export {

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BM25_WEIGHTS, openDatabase, type Db } from "./database.js";
-import { LayeredRanker, idf, readVarints, termPattern } from "./layered-ranker.js";
+import { LayeredRanker, idf, readVarints, termPattern } from "@hermes/memory-provider-kit";
 import { MemoryStore } from "./memory-store.js";
 
 let dir: string;

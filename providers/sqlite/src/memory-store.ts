@@ -3,8 +3,8 @@ import fs from "node:fs";
 import type BetterSqlite3 from "better-sqlite3";
 import { HermesMemoryError, type MemoryHit, type MemoryKind, type MemoryStats } from "@hermes/memory-core";
 import { BM25_WEIGHTS, type Db } from "./database.js";
-import { queryTokens, quoteTerm, uniqueTerms } from "@hermes/memory-core";
-import { LayeredRanker, type CountedTerm } from "./layered-ranker.js";
+import { NEIGHBOUR_WEIGHTS, SPEAKER_BOOST, queryTokens, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
+import { LayeredRanker, type CountedTerm } from "@hermes/memory-provider-kit";
 
 /** The kinds of items, in display order. */
 export const MEMORY_KINDS: readonly MemoryKind[] = ["turn", "fact", "checkpoint"];
@@ -164,8 +164,8 @@ export class MemoryStore {
     });
     this.halfLifeDays = Math.max(0, options.recencyHalfLifeDays ?? 0);
     this.recencyWeight = Math.min(1, Math.max(0, options.recencyWeight ?? 0.25));
-    this.neighbourWeights = options.neighbourWeights ?? [0.5, 0.3, 0.3];
-    this.speakerBoost = Math.max(1, options.speakerBoost ?? 1.3);
+    this.neighbourWeights = options.neighbourWeights ?? NEIGHBOUR_WEIGHTS;
+    this.speakerBoost = Math.max(1, options.speakerBoost ?? SPEAKER_BOOST);
     const w = options.weights ?? BM25_WEIGHTS;
     const bm25 = `bm25(items_fts, ${Number(w.content)}, ${Number(w.speaker)})`;
     const readonly = db.readonly;
@@ -362,7 +362,7 @@ export class MemoryStore {
     for (const [id, raw] of scores) {
       const row = rows.get(id)!;
       let score = raw;
-      if (names.size > 0 && row.speaker && queryTokens(row.speaker).some((w) => names.has(w))) score *= this.speakerBoost;
+      if (speakerNamed(row.speaker, names)) score *= this.speakerBoost;
       if (this.halfLifeDays > 0) {
         const ageDays = Math.max(0, now - row.created_at) / DAY_MS;
         score *= 1 - this.recencyWeight + this.recencyWeight * Math.pow(0.5, ageDays / this.halfLifeDays);

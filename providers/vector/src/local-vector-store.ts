@@ -7,6 +7,7 @@ import { matchesFilter } from "./metadata-filter.js";
 import { Sidecar, type KeywordHit, type SidecarRow } from "./sidecar.js";
 import {
   DEFAULT_NAMESPACE,
+  type ItemWrite,
   type NamespaceOptions,
   type VectorDeleteTarget,
   type VectorMatch,
@@ -160,6 +161,8 @@ export function storageWriteError(what: string, error: unknown): HermesMemoryErr
  */
 export class LocalVectorStore implements VectorStore {
   readonly kind = "local" as const;
+  /** Writes are acknowledged by the local transaction; no outbox. */
+  readonly needsOutbox = false;
   readonly dimensions: number;
   readonly sidecar: Sidecar;
   /** True when open found the index file missing, stale or unreadable and rebuilt it from the sidecar's vectors. */
@@ -635,6 +638,42 @@ export class LocalVectorStore implements VectorStore {
   }
 
   /** Save the index and close the sidecar (when this store opened it). Idempotent. */
+  /** Where the data lives: the store's directory (`:memory:` without one). */
+  get locationLabel(): string {
+    return this.indexPath ? path.dirname(this.indexPath) : ":memory:";
+  }
+
+  /** Vectors and text go into the sidecar in one transaction (the index follows). */
+  async writeItems(write: ItemWrite, _sidecar: Sidecar): Promise<void> {
+    this.upsertSync(write.records, write.namespace);
+  }
+
+  /** The sidecar holds every local item. */
+  async fetchUnindexed(_id: string, _namespace: string): Promise<VectorRecord | null> {
+    return null;
+  }
+
+  /** Deleting from the local store deletes the sidecar row too. */
+  async removeItem(id: string, namespace: string, _sidecar: Sidecar): Promise<void> {
+    await this.delete({ ids: [id] }, { namespace });
+  }
+
+  /** Drop every vector and start an empty index. */
+  beginReindex(sidecar: Sidecar): void {
+    sidecar.clearVectors();
+    this.rebuild();
+  }
+
+  /** Set the new vectors of existing rows. */
+  async reindexRows(rows: SidecarRow[], vectors: Float32Array[], _namespace: string): Promise<void> {
+    this.setVectors(rows.map((r, i) => ({ key: r.key, vector: vectors[i]! })));
+  }
+
+  /** `indexedVectors`: vectors in the ANN index. */
+  statsDetails(): Record<string, unknown> {
+    return { indexedVectors: this.indexSize() };
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     try {

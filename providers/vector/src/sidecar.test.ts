@@ -41,7 +41,7 @@ describe("Sidecar schema migration", () => {
 
       const sidecar = Sidecar.open(file);
       try {
-        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(2);
+        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(3);
         expect(sidecar.keywordSearch("ns", "tokyo", 5).map((h) => h.id)).toEqual(["old"]);
         sidecar.upsert("ns", [{ id: "new", text: "later in Tokyo", metadata: { kind: "turn", session_id: "s" }, vector: null }]);
         expect(sidecar.keywordSearch("ns", "tokyo", 5)).toHaveLength(2);
@@ -51,6 +51,33 @@ describe("Sidecar schema migration", () => {
           .prepare(`EXPLAIN QUERY PLAN SELECT key FROM records WHERE namespace = ? AND json_extract(metadata, '$.session_id') = ? AND key > ?`)
           .all("ns", "s", 0) as Array<{ detail: string }>;
         expect(plan.map((p) => p.detail).join(" ")).toContain("records_by_session");
+      } finally {
+        sidecar.close();
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("indexes new rows without an insert trigger (a version 2 file loses it) and re-indexes changed text once", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-vector-sidecar-v3-"));
+    try {
+      const file = path.join(dir, "sidecar.sqlite");
+      Sidecar.open(file).close();
+      const v2 = new Database(file);
+      v2.exec(`CREATE TRIGGER records_ai AFTER INSERT ON records BEGIN INSERT INTO records_fts (rowid, text) VALUES (new.key, new.text); END; PRAGMA user_version = 2;`);
+      v2.close();
+      const sidecar = Sidecar.open(file);
+      try {
+        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(3);
+        expect(sidecar.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name`).pluck().all()).toEqual(["records_ad", "records_au"]);
+        sidecar.upsert("ns", [{ id: "a", text: "golden retriever puppy", metadata: {}, vector: null }]);
+        expect(sidecar.keywordSearch("ns", "retriever", 5).map((h) => h.id)).toEqual(["a"]);
+        sidecar.upsert("ns", [{ id: "a", text: "tabby kitten", metadata: {}, vector: null }]);
+        expect(sidecar.keywordSearch("ns", "retriever", 5)).toEqual([]);
+        expect(sidecar.keywordSearch("ns", "kitten", 5).map((h) => h.id)).toEqual(["a"]);
+        // The FTS index holds exactly one entry per row.
+        sidecar.db.exec(`INSERT INTO records_fts (records_fts, rank) VALUES ('integrity-check', 1)`);
       } finally {
         sidecar.close();
       }

@@ -1,9 +1,7 @@
 import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import Database from "better-sqlite3";
 import type { Database as SqliteDatabase, Statement } from "better-sqlite3";
-import { buildFtsQuery, HermesMemoryError } from "@hermes/memory-core";
+import { buildFtsQuery, closeSqliteStore, openSqliteStore, type SqliteStoreSpec } from "@hermes/memory-provider-kit";
 import { matchesFilter, type MetadataFilter, type VectorMetadata } from "./metadata-filter.js";
 
 /** One sidecar row: the text and metadata of a record, plus its vector when the local store holds it. */
@@ -43,18 +41,18 @@ interface RawRow {
   vector: Buffer | null;
 }
 
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 
 /** The records' session id as SQL; the session index is built on exactly this expression. */
 const SESSION_EXPR = `json_extract(metadata, '$.session_id')`;
 
 // Version 2: FTS5 folds every diacritic (remove_diacritics 2: "café" = "cafe", also for letters
 // version 1 left alone) and an index on (namespace, session, key) serves neighbour look-ups.
+// Version 3: new rows are indexed by `upsert` itself right after the insert: an AFTER INSERT
+// trigger makes FTS5 flush its pending terms per row and costs about 3x the write time. Deletes
+// and text updates are rare, so triggers keep those in sync.
 const FTS_AND_SESSION_SCHEMA = `
   CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(text, content='records', content_rowid='key', tokenize='porter unicode61 remove_diacritics 2');
-  CREATE TRIGGER IF NOT EXISTS records_ai AFTER INSERT ON records BEGIN
-    INSERT INTO records_fts (rowid, text) VALUES (new.key, new.text);
-  END;
   CREATE TRIGGER IF NOT EXISTS records_ad AFTER DELETE ON records BEGIN
     INSERT INTO records_fts (records_fts, rowid, text) VALUES ('delete', old.key, old.text);
   END;
@@ -64,6 +62,48 @@ const FTS_AND_SESSION_SCHEMA = `
   END;
   CREATE INDEX IF NOT EXISTS records_by_session ON records (namespace, ${SESSION_EXPR}, key);
 `;
+
+const SIDECAR_SPEC: SqliteStoreSpec = {
+  driver: Database,
+  label: "vector sidecar",
+  packageName: "@hermes/memory-vector",
+  schemaVersion: SCHEMA_VERSION,
+  // Version 1 files are read as they are; the FTS rebuild waits for a writable open.
+  minReadableVersion: 1,
+  migrate(db, current) {
+    if (current < 1) {
+      db.exec(`
+        CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE IF NOT EXISTS records (
+          key INTEGER PRIMARY KEY,
+          namespace TEXT NOT NULL,
+          id TEXT NOT NULL,
+          text TEXT NOT NULL DEFAULT '',
+          metadata TEXT NOT NULL DEFAULT '{}',
+          vector BLOB,
+          UNIQUE (namespace, id)
+        );
+        CREATE INDEX IF NOT EXISTS records_by_id ON records (id);
+        CREATE INDEX IF NOT EXISTS records_with_vectors ON records (namespace) WHERE vector IS NOT NULL;
+        ${FTS_AND_SESSION_SCHEMA}
+      `);
+      return;
+    }
+    if (current >= 2) {
+      db.exec("DROP TRIGGER IF EXISTS records_ai");
+      return;
+    }
+    // The FTS index is derived from records.text, so it is dropped and rebuilt; nothing is lost.
+    db.exec(`
+      DROP TRIGGER IF EXISTS records_ai;
+      DROP TRIGGER IF EXISTS records_ad;
+      DROP TRIGGER IF EXISTS records_au;
+      DROP TABLE IF EXISTS records_fts;
+      ${FTS_AND_SESSION_SCHEMA}
+      INSERT INTO records_fts (records_fts) VALUES ('rebuild');
+    `);
+  },
+};
 
 /**
  * Turn arbitrary user text into an FTS5 query that can never be a syntax error: stopwords
@@ -102,7 +142,9 @@ export class Sidecar {
   /** True when opened with `openReadOnly`: every write throws. */
   readonly readOnly: boolean;
   private readonly statements: {
-    upsert: Statement;
+    insertNew: Statement;
+    indexNew: Statement;
+    updateExisting: Statement;
     bump: Statement;
     getMeta: Statement;
     setMeta: Statement;
@@ -126,11 +168,12 @@ export class Sidecar {
     this.db = db;
     this.readOnly = readOnly;
     this.statements = {
-      upsert: db.prepare(
+      insertNew: db.prepare(
         `INSERT INTO records (namespace, id, text, metadata, vector) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT(namespace, id) DO UPDATE SET text = excluded.text, metadata = excluded.metadata, vector = excluded.vector
-         RETURNING key`,
+         ON CONFLICT(namespace, id) DO NOTHING RETURNING key`,
       ),
+      indexNew: db.prepare(`INSERT INTO records_fts (rowid, text) VALUES (?, ?)`),
+      updateExisting: db.prepare(`UPDATE records SET text = ?, metadata = ?, vector = ? WHERE namespace = ? AND id = ? RETURNING key`),
       bump: db.prepare(`INSERT INTO meta (key, value) VALUES ('generation', '1')
          ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)`),
       getMeta: db.prepare(`SELECT value FROM meta WHERE key = ?`),
@@ -140,108 +183,22 @@ export class Sidecar {
 
   /**
    * Open (creating if needed) the sidecar at `file`, or an in-memory one for `":memory:"`.
-   * Throws `STORAGE_FAILED` when the file is not a usable database.
+   * Throws `SCHEMA_TOO_NEW` for a newer schema (file untouched) and `STORAGE_FAILED` when the
+   * file is not a usable database. `readOnly` opens an existing file without writing anything
+   * (read-only mount, a directory the process cannot write).
    */
   static open(file: string, options: { readOnly?: boolean } = {}): Sidecar {
-    if (options.readOnly) return Sidecar.openReadOnly(file);
-    let db: SqliteDatabase;
-    try {
-      if (file !== ":memory:") fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-      db = new Database(file);
-      db.pragma("journal_mode = WAL");
-      db.pragma("synchronous = NORMAL");
-      db.pragma("busy_timeout = 5000");
-      const version = db.pragma("user_version", { simple: true }) as number;
-      if (version > SCHEMA_VERSION) {
-        throw new HermesMemoryError({
-          code: "SCHEMA_TOO_NEW",
-          message: `The vector sidecar ${file} has schema version ${version}, newer than this @hermes/memory-vector understands (${SCHEMA_VERSION}). Upgrade @hermes/memory-vector.`,
-        });
-      }
-      if (version < 1) {
-        db.exec(`
-          CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-          CREATE TABLE IF NOT EXISTS records (
-            key INTEGER PRIMARY KEY,
-            namespace TEXT NOT NULL,
-            id TEXT NOT NULL,
-            text TEXT NOT NULL DEFAULT '',
-            metadata TEXT NOT NULL DEFAULT '{}',
-            vector BLOB,
-            UNIQUE (namespace, id)
-          );
-          CREATE INDEX IF NOT EXISTS records_by_id ON records (id);
-          CREATE INDEX IF NOT EXISTS records_with_vectors ON records (namespace) WHERE vector IS NOT NULL;
-          ${FTS_AND_SESSION_SCHEMA}
-          PRAGMA user_version = ${SCHEMA_VERSION};
-        `);
-      } else if (version < SCHEMA_VERSION) {
-        // The FTS index is derived from records.text, so it is dropped and rebuilt; nothing is lost.
-        db.transaction(() => {
-          db.exec(`
-            DROP TRIGGER IF EXISTS records_ai;
-            DROP TRIGGER IF EXISTS records_ad;
-            DROP TRIGGER IF EXISTS records_au;
-            DROP TABLE IF EXISTS records_fts;
-            ${FTS_AND_SESSION_SCHEMA}
-            INSERT INTO records_fts (records_fts) VALUES ('rebuild');
-            PRAGMA user_version = ${SCHEMA_VERSION};
-          `);
-        })();
-      }
-    } catch (error) {
-      if (HermesMemoryError.isInstance(error)) throw error;
-      throw new HermesMemoryError({
-        code: "STORAGE_FAILED",
-        message: `Cannot open the vector sidecar database ${file}: ${(error as Error).message}. Check permissions and free space; if the file is corrupt, restore it from a backup or move it away and re-import an export.`,
-        cause: error,
-      });
-    }
-    return new Sidecar(file, db);
+    const readonly = options.readOnly === true;
+    const db = openSqliteStore(file, SIDECAR_SPEC, {
+      readonly,
+      openFix: "check permissions and free space; if the file is corrupt, restore it from a backup or move it away and re-import an export",
+    });
+    return new Sidecar(file, db, readonly);
   }
 
-  /**
-   * Open an existing sidecar without writing anything (read-only mount, directory the process
-   * cannot write). A WAL database needs its `-shm` file, which a read-only directory cannot get:
-   * files closed by this version are left in rollback-journal mode (see `close`), older ones are
-   * read from a private temporary copy. Throws `STORAGE_FAILED` when the file cannot be read.
-   */
+  /** `open(file, { readOnly: true })`. */
   static openReadOnly(file: string): Sidecar {
-    let db: SqliteDatabase;
-    try {
-      try {
-        db = new Database(file, { readonly: true, fileMustExist: true });
-        db.pragma("user_version", { simple: true });
-      } catch (error) {
-        if ((error as { code?: string }).code !== "SQLITE_CANTOPEN" || !fs.existsSync(file)) throw error;
-        const copyDir = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-vector-ro-"));
-        const copy = path.join(copyDir, path.basename(file));
-        fs.copyFileSync(file, copy);
-        if (fs.existsSync(`${file}-wal`)) fs.copyFileSync(`${file}-wal`, `${copy}-wal`);
-        db = new Database(copy, { readonly: true, fileMustExist: true });
-        process.once("exit", () => fs.rmSync(copyDir, { recursive: true, force: true }));
-      }
-      const version = db.pragma("user_version", { simple: true }) as number;
-      if (version > SCHEMA_VERSION || version < 1) {
-        db.close();
-        throw new HermesMemoryError({
-          code: version > SCHEMA_VERSION ? "SCHEMA_TOO_NEW" : "STORAGE_FAILED",
-          message:
-            version > SCHEMA_VERSION
-              ? `The vector sidecar ${file} has schema version ${version}, newer than this @hermes/memory-vector understands (${SCHEMA_VERSION}). Upgrade @hermes/memory-vector.`
-              : `The vector sidecar ${file} is read-only and was never initialised. Open it once with write access.`,
-        });
-      }
-    } catch (error) {
-      if (HermesMemoryError.isInstance(error)) throw error;
-      throw new HermesMemoryError({
-        code: "STORAGE_FAILED",
-        message: `Cannot open the vector sidecar database ${file} read-only: ${(error as Error).message}. Check that it exists and is readable.`,
-        cause: error,
-      });
-    }
-    const sidecar = new Sidecar(file, db, true);
-    return sidecar;
+    return Sidecar.open(file, { readOnly: true });
   }
 
   /** Monotonic write counter (bumped by every write transaction). */
@@ -270,8 +227,17 @@ export class Sidecar {
       const keys: number[] = [];
       for (const row of items) {
         const { text: _text, ...rest } = row.metadata;
-        const result = this.statements.upsert.get(namespace, row.id, row.text, JSON.stringify(rest), encodeVector(row.vector)) as { key: number };
-        keys.push(result.key);
+        const metadata = JSON.stringify(rest);
+        const vector = encodeVector(row.vector);
+        const inserted = this.statements.insertNew.get(namespace, row.id, row.text, metadata, vector) as { key: number } | undefined;
+        if (inserted) {
+          // New row: indexed here, not by a trigger (see the schema notes).
+          this.statements.indexNew.run(inserted.key, row.text);
+          keys.push(inserted.key);
+        } else {
+          // Existing id: the update trigger re-indexes a changed text.
+          keys.push((this.statements.updateExisting.get(row.text, metadata, vector, namespace, row.id) as { key: number }).key);
+        }
       }
       this.statements.bump.run();
       return keys;
@@ -441,21 +407,26 @@ export class Sidecar {
     return total;
   }
 
+  /** Stored records per `metadata.kind`. */
+  kindCounts(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const r of this.prepare(`SELECT json_extract(metadata, '$.kind') AS kind, COUNT(*) AS n FROM records GROUP BY kind`).all() as Array<{ kind: string | null; n: number }>) {
+      if (typeof r.kind === "string") out[r.kind] = r.n;
+    }
+    return out;
+  }
+
+  /** Number of distinct sessions the records belong to. */
+  sessionCount(): number {
+    return (this.prepare(`SELECT COUNT(DISTINCT json_extract(metadata, '$.session_id')) AS n FROM records`).get() as { n: number }).n;
+  }
+
   /**
    * Close the database. Idempotent. A writable file is switched back to rollback-journal mode
    * when no other connection has it open, so it can later be opened from a read-only mount
    * (WAL needs a writable `-shm` next to it); the next writable open switches to WAL again.
    */
   close(): void {
-    if (!this.db.open) return;
-    if (!this.readOnly && this.file !== ":memory:") {
-      try {
-        this.db.pragma("busy_timeout = 0");
-        this.db.pragma("journal_mode = DELETE");
-      } catch {
-        // Another process has it open; the last one to close switches it.
-      }
-    }
-    this.db.close();
+    closeSqliteStore(this.db);
   }
 }

@@ -105,6 +105,7 @@ describe("publish → install end to end", () => {
       core: version(path.join(repo, "packages/memory-core")),
       cli: version(path.join(repo, "packages/memory-cli")),
       contract: version(path.join(repo, "packages/memory-contract")),
+      kit: version(path.join(repo, "packages/memory-provider-kit")),
       create: version(path.join(repo, "packages/create-memory-provider")),
       sqlite: version(path.join(repo, "providers/sqlite")),
       vector: version(path.join(repo, "providers/vector")),
@@ -130,7 +131,7 @@ describe("publish → install end to end", () => {
     fs.mkdirSync(consumer);
     writeNpmrc(consumer);
     run("npm", ["init", "-y"], { cwd: consumer, env });
-    run("npm", ["install", `@hermes/memory-cli@${v.cli}`, `@hermes/memory-sqlite@${v.sqlite}`, `@hermes/memory-vector@${v.vector}`, `@hermes/memory-contract@${v.contract}`, THIRD_PARTY], { cwd: consumer, env });
+    run("npm", ["install", `@hermes/memory-cli@${v.cli}`, `@hermes/memory-sqlite@${v.sqlite}`, `@hermes/memory-vector@${v.vector}`, `@hermes/memory-contract@${v.contract}`, `@hermes/memory-provider-kit@${v.kit}`, THIRD_PARTY], { cwd: consumer, env });
     // The integrations with the libraries they plug into (versions the packages are tested with).
     run("npm", ["install", `@hermes/memory-ai-sdk@${v.aiSdk}`, `@hermes/memory-mcp@${v.mcp}`, `@hermes/memory-core@${v.core}`, "ai@6.0.326", "zod@4.1.12", "@modelcontextprotocol/sdk@1.32.2"], { cwd: consumer, env });
 
@@ -252,7 +253,7 @@ console.log(JSON.stringify({ tools, remembered: !remembered.isError, found: foun
     fs.mkdirSync(strict);
     writeNpmrc(strict);
     fs.writeFileSync(path.join(strict, "package.json"), JSON.stringify({ name: "consumer-pnpm", private: true, type: "module" }));
-    run("pnpm", ["add", "--ignore-scripts", `@hermes/memory-cli@${v.cli}`, `@hermes/memory-sqlite@${v.sqlite}`, `@hermes/memory-vector@${v.vector}`, THIRD_PARTY], { cwd: strict, env });
+    run("pnpm", ["add", "--ignore-scripts", `@hermes/memory-cli@${v.cli}`, `@hermes/memory-sqlite@${v.sqlite}`, `@hermes/memory-vector@${v.vector}`, `@hermes/memory-provider-kit@${v.kit}`, THIRD_PARTY], { cwd: strict, env });
     const strictList = JSON.parse(
       run(process.execPath, [path.join(strict, "node_modules/@hermes/memory-cli/dist/bin.js"), "plugins", "list", "--json", "--hermes-home", path.join(work, "home-pnpm")], { cwd: strict, env }).stdout,
     ) as { providers: Array<{ name: string; source: string }> };

@@ -19,6 +19,7 @@ import {
   type ToolSchema,
   type MemoryProviderRegistrationContext,
 } from "@hermes/memory-core";
+import { formatRecall, queryTokens, ToolRouter, turnText } from "@hermes/memory-provider-kit";
 
 interface StoredNote {
   id: string;
@@ -36,10 +37,30 @@ const TOOL_NAME = "{{toolPrefix}}_notes";
  * (mode 0600), never config.yaml. Read it with `getEnv(API_KEY_ENV)`.
  */
 export const API_KEY_ENV = defaultEnvVarName("{{providerName}}", "api_key");
-const STOPWORDS = new Set(["a", "an", "and", "are", "at", "did", "do", "does", "for", "i", "in", "is", "it", "of", "on", "or", "the", "to", "was", "we", "what", "when", "where", "which", "who", "with", "you"]);
 
+const TOOL_SCHEMAS: ToolSchema[] = [
+  {
+    name: TOOL_NAME,
+    description: "Save a note for later sessions (action 'add') or search saved notes (action 'search').",
+    parameters: {
+      type: "object",
+      properties: {
+        action: { type: "string", enum: ["add", "search"] },
+        content: { type: "string", minLength: 1, description: "The note to save (action 'add')." },
+        query: { type: "string", minLength: 1, description: "What to look for (action 'search')." },
+      },
+      required: ["action"],
+      additionalProperties: false,
+    },
+  },
+];
+
+// Validates arguments against TOOL_SCHEMAS and answers every failure as {"error": ...}, never a throw.
+const tools = new ToolRouter({ owner: "{{providerName}} memory", schemas: TOOL_SCHEMAS });
+
+/** Search words of `text`: lower-case, stopwords and FTS syntax dropped (the kit's tokenizer). */
 function tokens(text: string): string[] {
-  return text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((t) => t.length > 1 && !STOPWORDS.has(t));
+  return queryTokens(text);
 }
 
 /**
@@ -81,34 +102,21 @@ export class {{className}} extends MemoryProvider implements SearchableMemory {
   }
 
   getToolSchemas(): ToolSchema[] {
-    return [
-      {
-        name: TOOL_NAME,
-        description: "Save a note for later sessions (action 'add') or search saved notes (action 'search').",
-        parameters: {
-          type: "object",
-          properties: {
-            action: { type: "string", enum: ["add", "search"] },
-            content: { type: "string", description: "The note to save (action 'add')." },
-            query: { type: "string", description: "What to look for (action 'search')." },
-          },
-          required: ["action"],
-          additionalProperties: false,
-        },
-      },
-    ];
+    return TOOL_SCHEMAS.map((s) => ({ ...s }));
   }
 
   async handleToolCall(toolName: string, args: Record<string, unknown>): Promise<string> {
-    if (toolName !== TOOL_NAME) return JSON.stringify({ error: `unknown tool: ${toolName}` });
-    if (args.action === "add" && typeof args.content === "string" && args.content.trim()) {
-      const id = this.remember({ content: args.content, kind: "fact" });
-      return JSON.stringify({ ok: true, id });
-    }
-    if (args.action === "search" && typeof args.query === "string") {
-      return JSON.stringify({ ok: true, results: this.search(args.query, { limit: 5 }).map((h) => ({ id: h.id, content: h.content })) });
-    }
-    return JSON.stringify({ error: "Use {action: 'add', content} or {action: 'search', query}." });
+    return tools.run(toolName, args, {
+      [TOOL_NAME]: (a) => {
+        if (a.action === "add" && typeof a.content === "string" && a.content.trim()) {
+          return { ok: true, id: this.remember({ content: a.content, kind: "fact" }) };
+        }
+        if (a.action === "search" && typeof a.query === "string") {
+          return { ok: true, results: this.search(a.query, { limit: 5 }).map((h) => ({ id: h.id, content: h.content })) };
+        }
+        return { error: "Use {action: 'add', content} or {action: 'search', query}." };
+      },
+    });
   }
 
   getConfigSchema(): ConfigField[] {
@@ -134,13 +142,14 @@ export class {{className}} extends MemoryProvider implements SearchableMemory {
   }
 
   prefetch(query: string, _options: PrefetchOptions): string {
-    const hits = this.search(query, { limit: 3 });
-    return hits.length ? `## Recalled notes\n${hits.map((h) => `- ${h.content}`).join("\n")}` : "";
+    return formatRecall(this.search(query, { limit: 3 }), { header: "## Recalled notes", maxChars: 2000 });
   }
 
   syncTurn(userContent: string, assistantContent: string, options: SyncTurnOptions): void {
     if (!this.automaticWrites) return;
-    this.remember({ content: `User: ${userContent}\nAssistant: ${assistantContent}`, kind: "turn", sessionId: options.sessionId });
+    // "<turnAuthor.name or User>: …" and "Assistant: …" lines, the text every provider stores.
+    const content = turnText(userContent, assistantContent, options.turnAuthor);
+    if (content) this.remember({ content, kind: "turn", sessionId: options.sessionId });
   }
 
   remember(item: MemoryItem): string {

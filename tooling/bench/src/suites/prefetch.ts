@@ -8,7 +8,7 @@ import crypto from "node:crypto";
 import { summarize, type Summary } from "../stats.js";
 import { SuiteRecorder, type SuiteContext, type SuiteResult } from "../suite-result.js";
 import { LATENCY_COLUMNS, fmt, latencyCells, ratio } from "../table.js";
-import { loadCore, loadSqliteModule, settle, type SqliteProviderClass } from "../targets.js";
+import { loadCore, loadProviderKit, loadSqliteModule, settle, type SqliteProviderClass } from "../targets.js";
 import { makeTempDir } from "../temp-dir.js";
 import { timeTask, wallClock } from "../timing.js";
 
@@ -77,7 +77,8 @@ export function ftsOrQuery(text: string): string {
 export async function runPrefetchSuite(ctx: SuiteContext): Promise<SuiteResult> {
   const rec = new SuiteRecorder("prefetch", ctx.quick);
   const sizes = ctx.quick ? [10_000] : [10_000, 100_000, 1_000_000];
-  const core = await loadCore(["MemoryManager", "buildFtsQuery"]);
+  const core = await loadCore(["MemoryManager"]);
+  const kit = await loadProviderKit();
   const sqliteModule = await loadSqliteModule();
   if (!core.ok || !sqliteModule.ok) {
     rec.skip([!core.ok ? core.reason : "", !sqliteModule.ok ? sqliteModule.reason : ""].filter(Boolean).join("; "));
@@ -86,7 +87,7 @@ export async function runPrefetchSuite(ctx: SuiteContext): Promise<SuiteResult> 
   const sqlite = { value: sqliteModule.value.SqliteMemoryProvider };
   // The baseline runs the very MATCH expression the provider builds (so the ratio is the provider's
   // own overhead); a second row shows the naive "every word OR-ed" expression for reference.
-  const buildFtsQuery = core.value.buildFtsQuery;
+  const buildFtsQuery = kit.ok ? kit.value.buildFtsQuery : undefined;
   const queryGen = new CorpusGenerator(SEED + 1);
   const queries = Array.from({ length: QUERY_COUNT }, () => queryGen.query());
   // A cached corpus is valid while its schema equals what the current provider creates (the schema

@@ -1,7 +1,7 @@
 import type BetterSqlite3 from "better-sqlite3";
 import type { MemoryKind } from "@hermes/memory-core";
-import type { Db } from "./database.js";
-import { quoteTerm } from "@hermes/memory-core";
+import type { SqliteDb as Db } from "./sqlite-store.js";
+import { quoteTerm } from "./fts-query.js";
 
 /** A query word with the number of items containing it. */
 export interface CountedTerm {

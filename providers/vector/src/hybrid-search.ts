@@ -1,0 +1,98 @@
+/**
+ * The vector provider's search: vector nearest neighbours, fused with BM25 keyword hits from the
+ * sidecar (hybrid mode), then conversational context (neighbour score spreading, speaker boost).
+ */
+import type { MemoryHit, MemoryKind, MemorySearchOptions } from "@hermes/memory-core";
+import { boostNamedSpeakers, propagateContext, type ContextCandidate } from "./conversation-context.js";
+import type { Embedder } from "./embedder.js";
+import { matchesFilter, type MetadataFilter, type VectorMetadata } from "./metadata-filter.js";
+import { fusionWeightsFor, scoreFusion } from "./rank-fusion.js";
+import type { Sidecar } from "./sidecar.js";
+import type { VectorStore } from "./vector-store.js";
+
+const KINDS: MemoryKind[] = ["turn", "fact", "checkpoint"];
+
+/** What a search reads: the sidecar, the vector store, the embedder, and whether BM25 joins in. */
+export interface HybridSearchParts {
+  sidecar: Sidecar;
+  store: VectorStore;
+  embedder: Embedder;
+  /** Fuse with BM25 (hybrid) or rank by vectors only. */
+  hybrid: boolean;
+}
+
+/** `MemorySearchOptions` plus the namespace to search and a time budget for remote stores. */
+export type HybridSearchOptions = MemorySearchOptions & { namespace: string; budgetMs?: number };
+
+/**
+ * Hybrid (or pure vector) search, best first. Hybrid: vector and BM25 candidates are fused
+ * (`scoreFusion` with `fusionWeightsFor(embedder.id)`: BM25-led for the lexical `hashing`
+ * embedder, balanced for semantic ones), each candidate turn passes part of its score to the next
+ * two and the previous turn of its session, and turns of a speaker named in the query are boosted.
+ * Hits carry `metadata.scores = {vector, bm25, fused}` (`null` = not found by that ranking).
+ */
+export async function hybridSearch(parts: HybridSearchParts, query: string, options: HybridSearchOptions): Promise<MemoryHit[]> {
+  const { sidecar, store, embedder } = parts;
+  const limit = Math.max(1, Math.min(200, options.limit ?? 10));
+  if (!query.trim()) return [];
+  const namespace = options.namespace;
+  const clauses: MetadataFilter[] = [];
+  if (options.kind) clauses.push({ kind: options.kind });
+  if (options.sessionId) clauses.push({ session_id: options.sessionId });
+  const filter = clauses.length === 0 ? undefined : clauses.length === 1 ? clauses[0] : { $and: clauses };
+  const depth = parts.hybrid ? Math.max(limit * 3, 20) : limit;
+  const [vector] = await embedder.embed([query]);
+  const vectorHits = await store.query(vector!, { topK: depth, namespace, ...(filter ? { filter } : {}), ...(options.budgetMs ? { budgetMs: options.budgetMs } : {}) });
+  if (!parts.hybrid) {
+    return vectorHits.slice(0, limit).map((h) => toMemoryHit(h.id, h.metadata, h.score, { vector: h.score, bm25: null }));
+  }
+  const keywordHits = sidecar.keywordSearch(namespace, query, depth, filter);
+  const fused = scoreFusion(vectorHits, keywordHits, fusionWeightsFor(embedder.id));
+  const components = new Map(fused.map((f) => [f.id, f]));
+  const rows = new Map(sidecar.getByIds(namespace, fused.map((f) => f.id)).map((r) => [r.id, r]));
+  const metadataById = new Map<string, VectorMetadata>(vectorHits.map((h) => [h.id, h.metadata]));
+  for (const h of keywordHits) metadataById.set(h.id, h.metadata);
+  const candidates = new Map<string, ContextCandidate>();
+  for (const f of fused) {
+    const row = rows.get(f.id);
+    candidates.set(f.id, { id: f.id, score: f.score, metadata: row?.metadata ?? metadataById.get(f.id) ?? {}, ...(row ? { row } : {}) });
+  }
+  const contextual = propagateContext(candidates, (row) => sidecar.sessionNeighbours(namespace, row.metadata.session_id as string, row.key, 2, 1), {
+    accept: (row) => !filter || matchesFilter(row.metadata, filter),
+    // Far down the list the shares are too small to change the top `limit`, and each giver
+    // costs two indexed look-ups.
+    maxGivers: Math.max(limit * 2, 40),
+  });
+  boostNamedSpeakers(query, contextual);
+  const order = (c: ContextCandidate): number => c.row?.key ?? Number.MAX_SAFE_INTEGER;
+  return [...contextual.values()]
+    .sort((a, b) => b.score - a.score || order(a) - order(b))
+    .slice(0, limit)
+    .map((c) => {
+      const f = components.get(c.id);
+      return toMemoryHit(c.id, c.metadata, c.score, { vector: f?.vector ?? null, bm25: f?.bm25 ?? null, fused: c.score });
+    });
+}
+
+/** A stored record as a `MemoryHit` (caller metadata unpacked from `extra`, `scores` added). */
+export function toMemoryHit(id: string, metadata: VectorMetadata, score: number, scores: Record<string, number | null>): MemoryHit {
+  const { text, kind, session_id, user_id, created_at, extra, ...rest } = metadata;
+  let user: Record<string, unknown> = {};
+  if (typeof extra === "string") {
+    try {
+      user = JSON.parse(extra) as Record<string, unknown>;
+    } catch {
+      user = { extra };
+    }
+  }
+  return {
+    id,
+    content: typeof text === "string" ? text : "",
+    kind: KINDS.includes(kind as MemoryKind) ? (kind as MemoryKind) : "fact",
+    score,
+    ...(typeof session_id === "string" ? { sessionId: session_id } : {}),
+    ...(typeof user_id === "string" ? { userId: user_id } : {}),
+    createdAt: typeof created_at === "string" ? created_at : new Date(0).toISOString(),
+    metadata: { ...user, ...rest, scores },
+  };
+}
