@@ -102,6 +102,13 @@ interface Row {
   created_at: number;
 }
 
+/** A row with the ids of its session neighbours (next, second next, previous turn). */
+interface LinkedRow extends Row {
+  next1: number | null;
+  next2: number | null;
+  prev: number | null;
+}
+
 const DAY_MS = 86_400_000;
 /**
  * When a query word is found in more than this share of all items (and at least COMMON_TERM_MIN_DOCS
@@ -181,11 +188,19 @@ export class MemoryStore {
       index: readonly ? undefined : db.prepare(`INSERT INTO items_fts (rowid, content, speaker) VALUES (?, ?, ?)`),
       byDigest: db.prepare(`SELECT id FROM items WHERE digest = ?`),
       addSpeaker: readonly ? undefined : db.prepare(`INSERT OR IGNORE INTO speakers (name) VALUES (?)`),
-      isSpeaker: db.prepare(`SELECT 1 FROM speakers WHERE name = ?`),
+      speakersIn: db.prepare(`SELECT name FROM speakers WHERE name IN (SELECT value FROM json_each(?))`).pluck(),
       maxId: db.prepare(`SELECT COALESCE(MAX(id), 0) AS n FROM items`),
       countTerm: db.prepare(`SELECT COUNT(*) AS n FROM (SELECT rowid FROM items_fts WHERE items_fts MATCH ? LIMIT ?)`),
-      nextTurns: db.prepare(`SELECT * FROM items WHERE session_id = ? AND id > ? AND kind = 'turn' ORDER BY id LIMIT 2`),
-      prevTurn: db.prepare(`SELECT * FROM items WHERE session_id = ? AND id < ? AND kind = 'turn' ORDER BY id DESC LIMIT 1`),
+      // Items with these ids (a JSON array), each with the ids of the next two and the previous turn
+      // of its session (null when none).
+      linkedRows: db.prepare(
+        `SELECT i.*,
+           (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id > i.id AND n.kind = 'turn' ORDER BY n.id LIMIT 1) AS next1,
+           (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id > i.id AND n.kind = 'turn' ORDER BY n.id LIMIT 1 OFFSET 1) AS next2,
+           (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id < i.id AND n.kind = 'turn' ORDER BY n.id DESC LIMIT 1) AS prev
+         FROM json_each(?) c JOIN items i ON i.id = c.value`,
+      ),
+      rowsById: db.prepare(`SELECT * FROM items WHERE id IN (SELECT value FROM json_each(?))`),
       get: db.prepare(`SELECT * FROM items WHERE id = ?`),
       delete: readonly ? undefined : db.prepare(`DELETE FROM items WHERE id = ?`),
       deleteDigest: readonly ? undefined : db.prepare(`DELETE FROM items WHERE digest = ?`),
@@ -261,8 +276,7 @@ export class MemoryStore {
    * bm25() would walk its whole document list on every call, so the layered ranker scores a bounded
    * set of candidates with the same formula instead (see `LayeredRanker`).
    */
-  private rankPlan(query: string): { mode: "bm25"; match: string } | { mode: "layered"; terms: CountedTerm[] } | null {
-    const terms = uniqueTerms(query);
+  private rankPlan(terms: readonly string[]): { mode: "bm25"; match: string } | { mode: "layered"; terms: CountedTerm[] } | null {
     if (terms.length === 0) return null;
     const all = { match: terms.map(quoteTerm).join(" OR "), mode: "bm25" as const };
     const total = (this.stmts.maxId.get() as { n: number }).n;
@@ -294,11 +308,9 @@ export class MemoryStore {
   }
 
   /** Query words that name a speaker seen in this database. */
-  private speakerNames(query: string): Set<string> {
-    const names = new Set<string>();
-    if (this.speakerBoost === 1) return names;
-    for (const term of uniqueTerms(query)) if (this.stmts.isSpeaker.get(term) !== undefined) names.add(term);
-    return names;
+  private speakerNames(terms: readonly string[]): Set<string> {
+    if (this.speakerBoost === 1 || terms.length === 0) return new Set();
+    return new Set(this.stmts.speakersIn.all(JSON.stringify(terms)) as string[]);
   }
 
   /**
@@ -311,7 +323,8 @@ export class MemoryStore {
    * query text is safe; text with no searchable word gives `[]`.
    */
   search(query: string, options: StoreSearchOptions = {}): MemoryHit[] {
-    const plan = this.rankPlan(query);
+    const terms = uniqueTerms(query);
+    const plan = this.rankPlan(terms);
     if (!plan) return [];
     const limit = clampLimit(options.limit, 10, 1000);
     const candidates = Math.max(20, limit * CANDIDATES_PER_HIT);
@@ -330,47 +343,64 @@ export class MemoryStore {
       });
     }
 
+    // Rows and neighbour ids come from two batched statements (candidates, then the neighbours not
+    // already among them) rather than three statements per candidate: at a few hundred candidates the
+    // per-statement overhead was most of the search time. Scores are summed in the same order as
+    // before (own scores in rank order, then next, second next, previous per match), so they are
+    // bit-identical.
+    const linked = new Map<number, LinkedRow>();
+    for (const row of this.stmts.linkedRows.all(JSON.stringify(ranked.map((r) => r.id))) as LinkedRow[]) linked.set(row.id, row);
     const rows = new Map<number, Row>();
     const scores = new Map<number, number>();
     const add = (row: Row, score: number) => {
       rows.set(row.id, row);
       scores.set(row.id, (scores.get(row.id) ?? 0) + score);
     };
-    const matched: Array<[Row, number]> = [];
+    const matched: Array<[LinkedRow, number]> = [];
     for (const { id, rank } of ranked) {
-      const row = this.stmts.get.get(id) as Row | undefined;
+      const row = linked.get(id);
       if (!row) continue;
       add(row, -rank);
       matched.push([row, -rank]);
     }
     const [wNext, wNext2, wPrev] = this.neighbourWeights;
     if (options.kind === undefined || options.kind === "turn") {
-      const accept = (row: Row) => options.userId === undefined || row.user_id === options.userId;
+      const missing = new Set<number>();
+      for (const [row] of matched) for (const n of [row.next1, row.next2, row.prev]) if (n !== null && !linked.has(n)) missing.add(n);
+      if (missing.size > 0) for (const row of this.stmts.rowsById.all(JSON.stringify([...missing])) as Row[]) linked.set(row.id, row as LinkedRow);
+      const accept = (row: Row | undefined): row is Row => row !== undefined && (options.userId === undefined || row.user_id === options.userId);
       for (const [row, score] of matched) {
         if (row.kind !== "turn" || row.session_id === null) continue;
-        const next = this.stmts.nextTurns.all(row.session_id, row.id) as Row[];
-        if (next[0] && accept(next[0])) add(next[0], wNext * score);
-        if (next[1] && accept(next[1])) add(next[1], wNext2 * score);
-        const prev = this.stmts.prevTurn.get(row.session_id, row.id) as Row | undefined;
-        if (prev && accept(prev)) add(prev, wPrev * score);
+        const next = row.next1 === null ? undefined : linked.get(row.next1);
+        const next2 = row.next2 === null ? undefined : linked.get(row.next2);
+        const prev = row.prev === null ? undefined : linked.get(row.prev);
+        if (accept(next)) add(next, wNext * score);
+        if (accept(next2)) add(next2, wNext2 * score);
+        if (accept(prev)) add(prev, wPrev * score);
       }
     }
 
-    const names = this.speakerNames(query);
+    const names = this.speakerNames(terms);
+    const boosted = new Map<string, boolean>();
     const now = Date.now();
-    const hits: MemoryHit[] = [];
+    const scored: Array<{ row: Row; score: number }> = [];
     for (const [id, raw] of scores) {
       const row = rows.get(id)!;
       let score = raw;
-      if (names.size > 0 && row.speaker && queryTokens(row.speaker).some((w) => names.has(w))) score *= this.speakerBoost;
+      if (names.size > 0 && row.speaker) {
+        let named = boosted.get(row.speaker);
+        if (named === undefined) boosted.set(row.speaker, (named = queryTokens(row.speaker).some((w) => names.has(w))));
+        if (named) score *= this.speakerBoost;
+      }
       if (this.halfLifeDays > 0) {
         const ageDays = Math.max(0, now - row.created_at) / DAY_MS;
         score *= 1 - this.recencyWeight + this.recencyWeight * Math.pow(0.5, ageDays / this.halfLifeDays);
       }
-      hits.push(toHit(row, score));
+      scored.push({ row, score });
     }
-    hits.sort((a, b) => b.score - a.score || Number(a.id) - Number(b.id));
-    return hits.slice(0, limit);
+    // Only the hits returned are converted (metadata JSON parsed, dates formatted).
+    scored.sort((a, b) => b.score - a.score || a.row.id - b.row.id);
+    return scored.slice(0, limit).map(({ row, score }) => toHit(row, score));
   }
 
   /** The item with `id`, or `null`. */
