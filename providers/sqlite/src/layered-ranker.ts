@@ -24,7 +24,7 @@ export interface LayeredRankOptions {
 const K1 = 1.2;
 const B = 0.75;
 /**
- * Most row ids read per word pair (`t_i AND t_j`). Pairs of two topic words hold tens to a few
+ * Most row ids read per word pair (`t_i AND t_j`) or single word. Pairs of two topic words hold tens to a few
  * hundred rows even at a million items; the cap only bounds the cost of two very common words, whose
  * rows score little anyway. (Reading the newest 100 rows of each layer, with text, instead of every
  * row of each pair lost a quarter of the exact top 5 at a million items.)
@@ -38,8 +38,6 @@ const LAYER_POOL_ROWS = 1000;
  * at a million items 40 kept 96.7 % of the exact top 5 and 60 kept 97.3 %.
  */
 const LAYER_SCORED_ROWS = 40;
-/** Newest rows read per single word, once the multi-word layers are done. */
-const SINGLE_ROWS = 20;
 /**
  * Stop reading further layers once the `limit`-th score beats their best possible score: the sum of
  * their words' IDF times this factor. The exact bound is k1 + 1 = 2.2 (infinite term frequency);
@@ -83,7 +81,7 @@ interface RankTerm {
  * - a layer is read pair by pair (`t_i AND t_j`, row ids only, at most `LAYER_POOL_ROWS` each), which
  *   tells which words each row holds; when the pool is larger than `LAYER_SCORED_ROWS`, FTS5's stored
  *   row lengths give each row an estimate and only the best are read and scored exactly;
- * - then the newest `SINGLE_ROWS` items of each word;
+ * - then, while a row holding one word could still place, the rows of each word, pooled the same way;
  * - reading stops as soon as the `limit`-th score is above what any later layer or pair could score.
  *
  * Scores use FTS5's formula (same IDF, k1, b, column weights, document length from the FTS
@@ -97,7 +95,6 @@ export class LayeredRanker {
   private readonly weights: { content: number; speaker: number };
   private readonly stmts: {
     averages: BetterSqlite3.Statement;
-    layer: BetterSqlite3.Statement;
     pool: BetterSqlite3.Statement;
     poolFiltered: BetterSqlite3.Statement;
     rows: BetterSqlite3.Statement;
@@ -108,13 +105,6 @@ export class LayeredRanker {
     this.weights = weights;
     this.stmts = {
       averages: db.prepare(`SELECT block FROM items_fts_data WHERE id = 1`).pluck(),
-      layer: db.prepare(
-        `SELECT f.rowid AS id, i.content AS content, i.speaker AS speaker, d.sz AS sz
-         FROM items_fts f JOIN items i ON i.id = f.rowid LEFT JOIN items_fts_docsize d ON d.id = f.rowid
-         WHERE items_fts MATCH @q AND (@kind IS NULL OR i.kind = @kind) AND (@session IS NULL OR i.session_id = @session)
-           AND (@user IS NULL OR i.user_id = @user)
-         ORDER BY f.rowid DESC LIMIT @limit`,
-      ),
       pool: db.prepare(`SELECT rowid AS id FROM items_fts WHERE items_fts MATCH @q LIMIT @limit`),
       poolFiltered: db.prepare(
         `SELECT f.rowid AS id FROM items_fts f JOIN items i ON i.id = f.rowid
@@ -154,43 +144,23 @@ export class LayeredRanker {
       const top = [...scores.values()].sort((a, b) => b - a);
       return (top[limit - 1] ?? -Infinity) >= bound * BOUND_FACTOR;
     };
-    const read = (match: string, rowsWanted: number, required: RankTerm) => {
-      const found = this.stmts.layer.all({
-        q: match,
-        kind: options.kind ?? null,
-        session: options.session ?? null,
-        user: options.user ?? null,
-        limit: rowsWanted,
-      }) as LayerRow[];
-      for (const row of found) {
-        if (!scores.has(row.id)) scores.set(row.id, this.score(row, ranked, required.bit, avgLength));
-      }
-    };
-
-    // Rows holding two or more of the words, pooled pair by pair (the rarer word's layer pairs it with
-    // each commoner word) with the words each row is known to hold and its length; the rows whose
-    // estimate (those words found once, at the row's length) is best are then scored exactly.
+    // Rows are pooled by id with the words FTS5 showed them to hold; the open rows with the best
+    // estimate (those words found once each, at the row's length) are then read and scored exactly.
     const filtered = options.kind != null || options.session != null || options.user != null;
     const pool = new Map<number, { words: number; sz?: Buffer | null }>();
-    for (let i = 0; i < Math.min(layered.length - 1, MAX_LAYERS); i++) {
-      const rest = layered.slice(i + 1);
-      const bound = layered[i]!.idf + rest.reduce((sum, t) => sum + t.idf, 0);
-      if (settled(bound)) break;
-      for (const [j, other] of rest.entries()) {
-        // Rows first found in this pair hold no rarer word than `other` besides layered[i]: once the
-        // `limit`-th score beats what they could score, commoner pairs cannot place either.
-        if (settled(layered[i]!.idf + rest.slice(j).reduce((sum, t) => sum + t.idf, 0))) break;
-        const found = (filtered ? this.stmts.poolFiltered : this.stmts.pool).all({
-          q: `${quoteTerm(layered[i]!.term)} AND ${quoteTerm(other.term)}`,
-          ...(filtered ? { kind: options.kind ?? null, session: options.session ?? null, user: options.user ?? null } : {}),
-          limit: LAYER_POOL_ROWS,
-        }) as Array<{ id: number }>;
-        for (const row of found) {
-          const entry = pool.get(row.id);
-          if (entry) entry.words |= layered[i]!.bit | other.bit;
-          else pool.set(row.id, { words: layered[i]!.bit | other.bit });
-        }
+    const collect = (match: string, words: number) => {
+      const found = (filtered ? this.stmts.poolFiltered : this.stmts.pool).all({
+        q: match,
+        ...(filtered ? { kind: options.kind ?? null, session: options.session ?? null, user: options.user ?? null } : {}),
+        limit: LAYER_POOL_ROWS,
+      }) as Array<{ id: number }>;
+      for (const row of found) {
+        const entry = pool.get(row.id);
+        if (entry) entry.words |= words;
+        else pool.set(row.id, { words });
       }
+    };
+    const scoreBest = () => {
       const wanted = Math.max(LAYER_SCORED_ROWS, options.candidates);
       let open = [...pool.keys()].filter((id) => !scores.has(id));
       if (open.length > wanted) {
@@ -208,14 +178,31 @@ export class LayeredRanker {
           .slice(0, wanted)
           .map((x) => x.id);
       }
-      if (open.length === 0) continue;
+      if (open.length === 0) return;
       for (const row of this.stmts.rows.all(JSON.stringify(open)) as LayerRow[]) {
         if (!scores.has(row.id)) scores.set(row.id, this.score(row, ranked, pool.get(row.id)!.words, avgLength));
       }
+    };
+
+    // Rows holding two or more of the words, layer by layer, each layer pair by pair (its word with
+    // each commoner word), which also tells which words each row holds.
+    for (let i = 0; i < Math.min(layered.length - 1, MAX_LAYERS); i++) {
+      const rest = layered.slice(i + 1);
+      const bound = layered[i]!.idf + rest.reduce((sum, t) => sum + t.idf, 0);
+      if (settled(bound)) break;
+      for (const [j, other] of rest.entries()) {
+        // Rows first found in this pair hold no rarer word than `other` besides layered[i]: once the
+        // `limit`-th score beats what they could score, commoner pairs cannot place either.
+        if (settled(layered[i]!.idf + rest.slice(j).reduce((sum, t) => sum + t.idf, 0))) break;
+        collect(`${quoteTerm(layered[i]!.term)} AND ${quoteTerm(other.term)}`, layered[i]!.bit | other.bit);
+      }
+      scoreBest();
     }
+    // Then rows holding one word (a short row, or the word more than once, can still place).
     for (const t of layered) {
       if (settled(t.idf)) break;
-      read(quoteTerm(t.term), Math.max(SINGLE_ROWS, options.candidates), t);
+      collect(quoteTerm(t.term), t.bit);
+      scoreBest();
     }
     return [...scores]
       .sort((a, b) => byScore(b[1], a[1]) || a[0] - b[0])

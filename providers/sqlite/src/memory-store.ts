@@ -102,8 +102,8 @@ interface Row {
   created_at: number;
 }
 
-/** A row with the ids of its session neighbours (next, second next, previous turn). */
-interface LinkedRow extends Row {
+/** The columns scoring needs (no text), with the ids of the next two and the previous turn of its session. */
+interface LinkedRow extends Pick<Row, "id" | "kind" | "session_id" | "user_id" | "speaker" | "created_at"> {
   next1: number | null;
   next2: number | null;
   prev: number | null;
@@ -194,13 +194,16 @@ export class MemoryStore {
       // Items with these ids (a JSON array), each with the ids of the next two and the previous turn
       // of its session (null when none).
       linkedRows: db.prepare(
-        `SELECT i.*,
+        `SELECT i.id, i.kind, i.session_id, i.user_id, i.speaker, i.created_at,
            (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id > i.id AND n.kind = 'turn' ORDER BY n.id LIMIT 1) AS next1,
            (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id > i.id AND n.kind = 'turn' ORDER BY n.id LIMIT 1 OFFSET 1) AS next2,
            (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id < i.id AND n.kind = 'turn' ORDER BY n.id DESC LIMIT 1) AS prev
          FROM json_each(?) c JOIN items i ON i.id = c.value`,
       ),
-      rowsById: db.prepare(`SELECT * FROM items WHERE id IN (SELECT value FROM json_each(?))`),
+      scoringRows: db.prepare(
+        `SELECT id, kind, session_id, user_id, speaker, created_at, NULL AS next1, NULL AS next2, NULL AS prev FROM items WHERE id IN (SELECT value FROM json_each(?))`,
+      ),
+      hitText: db.prepare(`SELECT id, content, metadata FROM items WHERE id IN (SELECT value FROM json_each(?))`),
       get: db.prepare(`SELECT * FROM items WHERE id = ?`),
       delete: readonly ? undefined : db.prepare(`DELETE FROM items WHERE id = ?`),
       deleteDigest: readonly ? undefined : db.prepare(`DELETE FROM items WHERE digest = ?`),
@@ -343,16 +346,16 @@ export class MemoryStore {
       });
     }
 
-    // Rows and neighbour ids come from two batched statements (candidates, then the neighbours not
-    // already among them) rather than three statements per candidate: at a few hundred candidates the
-    // per-statement overhead was most of the search time. Scores are summed in the same order as
-    // before (own scores in rank order, then next, second next, previous per match), so they are
-    // bit-identical.
+    // Scoring columns and neighbour ids come from two batched statements (candidates, then the
+    // neighbours not among them), and text only for the hits returned, rather than three statements
+    // and a full row per candidate: at a few hundred candidates those were most of the search time.
+    // Scores are summed in a fixed order (own scores in rank order, then next, second next and
+    // previous turn per match), so they do not depend on how the rows were fetched.
     const linked = new Map<number, LinkedRow>();
     for (const row of this.stmts.linkedRows.all(JSON.stringify(ranked.map((r) => r.id))) as LinkedRow[]) linked.set(row.id, row);
-    const rows = new Map<number, Row>();
+    const rows = new Map<number, LinkedRow>();
     const scores = new Map<number, number>();
-    const add = (row: Row, score: number) => {
+    const add = (row: LinkedRow, score: number) => {
       rows.set(row.id, row);
       scores.set(row.id, (scores.get(row.id) ?? 0) + score);
     };
@@ -367,8 +370,8 @@ export class MemoryStore {
     if (options.kind === undefined || options.kind === "turn") {
       const missing = new Set<number>();
       for (const [row] of matched) for (const n of [row.next1, row.next2, row.prev]) if (n !== null && !linked.has(n)) missing.add(n);
-      if (missing.size > 0) for (const row of this.stmts.rowsById.all(JSON.stringify([...missing])) as Row[]) linked.set(row.id, row as LinkedRow);
-      const accept = (row: Row | undefined): row is Row => row !== undefined && (options.userId === undefined || row.user_id === options.userId);
+      if (missing.size > 0) for (const row of this.stmts.scoringRows.all(JSON.stringify([...missing])) as LinkedRow[]) linked.set(row.id, row);
+      const accept = (row: LinkedRow | undefined): row is LinkedRow => row !== undefined && (options.userId === undefined || row.user_id === options.userId);
       for (const [row, score] of matched) {
         if (row.kind !== "turn" || row.session_id === null) continue;
         const next = row.next1 === null ? undefined : linked.get(row.next1);
@@ -383,7 +386,7 @@ export class MemoryStore {
     const names = this.speakerNames(terms);
     const boosted = new Map<string, boolean>();
     const now = Date.now();
-    const scored: Array<{ row: Row; score: number }> = [];
+    const scored: Array<{ row: LinkedRow; score: number }> = [];
     for (const [id, raw] of scores) {
       const row = rows.get(id)!;
       let score = raw;
@@ -398,9 +401,12 @@ export class MemoryStore {
       }
       scored.push({ row, score });
     }
-    // Only the hits returned are converted (metadata JSON parsed, dates formatted).
+    // Text and metadata are read (and parsed) only for the hits returned.
     scored.sort((a, b) => b.score - a.score || a.row.id - b.row.id);
-    return scored.slice(0, limit).map(({ row, score }) => toHit(row, score));
+    const top = scored.slice(0, limit);
+    const text = new Map<number, Pick<Row, "content" | "metadata">>();
+    for (const row of this.stmts.hitText.all(JSON.stringify(top.map((h) => h.row.id))) as Array<Pick<Row, "id" | "content" | "metadata">>) text.set(row.id, row);
+    return top.filter(({ row }) => text.has(row.id)).map(({ row, score }) => toHit({ ...row, ...text.get(row.id)! }, score));
   }
 
   /** The item with `id`, or `null`. */
@@ -577,7 +583,7 @@ function toStored(row: Row): StoredItem {
   return item;
 }
 
-function toHit(row: Row, score: number): MemoryHit {
+function toHit(row: Pick<Row, "id" | "content" | "kind" | "created_at" | "metadata" | "session_id" | "user_id">, score: number): MemoryHit {
   const hit: MemoryHit = {
     id: String(row.id),
     content: row.content,
