@@ -24,20 +24,21 @@ export interface LayeredRankOptions {
 const K1 = 1.2;
 const B = 0.75;
 /**
- * Most row ids read per word pair (`t_i AND t_j`) or single word. Pairs of two topic words hold tens to a few
- * hundred rows even at a million items; the cap only bounds the cost of two very common words, whose
- * rows score little anyway. (Reading the newest 100 rows of each layer, with text, instead of every
- * row of each pair lost a quarter of the exact top 5 at a million items.)
+ * Most row ids read per word pair (`t_i AND t_j`) or single word. A pair of topic words holds tens to
+ * a few hundred rows even at a million items; the cap bounds the cost of pairs with a very common
+ * word, whose rows score little anyway. At a million items 600 kept as much of the exact top 5 as
+ * 1,000 (and 450 lost 2 points) at less cost. (Reading only the newest 100 rows of each layer, with
+ * text, lost a quarter of the exact top 5 there.)
  */
-const LAYER_POOL_ROWS = 1000;
+const LAYER_POOL_ROWS = 600;
 /**
- * Pooled rows scored exactly per layer (at least the caller's `candidates`): those with the best
- * estimate, i.e. the words the pairs showed them to hold found once each, at the row's length. Only
- * rows holding a word more than once are underestimated; 40 leaves room for them below the top
- * `limit`. Scoring reads the row text and costs several pooled rows, so this is the main cost knob:
- * at a million items 40 kept 96.7 % of the exact top 5 and 60 kept 97.3 %.
+ * Pooled rows scored exactly per step (at least the caller's `candidates`): those with the best
+ * estimate, i.e. the words FTS5 showed them to hold found once each, at the row's stored length.
+ * Only rows holding a word more than once are underestimated; 30 leaves room for them below the top
+ * `limit`. Scoring reads the row text, costing several pooled rows; at a million items 30, 40 and 60
+ * kept about the same share of the exact top 5.
  */
-const LAYER_SCORED_ROWS = 40;
+const LAYER_SCORED_ROWS = 30;
 /**
  * Stop reading further layers once the `limit`-th score beats their best possible score: the sum of
  * their words' IDF times this factor. The exact bound is k1 + 1 = 2.2 (infinite term frequency);
