@@ -23,10 +23,22 @@ export interface LayeredRankOptions {
 /** FTS5's BM25 constants (fts5_aux.c): k1 and b. */
 const K1 = 1.2;
 const B = 0.75;
-/** Newest rows read per layer (items containing one word and at least one rarer-by-rank other word). */
-const LAYER_ROWS = 100;
-/** Newest rows read per single word, once the multi-word layers are done. */
-const SINGLE_ROWS = 20;
+/**
+ * Most row ids read per word pair (`t_i AND t_j`) or single word. A pair of topic words holds tens to
+ * a few hundred rows even at a million items; the cap bounds the cost of pairs with a very common
+ * word, whose rows score little anyway. At a million items 600 kept as much of the exact top 5 as
+ * 1,000 (and 450 lost 2 points) at less cost. (Reading only the newest 100 rows of each layer, with
+ * text, lost a quarter of the exact top 5 there.)
+ */
+const LAYER_POOL_ROWS = 600;
+/**
+ * Pooled rows scored exactly per step (at least the caller's `candidates`): those with the best
+ * estimate, i.e. the words FTS5 showed them to hold found once each, at the row's stored length.
+ * Only rows holding a word more than once are underestimated; 30 leaves room for them below the top
+ * `limit`. Scoring reads the row text, costing several pooled rows; at a million items 30, 40 and 60
+ * kept about the same share of the exact top 5.
+ */
+const LAYER_SCORED_ROWS = 30;
 /**
  * Stop reading further layers once the `limit`-th score beats their best possible score: the sum of
  * their words' IDF times this factor. The exact bound is k1 + 1 = 2.2 (infinite term frequency);
@@ -51,7 +63,11 @@ interface LayerRow {
 interface RankTerm {
   term: string;
   idf: number;
+  /** This word's bit in a set of words (at most `MAX_LAYERED_TERMS` words). */
+  bit: number;
   pattern: RegExp;
+  /** The word's base alone (no word boundaries): a cheap test before `pattern`. */
+  probe: RegExp;
 }
 
 /**
@@ -61,33 +77,46 @@ interface RankTerm {
  * document counts for the IDF and scores a bounded set of candidates in JavaScript:
  *
  * - words sorted rarest first (t1, t2, …); layer i holds the items containing t_i and at least one
- *   commoner word (`t_i AND (t_i+1 OR …)`), so every item with two or more query words is in exactly
- *   one layer (that of its rarest word), and items with rarer words come first; only the first
- *   `MAX_LAYERS` layers are read;
- * - each layer reads at most its newest `LAYER_ROWS` rows (`ORDER BY rowid DESC`, which FTS5 walks
- *   backwards and stops: a recency window), then the newest `SINGLE_ROWS` items of each word;
- * - reading stops as soon as the `limit`-th score is above what any later layer could score.
+ *   commoner word, so every item with two or more query words is in exactly one layer (that of its
+ *   rarest word), and items with rarer words come first; only the first `MAX_LAYERS` layers are read;
+ * - a layer is read pair by pair (`t_i AND t_j`, row ids only, at most `LAYER_POOL_ROWS` each), which
+ *   tells which words each row holds; when the pool is larger than `LAYER_SCORED_ROWS`, FTS5's stored
+ *   row lengths give each row an estimate and only the best are read and scored exactly;
+ * - then, while a row holding one word could still place, the rows of each word, pooled the same way;
+ * - reading stops as soon as the `limit`-th score is above what any later layer or pair could score.
  *
  * Scores use FTS5's formula (same IDF, k1, b, column weights, document length from the FTS
  * `docsize` table and average length from its `averages` record). Term frequency is counted in the
  * item text with a light suffix match, not the porter stemmer, so it can differ from FTS5 for
- * irregular forms; an item a layer returned for a word counts that word at least once.
+ * irregular forms; an item FTS5 returned for a word counts that word at least once. Ties go to the
+ * older item, as in FTS5's `ORDER BY rank`.
  * Synchronous, read-only; never throws for any word (all are quoted).
  */
 export class LayeredRanker {
   private readonly weights: { content: number; speaker: number };
-  private readonly stmts: { averages: BetterSqlite3.Statement; layer: BetterSqlite3.Statement };
+  private readonly stmts: {
+    averages: BetterSqlite3.Statement;
+    pool: BetterSqlite3.Statement;
+    poolFiltered: BetterSqlite3.Statement;
+    rows: BetterSqlite3.Statement;
+    sizes: BetterSqlite3.Statement;
+  };
 
   constructor(db: Db, weights: { content: number; speaker: number }) {
     this.weights = weights;
     this.stmts = {
       averages: db.prepare(`SELECT block FROM items_fts_data WHERE id = 1`).pluck(),
-      layer: db.prepare(
-        `SELECT f.rowid AS id, i.content AS content, i.speaker AS speaker, d.sz AS sz
-         FROM items_fts f JOIN items i ON i.id = f.rowid LEFT JOIN items_fts_docsize d ON d.id = f.rowid
+      pool: db.prepare(`SELECT rowid AS id FROM items_fts WHERE items_fts MATCH @q LIMIT @limit`),
+      poolFiltered: db.prepare(
+        `SELECT f.rowid AS id FROM items_fts f JOIN items i ON i.id = f.rowid
          WHERE items_fts MATCH @q AND (@kind IS NULL OR i.kind = @kind) AND (@session IS NULL OR i.session_id = @session)
            AND (@user IS NULL OR i.user_id = @user)
          ORDER BY f.rowid DESC LIMIT @limit`,
+      ),
+      sizes: db.prepare(`SELECT id, sz FROM items_fts_docsize WHERE id IN (SELECT value FROM json_each(?))`),
+      rows: db.prepare(
+        `SELECT i.id AS id, i.content AS content, i.speaker AS speaker, d.sz AS sz
+         FROM json_each(?) c JOIN items i ON i.id = c.value LEFT JOIN items_fts_docsize d ON d.id = i.id`,
       ),
     };
   }
@@ -103,7 +132,7 @@ export class LayeredRanker {
       .filter((t) => t.df > 0)
       .sort((a, b) => a.df - b.df || (a.term < b.term ? -1 : 1))
       .slice(0, MAX_LAYERED_TERMS)
-      .map((t) => ({ term: t.term, idf: idf(rows, t.df), pattern: termPattern(t.term) }));
+      .map((t, i) => ({ term: t.term, idf: idf(rows, t.df), bit: 1 << i, pattern: termPattern(t.term), probe: new RegExp(termBase(t.term), "iu") }));
     if (ranked.length === 0) return [];
     // Words in most items add nothing (IDF ≈ 0) but would make a layer match nearly everything.
     const useful = ranked.filter((t) => t.idf > 1e-3);
@@ -116,43 +145,85 @@ export class LayeredRanker {
       const top = [...scores.values()].sort((a, b) => b - a);
       return (top[limit - 1] ?? -Infinity) >= bound * BOUND_FACTOR;
     };
-    const read = (match: string, rowsWanted: number, required: RankTerm) => {
-      const found = this.stmts.layer.all({
+    // Rows are pooled by id with the words FTS5 showed them to hold; the open rows with the best
+    // estimate (those words found once each, at the row's length) are then read and scored exactly.
+    const filtered = options.kind != null || options.session != null || options.user != null;
+    const pool = new Map<number, { words: number; sz?: Buffer | null }>();
+    const collect = (match: string, words: number) => {
+      const found = (filtered ? this.stmts.poolFiltered : this.stmts.pool).all({
         q: match,
-        kind: options.kind ?? null,
-        session: options.session ?? null,
-        user: options.user ?? null,
-        limit: rowsWanted,
-      }) as LayerRow[];
+        ...(filtered ? { kind: options.kind ?? null, session: options.session ?? null, user: options.user ?? null } : {}),
+        limit: LAYER_POOL_ROWS,
+      }) as Array<{ id: number }>;
       for (const row of found) {
-        if (!scores.has(row.id)) scores.set(row.id, this.score(row, ranked, required, avgLength));
+        const entry = pool.get(row.id);
+        if (entry) entry.words |= words;
+        else pool.set(row.id, { words });
+      }
+    };
+    const scoreBest = () => {
+      const wanted = Math.max(LAYER_SCORED_ROWS, options.candidates);
+      let open = [...pool.keys()].filter((id) => !scores.has(id));
+      if (open.length > wanted) {
+        // Lengths are read only when the pool must be cut.
+        const unsized = open.filter((id) => pool.get(id)!.sz === undefined);
+        for (const row of this.stmts.sizes.all(JSON.stringify(unsized)) as Array<{ id: number; sz: Buffer | null }>) pool.get(row.id)!.sz = row.sz;
+        open = open
+          .map((id) => {
+            const entry = pool.get(id)!;
+            let sum = 0;
+            for (const t of layered) if (entry.words & t.bit) sum += t.idf;
+            return { id, estimate: (sum * (K1 + 1)) / (1 + this.norm(entry.sz ?? null, avgLength)) };
+          })
+          .sort((x, y) => y.estimate - x.estimate || x.id - y.id)
+          .slice(0, wanted)
+          .map((x) => x.id);
+      }
+      if (open.length === 0) return;
+      for (const row of this.stmts.rows.all(JSON.stringify(open)) as LayerRow[]) {
+        if (!scores.has(row.id)) scores.set(row.id, this.score(row, ranked, pool.get(row.id)!.words, avgLength));
       }
     };
 
+    // Rows holding two or more of the words, layer by layer, each layer pair by pair (its word with
+    // each commoner word), which also tells which words each row holds.
     for (let i = 0; i < Math.min(layered.length - 1, MAX_LAYERS); i++) {
       const rest = layered.slice(i + 1);
       const bound = layered[i]!.idf + rest.reduce((sum, t) => sum + t.idf, 0);
       if (settled(bound)) break;
-      read(`${quoteTerm(layered[i]!.term)} AND (${rest.map((t) => quoteTerm(t.term)).join(" OR ")})`, Math.max(LAYER_ROWS, options.candidates), layered[i]!);
+      for (const [j, other] of rest.entries()) {
+        // Rows first found in this pair hold no rarer word than `other` besides layered[i]: once the
+        // `limit`-th score beats what they could score, commoner pairs cannot place either.
+        if (settled(layered[i]!.idf + rest.slice(j).reduce((sum, t) => sum + t.idf, 0))) break;
+        collect(`${quoteTerm(layered[i]!.term)} AND ${quoteTerm(other.term)}`, layered[i]!.bit | other.bit);
+      }
+      scoreBest();
     }
+    // Then rows holding one word (a short row, or the word more than once, can still place).
     for (const t of layered) {
       if (settled(t.idf)) break;
-      read(quoteTerm(t.term), Math.max(SINGLE_ROWS, options.candidates), t);
+      collect(quoteTerm(t.term), t.bit);
+      scoreBest();
     }
     return [...scores]
-      .sort((a, b) => b[1] - a[1] || b[0] - a[0])
+      .sort((a, b) => byScore(b[1], a[1]) || a[0] - b[0])
       .slice(0, options.candidates)
       .map(([id, score]) => ({ id, rank: -score }));
   }
 
-  /** FTS5's BM25 of one row over all ranked words. */
-  private score(row: LayerRow, terms: readonly RankTerm[], required: RankTerm, avgLength: number): number {
-    const length = row.sz ? sumVarints(row.sz) : 0;
-    const norm = K1 * (1 - B + (B * length) / (avgLength || 1));
+  /** BM25's length normalisation of a row: k1 · (1 − b + b · length / average length). */
+  private norm(sz: Buffer | null, avgLength: number): number {
+    const length = sz ? sumVarints(sz) : 0;
+    return K1 * (1 - B + (B * length) / (avgLength || 1));
+  }
+
+  /** FTS5's BM25 of one row over all ranked words; words in `known` (bits) count at least once. */
+  private score(row: LayerRow, terms: readonly RankTerm[], known: number, avgLength: number): number {
+    const norm = this.norm(row.sz, avgLength);
     let score = 0;
     for (const t of terms) {
-      let freq = this.weights.content * countMatches(t.pattern, row.content) + this.weights.speaker * countMatches(t.pattern, row.speaker);
-      if (freq === 0 && t === required) freq = this.weights.content;
+      let freq = this.weights.content * countMatches(t, row.content) + this.weights.speaker * countMatches(t, row.speaker);
+      if (freq === 0 && known & t.bit) freq = this.weights.content;
       if (freq > 0) score += (t.idf * (freq * (K1 + 1))) / (freq + norm);
     }
     return score;
@@ -166,6 +237,14 @@ export class LayeredRanker {
     const tokens = columns.reduce((sum, n) => sum + n, 0);
     return { rows, avgLength: rows > 0 ? tokens / rows : 0 };
   }
+}
+
+/**
+ * Score order that treats scores within rounding of each other as equal, so that ties go to the
+ * older row as in FTS5's `ORDER BY rank` (the JavaScript sum can differ from FTS5's in the last bits).
+ */
+function byScore(a: number, b: number): number {
+  return Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a)) ? 0 : a - b;
 }
 
 /** FTS5's IDF: ln((N − n + 0.5) / (n + 0.5)), floored at 1e-6. */
@@ -205,6 +284,11 @@ const SUFFIXES = ["ings", "ing", "ed", "es", "s", "ly"];
  * fold together: the word minus one common suffix, plus any of those suffixes.
  */
 export function termPattern(term: string): RegExp {
+  return new RegExp(`(?<![\\p{L}\\p{N}\\p{M}])${termBase(term)}(?:${SUFFIXES.join("|")})?(?![\\p{L}\\p{N}\\p{M}])`, "giu");
+}
+
+/** `term` lower-cased, folded and without one common suffix, escaped for a RegExp. */
+function termBase(term: string): string {
   let base = foldDiacritics(term.toLowerCase());
   for (const suffix of SUFFIXES) {
     if (base.length > suffix.length + 2 && base.endsWith(suffix) && !(suffix === "s" && base.endsWith("ss"))) {
@@ -212,18 +296,19 @@ export function termPattern(term: string): RegExp {
       break;
     }
   }
-  const escaped = base.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  return new RegExp(`(?<![\\p{L}\\p{N}\\p{M}])${escaped}(?:${SUFFIXES.join("|")})?(?![\\p{L}\\p{N}\\p{M}])`, "giu");
+  return base.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 function foldDiacritics(text: string): string {
   return text.normalize("NFD").replace(/\p{M}/gu, "");
 }
 
-function countMatches(pattern: RegExp, text: string): number {
+function countMatches({ pattern, probe }: Pick<RankTerm, "pattern" | "probe">, text: string): number {
   if (text.length === 0) return 0;
   // Diacritics are folded only when present: normalising every row would double the scoring cost.
   const haystack = /[^\u0020-\u007e\s]/.test(text) ? foldDiacritics(text) : text;
+  // Most rows lack most words: a plain substring scan rules them out far faster than the pattern.
+  if (!probe.test(haystack)) return 0;
   pattern.lastIndex = 0;
   let n = 0;
   while (pattern.exec(haystack) !== null) n++;

@@ -102,6 +102,13 @@ interface Row {
   created_at: number;
 }
 
+/** The columns scoring needs (no text), with the ids of the next two and the previous turn of its session. */
+interface LinkedRow extends Pick<Row, "id" | "kind" | "session_id" | "user_id" | "speaker" | "created_at"> {
+  next1: number | null;
+  next2: number | null;
+  prev: number | null;
+}
+
 const DAY_MS = 86_400_000;
 /**
  * When a query word is found in more than this share of all items (and at least COMMON_TERM_MIN_DOCS
@@ -181,11 +188,22 @@ export class MemoryStore {
       index: readonly ? undefined : db.prepare(`INSERT INTO items_fts (rowid, content, speaker) VALUES (?, ?, ?)`),
       byDigest: db.prepare(`SELECT id FROM items WHERE digest = ?`),
       addSpeaker: readonly ? undefined : db.prepare(`INSERT OR IGNORE INTO speakers (name) VALUES (?)`),
-      isSpeaker: db.prepare(`SELECT 1 FROM speakers WHERE name = ?`),
+      speakersIn: db.prepare(`SELECT name FROM speakers WHERE name IN (SELECT value FROM json_each(?))`).pluck(),
       maxId: db.prepare(`SELECT COALESCE(MAX(id), 0) AS n FROM items`),
       countTerm: db.prepare(`SELECT COUNT(*) AS n FROM (SELECT rowid FROM items_fts WHERE items_fts MATCH ? LIMIT ?)`),
-      nextTurns: db.prepare(`SELECT * FROM items WHERE session_id = ? AND id > ? AND kind = 'turn' ORDER BY id LIMIT 2`),
-      prevTurn: db.prepare(`SELECT * FROM items WHERE session_id = ? AND id < ? AND kind = 'turn' ORDER BY id DESC LIMIT 1`),
+      // Items with these ids (a JSON array), each with the ids of the next two and the previous turn
+      // of its session (null when none).
+      linkedRows: db.prepare(
+        `SELECT i.id, i.kind, i.session_id, i.user_id, i.speaker, i.created_at,
+           (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id > i.id AND n.kind = 'turn' ORDER BY n.id LIMIT 1) AS next1,
+           (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id > i.id AND n.kind = 'turn' ORDER BY n.id LIMIT 1 OFFSET 1) AS next2,
+           (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id < i.id AND n.kind = 'turn' ORDER BY n.id DESC LIMIT 1) AS prev
+         FROM json_each(?) c JOIN items i ON i.id = c.value`,
+      ),
+      scoringRows: db.prepare(
+        `SELECT id, kind, session_id, user_id, speaker, created_at, NULL AS next1, NULL AS next2, NULL AS prev FROM items WHERE id IN (SELECT value FROM json_each(?))`,
+      ),
+      hitText: db.prepare(`SELECT id, content, metadata FROM items WHERE id IN (SELECT value FROM json_each(?))`),
       get: db.prepare(`SELECT * FROM items WHERE id = ?`),
       delete: readonly ? undefined : db.prepare(`DELETE FROM items WHERE id = ?`),
       deleteDigest: readonly ? undefined : db.prepare(`DELETE FROM items WHERE digest = ?`),
@@ -261,8 +279,7 @@ export class MemoryStore {
    * bm25() would walk its whole document list on every call, so the layered ranker scores a bounded
    * set of candidates with the same formula instead (see `LayeredRanker`).
    */
-  private rankPlan(query: string): { mode: "bm25"; match: string } | { mode: "layered"; terms: CountedTerm[] } | null {
-    const terms = uniqueTerms(query);
+  private rankPlan(terms: readonly string[]): { mode: "bm25"; match: string } | { mode: "layered"; terms: CountedTerm[] } | null {
     if (terms.length === 0) return null;
     const all = { match: terms.map(quoteTerm).join(" OR "), mode: "bm25" as const };
     const total = (this.stmts.maxId.get() as { n: number }).n;
@@ -294,11 +311,9 @@ export class MemoryStore {
   }
 
   /** Query words that name a speaker seen in this database. */
-  private speakerNames(query: string): Set<string> {
-    const names = new Set<string>();
-    if (this.speakerBoost === 1) return names;
-    for (const term of uniqueTerms(query)) if (this.stmts.isSpeaker.get(term) !== undefined) names.add(term);
-    return names;
+  private speakerNames(terms: readonly string[]): Set<string> {
+    if (this.speakerBoost === 1 || terms.length === 0) return new Set();
+    return new Set(this.stmts.speakersIn.all(JSON.stringify(terms)) as string[]);
   }
 
   /**
@@ -311,7 +326,8 @@ export class MemoryStore {
    * query text is safe; text with no searchable word gives `[]`.
    */
   search(query: string, options: StoreSearchOptions = {}): MemoryHit[] {
-    const plan = this.rankPlan(query);
+    const terms = uniqueTerms(query);
+    const plan = this.rankPlan(terms);
     if (!plan) return [];
     const limit = clampLimit(options.limit, 10, 1000);
     const candidates = Math.max(20, limit * CANDIDATES_PER_HIT);
@@ -330,47 +346,67 @@ export class MemoryStore {
       });
     }
 
-    const rows = new Map<number, Row>();
+    // Scoring columns and neighbour ids come from two batched statements (candidates, then the
+    // neighbours not among them), and text only for the hits returned, rather than three statements
+    // and a full row per candidate: at a few hundred candidates those were most of the search time.
+    // Scores are summed in a fixed order (own scores in rank order, then next, second next and
+    // previous turn per match), so they do not depend on how the rows were fetched.
+    const linked = new Map<number, LinkedRow>();
+    for (const row of this.stmts.linkedRows.all(JSON.stringify(ranked.map((r) => r.id))) as LinkedRow[]) linked.set(row.id, row);
+    const rows = new Map<number, LinkedRow>();
     const scores = new Map<number, number>();
-    const add = (row: Row, score: number) => {
+    const add = (row: LinkedRow, score: number) => {
       rows.set(row.id, row);
       scores.set(row.id, (scores.get(row.id) ?? 0) + score);
     };
-    const matched: Array<[Row, number]> = [];
+    const matched: Array<[LinkedRow, number]> = [];
     for (const { id, rank } of ranked) {
-      const row = this.stmts.get.get(id) as Row | undefined;
+      const row = linked.get(id);
       if (!row) continue;
       add(row, -rank);
       matched.push([row, -rank]);
     }
     const [wNext, wNext2, wPrev] = this.neighbourWeights;
     if (options.kind === undefined || options.kind === "turn") {
-      const accept = (row: Row) => options.userId === undefined || row.user_id === options.userId;
+      const missing = new Set<number>();
+      for (const [row] of matched) for (const n of [row.next1, row.next2, row.prev]) if (n !== null && !linked.has(n)) missing.add(n);
+      if (missing.size > 0) for (const row of this.stmts.scoringRows.all(JSON.stringify([...missing])) as LinkedRow[]) linked.set(row.id, row);
+      const accept = (row: LinkedRow | undefined): row is LinkedRow => row !== undefined && (options.userId === undefined || row.user_id === options.userId);
       for (const [row, score] of matched) {
         if (row.kind !== "turn" || row.session_id === null) continue;
-        const next = this.stmts.nextTurns.all(row.session_id, row.id) as Row[];
-        if (next[0] && accept(next[0])) add(next[0], wNext * score);
-        if (next[1] && accept(next[1])) add(next[1], wNext2 * score);
-        const prev = this.stmts.prevTurn.get(row.session_id, row.id) as Row | undefined;
-        if (prev && accept(prev)) add(prev, wPrev * score);
+        const next = row.next1 === null ? undefined : linked.get(row.next1);
+        const next2 = row.next2 === null ? undefined : linked.get(row.next2);
+        const prev = row.prev === null ? undefined : linked.get(row.prev);
+        if (accept(next)) add(next, wNext * score);
+        if (accept(next2)) add(next2, wNext2 * score);
+        if (accept(prev)) add(prev, wPrev * score);
       }
     }
 
-    const names = this.speakerNames(query);
+    const names = this.speakerNames(terms);
+    const boosted = new Map<string, boolean>();
     const now = Date.now();
-    const hits: MemoryHit[] = [];
+    const scored: Array<{ row: LinkedRow; score: number }> = [];
     for (const [id, raw] of scores) {
       const row = rows.get(id)!;
       let score = raw;
-      if (speakerNamed(row.speaker, names)) score *= this.speakerBoost;
+      if (names.size > 0 && row.speaker) {
+        let named = boosted.get(row.speaker);
+        if (named === undefined) boosted.set(row.speaker, (named = speakerNamed(row.speaker, names)));
+        if (named) score *= this.speakerBoost;
+      }
       if (this.halfLifeDays > 0) {
         const ageDays = Math.max(0, now - row.created_at) / DAY_MS;
         score *= 1 - this.recencyWeight + this.recencyWeight * Math.pow(0.5, ageDays / this.halfLifeDays);
       }
-      hits.push(toHit(row, score));
+      scored.push({ row, score });
     }
-    hits.sort((a, b) => b.score - a.score || Number(a.id) - Number(b.id));
-    return hits.slice(0, limit);
+    // Text and metadata are read (and parsed) only for the hits returned.
+    scored.sort((a, b) => b.score - a.score || a.row.id - b.row.id);
+    const top = scored.slice(0, limit);
+    const text = new Map<number, Pick<Row, "content" | "metadata">>();
+    for (const row of this.stmts.hitText.all(JSON.stringify(top.map((h) => h.row.id))) as Array<Pick<Row, "id" | "content" | "metadata">>) text.set(row.id, row);
+    return top.filter(({ row }) => text.has(row.id)).map(({ row, score }) => toHit({ ...row, ...text.get(row.id)! }, score));
   }
 
   /** The item with `id`, or `null`. */
@@ -547,7 +583,7 @@ function toStored(row: Row): StoredItem {
   return item;
 }
 
-function toHit(row: Row, score: number): MemoryHit {
+function toHit(row: Pick<Row, "id" | "content" | "kind" | "created_at" | "metadata" | "session_id" | "user_id">, score: number): MemoryHit {
   const hit: MemoryHit = {
     id: String(row.id),
     content: row.content,
