@@ -86,6 +86,13 @@ describe("dependency rules on the real repository", () => {
     expect(format(violations)).toBe("");
   });
 
+  it("ARCHITECTURE.md names every workspace package, and the README links it", () => {
+    const architecture = fs.readFileSync(path.join(root, "ARCHITECTURE.md"), "utf8");
+    const missing = packages.map((p) => p.dir).filter((dir) => dir !== "tooling/tsconfig" && !architecture.includes(dir));
+    expect(missing).toEqual([]);
+    expect(fs.readFileSync(path.join(root, "README.md"), "utf8")).toContain("](ARCHITECTURE.md)");
+  });
+
   it("has no comment citing a document outside the repository, except the listed files", () => {
     const violations = files
       .filter((f) => !OUTSIDE_DOCUMENT_EXCEPTIONS.some((e) => (e.endsWith("/") ? f.startsWith(e) : f === e)))
