@@ -56,9 +56,9 @@ function clause(
 export const CONTRACT_CLAUSES: readonly ContractClause[] = [
   clause("C-MANIFEST-1", "MANIFEST", "package.json declares a valid hermesMemoryProvider manifest",
     'Add "hermesMemoryProvider": "<name>" or {"name", "entry"} to package.json; the name must match ^[a-z0-9][a-z0-9._-]{0,63}$ and not be "builtin".', ["packageDir"]),
-  clause("C-MANIFEST-2", "MANIFEST", "the manifest entry resolves to a file inside the package",
+  clause("C-MANIFEST-2", "MANIFEST", "core's discovery resolves the manifest entry to a file inside the package",
     'Point "entry" (or "exports"/"main") at a built file inside the package, e.g. "./dist/index.js", and make sure it is listed in "files".', ["packageDir"]),
-  clause("C-MANIFEST-3", "MANIFEST", "register(ctx) registers exactly one provider whose name equals the manifest name",
+  clause("C-MANIFEST-3", "MANIFEST", "core's loader loads the provider from the entry and its name equals the manifest name",
     "Export register(ctx) that calls ctx.registerMemoryProvider(new YourProvider()) once; keep provider.name identical to the manifest name.", ["packageDir"]),
   clause("C-MANIFEST-4", "MANIFEST", "discovery lists the provider from its manifest without importing it",
     "Discovery reads package.json only: the manifest must carry the provider name, and the package must be a direct dependency of the host.", ["packageDir"]),
