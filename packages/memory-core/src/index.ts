@@ -53,6 +53,14 @@ export {
   type SearchableMemory,
 } from "./provider.js";
 
+// --- the plugin seam: register(ctx) and registerCli(command, context) -------------------------
+export {
+  type MemoryProviderRegistrationContext,
+  type ProviderCliContext,
+  type ProviderCliIo,
+  type RegisterCli,
+} from "./plugin-seam.js";
+
 // --- profiles, files, logging ------------------------------------------------------------------
 export { getHermesHome, runWithProfile, bindProfile, defaultHermesHome, expandHome } from "./profile.js";
 export {
@@ -198,8 +206,6 @@ export {
   isProviderDisabled,
   DEFAULT_IMPORT_TIMEOUT_MS,
   type LoadOptions,
-  type MemoryProviderRegistrationContext,
-  type RegisterCli,
 } from "./loader.js";
 export { skillView, listSkills, clearProviderSkills, type ProviderSkill } from "./skills.js";
 export {

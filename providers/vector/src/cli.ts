@@ -2,16 +2,11 @@ import fs from "node:fs";
 import readline from "node:readline";
 import type { Command } from "commander";
 import cliProgress from "cli-progress";
-import { describeError, type MemoryKind } from "@hermes/memory-core";
+import { describeError, type MemoryKind, type ProviderCliContext, type ProviderCliIo } from "@hermes/memory-core";
 import { VectorMemoryProvider, type ExportedItem, type ProgressCallback, type VectorMemoryProviderOptions } from "./vector-memory-provider.js";
 
 /** Where CLI actions write, and whether stderr is a terminal (progress bars). Injectable for tests. */
-export interface CliIo {
-  stdout(text: string): void;
-  stderr(text: string): void;
-  /** Show progress bars (a TTY and not `--json`). */
-  isTTY: boolean;
-}
+export type CliIo = ProviderCliIo;
 
 /** The context the host CLI passes to `registerCli`. */
 export interface VectorCliContext {
@@ -207,7 +202,7 @@ function common(cmd: Command): Command {
  * Add `stats | search | reindex | export | import` under the host's `vector` command. Each action
  * sets `process.exitCode` (never calls `process.exit`).
  */
-export function registerCli(command: Command, context: { hermesHome: string; providerName: string }): void {
+export function registerCli(command: Command, context: ProviderCliContext): void {
   const ctx: VectorCliContext = { hermesHome: context.hermesHome, providerName: context.providerName };
   const done = (code: number): void => {
     if (code !== 0) process.exitCode = code;
