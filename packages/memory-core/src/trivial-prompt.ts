@@ -1,6 +1,6 @@
 /**
  * Trivial prompts ("ok", "thanks!", "/help") carry no recall intent; the manager skips prefetch
- * for them and providers may skip their own work (REFERENCE §1.1).
+ * for them and providers may skip their own work.
  */
 
 // Longer alternatives first so "thank you" / "okay" win over their prefixes.

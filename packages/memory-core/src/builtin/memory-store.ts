@@ -1,5 +1,5 @@
 /**
- * The built-in MEMORY.md / USER.md store (REFERENCE §9). Files are plain text, entries separated
+ * The built-in MEMORY.md / USER.md store. Files are plain text, entries separated
  * by a line holding only `§`, readable and writable by the Python agent as well.
  */
 import fsp from "node:fs/promises";

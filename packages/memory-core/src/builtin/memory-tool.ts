@@ -1,6 +1,6 @@
 /**
  * The `memory` tool the model calls to edit MEMORY.md / USER.md: its schema and its dispatch
- * (validation order, messages and the per-turn failure cap of REFERENCE §9.3).
+ * (validation order, messages, and the cap on consecutive failed calls per turn).
  */
 import { describeError } from "../errors.js";
 import type { ToolSchema } from "../provider.js";
