@@ -83,6 +83,7 @@ describe("@hermes/memory-core exports", () => {
       "readEnvFileSync",
       "readJsonOrEmpty",
       "readTextOrEmpty",
+      "redactSecrets",
       "runWithProfile",
       "sanitizeSnapshotEntry",
       "scanMemoryContent",

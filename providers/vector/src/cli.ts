@@ -1,8 +1,9 @@
 import fs from "node:fs";
 import readline from "node:readline";
 import type { Command } from "commander";
+import type { ProviderCliContext, ProviderCliIo } from "@hermes/memory-core";
 import cliProgress from "cli-progress";
-import { describeError, type MemoryKind, type ProviderCliContext, type ProviderCliIo } from "@hermes/memory-core";
+import { describeError, type MemoryKind } from "@hermes/memory-core";
 import { VectorMemoryProvider, type ExportedItem, type ProgressCallback, type VectorMemoryProviderOptions } from "./vector-memory-provider.js";
 
 /** Where CLI actions write, and whether stderr is a terminal (progress bars). Injectable for tests. */
