@@ -111,6 +111,14 @@ function copyDrainState(state: DrainState): DrainState {
   };
 }
 
+/** One row of `HOOK_FAILURE_LOG`; `attachError` also hands the error object to the logger. */
+interface HookFailureLog {
+  level: "debug" | "warn" | "error";
+  label: string;
+  note?: string;
+  attachError?: boolean;
+}
+
 /**
  * How loudly a provider hook's failure is logged, in one place. `warn` for hooks whose failure loses
  * work or context the user expects (a turn not stored, a session not ended); `debug` for
@@ -134,7 +142,7 @@ const HOOK_FAILURE_LOG = {
   on_delegation: { level: "warn", label: "on_delegation" },
   initialize: { level: "warn", label: "initialize" },
   shutdown: { level: "warn", label: "shutdown" },
-} as const satisfies Record<string, { level: "debug" | "warn" | "error"; label: string; note?: string; attachError?: boolean }>;
+} as const satisfies Record<string, HookFailureLog>;
 
 type ProviderHook = keyof typeof HOOK_FAILURE_LOG;
 
@@ -434,7 +442,7 @@ export class MemoryManager {
    * overrides the table's name for the hook (e.g. `handle_tool_call(<tool>)`).
    */
   private logHookFailure(provider: MemoryProvider, hook: ProviderHook, reason: string, error?: unknown, label?: string): void {
-    const entry: { level: "debug" | "warn" | "error"; label: string; note?: string; attachError?: boolean } = HOOK_FAILURE_LOG[hook];
+    const entry: HookFailureLog = HOOK_FAILURE_LOG[hook];
     const message = `Memory provider '${provider.name}' ${label ?? entry.label} failed${entry.note ?? ""}: ${reason}`;
     if (entry.attachError && error !== undefined) this.logger[entry.level](message, error);
     else this.logger[entry.level](message);
