@@ -124,10 +124,12 @@ export interface TurnAuthor {
   isBot?: boolean;
 }
 
+/** Second argument of `prefetch` / `queuePrefetch`: the session the recall is for. */
 export interface PrefetchOptions {
   sessionId: string;
 }
 
+/** Third argument of `syncTurn`: the session and, when the host has them, the turn's messages and author. */
 export interface SyncTurnOptions {
   sessionId: string;
   /** OpenAI-style context of the completed turn, incl. tool calls and tool results. */
@@ -135,6 +137,7 @@ export interface SyncTurnOptions {
   turnAuthor?: TurnAuthor;
 }
 
+/** Third argument of `onTurnStart`: what the host knows about the turn; every key is optional and unknown keys may appear. */
 export interface TurnStartOptions {
   remainingTokens?: number;
   model?: string;
@@ -146,6 +149,7 @@ export interface TurnStartOptions {
   [key: string]: unknown;
 }
 
+/** Second argument of `onSessionSwitch`: where the new session came from and whether it is a fresh conversation. */
 export interface SessionSwitchOptions {
   parentSessionId: string;
   /** True only for a genuinely new conversation: flush buffers. */
@@ -157,12 +161,15 @@ export interface SessionSwitchOptions {
   [key: string]: unknown;
 }
 
+/** Second argument of `onPreCompress`. */
 export interface PreCompressOptions {
   /** True when `compression.checkpoint_required` is on: a throw blocks the lossy rewrite. */
   requireCheckpoint: boolean;
 }
 
+/** What a mirrored built-in memory write did (`onMemoryWrite`). */
 export type MemoryWriteAction = "add" | "replace" | "remove";
+/** Which built-in file a mirrored write changed: `memory` (MEMORY.md) or `user` (USER.md). */
 export type MemoryWriteTarget = "memory" | "user";
 
 /** Metadata of a mirrored built-in memory write. Unknown keys may appear. */
@@ -180,11 +187,13 @@ export interface MemoryWriteMetadata {
   [key: string]: unknown;
 }
 
+/** Third argument of `onDelegation`: the finished subagent's session; unknown keys may appear. */
 export interface DelegationOptions {
   childSessionId: string;
   [key: string]: unknown;
 }
 
+/** Third argument of `handleToolCall`: the calling session, when known; unknown keys may appear. */
 export interface ToolCallOptions {
   sessionId?: string;
   [key: string]: unknown;
@@ -420,6 +429,7 @@ export interface MemoryHit {
   metadata: Record<string, unknown>;
 }
 
+/** Filters of `SearchableMemory.search`; every key is optional. */
 export interface MemorySearchOptions {
   limit?: number;
   sessionId?: string;

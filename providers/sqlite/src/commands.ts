@@ -1,18 +1,13 @@
 import path from "node:path";
 import cliProgress from "cli-progress";
-import { HermesMemoryError, type MemoryHit, type MemoryKind } from "@hermes/memory-core";
+import { HermesMemoryError, type MemoryHit, type MemoryKind, type ProviderCliIo } from "@hermes/memory-core";
 import { readJsonlFileSync, writeJsonlFile } from "@hermes/memory-provider-kit";
 import { itemDigest, MEMORY_KINDS, type DoctorReport, type ExportRecord, type NewItem, type StoredItem } from "./memory-store.js";
 import { SqliteMemoryProvider } from "./sqlite-memory-provider.js";
 import type { SqliteProviderOptions } from "./config.js";
 
 /** Where command output goes (injectable for tests). */
-export interface CommandIo {
-  stdout(text: string): void;
-  stderr(text: string): void;
-  /** Progress bars only on an interactive terminal. */
-  isTTY: boolean;
-}
+export type CommandIo = ProviderCliIo;
 
 /** What every command needs: the profile home and, optionally, explicit provider settings. */
 export interface CommandContext {

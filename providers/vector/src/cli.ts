@@ -1,16 +1,12 @@
 import type { Command } from "commander";
+import type { ProviderCliContext, ProviderCliIo } from "@hermes/memory-core";
 import cliProgress from "cli-progress";
 import { countJsonlRecords, readJsonlFile, writeJsonlFile } from "@hermes/memory-provider-kit";
 import { HermesMemoryError, describeError, type MemoryKind } from "@hermes/memory-core";
 import { VectorMemoryProvider, type ExportedItem, type ProgressCallback, type VectorMemoryProviderOptions } from "./vector-memory-provider.js";
 
 /** Where CLI actions write, and whether stderr is a terminal (progress bars). Injectable for tests. */
-export interface CliIo {
-  stdout(text: string): void;
-  stderr(text: string): void;
-  /** Show progress bars (a TTY and not `--json`). */
-  isTTY: boolean;
-}
+export type CliIo = ProviderCliIo;
 
 /** The context the host CLI passes to `registerCli`. */
 export interface VectorCliContext {
@@ -209,7 +205,7 @@ function common(cmd: Command): Command {
  * Add `stats | search | reindex | export | import` under the host's `vector` command. Each action
  * sets `process.exitCode` (never calls `process.exit`).
  */
-export function registerCli(command: Command, context: { hermesHome: string; providerName: string }): void {
+export function registerCli(command: Command, context: ProviderCliContext): void {
   const ctx: VectorCliContext = { hermesHome: context.hermesHome, providerName: context.providerName };
   const done = (code: number): void => {
     if (code !== 0) process.exitCode = code;
