@@ -58,6 +58,16 @@ describe("sqlite config", () => {
     expect(thrown(() => resolveConfig({ flushIntervalMs: 60_001 }, home)).code).toBe("INVALID_CONFIG");
   });
 
+  it("the provider logs unknown memory.sqlite keys as a warning and still opens", async () => {
+    const home = tempHome("memory:\n  sqlite:\n    prefetch_limt: 3\n");
+    const warnings: string[] = [];
+    const logger = { debug() {}, info() {}, error() {}, warn: (message: string) => warnings.push(message) };
+    const provider = new SqliteMemoryProvider({ logger });
+    await provider.initialize("s", { hermesHome: home });
+    await provider.shutdown();
+    expect(warnings.join("\n")).toContain("prefetch_limt");
+  });
+
   it("setup asks the same fields without the advanced ones", () => {
     const asked = planSetup(new SqliteMemoryProvider()).fields.map((f) => [f.key, f.effectiveDefault]);
     expect(asked).toEqual(SQLITE_CONFIG_FIELDS.filter((f) => !("advanced" in f && f.advanced)).map((f) => [f.key, f.default]));
