@@ -106,6 +106,16 @@ describe("vector config", () => {
     expect(() => resolveVectorConfig({ hybrid: "sometimes" }, {})).toThrow(/hybrid must be true or false/);
   });
 
+  it("the provider logs unknown memory.vector keys as a warning when it opens", async () => {
+    const h = home("memory:\n  vector:\n    hybird: false\n");
+    const warnings: string[] = [];
+    const logger = { debug() {}, info() {}, error() {}, warn: (message: string) => warnings.push(message) };
+    const provider = new VectorMemoryProvider({ env: {}, logger });
+    await provider.initialize("s", { hermesHome: h });
+    await provider.shutdown();
+    expect(warnings.join("\n")).toMatch(/memory\.vector .* does not know: hybird/);
+  });
+
   it("setup asks the declared fields except the advanced tunables", () => {
     const asked = planSetup(new VectorMemoryProvider({ env: {} }), { answers: { store: "pinecone", embedder: "openai" } }).fields.map((f) => f.key);
     expect(asked).toEqual(VECTOR_CONFIG_FIELDS.filter((f) => !("advanced" in f && f.advanced) && f.key !== "onnx_model_dir").map((f) => f.key));

@@ -266,7 +266,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   private async open(hermesHome: string, options: { verifyIdentity: boolean; allowReset?: boolean }): Promise<void> {
     if (this.sidecar) return;
     this.hermesHome = hermesHome;
-    this.config = await loadVectorConfig(hermesHome, this.overrides(), this.options.env ?? process.env);
+    this.config = await loadVectorConfig(hermesHome, this.overrides(), this.options.env ?? process.env, (warning) => this.logger.warn(`vector memory: ${warning}`));
     this.problem = "";
     const missing = this.missing();
     if (missing) {
