@@ -33,6 +33,7 @@ describe("resolveProviderConfig", () => {
     expectTypeOf(config.batchSize).toEqualTypeOf<number>();
     expectTypeOf(config.verbose).toEqualTypeOf<boolean>();
     expectTypeOf(config.apiKey).toEqualTypeOf<string | undefined>();
+    expectTypeOf(config.region).toEqualTypeOf<string | number | boolean | undefined>();
     expect(config).toEqual({ mode: "local", batchSize: 256, ratio: 0.5, verbose: false });
   });
 

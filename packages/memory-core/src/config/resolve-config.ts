@@ -10,14 +10,20 @@ type Scalar = string | number | boolean;
 /** `prefetch_limit` → `prefetchLimit`: the name of a field in the resolved config and in options. */
 export type CamelCaseKey<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${Head}${Capitalize<CamelCaseKey<Tail>>}` : S;
 
-/** The runtime type of one field: its `choices` as a union, else by `type` (text → string). */
+/**
+ * The runtime type of one field: its `choices` as a union, else by `type` (`text` and secrets →
+ * string). A field with neither keeps what YAML gave, so it is `string | number | boolean`:
+ * declare `type` for a precise type.
+ */
 export type ConfigFieldValue<F> = F extends { readonly choices: ReadonlyArray<infer C> }
   ? C
   : F extends { readonly type: "integer" | "number" }
     ? number
     : F extends { readonly type: "boolean" }
       ? boolean
-      : string;
+      : F extends { readonly type: "text" } | { readonly secret: true }
+        ? string
+        : string | number | boolean;
 
 type Simplify<T> = { [K in keyof T]: T[K] } & {};
 
@@ -162,7 +168,8 @@ export function resolveProviderConfig<const Fs extends readonly ConfigField[]>(f
     const optionName = configOptionName(field.key);
     let raw: unknown;
     let origin: ConfigValueSource | undefined;
-    const option = hasOwn(options, optionName) ? options[optionName] : hasOwn(options, field.key) ? options[field.key] : undefined;
+    const camel = hasOwn(options, optionName) ? options[optionName] : undefined;
+    const option = !isBlank(camel) ? camel : hasOwn(options, field.key) ? options[field.key] : undefined;
     if (!isBlank(option)) {
       raw = option;
       origin = "option";
