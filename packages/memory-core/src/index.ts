@@ -167,3 +167,18 @@ export {
   type SetupState,
 } from "./config/setup.js";
 export { openMemory, type OpenMemoryOptions } from "./open-memory.js";
+
+// --- Declarative provider config: one ConfigField list drives setup and the typed runtime config.
+export {
+  resolveProviderConfig,
+  loadProviderConfig,
+  configOptionName,
+  type ProviderConfigSources,
+  type ResolvedProviderConfig,
+  type ProviderConfigOf,
+  type ProviderConfigOptions,
+  type ConfigFieldValue,
+  type CamelCaseKey,
+  type ConfigValueSource,
+} from "./config/resolve-config.js";
+export { coerceConfigValue, type CoercedConfigValue } from "./config/coerce.js";

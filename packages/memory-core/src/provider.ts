@@ -81,9 +81,16 @@ export function allowsAutomaticWrites(ctx: Pick<InitContext, "agentContext"> | u
   return value === undefined || value === null || value === "primary";
 }
 
-/** A field of a provider's setup form (`hermes-memory memory setup`). */
+/**
+ * One setting of a provider, declared once: it drives both the setup form
+ * (`hermes-memory memory setup`, `planSetup`/`applySetup`) and the typed runtime config
+ * (`resolveProviderConfig`), with the same defaults, types, bounds and choices.
+ */
 export interface ConfigField {
-  /** Config key, e.g. `api_key` or `path`. */
+  /**
+   * Config key in snake_case, e.g. `api_key` or `path` (`memory.<name>.<key>` in config.yaml).
+   * The resolved runtime config and explicit options use its camelCase twin (`apiKey`).
+   */
   key: string;
   /** Prompt label; defaults to `key`. */
   description?: string;
@@ -96,15 +103,28 @@ export interface ConfigField {
   /** Where to get the credential, printed as `Get yours at <url>`. */
   url?: string;
   default?: string | number | boolean;
-  /** Allowed values, shown as a select; must contain `default` when both are given. */
-  choices?: Array<string | number | boolean>;
+  /**
+   * Allowed values, shown as a select; must contain `default` when both are given. Matching
+   * accepts the printed form (`"5"` for `5`) and, for strings, any case; the value becomes the choice.
+   */
+  choices?: ReadonlyArray<string | number | boolean>;
   type?: "text" | "integer" | "number" | "boolean";
   minimum?: number;
   maximum?: number;
-  /** Field shown only when every `config[k] === v`. */
+  /**
+   * Field shown only when every `config[k] === v`. At runtime (`resolveProviderConfig`) a field
+   * whose `when` does not match is not required; its value or default is still resolved.
+   */
   when?: Record<string, unknown>;
-  /** Default taken from another field's value: `map[config[field]]` when present. */
+  /** Default taken from another (earlier) field's value: `map[config[field]]` when present. */
   defaultFrom?: { field: string; map: Record<string, string | number | boolean> };
+  /**
+   * An advanced tunable: setup does not ask for it (`planSetup` leaves it out unless an answer
+   * names it, e.g. `--set batch_size=512`), but it is still read from config.yaml, env and
+   * options, defaulted and validated by `resolveProviderConfig` like every other field. Declare
+   * every setting the provider reads at runtime, advanced or not, so each default exists once.
+   */
+  advanced?: boolean;
 }
 
 /** What `recallStatus()` reports about the LAST prefetch. `count <= 0`: injected, no count. */

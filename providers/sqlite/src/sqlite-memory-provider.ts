@@ -28,16 +28,7 @@ import {
   type ToolCallOptions,
   type ToolSchema,
 } from "@hermes/memory-core";
-import {
-  CONFIG_SCHEMA,
-  hasExplicitOptions,
-  optionsFromConfigValues,
-  readProviderConfigValues,
-  resolveConfig,
-  resolveDbPath,
-  type ResolvedSqliteConfig,
-  type SqliteProviderOptions,
-} from "./config.js";
+import { CONFIG_SCHEMA, loadSqliteConfig, resolveDbPath, type ResolvedSqliteConfig, type SqliteProviderOptions } from "./config.js";
 import { closeDatabase, isBusyError, loadDriver, driverLoadError, openDatabase, storageError, type Db } from "./database.js";
 import { factDigest, MEMORY_KINDS, MemoryStore, type NewItem, type StoredItem } from "./memory-store.js";
 import { runTool, TOOL_NAMES, TOOL_SCHEMAS } from "./tools.js";
@@ -136,10 +127,8 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     this.sessionId = sessionId;
     this.ctx = ctx;
     this.hermesHome = ctx.hermesHome;
-    const options = hasExplicitOptions(this.options)
-      ? this.options
-      : optionsFromConfigValues(await readProviderConfigValues(ctx.hermesHome, this.name));
-    const config = resolveConfig(options, ctx.hermesHome);
+    const { config, warnings } = await loadSqliteConfig(this.options, ctx.hermesHome, this.name);
+    for (const warning of warnings) this.logger.warn(warning);
     this.config = config;
     let db: Db;
     if (inspection) {

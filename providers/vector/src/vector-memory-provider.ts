@@ -42,7 +42,7 @@ import { hybridSearch, toMemoryHit } from "./hybrid-search.js";
 import { WriteQueue } from "./write-queue.js";
 import { exportAll, importAll, reindexAll, type ExportedItem, type PendingWrite, type ProgressCallback } from "./maintenance.js";
 import { Sidecar } from "./sidecar.js";
-import { loadVectorConfig, loadVectorConfigSync, renderNamespace, resolveVectorConfig, type VectorConfig } from "./vector-config.js";
+import { loadVectorConfig, loadVectorConfigSync, renderNamespace, resolveVectorConfig, VECTOR_CONFIG_FIELDS, type VectorConfig } from "./vector-config.js";
 import type { VectorStore } from "./vector-store.js";
 import { FORGET_TOOL, REMEMBER_TOOL, SEARCH_TOOL, VECTOR_TOOL_ROUTER, VECTOR_TOOL_SCHEMAS } from "./vector-tools.js";
 import { checkpointText, formatRecall, PrefetchCache, recallEntryCount, turnText } from "@hermes/memory-provider-kit";
@@ -212,19 +212,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
 
   /** Setup fields (`hermes-memory memory setup vector`). */
   getConfigSchema(): ConfigField[] {
-    return [
-      { key: "store", description: "Where vectors live", choices: ["local", "pinecone"], default: "local" },
-      { key: "embedder", description: "Embedding model", choices: ["hashing", "openai", "onnx"], default: "hashing" },
-      { key: "dimensions", description: "Vector dimensions", type: "integer", default: 384, minimum: 8 },
-      { key: "pinecone_index", description: "Pinecone index name", default: "hermes-memory", when: { store: "pinecone" } },
-      { key: "pinecone_namespace_template", description: "Pinecone namespace ({profile}, {user})", default: "{profile}:{user}", when: { store: "pinecone" } },
-      { key: "pinecone_api_key", description: "Pinecone API key", secret: true, required: true, envVar: "PINECONE_API_KEY", url: "https://app.pinecone.io", when: { store: "pinecone" } },
-      { key: "embeddings_base_url", description: "OpenAI-compatible embeddings base URL", default: "https://api.openai.com/v1", when: { embedder: "openai" } },
-      { key: "embeddings_model", description: "Embeddings model", default: "text-embedding-3-small", when: { embedder: "openai" } },
-      { key: "embeddings_api_key", description: "Embeddings API key (blank for local servers)", secret: true, envVar: "EMBEDDINGS_API_KEY", url: "https://platform.openai.com/api-keys", when: { embedder: "openai" } },
-      { key: "onnx_model_dir", description: "Local ONNX sentence-embedding model directory", when: { embedder: "onnx" } },
-      { key: "hybrid", description: "Fuse vector and BM25 keyword ranking", type: "boolean", default: true },
-    ];
+    return VECTOR_CONFIG_FIELDS.map((f) => ({ ...f }));
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -258,7 +246,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   private async open(hermesHome: string, options: { verifyIdentity: boolean; allowReset?: boolean }): Promise<void> {
     if (this.sidecar) return;
     this.hermesHome = hermesHome;
-    this.config = await loadVectorConfig(hermesHome, this.overrides(), this.options.env ?? process.env);
+    this.config = await loadVectorConfig(hermesHome, this.overrides(), this.options.env ?? process.env, (warning) => this.logger.warn(`vector memory: ${warning}`));
     this.problem = "";
     const missing = this.missing();
     if (missing) {

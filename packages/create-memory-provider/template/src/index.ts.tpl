@@ -6,6 +6,7 @@ import {
   allowsAutomaticWrites,
   defaultEnvVarName,
   getEnv,
+  loadProviderConfig,
   type ConfigField,
   type InitContext,
   type MemoryHit,
@@ -37,6 +38,18 @@ const TOOL_NAME = "{{toolPrefix}}_notes";
  * (mode 0600), never config.yaml. Read it with `getEnv(API_KEY_ENV)`.
  */
 export const API_KEY_ENV = defaultEnvVarName("{{providerName}}", "api_key");
+
+/**
+ * Every setting, declared once. `hermes-memory memory setup {{providerName}}` asks these fields
+ * (secrets go to `$HERMES_HOME/.env` under `envVar`, the rest to config.yaml `memory.{{providerName}}`),
+ * and `loadProviderConfig` turns the same list into the typed runtime config — options, then
+ * config.yaml, then env, then `default` — validated the same way (`type`, `minimum`/`maximum`,
+ * `choices`). Mark a tunable `advanced: true` to resolve it without asking it in setup.
+ */
+export const CONFIG_FIELDS = [
+  { key: "recall_limit", description: "Notes recalled before each turn", type: "integer", default: 3, minimum: 1, maximum: 20 },
+  { key: "api_key", description: "API key of a remote service (optional: notes stay local without it)", secret: true, envVar: API_KEY_ENV },
+] as const satisfies readonly ConfigField[];
 
 const TOOL_SCHEMAS: ToolSchema[] = [
   {
@@ -79,6 +92,7 @@ export class {{className}} extends MemoryProvider implements SearchableMemory {
   private userId: string | undefined;
   private counter = 0;
   private apiKey = "";
+  private recallLimit = 3;
 
   isAvailable(): boolean {
     // Synchronous, no network: check configuration only. getEnv() returns the active profile's
@@ -88,9 +102,13 @@ export class {{className}} extends MemoryProvider implements SearchableMemory {
     return true;
   }
 
-  initialize(_sessionId: string, ctx: InitContext): void {
-    // Read secrets when you need them, never copy them into process.env.
-    this.apiKey = getEnv(API_KEY_ENV) ?? "";
+  async initialize(_sessionId: string, ctx: InitContext): Promise<void> {
+    // Typed as { recallLimit: number; apiKey?: string }; a bad value throws INVALID_CONFIG naming
+    // the key, the value and where it came from. Secrets are read from the environment (the
+    // profile's .env first) and never copied into process.env.
+    const { config } = await loadProviderConfig(CONFIG_FIELDS, { provider: this.name, hermesHome: ctx.hermesHome });
+    this.apiKey = config.apiKey ?? "";
+    this.recallLimit = config.recallLimit;
     const dir = path.join(ctx.hermesHome, "{{providerName}}");
     fs.mkdirSync(dir, { recursive: true });
     this.file = path.join(dir, "notes.jsonl");
@@ -120,8 +138,7 @@ export class {{className}} extends MemoryProvider implements SearchableMemory {
   }
 
   getConfigSchema(): ConfigField[] {
-    // Secrets go to $HERMES_HOME/.env under envVar; other fields to config.yaml memory.{{providerName}}.
-    return [{ key: "api_key", description: "API key of a remote service (optional: notes stay local without it)", secret: true, envVar: API_KEY_ENV }];
+    return CONFIG_FIELDS.map((field) => ({ ...field }));
   }
 
   /**
@@ -142,7 +159,7 @@ export class {{className}} extends MemoryProvider implements SearchableMemory {
   }
 
   prefetch(query: string, _options: PrefetchOptions): string {
-    return formatRecall(this.search(query, { limit: 3 }), { header: "## Recalled notes", maxChars: 2000 });
+    return formatRecall(this.search(query, { limit: this.recallLimit }), { header: "## Recalled notes", maxChars: 2000 });
   }
 
   syncTurn(userContent: string, assistantContent: string, options: SyncTurnOptions): void {
