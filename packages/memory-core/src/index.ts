@@ -138,7 +138,8 @@ export {
   type DiscoveryOptions,
   type SearchedLocation,
 } from "./discovery/types.js";
-export { defaultPackageRoots } from "./discovery/package-source.js";
+export { defaultPackageRoots, MANIFEST_FIELD } from "./discovery/package-source.js";
+export { parseHermesMemoryProviderField, type PackageProviderManifest } from "./discovery/manifest.js";
 export { loadMemoryProvider, loadProviderCli, isProviderDisabled, DEFAULT_IMPORT_TIMEOUT_MS, type LoadOptions } from "./loader.js";
 export { skillView, listSkills, type ProviderSkill } from "./skills.js";
 
