@@ -47,16 +47,6 @@ function sourceFiles(dir: string): string[] {
   return out;
 }
 
-// Files still citing outside documents, owned by other work in progress. Remove an entry once its
-// file is cleaned; do not add new ones.
-const OUTSIDE_DOCUMENT_EXCEPTIONS = [
-  "packages/memory-core/src/scrub.ts",
-  "packages/memory-core/src/manager.ts",
-  "packages/memory-core/src/loader.ts",
-  "packages/memory-core/src/index.ts",
-  "providers/vector/src/",
-];
-
 const format = (vs: Violation[]) => vs.map((v) => `${v.file}:${v.line} [${v.rule}] ${v.detail}`).join("\n");
 
 const FIXTURE_PACKAGES: WorkspacePackage[] = [
@@ -94,10 +84,8 @@ describe("dependency rules on the real repository", () => {
     expect(fs.readFileSync(path.join(root, "README.md"), "utf8")).toContain("](ARCHITECTURE.md)");
   });
 
-  it("has no comment citing a document outside the repository, except the listed files", () => {
-    const violations = files
-      .filter((f) => !OUTSIDE_DOCUMENT_EXCEPTIONS.some((e) => (e.endsWith("/") ? f.startsWith(e) : f === e)))
-      .flatMap((f) => checkComments(f, fs.readFileSync(path.join(root, f), "utf8")));
+  it("has no comment citing a document outside the repository (tests included)", () => {
+    const violations = files.flatMap((f) => checkComments(f, fs.readFileSync(path.join(root, f), "utf8")));
     expect(format(violations)).toBe("");
   });
 });
