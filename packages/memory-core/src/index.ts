@@ -85,8 +85,6 @@ export {
 } from "./fs.js";
 export { silentLogger, consoleLogger, type Logger } from "./logger.js";
 
-// --- text search helpers for FTS5-based providers ----------------------------------------------
-
 // === for hosts ================================================================================
 
 // --- the manager and the helpers around a turn -------------------------------------------------

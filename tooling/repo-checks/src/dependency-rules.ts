@@ -8,11 +8,19 @@
  * - no deep import into another workspace package (`@hermes/x/src/...`, `.../dist/...`, or any
  *   subpath its package.json `exports` does not declare): packages meet at their public surface;
  * - no relative import climbs out of its own package directory;
+ * - a published package's shipped code never imports a private workspace package (such as the
+ *   Pinecone fake): a consumer could not install it; its tests and test support may;
  * - comments state rules instead of pointing at documents outside the repository.
  */
 import path from "node:path";
 
-export type RuleId = "provider-imports-provider" | "core-imports-workspace" | "deep-import" | "relative-escape" | "outside-document";
+export type RuleId =
+  | "provider-imports-provider"
+  | "core-imports-workspace"
+  | "deep-import"
+  | "relative-escape"
+  | "published-imports-private"
+  | "outside-document";
 
 export interface Violation {
   rule: RuleId;
@@ -29,6 +37,8 @@ export interface WorkspacePackage {
   dir: string;
   /** Subpaths declared in `exports` (`"."`, `"./vitest"`, patterns with `*`). */
   exportSubpaths: string[];
+  /** `"private": true` in package.json: never published. */
+  private?: boolean;
 }
 
 /** The subpaths a package.json `exports` field declares (`["."]` for a string or condition map). */
@@ -83,6 +93,8 @@ function packageOf(file: string, packages: WorkspacePackage[]): WorkspacePackage
 }
 
 const isProvider = (p: WorkspacePackage) => p.dir.startsWith("providers/");
+/** Tests, test support and fixtures are not shipped (the package's `files` and tsconfig exclude them). */
+const isTestOnly = (file: string) => /\.test\.[cm]?[jt]s(\.tpl)?$|(^|\/)(test-support|__fixtures__)\//.test(file);
 const CORE_DIR = "packages/memory-core";
 
 /** Violations of the import rules in one source file (`file` is repository-relative). */
@@ -103,6 +115,9 @@ export function checkImports(file: string, text: string, packages: WorkspacePack
     if (!target || target === own) continue;
     if (isProvider(own) && isProvider(target)) {
       out.push({ rule: "provider-imports-provider", file, line, detail: `provider ${own.name} imports provider ${target.name} ("${specifier}")` });
+    }
+    if (!own.private && target.private && !isTestOnly(file)) {
+      out.push({ rule: "published-imports-private", file, line, detail: `published ${own.name} imports private ${target.name} ("${specifier}") outside its tests` });
     }
     if (own.dir === CORE_DIR) {
       out.push({ rule: "core-imports-workspace", file, line, detail: `core imports workspace package ${target.name} ("${specifier}")` });
