@@ -216,8 +216,8 @@ export class MemoryStore {
       // The same without neighbour ids (null), for items whose neighbours are not needed.
       scoringRows: db
         .prepare(
-          `SELECT json_group_array(json_array(id, kind, session_id, user_id, speaker, created_at, NULL, NULL, NULL))
-           FROM items WHERE id IN (SELECT value FROM json_each(?))`,
+          `SELECT json_group_array(json_array(i.id, i.kind, i.session_id, i.user_id, i.speaker, i.created_at, NULL, NULL, NULL))
+           FROM json_each(?) c JOIN items i ON i.id = c.value`,
         )
         .pluck(),
       hitText: db.prepare(`SELECT id, content, metadata FROM items WHERE id IN (SELECT value FROM json_each(?))`).raw(true),
@@ -370,7 +370,8 @@ export class MemoryStore {
     const spread = options.kind === undefined || options.kind === "turn";
     const linked = new Map<number, LinkedRow>();
     if (ranked.length > 0) {
-      const ids = JSON.stringify(ranked.map((r) => r.id));
+      // Ids in ascending order: the lookups then walk the table and index pages in order.
+      const ids = JSON.stringify(ranked.map((r) => r.id).sort(ascending));
       // Neighbour ids are looked up only when scores will spread to neighbours.
       const json = (spread ? this.stmts.linkedRows.get(ids) : this.stmts.scoringRows.get(ids)) as string;
       for (const row of JSON.parse(json) as LinkedRow[]) linked.set(row[0], row);
@@ -407,7 +408,9 @@ export class MemoryStore {
         need(row[7]);
         need(row[8]);
       }
-      if (missing.length > 0) for (const row of JSON.parse(this.stmts.scoringRows.get(JSON.stringify(missing)) as string) as LinkedRow[]) linked.set(row[0], row);
+      if (missing.length > 0) {
+        for (const row of JSON.parse(this.stmts.scoringRows.get(JSON.stringify(missing.sort(ascending))) as string) as LinkedRow[]) linked.set(row[0], row);
+      }
       const user = options.userId;
       const accept = (row: LinkedRow | undefined): row is LinkedRow => row !== undefined && (user === undefined || row[3] === user);
       for (const [row, score] of matched) {
@@ -580,6 +583,10 @@ export class MemoryStore {
     this.db.pragma("wal_checkpoint(TRUNCATE)");
     return { beforeBytes, afterBytes: this.stats().sizeBytes ?? 0 };
   }
+}
+
+function ascending(a: number, b: number): number {
+  return a - b;
 }
 
 function rowDigest(row: Row): string {

@@ -204,4 +204,22 @@ describe("MemoryStore search returns exactly what the statement-per-step search 
     // Queries with nothing searchable, or words the store has never seen.
     for (const query of ["", "the and of", "xylophone zebra"]) expect(store.search(query, { limit: 10 })).toEqual(referenceSearch(db, query, { limit: 10 }, 90, NOW));
   });
+
+  it("creates the turn index on a writable open; a read-only file without it searches the same", () => {
+    const indexes = () => db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'items_session_turns'`).pluck().all();
+    expect(indexes()).toEqual(["items_session_turns"]);
+    const queries = ["Caroline camping lake", "music concert Melanie", "weather report routine", "Jon guitar"];
+    const before = queries.map((q) => store.search(q, { limit: 50 }));
+    db.exec("DROP INDEX items_session_turns");
+    const readonlyDb = openDatabase(path.join(dir, "m.db"), { readonly: true });
+    try {
+      const readonlyStore = new MemoryStore(readonlyDb, path.join(dir, "m.db"), { recencyHalfLifeDays: 90 });
+      expect(queries.map((q) => readonlyStore.search(q, { limit: 50 }))).toEqual(before);
+    } finally {
+      readonlyDb.close();
+    }
+    // The next writable open puts it back.
+    openDatabase(path.join(dir, "m.db")).close();
+    expect(indexes()).toEqual(["items_session_turns"]);
+  });
 });
