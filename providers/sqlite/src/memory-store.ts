@@ -376,15 +376,12 @@ export class MemoryStore {
       const json = (spread ? this.stmts.linkedRows.get(ids) : this.stmts.scoringRows.get(ids)) as string;
       for (const row of JSON.parse(json) as LinkedRow[]) linked.set(row[0], row);
     }
-    const rows = new Map<number, LinkedRow>();
-    const scores = new Map<number, number>();
+    // One entry per scored item, in first-scored order; `score` accumulates.
+    const entries = new Map<number, Scored>();
     const add = (row: LinkedRow, score: number) => {
-      const id = row[0];
-      const before = scores.get(id);
-      if (before === undefined) {
-        rows.set(id, row);
-        scores.set(id, score);
-      } else scores.set(id, before + score);
+      const entry = entries.get(row[0]);
+      if (entry === undefined) entries.set(row[0], { row, score: 0 + score });
+      else entry.score += score;
     };
     const matched: Array<[LinkedRow, number]> = [];
     for (const { id, rank } of ranked) {
@@ -427,11 +424,11 @@ export class MemoryStore {
     const names = this.speakerNames(terms);
     const boosted = new Map<string, boolean>();
     const now = Date.now();
-    const scored: Array<{ row: LinkedRow; score: number }> = [];
-    for (const [id, raw] of scores) {
-      const row = rows.get(id)!;
+    const scored: Scored[] = [];
+    for (const entry of entries.values()) {
+      const row = entry.row;
       const speaker = row[4];
-      let score = raw;
+      let score = entry.score;
       if (names.size > 0 && speaker) {
         let named = boosted.get(speaker);
         if (named === undefined) boosted.set(speaker, (named = speakerNamed(speaker, names)));
@@ -441,11 +438,11 @@ export class MemoryStore {
         const ageDays = Math.max(0, now - row[5]) / DAY_MS;
         score *= 1 - this.recencyWeight + this.recencyWeight * Math.pow(0.5, ageDays / this.halfLifeDays);
       }
-      scored.push({ row, score });
+      entry.score = score;
+      scored.push(entry);
     }
     // Text and metadata are read (and parsed) only for the hits returned.
-    scored.sort((a, b) => b.score - a.score || a.row[0] - b.row[0]);
-    const top = scored.length > limit ? scored.slice(0, limit) : scored;
+    const top = topScored(scored, limit);
     if (top.length === 0) return [];
     const text = new Map<number, [number, string, string]>();
     for (const row of this.stmts.hitText.all(JSON.stringify(top.map((h) => h.row[0]))) as Array<[number, string, string]>) text.set(row[0], row);
@@ -583,6 +580,33 @@ export class MemoryStore {
     this.db.pragma("wal_checkpoint(TRUNCATE)");
     return { beforeBytes, afterBytes: this.stats().sizeBytes ?? 0 };
   }
+}
+
+/** A scored item of one search. */
+export interface Scored {
+  row: LinkedRow;
+  score: number;
+}
+
+function byScore(a: Scored, b: Scored): number {
+  return b.score - a.score || a.row[0] - b.row[0];
+}
+
+/**
+ * The first `limit` items by score (highest first; equal scores by id), without sorting them all:
+ * the `limit`-th highest score is found with a numeric sort of the scores, and only the items
+ * scoring at least that much (every tie included) are sorted. Scores must not be NaN.
+ */
+export function topScored(scored: Scored[], limit: number): Scored[] {
+  if (scored.length <= limit * 2) return scored.sort(byScore).slice(0, limit);
+  const values = new Float64Array(scored.length);
+  for (let i = 0; i < scored.length; i++) values[i] = scored[i]!.score;
+  values.sort();
+  const threshold = values[scored.length - limit]!;
+  return scored
+    .filter((s) => s.score >= threshold)
+    .sort(byScore)
+    .slice(0, limit);
 }
 
 function ascending(a: number, b: number): number {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { MemoryHit, MemoryKind } from "@hermes/memory-core";
 import { NEIGHBOUR_WEIGHTS, SPEAKER_BOOST, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
 import { BM25_WEIGHTS, openDatabase, type Db } from "./database.js";
-import { MemoryStore, clampLimit, type NewItem, type StoreSearchOptions } from "./memory-store.js";
+import { MemoryStore, clampLimit, topScored, type NewItem, type Scored, type StoreSearchOptions } from "./memory-store.js";
 
 /**
  * The search as it was before its statements were reworked for speed (one statement per step,
@@ -221,5 +221,18 @@ describe("MemoryStore search returns exactly what the statement-per-step search 
     // The next writable open puts it back.
     openDatabase(path.join(dir, "m.db")).close();
     expect(indexes()).toEqual(["items_session_turns"]);
+  });
+});
+
+describe("topScored", () => {
+  it("equals a full sort (score descending, then id) cut to the limit, ties at the cut included", () => {
+    const random = rng(3);
+    for (let round = 0; round < 200; round++) {
+      const n = 1 + Math.floor(random() * 300);
+      // Few distinct scores, so that many items tie, including at the cut; -0 and 0 among them.
+      const scored: Scored[] = Array.from({ length: n }, (_, i) => ({ row: [i + 1, "turn", null, null, "", 0, null, null, null], score: [0, -0, 1.5, 2, 2.25, -1][Math.floor(random() * 6)]! }));
+      const expected = [...scored].sort((a, b) => b.score - a.score || a.row[0] - b.row[0]);
+      for (const limit of [1, 2, 5, 10, 50, 1000]) expect(topScored([...scored], limit)).toEqual(expected.slice(0, limit));
+    }
   });
 });
