@@ -102,6 +102,9 @@ export function openDatabase(file: string, options: OpenDatabaseOptions = {}): D
     try {
       db.exec(TURN_INDEX);
     } catch (error) {
+      // Another process holding the write lock past the busy timeout: search works without the
+      // index, and a later open creates it.
+      if (isBusyError(error)) return db;
       closeSqliteStore(db);
       throw storageError(`cannot prepare the SQLite memory database at ${file}`, error, "check free disk space and write permission on the database directory");
     }
