@@ -97,8 +97,28 @@ function storeSpec(): SqliteStoreSpec {
  * untouched and rejected with `SCHEMA_TOO_NEW`. Other failures throw `STORAGE_FAILED`.
  */
 export function openDatabase(file: string, options: OpenDatabaseOptions = {}): Db {
-  return openSqliteStore(file, storeSpec(), { ...options, openFix: "check that the directory exists and is writable, or set memory.sqlite.path" });
+  const db = openSqliteStore(file, storeSpec(), { ...options, openFix: "check that the directory exists and is writable, or set memory.sqlite.path" });
+  if (!options.readonly) {
+    try {
+      db.exec(TURN_INDEX);
+    } catch (error) {
+      // Another process holding the write lock past the busy timeout: search works without the
+      // index, and a later open creates it.
+      if (isBusyError(error)) return db;
+      closeSqliteStore(db);
+      throw storageError(`cannot prepare the SQLite memory database at ${file}`, error, "check free disk space and write permission on the database directory");
+    }
+  }
+  return db;
 }
+
+/**
+ * The turns of each session in id order, covering the neighbour lookups of every search (next two
+ * and previous turn of a match) without reading table rows. Not part of the versioned schema:
+ * created on every writable open when missing, so older versions of this package still open the
+ * file, and a read-only open without it searches the same, only slower.
+ */
+const TURN_INDEX = `CREATE INDEX IF NOT EXISTS items_session_turns ON items(session_id, id) WHERE kind = 'turn'`;
 
 /**
  * Close a writable connection, first switching the file back to rollback-journal mode when no

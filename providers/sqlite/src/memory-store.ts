@@ -102,12 +102,21 @@ interface Row {
   created_at: number;
 }
 
-/** The columns scoring needs (no text), with the ids of the next two and the previous turn of its session. */
-interface LinkedRow extends Pick<Row, "id" | "kind" | "session_id" | "user_id" | "speaker" | "created_at"> {
-  next1: number | null;
-  next2: number | null;
-  prev: number | null;
-}
+/**
+ * The columns scoring needs (no text), with the ids of the next two and the previous turn of its
+ * session: `[id, kind, session_id, user_id, speaker, created_at, next1, next2, prev]`.
+ */
+type LinkedRow = [
+  id: number,
+  kind: MemoryKind,
+  sessionId: string | null,
+  userId: string | null,
+  speaker: string,
+  createdAt: number,
+  next1: number | null,
+  next2: number | null,
+  prev: number | null,
+];
 
 const DAY_MS = 86_400_000;
 /**
@@ -192,18 +201,26 @@ export class MemoryStore {
       maxId: db.prepare(`SELECT COALESCE(MAX(id), 0) AS n FROM items`),
       countTerm: db.prepare(`SELECT COUNT(*) AS n FROM (SELECT rowid FROM items_fts WHERE items_fts MATCH ? LIMIT ?)`),
       // Items with these ids (a JSON array), each with the ids of the next two and the previous turn
-      // of its session (null when none).
-      linkedRows: db.prepare(
-        `SELECT i.id, i.kind, i.session_id, i.user_id, i.speaker, i.created_at,
-           (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id > i.id AND n.kind = 'turn' ORDER BY n.id LIMIT 1) AS next1,
-           (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id > i.id AND n.kind = 'turn' ORDER BY n.id LIMIT 1 OFFSET 1) AS next2,
-           (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id < i.id AND n.kind = 'turn' ORDER BY n.id DESC LIMIT 1) AS prev
-         FROM json_each(?) c JOIN items i ON i.id = c.value`,
-      ),
-      scoringRows: db.prepare(
-        `SELECT id, kind, session_id, user_id, speaker, created_at, NULL AS next1, NULL AS next2, NULL AS prev FROM items WHERE id IN (SELECT value FROM json_each(?))`,
-      ),
-      hitText: db.prepare(`SELECT id, content, metadata FROM items WHERE id IN (SELECT value FROM json_each(?))`),
+      // of its session (null when none), as one JSON array of
+      // [id, kind, session_id, user_id, speaker, created_at, next1, next2, prev] arrays. One text value
+      // crosses into JavaScript instead of a row object per item, which costs more than the lookups.
+      linkedRows: db
+        .prepare(
+          `SELECT json_group_array(json_array(i.id, i.kind, i.session_id, i.user_id, i.speaker, i.created_at,
+             (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id > i.id AND n.kind = 'turn' ORDER BY n.id LIMIT 1),
+             (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id > i.id AND n.kind = 'turn' ORDER BY n.id LIMIT 1 OFFSET 1),
+             (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id < i.id AND n.kind = 'turn' ORDER BY n.id DESC LIMIT 1)))
+           FROM json_each(?) c JOIN items i ON i.id = c.value`,
+        )
+        .pluck(),
+      // The same without neighbour ids (null), for items whose neighbours are not needed.
+      scoringRows: db
+        .prepare(
+          `SELECT json_group_array(json_array(i.id, i.kind, i.session_id, i.user_id, i.speaker, i.created_at, NULL, NULL, NULL))
+           FROM json_each(?) c JOIN items i ON i.id = c.value`,
+        )
+        .pluck(),
+      hitText: db.prepare(`SELECT id, content, metadata FROM items WHERE id IN (SELECT value FROM json_each(?))`).raw(true),
       get: db.prepare(`SELECT * FROM items WHERE id = ?`),
       delete: readonly ? undefined : db.prepare(`DELETE FROM items WHERE id = ?`),
       deleteDigest: readonly ? undefined : db.prepare(`DELETE FROM items WHERE digest = ?`),
@@ -347,17 +364,24 @@ export class MemoryStore {
     }
 
     // Scoring columns and neighbour ids come from two batched statements (candidates, then the
-    // neighbours not among them), and text only for the hits returned, rather than three statements
-    // and a full row per candidate: at a few hundred candidates those were most of the search time.
-    // Scores are summed in a fixed order (own scores in rank order, then next, second next and
-    // previous turn per match), so they do not depend on how the rows were fetched.
+    // neighbours not among them), each returning its rows as one JSON text, and text only for the
+    // hits returned. Scores are summed in a fixed order (own scores in rank order, then next, second
+    // next and previous turn per match), so they do not depend on how the rows were fetched.
+    const spread = options.kind === undefined || options.kind === "turn";
     const linked = new Map<number, LinkedRow>();
-    for (const row of this.stmts.linkedRows.all(JSON.stringify(ranked.map((r) => r.id))) as LinkedRow[]) linked.set(row.id, row);
-    const rows = new Map<number, LinkedRow>();
-    const scores = new Map<number, number>();
+    if (ranked.length > 0) {
+      // Ids in ascending order: the lookups then walk the table and index pages in order.
+      const ids = JSON.stringify(ranked.map((r) => r.id).sort(ascending));
+      // Neighbour ids are looked up only when scores will spread to neighbours.
+      const json = (spread ? this.stmts.linkedRows.get(ids) : this.stmts.scoringRows.get(ids)) as string;
+      for (const row of JSON.parse(json) as LinkedRow[]) linked.set(row[0], row);
+    }
+    // One entry per scored item, in first-scored order; `score` accumulates.
+    const entries = new Map<number, Scored>();
     const add = (row: LinkedRow, score: number) => {
-      rows.set(row.id, row);
-      scores.set(row.id, (scores.get(row.id) ?? 0) + score);
+      const entry = entries.get(row[0]);
+      if (entry === undefined) entries.set(row[0], { row, score: 0 + score });
+      else entry.score += score;
     };
     const matched: Array<[LinkedRow, number]> = [];
     for (const { id, rank } of ranked) {
@@ -367,16 +391,30 @@ export class MemoryStore {
       matched.push([row, -rank]);
     }
     const [wNext, wNext2, wPrev] = this.neighbourWeights;
-    if (options.kind === undefined || options.kind === "turn") {
-      const missing = new Set<number>();
-      for (const [row] of matched) for (const n of [row.next1, row.next2, row.prev]) if (n !== null && !linked.has(n)) missing.add(n);
-      if (missing.size > 0) for (const row of this.stmts.scoringRows.all(JSON.stringify([...missing])) as LinkedRow[]) linked.set(row.id, row);
-      const accept = (row: LinkedRow | undefined): row is LinkedRow => row !== undefined && (options.userId === undefined || row.user_id === options.userId);
+    if (spread) {
+      const missing: number[] = [];
+      const seen = new Set<number>();
+      const need = (n: number | null) => {
+        if (n !== null && !linked.has(n) && !seen.has(n)) {
+          seen.add(n);
+          missing.push(n);
+        }
+      };
+      for (const [row] of matched) {
+        need(row[6]);
+        need(row[7]);
+        need(row[8]);
+      }
+      if (missing.length > 0) {
+        for (const row of JSON.parse(this.stmts.scoringRows.get(JSON.stringify(missing.sort(ascending))) as string) as LinkedRow[]) linked.set(row[0], row);
+      }
+      const user = options.userId;
+      const accept = (row: LinkedRow | undefined): row is LinkedRow => row !== undefined && (user === undefined || row[3] === user);
       for (const [row, score] of matched) {
-        if (row.kind !== "turn" || row.session_id === null) continue;
-        const next = row.next1 === null ? undefined : linked.get(row.next1);
-        const next2 = row.next2 === null ? undefined : linked.get(row.next2);
-        const prev = row.prev === null ? undefined : linked.get(row.prev);
+        if (row[1] !== "turn" || row[2] === null) continue;
+        const next = row[6] === null ? undefined : linked.get(row[6]);
+        const next2 = row[7] === null ? undefined : linked.get(row[7]);
+        const prev = row[8] === null ? undefined : linked.get(row[8]);
         if (accept(next)) add(next, wNext * score);
         if (accept(next2)) add(next2, wNext2 * score);
         if (accept(prev)) add(prev, wPrev * score);
@@ -386,27 +424,34 @@ export class MemoryStore {
     const names = this.speakerNames(terms);
     const boosted = new Map<string, boolean>();
     const now = Date.now();
-    const scored: Array<{ row: LinkedRow; score: number }> = [];
-    for (const [id, raw] of scores) {
-      const row = rows.get(id)!;
-      let score = raw;
-      if (names.size > 0 && row.speaker) {
-        let named = boosted.get(row.speaker);
-        if (named === undefined) boosted.set(row.speaker, (named = speakerNamed(row.speaker, names)));
+    const scored: Scored[] = [];
+    for (const entry of entries.values()) {
+      const row = entry.row;
+      const speaker = row[4];
+      let score = entry.score;
+      if (names.size > 0 && speaker) {
+        let named = boosted.get(speaker);
+        if (named === undefined) boosted.set(speaker, (named = speakerNamed(speaker, names)));
         if (named) score *= this.speakerBoost;
       }
       if (this.halfLifeDays > 0) {
-        const ageDays = Math.max(0, now - row.created_at) / DAY_MS;
+        const ageDays = Math.max(0, now - row[5]) / DAY_MS;
         score *= 1 - this.recencyWeight + this.recencyWeight * Math.pow(0.5, ageDays / this.halfLifeDays);
       }
-      scored.push({ row, score });
+      entry.score = score;
+      scored.push(entry);
     }
     // Text and metadata are read (and parsed) only for the hits returned.
-    scored.sort((a, b) => b.score - a.score || a.row.id - b.row.id);
-    const top = scored.slice(0, limit);
-    const text = new Map<number, Pick<Row, "content" | "metadata">>();
-    for (const row of this.stmts.hitText.all(JSON.stringify(top.map((h) => h.row.id))) as Array<Pick<Row, "id" | "content" | "metadata">>) text.set(row.id, row);
-    return top.filter(({ row }) => text.has(row.id)).map(({ row, score }) => toHit({ ...row, ...text.get(row.id)! }, score));
+    const top = topScored(scored, limit);
+    if (top.length === 0) return [];
+    const text = new Map<number, [number, string, string]>();
+    for (const row of this.stmts.hitText.all(JSON.stringify(top.map((h) => h.row[0]))) as Array<[number, string, string]>) text.set(row[0], row);
+    const hits: MemoryHit[] = [];
+    for (const { row, score } of top) {
+      const t = text.get(row[0]);
+      if (t) hits.push(toHit(row, t[1], t[2], score));
+    }
+    return hits;
   }
 
   /** The item with `id`, or `null`. */
@@ -537,6 +582,37 @@ export class MemoryStore {
   }
 }
 
+/** A scored item of one search. */
+export interface Scored {
+  row: LinkedRow;
+  score: number;
+}
+
+function byScore(a: Scored, b: Scored): number {
+  return b.score - a.score || a.row[0] - b.row[0];
+}
+
+/**
+ * The first `limit` items by score (highest first; equal scores by id), without sorting them all:
+ * the `limit`-th highest score is found with a numeric sort of the scores, and only the items
+ * scoring at least that much (every tie included) are sorted. Scores must not be NaN.
+ */
+export function topScored(scored: Scored[], limit: number): Scored[] {
+  if (scored.length <= limit * 2) return scored.sort(byScore).slice(0, limit);
+  const values = new Float64Array(scored.length);
+  for (let i = 0; i < scored.length; i++) values[i] = scored[i]!.score;
+  values.sort();
+  const threshold = values[scored.length - limit]!;
+  return scored
+    .filter((s) => s.score >= threshold)
+    .sort(byScore)
+    .slice(0, limit);
+}
+
+function ascending(a: number, b: number): number {
+  return a - b;
+}
+
 function rowDigest(row: Row): string {
   if (row.digest !== null) return row.digest;
   return itemDigest(
@@ -583,16 +659,16 @@ function toStored(row: Row): StoredItem {
   return item;
 }
 
-function toHit(row: Pick<Row, "id" | "content" | "kind" | "created_at" | "metadata" | "session_id" | "user_id">, score: number): MemoryHit {
+function toHit(row: LinkedRow, content: string, metadata: string, score: number): MemoryHit {
   const hit: MemoryHit = {
-    id: String(row.id),
-    content: row.content,
-    kind: row.kind,
+    id: String(row[0]),
+    content,
+    kind: row[1],
     score,
-    createdAt: new Date(row.created_at).toISOString(),
-    metadata: parseJson<Record<string, unknown>>(row.metadata, {}),
+    createdAt: new Date(row[5]).toISOString(),
+    metadata: parseJson<Record<string, unknown>>(metadata, {}),
   };
-  if (row.session_id !== null) hit.sessionId = row.session_id;
-  if (row.user_id !== null) hit.userId = row.user_id;
+  if (row[2] !== null) hit.sessionId = row[2];
+  if (row[3] !== null) hit.userId = row[3];
   return hit;
 }
