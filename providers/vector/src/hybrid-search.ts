@@ -7,7 +7,7 @@ import { boostNamedSpeakers, propagateContext, type ContextCandidate } from "./c
 import type { Embedder } from "./embedder.js";
 import { matchesFilter, type MetadataFilter, type VectorMetadata } from "./metadata-filter.js";
 import { fusionWeightsFor, scoreFusion } from "./rank-fusion.js";
-import type { Sidecar } from "./sidecar.js";
+import type { Sidecar, SidecarRef } from "./sidecar.js";
 import type { VectorStore } from "./vector-store.js";
 
 const KINDS: MemoryKind[] = ["turn", "fact", "checkpoint"];
@@ -46,32 +46,52 @@ export async function hybridSearch(parts: HybridSearchParts, query: string, opti
   if (!parts.hybrid) {
     return vectorHits.slice(0, limit).map((h) => toMemoryHit(h.id, h.metadata, h.score, { vector: h.score, bm25: null }));
   }
-  const keywordHits = sidecar.keywordSearch(namespace, query, depth, filter);
+  // Candidates are read without text (key, id, metadata and neighbour keys in one statement, the
+  // neighbours not among them in a second); text is read only for the hits returned.
+  const keywordHits = sidecar.keywordRanks(namespace, query, depth, filter);
   const fused = scoreFusion(vectorHits, keywordHits, fusionWeightsFor(embedder.id));
   const components = new Map(fused.map((f) => [f.id, f]));
-  const rows = new Map(sidecar.getByIds(namespace, fused.map((f) => f.id)).map((r) => [r.id, r]));
+  // Far down the list the shares are too small to change the top `limit`.
+  const maxGivers = Math.max(limit * 2, 40);
+  const refs = sidecar.linkedRefs(namespace, fused.map((f) => f.id), maxGivers);
   const metadataById = new Map<string, VectorMetadata>(vectorHits.map((h) => [h.id, h.metadata]));
-  for (const h of keywordHits) metadataById.set(h.id, h.metadata);
   const candidates = new Map<string, ContextCandidate>();
+  const wanted: number[] = [];
   for (const f of fused) {
-    const row = rows.get(f.id);
+    const row = refs.get(f.id);
     candidates.set(f.id, { id: f.id, score: f.score, metadata: row?.metadata ?? metadataById.get(f.id) ?? {}, ...(row ? { row } : {}) });
+    if (row) for (const key of [...row.next, ...row.previous]) wanted.push(key);
   }
-  const contextual = propagateContext(candidates, (row) => sidecar.sessionNeighbours(namespace, row.metadata.session_id as string, row.key, 2, 1), {
-    accept: (row) => !filter || matchesFilter(row.metadata, filter),
-    // Far down the list the shares are too small to change the top `limit`, and each giver
-    // costs two indexed look-ups.
-    maxGivers: Math.max(limit * 2, 40),
-  });
+  const known = new Set<number>();
+  for (const row of refs.values()) known.add(row.key);
+  const neighbours = sidecar.refsByKeys(wanted.filter((key) => !known.has(key)));
+  for (const row of refs.values()) neighbours.set(row.key, row);
+  const resolve = (keys: readonly number[]): SidecarRef[] => {
+    const out: SidecarRef[] = [];
+    for (const key of keys) {
+      const row = neighbours.get(key);
+      if (row) out.push(row);
+    }
+    return out;
+  };
+  const contextual = propagateContext(
+    candidates,
+    (row) => {
+      const linked = refs.get(row.id);
+      return linked ? { next: resolve(linked.next), previous: resolve(linked.previous) } : { next: [], previous: [] };
+    },
+    { accept: (row) => !filter || matchesFilter(row.metadata, filter), maxGivers },
+  );
   boostNamedSpeakers(query, contextual);
   const order = (c: ContextCandidate): number => c.row?.key ?? Number.MAX_SAFE_INTEGER;
-  return [...contextual.values()]
-    .sort((a, b) => b.score - a.score || order(a) - order(b))
-    .slice(0, limit)
-    .map((c) => {
-      const f = components.get(c.id);
-      return toMemoryHit(c.id, c.metadata, c.score, { vector: f?.vector ?? null, bm25: f?.bm25 ?? null, fused: c.score });
-    });
+  const top = [...contextual.values()].sort((a, b) => b.score - a.score || order(a) - order(b)).slice(0, limit);
+  const texts = sidecar.textsByKeys(top.flatMap((c) => (c.row ? [c.row.key] : [])));
+  return top.map((c) => {
+    const f = components.get(c.id);
+    const text = c.row ? texts.get(c.row.key) : undefined;
+    const metadata = text ? { ...c.metadata, text } : c.metadata;
+    return toMemoryHit(c.id, metadata, c.score, { vector: f?.vector ?? null, bm25: f?.bm25 ?? null, fused: c.score });
+  });
 }
 
 /** A stored record as a `MemoryHit` (caller metadata unpacked from `extra`, `scores` added). */

@@ -111,3 +111,61 @@ describe("Sidecar schema migration", () => {
     }
   });
 });
+
+describe("Sidecar batched reads for search", () => {
+  it("linkedRefs gives the same neighbours as sessionNeighbours, only for the first linkFirst ids, and reads no text", () => {
+    const sidecar = Sidecar.open(":memory:");
+    try {
+      const rows = [
+        { id: "s1-0", session: "s1", kind: "turn" },
+        { id: "s2-0", session: "s2", kind: "turn" },
+        { id: "s1-1", session: "s1", kind: "turn" },
+        { id: "s1-f", session: "s1", kind: "fact" },
+        { id: "s1-2", session: "s1", kind: "turn" },
+        { id: "s1-3", session: "s1", kind: "turn" },
+        { id: "other-ns", session: "s1", kind: "turn" },
+      ];
+      sidecar.upsert("ns", rows.filter((r) => r.id !== "other-ns").map((r) => ({ id: r.id, text: `text of ${r.id}`, metadata: { kind: r.kind, session_id: r.session }, vector: null })));
+      sidecar.upsert("ns2", [{ id: "other-ns", text: "elsewhere", metadata: { kind: "turn", session_id: "s1" }, vector: null }]);
+      const ids = ["s1-1", "s1-3", "s1-0", "missing", "s2-0"];
+      const linked = sidecar.linkedRefs("ns", ids, 2);
+      expect([...linked.keys()].sort()).toEqual(["s1-0", "s1-1", "s1-3", "s2-0"]);
+      for (const id of ["s1-1", "s1-3"]) {
+        const ref = linked.get(id)!;
+        const expected = sidecar.sessionNeighbours("ns", "s1", ref.key, 2, 1);
+        expect(ref.next).toEqual(expected.next.map((r) => r.key));
+        expect(ref.previous).toEqual(expected.previous.map((r) => r.key));
+      }
+      const keyOf = (id: string) => sidecar.getByIds("ns", [id])[0]!.key;
+      expect(linked.get("s1-1")!.next).toEqual([keyOf("s1-2"), keyOf("s1-3")]);
+      expect(linked.get("s1-1")!.previous).toEqual([keyOf("s1-0")]);
+      // Beyond linkFirst: metadata only.
+      expect(linked.get("s1-0")).toMatchObject({ next: [], previous: [], metadata: { kind: "turn", session_id: "s1" } });
+      expect(linked.get("s1-1")!.metadata).not.toHaveProperty("text");
+
+      const refs = sidecar.refsByKeys([keyOf("s1-2"), 9999]);
+      expect([...refs.values()].map((r) => r.id)).toEqual(["s1-2"]);
+      expect(sidecar.textsByKeys([keyOf("s1-2")]).get(keyOf("s1-2"))).toBe("text of s1-2");
+    } finally {
+      sidecar.close();
+    }
+  });
+
+  it("keywordRanks ranks like keywordSearch, without text", () => {
+    const sidecar = Sidecar.open(":memory:");
+    try {
+      sidecar.upsert("ns", [
+        { id: "a", text: "pottery class on sunday, pottery is fun", metadata: { kind: "turn", session_id: "s" }, vector: null },
+        { id: "b", text: "a pottery bowl", metadata: { kind: "fact" }, vector: null },
+        { id: "c", text: "nothing relevant", metadata: { kind: "turn" }, vector: null },
+      ]);
+      const ranks = sidecar.keywordRanks("ns", "pottery class", 5);
+      expect(ranks.map((r) => r.id)).toEqual(sidecar.keywordSearch("ns", "pottery class", 5).map((h) => h.id));
+      expect(ranks.map((r) => r.id)).toEqual(["a", "b"]);
+      expect(ranks[0]).not.toHaveProperty("text");
+      expect(sidecar.keywordRanks("ns", "pottery", 5, { kind: "fact" }).map((r) => r.id)).toEqual(["b"]);
+    } finally {
+      sidecar.close();
+    }
+  });
+});

@@ -23,6 +23,29 @@ export interface SidecarWrite {
   vector: Float32Array | null;
 }
 
+/** A row's key, id and metadata, without text or vector: what ranking and context spreading read. */
+export interface SidecarRef {
+  key: number;
+  id: string;
+  metadata: VectorMetadata;
+}
+
+/**
+ * A candidate's row with the keys of its conversational neighbours: the next two and the previous
+ * row of kind `turn` in the same namespace and session (empty when not looked up).
+ */
+export interface LinkedRef extends SidecarRef {
+  next: number[];
+  previous: number[];
+}
+
+/** A keyword (BM25) rank from the FTS5 index, without text; `score` is positive, higher is better. */
+export interface KeywordRank {
+  key: number;
+  id: string;
+  score: number;
+}
+
 /** A keyword (BM25) hit from the FTS5 index; `score` is positive, higher is better. */
 export interface KeywordHit {
   key: number;
@@ -360,24 +383,94 @@ export class Sidecar {
    * With a filter, more candidates are read and filtered in JS.
    */
   keywordSearch(namespace: string, query: string, limit: number, filter?: MetadataFilter): KeywordHit[] {
+    const ranks = this.keywordRanks(namespace, query, limit, filter);
+    const rows = this.getByKeys(ranks.map((r) => r.key));
+    const hits: KeywordHit[] = [];
+    for (const rank of ranks) {
+      const row = rows.get(rank.key);
+      if (row) hits.push({ key: rank.key, id: rank.id, score: rank.score, text: row.text, metadata: row.metadata });
+    }
+    return hits;
+  }
+
+  /**
+   * `keywordSearch` without text or metadata: the best `limit` rows' keys, ids and BM25 scores,
+   * best first. With a filter, more candidates are read and their metadata filtered in JS.
+   */
+  keywordRanks(namespace: string, query: string, limit: number, filter?: MetadataFilter): KeywordRank[] {
     const fts = toFtsQuery(query);
     if (!fts || limit <= 0) return [];
     const fetchLimit = filter ? Math.max(limit * 10, 200) : limit;
     const raws = this
       .prepare(
-        `SELECT r.key, r.namespace, r.id, r.text, r.metadata, NULL AS vector, bm25(records_fts) AS rank
+        `SELECT r.key AS key, r.id AS id, ${filter ? "r.metadata, r.text" : "NULL AS metadata, NULL AS text"}, bm25(records_fts) AS rank
          FROM records_fts JOIN records r ON r.key = records_fts.rowid
          WHERE records_fts MATCH ? AND r.namespace = ? ORDER BY rank LIMIT ?`,
       )
-      .all(fts, namespace, fetchLimit) as Array<RawRow & { rank: number }>;
-    const hits: KeywordHit[] = [];
+      .all(fts, namespace, fetchLimit) as Array<{ key: number; id: string; metadata: string | null; text: string | null; rank: number }>;
+    const hits: KeywordRank[] = [];
     for (const raw of raws) {
-      const row = toRow(raw);
-      if (filter && !matchesFilter(row.metadata, filter)) continue;
-      hits.push({ key: row.key, id: row.id, score: -raw.rank, text: row.text, metadata: row.metadata });
+      // Filters see the metadata as stored rows carry it (text included).
+      if (filter && !matchesFilter(toRow({ ...raw, namespace, metadata: raw.metadata!, text: raw.text!, vector: null }).metadata, filter)) continue;
+      hits.push({ key: raw.key, id: raw.id, score: -raw.rank });
       if (hits.length >= limit) break;
     }
     return hits;
+  }
+
+  /**
+   * Key, id and metadata of the rows with these ids in `namespace` (by id), in one statement; the
+   * first `linkFirst` ids in `ids` order that are turns also get the keys of their neighbours (as
+   * `sessionNeighbours(…, 2, 1)` finds them). No text is read.
+   */
+  linkedRefs(namespace: string, ids: readonly string[], linkFirst: number): Map<string, LinkedRef> {
+    const out = new Map<string, LinkedRef>();
+    if (ids.length === 0) return out;
+    const neighbour = (direction: "next" | "prev", offset: number) =>
+      `(SELECT n.key FROM records n WHERE n.namespace = r.namespace AND json_extract(n.metadata, '$.session_id') = json_extract(r.metadata, '$.session_id')
+          AND n.key ${direction === "next" ? ">" : "<"} r.key AND json_extract(n.metadata, '$.kind') = 'turn'
+          ORDER BY n.key ${direction === "next" ? "" : "DESC"} LIMIT 1 OFFSET ${offset})`;
+    // CROSS JOIN keeps the id list outside, so each id is one look-up in the (namespace, id) index.
+    const sql = `SELECT r.key AS key, r.id AS id, r.metadata AS metadata,
+        CASE WHEN c.key < @link THEN ${neighbour("next", 0)} END AS next1,
+        CASE WHEN c.key < @link THEN ${neighbour("next", 1)} END AS next2,
+        CASE WHEN c.key < @link THEN ${neighbour("prev", 0)} END AS prev
+      FROM json_each(@ids) c CROSS JOIN records r ON r.namespace = @namespace AND r.id = c.value`;
+    const raws = this.prepare(sql).all({ link: linkFirst, ids: JSON.stringify(ids), namespace }) as Array<{
+      key: number;
+      id: string;
+      metadata: string;
+      next1: number | null;
+      next2: number | null;
+      prev: number | null;
+    }>;
+    for (const raw of raws) {
+      const next: number[] = [];
+      if (raw.next1 !== null) next.push(raw.next1);
+      if (raw.next2 !== null) next.push(raw.next2);
+      out.set(raw.id, { key: raw.key, id: raw.id, metadata: JSON.parse(raw.metadata) as VectorMetadata, next, previous: raw.prev === null ? [] : [raw.prev] });
+    }
+    return out;
+  }
+
+  /** Key, id and metadata (no text, no vector) of the rows with these keys, in one statement. */
+  refsByKeys(keys: readonly number[]): Map<number, SidecarRef> {
+    const out = new Map<number, SidecarRef>();
+    if (keys.length === 0) return out;
+    const sql = `SELECT key, id, metadata FROM records WHERE key IN (SELECT value FROM json_each(?))`;
+    for (const raw of this.prepare(sql).all(JSON.stringify(keys)) as Array<{ key: number; id: string; metadata: string }>) {
+      out.set(raw.key, { key: raw.key, id: raw.id, metadata: JSON.parse(raw.metadata) as VectorMetadata });
+    }
+    return out;
+  }
+
+  /** The text of the rows with these keys, in one statement. */
+  textsByKeys(keys: readonly number[]): Map<number, string> {
+    const out = new Map<number, string>();
+    if (keys.length === 0) return out;
+    const sql = `SELECT key, text FROM records WHERE key IN (SELECT value FROM json_each(?))`;
+    for (const raw of this.prepare(sql).all(JSON.stringify(keys)) as Array<{ key: number; text: string }>) out.set(raw.key, raw.text);
+    return out;
   }
 
   /**
