@@ -42,7 +42,14 @@ export async function hybridSearch(parts: HybridSearchParts, query: string, opti
   const filter = clauses.length === 0 ? undefined : clauses.length === 1 ? clauses[0] : { $and: clauses };
   const depth = parts.hybrid ? Math.max(limit * 3, 20) : limit;
   const [vector] = await embedder.embed([query]);
-  const vectorHits = await store.query(vector!, { topK: depth, namespace, ...(filter ? { filter } : {}), ...(options.budgetMs ? { budgetMs: options.budgetMs } : {}) });
+  // Hybrid reads candidates' metadata from the sidecar, so the store need not (idsOnly).
+  const vectorHits = await store.query(vector!, {
+    topK: depth,
+    namespace,
+    ...(filter ? { filter } : {}),
+    ...(options.budgetMs ? { budgetMs: options.budgetMs } : {}),
+    ...(parts.hybrid ? { idsOnly: true } : {}),
+  });
   if (!parts.hybrid) {
     return vectorHits.slice(0, limit).map((h) => toMemoryHit(h.id, h.metadata, h.score, { vector: h.score, bm25: null }));
   }

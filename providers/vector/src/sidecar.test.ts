@@ -41,7 +41,7 @@ describe("Sidecar schema migration", () => {
 
       const sidecar = Sidecar.open(file);
       try {
-        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(3);
+        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(4);
         expect(sidecar.keywordSearch("ns", "tokyo", 5).map((h) => h.id)).toEqual(["old"]);
         sidecar.upsert("ns", [{ id: "new", text: "later in Tokyo", metadata: { kind: "turn", session_id: "s" }, vector: null }]);
         expect(sidecar.keywordSearch("ns", "tokyo", 5)).toHaveLength(2);
@@ -50,7 +50,7 @@ describe("Sidecar schema migration", () => {
         const plan = sidecar.db
           .prepare(`EXPLAIN QUERY PLAN SELECT key FROM records WHERE namespace = ? AND json_extract(metadata, '$.session_id') = ? AND key > ?`)
           .all("ns", "s", 0) as Array<{ detail: string }>;
-        expect(plan.map((p) => p.detail).join(" ")).toContain("records_by_session");
+        expect(plan.map((p) => p.detail).join(" ")).toContain("records_turns_by_session");
       } finally {
         sidecar.close();
       }
@@ -69,7 +69,7 @@ describe("Sidecar schema migration", () => {
       v2.close();
       const sidecar = Sidecar.open(file);
       try {
-        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(3);
+        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(4);
         expect(sidecar.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name`).pluck().all()).toEqual(["records_ad", "records_au"]);
         sidecar.upsert("ns", [{ id: "a", text: "golden retriever puppy", metadata: {}, vector: null }]);
         expect(sidecar.keywordSearch("ns", "retriever", 5).map((h) => h.id)).toEqual(["a"]);
@@ -78,6 +78,49 @@ describe("Sidecar schema migration", () => {
         expect(sidecar.keywordSearch("ns", "kitten", 5).map((h) => h.id)).toEqual(["a"]);
         // The FTS index holds exactly one entry per row.
         sidecar.db.exec(`INSERT INTO records_fts (records_fts, rank) VALUES ('integrity-check', 1)`);
+      } finally {
+        sidecar.close();
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("upgrades a version 3 file written by @hermes/memory-vector 0.1.0 in place: every row, vector and FTS entry kept, turn index swapped", () => {
+    // test-support/sidecar-v3.sqlite was written by the schema 3 Sidecar: 12 turns in three
+    // sessions plus a fact with vectors in "ns", one row in "other", then one text update and
+    // one delete (both through the triggers), and a meta key.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-vector-sidecar-v3-file-"));
+    try {
+      const file = path.join(dir, "sidecar.sqlite");
+      fs.copyFileSync(new URL("./test-support/sidecar-v3.sqlite", import.meta.url), file);
+      const before = new Database(file, { readonly: true });
+      expect(before.pragma("user_version", { simple: true })).toBe(3);
+      const dump = (db: Database.Database) => db.prepare(`SELECT key, namespace, id, text, metadata, hex(vector) AS vector FROM records ORDER BY key`).all();
+      const rows = dump(before);
+      before.close();
+      expect(rows).toHaveLength(13);
+
+      const sidecar = Sidecar.open(file);
+      try {
+        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(4);
+        expect(dump(sidecar.db)).toEqual(rows);
+        expect(sidecar.getMeta("index_identity")).toBe("hashing-4");
+        const indexes = sidecar.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'records_%' ORDER BY name`).pluck().all();
+        expect(indexes).toEqual(["records_by_id", "records_turns_by_session", "records_with_vectors"]);
+        sidecar.db.exec(`INSERT INTO records_fts (records_fts, rank) VALUES ('integrity-check', 1)`);
+        expect(sidecar.keywordSearch("ns", "kayaking", 5).map((h) => h.id)).toEqual(["turn-4"]);
+        expect(sidecar.keywordSearch("ns", "zurich cafe", 20).map((h) => h.id).sort()).toEqual(["turn-2", "turn-5", "turn-8"]);
+        expect(sidecar.keywordSearch("other", "pottery", 5).map((h) => h.id)).toEqual(["turn-0"]);
+        // Neighbours through the new index: the turns of session s1 are 1, 4, 7, 10.
+        const linked = sidecar.linkedRefs("ns", ["turn-4"], 1).get("turn-4")!;
+        expect([...sidecar.refsByKeys([...linked.next, ...linked.previous]).values()].map((r) => r.id).sort()).toEqual(["turn-1", "turn-10", "turn-7"]);
+        const plan = sidecar.db
+          .prepare(`EXPLAIN QUERY PLAN SELECT key FROM records WHERE namespace = ? AND json_extract(metadata, '$.session_id') = ? AND json_extract(metadata, '$.kind') = 'turn' AND key > ?`)
+          .all("ns", "s1", 0) as Array<{ detail: string }>;
+        expect(plan.map((p) => p.detail).join(" ")).toContain("COVERING INDEX records_turns_by_session");
+        sidecar.upsert("ns", [{ id: "turn-12", text: "after the upgrade", metadata: { kind: "turn", session_id: "s1" }, vector: null }]);
+        expect(sidecar.keywordSearch("ns", "upgrade", 5).map((h) => h.id)).toEqual(["turn-12"]);
       } finally {
         sidecar.close();
       }
@@ -141,7 +184,7 @@ describe("Sidecar batched reads for search", () => {
       expect(linked.get("s1-1")!.previous).toEqual([keyOf("s1-0")]);
       // Beyond linkFirst: metadata only.
       expect(linked.get("s1-0")).toMatchObject({ next: [], previous: [], metadata: { kind: "turn", session_id: "s1" } });
-      expect(linked.get("s1-1")!.metadata).not.toHaveProperty("text");
+      expect(linked.get("s1-1")!.metadata).toEqual({ kind: "turn", session_id: "s1" }); // no text
 
       const refs = sidecar.refsByKeys([keyOf("s1-2"), 9999]);
       expect([...refs.values()].map((r) => r.id)).toEqual(["s1-2"]);

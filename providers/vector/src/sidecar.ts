@@ -30,6 +30,16 @@ export interface SidecarRef {
   metadata: VectorMetadata;
 }
 
+interface RawRef {
+  key: number;
+  id: string;
+  metadata: string;
+}
+
+function toRef(raw: RawRef): SidecarRef {
+  return { key: raw.key, id: raw.id, metadata: JSON.parse(raw.metadata) as VectorMetadata };
+}
+
 /**
  * A candidate's row with the keys of its conversational neighbours: the next two and the previous
  * row of kind `turn` in the same namespace and session (empty when not looked up).
@@ -64,16 +74,20 @@ interface RawRow {
   vector: Buffer | null;
 }
 
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
 
 /** The records' session id as SQL; the session index is built on exactly this expression. */
 const SESSION_EXPR = `json_extract(metadata, '$.session_id')`;
+/** The records' kind as SQL; the session index is built on exactly this expression. */
+const KIND_EXPR = `json_extract(metadata, '$.kind')`;
 
 // Version 2: FTS5 folds every diacritic (remove_diacritics 2: "café" = "cafe", also for letters
 // version 1 left alone) and an index on (namespace, session, key) serves neighbour look-ups.
 // Version 3: new rows are indexed by `upsert` itself right after the insert: an AFTER INSERT
 // trigger makes FTS5 flush its pending terms per row and costs about 3x the write time. Deletes
 // and text updates are rare, so triggers keep those in sync.
+// Version 4: the session index also holds the kind, so the neighbouring turns of a search's
+// candidates are found in the index alone, without reading each row's metadata.
 const FTS_AND_SESSION_SCHEMA = `
   CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(text, content='records', content_rowid='key', tokenize='porter unicode61 remove_diacritics 2');
   CREATE TRIGGER IF NOT EXISTS records_ad AFTER DELETE ON records BEGIN
@@ -83,7 +97,7 @@ const FTS_AND_SESSION_SCHEMA = `
     INSERT INTO records_fts (records_fts, rowid, text) VALUES ('delete', old.key, old.text);
     INSERT INTO records_fts (rowid, text) VALUES (new.key, new.text);
   END;
-  CREATE INDEX IF NOT EXISTS records_by_session ON records (namespace, ${SESSION_EXPR}, key);
+  CREATE INDEX IF NOT EXISTS records_turns_by_session ON records (namespace, ${SESSION_EXPR}, ${KIND_EXPR}, key);
 `;
 
 const SIDECAR_SPEC: SqliteStoreSpec = {
@@ -113,7 +127,12 @@ const SIDECAR_SPEC: SqliteStoreSpec = {
       return;
     }
     if (current >= 2) {
-      db.exec("DROP TRIGGER IF EXISTS records_ai");
+      // Indexes only: every row stays as it is.
+      db.exec(`
+        DROP TRIGGER IF EXISTS records_ai;
+        DROP INDEX IF EXISTS records_by_session;
+        ${FTS_AND_SESSION_SCHEMA}
+      `);
       return;
     }
     // The FTS index is derived from records.text, so it is dropped and rebuilt; nothing is lost.
@@ -122,6 +141,7 @@ const SIDECAR_SPEC: SqliteStoreSpec = {
       DROP TRIGGER IF EXISTS records_ad;
       DROP TRIGGER IF EXISTS records_au;
       DROP TABLE IF EXISTS records_fts;
+      DROP INDEX IF EXISTS records_by_session;
       ${FTS_AND_SESSION_SCHEMA}
       INSERT INTO records_fts (records_fts) VALUES ('rebuild');
     `);
@@ -334,14 +354,14 @@ export class Sidecar {
     }
   }
 
-  /** `(key, vector)` of every row that has a vector, optionally in one namespace, optionally with metadata. */
-  vectorRows(namespace: string | null): Array<{ key: number; vector: Float32Array }> {
+  /** `(key, id, vector)` of every row that has a vector, optionally in one namespace. */
+  vectorRows(namespace: string | null): Array<{ key: number; id: string; vector: Float32Array }> {
     const sql =
       namespace === null
-        ? `SELECT key, vector FROM records WHERE vector IS NOT NULL`
-        : `SELECT key, vector FROM records WHERE namespace = ? AND vector IS NOT NULL`;
-    const rows = (namespace === null ? this.db.prepare(sql).all() : this.db.prepare(sql).all(namespace)) as Array<{ key: number; vector: Buffer }>;
-    return rows.map((r) => ({ key: r.key, vector: decodeVector(r.vector)! }));
+        ? `SELECT key, id, vector FROM records WHERE vector IS NOT NULL`
+        : `SELECT key, id, vector FROM records WHERE namespace = ? AND vector IS NOT NULL`;
+    const rows = (namespace === null ? this.db.prepare(sql).all() : this.db.prepare(sql).all(namespace)) as Array<{ key: number; id: string; vector: Buffer }>;
+    return rows.map((r) => ({ key: r.key, id: r.id, vector: decodeVector(r.vector)! }));
   }
 
   /** Number of rows with a vector, optionally in one namespace. */
@@ -428,7 +448,7 @@ export class Sidecar {
     if (ids.length === 0) return out;
     const neighbour = (direction: "next" | "prev", offset: number) =>
       `(SELECT n.key FROM records n WHERE n.namespace = r.namespace AND json_extract(n.metadata, '$.session_id') = json_extract(r.metadata, '$.session_id')
-          AND n.key ${direction === "next" ? ">" : "<"} r.key AND json_extract(n.metadata, '$.kind') = 'turn'
+          AND json_extract(n.metadata, '$.kind') = 'turn' AND n.key ${direction === "next" ? ">" : "<"} r.key
           ORDER BY n.key ${direction === "next" ? "" : "DESC"} LIMIT 1 OFFSET ${offset})`;
     // CROSS JOIN keeps the id list outside, so each id is one look-up in the (namespace, id) index.
     const sql = `SELECT r.key AS key, r.id AS id, r.metadata AS metadata,
@@ -436,19 +456,23 @@ export class Sidecar {
         CASE WHEN c.key < @link THEN ${neighbour("next", 1)} END AS next2,
         CASE WHEN c.key < @link THEN ${neighbour("prev", 0)} END AS prev
       FROM json_each(@ids) c CROSS JOIN records r ON r.namespace = @namespace AND r.id = c.value`;
-    const raws = this.prepare(sql).all({ link: linkFirst, ids: JSON.stringify(ids), namespace }) as Array<{
-      key: number;
-      id: string;
-      metadata: string;
-      next1: number | null;
-      next2: number | null;
-      prev: number | null;
-    }>;
+    const raws = this.prepare(sql).all({ link: linkFirst, ids: JSON.stringify(ids), namespace }) as Array<RawRef & { next1: number | null; next2: number | null; prev: number | null }>;
     for (const raw of raws) {
       const next: number[] = [];
       if (raw.next1 !== null) next.push(raw.next1);
       if (raw.next2 !== null) next.push(raw.next2);
-      out.set(raw.id, { key: raw.key, id: raw.id, metadata: JSON.parse(raw.metadata) as VectorMetadata, next, previous: raw.prev === null ? [] : [raw.prev] });
+      out.set(raw.id, { ...toRef(raw), next, previous: raw.prev === null ? [] : [raw.prev] });
+    }
+    return out;
+  }
+
+  /** Id and namespace (no text, metadata `{}`) of the rows with these keys, in one statement. */
+  idsByKeys(keys: readonly number[]): Map<number, { key: number; id: string; namespace: string; metadata: VectorMetadata }> {
+    const out = new Map<number, { key: number; id: string; namespace: string; metadata: VectorMetadata }>();
+    if (keys.length === 0) return out;
+    const sql = `SELECT key, id, namespace FROM records WHERE key IN (SELECT value FROM json_each(?))`;
+    for (const raw of this.prepare(sql).all(JSON.stringify(keys)) as Array<{ key: number; id: string; namespace: string }>) {
+      out.set(raw.key, { key: raw.key, id: raw.id, namespace: raw.namespace, metadata: {} });
     }
     return out;
   }
@@ -457,10 +481,8 @@ export class Sidecar {
   refsByKeys(keys: readonly number[]): Map<number, SidecarRef> {
     const out = new Map<number, SidecarRef>();
     if (keys.length === 0) return out;
-    const sql = `SELECT key, id, metadata FROM records WHERE key IN (SELECT value FROM json_each(?))`;
-    for (const raw of this.prepare(sql).all(JSON.stringify(keys)) as Array<{ key: number; id: string; metadata: string }>) {
-      out.set(raw.key, { key: raw.key, id: raw.id, metadata: JSON.parse(raw.metadata) as VectorMetadata });
-    }
+    const sql = `SELECT r.key AS key, r.id AS id, r.metadata AS metadata FROM records r WHERE r.key IN (SELECT value FROM json_each(?))`;
+    for (const raw of this.prepare(sql).all(JSON.stringify(keys)) as RawRef[]) out.set(raw.key, toRef(raw));
     return out;
   }
 
@@ -480,7 +502,7 @@ export class Sidecar {
    */
   sessionNeighbours(namespace: string, sessionId: string, key: number, after: number, before: number): { next: SidecarRow[]; previous: SidecarRow[] } {
     const cols = "key, namespace, id, text, metadata, NULL AS vector";
-    const where = `namespace = ? AND ${SESSION_EXPR} = ? AND json_extract(metadata, '$.kind') = 'turn'`;
+    const where = `namespace = ? AND ${SESSION_EXPR} = ? AND ${KIND_EXPR} = 'turn'`;
     const next = after > 0 ? (this.prepare(`SELECT ${cols} FROM records WHERE ${where} AND key > ? ORDER BY key LIMIT ?`).all(namespace, sessionId, key, after) as RawRow[]) : [];
     const previous = before > 0 ? (this.prepare(`SELECT ${cols} FROM records WHERE ${where} AND key < ? ORDER BY key DESC LIMIT ?`).all(namespace, sessionId, key, before) as RawRow[]) : [];
     return { next: next.map(toRow), previous: previous.map(toRow) };

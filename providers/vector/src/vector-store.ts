@@ -23,6 +23,12 @@ export interface VectorQueryOptions {
   namespace?: string;
   /** Time budget in ms for the whole call including retries (remote stores); unbounded when absent. */
   budgetMs?: number;
+  /**
+   * The caller needs only ids and scores of records the sidecar holds (it reads their metadata
+   * there): a store may then return `metadata: {}` for them. Records only a remote store holds
+   * still carry their metadata.
+   */
+  idsOnly?: boolean;
 }
 
 /** What `VectorStore.delete` removes: listed ids, every record matching a filter, or a whole namespace. */
