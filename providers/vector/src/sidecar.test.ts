@@ -2,7 +2,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
-import { describe, expect, it } from "vitest";
+import { LayeredRanker } from "@hermes/memory-provider-kit";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { Sidecar, toFtsQuery } from "./sidecar.js";
 
 describe("Sidecar keyword search", () => {
@@ -207,6 +208,85 @@ describe("Sidecar batched reads for search", () => {
       expect(ranks.map((r) => r.id)).toEqual(["a", "b"]);
       expect(ranks[0]).not.toHaveProperty("text");
       expect(sidecar.keywordRanks("ns", "pottery", 5, { kind: "fact" }).map((r) => r.id)).toEqual(["b"]);
+    } finally {
+      sidecar.close();
+    }
+  });
+});
+
+describe("Sidecar keyword ranking in large stores", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  /** 6,000 rows in "ns" ("chat" in every other one) and 400 in "other", deterministic. */
+  function largeSidecar(): Sidecar {
+    const sidecar = Sidecar.open(":memory:");
+    let seed = 7;
+    const rand = (n: number) => {
+      seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+      return seed % n;
+    };
+    const text = (i: number, extra: string[]) => {
+      const words = Array.from({ length: 4 + rand(16) }, () => `w${rand(300)}`);
+      for (const w of extra) words.splice(rand(words.length + 1), 0, w);
+      return words.join(" ");
+    };
+    const rows = Array.from({ length: 6000 }, (_, i) => {
+      const extra = [...(i % 2 === 0 ? ["chat"] : []), ...(i % 37 === 0 ? ["pottery"] : []), ...(i % 53 === 0 ? ["glaze"] : []), ...(i % 401 === 0 ? ["pottery"] : [])];
+      return { id: `r${i}`, text: text(i, extra), metadata: { kind: i % 3 === 0 ? "fact" : "turn", session_id: `s${i % 40}` }, vector: null };
+    });
+    sidecar.upsert("ns", rows);
+    sidecar.upsert("other", Array.from({ length: 400 }, (_, i) => ({ id: `o${i}`, text: "pottery glaze chat pottery", metadata: { kind: "turn" }, vector: null })));
+    return sidecar;
+  }
+
+  /** FTS5's own ranking (what `keywordRanks` runs in small stores), for comparison. */
+  function fts5Order(sidecar: Sidecar, namespace: string, match: string, limit: number): Array<{ id: string; score: number }> {
+    return (
+      sidecar.db
+        .prepare(
+          `SELECT r.id AS id, -bm25(records_fts) AS score FROM records_fts JOIN records r ON r.key = records_fts.rowid
+           WHERE records_fts MATCH ? AND r.namespace = ? ORDER BY rank LIMIT ?`,
+        )
+        .all(match, namespace, limit) as Array<{ id: string; score: number }>
+    );
+  }
+
+  it("uses the kit's layered ranker when a word is in more than 0.2 % of the items, with FTS5's bm25 order and scores for the top hits", () => {
+    const sidecar = largeSidecar();
+    try {
+      const rank = vi.spyOn(LayeredRanker.prototype, "rank");
+      const ranked = sidecar.keywordRanks("ns", "the chat about pottery glaze?", 10);
+      expect(rank).toHaveBeenCalledTimes(1);
+      const exact = fts5Order(sidecar, "ns", '"chat" OR "pottery" OR "glaze"', 10);
+      expect(ranked.map((r) => r.id)).toEqual(exact.map((r) => r.id));
+      ranked.forEach((r, i) => expect(r.score).toBeCloseTo(exact[i]!.score, 6));
+      // Other namespaces never leak in, and filters apply to the layered ranking too.
+      expect(ranked.every((r) => r.id.startsWith("r"))).toBe(true);
+      const facts = sidecar.keywordRanks("ns", "chat pottery glaze", 5, { kind: "fact" });
+      expect(facts).toHaveLength(5);
+      expect(sidecar.getByIds("ns", facts.map((r) => r.id)).every((row) => row.metadata.kind === "fact")).toBe(true);
+      expect(facts.map((r) => r.id)).toEqual(
+        (sidecar.db
+          .prepare(
+            `SELECT r.id AS id FROM records_fts JOIN records r ON r.key = records_fts.rowid
+             WHERE records_fts MATCH ? AND r.namespace = 'ns' AND json_extract(r.metadata, '$.kind') = 'fact' ORDER BY rank LIMIT 5`,
+          )
+          .pluck()
+          .all('"chat" OR "pottery" OR "glaze"') as string[]),
+      );
+    } finally {
+      sidecar.close();
+    }
+  });
+
+  it("keeps FTS5's own bm25() when every query word is rare, and finds nothing for words no item holds", () => {
+    const sidecar = largeSidecar();
+    try {
+      const rank = vi.spyOn(LayeredRanker.prototype, "rank");
+      const ranked = sidecar.keywordRanks("ns", "pottery glaze", 20);
+      expect(rank).not.toHaveBeenCalled();
+      expect(ranked.map((r) => r.id)).toEqual(fts5Order(sidecar, "ns", '"pottery" OR "glaze"', 20).map((r) => r.id));
+      expect(sidecar.keywordRanks("ns", "zeppelin", 5)).toEqual([]);
     } finally {
       sidecar.close();
     }

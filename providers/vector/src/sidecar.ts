@@ -1,7 +1,17 @@
 import fs from "node:fs";
 import Database from "better-sqlite3";
 import type { Database as SqliteDatabase, Statement } from "better-sqlite3";
-import { buildFtsQuery, closeSqliteStore, openSqliteStore, type SqliteStoreSpec } from "@hermes/memory-provider-kit";
+import {
+  buildFtsQuery,
+  closeSqliteStore,
+  LayeredRanker,
+  openSqliteStore,
+  planRanking,
+  quoteTerm,
+  uniqueTerms,
+  type LayeredRankerSchema,
+  type SqliteStoreSpec,
+} from "@hermes/memory-provider-kit";
 import { matchesFilter, type MetadataFilter, type VectorMetadata } from "./metadata-filter.js";
 
 /** One sidecar row: the text and metadata of a record, plus its vector when the local store holds it. */
@@ -149,6 +159,24 @@ const SIDECAR_SPEC: SqliteStoreSpec = {
 };
 
 /**
+ * The sidecar's tables for the kit's `LayeredRanker`: `records_fts` (one column, `text`) over
+ * `records` keyed by `key`; its `user` filter is the namespace (kind and session come from the
+ * metadata, as the session index reads them).
+ */
+const RANKER_SCHEMA: LayeredRankerSchema = {
+  fts: "records_fts",
+  table: "records",
+  id: "key",
+  content: "text",
+  speaker: null,
+  filters: { kind: `json_extract(i.metadata, '$.kind')`, session: `json_extract(i.metadata, '$.session_id')`, user: "i.namespace" },
+};
+/** The FTS table has one column, weighted 1 as `bm25(records_fts)` weighs it. */
+const RANKER_WEIGHTS = { content: 1, speaker: 0 };
+/** Document-frequency counts kept per sidecar (each is one walk of a word's document list). */
+const DF_CACHE_SIZE = 20_000;
+
+/**
  * Turn arbitrary user text into an FTS5 query that can never be a syntax error: stopwords
  * dropped, every remaining word quoted, the words OR-ed (see `buildFtsQuery`).
  */
@@ -192,6 +220,11 @@ export class Sidecar {
     getMeta: Statement;
     setMeta: Statement;
   };
+
+  /** The layered BM25 ranker, prepared on the first query that needs it (large stores only). */
+  private ranker: LayeredRanker | undefined;
+  /** Per word: items containing it (counted up to half the store) and the store size when counted. */
+  private readonly dfCache = new Map<string, { df: number; atCount: number }>();
 
   /** Prepared statements by SQL text: the hot read paths run the same few shapes every query. */
   private readonly prepared = new Map<string, Statement>();
@@ -418,16 +451,37 @@ export class Sidecar {
    * best first. With a filter, more candidates are read and their metadata filtered in JS.
    */
   keywordRanks(namespace: string, query: string, limit: number, filter?: MetadataFilter): KeywordRank[] {
-    const fts = toFtsQuery(query);
-    if (!fts || limit <= 0) return [];
+    if (limit <= 0 || typeof query !== "string") return [];
+    const total = (this.prepare(`SELECT COALESCE(MAX(key), 0) AS n FROM records`).get() as { n: number }).n;
+    const plan = planRanking(uniqueTerms(query), total, (term) => this.documentFrequency(term, total));
+    if (!plan) return [];
     const fetchLimit = filter ? Math.max(limit * 10, 200) : limit;
-    const raws = this
-      .prepare(
-        `SELECT r.key AS key, r.id AS id, ${filter ? "r.metadata, r.text" : "NULL AS metadata, NULL AS text"}, bm25(records_fts) AS rank
-         FROM records_fts JOIN records r ON r.key = records_fts.rowid
-         WHERE records_fts MATCH ? AND r.namespace = ? ORDER BY rank LIMIT ?`,
-      )
-      .all(fts, namespace, fetchLimit) as Array<{ key: number; id: string; metadata: string | null; text: string | null; rank: number }>;
+    const cols = filter ? "r.metadata, r.text" : "NULL AS metadata, NULL AS text";
+    let raws: Array<{ key: number; id: string; metadata: string | null; text: string | null; rank: number }>;
+    if (plan.mode === "bm25") {
+      raws = this
+        .prepare(
+          `SELECT r.key AS key, r.id AS id, ${cols}, bm25(records_fts) AS rank
+           FROM records_fts JOIN records r ON r.key = records_fts.rowid
+           WHERE records_fts MATCH ? AND r.namespace = ? ORDER BY rank LIMIT ?`,
+        )
+        .all(plan.terms.map(quoteTerm).join(" OR "), namespace, fetchLimit) as typeof raws;
+    } else {
+      // A word in more than 0.2 % of a large store: FTS5's bm25() would walk its whole document
+      // list, so the kit's layered ranker scores a bounded candidate set with the same formula.
+      this.ranker ??= new LayeredRanker(this.db, RANKER_WEIGHTS, RANKER_SCHEMA);
+      const ranked = this.ranker.rank(plan.terms, { limit, candidates: fetchLimit, user: namespace });
+      const rows = new Map<number, { key: number; id: string; metadata: string | null; text: string | null }>();
+      const sql = `SELECT r.key AS key, r.id AS id, ${cols} FROM records r WHERE r.key IN (SELECT value FROM json_each(?))`;
+      for (const row of this.prepare(sql).all(JSON.stringify(ranked.map((r) => r.id))) as Array<{ key: number; id: string; metadata: string | null; text: string | null }>) {
+        rows.set(row.key, row);
+      }
+      raws = [];
+      for (const r of ranked) {
+        const row = rows.get(r.id);
+        if (row) raws.push({ ...row, rank: r.rank });
+      }
+    }
     const hits: KeywordRank[] = [];
     for (const raw of raws) {
       // Filters see the metadata as stored rows carry it (text included).
@@ -493,6 +547,24 @@ export class Sidecar {
     const sql = `SELECT key, text FROM records WHERE key IN (SELECT value FROM json_each(?))`;
     for (const raw of this.prepare(sql).all(JSON.stringify(keys)) as Array<{ key: number; text: string }>) out.set(raw.key, raw.text);
     return out;
+  }
+
+  /**
+   * Items containing `term` (the IDF input), counted up to half the store (beyond that FTS5's IDF
+   * is its floor anyway) and cached until the store grows 20 %.
+   */
+  private documentFrequency(term: string, total: number): number {
+    const cached = this.dfCache.get(term);
+    if (cached && total <= cached.atCount * 1.2) return cached.df;
+    const count = this.prepare(`SELECT COUNT(*) AS n FROM (SELECT rowid FROM records_fts WHERE records_fts MATCH ? LIMIT ?)`);
+    const df = (count.get(quoteTerm(term), Math.floor(total / 2) + 1) as { n: number }).n;
+    this.dfCache.delete(term);
+    this.dfCache.set(term, { df, atCount: total });
+    if (this.dfCache.size > DF_CACHE_SIZE) {
+      const oldest = this.dfCache.keys().next().value;
+      if (oldest !== undefined) this.dfCache.delete(oldest);
+    }
+    return df;
   }
 
   /**
