@@ -3,7 +3,7 @@
  * sidecar (hybrid mode), then conversational context (neighbour score spreading, speaker boost).
  */
 import type { MemoryHit, MemoryKind, MemorySearchOptions } from "@hermes/memory-core";
-import { boostNamedSpeakers, propagateContext, type ContextCandidate } from "./conversation-context.js";
+import { boostNamedSpeakers, propagateContext, SPEAKER_BOOST, type ContextCandidate } from "./conversation-context.js";
 import type { Embedder } from "./embedder.js";
 import { matchesFilter, type MetadataFilter, type VectorMetadata } from "./metadata-filter.js";
 import { fusionWeightsFor, scoreFusion } from "./rank-fusion.js";
@@ -61,18 +61,24 @@ export async function hybridSearch(parts: HybridSearchParts, query: string, opti
   // Far down the list the shares are too small to change the top `limit`.
   const maxGivers = Math.max(limit * 2, 40);
   const refs = sidecar.linkedRefs(namespace, fused.map((f) => f.id), maxGivers);
-  const metadataById = new Map<string, VectorMetadata>(vectorHits.map((h) => [h.id, h.metadata]));
+  // Items only a remote store knows have no sidecar row: their metadata is the store's.
+  let storeMetadata: Map<string, VectorMetadata> | undefined;
   const candidates = new Map<string, ContextCandidate>();
+  const neighbours = new Map<number, SidecarRef>();
+  for (const row of refs.values()) neighbours.set(row.key, row);
   const wanted: number[] = [];
   for (const f of fused) {
     const row = refs.get(f.id);
-    candidates.set(f.id, { id: f.id, score: f.score, metadata: row?.metadata ?? metadataById.get(f.id) ?? {}, ...(row ? { row } : {}) });
-    if (row) for (const key of [...row.next, ...row.previous]) wanted.push(key);
+    if (row) {
+      candidates.set(f.id, { id: f.id, score: f.score, metadata: row.metadata, row });
+      for (const key of row.next) if (!neighbours.has(key)) wanted.push(key);
+      for (const key of row.previous) if (!neighbours.has(key)) wanted.push(key);
+    } else {
+      storeMetadata ??= new Map(vectorHits.map((h) => [h.id, h.metadata]));
+      candidates.set(f.id, { id: f.id, score: f.score, metadata: storeMetadata.get(f.id) ?? {} });
+    }
   }
-  const known = new Set<number>();
-  for (const row of refs.values()) known.add(row.key);
-  const neighbours = sidecar.refsByKeys(wanted.filter((key) => !known.has(key)));
-  for (const row of refs.values()) neighbours.set(row.key, row);
+  for (const [key, row] of sidecar.refsByKeys(wanted)) neighbours.set(key, row);
   const resolve = (keys: readonly number[]): SidecarRef[] => {
     const out: SidecarRef[] = [];
     for (const key of keys) {
@@ -89,7 +95,13 @@ export async function hybridSearch(parts: HybridSearchParts, query: string, opti
     },
     { accept: (row) => !filter || matchesFilter(row.metadata, filter), maxGivers },
   );
-  boostNamedSpeakers(query, contextual);
+  // A boost only raises scores, so a candidate whose boosted score would still be below the
+  // `limit`-th best score cannot place: only the others need their speaker looked up.
+  const scores = Float64Array.from(contextual.values(), (c) => c.score).sort();
+  const floor = scores.length > limit ? scores[scores.length - limit]! : -Infinity;
+  const boostable = new Map<string, ContextCandidate>();
+  for (const [id, c] of contextual) if (c.score * SPEAKER_BOOST >= floor) boostable.set(id, c);
+  boostNamedSpeakers(query, boostable);
   const order = (c: ContextCandidate): number => c.row?.key ?? Number.MAX_SAFE_INTEGER;
   const top = [...contextual.values()].sort((a, b) => b.score - a.score || order(a) - order(b)).slice(0, limit);
   const texts = sidecar.textsByKeys(top.flatMap((c) => (c.row ? [c.row.key] : [])));
