@@ -60,7 +60,9 @@ export async function hybridSearch(parts: HybridSearchParts, query: string, opti
   const components = new Map(fused.map((f) => [f.id, f]));
   // Far down the list the shares are too small to change the top `limit`.
   const maxGivers = Math.max(limit * 2, 40);
-  const refs = sidecar.linkedRefs(namespace, fused.map((f) => f.id), maxGivers);
+  // Metadata is read for the givers (kind and session; with a filter, for every candidate, as
+  // neighbours are filtered by it); the rest is read below only for candidates that can place.
+  const refs = sidecar.linkedRefs(namespace, fused.map((f) => f.id), maxGivers, filter ? fused.length : maxGivers);
   // Items only a remote store knows have no sidecar row: their metadata is the store's.
   let storeMetadata: Map<string, VectorMetadata> | undefined;
   const candidates = new Map<string, ContextCandidate>();
@@ -100,7 +102,22 @@ export async function hybridSearch(parts: HybridSearchParts, query: string, opti
   const scores = Float64Array.from(contextual.values(), (c) => c.score).sort();
   const floor = scores.length > limit ? scores[scores.length - limit]! : -Infinity;
   const boostable = new Map<string, ContextCandidate>();
-  for (const [id, c] of contextual) if (c.score * SPEAKER_BOOST >= floor) boostable.set(id, c);
+  const unread: number[] = [];
+  for (const [id, c] of contextual) {
+    if (c.score * SPEAKER_BOOST < floor) continue;
+    boostable.set(id, c);
+    if (c.row && refs.get(id)?.hasMetadata === false) unread.push(c.row.key);
+  }
+  if (unread.length > 0) {
+    const read = sidecar.refsByKeys(unread);
+    for (const c of boostable.values()) {
+      const row = c.row && read.get(c.row.key);
+      if (row) {
+        c.metadata = row.metadata;
+        c.row = row;
+      }
+    }
+  }
   boostNamedSpeakers(query, boostable);
   const order = (c: ContextCandidate): number => c.row?.key ?? Number.MAX_SAFE_INTEGER;
   const top = [...contextual.values()].sort((a, b) => b.score - a.score || order(a) - order(b)).slice(0, limit);

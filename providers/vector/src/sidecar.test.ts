@@ -187,6 +187,11 @@ describe("Sidecar batched reads for search", () => {
       expect(linked.get("s1-0")).toMatchObject({ next: [], previous: [], metadata: { kind: "turn", session_id: "s1" } });
       expect(linked.get("s1-1")!.metadata).toEqual({ kind: "turn", session_id: "s1" }); // no text
 
+      // metadataFirst: only the first ids get their metadata read.
+      const partial = sidecar.linkedRefs("ns", ids, 2, 1);
+      expect(partial.get("s1-1")).toMatchObject({ hasMetadata: true, metadata: { kind: "turn", session_id: "s1" }, next: linked.get("s1-1")!.next });
+      expect(partial.get("s1-3")).toMatchObject({ hasMetadata: false, metadata: {}, previous: linked.get("s1-3")!.previous });
+
       const refs = sidecar.refsByKeys([keyOf("s1-2"), 9999]);
       expect([...refs.values()].map((r) => r.id)).toEqual(["s1-2"]);
       expect(sidecar.textsByKeys([keyOf("s1-2")]).get(keyOf("s1-2"))).toBe("text of s1-2");

@@ -57,6 +57,8 @@ function toRef(raw: RawRef): SidecarRef {
 export interface LinkedRef extends SidecarRef {
   next: number[];
   previous: number[];
+  /** False when the metadata was not read (`metadataFirst`): `metadata` is then `{}`. */
+  hasMetadata: boolean;
 }
 
 /** A keyword (BM25) rank from the FTS5 index, without text; `score` is positive, higher is better. */
@@ -495,9 +497,10 @@ export class Sidecar {
   /**
    * Key, id and metadata of the rows with these ids in `namespace` (by id), in one statement; the
    * first `linkFirst` ids in `ids` order that are turns also get the keys of their neighbours (as
-   * `sessionNeighbours(…, 2, 1)` finds them). No text is read.
+   * `sessionNeighbours(…, 2, 1)` finds them). Only the first `metadataFirst` ids (default all)
+   * get their metadata read. No text is read.
    */
-  linkedRefs(namespace: string, ids: readonly string[], linkFirst: number): Map<string, LinkedRef> {
+  linkedRefs(namespace: string, ids: readonly string[], linkFirst: number, metadataFirst = ids.length): Map<string, LinkedRef> {
     const out = new Map<string, LinkedRef>();
     if (ids.length === 0) return out;
     const neighbour = (direction: "next" | "prev", offset: number) =>
@@ -505,17 +508,25 @@ export class Sidecar {
           AND json_extract(n.metadata, '$.kind') = 'turn' AND n.key ${direction === "next" ? ">" : "<"} r.key
           ORDER BY n.key ${direction === "next" ? "" : "DESC"} LIMIT 1 OFFSET ${offset})`;
     // CROSS JOIN keeps the id list outside, so each id is one look-up in the (namespace, id) index.
-    const sql = `SELECT r.key AS key, r.id AS id, r.metadata AS metadata,
+    const sql = `SELECT r.key AS key, r.id AS id, CASE WHEN c.key < @meta THEN r.metadata END AS metadata,
         CASE WHEN c.key < @link THEN ${neighbour("next", 0)} END AS next1,
         CASE WHEN c.key < @link THEN ${neighbour("next", 1)} END AS next2,
         CASE WHEN c.key < @link THEN ${neighbour("prev", 0)} END AS prev
       FROM json_each(@ids) c CROSS JOIN records r ON r.namespace = @namespace AND r.id = c.value`;
-    const raws = this.prepare(sql).all({ link: linkFirst, ids: JSON.stringify(ids), namespace }) as Array<RawRef & { next1: number | null; next2: number | null; prev: number | null }>;
+    const raws = this.prepare(sql).all({ link: linkFirst, meta: metadataFirst, ids: JSON.stringify(ids), namespace }) as Array<{
+      key: number;
+      id: string;
+      metadata: string | null;
+      next1: number | null;
+      next2: number | null;
+      prev: number | null;
+    }>;
     for (const raw of raws) {
       const next: number[] = [];
       if (raw.next1 !== null) next.push(raw.next1);
       if (raw.next2 !== null) next.push(raw.next2);
-      out.set(raw.id, { ...toRef(raw), next, previous: raw.prev === null ? [] : [raw.prev] });
+      const metadata = raw.metadata === null ? {} : (JSON.parse(raw.metadata) as VectorMetadata);
+      out.set(raw.id, { key: raw.key, id: raw.id, metadata, hasMetadata: raw.metadata !== null, next, previous: raw.prev === null ? [] : [raw.prev] });
     }
     return out;
   }
