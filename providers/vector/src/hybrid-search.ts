@@ -62,7 +62,13 @@ export async function hybridSearch(parts: HybridSearchParts, query: string, opti
   const maxGivers = Math.max(limit * 2, 40);
   // Metadata is read for the givers (kind and session; with a filter, for every candidate, as
   // neighbours are filtered by it); the rest is read below only for candidates that can place.
-  const refs = sidecar.linkedRefs(namespace, fused.map((f) => f.id), maxGivers, filter ? fused.length : maxGivers);
+  // Candidates whose sidecar keys are all known (a local store) are looked up by key.
+  const keyOf = new Map<string, number>();
+  for (const h of keywordHits) keyOf.set(h.id, h.key);
+  for (const h of vectorHits) if (h.key !== undefined) keyOf.set(h.id, h.key);
+  const ids = fused.map((f) => f.id);
+  const keys = ids.every((id) => keyOf.has(id)) ? ids.map((id) => keyOf.get(id)!) : undefined;
+  const refs = sidecar.linkedRefs(namespace, ids, maxGivers, filter ? fused.length : maxGivers, keys);
   // Items only a remote store knows have no sidecar row: their metadata is the store's.
   let storeMetadata: Map<string, VectorMetadata> | undefined;
   const candidates = new Map<string, ContextCandidate>();

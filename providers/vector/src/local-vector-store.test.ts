@@ -94,6 +94,8 @@ describe("LocalVectorStore", () => {
         const light = await store.query(q, { topK: 10, namespace: "a", idsOnly: true });
         expect(light.map((h) => [h.id, h.score])).toEqual(full.map((h) => [h.id, h.score]));
         expect(light.every((h) => Object.keys(h.metadata).length === 0)).toBe(true);
+        // Below the exact threshold the sidecar key comes along.
+        if (threshold > 0) expect(light.every((h) => typeof h.key === "number")).toBe(true);
         expect(light.map((h) => h.id)).not.toContain("a5");
         // A filter needs the metadata, so it is read.
         const filtered = await store.query(q, { topK: 5, namespace: "a", filter: { even: true }, idsOnly: true });

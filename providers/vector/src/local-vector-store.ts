@@ -548,7 +548,7 @@ export class LocalVectorStore implements VectorStore {
     }
     if (idsOnly && !filter) {
       // The cached matrix knows each key's id: nothing to read from the sidecar.
-      return order.slice(0, topK).map((i) => ({ id: cache.ids[i]!, score: scores[i]!, metadata: {} }));
+      return order.slice(0, topK).map((i) => ({ id: cache.ids[i]!, score: scores[i]!, metadata: {}, key: cache.keys[i]! }));
     }
     const candidates = order.map((i) => ({ key: cache.keys[i]!, score: scores[i]! }));
     const out: VectorMatch[] = [];

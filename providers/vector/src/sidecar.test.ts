@@ -187,6 +187,9 @@ describe("Sidecar batched reads for search", () => {
       expect(linked.get("s1-0")).toMatchObject({ next: [], previous: [], metadata: { kind: "turn", session_id: "s1" } });
       expect(linked.get("s1-1")!.metadata).toEqual({ kind: "turn", session_id: "s1" }); // no text
 
+      // By key (same order as the ids): the same refs.
+      const present = ids.filter((id) => id !== "missing");
+      expect(sidecar.linkedRefs("ns", present, 2, present.length, present.map(keyOf))).toEqual(sidecar.linkedRefs("ns", present, 2));
       // metadataFirst: only the first ids get their metadata read.
       const partial = sidecar.linkedRefs("ns", ids, 2, 1);
       expect(partial.get("s1-1")).toMatchObject({ hasMetadata: true, metadata: { kind: "turn", session_id: "s1" }, next: linked.get("s1-1")!.next });

@@ -498,9 +498,10 @@ export class Sidecar {
    * Key, id and metadata of the rows with these ids in `namespace` (by id), in one statement; the
    * first `linkFirst` ids in `ids` order that are turns also get the keys of their neighbours (as
    * `sessionNeighbours(…, 2, 1)` finds them). Only the first `metadataFirst` ids (default all)
-   * get their metadata read. No text is read.
+   * get their metadata read. No text is read. `keys`, when every id's key is known (same order),
+   * makes each look-up one by key.
    */
-  linkedRefs(namespace: string, ids: readonly string[], linkFirst: number, metadataFirst = ids.length): Map<string, LinkedRef> {
+  linkedRefs(namespace: string, ids: readonly string[], linkFirst: number, metadataFirst = ids.length, keys?: readonly number[]): Map<string, LinkedRef> {
     const out = new Map<string, LinkedRef>();
     if (ids.length === 0) return out;
     const neighbour = (direction: "next" | "prev", offset: number) =>
@@ -512,8 +513,8 @@ export class Sidecar {
         CASE WHEN c.key < @link THEN ${neighbour("next", 0)} END AS next1,
         CASE WHEN c.key < @link THEN ${neighbour("next", 1)} END AS next2,
         CASE WHEN c.key < @link THEN ${neighbour("prev", 0)} END AS prev
-      FROM json_each(@ids) c CROSS JOIN records r ON r.namespace = @namespace AND r.id = c.value`;
-    const raws = this.prepare(sql).all({ link: linkFirst, meta: metadataFirst, ids: JSON.stringify(ids), namespace }) as Array<{
+      FROM json_each(@ids) c CROSS JOIN records r ON r.namespace = @namespace AND ${keys ? "r.key" : "r.id"} = c.value`;
+    const raws = this.prepare(sql).all({ link: linkFirst, meta: metadataFirst, ids: JSON.stringify(keys ?? ids), namespace }) as Array<{
       key: number;
       id: string;
       metadata: string | null;

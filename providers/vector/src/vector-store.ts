@@ -13,6 +13,8 @@ export interface VectorMatch {
   id: string;
   score: number;
   metadata: VectorMetadata;
+  /** The record's sidecar key, when the store's records live in the sidecar (given with `idsOnly`). */
+  key?: number;
 }
 
 /** Options of `VectorStore.query`. */
