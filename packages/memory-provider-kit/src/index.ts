@@ -27,9 +27,12 @@ export {
   readVarints,
   termPattern,
   MAX_LAYERED_TERMS,
+  ITEMS_RANKER_SCHEMA,
   type CountedTerm,
   type LayeredRankOptions,
+  type LayeredRankerSchema,
 } from "./layered-ranker.js";
+export { planRanking, COMMON_TERM_SHARE, COMMON_TERM_MIN_DOCS, type RankPlan } from "./rank-plan.js";
 export {
   NEIGHBOUR_WEIGHTS,
   SPEAKER_BOOST,

@@ -20,6 +20,34 @@ export interface LayeredRankOptions {
   user?: string | null;
 }
 
+/**
+ * Where `LayeredRanker` reads (SQL names, trusted: never user input). The default is the SQLite
+ * provider's schema: FTS5 table `items_fts` (columns content, speaker) over `items` keyed by `id`.
+ */
+export interface LayeredRankerSchema {
+  /** The FTS5 table; its `<fts>_data` (averages record) and `<fts>_docsize` shadow tables are read too. */
+  fts: string;
+  /** The content table, and its integer key (the FTS rowid). */
+  table: string;
+  id: string;
+  /** The text column scored with the `content` weight. */
+  content: string;
+  /** The column scored with the `speaker` weight; `null` when the FTS table indexes only `content`. */
+  speaker: string | null;
+  /** SQL over the content table (alias `i`) compared with the `kind`, `session` and `user` options. */
+  filters: { kind: string; session: string; user: string };
+}
+
+/** The SQLite provider's schema (`LayeredRanker`'s default). */
+export const ITEMS_RANKER_SCHEMA: LayeredRankerSchema = {
+  fts: "items_fts",
+  table: "items",
+  id: "id",
+  content: "content",
+  speaker: "speaker",
+  filters: { kind: "i.kind", session: "i.session_id", user: "i.user_id" },
+};
+
 /** FTS5's BM25 constants (fts5_aux.c): k1 and b. */
 const K1 = 1.2;
 const B = 0.75;
@@ -102,21 +130,23 @@ export class LayeredRanker {
     sizes: BetterSqlite3.Statement;
   };
 
-  constructor(db: Db, weights: { content: number; speaker: number }) {
+  /** `schema` names the tables and columns read (default: the SQLite provider's, `ITEMS_RANKER_SCHEMA`). */
+  constructor(db: Db, weights: { content: number; speaker: number }, schema: LayeredRankerSchema = ITEMS_RANKER_SCHEMA) {
     this.weights = weights;
+    const { fts, table, id, content, speaker, filters } = schema;
     this.stmts = {
-      averages: db.prepare(`SELECT block FROM items_fts_data WHERE id = 1`).pluck(),
-      pool: db.prepare(`SELECT rowid AS id FROM items_fts WHERE items_fts MATCH @q LIMIT @limit`),
+      averages: db.prepare(`SELECT block FROM ${fts}_data WHERE id = 1`).pluck(),
+      pool: db.prepare(`SELECT rowid AS id FROM ${fts} WHERE ${fts} MATCH @q LIMIT @limit`),
       poolFiltered: db.prepare(
-        `SELECT f.rowid AS id FROM items_fts f JOIN items i ON i.id = f.rowid
-         WHERE items_fts MATCH @q AND (@kind IS NULL OR i.kind = @kind) AND (@session IS NULL OR i.session_id = @session)
-           AND (@user IS NULL OR i.user_id = @user)
+        `SELECT f.rowid AS id FROM ${fts} f JOIN ${table} i ON i.${id} = f.rowid
+         WHERE ${fts} MATCH @q AND (@kind IS NULL OR ${filters.kind} = @kind) AND (@session IS NULL OR ${filters.session} = @session)
+           AND (@user IS NULL OR ${filters.user} = @user)
          ORDER BY f.rowid DESC LIMIT @limit`,
       ),
-      sizes: db.prepare(`SELECT id, sz FROM items_fts_docsize WHERE id IN (SELECT value FROM json_each(?))`),
+      sizes: db.prepare(`SELECT id, sz FROM ${fts}_docsize WHERE id IN (SELECT value FROM json_each(?))`),
       rows: db.prepare(
-        `SELECT i.id AS id, i.content AS content, i.speaker AS speaker, d.sz AS sz
-         FROM json_each(?) c JOIN items i ON i.id = c.value LEFT JOIN items_fts_docsize d ON d.id = i.id`,
+        `SELECT i.${id} AS id, i.${content} AS content, ${speaker === null ? "''" : `i.${speaker}`} AS speaker, d.sz AS sz
+         FROM json_each(?) c JOIN ${table} i ON i.${id} = c.value LEFT JOIN ${fts}_docsize d ON d.id = i.${id}`,
       ),
     };
   }

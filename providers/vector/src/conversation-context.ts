@@ -13,18 +13,18 @@ import {
   type PropagateOptions as KitPropagateOptions,
 } from "@hermes/memory-provider-kit";
 import type { VectorMetadata } from "./metadata-filter.js";
-import type { SidecarRow } from "./sidecar.js";
+import type { SidecarRef } from "./sidecar.js";
 
 export { NEIGHBOUR_WEIGHTS, SPEAKER_BOOST };
 
-/** A scored candidate of one search. */
-export type ContextCandidate = KitCandidate<SidecarRow>;
+/** A scored candidate of one search (its row: key, id and metadata; a full `SidecarRow` fits too). */
+export type ContextCandidate = KitCandidate<SidecarRef>;
 
 /** Where {@link propagateContext} finds a turn's neighbours (the sidecar, in production). */
-export type NeighbourLookup = KitLookup<SidecarRow>;
+export type NeighbourLookup = KitLookup<SidecarRef>;
 
 /** Options of {@link propagateContext}. */
-export type PropagateOptions = KitPropagateOptions<SidecarRow>;
+export type PropagateOptions = KitPropagateOptions<SidecarRef>;
 
 /** The kit's `propagateContext` over sidecar rows. */
 export function propagateContext(candidates: ReadonlyMap<string, ContextCandidate>, lookup: NeighbourLookup, options: PropagateOptions = {}): Map<string, ContextCandidate> {

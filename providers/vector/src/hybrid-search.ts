@@ -3,11 +3,11 @@
  * sidecar (hybrid mode), then conversational context (neighbour score spreading, speaker boost).
  */
 import type { MemoryHit, MemoryKind, MemorySearchOptions } from "@hermes/memory-core";
-import { boostNamedSpeakers, propagateContext, type ContextCandidate } from "./conversation-context.js";
+import { boostNamedSpeakers, propagateContext, SPEAKER_BOOST, type ContextCandidate } from "./conversation-context.js";
 import type { Embedder } from "./embedder.js";
 import { matchesFilter, type MetadataFilter, type VectorMetadata } from "./metadata-filter.js";
 import { fusionWeightsFor, scoreFusion } from "./rank-fusion.js";
-import type { Sidecar } from "./sidecar.js";
+import type { Sidecar, SidecarRef } from "./sidecar.js";
 import type { VectorStore } from "./vector-store.js";
 
 const KINDS: MemoryKind[] = ["turn", "fact", "checkpoint"];
@@ -42,36 +42,98 @@ export async function hybridSearch(parts: HybridSearchParts, query: string, opti
   const filter = clauses.length === 0 ? undefined : clauses.length === 1 ? clauses[0] : { $and: clauses };
   const depth = parts.hybrid ? Math.max(limit * 3, 20) : limit;
   const [vector] = await embedder.embed([query]);
-  const vectorHits = await store.query(vector!, { topK: depth, namespace, ...(filter ? { filter } : {}), ...(options.budgetMs ? { budgetMs: options.budgetMs } : {}) });
+  // Hybrid reads candidates' metadata from the sidecar, so the store need not (idsOnly).
+  const vectorHits = await store.query(vector!, {
+    topK: depth,
+    namespace,
+    ...(filter ? { filter } : {}),
+    ...(options.budgetMs ? { budgetMs: options.budgetMs } : {}),
+    ...(parts.hybrid ? { idsOnly: true } : {}),
+  });
   if (!parts.hybrid) {
     return vectorHits.slice(0, limit).map((h) => toMemoryHit(h.id, h.metadata, h.score, { vector: h.score, bm25: null }));
   }
-  const keywordHits = sidecar.keywordSearch(namespace, query, depth, filter);
+  // Candidates are read without text (key, id, metadata and neighbour keys in one statement, the
+  // neighbours not among them in a second); text is read only for the hits returned.
+  const keywordHits = sidecar.keywordRanks(namespace, query, depth, filter);
   const fused = scoreFusion(vectorHits, keywordHits, fusionWeightsFor(embedder.id));
   const components = new Map(fused.map((f) => [f.id, f]));
-  const rows = new Map(sidecar.getByIds(namespace, fused.map((f) => f.id)).map((r) => [r.id, r]));
-  const metadataById = new Map<string, VectorMetadata>(vectorHits.map((h) => [h.id, h.metadata]));
-  for (const h of keywordHits) metadataById.set(h.id, h.metadata);
+  // Far down the list the shares are too small to change the top `limit`.
+  const maxGivers = Math.max(limit * 2, 40);
+  // Metadata is read for the givers (kind and session; with a filter, for every candidate, as
+  // neighbours are filtered by it); the rest is read below only for candidates that can place.
+  // Candidates whose sidecar keys are all known (a local store) are looked up by key.
+  const keyOf = new Map<string, number>();
+  for (const h of keywordHits) keyOf.set(h.id, h.key);
+  for (const h of vectorHits) if (h.key !== undefined) keyOf.set(h.id, h.key);
+  const ids = fused.map((f) => f.id);
+  const keys = ids.every((id) => keyOf.has(id)) ? ids.map((id) => keyOf.get(id)!) : undefined;
+  const refs = sidecar.linkedRefs(namespace, ids, maxGivers, filter ? fused.length : maxGivers, keys);
+  // Items only a remote store knows have no sidecar row: their metadata is the store's.
+  let storeMetadata: Map<string, VectorMetadata> | undefined;
   const candidates = new Map<string, ContextCandidate>();
+  const neighbours = new Map<number, SidecarRef>();
+  for (const row of refs.values()) neighbours.set(row.key, row);
+  const wanted: number[] = [];
   for (const f of fused) {
-    const row = rows.get(f.id);
-    candidates.set(f.id, { id: f.id, score: f.score, metadata: row?.metadata ?? metadataById.get(f.id) ?? {}, ...(row ? { row } : {}) });
+    const row = refs.get(f.id);
+    if (row) {
+      candidates.set(f.id, { id: f.id, score: f.score, metadata: row.metadata, row });
+      for (const key of row.next) if (!neighbours.has(key)) wanted.push(key);
+      for (const key of row.previous) if (!neighbours.has(key)) wanted.push(key);
+    } else {
+      storeMetadata ??= new Map(vectorHits.map((h) => [h.id, h.metadata]));
+      candidates.set(f.id, { id: f.id, score: f.score, metadata: storeMetadata.get(f.id) ?? {} });
+    }
   }
-  const contextual = propagateContext(candidates, (row) => sidecar.sessionNeighbours(namespace, row.metadata.session_id as string, row.key, 2, 1), {
-    accept: (row) => !filter || matchesFilter(row.metadata, filter),
-    // Far down the list the shares are too small to change the top `limit`, and each giver
-    // costs two indexed look-ups.
-    maxGivers: Math.max(limit * 2, 40),
-  });
-  boostNamedSpeakers(query, contextual);
+  for (const [key, row] of sidecar.refsByKeys(wanted)) neighbours.set(key, row);
+  const resolve = (keys: readonly number[]): SidecarRef[] => {
+    const out: SidecarRef[] = [];
+    for (const key of keys) {
+      const row = neighbours.get(key);
+      if (row) out.push(row);
+    }
+    return out;
+  };
+  const contextual = propagateContext(
+    candidates,
+    (row) => {
+      const linked = refs.get(row.id);
+      return linked ? { next: resolve(linked.next), previous: resolve(linked.previous) } : { next: [], previous: [] };
+    },
+    { accept: (row) => !filter || matchesFilter(row.metadata, filter), maxGivers },
+  );
+  // A boost only raises scores, so a candidate whose boosted score would still be below the
+  // `limit`-th best score cannot place: only the others need their speaker looked up.
+  const scores = Float64Array.from(contextual.values(), (c) => c.score).sort();
+  const floor = scores.length > limit ? scores[scores.length - limit]! : -Infinity;
+  const boostable = new Map<string, ContextCandidate>();
+  const unread: number[] = [];
+  for (const [id, c] of contextual) {
+    if (c.score * SPEAKER_BOOST < floor) continue;
+    boostable.set(id, c);
+    if (c.row && refs.get(id)?.hasMetadata === false) unread.push(c.row.key);
+  }
+  if (unread.length > 0) {
+    const read = sidecar.refsByKeys(unread);
+    for (const c of boostable.values()) {
+      const row = c.row && read.get(c.row.key);
+      if (row) {
+        c.metadata = row.metadata;
+        c.row = row;
+      }
+    }
+  }
+  boostNamedSpeakers(query, boostable);
   const order = (c: ContextCandidate): number => c.row?.key ?? Number.MAX_SAFE_INTEGER;
-  return [...contextual.values()]
-    .sort((a, b) => b.score - a.score || order(a) - order(b))
-    .slice(0, limit)
-    .map((c) => {
-      const f = components.get(c.id);
-      return toMemoryHit(c.id, c.metadata, c.score, { vector: f?.vector ?? null, bm25: f?.bm25 ?? null, fused: c.score });
-    });
+  const top = [...contextual.values()].sort((a, b) => b.score - a.score || order(a) - order(b)).slice(0, limit);
+  const texts = sidecar.textsByKeys(top.flatMap((c) => (c.row ? [c.row.key] : [])));
+  return top.map((c) => {
+    const f = components.get(c.id);
+    const text = c.row ? texts.get(c.row.key) : undefined;
+    const metadata = text ? { ...c.metadata, text } : c.metadata;
+    return toMemoryHit(c.id, metadata, c.score, { vector: f?.vector ?? null, bm25: f?.bm25 ?? null, fused: c.score });
+  });
 }
 
 /** A stored record as a `MemoryHit` (caller metadata unpacked from `extra`, `scores` added). */

@@ -1,7 +1,17 @@
 import fs from "node:fs";
 import Database from "better-sqlite3";
 import type { Database as SqliteDatabase, Statement } from "better-sqlite3";
-import { buildFtsQuery, closeSqliteStore, openSqliteStore, type SqliteStoreSpec } from "@hermes/memory-provider-kit";
+import {
+  buildFtsQuery,
+  closeSqliteStore,
+  LayeredRanker,
+  openSqliteStore,
+  planRanking,
+  quoteTerm,
+  uniqueTerms,
+  type LayeredRankerSchema,
+  type SqliteStoreSpec,
+} from "@hermes/memory-provider-kit";
 import { matchesFilter, type MetadataFilter, type VectorMetadata } from "./metadata-filter.js";
 
 /** One sidecar row: the text and metadata of a record, plus its vector when the local store holds it. */
@@ -23,6 +33,41 @@ export interface SidecarWrite {
   vector: Float32Array | null;
 }
 
+/** A row's key, id and metadata, without text or vector: what ranking and context spreading read. */
+export interface SidecarRef {
+  key: number;
+  id: string;
+  metadata: VectorMetadata;
+}
+
+interface RawRef {
+  key: number;
+  id: string;
+  metadata: string;
+}
+
+function toRef(raw: RawRef): SidecarRef {
+  return { key: raw.key, id: raw.id, metadata: JSON.parse(raw.metadata) as VectorMetadata };
+}
+
+/**
+ * A candidate's row with the keys of its conversational neighbours: the next two and the previous
+ * row of kind `turn` in the same namespace and session (empty when not looked up).
+ */
+export interface LinkedRef extends SidecarRef {
+  next: number[];
+  previous: number[];
+  /** False when the metadata was not read (`metadataFirst`): `metadata` is then `{}`. */
+  hasMetadata: boolean;
+}
+
+/** A keyword (BM25) rank from the FTS5 index, without text; `score` is positive, higher is better. */
+export interface KeywordRank {
+  key: number;
+  id: string;
+  score: number;
+}
+
 /** A keyword (BM25) hit from the FTS5 index; `score` is positive, higher is better. */
 export interface KeywordHit {
   key: number;
@@ -41,16 +86,20 @@ interface RawRow {
   vector: Buffer | null;
 }
 
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
 
 /** The records' session id as SQL; the session index is built on exactly this expression. */
 const SESSION_EXPR = `json_extract(metadata, '$.session_id')`;
+/** The records' kind as SQL; the session index is built on exactly this expression. */
+const KIND_EXPR = `json_extract(metadata, '$.kind')`;
 
 // Version 2: FTS5 folds every diacritic (remove_diacritics 2: "café" = "cafe", also for letters
 // version 1 left alone) and an index on (namespace, session, key) serves neighbour look-ups.
 // Version 3: new rows are indexed by `upsert` itself right after the insert: an AFTER INSERT
 // trigger makes FTS5 flush its pending terms per row and costs about 3x the write time. Deletes
 // and text updates are rare, so triggers keep those in sync.
+// Version 4: the session index also holds the kind, so the neighbouring turns of a search's
+// candidates are found in the index alone, without reading each row's metadata.
 const FTS_AND_SESSION_SCHEMA = `
   CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(text, content='records', content_rowid='key', tokenize='porter unicode61 remove_diacritics 2');
   CREATE TRIGGER IF NOT EXISTS records_ad AFTER DELETE ON records BEGIN
@@ -60,7 +109,7 @@ const FTS_AND_SESSION_SCHEMA = `
     INSERT INTO records_fts (records_fts, rowid, text) VALUES ('delete', old.key, old.text);
     INSERT INTO records_fts (rowid, text) VALUES (new.key, new.text);
   END;
-  CREATE INDEX IF NOT EXISTS records_by_session ON records (namespace, ${SESSION_EXPR}, key);
+  CREATE INDEX IF NOT EXISTS records_turns_by_session ON records (namespace, ${SESSION_EXPR}, ${KIND_EXPR}, key);
 `;
 
 const SIDECAR_SPEC: SqliteStoreSpec = {
@@ -90,7 +139,12 @@ const SIDECAR_SPEC: SqliteStoreSpec = {
       return;
     }
     if (current >= 2) {
-      db.exec("DROP TRIGGER IF EXISTS records_ai");
+      // Indexes only: every row stays as it is.
+      db.exec(`
+        DROP TRIGGER IF EXISTS records_ai;
+        DROP INDEX IF EXISTS records_by_session;
+        ${FTS_AND_SESSION_SCHEMA}
+      `);
       return;
     }
     // The FTS index is derived from records.text, so it is dropped and rebuilt; nothing is lost.
@@ -99,11 +153,30 @@ const SIDECAR_SPEC: SqliteStoreSpec = {
       DROP TRIGGER IF EXISTS records_ad;
       DROP TRIGGER IF EXISTS records_au;
       DROP TABLE IF EXISTS records_fts;
+      DROP INDEX IF EXISTS records_by_session;
       ${FTS_AND_SESSION_SCHEMA}
       INSERT INTO records_fts (records_fts) VALUES ('rebuild');
     `);
   },
 };
+
+/**
+ * The sidecar's tables for the kit's `LayeredRanker`: `records_fts` (one column, `text`) over
+ * `records` keyed by `key`; its `user` filter is the namespace (kind and session come from the
+ * metadata, as the session index reads them).
+ */
+const RANKER_SCHEMA: LayeredRankerSchema = {
+  fts: "records_fts",
+  table: "records",
+  id: "key",
+  content: "text",
+  speaker: null,
+  filters: { kind: `json_extract(i.metadata, '$.kind')`, session: `json_extract(i.metadata, '$.session_id')`, user: "i.namespace" },
+};
+/** The FTS table has one column, weighted 1 as `bm25(records_fts)` weighs it. */
+const RANKER_WEIGHTS = { content: 1, speaker: 0 };
+/** Document-frequency counts kept per sidecar (each is one walk of a word's document list). */
+const DF_CACHE_SIZE = 20_000;
 
 /**
  * Turn arbitrary user text into an FTS5 query that can never be a syntax error: stopwords
@@ -149,6 +222,11 @@ export class Sidecar {
     getMeta: Statement;
     setMeta: Statement;
   };
+
+  /** The layered BM25 ranker, prepared on the first query that needs it (large stores only). */
+  private ranker: LayeredRanker | undefined;
+  /** Per word: items containing it (counted up to half the store) and the store size when counted. */
+  private readonly dfCache = new Map<string, { df: number; atCount: number }>();
 
   /** Prepared statements by SQL text: the hot read paths run the same few shapes every query. */
   private readonly prepared = new Map<string, Statement>();
@@ -311,14 +389,14 @@ export class Sidecar {
     }
   }
 
-  /** `(key, vector)` of every row that has a vector, optionally in one namespace, optionally with metadata. */
-  vectorRows(namespace: string | null): Array<{ key: number; vector: Float32Array }> {
+  /** `(key, id, vector)` of every row that has a vector, optionally in one namespace. */
+  vectorRows(namespace: string | null): Array<{ key: number; id: string; vector: Float32Array }> {
     const sql =
       namespace === null
-        ? `SELECT key, vector FROM records WHERE vector IS NOT NULL`
-        : `SELECT key, vector FROM records WHERE namespace = ? AND vector IS NOT NULL`;
-    const rows = (namespace === null ? this.db.prepare(sql).all() : this.db.prepare(sql).all(namespace)) as Array<{ key: number; vector: Buffer }>;
-    return rows.map((r) => ({ key: r.key, vector: decodeVector(r.vector)! }));
+        ? `SELECT key, id, vector FROM records WHERE vector IS NOT NULL`
+        : `SELECT key, id, vector FROM records WHERE namespace = ? AND vector IS NOT NULL`;
+    const rows = (namespace === null ? this.db.prepare(sql).all() : this.db.prepare(sql).all(namespace)) as Array<{ key: number; id: string; vector: Buffer }>;
+    return rows.map((r) => ({ key: r.key, id: r.id, vector: decodeVector(r.vector)! }));
   }
 
   /** Number of rows with a vector, optionally in one namespace. */
@@ -360,24 +438,145 @@ export class Sidecar {
    * With a filter, more candidates are read and filtered in JS.
    */
   keywordSearch(namespace: string, query: string, limit: number, filter?: MetadataFilter): KeywordHit[] {
-    const fts = toFtsQuery(query);
-    if (!fts || limit <= 0) return [];
-    const fetchLimit = filter ? Math.max(limit * 10, 200) : limit;
-    const raws = this
-      .prepare(
-        `SELECT r.key, r.namespace, r.id, r.text, r.metadata, NULL AS vector, bm25(records_fts) AS rank
-         FROM records_fts JOIN records r ON r.key = records_fts.rowid
-         WHERE records_fts MATCH ? AND r.namespace = ? ORDER BY rank LIMIT ?`,
-      )
-      .all(fts, namespace, fetchLimit) as Array<RawRow & { rank: number }>;
+    const ranks = this.keywordRanks(namespace, query, limit, filter);
+    const rows = this.getByKeys(ranks.map((r) => r.key));
     const hits: KeywordHit[] = [];
+    for (const rank of ranks) {
+      const row = rows.get(rank.key);
+      if (row) hits.push({ key: rank.key, id: rank.id, score: rank.score, text: row.text, metadata: row.metadata });
+    }
+    return hits;
+  }
+
+  /**
+   * `keywordSearch` without text or metadata: the best `limit` rows' keys, ids and BM25 scores,
+   * best first. With a filter, more candidates are read and their metadata filtered in JS.
+   */
+  keywordRanks(namespace: string, query: string, limit: number, filter?: MetadataFilter): KeywordRank[] {
+    if (limit <= 0 || typeof query !== "string") return [];
+    const total = (this.prepare(`SELECT COALESCE(MAX(key), 0) AS n FROM records`).get() as { n: number }).n;
+    const plan = planRanking(uniqueTerms(query), total, (term) => this.documentFrequency(term, total));
+    if (!plan) return [];
+    const fetchLimit = filter ? Math.max(limit * 10, 200) : limit;
+    const cols = filter ? "r.metadata, r.text" : "NULL AS metadata, NULL AS text";
+    let raws: Array<{ key: number; id: string; metadata: string | null; text: string | null; rank: number }>;
+    if (plan.mode === "bm25") {
+      raws = this
+        .prepare(
+          `SELECT r.key AS key, r.id AS id, ${cols}, bm25(records_fts) AS rank
+           FROM records_fts JOIN records r ON r.key = records_fts.rowid
+           WHERE records_fts MATCH ? AND r.namespace = ? ORDER BY rank LIMIT ?`,
+        )
+        .all(plan.terms.map(quoteTerm).join(" OR "), namespace, fetchLimit) as typeof raws;
+    } else {
+      // A word in more than 0.2 % of a large store: FTS5's bm25() would walk its whole document
+      // list, so the kit's layered ranker scores a bounded candidate set with the same formula.
+      this.ranker ??= new LayeredRanker(this.db, RANKER_WEIGHTS, RANKER_SCHEMA);
+      const ranked = this.ranker.rank(plan.terms, { limit, candidates: fetchLimit, user: namespace });
+      const rows = new Map<number, { key: number; id: string; metadata: string | null; text: string | null }>();
+      const sql = `SELECT r.key AS key, r.id AS id, ${cols} FROM records r WHERE r.key IN (SELECT value FROM json_each(?))`;
+      for (const row of this.prepare(sql).all(JSON.stringify(ranked.map((r) => r.id))) as Array<{ key: number; id: string; metadata: string | null; text: string | null }>) {
+        rows.set(row.key, row);
+      }
+      raws = [];
+      for (const r of ranked) {
+        const row = rows.get(r.id);
+        if (row) raws.push({ ...row, rank: r.rank });
+      }
+    }
+    const hits: KeywordRank[] = [];
     for (const raw of raws) {
-      const row = toRow(raw);
-      if (filter && !matchesFilter(row.metadata, filter)) continue;
-      hits.push({ key: row.key, id: row.id, score: -raw.rank, text: row.text, metadata: row.metadata });
+      // Filters see the metadata as stored rows carry it (text included).
+      if (filter && !matchesFilter(toRow({ ...raw, namespace, metadata: raw.metadata!, text: raw.text!, vector: null }).metadata, filter)) continue;
+      hits.push({ key: raw.key, id: raw.id, score: -raw.rank });
       if (hits.length >= limit) break;
     }
     return hits;
+  }
+
+  /**
+   * Key, id and metadata of the rows with these ids in `namespace` (by id), in one statement; the
+   * first `linkFirst` ids in `ids` order that are turns also get the keys of their neighbours (as
+   * `sessionNeighbours(…, 2, 1)` finds them). Only the first `metadataFirst` ids (default all)
+   * get their metadata read. No text is read. `keys`, when every id's key is known (same order),
+   * makes each look-up one by key.
+   */
+  linkedRefs(namespace: string, ids: readonly string[], linkFirst: number, metadataFirst = ids.length, keys?: readonly number[]): Map<string, LinkedRef> {
+    const out = new Map<string, LinkedRef>();
+    if (ids.length === 0) return out;
+    const neighbour = (direction: "next" | "prev", offset: number) =>
+      `(SELECT n.key FROM records n WHERE n.namespace = r.namespace AND json_extract(n.metadata, '$.session_id') = json_extract(r.metadata, '$.session_id')
+          AND json_extract(n.metadata, '$.kind') = 'turn' AND n.key ${direction === "next" ? ">" : "<"} r.key
+          ORDER BY n.key ${direction === "next" ? "" : "DESC"} LIMIT 1 OFFSET ${offset})`;
+    // CROSS JOIN keeps the id list outside, so each id is one look-up in the (namespace, id) index.
+    const sql = `SELECT r.key AS key, r.id AS id, CASE WHEN c.key < @meta THEN r.metadata END AS metadata,
+        CASE WHEN c.key < @link THEN ${neighbour("next", 0)} END AS next1,
+        CASE WHEN c.key < @link THEN ${neighbour("next", 1)} END AS next2,
+        CASE WHEN c.key < @link THEN ${neighbour("prev", 0)} END AS prev
+      FROM json_each(@ids) c CROSS JOIN records r ON r.namespace = @namespace AND ${keys ? "r.key" : "r.id"} = c.value`;
+    const raws = this.prepare(sql).all({ link: linkFirst, meta: metadataFirst, ids: JSON.stringify(keys ?? ids), namespace }) as Array<{
+      key: number;
+      id: string;
+      metadata: string | null;
+      next1: number | null;
+      next2: number | null;
+      prev: number | null;
+    }>;
+    for (const raw of raws) {
+      const next: number[] = [];
+      if (raw.next1 !== null) next.push(raw.next1);
+      if (raw.next2 !== null) next.push(raw.next2);
+      const metadata = raw.metadata === null ? {} : (JSON.parse(raw.metadata) as VectorMetadata);
+      out.set(raw.id, { key: raw.key, id: raw.id, metadata, hasMetadata: raw.metadata !== null, next, previous: raw.prev === null ? [] : [raw.prev] });
+    }
+    return out;
+  }
+
+  /** Id and namespace (no text, metadata `{}`) of the rows with these keys, in one statement. */
+  idsByKeys(keys: readonly number[]): Map<number, { key: number; id: string; namespace: string; metadata: VectorMetadata }> {
+    const out = new Map<number, { key: number; id: string; namespace: string; metadata: VectorMetadata }>();
+    if (keys.length === 0) return out;
+    const sql = `SELECT key, id, namespace FROM records WHERE key IN (SELECT value FROM json_each(?))`;
+    for (const raw of this.prepare(sql).all(JSON.stringify(keys)) as Array<{ key: number; id: string; namespace: string }>) {
+      out.set(raw.key, { key: raw.key, id: raw.id, namespace: raw.namespace, metadata: {} });
+    }
+    return out;
+  }
+
+  /** Key, id and metadata (no text, no vector) of the rows with these keys, in one statement. */
+  refsByKeys(keys: readonly number[]): Map<number, SidecarRef> {
+    const out = new Map<number, SidecarRef>();
+    if (keys.length === 0) return out;
+    const sql = `SELECT r.key AS key, r.id AS id, r.metadata AS metadata FROM records r WHERE r.key IN (SELECT value FROM json_each(?))`;
+    for (const raw of this.prepare(sql).all(JSON.stringify(keys)) as RawRef[]) out.set(raw.key, toRef(raw));
+    return out;
+  }
+
+  /** The text of the rows with these keys, in one statement. */
+  textsByKeys(keys: readonly number[]): Map<number, string> {
+    const out = new Map<number, string>();
+    if (keys.length === 0) return out;
+    const sql = `SELECT key, text FROM records WHERE key IN (SELECT value FROM json_each(?))`;
+    for (const raw of this.prepare(sql).all(JSON.stringify(keys)) as Array<{ key: number; text: string }>) out.set(raw.key, raw.text);
+    return out;
+  }
+
+  /**
+   * Items containing `term` (the IDF input), counted up to half the store (beyond that FTS5's IDF
+   * is its floor anyway) and cached until the store grows 20 %.
+   */
+  private documentFrequency(term: string, total: number): number {
+    const cached = this.dfCache.get(term);
+    if (cached && total <= cached.atCount * 1.2) return cached.df;
+    const count = this.prepare(`SELECT COUNT(*) AS n FROM (SELECT rowid FROM records_fts WHERE records_fts MATCH ? LIMIT ?)`);
+    const df = (count.get(quoteTerm(term), Math.floor(total / 2) + 1) as { n: number }).n;
+    this.dfCache.delete(term);
+    this.dfCache.set(term, { df, atCount: total });
+    if (this.dfCache.size > DF_CACHE_SIZE) {
+      const oldest = this.dfCache.keys().next().value;
+      if (oldest !== undefined) this.dfCache.delete(oldest);
+    }
+    return df;
   }
 
   /**
@@ -387,7 +586,7 @@ export class Sidecar {
    */
   sessionNeighbours(namespace: string, sessionId: string, key: number, after: number, before: number): { next: SidecarRow[]; previous: SidecarRow[] } {
     const cols = "key, namespace, id, text, metadata, NULL AS vector";
-    const where = `namespace = ? AND ${SESSION_EXPR} = ? AND json_extract(metadata, '$.kind') = 'turn'`;
+    const where = `namespace = ? AND ${SESSION_EXPR} = ? AND ${KIND_EXPR} = 'turn'`;
     const next = after > 0 ? (this.prepare(`SELECT ${cols} FROM records WHERE ${where} AND key > ? ORDER BY key LIMIT ?`).all(namespace, sessionId, key, after) as RawRow[]) : [];
     const previous = before > 0 ? (this.prepare(`SELECT ${cols} FROM records WHERE ${where} AND key < ? ORDER BY key DESC LIMIT ?`).all(namespace, sessionId, key, before) as RawRow[]) : [];
     return { next: next.map(toRow), previous: previous.map(toRow) };

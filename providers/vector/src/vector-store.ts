@@ -13,6 +13,8 @@ export interface VectorMatch {
   id: string;
   score: number;
   metadata: VectorMetadata;
+  /** The record's sidecar key, when the store's records live in the sidecar (given with `idsOnly`). */
+  key?: number;
 }
 
 /** Options of `VectorStore.query`. */
@@ -23,6 +25,12 @@ export interface VectorQueryOptions {
   namespace?: string;
   /** Time budget in ms for the whole call including retries (remote stores); unbounded when absent. */
   budgetMs?: number;
+  /**
+   * The caller needs only ids and scores of records the sidecar holds (it reads their metadata
+   * there): a store may then return `metadata: {}` for them. Records only a remote store holds
+   * still carry their metadata.
+   */
+  idsOnly?: boolean;
 }
 
 /** What `VectorStore.delete` removes: listed ids, every record matching a filter, or a whole namespace. */
