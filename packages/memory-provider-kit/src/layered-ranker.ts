@@ -79,11 +79,14 @@ interface RankTerm {
  * - words sorted rarest first (t1, t2, …); layer i holds the items containing t_i and at least one
  *   commoner word, so every item with two or more query words is in exactly one layer (that of its
  *   rarest word), and items with rarer words come first; only the first `MAX_LAYERS` layers are read;
- * - a layer is read pair by pair (`t_i AND t_j`, row ids only, at most `LAYER_POOL_ROWS` each), which
- *   tells which words each row holds; when the pool is larger than `LAYER_SCORED_ROWS`, FTS5's stored
- *   row lengths give each row an estimate and only the best are read and scored exactly;
+ * - a layer is read pair by pair (`t_i AND t_j`, row ids with FTS5's stored row lengths, at most
+ *   `LAYER_POOL_ROWS` each), which tells which words each row holds; when the pool is larger than
+ *   `LAYER_SCORED_ROWS`, the lengths give each row an estimate and only the best are read and scored
+ *   exactly;
  * - then, while a row holding one word could still place, the rows of each word, pooled the same way;
- * - reading stops as soon as the `limit`-th score is above what any later layer or pair could score.
+ * - reading stops as soon as the `limit`-th score is above what any later layer or pair could score,
+ *   except that a pair is still read while a row pooled from an earlier pair of its layer could place
+ *   if it also held the words of this and the later pairs.
  *
  * Scores use FTS5's formula (same IDF, k1, b, column weights, document length from the FTS
  * `docsize` table and average length from its `averages` record). Term frequency is counted in the
