@@ -107,11 +107,14 @@ interface RankTerm {
  * - words sorted rarest first (t1, t2, …); layer i holds the items containing t_i and at least one
  *   commoner word, so every item with two or more query words is in exactly one layer (that of its
  *   rarest word), and items with rarer words come first; only the first `MAX_LAYERS` layers are read;
- * - a layer is read pair by pair (`t_i AND t_j`, row ids only, at most `LAYER_POOL_ROWS` each), which
- *   tells which words each row holds; when the pool is larger than `LAYER_SCORED_ROWS`, FTS5's stored
- *   row lengths give each row an estimate and only the best are read and scored exactly;
+ * - a layer is read pair by pair (`t_i AND t_j`, row ids with FTS5's stored row lengths, at most
+ *   `LAYER_POOL_ROWS` each), which tells which words each row holds; when the pool is larger than
+ *   `LAYER_SCORED_ROWS`, the lengths give each row an estimate and only the best are read and scored
+ *   exactly;
  * - then, while a row holding one word could still place, the rows of each word, pooled the same way;
- * - reading stops as soon as the `limit`-th score is above what any later layer or pair could score.
+ * - reading stops as soon as the `limit`-th score is above what any later layer or pair could score,
+ *   except that a pair is still read while a row pooled from an earlier pair of its layer could place
+ *   if it also held the words of this and the later pairs.
  *
  * Scores use FTS5's formula (same IDF, k1, b, column weights, document length from the FTS
  * `docsize` table and average length from its `averages` record). Term frequency is counted in the
@@ -127,7 +130,6 @@ export class LayeredRanker {
     pool: BetterSqlite3.Statement;
     poolFiltered: BetterSqlite3.Statement;
     rows: BetterSqlite3.Statement;
-    sizes: BetterSqlite3.Statement;
   };
 
   /** `schema` names the tables and columns read (default: the SQLite provider's, `ITEMS_RANKER_SCHEMA`). */
@@ -136,14 +138,18 @@ export class LayeredRanker {
     const { fts, table, id, content, speaker, filters } = schema;
     this.stmts = {
       averages: db.prepare(`SELECT block FROM ${fts}_data WHERE id = 1`).pluck(),
-      pool: db.prepare(`SELECT rowid AS id FROM ${fts} WHERE ${fts} MATCH @q LIMIT @limit`),
+      // Each pooled row comes with its FTS5 length record, read in the doclist's rowid order (one
+      // pass over nearby pages rather than a second statement seeking each id).
+      pool: db.prepare(
+        `SELECT f.rowid AS id, d.sz AS sz FROM ${fts} f LEFT JOIN ${fts}_docsize d ON d.id = f.rowid
+         WHERE ${fts} MATCH @q LIMIT @limit`,
+      ),
       poolFiltered: db.prepare(
-        `SELECT f.rowid AS id FROM ${fts} f JOIN ${table} i ON i.${id} = f.rowid
+        `SELECT f.rowid AS id, d.sz AS sz FROM ${fts} f JOIN ${table} i ON i.${id} = f.rowid LEFT JOIN ${fts}_docsize d ON d.id = f.rowid
          WHERE ${fts} MATCH @q AND (@kind IS NULL OR ${filters.kind} = @kind) AND (@session IS NULL OR ${filters.session} = @session)
            AND (@user IS NULL OR ${filters.user} = @user)
          ORDER BY f.rowid DESC LIMIT @limit`,
       ),
-      sizes: db.prepare(`SELECT id, sz FROM ${fts}_docsize WHERE id IN (SELECT value FROM json_each(?))`),
       rows: db.prepare(
         `SELECT i.${id} AS id, i.${content} AS content, ${speaker === null ? "''" : `i.${speaker}`} AS speaker, d.sz AS sz
          FROM json_each(?) c JOIN ${table} i ON i.${id} = c.value LEFT JOIN ${fts}_docsize d ON d.id = i.${id}`,
@@ -170,40 +176,43 @@ export class LayeredRanker {
 
     const scores = new Map<number, number>();
     const limit = Math.max(1, options.limit);
-    const settled = (bound: number): boolean => {
-      if (scores.size < limit) return false;
-      const top = [...scores.values()].sort((a, b) => b - a);
-      return (top[limit - 1] ?? -Infinity) >= bound * BOUND_FACTOR;
+    /** The `limit`-th best exact score so far (-Infinity until there are `limit`). */
+    const kth = (): number => {
+      if (scores.size < limit) return -Infinity;
+      return [...scores.values()].sort((a, b) => b - a)[limit - 1]!;
     };
+    const settled = (bound: number): boolean => kth() >= bound * BOUND_FACTOR;
     // Rows are pooled by id with the words FTS5 showed them to hold; the open rows with the best
     // estimate (those words found once each, at the row's length) are then read and scored exactly.
     const filtered = options.kind != null || options.session != null || options.user != null;
-    const pool = new Map<number, { words: number; sz?: Buffer | null }>();
+    // `gain` is K1 + 1 over (1 + the row's length normalisation): a word found once adds its IDF
+    // times this, so it turns a set of words into the row's estimate.
+    const pool = new Map<number, { words: number; gain: number }>();
     const collect = (match: string, words: number) => {
       const found = (filtered ? this.stmts.poolFiltered : this.stmts.pool).all({
         q: match,
         ...(filtered ? { kind: options.kind ?? null, session: options.session ?? null, user: options.user ?? null } : {}),
         limit: LAYER_POOL_ROWS,
-      }) as Array<{ id: number }>;
+      }) as Array<{ id: number; sz: Buffer | null }>;
       for (const row of found) {
         const entry = pool.get(row.id);
         if (entry) entry.words |= words;
-        else pool.set(row.id, { words });
+        else pool.set(row.id, { words, gain: (K1 + 1) / (1 + this.norm(row.sz, avgLength)) });
       }
+    };
+    const idfOf = (words: number): number => {
+      let sum = 0;
+      for (const t of layered) if (words & t.bit) sum += t.idf;
+      return sum;
     };
     const scoreBest = () => {
       const wanted = Math.max(LAYER_SCORED_ROWS, options.candidates);
       let open = [...pool.keys()].filter((id) => !scores.has(id));
       if (open.length > wanted) {
-        // Lengths are read only when the pool must be cut.
-        const unsized = open.filter((id) => pool.get(id)!.sz === undefined);
-        for (const row of this.stmts.sizes.all(JSON.stringify(unsized)) as Array<{ id: number; sz: Buffer | null }>) pool.get(row.id)!.sz = row.sz;
         open = open
           .map((id) => {
             const entry = pool.get(id)!;
-            let sum = 0;
-            for (const t of layered) if (entry.words & t.bit) sum += t.idf;
-            return { id, estimate: (sum * (K1 + 1)) / (1 + this.norm(entry.sz ?? null, avgLength)) };
+            return { id, estimate: idfOf(entry.words) * entry.gain };
           })
           .sort((x, y) => y.estimate - x.estimate || x.id - y.id)
           .slice(0, wanted)
@@ -215,6 +224,15 @@ export class LayeredRanker {
       }
     };
 
+    // Whether an unscored pooled row holding `word` could still place with the `remaining` words.
+    const pooledCouldPlace = (word: number, remaining: number): boolean => {
+      const bar = kth();
+      for (const [id, entry] of pool) {
+        if (!(entry.words & word) || scores.has(id)) continue;
+        if (idfOf(entry.words | remaining) * entry.gain > bar) return true;
+      }
+      return false;
+    };
     // Rows holding two or more of the words, layer by layer, each layer pair by pair (its word with
     // each commoner word), which also tells which words each row holds.
     for (let i = 0; i < Math.min(layered.length - 1, MAX_LAYERS); i++) {
@@ -223,8 +241,12 @@ export class LayeredRanker {
       if (settled(bound)) break;
       for (const [j, other] of rest.entries()) {
         // Rows first found in this pair hold no rarer word than `other` besides layered[i]: once the
-        // `limit`-th score beats what they could score, commoner pairs cannot place either.
-        if (settled(layered[i]!.idf + rest.slice(j).reduce((sum, t) => sum + t.idf, 0))) break;
+        // `limit`-th score beats what they could score, commoner pairs cannot place either. A pair
+        // also marks `other` (and its later pairs their words) in rows already pooled from earlier
+        // pairs, so it is still read while such an unscored row, holding all of the remaining words
+        // once, would beat the `limit`-th score.
+        const remaining = rest.slice(j).reduce((bits, t) => bits | t.bit, 0);
+        if (settled(layered[i]!.idf + idfOf(remaining)) && !pooledCouldPlace(layered[i]!.bit, remaining)) break;
         collect(`${quoteTerm(layered[i]!.term)} AND ${quoteTerm(other.term)}`, layered[i]!.bit | other.bit);
       }
       scoreBest();
