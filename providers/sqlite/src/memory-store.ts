@@ -4,7 +4,7 @@ import type BetterSqlite3 from "better-sqlite3";
 import { HermesMemoryError, type MemoryHit, type MemoryKind, type MemoryStats } from "@hermes/memory-core";
 import { BM25_WEIGHTS, type Db } from "./database.js";
 import { NEIGHBOUR_WEIGHTS, SPEAKER_BOOST, queryTokens, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
-import { LayeredRanker, type CountedTerm } from "@hermes/memory-provider-kit";
+import { LayeredRanker, planRanking, type CountedTerm } from "@hermes/memory-provider-kit";
 
 /** The kinds of items, in display order. */
 export const MEMORY_KINDS: readonly MemoryKind[] = ["turn", "fact", "checkpoint"];
@@ -119,13 +119,6 @@ type LinkedRow = [
 ];
 
 const DAY_MS = 86_400_000;
-/**
- * When a query word is found in more than this share of all items (and at least COMMON_TERM_MIN_DOCS
- * items), FTS5's bm25() would walk its whole document list on every query, which dominates latency
- * in large stores: such queries are ranked by the layered ranker instead.
- */
-const COMMON_TERM_SHARE = 0.002;
-const COMMON_TERM_MIN_DOCS = 2000;
 /** Largest part of the database file read through a memory map (1 GiB; a million chat turns take ~850 MB). */
 const MMAP_BYTES = 1 << 30;
 /** Document-frequency estimates kept per store. */
@@ -303,17 +296,12 @@ export class MemoryStore {
    * set of candidates with the same formula instead (see `LayeredRanker`).
    */
   private rankPlan(terms: readonly string[]): { mode: "bm25"; match: string } | { mode: "layered"; terms: CountedTerm[] } | null {
-    if (terms.length === 0) return null;
-    const all = { match: terms.map(quoteTerm).join(" OR "), mode: "bm25" as const };
-    const total = (this.stmts.maxId.get() as { n: number }).n;
-    const threshold = Math.max(COMMON_TERM_MIN_DOCS, Math.floor(total * COMMON_TERM_SHARE));
-    if (total <= threshold) return all;
-    const counted = terms.map((term) => ({ term, df: this.documentFrequency(term, total) }));
-    const found = counted.filter((c) => c.df > 0);
-    if (found.length === 0) return null;
-    if (found.every((c) => c.df <= threshold)) return { match: found.map((c) => quoteTerm(c.term)).join(" OR "), mode: "bm25" };
-    return { mode: "layered", terms: found };
+    const total = terms.length === 0 ? 0 : (this.stmts.maxId.get() as { n: number }).n;
+    const plan = planRanking(terms, total, (term) => this.documentFrequency(term, total));
+    if (plan === null || plan.mode === "layered") return plan;
+    return { mode: "bm25", match: plan.terms.map(quoteTerm).join(" OR ") };
   }
+
 
   /**
    * Items containing `term` (the IDF input), counted up to half the store (beyond that FTS5's IDF is
