@@ -169,15 +169,20 @@ export async function runPrefetchSuite(ctx: SuiteContext): Promise<SuiteResult> 
         `SELECT rowid AS id, rank FROM "${fts}" WHERE "${fts}" MATCH ? AND rowid IN (SELECT value FROM json_each(?))`,
       );
       let agreeSum = 0;
+      let strictSum = 0;
       providerTop.forEach((top, i) => {
         const exact = idStmt.all(providerQueries[i]);
         if (exact.length === 0) {
           agreeSum += 1;
+          strictSum += 1;
           return;
         }
         agreeSum += keptOfExactTop(exact, rankOf.all(providerQueries[i], JSON.stringify(top.map(Number))), top) / exact.length;
+        const exactIds = new Set(exact.map((r) => String(r.id)));
+        strictSum += top.filter((id) => exactIds.has(id)).length / exact.length;
       });
       const agreement = providerTop.length > 0 ? agreeSum / providerTop.length : null;
+      const strictAgreement = providerTop.length > 0 ? strictSum / providerTop.length : null;
       let naive: Summary | null = null;
       if (buildFtsQuery) {
         let ni = 0;
@@ -192,6 +197,7 @@ export async function runPrefetchSuite(ctx: SuiteContext): Promise<SuiteResult> 
       if (naive) rows.push([`${label}`, "raw FTS5, every query word OR-ed (reference)", ...latencyCells(naive, "ms"), ratio(naive.p99, raw.p99), ""]);
       rows.push([`${label}`, "manager.prefetchAll (sqlite)", ...latencyCells(prefetch, "ms"), ratio(prefetch.p99, raw.p99), agreement === null ? "n/a" : `${fmt(100 * agreement)} %`]);
       if (agreement !== null) rec.note(`${label} items: ${fmt(100 * agreement)} % of the provider's top 5 belongs to an exact FTS5 top 5 (ORDER BY rank; rows tied with the 5th best score count) (search(), ${AGREEMENT_QUERIES} queries; the provider also weighs recency)`);
+      if (strictAgreement !== null) rec.note(`${label} items: counting only the ids FTS5 itself lists first (ties broken by row order), ${fmt(100 * strictAgreement)} %`);
       rec.note(`${label} items: a query matches ${fmt(matches.median)} rows at the median (${fmt((100 * matches.median) / size)} % of the corpus; min–max ${fmt(matches.min)}–${fmt(matches.max)})`);
       if (emptyResults > 0) rec.note(`${label} items: prefetchAll returned nothing for ${emptyResults} of ${QUERY_COUNT} queries`);
       if (built.value.reused) rec.note(`${label} items: corpus reused from bench-results/.cache`);
