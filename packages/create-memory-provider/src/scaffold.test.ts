@@ -30,6 +30,10 @@ describe("scaffoldProvider", () => {
     expect(pkg.name).toBe("hermes-memory-notes");
     expect(pkg.hermesMemoryProvider).toMatchObject({ name: "notes", entry: "./dist/index.js", cli: "./dist/cli.js", description: "Keeps notes" });
     expect(pkg.peerDependencies["@hermes/memory-core"]).toMatch(/^\^?\d+\.\d+\.\d+/);
+    // The generated provider builds on the provider kit: a runtime dependency at the kit's version.
+    const kitVersion = JSON.parse(fs.readFileSync(path.join(repoRoot, "packages/memory-provider-kit/package.json"), "utf8")).version as string;
+    expect(pkg.dependencies["@hermes/memory-provider-kit"]).toBe(`^${kitVersion}`);
+    expect(fs.readFileSync(path.join(dir, "src/index.ts"), "utf8")).toMatch(/import \{[^}]*\bToolRouter\b[^}]*\} from "@hermes\/memory-provider-kit";/);
     for (const file of result.files) expect(fs.readFileSync(path.join(dir, file), "utf8")).not.toMatch(/\{\{\w+\}\}/);
     expect(fs.readFileSync(path.join(dir, "src/index.ts"), "utf8")).toContain("class NotesMemoryProvider extends MemoryProvider");
   });
@@ -65,6 +69,7 @@ describe("the generated package", () => {
     fs.mkdirSync(path.join(modules, "@hermes"), { recursive: true });
     fs.symlinkSync(path.join(repoRoot, "packages/memory-core"), path.join(modules, "@hermes/memory-core"));
     fs.symlinkSync(path.join(repoRoot, "packages/memory-contract"), path.join(modules, "@hermes/memory-contract"));
+    fs.symlinkSync(path.join(repoRoot, "packages/memory-provider-kit"), path.join(modules, "@hermes/memory-provider-kit"));
     for (const dep of ["typescript", "vitest", "@types", "commander"]) {
       const source = fs.existsSync(path.join(repoRoot, "node_modules", dep))
         ? path.join(repoRoot, "node_modules", dep)
@@ -74,9 +79,13 @@ describe("the generated package", () => {
     const build = spawnSync(process.execPath, [path.join(modules, "typescript/bin/tsc"), "-p", "tsconfig.build.json"], { cwd: dir, encoding: "utf8" });
     expect(build.stdout + build.stderr).toBe("");
     expect(fs.existsSync(path.join(dir, "dist/index.js"))).toBe(true);
+    // The built provider loads the kit at run time, so the tests below exercise it.
+    expect(fs.readFileSync(path.join(dir, "dist/index.js"), "utf8")).toContain('from "@hermes/memory-provider-kit"');
     const test = spawnSync(process.execPath, [path.join(modules, "vitest/vitest.mjs"), "run"], { cwd: dir, encoding: "utf8", env: { ...process.env, CI: "1", NO_COLOR: "1", FORCE_COLOR: "0" } });
     expect(test.status, test.stdout + test.stderr).toBe(0);
     expect(test.stdout).toMatch(/Tests\s+\d+ passed/);
+    // The contract kit's clauses ran, not only the package's own two tests.
+    expect(Number(/Tests\s+(\d+) passed/.exec(test.stdout)?.[1])).toBeGreaterThan(20);
     expect(test.stdout).not.toMatch(/failed/);
   }, 120_000);
 });

@@ -116,6 +116,7 @@ export async function scaffoldProvider(options: ScaffoldOptions): Promise<Scaffo
     toolPrefix: toolPrefix(providerName),
     coreRange: rangeFor("@hermes/memory-core"),
     contractRange: rangeFor("@hermes/memory-contract"),
+    kitRange: rangeFor("@hermes/memory-provider-kit"),
   };
   const files: string[] = [];
   for (const rel of await listTemplate(TEMPLATE_DIR)) {

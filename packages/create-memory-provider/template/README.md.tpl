@@ -14,9 +14,23 @@ npx hermes-memory memory setup {{providerName}} --yes   # with @hermes/memory-cl
 
 or set `memory.provider: {{providerName}}` in `$HERMES_HOME/config.yaml`.
 
-Setup stores the optional `api_key` in `$HERMES_HOME/.env` (mode 0600); the provider reads it with
-`getEnv()` from `@hermes/memory-core` (the profile's `.env` first, then the environment).
+Settings are declared once in `CONFIG_FIELDS` (`src/index.ts`): setup asks them and
+`loadProviderConfig()` from `@hermes/memory-core` resolves the same list into a typed config at
+`initialize` (options, then `memory.{{providerName}}` in config.yaml, then the environment, then the
+defaults; a bad value throws `INVALID_CONFIG`).
+
+| key | default | meaning |
+| --- | --- | --- |
+| `recall_limit` | `3` | notes recalled before each turn (1–20) |
+| `api_key` | — | optional secret, stored in `.env` under `API_KEY_ENV` (the provider name upper-cased + `_API_KEY`) |
+
+Setup stores the optional `api_key` in `$HERMES_HOME/.env` (mode 0600), never in config.yaml; it is
+read from the profile's `.env` first, then the environment.
 `hermes-memory memory status` shows the provider's `getStatusConfig()` lines.
+
+Tool-argument validation and routing (`ToolRouter`), recall formatting (`formatRecall`) and the
+search tokenizer (`queryTokens`) come from `@hermes/memory-provider-kit`, the toolkit the reference
+providers use; it also has the FTS5 query builder and a session-keyed prefetch cache.
 
 ## Develop
 

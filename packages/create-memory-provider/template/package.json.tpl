@@ -24,6 +24,9 @@
     "test": "vitest run",
     "prepublishOnly": "npm run build && npm test"
   },
+  "dependencies": {
+    "@hermes/memory-provider-kit": "{{kitRange}}"
+  },
   "peerDependencies": {
     "@hermes/memory-core": "{{coreRange}}"
   },

@@ -7,7 +7,8 @@ export { CliUsageError } from "./cli-usage-error.js";
 export { ExitCode, type ExitCodeValue } from "./exit-codes.js";
 export { processIo, type CliIo } from "./cli-io.js";
 export type { CliContext, GlobalOptions } from "./cli-context.js";
-export type { ProviderCliContext } from "./commands/provider-commands.js";
+/** What a provider's `registerCli` receives; defined in `@hermes/memory-core` and re-exported here. */
+export type { ProviderCliContext, ProviderCliIo } from "@hermes/memory-core";
 export { DEMO_CONVERSATION, recallMentions, type DemoConversation, type DemoSession, type DemoTurn, type DemoQuestion, type DemoMemoryNote } from "./demo-conversation.js";
 export type { DemoReport, DemoQuestionReport, DemoSessionReport } from "./commands/demo.js";
 export type { MemoryStatusReport, StatusSetting } from "./commands/memory-status.js";

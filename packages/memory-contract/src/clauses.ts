@@ -56,9 +56,9 @@ function clause(
 export const CONTRACT_CLAUSES: readonly ContractClause[] = [
   clause("C-MANIFEST-1", "MANIFEST", "package.json declares a valid hermesMemoryProvider manifest",
     'Add "hermesMemoryProvider": "<name>" or {"name", "entry"} to package.json; the name must match ^[a-z0-9][a-z0-9._-]{0,63}$ and not be "builtin".', ["packageDir"]),
-  clause("C-MANIFEST-2", "MANIFEST", "the manifest entry resolves to a file inside the package",
+  clause("C-MANIFEST-2", "MANIFEST", "core's discovery resolves the manifest entry to a file inside the package",
     'Point "entry" (or "exports"/"main") at a built file inside the package, e.g. "./dist/index.js", and make sure it is listed in "files".', ["packageDir"]),
-  clause("C-MANIFEST-3", "MANIFEST", "register(ctx) registers exactly one provider whose name equals the manifest name",
+  clause("C-MANIFEST-3", "MANIFEST", "core's loader loads the provider from the entry and its name equals the manifest name",
     "Export register(ctx) that calls ctx.registerMemoryProvider(new YourProvider()) once; keep provider.name identical to the manifest name.", ["packageDir"]),
   clause("C-MANIFEST-4", "MANIFEST", "discovery lists the provider from its manifest without importing it",
     "Discovery reads package.json only: the manifest must carry the provider name, and the package must be a direct dependency of the host.", ["packageDir"]),
@@ -111,9 +111,15 @@ export const CONTRACT_CLAUSES: readonly ContractClause[] = [
     "Store onMemoryWrite('add', target, content) as a fact so built-in memory is searchable in your backend.", ["mirrorsBuiltinWrites", "readBack"]),
   clause("C-HOOKS-7", "HOOKS", "turns synced before onSessionEnd are durable without shutdown",
     "Await your write queue in onSessionEnd() (e.g. await this.flush()): the host may exit right after the session boundary without a clean shutdown().", ["readBack"]),
+  clause("C-HOOKS-8", "HOOKS", "turns synced before onSessionSwitch are durable without shutdown",
+    "Await your write queue in onSessionSwitch() before switching (e.g. await this.flush()), and drop cached recall there.", ["sessionSwitch", "readBack"]),
+  clause("C-HOOKS-9", "HOOKS", "a turn is stored as '<turnAuthor.name or User>: …' and 'Assistant: …' lines",
+    "Label the user's line with options.turnAuthor.name (trimmed), else 'User', and the reply with 'Assistant' (turnText() in @hermes/memory-provider-kit).", ["search"]),
 
   clause("C-RECALL-1", "RECALL", "a fact synced in one session is recalled by prefetch in a new instance after restart",
     "Persist turns durably (drain in shutdown) and let prefetch(query) search all sessions of the profile, not just the current one.", ["recall"]),
+  clause("C-RECALL-2", "RECALL", "prefetch is never served a result queuePrefetch computed for another session",
+    "Key the queuePrefetch cache by session id and query text (PrefetchCache in @hermes/memory-provider-kit), never by query text alone.", ["recall"]),
 
   clause("C-ISOLATION-1", "ISOLATION", "two profiles used concurrently never see each other's data",
     "Keep all state per instance and derived from ctx.hermesHome; no module-level caches or singletons keyed by nothing.", ["readBack"]),
@@ -128,6 +134,8 @@ export const CONTRACT_CLAUSES: readonly ContractClause[] = [
     "Digest each message, not the whole transcript: a retry with a longer transcript must only add the new messages.", ["checkpoint", "search"]),
   clause("C-CHECKPOINT-4", "CHECKPOINT", "a storage failure makes onPreCompress throw under requireCheckpoint",
     "Never swallow write errors in onPreCompress: await the durable write and let failures propagate (throw).", ["checkpoint"]),
+  clause("C-CHECKPOINT-5", "CHECKPOINT", "archived checkpoint messages are stored as 'User: …' / 'Assistant: …'",
+    "Store each archived message with its role label, like turns (checkpointText() in @hermes/memory-provider-kit).", ["checkpoint", "search"]),
 
   clause("C-LIFECYCLE-1", "LIFECYCLE", "shutdown() is idempotent",
     "Guard shutdown() with a closed flag; a second call must resolve without closing handles twice."),

@@ -28,7 +28,7 @@ export function configFieldShapeProblems(fields: unknown): string[] {
     for (const key of ["description", "url", "envVar"] as const) {
       if (field[key] !== undefined && typeof field[key] !== "string") problems.push(`${at}.${key} is not a string`);
     }
-    for (const key of ["secret", "required"] as const) {
+    for (const key of ["secret", "required", "advanced"] as const) {
       if (field[key] !== undefined && typeof field[key] !== "boolean") problems.push(`${at}.${key} is not a boolean`);
     }
     if (field.type !== undefined && !FIELD_TYPES.has(field.type as string)) {

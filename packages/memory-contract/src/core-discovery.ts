@@ -1,48 +1,36 @@
-import * as core from "@hermes/memory-core";
-import type { MemoryProvider } from "@hermes/memory-core";
+import { discoverMemoryProviders, loadMemoryProvider, type DiscoveryResult, type MemoryProvider } from "@hermes/memory-core";
+import { createHostRoot, type HostRoot } from "./host-root.js";
 
-/** The part of a discovered provider the kit reads. */
-export interface DiscoveredProviderView {
-  name: string;
-  source: string;
-  dir: string;
-  entry: string;
-  packageName?: string | null;
+/**
+ * The kit reaches a provider package only the way a host does: core's discovery and loader, run
+ * from a throwaway host project that depends on the package (see `createHostRoot`). Project
+ * plugins stay off so only the package itself can be found.
+ */
+function hostOptions(host: HostRoot, hermesHome: string) {
+  return { packageRoots: [host.root], hermesHome, cwd: host.root, enableProjectPlugins: false };
 }
 
-/** The part of core's discovery result the kit reads. */
-export interface DiscoveryResultView {
-  providers: DiscoveredProviderView[];
-  problems: Array<{ code: string; message: string; remedy?: string; name?: string; location?: string }>;
+/** Core's `discoverMemoryProviders` as seen by a host project depending on the package. */
+export async function discoverPackage(packageName: string, packageDir: string, hermesHome: string): Promise<DiscoveryResult> {
+  const host = createHostRoot(packageName, packageDir);
+  try {
+    return await discoverMemoryProviders(hostOptions(host, hermesHome));
+  } finally {
+    host.dispose();
+  }
 }
 
-/** Options passed to core's discovery and loader. */
-export interface CoreDiscoveryOptions {
-  packageRoots: string[];
-  hermesHome: string;
-  cwd: string;
-  enableProjectPlugins?: boolean;
-  registerSkills?: boolean;
+/** Core's `loadMemoryProvider` from an existing host project (skills are not registered). */
+export function loadFromHost(host: HostRoot, name: string, hermesHome: string): Promise<MemoryProvider> {
+  return loadMemoryProvider(name, { ...hostOptions(host, hermesHome), registerSkills: false });
 }
 
-type Discover = (options: CoreDiscoveryOptions) => Promise<DiscoveryResultView>;
-type Load = (name: string, options: CoreDiscoveryOptions) => Promise<MemoryProvider | { provider: MemoryProvider }>;
-
-// Looked up at run time so the kit keeps working with a core that predates discovery/loading.
-const exportsOfCore = core as Record<string, unknown>;
-
-/** Core's `discoverMemoryProviders`, or undefined when the installed core does not have it. */
-export function coreDiscover(): Discover | undefined {
-  const fn = exportsOfCore.discoverMemoryProviders;
-  return typeof fn === "function" ? (fn as Discover) : undefined;
-}
-
-/** Core's `loadMemoryProvider`, or undefined when the installed core does not have it. */
-export function coreLoad(): ((name: string, options: CoreDiscoveryOptions) => Promise<MemoryProvider>) | undefined {
-  const fn = exportsOfCore.loadMemoryProvider;
-  if (typeof fn !== "function") return undefined;
-  return async (name, options) => {
-    const loaded = await (fn as Load)(name, options);
-    return core.isMemoryProvider(loaded) ? loaded : loaded.provider;
-  };
+/** Core's `loadMemoryProvider` through a fresh host project depending on the package. */
+export async function loadFromPackage(packageName: string, packageDir: string, name: string, hermesHome: string): Promise<MemoryProvider> {
+  const host = createHostRoot(packageName, packageDir);
+  try {
+    return await loadFromHost(host, name, hermesHome);
+  } finally {
+    host.dispose();
+  }
 }

@@ -3,10 +3,9 @@ import os from "node:os";
 import path from "node:path";
 import { HermesMemoryError, isSearchableMemory, type MemoryProvider } from "@hermes/memory-core";
 import type { ContractCapabilities, MemoryProviderContractSetup } from "./contract-setup.js";
-import { coreLoad } from "./core-discovery.js";
+import { loadFromHost } from "./core-discovery.js";
 import { createHostRoot } from "./host-root.js";
-import { loadProviderFromEntry } from "./provider-module.js";
-import { readProviderPackage, resolveManifestEntry, selectManifestProvider } from "./provider-manifest.js";
+import { contractSettings, readProviderPackage, selectManifestProvider } from "./provider-package.js";
 
 function findUp(start: string, relative: string): string | undefined {
   let dir = path.resolve(start);
@@ -84,31 +83,20 @@ export function inferCapabilities(provider: MemoryProvider): ContractCapabilitie
 /** A setup built from a package, plus the clean-up of its temp host project. */
 export interface PackageContractSetup {
   setup: MemoryProviderContractSetup;
-  /** How providers are loaded: core's `loadMemoryProvider` or the kit's own entry import. */
-  loader: "core" | "entry";
   dispose(): void;
 }
 
 /**
  * Build a contract setup for the provider package in `packageDir`: read its manifest, load the
- * provider with core's loader through a temp host project (falling back to importing the entry
- * when core has no loader), infer capabilities, then apply `hermesMemoryProvider.contract`.
+ * provider with core's `loadMemoryProvider` through a temp host project that depends on the
+ * package, infer capabilities, then apply `hermesMemoryProvider.contract`.
  */
 export async function createSetupFromPackage(packageDir: string, options: { providerName?: string } = {}): Promise<PackageContractSetup> {
   const pkg = readProviderPackage(packageDir);
   const declared = selectManifestProvider(pkg, options.providerName);
-  const entry = resolveManifestEntry(pkg, declared);
+  const settings = contractSettings(pkg, declared.name);
   const host = createHostRoot(pkg.packageName || declared.name, pkg.dir);
-  const load = coreLoad();
-  const createProvider = async ({ hermesHome }: { hermesHome: string }): Promise<MemoryProvider> => {
-    if (load) {
-      return load(declared.name, { packageRoots: [host.root], hermesHome, cwd: host.root, enableProjectPlugins: false, registerSkills: false });
-    }
-    if (!entry.file) {
-      throw new HermesMemoryError({ code: "PROVIDER_LOAD_FAILED", message: `${entry.problem}. Fix the manifest entry.` });
-    }
-    return loadProviderFromEntry(entry.file, declared.name, hermesHome);
-  };
+  const createProvider = ({ hermesHome }: { hermesHome: string }): Promise<MemoryProvider> => loadFromHost(host, declared.name, hermesHome);
   const probeHome = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-contract-probe-"));
   let inferred: ContractCapabilities;
   try {
@@ -122,9 +110,9 @@ export async function createSetupFromPackage(packageDir: string, options: { prov
   const setup: MemoryProviderContractSetup = {
     name: declared.name,
     createProvider,
-    capabilities: { ...inferred, ...declared.contract?.capabilities },
+    capabilities: { ...inferred, ...settings?.capabilities },
     packageDir: pkg.dir,
-    ...(declared.contract?.skip ? { skip: declared.contract.skip } : {}),
+    ...(settings?.skip ? { skip: settings.skip } : {}),
   };
-  return { setup, loader: load ? "core" : "entry", dispose: host.dispose };
+  return { setup, dispose: host.dispose };
 }

@@ -11,6 +11,10 @@ import {
   LeakyProfileProvider,
   SubagentWritingProvider,
   NoFlushOnSessionEndProvider,
+  NoFlushOnSessionSwitchProvider,
+  IgnoresTurnAuthorProvider,
+  UnlabelledCheckpointProvider,
+  QueryKeyedPrefetchCacheProvider,
   SwallowingCheckpointProvider,
   ThrowingToolProvider,
   TimerLeakProvider,
@@ -118,6 +122,10 @@ describe("runMemoryProviderContract catches broken providers", () => {
     { mistake: "a secret without envVar and a default outside choices", Provider: BadConfigProvider, fails: ["C-CONFIG-2", "C-CONFIG-3"] },
     { mistake: "writes in a subagent context", Provider: SubagentWritingProvider, fails: ["C-HOOKS-4"] },
     { mistake: "an onSessionEnd that does not flush", Provider: NoFlushOnSessionEndProvider, fails: ["C-HOOKS-7"] },
+    { mistake: "an onSessionSwitch that does not flush", Provider: NoFlushOnSessionSwitchProvider, fails: ["C-HOOKS-8"] },
+    { mistake: "a turn label that ignores turnAuthor", Provider: IgnoresTurnAuthorProvider, fails: ["C-HOOKS-9"] },
+    { mistake: "checkpoint messages stored without their role label", Provider: UnlabelledCheckpointProvider, fails: ["C-CHECKPOINT-5"] },
+    { mistake: "a prefetch cache keyed by query text alone", Provider: QueryKeyedPrefetchCacheProvider, fails: ["C-RECALL-2"] },
   ];
 
   for (const { mistake, Provider, fails } of cases) {

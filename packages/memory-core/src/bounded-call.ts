@@ -15,6 +15,7 @@ export type BoundedOutcome<T> =
   | { status: "error"; error: unknown }
   | { status: "timeout"; timeoutMs: number };
 
+/** Options of `boundedCall`. */
 export interface BoundedCallOptions {
   /** Called once when a call that already timed out settles later (value or error). */
   onLate?: (late: { status: "ok"; value: unknown } | { status: "error"; error: unknown }) => void;

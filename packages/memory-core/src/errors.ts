@@ -25,6 +25,7 @@ export type HermesMemoryErrorCode =
   | "STORAGE_FAILED"
   | (string & {});
 
+/** What `new HermesMemoryError(...)` takes: a stable `code`, a message saying what was wrong and how to fix it, and the underlying `cause`. */
 export interface HermesMemoryErrorOptions {
   code: HermesMemoryErrorCode;
   message: string;

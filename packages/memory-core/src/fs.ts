@@ -6,6 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { HermesMemoryError, describeError } from "./errors.js";
 
+/** Options of `atomicWriteFile`. */
 export interface AtomicWriteOptions {
   /** File mode for the written file (e.g. `0o600` for credentials). Default: keep the existing
    * file's mode, else the process umask default. */
@@ -67,6 +68,7 @@ export async function atomicWriteFile(file: string, data: string | Uint8Array, o
   }
 }
 
+/** Options of `atomicJsonWrite`: those of `atomicWriteFile` plus the JSON indent. */
 export interface AtomicJsonWriteOptions extends AtomicWriteOptions {
   indent?: number;
 }
@@ -130,6 +132,7 @@ function parseJsonObject(text: string): Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
 
+/** Options of `withFileLock`. */
 export interface FileLockOptions {
   /** Give up after this long (default 10 s) with a `LOCK_TIMEOUT` error. */
   timeoutMs?: number;

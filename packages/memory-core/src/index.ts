@@ -1,7 +1,14 @@
 /**
  * @hermes/memory-core — the public surface, listed in one place. Everything exported here is part
- * of the contract: changing it is a breaking change.
+ * of the contract: changing it is a breaking change, and `exports.test.ts` lists every name so a
+ * change is deliberate. Anything not listed here is internal, even when its module exports it.
+ *
+ * The first half is what a provider author needs (the contract, the plugin seam, the helpers a
+ * provider may call); the second half is for hosts (the manager, built-in memory, discovery,
+ * loading, configuration, setup and `openMemory`). One entry point serves both.
  */
+
+// === for provider authors =====================================================================
 
 // --- errors ------------------------------------------------------------------------------------
 export {
@@ -18,13 +25,11 @@ export {
   MemoryProvider,
   isMemoryProvider,
   isMemoryProviderClass,
-  overridesSaveConfig,
   isSearchableMemory,
   isValidProviderName,
   allowsAutomaticWrites,
   PROVIDER_NAME_PATTERN,
   BUILTIN_PROVIDER_NAME,
-  INDICATOR_GLYPH,
   type MaybePromise,
   type JsonSchema,
   type ToolSchema,
@@ -53,18 +58,25 @@ export {
   type SearchableMemory,
 } from "./provider.js";
 
-// --- profiles, files, logging ------------------------------------------------------------------
+// --- the plugin seam: register(ctx) and registerCli(command, context) -------------------------
+export {
+  type MemoryProviderRegistrationContext,
+  type ProviderCliContext,
+  type ProviderCliIo,
+  type RegisterCli,
+} from "./plugin-seam.js";
+
+// --- settings and secrets, profiles, files, logging --------------------------------------------
+export { getEnv, getEnvView, readEnvFileSync } from "./config/secrets.js";
+export { defaultEnvVarName } from "./config/setup.js";
 export { getHermesHome, runWithProfile, bindProfile, defaultHermesHome, expandHome } from "./profile.js";
 export {
   atomicWriteFile,
   atomicJsonWrite,
   readJsonOrEmpty,
-  readJsonOrEmptySync,
   readTextOrEmpty,
   withFileLock,
   fileLockMode,
-  ensurePrivateDir,
-  stripBom,
   normalizeNewlines,
   type AtomicWriteOptions,
   type AtomicJsonWriteOptions,
@@ -73,24 +85,11 @@ export {
 } from "./fs.js";
 export { silentLogger, consoleLogger, type Logger } from "./logger.js";
 
-// --- manager, recall, checkpoint, scrub, spill (section owned by the manager work) -------------
-export { scrubSecrets, redactSecrets, REDACTED } from "./scrub.js";
-export {
-  spillIfOversized,
-  pruneSpillFiles,
-  normalizeSpillConfig,
-  sanitizeSessionSegment,
-  resolveSpillBase,
-  DEFAULT_SPILL_CONFIG,
-  SPILL_MARKER_FILE,
-  type SpillConfig,
-  type SpillOptions,
-  type PruneSpillOptions,
-} from "./spill.js";
-export { isTrivialPrompt, isCoreMemoryProvider, CORE_MEMORY_PROVIDER_SENTINELS } from "./trivial-prompt.js";
+// === for hosts ================================================================================
+
+// --- the manager and the helpers around a turn -------------------------------------------------
 export {
   MemoryManager,
-  stripSkillScaffolding,
   DEFAULT_EXTERNAL_PREFETCH_TIMEOUT_MS,
   DEFAULT_DRAIN_TIMEOUT_MS,
   DEFAULT_HOOK_TIMEOUT_MS,
@@ -99,36 +98,14 @@ export {
   type ProviderHookReport,
 } from "./manager.js";
 export { boundedCall, detachedCallCount, type BoundedOutcome, type BoundedCallOptions } from "./bounded-call.js";
-export { normalizeToolSchema, RESERVED_CORE_TOOL_NAMES } from "./tool-schema.js";
-export {
-  fenceRecall,
-  sanitizeContext,
-  dedupeRepeatedBullets,
-  describeRecall,
-  StreamingContextScrubber,
-  MEMORY_CONTEXT_OPEN,
-  MEMORY_CONTEXT_CLOSE,
-  MEMORY_CONTEXT_NOTE,
-} from "./recall.js";
-export {
-  preCompress,
-  normalizeCheckpointEvidence,
-  checkpointRequiredWarning,
-  type CheckpointManager,
-} from "./checkpoint.js";
+export { scrubSecrets, redactSecrets } from "./scrub.js";
+export { spillIfOversized, type SpillConfig, type SpillOptions } from "./spill.js";
+export { isTrivialPrompt, isCoreMemoryProvider } from "./trivial-prompt.js";
+export { fenceRecall } from "./recall.js";
+export { preCompress, type CheckpointManager } from "./checkpoint.js";
+export { RESERVED_CORE_TOOL_NAMES } from "./tool-schema.js";
 
-// --- text search helpers for FTS5-based providers ----------------------------------------------
-export {
-  buildFtsQuery,
-  queryTokens,
-  uniqueTerms,
-  quoteTerm,
-  isStopword,
-  MAX_QUERY_TERMS,
-  type FtsQueryOptions,
-} from "./fts-query.js";
-
-// --- built-in memory (section owned by the built-in memory work) -------------------------------
+// --- built-in memory (MEMORY.md / USER.md) -----------------------------------------------------
 export { BuiltinMemoryProvider, type BuiltinMemoryOptions } from "./builtin/builtin-provider.js";
 export {
   BuiltinMemoryStore,
@@ -136,43 +113,20 @@ export {
   DEFAULT_MEMORY_CHAR_LIMIT,
   DEFAULT_USER_CHAR_LIMIT,
   BUILTIN_MEMORY_FILES,
-  MEMORY_WRITE_NOTE,
+  MAX_BATCH_OPERATIONS,
   parseMemoryEntries,
   serializeMemoryEntries,
-  isConsolidationFailure,
-  entryDelimiterError,
-  MAX_BATCH_OPERATIONS,
   type BuiltinMemoryTarget,
   type BuiltinMemoryStoreOptions,
   type MemoryToolResult,
   type MemoryOperation,
   type MemoryUsage,
 } from "./builtin/memory-store.js";
-export {
-  MemoryToolDispatcher,
-  MEMORY_TOOL_NAME,
-  MEMORY_TOOL_SCHEMA,
-  MEMORY_FAILURE_CAP,
-  MEMORY_UNAVAILABLE_RESULT,
-} from "./builtin/memory-tool.js";
-export {
-  scanMemoryContent,
-  sanitizeSnapshotEntry,
-  THREAT_PATTERNS,
-  THREAT_SCAN_WINDOW,
-  type ThreatPattern,
-  type ThreatScanResult,
-} from "./builtin/threat-scan.js";
+export { MemoryToolDispatcher, MEMORY_TOOL_SCHEMA } from "./builtin/memory-tool.js";
+export { scanMemoryContent, sanitizeSnapshotEntry, type ThreatScanResult } from "./builtin/threat-scan.js";
 
-// --- discovery, loading, configuration, openMemory (section owned by the discovery work) -------
-export {
-  discoverMemoryProviders,
-  listMemoryProviderNames,
-  findMemoryProvider,
-  resolveDiscoveryOptions,
-  describeSearchedLocations,
-  type ResolvedDiscoveryOptions,
-} from "./discovery/discover.js";
+// --- discovery and loading ---------------------------------------------------------------------
+export { discoverMemoryProviders, listMemoryProviderNames, findMemoryProvider } from "./discovery/discover.js";
 export {
   type ProviderSource,
   type DiscoveredProvider,
@@ -182,58 +136,29 @@ export {
   type DiscoveryOptions,
   type SearchedLocation,
 } from "./discovery/types.js";
-export { defaultPackageRoots, findNearestPackageRoot, MANIFEST_FIELD } from "./discovery/package-source.js";
-export { entryLooksLikeMemoryProvider, HEURISTIC_WINDOW_CHARS } from "./discovery/directory-source.js";
-export {
-  parsePluginYaml,
-  parseHermesMemoryProviderField,
-  packageMainExport,
-  providerNameError,
-  type PluginYaml,
-  type PackageProviderManifest,
-} from "./discovery/manifest.js";
-export {
-  loadMemoryProvider,
-  loadProviderCli,
-  isProviderDisabled,
-  DEFAULT_IMPORT_TIMEOUT_MS,
-  type LoadOptions,
-  type MemoryProviderRegistrationContext,
-  type RegisterCli,
-} from "./loader.js";
-export { skillView, listSkills, clearProviderSkills, type ProviderSkill } from "./skills.js";
+export { defaultPackageRoots, MANIFEST_FIELD } from "./discovery/package-source.js";
+export { parseHermesMemoryProviderField, type PackageProviderManifest } from "./discovery/manifest.js";
+export { loadMemoryProvider, loadProviderCli, isProviderDisabled, DEFAULT_IMPORT_TIMEOUT_MS, type LoadOptions } from "./loader.js";
+export { skillView, listSkills, type ProviderSkill } from "./skills.js";
+
+// --- configuration, setup, openMemory ----------------------------------------------------------
 export {
   readConfig,
   parseConfig,
   updateConfig,
   setConfigValue,
   setActiveProvider,
-  setDocumentValue,
   configFilePath,
-  CONFIG_FILE_NAME,
   MAX_CONFIG_BYTES,
   MAX_CONFIG_ALIASES,
   MAX_CONFIG_NODES,
   MAX_CONFIG_DEPTH,
   type HermesConfig,
 } from "./config/config-file.js";
-export {
-  readEnvFile,
-  writeEnvValues,
-  parseEnv,
-  formatEnvValue,
-  envFilePath,
-  envNameError,
-  ENV_FILE_NAME,
-  ENV_NAME_PATTERN,
-  DENIED_ENV_NAMES,
-} from "./config/env-file.js";
-export { getEnv, getEnvView, readEnvFileSync } from "./config/secrets.js";
-export { projectPluginsEnabled } from "./config/environment.js";
+export { readEnvFile, writeEnvValues, parseEnv, formatEnvValue, envFilePath } from "./config/env-file.js";
 export {
   planSetup,
   applySetup,
-  defaultEnvVarName,
   DEFAULT_POST_SETUP_TIMEOUT_MS,
   type SetupField,
   type SetupPlan,
@@ -241,3 +166,18 @@ export {
   type SetupState,
 } from "./config/setup.js";
 export { openMemory, type OpenMemoryOptions } from "./open-memory.js";
+
+// --- Declarative provider config: one ConfigField list drives setup and the typed runtime config.
+export {
+  resolveProviderConfig,
+  loadProviderConfig,
+  configOptionName,
+  type ProviderConfigSources,
+  type ResolvedProviderConfig,
+  type ProviderConfigOf,
+  type ProviderConfigOptions,
+  type ConfigFieldValue,
+  type CamelCaseKey,
+  type ConfigValueSource,
+} from "./config/resolve-config.js";
+export { coerceConfigValue, type CoercedConfigValue } from "./config/coerce.js";

@@ -7,6 +7,7 @@ import { describeSearchedLocations, discoverMemoryProviders } from "./discovery/
 import type { DiscoveredProvider, DiscoveryOptions, DiscoveryResult } from "./discovery/types.js";
 import { silentLogger, type Logger } from "./logger.js";
 import { getHermesHome, runWithProfile } from "./profile.js";
+import type { MemoryProviderRegistrationContext, RegisterCli } from "./plugin-seam.js";
 import { isMemoryProvider, isMemoryProviderClass, type MemoryProvider } from "./provider.js";
 import { replaceProviderSkills, SKILL_NAME_PATTERN, type ProviderSkill } from "./skills.js";
 import { allowCoreImportsFrom } from "./plugin-resolution.js";
@@ -50,34 +51,6 @@ function timedOut(name: string, what: string, file: string, ms: number): HermesM
   });
 }
 
-/**
- * What a provider module's `register(ctx)` receives. Call `registerMemoryProvider` once with the
- * provider instance; `registerSkill` adds a read-only skill `<provider>:<name>` (kept only when the
- * provider is the active one).
- */
-export interface MemoryProviderRegistrationContext {
-  readonly providerName: string;
-  readonly hermesHome: string;
-  registerMemoryProvider(provider: MemoryProvider): void;
-  registerSkill(name: string, path: string, description?: string): void;
-  /**
-   * The other registrations of a general plugin context (`registerHook`, `registerTool`,
-   * `registerCommand`, `registerCliCommand`, `registerAuxiliaryTask`, `registerDashboardAuthProvider`,
-   * `registerContextEngine`, `registerPlatform`, `registerImageGenProvider`, and their snake_case
-   * spellings) are accepted and ignored when a memory provider is loaded (logged at debug), so a
-   * plugin written for a richer host still loads. Provider CLI commands come from `cli.js`.
-   */
-  registerHook(...args: unknown[]): void;
-  registerTool(...args: unknown[]): void;
-  registerCommand(...args: unknown[]): void;
-  registerCliCommand(...args: unknown[]): void;
-  registerAuxiliaryTask(...args: unknown[]): void;
-  registerDashboardAuthProvider(...args: unknown[]): void;
-  registerContextEngine(...args: unknown[]): void;
-  registerPlatform(...args: unknown[]): void;
-  registerImageGenProvider(...args: unknown[]): void;
-}
-
 /** Registrations memory-provider loading accepts and ignores (camelCase; snake_case added below). */
 export const IGNORED_REGISTRATIONS = [
   "registerHook",
@@ -94,12 +67,6 @@ export const IGNORED_REGISTRATIONS = [
 function snakeCase(name: string): string {
   return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }
-
-/**
- * The function a provider's CLI module exports as `registerCli`: adds subcommands to `command`
- * (a commander `Command` the host CLI created for the provider).
- */
-export type RegisterCli = (command: unknown, context: { hermesHome: string; providerName: string }) => void | Promise<void>;
 
 interface Located {
   provider: DiscoveredProvider;

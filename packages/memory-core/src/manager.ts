@@ -111,6 +111,41 @@ function copyDrainState(state: DrainState): DrainState {
   };
 }
 
+/** One row of `HOOK_FAILURE_LOG`; `attachError` also hands the error object to the logger. */
+interface HookFailureLog {
+  level: "debug" | "warn" | "error";
+  label: string;
+  note?: string;
+  attachError?: boolean;
+}
+
+/**
+ * How loudly a provider hook's failure is logged, in one place. `warn` for hooks whose failure loses
+ * work or context the user expects (a turn not stored, a session not ended); `debug` for
+ * best-effort hooks the next turn repairs (recall warm-up, recall status, the v1 pre-compress
+ * summary); `error` for a model tool call, whose failure the model sees as well. `label` is how the
+ * hook is named in the message (`Memory provider '<name>' <label> failed<note>: <reason>`).
+ */
+const HOOK_FAILURE_LOG = {
+  get_tool_schemas: { level: "warn", label: "get_tool_schemas()" },
+  handle_tool_call: { level: "error", label: "handle_tool_call" },
+  system_prompt_block: { level: "warn", label: "system_prompt_block()" },
+  prefetch: { level: "debug", label: "prefetch", note: " (non-fatal)" },
+  queue_prefetch: { level: "debug", label: "queue_prefetch", note: " (non-fatal)" },
+  recall_status: { level: "debug", label: "recall_status", note: " (non-fatal)" },
+  sync_turn: { level: "warn", label: "sync_turn" },
+  on_turn_start: { level: "warn", label: "on_turn_start" },
+  on_session_end: { level: "warn", label: "on_session_end", attachError: true },
+  on_session_switch: { level: "warn", label: "on_session_switch" },
+  on_pre_compress: { level: "debug", label: "on_pre_compress" },
+  on_memory_write: { level: "warn", label: "on_memory_write" },
+  on_delegation: { level: "warn", label: "on_delegation" },
+  initialize: { level: "warn", label: "initialize" },
+  shutdown: { level: "warn", label: "shutdown" },
+} as const satisfies Record<string, HookFailureLog>;
+
+type ProviderHook = keyof typeof HOOK_FAILURE_LOG;
+
 const MIRRORED_ACTIONS: ReadonlySet<string> = new Set(["add", "replace", "remove"]);
 
 // `/skill` turns embed the whole skill body in the user message; only the user's own instruction
@@ -303,7 +338,7 @@ export class MemoryManager {
       try {
         schemas = provider.getToolSchemas();
       } catch (error) {
-        this.logger.warn(`Memory provider '${provider.name}' get_tool_schemas() failed: ${describeError(error)}`);
+        this.logHookFailure(provider, "get_tool_schemas", describeError(error));
         continue;
       }
       if (!Array.isArray(schemas)) continue;
@@ -403,6 +438,39 @@ export class MemoryManager {
   }
 
   /**
+   * Log one provider hook's failure at the level `HOOK_FAILURE_LOG` gives that hook. `label`
+   * overrides the table's name for the hook (e.g. `handle_tool_call(<tool>)`).
+   */
+  private logHookFailure(provider: MemoryProvider, hook: ProviderHook, reason: string, error?: unknown, label?: string): void {
+    const entry: HookFailureLog = HOOK_FAILURE_LOG[hook];
+    const message = `Memory provider '${provider.name}' ${label ?? entry.label} failed${entry.note ?? ""}: ${reason}`;
+    if (entry.attachError && error !== undefined) this.logger[entry.level](message, error);
+    else this.logger[entry.level](message);
+  }
+
+  /**
+   * Call `hook` on each provider in turn, one at a time, each call bounded by `callHook` (a
+   * timeout is logged there). A provider that throws or rejects is logged via `logHookFailure` and
+   * the next one is still called. `onOutcome` sees every outcome right after its call, in order;
+   * if it throws, the fan-out stops there and the error propagates (this is how a required
+   * checkpoint failure aborts `onPreCompress`). `callLabel` names the hook in the timeout
+   * message when it differs from the table's label.
+   */
+  private async fanOut<T>(
+    providers: readonly MemoryProvider[],
+    hook: ProviderHook,
+    call: (provider: MemoryProvider) => T | PromiseLike<T>,
+    onOutcome?: (provider: MemoryProvider, outcome: BoundedOutcome<Awaited<T>>) => void,
+    callLabel: string = HOOK_FAILURE_LOG[hook].label,
+  ): Promise<void> {
+    for (const provider of providers) {
+      const outcome = await this.callHook(provider, callLabel, () => call(provider));
+      if (outcome.status === "error") this.logHookFailure(provider, hook, describeError(outcome.error), outcome.error);
+      onOutcome?.(provider, outcome);
+    }
+  }
+
+  /**
    * `scrubSecrets` that never throws: a value the scrubber refuses (e.g. nested too deeply) is
    * logged as a warning and not handed to any provider.
    */
@@ -453,7 +521,7 @@ export class MemoryManager {
       result = typeof raw === "string" ? raw : (JSON.stringify(raw ?? null) ?? "null");
     } catch (error) {
       const message = describeError(error);
-      this.logger.error(`Memory provider '${provider.name}' ${hook} failed: ${message}`);
+      this.logHookFailure(provider, "handle_tool_call", message, undefined, hook);
       return JSON.stringify({ error: `Memory tool '${name}' failed: ${message}` });
     }
     if (builtinMemoryTool) {
@@ -477,14 +545,9 @@ export class MemoryManager {
    */
   async buildSystemPrompt(): Promise<string> {
     const blocks: string[] = [];
-    for (const provider of this.offeredProviders()) {
-      const outcome = await this.callHook(provider, "system_prompt_block()", () => provider.systemPromptBlock());
-      if (outcome.status === "error") {
-        this.logger.warn(`Memory provider '${provider.name}' system_prompt_block() failed: ${describeError(outcome.error)}`);
-      } else if (outcome.status === "ok" && typeof outcome.value === "string" && outcome.value.trim() !== "") {
-        blocks.push(outcome.value);
-      }
-    }
+    await this.fanOut(this.offeredProviders(), "system_prompt_block", (provider) => provider.systemPromptBlock(), (_provider, outcome) => {
+      if (outcome.status === "ok" && typeof outcome.value === "string" && outcome.value.trim() !== "") blocks.push(outcome.value);
+    });
     return blocks.join("\n\n");
   }
 
@@ -509,7 +572,7 @@ export class MemoryManager {
         try {
           return await this.prefetchProvider(provider, safeQuery, sessionId);
         } catch (error) {
-          this.logger.debug(`Memory provider '${provider.name}' prefetch failed (non-fatal): ${describeError(error)}`);
+          this.logHookFailure(provider, "prefetch", describeError(error));
           return "";
         }
       }),
@@ -564,14 +627,7 @@ export class MemoryManager {
     if (!scrubbed.ok) return;
     const safeQuery = scrubbed.value;
     const sessionId = options.sessionId ?? "";
-    this.schedule("prefetch", async () => {
-      for (const provider of providers) {
-        const outcome = await this.callHook(provider, "queue_prefetch", () => provider.queuePrefetch(safeQuery, { sessionId }));
-        if (outcome.status === "error") {
-          this.logger.debug(`Memory provider '${provider.name}' queue_prefetch failed (non-fatal): ${describeError(outcome.error)}`);
-        }
-      }
-    });
+    this.schedule("prefetch", () => this.fanOut(providers, "queue_prefetch", (provider) => provider.queuePrefetch(safeQuery, { sessionId })));
   }
 
   /** `"<glyph> <label> — recalled N memories"` for every provider reporting a recall status. */
@@ -581,7 +637,7 @@ export class MemoryManager {
       try {
         statuses.push(provider.recallStatus());
       } catch (error) {
-        this.logger.debug(`Memory provider '${provider.name}' recall_status failed (non-fatal): ${describeError(error)}`);
+        this.logHookFailure(provider, "recall_status", describeError(error));
       }
     }
     return describeRecall(statuses);
@@ -612,12 +668,7 @@ export class MemoryManager {
     const base: SyncTurnOptions = { sessionId: options.sessionId ?? "" };
     if (safeMessages) base.messages = safeMessages as ChatMessage[];
     if (options.turnAuthor) base.turnAuthor = { ...options.turnAuthor };
-    this.schedule("write", async () => {
-      for (const provider of providers) {
-        const outcome = await this.callHook(provider, "sync_turn", () => provider.syncTurn(safeUser, safeAssistant, { ...base }));
-        if (outcome.status === "error") this.logger.warn(`Memory provider '${provider.name}' sync_turn failed: ${describeError(outcome.error)}`);
-      }
-    });
+    this.schedule("write", () => this.fanOut(providers, "sync_turn", (provider) => provider.syncTurn(safeUser, safeAssistant, { ...base })));
   }
 
   /**
@@ -648,10 +699,7 @@ export class MemoryManager {
     const scrubbed = this.scrub(typeof message === "string" ? message : "", "the turn's message");
     if (!scrubbed.ok) return;
     const safeMessage = scrubbed.value;
-    for (const provider of [...this.list]) {
-      const outcome = await this.callHook(provider, "on_turn_start", () => provider.onTurnStart(turnNumber, safeMessage, { ...options }));
-      if (outcome.status === "error") this.logger.warn(`Memory provider '${provider.name}' on_turn_start failed: ${describeError(outcome.error)}`);
-    }
+    await this.fanOut([...this.list], "on_turn_start", (provider) => provider.onTurnStart(turnNumber, safeMessage, { ...options }));
   }
 
   /**
@@ -663,12 +711,7 @@ export class MemoryManager {
     const scrubbed = this.scrub(Array.isArray(messages) ? [...messages] : [], "the session transcript");
     if (!scrubbed.ok) return;
     const safe = scrubbed.value;
-    for (const provider of [...this.list]) {
-      const outcome = await this.callHook(provider, "on_session_end", () => provider.onSessionEnd(safe));
-      if (outcome.status === "error") {
-        this.logger.warn(`Memory provider '${provider.name}' on_session_end failed: ${describeError(outcome.error)}`, outcome.error);
-      }
-    }
+    await this.fanOut([...this.list], "on_session_end", (provider) => provider.onSessionEnd(safe));
   }
 
   /**
@@ -726,18 +769,10 @@ export class MemoryManager {
     options: SessionSwitchOptions,
   ): Promise<MemoryProvider[]> {
     const failed: MemoryProvider[] = [];
-    for (const provider of providers) {
-      const outcome = await this.callHook(provider, "on_session_switch", () => provider.onSessionSwitch(newSessionId, { ...options }));
-      if (outcome.status === "timeout") {
-        failed.push(provider);
-      } else if (outcome.status === "error") {
-        this.logger.warn(`Memory provider '${provider.name}' on_session_switch failed: ${describeError(outcome.error)}`);
-        failed.push(provider);
-      } else if ((outcome.value as unknown) === false) {
-        this.logger.warn(`Memory provider '${provider.name}' on_session_switch failed: returned false`);
-        failed.push(provider);
-      }
-    }
+    await this.fanOut(providers, "on_session_switch", (provider) => provider.onSessionSwitch(newSessionId, { ...options }), (provider, outcome) => {
+      if (outcome.status === "ok" && (outcome.value as unknown) === false) this.logHookFailure(provider, "on_session_switch", "returned false");
+      if (outcome.status !== "ok" || (outcome.value as unknown) === false) failed.push(provider);
+    });
     return failed;
   }
 
@@ -776,21 +811,26 @@ export class MemoryManager {
     const [raw, evidence] = scrubbed.value;
     const parts: string[] = [];
     let checkpointSucceeded = false;
-    for (const provider of [...this.list]) {
-      const isCheckpoint = (checkpointVersionOf(provider) ?? 1) >= apiVersion;
-      const payload = (isCheckpoint && evidence ? evidence : raw) as ChatMessage[];
-      const outcome = await this.callHook(provider, "on_pre_compress", () =>
-        provider.onPreCompress([...payload], { requireCheckpoint: isCheckpoint ? requireCheckpoint : false }),
-      );
-      if (outcome.status === "ok") {
-        const result: unknown = outcome.value;
-        if (typeof result === "string" && result.trim() !== "") parts.push(result);
-        if (isCheckpoint) checkpointSucceeded = true;
-      } else if (outcome.status === "error") {
-        this.logger.debug(`Memory provider '${provider.name}' on_pre_compress failed: ${describeError(outcome.error)}`);
-        if (requireCheckpoint && isCheckpoint) throw outcome.error;
-      }
-    }
+    const isCheckpoint = (provider: MemoryProvider): boolean => (checkpointVersionOf(provider) ?? 1) >= apiVersion;
+    await this.fanOut(
+      [...this.list],
+      "on_pre_compress",
+      (provider) => {
+        const checkpoint = isCheckpoint(provider);
+        const payload = (checkpoint && evidence ? evidence : raw) as ChatMessage[];
+        return provider.onPreCompress([...payload], { requireCheckpoint: checkpoint ? requireCheckpoint : false });
+      },
+      (provider, outcome) => {
+        if (outcome.status === "ok") {
+          const result: unknown = outcome.value;
+          if (typeof result === "string" && result.trim() !== "") parts.push(result);
+          if (isCheckpoint(provider)) checkpointSucceeded = true;
+        } else if (outcome.status === "error" && requireCheckpoint && isCheckpoint(provider)) {
+          // A checkpoint the host required failed: stop here and let the host see why.
+          throw outcome.error;
+        }
+      },
+    );
     if (requireCheckpoint && !checkpointSucceeded) {
       throw new CheckpointUnavailableError(`No active memory provider completed pre-compress checkpoint API v${apiVersion}`, {
         remediation: true,
@@ -814,12 +854,11 @@ export class MemoryManager {
     const scrubbed = this.scrub([content ?? "", plainArgs(metadata)] as const, "a mirrored memory write");
     if (!scrubbed.ok) return;
     const [safeContent, safeMetadata] = scrubbed.value;
-    for (const provider of this.list.filter((p) => p.name !== BUILTIN_PROVIDER_NAME)) {
-      const outcome = await this.callHook(provider, "on_memory_write", () =>
-        provider.onMemoryWrite(action, target, safeContent, { ...(safeMetadata as MemoryWriteMetadata) }),
-      );
-      if (outcome.status === "error") this.logger.warn(`Memory provider '${provider.name}' on_memory_write failed: ${describeError(outcome.error)}`);
-    }
+    await this.fanOut(
+      this.list.filter((p) => p.name !== BUILTIN_PROVIDER_NAME),
+      "on_memory_write",
+      (provider) => provider.onMemoryWrite(action, target, safeContent, { ...(safeMetadata as MemoryWriteMetadata) }),
+    );
   }
 
   /**
@@ -887,10 +926,7 @@ export class MemoryManager {
     if (!scrubbed.ok) return;
     const [safeTask, safeResult] = scrubbed.value;
     const forwarded: DelegationOptions = { ...options, childSessionId: options.childSessionId ?? "" };
-    for (const provider of [...this.list]) {
-      const outcome = await this.callHook(provider, "on_delegation", () => provider.onDelegation(safeTask, safeResult, { ...forwarded }));
-      if (outcome.status === "error") this.logger.warn(`Memory provider '${provider.name}' on_delegation failed: ${describeError(outcome.error)}`);
-    }
+    await this.fanOut([...this.list], "on_delegation", (provider) => provider.onDelegation(safeTask, safeResult, { ...forwarded }));
   }
 
   // --- lifecycle -------------------------------------------------------------------------------
@@ -918,14 +954,16 @@ export class MemoryManager {
     };
     const hook = inspection ? "initialize_for_inspection" : "initialize";
     const reports: ProviderHookReport[] = [];
-    for (const provider of [...this.list]) {
-      const outcome = await this.callHook(provider, hook, () =>
-        inspection ? provider.initializeForInspection(sessionId, { ...full }) : provider.initialize(sessionId, { ...full }),
-      );
-      const report = this.hookReport(provider, hook, outcome);
-      if (report?.outcome === "error") this.logger.warn(`Memory provider '${provider.name}' initialize failed: ${report.reason}`);
-      if (report) reports.push(report);
-    }
+    await this.fanOut(
+      [...this.list],
+      "initialize",
+      (provider) => (inspection ? provider.initializeForInspection(sessionId, { ...full }) : provider.initialize(sessionId, { ...full })),
+      (provider, outcome) => {
+        const report = this.hookReport(provider, hook, outcome);
+        if (report) reports.push(report);
+      },
+      hook,
+    );
     return reports;
   }
 
@@ -979,15 +1017,11 @@ export class MemoryManager {
         );
       }
     }
-    for (const provider of [...this.list].reverse()) {
-      const outcome = await this.callHook(provider, "shutdown", () => provider.shutdown());
+    await this.fanOut([...this.list].reverse(), "shutdown", (provider) => provider.shutdown(), (provider, outcome) => {
       const report = this.hookReport(provider, "shutdown", outcome);
       if (report?.outcome === "timeout") stuckProviders.push(report);
-      if (report?.outcome === "error") {
-        failedProviders.push(report);
-        this.logger.warn(`Memory provider '${provider.name}' shutdown failed: ${report.reason}`);
-      }
-    }
+      if (report?.outcome === "error") failedProviders.push(report);
+    });
     return copyDrainState(this.drainState);
   }
 }

@@ -81,9 +81,16 @@ export function allowsAutomaticWrites(ctx: Pick<InitContext, "agentContext"> | u
   return value === undefined || value === null || value === "primary";
 }
 
-/** A field of a provider's setup form (`hermes-memory memory setup`). */
+/**
+ * One setting of a provider, declared once: it drives both the setup form
+ * (`hermes-memory memory setup`, `planSetup`/`applySetup`) and the typed runtime config
+ * (`resolveProviderConfig`), with the same defaults, types, bounds and choices.
+ */
 export interface ConfigField {
-  /** Config key, e.g. `api_key` or `path`. */
+  /**
+   * Config key in snake_case, e.g. `api_key` or `path` (`memory.<name>.<key>` in config.yaml).
+   * The resolved runtime config and explicit options use its camelCase twin (`apiKey`).
+   */
   key: string;
   /** Prompt label; defaults to `key`. */
   description?: string;
@@ -96,15 +103,28 @@ export interface ConfigField {
   /** Where to get the credential, printed as `Get yours at <url>`. */
   url?: string;
   default?: string | number | boolean;
-  /** Allowed values, shown as a select; must contain `default` when both are given. */
-  choices?: Array<string | number | boolean>;
+  /**
+   * Allowed values, shown as a select; must contain `default` when both are given. Matching
+   * accepts the printed form (`"5"` for `5`) and, for strings, any case; the value becomes the choice.
+   */
+  choices?: ReadonlyArray<string | number | boolean>;
   type?: "text" | "integer" | "number" | "boolean";
   minimum?: number;
   maximum?: number;
-  /** Field shown only when every `config[k] === v`. */
+  /**
+   * Field shown only when every `config[k] === v`. At runtime (`resolveProviderConfig`) a field
+   * whose `when` does not match is not required; its value or default is still resolved.
+   */
   when?: Record<string, unknown>;
-  /** Default taken from another field's value: `map[config[field]]` when present. */
+  /** Default taken from another (earlier) field's value: `map[config[field]]` when present. */
   defaultFrom?: { field: string; map: Record<string, string | number | boolean> };
+  /**
+   * An advanced tunable: setup does not ask for it (`planSetup` leaves it out unless an answer
+   * names it, e.g. `--set batch_size=512`), but it is still read from config.yaml, env and
+   * options, defaulted and validated by `resolveProviderConfig` like every other field. Declare
+   * every setting the provider reads at runtime, advanced or not, so each default exists once.
+   */
+  advanced?: boolean;
 }
 
 /** What `recallStatus()` reports about the LAST prefetch. `count <= 0`: injected, no count. */
@@ -124,10 +144,12 @@ export interface TurnAuthor {
   isBot?: boolean;
 }
 
+/** Second argument of `prefetch` / `queuePrefetch`: the session the recall is for. */
 export interface PrefetchOptions {
   sessionId: string;
 }
 
+/** Third argument of `syncTurn`: the session and, when the host has them, the turn's messages and author. */
 export interface SyncTurnOptions {
   sessionId: string;
   /** OpenAI-style context of the completed turn, incl. tool calls and tool results. */
@@ -135,6 +157,7 @@ export interface SyncTurnOptions {
   turnAuthor?: TurnAuthor;
 }
 
+/** Third argument of `onTurnStart`: what the host knows about the turn; every key is optional and unknown keys may appear. */
 export interface TurnStartOptions {
   remainingTokens?: number;
   model?: string;
@@ -146,6 +169,7 @@ export interface TurnStartOptions {
   [key: string]: unknown;
 }
 
+/** Second argument of `onSessionSwitch`: where the new session came from and whether it is a fresh conversation. */
 export interface SessionSwitchOptions {
   parentSessionId: string;
   /** True only for a genuinely new conversation: flush buffers. */
@@ -157,12 +181,15 @@ export interface SessionSwitchOptions {
   [key: string]: unknown;
 }
 
+/** Second argument of `onPreCompress`. */
 export interface PreCompressOptions {
   /** True when `compression.checkpoint_required` is on: a throw blocks the lossy rewrite. */
   requireCheckpoint: boolean;
 }
 
+/** What a mirrored built-in memory write did (`onMemoryWrite`). */
 export type MemoryWriteAction = "add" | "replace" | "remove";
+/** Which built-in file a mirrored write changed: `memory` (MEMORY.md) or `user` (USER.md). */
 export type MemoryWriteTarget = "memory" | "user";
 
 /** Metadata of a mirrored built-in memory write. Unknown keys may appear. */
@@ -180,11 +207,13 @@ export interface MemoryWriteMetadata {
   [key: string]: unknown;
 }
 
+/** Third argument of `onDelegation`: the finished subagent's session; unknown keys may appear. */
 export interface DelegationOptions {
   childSessionId: string;
   [key: string]: unknown;
 }
 
+/** Third argument of `handleToolCall`: the calling session, when known; unknown keys may appear. */
 export interface ToolCallOptions {
   sessionId?: string;
   [key: string]: unknown;
@@ -420,6 +449,7 @@ export interface MemoryHit {
   metadata: Record<string, unknown>;
 }
 
+/** Filters of `SearchableMemory.search`; every key is optional. */
 export interface MemorySearchOptions {
   limit?: number;
   sessionId?: string;

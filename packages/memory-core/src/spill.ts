@@ -1,5 +1,5 @@
 /**
- * Oversized-result spill (REFERENCE §7): text longer than `maxChars` is written to a private file
+ * Oversized-result spill: text longer than `maxChars` is written to a private file
  * under `$HERMES_HOME/hook_outputs/<session>/` and replaced by a short preview that names the file,
  * so one huge recall result does not inflate every following model call.
  */

@@ -3,8 +3,8 @@ import type { ToolSchema } from "./provider.js";
 /**
  * Tool names owned by the host agent's core tool set. An external memory provider can never
  * route or advertise a tool with one of these names: core tools always win, and a duplicate name
- * makes strict model APIs reject the whole request (REFERENCE §2.3, issue #40466). The built-in
- * provider is exempt because it legitimately owns `memory`.
+ * makes strict model APIs reject the whole request. The list must match the host agent's core
+ * tool names exactly. The built-in provider is exempt because it legitimately owns `memory`.
  */
 export const RESERVED_CORE_TOOL_NAMES: ReadonlySet<string> = new Set([
   "clarify",

@@ -1,6 +1,7 @@
 /**
- * Trivial prompts ("ok", "thanks!", "/help") carry no recall intent; the manager skips prefetch
- * for them and providers may skip their own work (REFERENCE §1.1).
+ * Trivial prompts ("ok", "thanks!", "/help") carry no recall intent: the host skips prefetch for
+ * them, and a provider may skip its own recall work for them, because recalling for an
+ * acknowledgement only adds latency and noise to the next model call.
  */
 
 // Longer alternatives first so "thank you" / "okay" win over their prefixes.

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { describeError } from "@hermes/memory-core";
+import { describeError, type ProviderCliContext } from "@hermes/memory-core";
 import {
   doctorCommand,
   exportCommand,
@@ -12,11 +12,8 @@ import {
   type CommandContext,
 } from "./commands.js";
 
-/** What the host CLI passes: the active profile home and the provider name. */
-export interface CliContext {
-  hermesHome: string;
-  providerName: string;
-}
+/** What the host CLI passes: core's `ProviderCliContext` (kept under this name for importers). */
+export type CliContext = ProviderCliContext;
 
 /**
  * Add the provider's subcommands to `command` (the host creates `hermes-memory sqlite`): stats,

@@ -1,18 +1,13 @@
-import fs from "node:fs";
 import path from "node:path";
 import cliProgress from "cli-progress";
-import { HermesMemoryError, type MemoryHit, type MemoryKind } from "@hermes/memory-core";
+import { HermesMemoryError, type MemoryHit, type MemoryKind, type ProviderCliIo } from "@hermes/memory-core";
+import { readJsonlFileSync, writeJsonlFile } from "@hermes/memory-provider-kit";
 import { itemDigest, MEMORY_KINDS, type DoctorReport, type ExportRecord, type NewItem, type StoredItem } from "./memory-store.js";
 import { SqliteMemoryProvider } from "./sqlite-memory-provider.js";
 import type { SqliteProviderOptions } from "./config.js";
 
 /** Where command output goes (injectable for tests). */
-export interface CommandIo {
-  stdout(text: string): void;
-  stderr(text: string): void;
-  /** Progress bars only on an interactive terminal. */
-  isTTY: boolean;
-}
+export type CommandIo = ProviderCliIo;
 
 /** What every command needs: the profile home and, optionally, explicit provider settings. */
 export interface CommandContext {
@@ -138,18 +133,7 @@ export async function exportCommand(ctx: CommandContext, file: string | undefine
     let count = 0;
     if (file) {
       const target = path.resolve(file);
-      const tmp = `${target}.${process.pid}.tmp`;
-      const fd = fs.openSync(tmp, "w", 0o600);
-      try {
-        for (const record of store.exportRecords()) {
-          fs.writeSync(fd, `${JSON.stringify(record)}\n`);
-          count++;
-        }
-        fs.fsyncSync(fd);
-      } finally {
-        fs.closeSync(fd);
-      }
-      fs.renameSync(tmp, target);
+      count = writeJsonlFile(target, store.exportRecords());
       const result = { count, file: target };
       emit(ctx, options, result, () => `Exported ${count} item(s) to ${target}.`);
       return result;
@@ -177,13 +161,7 @@ export interface ImportResult {
  * unless `--json`.
  */
 export async function importCommand(ctx: CommandContext, file: string, options: JsonOption = {}): Promise<ImportResult> {
-  let text: string;
-  try {
-    text = fs.readFileSync(path.resolve(file), "utf8");
-  } catch (error) {
-    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `Cannot read ${file} (${(error as Error).message}). Pass a JSONL file written by \`hermes-memory sqlite export\`.`, cause: error });
-  }
-  const lines = text.split(/\r?\n/).filter((l) => l.trim() !== "");
+  const lines = readJsonlFileSync(file, "hermes-memory sqlite export");
   const result: ImportResult = { imported: 0, skipped: 0, invalid: 0, errors: [] };
   const showBar = !options.json && io(ctx).isTTY;
   const bar = showBar ? new cliProgress.SingleBar({ clearOnComplete: true, hideCursor: true }, cliProgress.Presets.shades_classic) : undefined;
@@ -198,11 +176,11 @@ export async function importCommand(ctx: CommandContext, file: string, options: 
       store.insertMany(batch);
       batch = [];
     };
-    lines.forEach((line, index) => {
-      const item = parseRecord(line);
+    for (const line of lines) {
+      const item = "error" in line ? line.error : parseRecord(line.value);
       if (typeof item === "string") {
         result.invalid++;
-        if (result.errors.length < 20) result.errors.push(`line ${index + 1}: ${item}`);
+        if (result.errors.length < 20) result.errors.push(`line ${line.lineNo}: ${item}`);
       } else if (
         seen.has(item.digest!) ||
         (item.kind === "turn" ? (turnDigests ??= store.turnDigests()).has(item.digest!) : store.hasDigest(item.digest!))
@@ -215,7 +193,7 @@ export async function importCommand(ctx: CommandContext, file: string, options: 
         if (batch.length >= 500) commit();
       }
       bar?.increment();
-    });
+    }
     commit();
     bar?.stop();
   });
@@ -225,13 +203,7 @@ export async function importCommand(ctx: CommandContext, file: string, options: 
   return result;
 }
 
-function parseRecord(line: string): NewItem | string {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    return "not valid JSON";
-  }
+function parseRecord(value: unknown): NewItem | string {
   if (!value || typeof value !== "object" || Array.isArray(value)) return "not a JSON object";
   const r = value as Partial<ExportRecord> & Record<string, unknown>;
   if (typeof r.content !== "string" || r.content.trim() === "") return "missing content";

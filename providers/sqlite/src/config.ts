@@ -1,5 +1,29 @@
 import path from "node:path";
-import { HermesMemoryError, expandHome, readConfig, type ConfigField } from "@hermes/memory-core";
+import { expandHome, loadProviderConfig, resolveProviderConfig, type ConfigField, type ProviderConfigOf } from "@hermes/memory-core";
+
+/** Default database location, relative to `$HERMES_HOME`. */
+export const DEFAULT_DB_PATH = "$HERMES_HOME/memory/sqlite.db";
+
+/**
+ * Every `memory.sqlite.*` setting, declared once: the setup form (`getConfigSchema()`) and the
+ * runtime config (`resolveConfig`/`loadSqliteConfig`) both come from this list, so each default,
+ * bound and type exists only here. `advanced` fields are not asked by setup but are read,
+ * defaulted and validated at runtime. No secrets.
+ */
+export const SQLITE_CONFIG_FIELDS = [
+  { key: "path", description: "SQLite database file", default: DEFAULT_DB_PATH, type: "text" },
+  { key: "prefetch_limit", description: "Memories recalled before each turn", default: 5, type: "integer", minimum: 1, maximum: 50 },
+  { key: "prefetch_max_chars", description: "Character budget of the recalled block", default: 2000, type: "integer", minimum: 50, maximum: 1_000_000 },
+  { key: "recency_half_life_days", description: "Half-life of the recency boost in days (0 = off)", default: 90, type: "number", minimum: 0, maximum: 1_000_000 },
+  { key: "flush_interval_ms", description: "Longest time a queued turn waits before it is written (ms)", default: 10, type: "number", minimum: 0, maximum: 60_000, advanced: true },
+  { key: "batch_size", description: "Queued items that trigger an immediate write; largest transaction", default: 256, type: "integer", minimum: 1, maximum: 100_000, advanced: true },
+] as const satisfies readonly ConfigField[];
+
+/** The setup form: `SQLITE_CONFIG_FIELDS` as plain `ConfigField`s (advanced ones flagged). */
+export const CONFIG_SCHEMA: ConfigField[] = SQLITE_CONFIG_FIELDS.map((f) => ({ ...f }));
+
+/** Fully resolved settings (`path` already expanded and absolute). */
+export type ResolvedSqliteConfig = ProviderConfigOf<typeof SQLITE_CONFIG_FIELDS>;
 
 /** Constructor options of `SqliteMemoryProvider` (camelCase twins of the `memory.sqlite.*` keys). */
 export interface SqliteProviderOptions {
@@ -17,71 +41,9 @@ export interface SqliteProviderOptions {
   batchSize?: number;
 }
 
-/** Fully resolved settings. */
-export interface ResolvedSqliteConfig {
-  path: string;
-  prefetchLimit: number;
-  prefetchMaxChars: number;
-  recencyHalfLifeDays: number;
-  flushIntervalMs: number;
-  batchSize: number;
-}
-
-/** Default database location, relative to `$HERMES_HOME`. */
-export const DEFAULT_DB_PATH = "$HERMES_HOME/memory/sqlite.db";
-
-export const DEFAULTS = {
-  prefetchLimit: 5,
-  prefetchMaxChars: 2000,
-  recencyHalfLifeDays: 90,
-  flushIntervalMs: 10,
-  batchSize: 256,
-} as const;
-
-/** The setup form: no secrets, every field optional. */
-export const CONFIG_SCHEMA: ConfigField[] = [
-  { key: "path", description: "SQLite database file", default: DEFAULT_DB_PATH, type: "text" },
-  { key: "prefetch_limit", description: "Memories recalled before each turn", default: DEFAULTS.prefetchLimit, type: "integer", minimum: 1, maximum: 50 },
-  { key: "prefetch_max_chars", description: "Character budget of the recalled block", default: DEFAULTS.prefetchMaxChars, type: "integer", minimum: 200, maximum: 100000 },
-  { key: "recency_half_life_days", description: "Half-life of the recency boost in days (0 = off)", default: DEFAULTS.recencyHalfLifeDays, type: "number", minimum: 0 },
-];
-
 /** True when any option was given explicitly (then config.yaml is not read). */
 export function hasExplicitOptions(options: SqliteProviderOptions): boolean {
   return Object.values(options).some((v) => v !== undefined);
-}
-
-/** Map snake_case `memory.sqlite.*` values to options; unknown keys are ignored. */
-export function optionsFromConfigValues(values: Record<string, unknown>): SqliteProviderOptions {
-  const out: SqliteProviderOptions = {};
-  const str = (v: unknown) => (typeof v === "string" && v.trim() !== "" ? v.trim() : undefined);
-  const num = (v: unknown) => {
-    const n = typeof v === "number" ? v : typeof v === "string" && v.trim() !== "" ? Number(v) : NaN;
-    return Number.isFinite(n) ? n : undefined;
-  };
-  const p = str(values.path);
-  if (p !== undefined) out.path = p;
-  const pairs: Array<[keyof SqliteProviderOptions, string]> = [
-    ["prefetchLimit", "prefetch_limit"],
-    ["prefetchMaxChars", "prefetch_max_chars"],
-    ["recencyHalfLifeDays", "recency_half_life_days"],
-    ["flushIntervalMs", "flush_interval_ms"],
-    ["batchSize", "batch_size"],
-  ];
-  for (const [key, snake] of pairs) {
-    const v = num(values[snake] ?? values[key]);
-    if (v !== undefined) (out as Record<string, unknown>)[key] = v;
-  }
-  return out;
-}
-
-/**
- * Read `memory.sqlite.*` from `$HERMES_HOME/config.yaml` through core's `readConfig` (the only
- * config.yaml reader). Returns `{}` when the file or the section is absent.
- */
-export async function readProviderConfigValues(hermesHome: string, providerName = "sqlite"): Promise<Record<string, unknown>> {
-  const config = await readConfig(hermesHome);
-  return config.memory.providerConfig(providerName);
 }
 
 /** Expand `$HERMES_HOME`, `${HERMES_HOME}` and `~`, and resolve relative paths against the home. */
@@ -91,24 +53,30 @@ export function resolveDbPath(configured: string | undefined, hermesHome: string
   return path.resolve(hermesHome, expanded);
 }
 
-/** Validate and complete options. Throws `INVALID_CONFIG` naming the bad key. */
-export function resolveConfig(options: SqliteProviderOptions, hermesHome: string): ResolvedSqliteConfig {
-  const int = (key: string, value: number | undefined, fallback: number, min: number, max: number) => {
-    if (value === undefined) return fallback;
-    if (!Number.isFinite(value) || value < min || value > max) {
-      throw new HermesMemoryError({
-        code: "INVALID_CONFIG",
-        message: `memory.sqlite.${key} must be a number from ${min} to ${max} (got ${String(value)}). Fix it in config.yaml or remove it to use the default ${fallback}.`,
-      });
-    }
-    return value;
-  };
-  return {
-    path: resolveDbPath(options.path, hermesHome),
-    prefetchLimit: Math.floor(int("prefetch_limit", options.prefetchLimit, DEFAULTS.prefetchLimit, 1, 50)),
-    prefetchMaxChars: Math.floor(int("prefetch_max_chars", options.prefetchMaxChars, DEFAULTS.prefetchMaxChars, 50, 1_000_000)),
-    recencyHalfLifeDays: int("recency_half_life_days", options.recencyHalfLifeDays, DEFAULTS.recencyHalfLifeDays, 0, 1e6),
-    flushIntervalMs: int("flush_interval_ms", options.flushIntervalMs, DEFAULTS.flushIntervalMs, 0, 60_000),
-    batchSize: Math.floor(int("batch_size", options.batchSize, DEFAULTS.batchSize, 1, 100_000)),
-  };
+function withDbPath(config: ResolvedSqliteConfig, hermesHome: string): ResolvedSqliteConfig {
+  return { ...config, path: resolveDbPath(config.path, hermesHome) };
+}
+
+/**
+ * Validate and complete settings from explicit options and a `memory.sqlite` section (both
+ * optional). Throws `INVALID_CONFIG` naming the bad key, its value, where it came from and the fix.
+ */
+export function resolveConfig(options: SqliteProviderOptions, hermesHome: string, section: Record<string, unknown> = {}, providerName = "sqlite"): ResolvedSqliteConfig {
+  const { config } = resolveProviderConfig(SQLITE_CONFIG_FIELDS, { provider: providerName, options, section, env: {} });
+  return withDbPath(config, hermesHome);
+}
+
+/**
+ * The settings for a profile: explicit options when any is given (config.yaml is then not read,
+ * so tests and embedders stay hermetic), else `memory.<providerName>` of `$HERMES_HOME/config.yaml`
+ * through core's `readConfig`, then the declared defaults. `warnings` lists ignored unknown keys.
+ */
+export async function loadSqliteConfig(
+  options: SqliteProviderOptions,
+  hermesHome: string,
+  providerName = "sqlite",
+): Promise<{ config: ResolvedSqliteConfig; warnings: string[] }> {
+  if (hasExplicitOptions(options)) return { config: resolveConfig(options, hermesHome, {}, providerName), warnings: [] };
+  const { config, warnings } = await loadProviderConfig(SQLITE_CONFIG_FIELDS, { provider: providerName, hermesHome, env: {} });
+  return { config: withDbPath(config, hermesHome), warnings };
 }

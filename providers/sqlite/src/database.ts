@@ -1,12 +1,17 @@
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { createRequire } from "node:module";
-import type BetterSqlite3 from "better-sqlite3";
-import { HermesMemoryError, describeError } from "@hermes/memory-core";
+import {
+  closeSqliteStore,
+  createSqliteDriverLoader,
+  isBusyError,
+  openSqliteStore,
+  storageError,
+  type SqliteDb,
+  type SqliteDriver,
+  type SqliteStoreSpec,
+} from "@hermes/memory-provider-kit";
+import { describeError } from "@hermes/memory-core";
 
 /** A better-sqlite3 connection. */
-export type Db = BetterSqlite3.Database;
+export type Db = SqliteDb;
 
 /** Schema version this code writes (`PRAGMA user_version`). */
 export const SCHEMA_VERSION = 2;
@@ -14,27 +19,19 @@ export const SCHEMA_VERSION = 2;
 /** FTS column weights for `bm25(items_fts, content, speaker)`. */
 export const BM25_WEIGHTS = { content: 1.0, speaker: 0.25 } as const;
 
-const require = createRequire(import.meta.url);
-let driver: typeof BetterSqlite3 | undefined;
-let driverError: unknown;
+const driverLoader = createSqliteDriverLoader(import.meta.url);
 
 /**
  * Load better-sqlite3 once, lazily, so that `isAvailable()` can report a missing or broken native
  * addon instead of the whole module failing to import. Returns `undefined` when it cannot load.
  */
-export function loadDriver(): typeof BetterSqlite3 | undefined {
-  if (driver || driverError) return driver;
-  try {
-    driver = require("better-sqlite3") as typeof BetterSqlite3;
-  } catch (error) {
-    driverError = error;
-  }
-  return driver;
+export function loadDriver(): SqliteDriver | undefined {
+  return driverLoader.load();
 }
 
 /** Why the driver failed to load, or `undefined` when it loaded (or was never tried). */
 export function driverLoadError(): unknown {
-  return driverError;
+  return driverLoader.error();
 }
 
 /** Options for `openDatabase`. */
@@ -79,125 +76,56 @@ END;
 INSERT INTO items_fts(items_fts, rank) VALUES ('rank', 'bm25(${BM25_WEIGHTS.content}, ${BM25_WEIGHTS.speaker})');
 `;
 
+function storeSpec(): SqliteStoreSpec {
+  return {
+    driver: loadDriver(),
+    unavailable: `better-sqlite3 could not be loaded (${describeError(driverLoadError())}). Reinstall @hermes/memory-sqlite so its native addon is built (pnpm needs "onlyBuiltDependencies: [better-sqlite3]").`,
+    label: "SQLite memory database",
+    packageName: "@hermes/memory-sqlite",
+    schemaVersion: SCHEMA_VERSION,
+    migrate(db, current) {
+      if (current < 1) db.exec(SCHEMA_V1);
+      // v2: early v1 databases indexed inserts through a trigger; the store now does it directly.
+      if (current < 2) db.exec("DROP TRIGGER IF EXISTS items_ai");
+    },
+  };
+}
+
 /**
  * Open (creating when needed) the database at `file`, check and migrate its schema, and set WAL,
  * `synchronous=NORMAL` and a busy timeout. A database whose schema is newer than this code is left
  * untouched and rejected with `SCHEMA_TOO_NEW`. Other failures throw `STORAGE_FAILED`.
  */
 export function openDatabase(file: string, options: OpenDatabaseOptions = {}): Db {
-  const Driver = loadDriver();
-  if (!Driver) {
-    throw new HermesMemoryError({
-      code: "PROVIDER_UNAVAILABLE",
-      message: `better-sqlite3 could not be loaded (${describeError(driverLoadError())}). Reinstall @hermes/memory-sqlite so its native addon is built (pnpm needs "onlyBuiltDependencies: [better-sqlite3]").`,
-      cause: driverLoadError(),
-    });
-  }
-  const readonly = options.readonly === true;
-  let db: Db;
-  try {
-    if (!readonly) fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-    db = new Driver(file, { readonly, fileMustExist: readonly });
-    if (readonly) db.pragma("user_version", { simple: true });
-  } catch (error) {
-    // A WAL database on a read-only mount cannot be opened without its `-shm` file (files this
-    // version closed are in rollback-journal mode; older ones are read from a private copy).
-    if (readonly && (error as { code?: string }).code === "SQLITE_CANTOPEN" && fs.existsSync(file)) return openReadOnlyCopy(file, options);
-    throw storageError(`cannot open the SQLite memory database at ${file}`, error, "check that the directory exists and is writable, or set memory.sqlite.path");
-  }
-  return prepare(db, file, readonly, options);
-}
-
-function openReadOnlyCopy(file: string, options: OpenDatabaseOptions): Db {
-  const Driver = loadDriver()!;
-  let db: Db;
-  try {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-sqlite-ro-"));
-    const copy = path.join(dir, path.basename(file));
-    fs.copyFileSync(file, copy);
-    if (fs.existsSync(`${file}-wal`)) fs.copyFileSync(`${file}-wal`, `${copy}-wal`);
-    process.once("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
-    db = new Driver(copy, { readonly: true, fileMustExist: true });
-  } catch (error) {
-    throw storageError(`cannot open the SQLite memory database at ${file} read-only`, error, "check that it exists and is readable");
-  }
-  return prepare(db, file, true, options);
-}
-
-function prepare(db: Db, file: string, readonly: boolean, options: OpenDatabaseOptions): Db {
-  try {
-    db.pragma(`busy_timeout = ${Math.max(5000, options.busyTimeoutMs ?? 5000)}`);
-    // Read the version before anything else writes to the file: a newer schema stays untouched.
-    const version = Number(db.pragma("user_version", { simple: true }));
-    if (version > SCHEMA_VERSION) {
-      throw new HermesMemoryError({
-        code: "SCHEMA_TOO_NEW",
-        message: `The SQLite memory database at ${file} has schema version ${version}, but this @hermes/memory-sqlite only knows up to ${SCHEMA_VERSION}. Upgrade @hermes/memory-sqlite; the database was not modified.`,
-      });
+  const db = openSqliteStore(file, storeSpec(), { ...options, openFix: "check that the directory exists and is writable, or set memory.sqlite.path" });
+  if (!options.readonly) {
+    try {
+      db.exec(TURN_INDEX);
+    } catch (error) {
+      // Another process holding the write lock past the busy timeout: search works without the
+      // index, and a later open creates it.
+      if (isBusyError(error)) return db;
+      closeSqliteStore(db);
+      throw storageError(`cannot prepare the SQLite memory database at ${file}`, error, "check free disk space and write permission on the database directory");
     }
-    if (!readonly) {
-      db.pragma("journal_mode = WAL");
-      db.pragma("synchronous = NORMAL");
-      if (version < SCHEMA_VERSION) migrate(db);
-    } else if (version < SCHEMA_VERSION) {
-      throw storageError(`the SQLite memory database at ${file} has not been initialised`, undefined, "open it once with write access");
-    }
-    return db;
-  } catch (error) {
-    db.close();
-    if (HermesMemoryError.isInstance(error)) throw error;
-    throw storageError(`cannot prepare the SQLite memory database at ${file}`, error, "run `hermes-memory sqlite doctor`, or move the file away to start fresh");
   }
-}
-
-function migrate(db: Db): void {
-  // IMMEDIATE: several processes opening a fresh profile at once must not both create the schema.
-  const run = db.transaction(() => {
-    const current = Number(db.pragma("user_version", { simple: true }));
-    if (current >= SCHEMA_VERSION) return;
-    if (current < 1) db.exec(SCHEMA_V1);
-    // v2: early v1 databases indexed inserts through a trigger; the store now does it directly.
-    if (current < 2) db.exec("DROP TRIGGER IF EXISTS items_ai");
-    db.pragma(`user_version = ${SCHEMA_VERSION}`);
-  });
-  run.immediate();
+  return db;
 }
 
 /**
- * A `STORAGE_FAILED` error with the cause's text and a remedy. A full disk and a read-only
- * database get their own remedy, whatever `fix` says.
+ * The turns of each session in id order, covering the neighbour lookups of every search (next two
+ * and previous turn of a match) without reading table rows. Not part of the versioned schema:
+ * created on every writable open when missing, so older versions of this package still open the
+ * file, and a read-only open without it searches the same, only slower.
  */
-export function storageError(what: string, cause: unknown, fix: string): HermesMemoryError {
-  const detail = cause === undefined ? "" : ` (${describeError(cause)})`;
-  const code = String((cause as { code?: unknown } | null)?.code ?? "");
-  if (code === "SQLITE_FULL" || code === "ENOSPC") {
-    fix = "the disk is full: free space on it, then flush() again (queued items are kept until they are written)";
-  } else if (code.startsWith("SQLITE_READONLY") || code === "EROFS") {
-    fix = "the database or its directory is read-only: make $HERMES_HOME writable (search keeps working meanwhile)";
-  }
-  return new HermesMemoryError({ code: "STORAGE_FAILED", message: `${what}${detail}: ${fix}.`, cause });
-}
+const TURN_INDEX = `CREATE INDEX IF NOT EXISTS items_session_turns ON items(session_id, id) WHERE kind = 'turn'`;
 
 /**
  * Close a writable connection, first switching the file back to rollback-journal mode when no
- * other connection has it open: a WAL database cannot be opened from a read-only mount without
- * its `-shm` file, a rollback-journal one can. The next writable open switches to WAL again.
+ * other connection has it open (a read-only mount can then open it without a `-shm` file).
  */
 export function closeDatabase(db: Db): void {
-  if (!db.open) return;
-  if (!db.readonly && db.name !== ":memory:") {
-    try {
-      db.pragma("busy_timeout = 0");
-      db.pragma("journal_mode = DELETE");
-    } catch {
-      // Another connection is open; the last one to close switches it.
-    }
-  }
-  db.close();
+  closeSqliteStore(db);
 }
 
-/** True for SQLite "database is busy/locked" errors, which a later retry can clear. */
-export function isBusyError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
-}
+export { isBusyError, storageError };

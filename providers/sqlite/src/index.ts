@@ -2,7 +2,7 @@
  * @hermes/memory-sqlite — the local SQLite (better-sqlite3, FTS5) memory provider `sqlite`.
  * Hosts load it through discovery (`hermesMemoryProvider` in package.json) and `register(ctx)`.
  */
-import type { MemoryProvider } from "@hermes/memory-core";
+import type { MemoryProviderRegistrationContext } from "@hermes/memory-core";
 import { SqliteMemoryProvider } from "./sqlite-memory-provider.js";
 
 export { SqliteMemoryProvider, formatRecall, messageText, type SqliteMemoryProviderOptions } from "./sqlite-memory-provider.js";
@@ -11,14 +11,13 @@ export { SCHEMA_VERSION } from "./database.js";
 export { TOOL_NAMES, TOOL_SCHEMAS } from "./tools.js";
 export type { ExportRecord, DoctorReport, StoredItem } from "./memory-store.js";
 
-/** What the loader hands to `register`. Only `registerMemoryProvider` is used. */
-export interface RegisterContext {
-  registerMemoryProvider(provider: MemoryProvider): void;
-  registerSkill?(name: string, path: string, description?: string): void;
-  providerName?: string;
-  hermesHome?: string;
-  [key: string]: unknown;
-}
+/**
+ * The part of core's `MemoryProviderRegistrationContext` that `register` accepts: only
+ * `registerMemoryProvider` is used, so a test or another host may pass just that (the loader
+ * passes the full context).
+ */
+export type RegisterContext = Pick<MemoryProviderRegistrationContext, "registerMemoryProvider"> &
+  Partial<Pick<MemoryProviderRegistrationContext, "registerSkill" | "providerName" | "hermesHome">>;
 
 /**
  * Entry point called by the loader: registers one `SqliteMemoryProvider` that reads its settings

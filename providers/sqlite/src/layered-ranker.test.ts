@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BM25_WEIGHTS, openDatabase, type Db } from "./database.js";
-import { LayeredRanker, idf, readVarints, termPattern } from "./layered-ranker.js";
+import { LayeredRanker, idf, readVarints, termPattern } from "@hermes/memory-provider-kit";
 import { MemoryStore } from "./memory-store.js";
 
 let dir: string;
@@ -49,11 +49,110 @@ describe("LayeredRanker", () => {
     const count = db.prepare(`SELECT COUNT(*) AS n FROM items_fts WHERE items_fts MATCH ?`);
     const terms = words.map((term) => ({ term, df: (count.get(`"${term}"`) as { n: number }).n }));
     const exact = db
-      .prepare(`SELECT rowid AS id, bm25(items_fts, ${BM25_WEIGHTS.content}, ${BM25_WEIGHTS.speaker}) AS rank FROM items_fts WHERE items_fts MATCH ? ORDER BY rank, rowid DESC`)
+      .prepare(`SELECT rowid AS id, bm25(items_fts, ${BM25_WEIGHTS.content}, ${BM25_WEIGHTS.speaker}) AS rank FROM items_fts WHERE items_fts MATCH ? ORDER BY rank, rowid`)
       .all(words.map((w) => `"${w}"`).join(" OR ")) as Array<{ id: number; rank: number }>;
     const ranked = new LayeredRanker(db, BM25_WEIGHTS).rank(terms, { limit: 60, candidates: 60 });
     expect(ranked.map((r) => r.id)).toEqual(exact.map((r) => r.id));
     ranked.forEach((r, i) => expect(r.rank).toBeCloseTo(exact[i]!.rank, 6));
+  });
+
+  it("finds the best rows of a layer larger than a recency window, by their length, not their age", () => {
+    const store = new MemoryStore(db, path.join(dir, "m.db"));
+    // The best match (shortest row holding both words) is the oldest of 300 rows that hold both:
+    // a ranker reading only the newest rows of the layer would miss it.
+    const filler = (i: number) => Array.from({ length: 30 + (i % 20) }, (_, w) => `word${(i * 7 + w) % 97}`).join(" ");
+    store.insertMany([
+      { kind: "turn", sessionId: "a", content: "alpha beta" },
+      ...Array.from({ length: 300 }, (_, i) => ({ kind: "turn" as const, sessionId: i % 2 ? "a" : "b", content: `alpha ${filler(i)} beta gamma` })),
+      ...Array.from({ length: 2500 }, (_, i) => ({ kind: "turn" as const, sessionId: "b", content: `${i % 5 ? "delta" : "gamma"} ${filler(i)}` })),
+    ]);
+    const count = db.prepare(`SELECT COUNT(*) AS n FROM items_fts WHERE items_fts MATCH ?`);
+    const terms = ["alpha", "beta", "gamma"].map((term) => ({ term, df: (count.get(`"${term}"`) as { n: number }).n }));
+    const exact = db
+      .prepare(`SELECT rowid AS id FROM items_fts WHERE items_fts MATCH '"alpha" OR "beta" OR "gamma"' ORDER BY rank, rowid LIMIT 5`)
+      .all() as Array<{ id: number }>;
+    const ranker = new LayeredRanker(db, BM25_WEIGHTS);
+    const ranked = ranker.rank(terms, { limit: 5, candidates: 20 });
+    expect(ranked[0]!.id).toBe(1);
+    expect(ranked.slice(0, 5).map((r) => r.id)).toEqual(exact.map((r) => r.id));
+    // Filters apply to the pooled rows too.
+    const inA = ranker.rank(terms, { limit: 5, candidates: 20, session: "a" });
+    expect(inA[0]!.id).toBe(1);
+    const sessionOf = db.prepare(`SELECT session_id FROM items WHERE id = ?`).pluck();
+    for (const r of inA) expect(sessionOf.get(r.id)).toBe("a");
+    expect(ranker.rank(terms, { limit: 5, candidates: 20, session: "b" }).map((r) => r.id)).not.toContain(1);
+  });
+
+  it("returns exactly FTS5's top 5 on a generated store where its bounds are provable", () => {
+    // Every word at most once per item and item lengths within 0.5–1.5× the average, so a word adds
+    // at most 1.5× its IDF (the ranker's stopping bound); queries of 2–3 words, each in fewer items
+    // than a pool holds, so every pair and every word is read completely when needed.
+    const store = new MemoryStore(db, path.join(dir, "m.db"));
+    let seed = 20261;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed / 2_147_483_648;
+    };
+    const letters = "bcdfghjkmn";
+    const vocab = Array.from({ length: 300 }, (_, i) => `zq${String(i).split("").map((d) => letters[Number(d)]).join("")}x`);
+    // Zipf-like: word i is drawn with weight 1 / (i + 5).
+    const weights = vocab.map((_, i) => 1 / (i + 5));
+    const total = weights.reduce((a, b) => a + b, 0);
+    const draw = () => {
+      let r = random() * total;
+      for (const [i, w] of weights.entries()) if ((r -= w) <= 0) return vocab[i]!;
+      return vocab[vocab.length - 1]!;
+    };
+    const items = Array.from({ length: 1500 }, () => {
+      const words = new Set<string>();
+      const length = 8 + Math.floor(random() * 13);
+      while (words.size < length) words.add(draw());
+      return { kind: "fact" as const, content: [...words].join(" ") };
+    });
+    store.insertMany(items);
+    const count = db.prepare(`SELECT COUNT(*) AS n FROM items_fts WHERE items_fts MATCH ?`).pluck();
+    const df = new Map(vocab.map((w) => [w, count.get(`"${w}"`) as number]));
+    const usable = vocab.filter((w) => df.get(w)! >= 3 && df.get(w)! < 500);
+    expect(usable.length).toBeGreaterThan(100);
+    const exact = db.prepare(`SELECT rowid AS id, bm25(items_fts, ${BM25_WEIGHTS.content}, ${BM25_WEIGHTS.speaker}) AS rank FROM items_fts WHERE items_fts MATCH ? ORDER BY rank, rowid LIMIT 5`);
+    const ranker = new LayeredRanker(db, BM25_WEIGHTS);
+    for (let q = 0; q < 60; q++) {
+      const words = new Set<string>();
+      const size = 2 + (q % 2);
+      while (words.size < size) words.add(usable[Math.floor(random() * usable.length)]!);
+      const terms = [...words].map((term) => ({ term, df: df.get(term)! }));
+      const expected = exact.all([...words].map((w) => `"${w}"`).join(" OR ")) as Array<{ id: number; rank: number }>;
+      const ranked = ranker.rank(terms, { limit: 5, candidates: 20 }).slice(0, 5);
+      expect(ranked.map((r) => r.rank.toFixed(9)), [...words].join(" ")).toEqual(expected.map((r) => r.rank.toFixed(9)));
+      // Ids agree except among rows tied with the fifth score.
+      const fifth = expected[expected.length - 1]!.rank;
+      expect(ranked.filter((r) => r.rank < fifth - 1e-9).map((r) => r.id)).toEqual(expected.filter((r) => r.rank < fifth - 1e-9).map((r) => r.id));
+    }
+  });
+
+  it("reads a later pair of a layer while a row pooled from an earlier pair could place with its words", () => {
+    const store = new MemoryStore(db, path.join(dir, "m.db"));
+    const filler = (i: number, n: number) => Array.from({ length: n }, (_, w) => `filler${String.fromCharCode(97 + ((i + w) % 26))}${String.fromCharCode(97 + ((i * 3 + w) % 26))}`).join(" ");
+    store.insertMany([
+      // Five rows with the rarest word settle a bar that new rows of the pair (gamma, delta) cannot beat…
+      ...Array.from({ length: 5 }, (_, i) => ({ kind: "turn" as const, sessionId: "s", content: `alpha beta ${filler(i, 4)}` })),
+      // …but this row, pooled from (gamma, beta) and shorter than average, holds delta too.
+      { kind: "turn" as const, sessionId: "s", content: `beta gamma delta ${filler(7, 2)}` },
+      // Shorter rows of (gamma, beta) look better until delta is known.
+      ...Array.from({ length: 40 }, (_, i) => ({ kind: "turn" as const, sessionId: "s", content: `beta gamma ${filler(i, 1)}` })),
+      ...Array.from({ length: 60 }, (_, i) => ({ kind: "turn" as const, sessionId: "s", content: `beta ${filler(i, 10)}` })),
+      ...Array.from({ length: 300 }, (_, i) => ({ kind: "turn" as const, sessionId: "s", content: `delta ${filler(i, 10)}` })),
+      ...Array.from({ length: 2500 }, (_, i) => ({ kind: "turn" as const, sessionId: "s", content: filler(i, 10) })),
+    ]);
+    const count = db.prepare(`SELECT COUNT(*) AS n FROM items_fts WHERE items_fts MATCH ?`).pluck();
+    const terms = ["alpha", "beta", "gamma", "delta"].map((term) => ({ term, df: count.get(`"${term}"`) as number }));
+    const exact = db
+      .prepare(`SELECT rowid AS id FROM items_fts WHERE items_fts MATCH '"alpha" OR "beta" OR "gamma" OR "delta"' ORDER BY rank, rowid LIMIT 5`)
+      .pluck()
+      .all() as number[];
+    expect(exact[0]).toBe(6);
+    const ranked = new LayeredRanker(db, BM25_WEIGHTS).rank(terms, { limit: 5, candidates: 20 });
+    expect(ranked.slice(0, 5).map((r) => r.id)).toEqual(exact);
   });
 
   it("returns nothing for no words or an empty store", () => {

@@ -3,8 +3,8 @@ import fs from "node:fs";
 import type BetterSqlite3 from "better-sqlite3";
 import { HermesMemoryError, type MemoryHit, type MemoryKind, type MemoryStats } from "@hermes/memory-core";
 import { BM25_WEIGHTS, type Db } from "./database.js";
-import { queryTokens, quoteTerm, uniqueTerms } from "@hermes/memory-core";
-import { LayeredRanker, type CountedTerm } from "./layered-ranker.js";
+import { NEIGHBOUR_WEIGHTS, SPEAKER_BOOST, queryTokens, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
+import { LayeredRanker, planRanking, type CountedTerm } from "@hermes/memory-provider-kit";
 
 /** The kinds of items, in display order. */
 export const MEMORY_KINDS: readonly MemoryKind[] = ["turn", "fact", "checkpoint"];
@@ -102,14 +102,25 @@ interface Row {
   created_at: number;
 }
 
-const DAY_MS = 86_400_000;
 /**
- * When a query word is found in more than this share of all items (and at least COMMON_TERM_MIN_DOCS
- * items), FTS5's bm25() would walk its whole document list on every query, which dominates latency
- * in large stores: such queries are ranked by the layered ranker instead.
+ * The columns scoring needs (no text), with the ids of the next two and the previous turn of its
+ * session: `[id, kind, session_id, user_id, speaker, created_at, next1, next2, prev]`.
  */
-const COMMON_TERM_SHARE = 0.002;
-const COMMON_TERM_MIN_DOCS = 2000;
+type LinkedRow = [
+  id: number,
+  kind: MemoryKind,
+  sessionId: string | null,
+  userId: string | null,
+  speaker: string,
+  createdAt: number,
+  next1: number | null,
+  next2: number | null,
+  prev: number | null,
+];
+
+const DAY_MS = 86_400_000;
+/** Largest part of the database file read through a memory map (1 GiB; a million chat turns take ~850 MB). */
+const MMAP_BYTES = 1 << 30;
 /** Document-frequency estimates kept per store. */
 const DF_CACHE_SIZE = 20_000;
 /** Neighbour expansion considers this many best BM25 matches per requested hit (at least 20). */
@@ -164,11 +175,15 @@ export class MemoryStore {
     });
     this.halfLifeDays = Math.max(0, options.recencyHalfLifeDays ?? 0);
     this.recencyWeight = Math.min(1, Math.max(0, options.recencyWeight ?? 0.25));
-    this.neighbourWeights = options.neighbourWeights ?? [0.5, 0.3, 0.3];
-    this.speakerBoost = Math.max(1, options.speakerBoost ?? 1.3);
+    this.neighbourWeights = options.neighbourWeights ?? NEIGHBOUR_WEIGHTS;
+    this.speakerBoost = Math.max(1, options.speakerBoost ?? SPEAKER_BOOST);
     const w = options.weights ?? BM25_WEIGHTS;
     const bm25 = `bm25(items_fts, ${Number(w.content)}, ${Number(w.speaker)})`;
     const readonly = db.readonly;
+    // Reads go through a memory map of the file (up to MMAP_BYTES) instead of a read() call and a copy
+    // into SQLite's page cache per page: ranking a large store touches thousands of scattered index
+    // pages per query. Only a limit: the map grows with the file, and the pages stay in the OS cache.
+    db.pragma(`mmap_size = ${MMAP_BYTES}`);
     this.layered = new LayeredRanker(db, w);
     this.stmts = {
       insert: readonly
@@ -181,11 +196,30 @@ export class MemoryStore {
       index: readonly ? undefined : db.prepare(`INSERT INTO items_fts (rowid, content, speaker) VALUES (?, ?, ?)`),
       byDigest: db.prepare(`SELECT id FROM items WHERE digest = ?`),
       addSpeaker: readonly ? undefined : db.prepare(`INSERT OR IGNORE INTO speakers (name) VALUES (?)`),
-      isSpeaker: db.prepare(`SELECT 1 FROM speakers WHERE name = ?`),
+      speakersIn: db.prepare(`SELECT name FROM speakers WHERE name IN (SELECT value FROM json_each(?))`).pluck(),
       maxId: db.prepare(`SELECT COALESCE(MAX(id), 0) AS n FROM items`),
       countTerm: db.prepare(`SELECT COUNT(*) AS n FROM (SELECT rowid FROM items_fts WHERE items_fts MATCH ? LIMIT ?)`),
-      nextTurns: db.prepare(`SELECT * FROM items WHERE session_id = ? AND id > ? AND kind = 'turn' ORDER BY id LIMIT 2`),
-      prevTurn: db.prepare(`SELECT * FROM items WHERE session_id = ? AND id < ? AND kind = 'turn' ORDER BY id DESC LIMIT 1`),
+      // Items with these ids (a JSON array), each with the ids of the next two and the previous turn
+      // of its session (null when none), as one JSON array of
+      // [id, kind, session_id, user_id, speaker, created_at, next1, next2, prev] arrays. One text value
+      // crosses into JavaScript instead of a row object per item, which costs more than the lookups.
+      linkedRows: db
+        .prepare(
+          `SELECT json_group_array(json_array(i.id, i.kind, i.session_id, i.user_id, i.speaker, i.created_at,
+             (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id > i.id AND n.kind = 'turn' ORDER BY n.id LIMIT 1),
+             (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id > i.id AND n.kind = 'turn' ORDER BY n.id LIMIT 1 OFFSET 1),
+             (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id < i.id AND n.kind = 'turn' ORDER BY n.id DESC LIMIT 1)))
+           FROM json_each(?) c JOIN items i ON i.id = c.value`,
+        )
+        .pluck(),
+      // The same without neighbour ids (null), for items whose neighbours are not needed.
+      scoringRows: db
+        .prepare(
+          `SELECT json_group_array(json_array(i.id, i.kind, i.session_id, i.user_id, i.speaker, i.created_at, NULL, NULL, NULL))
+           FROM json_each(?) c JOIN items i ON i.id = c.value`,
+        )
+        .pluck(),
+      hitText: db.prepare(`SELECT id, content, metadata FROM items WHERE id IN (SELECT value FROM json_each(?))`).raw(true),
       get: db.prepare(`SELECT * FROM items WHERE id = ?`),
       delete: readonly ? undefined : db.prepare(`DELETE FROM items WHERE id = ?`),
       deleteDigest: readonly ? undefined : db.prepare(`DELETE FROM items WHERE digest = ?`),
@@ -261,19 +295,13 @@ export class MemoryStore {
    * bm25() would walk its whole document list on every call, so the layered ranker scores a bounded
    * set of candidates with the same formula instead (see `LayeredRanker`).
    */
-  private rankPlan(query: string): { mode: "bm25"; match: string } | { mode: "layered"; terms: CountedTerm[] } | null {
-    const terms = uniqueTerms(query);
-    if (terms.length === 0) return null;
-    const all = { match: terms.map(quoteTerm).join(" OR "), mode: "bm25" as const };
-    const total = (this.stmts.maxId.get() as { n: number }).n;
-    const threshold = Math.max(COMMON_TERM_MIN_DOCS, Math.floor(total * COMMON_TERM_SHARE));
-    if (total <= threshold) return all;
-    const counted = terms.map((term) => ({ term, df: this.documentFrequency(term, total) }));
-    const found = counted.filter((c) => c.df > 0);
-    if (found.length === 0) return null;
-    if (found.every((c) => c.df <= threshold)) return { match: found.map((c) => quoteTerm(c.term)).join(" OR "), mode: "bm25" };
-    return { mode: "layered", terms: found };
+  private rankPlan(terms: readonly string[]): { mode: "bm25"; match: string } | { mode: "layered"; terms: CountedTerm[] } | null {
+    const total = terms.length === 0 ? 0 : (this.stmts.maxId.get() as { n: number }).n;
+    const plan = planRanking(terms, total, (term) => this.documentFrequency(term, total));
+    if (plan === null || plan.mode === "layered") return plan;
+    return { mode: "bm25", match: plan.terms.map(quoteTerm).join(" OR ") };
   }
+
 
   /**
    * Items containing `term` (the IDF input), counted up to half the store (beyond that FTS5's IDF is
@@ -294,11 +322,9 @@ export class MemoryStore {
   }
 
   /** Query words that name a speaker seen in this database. */
-  private speakerNames(query: string): Set<string> {
-    const names = new Set<string>();
-    if (this.speakerBoost === 1) return names;
-    for (const term of uniqueTerms(query)) if (this.stmts.isSpeaker.get(term) !== undefined) names.add(term);
-    return names;
+  private speakerNames(terms: readonly string[]): Set<string> {
+    if (this.speakerBoost === 1 || terms.length === 0) return new Set();
+    return new Set(this.stmts.speakersIn.all(JSON.stringify(terms)) as string[]);
   }
 
   /**
@@ -311,7 +337,8 @@ export class MemoryStore {
    * query text is safe; text with no searchable word gives `[]`.
    */
   search(query: string, options: StoreSearchOptions = {}): MemoryHit[] {
-    const plan = this.rankPlan(query);
+    const terms = uniqueTerms(query);
+    const plan = this.rankPlan(terms);
     if (!plan) return [];
     const limit = clampLimit(options.limit, 10, 1000);
     const candidates = Math.max(20, limit * CANDIDATES_PER_HIT);
@@ -330,47 +357,95 @@ export class MemoryStore {
       });
     }
 
-    const rows = new Map<number, Row>();
-    const scores = new Map<number, number>();
-    const add = (row: Row, score: number) => {
-      rows.set(row.id, row);
-      scores.set(row.id, (scores.get(row.id) ?? 0) + score);
+    // Scoring columns and neighbour ids come from two batched statements (candidates, then the
+    // neighbours not among them), each returning its rows as one JSON text, and text only for the
+    // hits returned. Scores are summed in a fixed order (own scores in rank order, then next, second
+    // next and previous turn per match), so they do not depend on how the rows were fetched.
+    const spread = options.kind === undefined || options.kind === "turn";
+    const linked = new Map<number, LinkedRow>();
+    if (ranked.length > 0) {
+      // Ids in ascending order: the lookups then walk the table and index pages in order.
+      const ids = JSON.stringify(ranked.map((r) => r.id).sort(ascending));
+      // Neighbour ids are looked up only when scores will spread to neighbours.
+      const json = (spread ? this.stmts.linkedRows.get(ids) : this.stmts.scoringRows.get(ids)) as string;
+      for (const row of JSON.parse(json) as LinkedRow[]) linked.set(row[0], row);
+    }
+    // One entry per scored item, in first-scored order; `score` accumulates.
+    const entries = new Map<number, Scored>();
+    const add = (row: LinkedRow, score: number) => {
+      const entry = entries.get(row[0]);
+      if (entry === undefined) entries.set(row[0], { row, score: 0 + score });
+      else entry.score += score;
     };
-    const matched: Array<[Row, number]> = [];
+    const matched: Array<[LinkedRow, number]> = [];
     for (const { id, rank } of ranked) {
-      const row = this.stmts.get.get(id) as Row | undefined;
+      const row = linked.get(id);
       if (!row) continue;
       add(row, -rank);
       matched.push([row, -rank]);
     }
     const [wNext, wNext2, wPrev] = this.neighbourWeights;
-    if (options.kind === undefined || options.kind === "turn") {
-      const accept = (row: Row) => options.userId === undefined || row.user_id === options.userId;
+    if (spread) {
+      const missing: number[] = [];
+      const seen = new Set<number>();
+      const need = (n: number | null) => {
+        if (n !== null && !linked.has(n) && !seen.has(n)) {
+          seen.add(n);
+          missing.push(n);
+        }
+      };
+      for (const [row] of matched) {
+        need(row[6]);
+        need(row[7]);
+        need(row[8]);
+      }
+      if (missing.length > 0) {
+        for (const row of JSON.parse(this.stmts.scoringRows.get(JSON.stringify(missing.sort(ascending))) as string) as LinkedRow[]) linked.set(row[0], row);
+      }
+      const user = options.userId;
+      const accept = (row: LinkedRow | undefined): row is LinkedRow => row !== undefined && (user === undefined || row[3] === user);
       for (const [row, score] of matched) {
-        if (row.kind !== "turn" || row.session_id === null) continue;
-        const next = this.stmts.nextTurns.all(row.session_id, row.id) as Row[];
-        if (next[0] && accept(next[0])) add(next[0], wNext * score);
-        if (next[1] && accept(next[1])) add(next[1], wNext2 * score);
-        const prev = this.stmts.prevTurn.get(row.session_id, row.id) as Row | undefined;
-        if (prev && accept(prev)) add(prev, wPrev * score);
+        if (row[1] !== "turn" || row[2] === null) continue;
+        const next = row[6] === null ? undefined : linked.get(row[6]);
+        const next2 = row[7] === null ? undefined : linked.get(row[7]);
+        const prev = row[8] === null ? undefined : linked.get(row[8]);
+        if (accept(next)) add(next, wNext * score);
+        if (accept(next2)) add(next2, wNext2 * score);
+        if (accept(prev)) add(prev, wPrev * score);
       }
     }
 
-    const names = this.speakerNames(query);
+    const names = this.speakerNames(terms);
+    const boosted = new Map<string, boolean>();
     const now = Date.now();
-    const hits: MemoryHit[] = [];
-    for (const [id, raw] of scores) {
-      const row = rows.get(id)!;
-      let score = raw;
-      if (names.size > 0 && row.speaker && queryTokens(row.speaker).some((w) => names.has(w))) score *= this.speakerBoost;
+    const scored: Scored[] = [];
+    for (const entry of entries.values()) {
+      const row = entry.row;
+      const speaker = row[4];
+      let score = entry.score;
+      if (names.size > 0 && speaker) {
+        let named = boosted.get(speaker);
+        if (named === undefined) boosted.set(speaker, (named = speakerNamed(speaker, names)));
+        if (named) score *= this.speakerBoost;
+      }
       if (this.halfLifeDays > 0) {
-        const ageDays = Math.max(0, now - row.created_at) / DAY_MS;
+        const ageDays = Math.max(0, now - row[5]) / DAY_MS;
         score *= 1 - this.recencyWeight + this.recencyWeight * Math.pow(0.5, ageDays / this.halfLifeDays);
       }
-      hits.push(toHit(row, score));
+      entry.score = score;
+      scored.push(entry);
     }
-    hits.sort((a, b) => b.score - a.score || Number(a.id) - Number(b.id));
-    return hits.slice(0, limit);
+    // Text and metadata are read (and parsed) only for the hits returned.
+    const top = topScored(scored, limit);
+    if (top.length === 0) return [];
+    const text = new Map<number, [number, string, string]>();
+    for (const row of this.stmts.hitText.all(JSON.stringify(top.map((h) => h.row[0]))) as Array<[number, string, string]>) text.set(row[0], row);
+    const hits: MemoryHit[] = [];
+    for (const { row, score } of top) {
+      const t = text.get(row[0]);
+      if (t) hits.push(toHit(row, t[1], t[2], score));
+    }
+    return hits;
   }
 
   /** The item with `id`, or `null`. */
@@ -501,6 +576,37 @@ export class MemoryStore {
   }
 }
 
+/** A scored item of one search. */
+export interface Scored {
+  row: LinkedRow;
+  score: number;
+}
+
+function byScore(a: Scored, b: Scored): number {
+  return b.score - a.score || a.row[0] - b.row[0];
+}
+
+/**
+ * The first `limit` items by score (highest first; equal scores by id), without sorting them all:
+ * the `limit`-th highest score is found with a numeric sort of the scores, and only the items
+ * scoring at least that much (every tie included) are sorted. Scores must not be NaN.
+ */
+export function topScored(scored: Scored[], limit: number): Scored[] {
+  if (scored.length <= limit * 2) return scored.sort(byScore).slice(0, limit);
+  const values = new Float64Array(scored.length);
+  for (let i = 0; i < scored.length; i++) values[i] = scored[i]!.score;
+  values.sort();
+  const threshold = values[scored.length - limit]!;
+  return scored
+    .filter((s) => s.score >= threshold)
+    .sort(byScore)
+    .slice(0, limit);
+}
+
+function ascending(a: number, b: number): number {
+  return a - b;
+}
+
 function rowDigest(row: Row): string {
   if (row.digest !== null) return row.digest;
   return itemDigest(
@@ -547,16 +653,16 @@ function toStored(row: Row): StoredItem {
   return item;
 }
 
-function toHit(row: Row, score: number): MemoryHit {
+function toHit(row: LinkedRow, content: string, metadata: string, score: number): MemoryHit {
   const hit: MemoryHit = {
-    id: String(row.id),
-    content: row.content,
-    kind: row.kind,
+    id: String(row[0]),
+    content,
+    kind: row[1],
     score,
-    createdAt: new Date(row.created_at).toISOString(),
-    metadata: parseJson<Record<string, unknown>>(row.metadata, {}),
+    createdAt: new Date(row[5]).toISOString(),
+    metadata: parseJson<Record<string, unknown>>(metadata, {}),
   };
-  if (row.session_id !== null) hit.sessionId = row.session_id;
-  if (row.user_id !== null) hit.userId = row.user_id;
+  if (row[2] !== null) hit.sessionId = row[2];
+  if (row[3] !== null) hit.userId = row[3];
   return hit;
 }

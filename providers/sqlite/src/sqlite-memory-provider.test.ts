@@ -120,8 +120,9 @@ describe("SqliteMemoryProvider basics", () => {
 
   it("has a config schema without secrets and a static system prompt naming the tools", () => {
     const provider = new SqliteMemoryProvider();
-    const keys = provider.getConfigSchema().map((f) => f.key);
-    expect(keys).toEqual(["path", "prefetch_limit", "prefetch_max_chars", "recency_half_life_days"]);
+    const asked = provider.getConfigSchema().filter((f) => !f.advanced).map((f) => f.key);
+    expect(asked).toEqual(["path", "prefetch_limit", "prefetch_max_chars", "recency_half_life_days"]);
+    expect(provider.getConfigSchema().filter((f) => f.advanced).map((f) => f.key)).toEqual(["flush_interval_ms", "batch_size"]);
     expect(provider.getConfigSchema().some((f) => f.secret)).toBe(false);
     const block = provider.systemPromptBlock();
     for (const tool of ["sqlite_memory_search", "sqlite_memory_remember", "sqlite_memory_forget", "sqlite_memory_list"]) expect(block).toContain(tool);

@@ -28,19 +28,11 @@ import {
   type ToolCallOptions,
   type ToolSchema,
 } from "@hermes/memory-core";
-import {
-  CONFIG_SCHEMA,
-  hasExplicitOptions,
-  optionsFromConfigValues,
-  readProviderConfigValues,
-  resolveConfig,
-  resolveDbPath,
-  type ResolvedSqliteConfig,
-  type SqliteProviderOptions,
-} from "./config.js";
+import { CONFIG_SCHEMA, loadSqliteConfig, resolveDbPath, type ResolvedSqliteConfig, type SqliteProviderOptions } from "./config.js";
 import { closeDatabase, isBusyError, loadDriver, driverLoadError, openDatabase, storageError, type Db } from "./database.js";
 import { factDigest, MEMORY_KINDS, MemoryStore, type NewItem, type StoredItem } from "./memory-store.js";
 import { runTool, TOOL_NAMES, TOOL_SCHEMAS } from "./tools.js";
+import { BatchingWriter, checkpointText, formatRecall as formatRecallBlock, PrefetchCache, turnSpeaker, turnText } from "@hermes/memory-provider-kit";
 
 /** Options of the provider class: the config values plus host plumbing. */
 export interface SqliteMemoryProviderOptions extends SqliteProviderOptions {
@@ -52,8 +44,6 @@ export interface SqliteMemoryProviderOptions extends SqliteProviderOptions {
 const MAX_QUEUE = 100_000;
 /** How long `flush()` keeps retrying a busy database before giving up. */
 const FLUSH_BUSY_DEADLINE_MS = 60_000;
-/** Queries whose prefetch result is kept (see `queuePrefetch`). */
-const PREFETCH_CACHE_SIZE = 8;
 
 const SYSTEM_PROMPT_BLOCK = [
   "## SQLite Memory",
@@ -78,11 +68,24 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   private hermesHome: string | undefined;
   private sessionId = "";
   private ctx: InitContext | undefined;
-  private queue: NewItem[] = [];
-  private timer: NodeJS.Timeout | undefined;
-  private immediate: NodeJS.Immediate | undefined;
-  private retryDelayMs = 0;
-  private readonly prefetchCache = new Map<string, MemoryHit[]>();
+  private readonly writer = new BatchingWriter<NewItem>({
+    write: (batch) => {
+      this.store!.insertMany(batch);
+    },
+    canWrite: () => this.store !== undefined,
+    batchSize: () => this.config?.batchSize ?? 256,
+    flushIntervalMs: () => this.config?.flushIntervalMs ?? 10,
+    maxQueue: MAX_QUEUE,
+    isTransient: isBusyError,
+    flushDeadlineMs: FLUSH_BUSY_DEADLINE_MS,
+    onBackgroundError: (event) => {
+      if (event.kind === "dropped") this.logger.error(`sqlite memory: the database refuses writes; dropped ${event.count} queued turns`);
+      else this.logger.error("sqlite memory: writing queued turns failed; will retry", event.error);
+    },
+    // The items stay queued (retried in the background and by the next flush()).
+    flushError: (queued, cause) => storageError(`sqlite memory could not write ${queued} queued item(s)`, cause, "check free disk space and write permission on the database directory"),
+  });
+  private readonly prefetchCache = new PrefetchCache<MemoryHit[]>();
   private lastRecallCount = 0;
   private closed = false;
 
@@ -124,10 +127,8 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     this.sessionId = sessionId;
     this.ctx = ctx;
     this.hermesHome = ctx.hermesHome;
-    const options = hasExplicitOptions(this.options)
-      ? this.options
-      : optionsFromConfigValues(await readProviderConfigValues(ctx.hermesHome, this.name));
-    const config = resolveConfig(options, ctx.hermesHome);
+    const { config, warnings } = await loadSqliteConfig(this.options, ctx.hermesHome, this.name);
+    for (const warning of warnings) this.logger.warn(warning);
     this.config = config;
     let db: Db;
     if (inspection) {
@@ -179,11 +180,11 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
    * The top matches for `query` as a block within `prefetch_max_chars`, served from the
    * `queuePrefetch` cache when it holds this query. `""` when nothing matches. Never throws.
    */
-  override prefetch(query: string, _options: PrefetchOptions = { sessionId: "" }): string {
+  override prefetch(query: string, options: PrefetchOptions = { sessionId: "" }): string {
     this.lastRecallCount = 0;
     if (!this.store || !this.config || typeof query !== "string" || query.trim() === "") return "";
     try {
-      let hits = this.prefetchCache.get(query);
+      let hits = this.prefetchCache.get(options.sessionId, query);
       if (!hits) hits = this.recall(query);
       this.lastRecallCount = hits.length;
       return formatRecall(hits, this.config.prefetchMaxChars);
@@ -193,20 +194,14 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     }
   }
 
-  /** Compute the next turn's recall in the background and cache it by query text. */
-  override queuePrefetch(query: string, _options: PrefetchOptions = { sessionId: "" }): void {
+  /** Compute the next turn's recall in the background and cache it by session and query text. */
+  override queuePrefetch(query: string, options: PrefetchOptions = { sessionId: "" }): void {
     if (!this.store || typeof query !== "string" || query.trim() === "") return;
     setImmediate(() => {
       try {
         if (!this.store) return;
         const hits = this.recall(query);
-        this.prefetchCache.delete(query);
-        this.prefetchCache.set(query, hits);
-        while (this.prefetchCache.size > PREFETCH_CACHE_SIZE) {
-          const oldest = this.prefetchCache.keys().next().value;
-          if (oldest === undefined) break;
-          this.prefetchCache.delete(oldest);
-        }
+        this.prefetchCache.set(options.sessionId, query, hits);
       } catch (error) {
         this.logger.warn("sqlite memory: queued prefetch failed", error);
       }
@@ -228,98 +223,37 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   /** Queue the completed turn and return; skipped for `cron` and `subagent` agents. */
   override syncTurn(userContent: string, assistantContent: string, options: SyncTurnOptions = { sessionId: "" }): void {
     if (!this.store || this.closed || !allowsAutomaticWrites(this.ctx)) return;
-    const user = typeof userContent === "string" ? userContent.trim() : "";
-    const assistant = typeof assistantContent === "string" ? assistantContent.trim() : "";
-    if (!user && !assistant) return;
     const author = options.turnAuthor;
-    const userLabel = author?.name?.trim() || "User";
-    const lines: string[] = [];
-    if (user) lines.push(`${userLabel}: ${user}`);
-    if (assistant) lines.push(`Assistant: ${assistant}`);
+    const content = turnText(userContent, assistantContent, author);
+    if (!content) return;
     const metadata: Record<string, unknown> = {};
     if (author?.id) metadata.authorId = author.id;
     if (author?.name) metadata.authorName = author.name;
     const userId = this.ctx?.userId ?? author?.id;
     this.enqueue({
       kind: "turn",
-      content: lines.join("\n"),
+      content,
       sessionId: options.sessionId || this.sessionId || undefined,
       userId: userId || undefined,
-      speaker: userLabel,
+      speaker: turnSpeaker(author),
       metadata,
     });
   }
 
   private enqueue(item: NewItem): void {
     item.createdAt ??= Date.now();
-    this.queue.push(item);
-    if (this.queue.length > MAX_QUEUE) {
-      const dropped = this.queue.splice(0, this.queue.length - MAX_QUEUE);
-      this.logger.error(`sqlite memory: the database refuses writes; dropped ${dropped.length} queued turns`);
-    }
-    if (this.retryDelayMs > 0) return this.scheduleTick(this.retryDelayMs);
-    if (this.queue.length >= (this.config?.batchSize ?? 256)) {
-      this.immediate ??= setImmediate(() => {
-        this.immediate = undefined;
-        this.tick();
-      });
-    } else {
-      this.scheduleTick(this.config?.flushIntervalMs ?? 10);
-    }
-  }
-
-  private scheduleTick(delay: number): void {
-    if (this.timer) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.tick();
-    }, delay);
-  }
-
-  /** One background step: write one batch, then yield to the event loop before the next. */
-  private tick(): void {
-    if (!this.store || this.queue.length === 0) return;
-    try {
-      this.writeBatch();
-      this.retryDelayMs = 0;
-      if (this.queue.length > 0) {
-        this.immediate ??= setImmediate(() => {
-          this.immediate = undefined;
-          this.tick();
-        });
-      }
-    } catch (error) {
-      // Keep the items; a busy or failing database is retried with backoff, never surfaced here.
-      this.retryDelayMs = Math.min(5000, Math.max(20, this.retryDelayMs * 2));
-      if (!isBusyError(error)) this.logger.error("sqlite memory: writing queued turns failed; will retry", error);
-      this.scheduleTick(this.retryDelayMs);
-    }
-  }
-
-  /** Write the oldest `batchSize` queued items in one transaction. Throws on failure (queue kept). */
-  private writeBatch(): void {
-    const batch = this.queue.slice(0, this.config?.batchSize ?? 256);
-    this.store!.insertMany(batch);
-    this.queue.splice(0, batch.length);
+    this.writer.push(item);
   }
 
   /** Write everything queued, one transaction per `batchSize` items. Throws on failure (queue kept). */
   private drainQueue(): void {
-    if (!this.store) return;
-    while (this.queue.length > 0) this.writeBatch();
-    if (this.timer && this.queue.length === 0) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-    }
+    this.writer.drain();
   }
 
   private drainQueueSafely(): void {
-    if (this.queue.length === 0) return;
-    try {
-      this.drainQueue();
-    } catch (error) {
+    this.writer.drainQuietly((error) => {
       if (!isBusyError(error)) this.logger.warn("sqlite memory: could not write queued turns before reading", error);
-    }
+    });
   }
 
   /**
@@ -327,19 +261,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
    * processes writing) for up to a minute; throws `STORAGE_FAILED` on any other failure.
    */
   async flush(): Promise<void> {
-    const deadline = Date.now() + FLUSH_BUSY_DEADLINE_MS;
-    for (;;) {
-      try {
-        this.drainQueue();
-        return;
-      } catch (error) {
-        if (!isBusyError(error) || Date.now() > deadline) {
-          // The items stay queued (retried in the background and by the next flush()).
-          throw storageError(`sqlite memory could not write ${this.queue.length} queued item(s)`, error, "check free disk space and write permission on the database directory");
-        }
-        await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40));
-      }
-    }
+    await this.writer.flush();
   }
 
   /**
@@ -364,7 +286,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
       if (!text) continue;
       items.push({
         kind: "checkpoint",
-        content: text,
+        content: checkpointText(role, text),
         sessionId,
         userId,
         speaker: role,
@@ -434,7 +356,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     } catch (error) {
       failure = error;
     }
-    const lost = this.queue.length;
+    const lost = this.writer.length;
     this.closeStore();
     this.closed = true;
     if (failure) {
@@ -444,10 +366,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   }
 
   private closeStore(): void {
-    if (this.timer) clearTimeout(this.timer);
-    if (this.immediate) clearImmediate(this.immediate);
-    this.timer = undefined;
-    this.immediate = undefined;
+    this.writer.stop();
     try {
       if (this.store) closeDatabase(this.store.db);
     } catch {
@@ -517,7 +436,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
 
   /** Counts, database path (`location`), size, plus `pending` (queued, not yet written). */
   stats(): MemoryStats {
-    return { ...this.requireStore().stats(), pending: this.queue.length };
+    return { ...this.requireStore().stats(), pending: this.writer.length };
   }
 
   /** List stored items, newest first (CLI and tools). */
@@ -564,17 +483,7 @@ export function messageText(message: ChatMessage): string {
 
 /** Render hits as the recall block, within `maxChars` (entries are shortened, never split mid-list). */
 export function formatRecall(hits: readonly MemoryHit[], maxChars: number): string {
-  if (hits.length === 0) return "";
-  const header = "## Recalled from SQLite memory";
-  let out = header;
-  for (const hit of hits) {
-    const prefix = `\n- [${hit.kind} ${hit.createdAt.slice(0, 10)}] `;
-    const room = maxChars - out.length - prefix.length;
-    if (room < 20) break;
-    const text = hit.content.replace(/\s+/g, " ").trim();
-    out += prefix + (text.length > room ? `${text.slice(0, room - 1)}…` : text);
-  }
-  return out === header ? "" : out;
+  return formatRecallBlock(hits, { header: "## Recalled from SQLite memory", maxChars });
 }
 
 function storedToHit(item: StoredItem): MemoryHit {

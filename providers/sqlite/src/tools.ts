@@ -1,5 +1,5 @@
-import { Ajv, type ValidateFunction } from "ajv";
-import { describeError, type MemoryKind, type ToolSchema } from "@hermes/memory-core";
+import type { MemoryKind, ToolSchema } from "@hermes/memory-core";
+import { ToolRouter, toolError } from "@hermes/memory-provider-kit";
 import { clampLimit, MEMORY_KINDS, type StoredItem } from "./memory-store.js";
 
 /** Tool names (prefixed so they never clash with other providers' or core tools). */
@@ -74,67 +74,41 @@ export interface ToolBackend {
   list(options: { limit: number; kind?: MemoryKind }): StoredItem[];
 }
 
-let validators: Map<string, ValidateFunction> | undefined;
-
-function validatorFor(name: string): ValidateFunction | undefined {
-  if (!validators) {
-    const ajv = new Ajv({ allErrors: true, strict: false });
-    validators = new Map(TOOL_SCHEMAS.map((s) => [s.name, ajv.compile(s.parameters)]));
-  }
-  return validators.get(name);
-}
-
-/** JSON error string in the shape every tool returns on failure. */
-export function toolError(message: string): string {
-  return JSON.stringify({ error: message });
-}
+const router = new ToolRouter({ owner: "sqlite memory", schemas: TOOL_SCHEMAS });
 
 /**
  * Run one tool call: validate `args` against the tool's schema, then execute it against `backend`.
  * Always returns a JSON string; never throws (errors become `{"error": "..."}`).
  */
 export function runTool(name: string, args: unknown, backend: ToolBackend | undefined): string {
-  try {
-    const validate = validatorFor(name);
-    if (!validate) return toolError(`unknown tool: ${name}`);
-    const input = args ?? {};
-    if (!validate(input)) {
-      const detail = (validate.errors ?? [])
-        .map((e) => `${e.instancePath || "arguments"} ${e.message ?? "is invalid"}`.trim())
-        .join("; ");
-      return toolError(`invalid arguments for ${name}: ${detail}`);
-    }
-    if (!backend) return toolError("sqlite memory is not initialised; the database could not be opened (see the agent log)");
-    const a = input as Record<string, unknown>;
-    switch (name) {
-      case TOOL_NAMES.search: {
-        const results = backend
-          .search(String(a.query), { limit: clampLimit(a.limit, 10, 50), ...(a.kind ? { kind: a.kind as MemoryKind } : {}) })
-          .map((h) => ({ id: h.id, kind: h.kind, content: h.content, score: round(h.score), sessionId: h.sessionId, createdAt: h.createdAt }));
-        return JSON.stringify({ results, count: results.length });
-      }
-      case TOOL_NAMES.remember: {
-        const content = String(a.content).trim();
-        if (!content) return toolError("content must not be empty");
-        const id = backend.rememberFact(content, (a.tags as string[] | undefined) ?? []);
-        return JSON.stringify({ ok: true, id });
-      }
-      case TOOL_NAMES.forget: {
-        const id = String(a.id);
-        return backend.forget(id) ? JSON.stringify({ ok: true, id }) : toolError(`no memory item with id ${id}`);
-      }
-      case TOOL_NAMES.list: {
-        const items = backend
-          .list({ limit: clampLimit(a.limit, 20, 100), ...(a.kind ? { kind: a.kind as MemoryKind } : {}) })
-          .map((i) => ({ id: i.id, kind: i.kind, content: i.content, tags: i.tags, sessionId: i.sessionId, createdAt: i.createdAt }));
-        return JSON.stringify({ items, count: items.length });
-      }
-      default:
-        return toolError(`unknown tool: ${name}`);
-    }
-  } catch (error) {
-    return toolError(describeError(error));
+  if (!backend) {
+    const invalid = router.validate(name, args);
+    return toolError(invalid ?? "sqlite memory is not initialised; the database could not be opened (see the agent log)");
   }
+  return router.run(name, args, {
+    [TOOL_NAMES.search]: (a) => {
+      const results = backend
+        .search(String(a.query), { limit: clampLimit(a.limit, 10, 50), ...(a.kind ? { kind: a.kind as MemoryKind } : {}) })
+        .map((h) => ({ id: h.id, kind: h.kind, content: h.content, score: round(h.score), sessionId: h.sessionId, createdAt: h.createdAt }));
+      return { results, count: results.length };
+    },
+    [TOOL_NAMES.remember]: (a) => {
+      const content = String(a.content).trim();
+      if (!content) return { error: "content must not be empty" };
+      const id = backend.rememberFact(content, (a.tags as string[] | undefined) ?? []);
+      return { ok: true, id };
+    },
+    [TOOL_NAMES.forget]: (a) => {
+      const id = String(a.id);
+      return backend.forget(id) ? { ok: true, id } : { error: `no memory item with id ${id}` };
+    },
+    [TOOL_NAMES.list]: (a) => {
+      const items = backend
+        .list({ limit: clampLimit(a.limit, 20, 100), ...(a.kind ? { kind: a.kind as MemoryKind } : {}) })
+        .map((i) => ({ id: i.id, kind: i.kind, content: i.content, tags: i.tags, sessionId: i.sessionId, createdAt: i.createdAt }));
+      return { items, count: items.length };
+    },
+  });
 }
 
 function round(n: number): number {

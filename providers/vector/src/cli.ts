@@ -1,17 +1,12 @@
-import fs from "node:fs";
-import readline from "node:readline";
 import type { Command } from "commander";
+import type { ProviderCliContext, ProviderCliIo } from "@hermes/memory-core";
 import cliProgress from "cli-progress";
+import { countJsonlRecords, readJsonlFile, writeJsonlFile } from "@hermes/memory-provider-kit";
 import { HermesMemoryError, describeError, type MemoryKind } from "@hermes/memory-core";
 import { VectorMemoryProvider, type ExportedItem, type ProgressCallback, type VectorMemoryProviderOptions } from "./vector-memory-provider.js";
 
 /** Where CLI actions write, and whether stderr is a terminal (progress bars). Injectable for tests. */
-export interface CliIo {
-  stdout(text: string): void;
-  stderr(text: string): void;
-  /** Show progress bars (a TTY and not `--json`). */
-  isTTY: boolean;
-}
+export type CliIo = ProviderCliIo;
 
 /** The context the host CLI passes to `registerCli`. */
 export interface VectorCliContext {
@@ -156,17 +151,11 @@ export async function runReindex(ctx: VectorCliContext, options: CommonCliOption
 export async function runExport(ctx: VectorCliContext, file: string | undefined, options: CommonCliOptions = {}, io: CliIo = processIo): Promise<number> {
   try {
     const count = await withProvider(ctx, { ...options, io }, async (p) => {
+      if (file) return writeJsonlFile(file, p.exportItems());
       let n = 0;
-      const fd = file ? fs.openSync(file, "w", 0o600) : null;
-      try {
-        for (const item of p.exportItems()) {
-          const line = `${JSON.stringify(item)}\n`;
-          if (fd !== null) fs.writeSync(fd, line);
-          else io.stdout(line);
-          n++;
-        }
-      } finally {
-        if (fd !== null) fs.closeSync(fd);
+      for (const item of p.exportItems()) {
+        io.stdout(`${JSON.stringify(item)}\n`);
+        n++;
       }
       return n;
     });
@@ -181,16 +170,11 @@ export async function runExport(ctx: VectorCliContext, file: string | undefined,
 }
 
 async function* readJsonLines(file: string): AsyncGenerator<ExportedItem> {
-  const rl = readline.createInterface({ input: fs.createReadStream(file, "utf8"), crlfDelay: Infinity });
-  let lineNo = 0;
-  for await (const line of rl) {
-    lineNo++;
-    if (!line.trim()) continue;
-    try {
-      yield JSON.parse(line) as ExportedItem;
-    } catch {
-      throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `${file}:${lineNo} is not valid JSON. Import files are written by \`hermes-memory vector export\`.` });
+  for await (const line of readJsonlFile(file, "hermes-memory vector export")) {
+    if ("error" in line) {
+      throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `${file}:${line.lineNo} is not valid JSON. Import files are written by \`hermes-memory vector export\`.` });
     }
+    yield line.value as ExportedItem;
   }
 }
 
@@ -198,7 +182,7 @@ async function* readJsonLines(file: string): AsyncGenerator<ExportedItem> {
 export async function runImport(ctx: VectorCliContext, file: string, options: CommonCliOptions = {}, io: CliIo = processIo): Promise<number> {
   const bar = progress(io, options, "Importing");
   try {
-    const total = fs.readFileSync(file, "utf8").split("\n").filter((l) => l.trim()).length;
+    const total = countJsonlRecords(file);
     const count = await withProvider(ctx, { ...options, writes: true, io }, (p) => p.importItems(readJsonLines(file), bar.update, total));
     bar.stop();
     if (options.json) io.stdout(`${JSON.stringify({ imported: count })}\n`);
@@ -221,7 +205,7 @@ function common(cmd: Command): Command {
  * Add `stats | search | reindex | export | import` under the host's `vector` command. Each action
  * sets `process.exitCode` (never calls `process.exit`).
  */
-export function registerCli(command: Command, context: { hermesHome: string; providerName: string }): void {
+export function registerCli(command: Command, context: ProviderCliContext): void {
   const ctx: VectorCliContext = { hermesHome: context.hermesHome, providerName: context.providerName };
   const done = (code: number): void => {
     if (code !== 0) process.exitCode = code;

@@ -2,7 +2,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll } from "vitest";
 import { describeMemoryProviderContract, type ContractCapabilities } from "@hermes/memory-contract/vitest";
 import { VectorMemoryProvider } from "./vector-memory-provider.js";
-import { PineconeFake } from "./test-support/pinecone-fake.js";
+import { PineconeFake } from "@hermes/pinecone-fake";
 
 const capabilities: ContractCapabilities = {
   tools: true,

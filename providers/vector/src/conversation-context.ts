@@ -1,67 +1,34 @@
-import { queryTokens, uniqueTerms } from "@hermes/memory-core";
-import type { VectorMetadata } from "./metadata-filter.js";
-import type { SidecarRow } from "./sidecar.js";
-
 /**
- * Share of a matching turn's score passed to the next turn, the one after it, and the previous
- * turn of the same session: an answer usually follows the question that matched, and a reply
- * is often matched through the turn it answers. Same values as @hermes/memory-sqlite.
+ * Conversational context for the vector provider's hybrid search: the kit's neighbour score
+ * spreading and speaker boost, over sidecar rows (the same rules and constants as the SQLite
+ * provider, both from `@hermes/memory-provider-kit`).
  */
-export const NEIGHBOUR_WEIGHTS = [0.5, 0.3, 0.3] as const;
+import {
+  boostNamedSpeakers as boostSpeakers,
+  propagateContext as propagate,
+  NEIGHBOUR_WEIGHTS,
+  SPEAKER_BOOST,
+  type ContextCandidate as KitCandidate,
+  type NeighbourLookup as KitLookup,
+  type PropagateOptions as KitPropagateOptions,
+} from "@hermes/memory-provider-kit";
+import type { VectorMetadata } from "./metadata-filter.js";
+import type { SidecarRef } from "./sidecar.js";
 
-/** Score multiplier for a speaker's own turns when the query names that speaker. */
-export const SPEAKER_BOOST = 1.3;
+export { NEIGHBOUR_WEIGHTS, SPEAKER_BOOST };
 
-/** A scored candidate of one search. */
-export interface ContextCandidate {
-  id: string;
-  score: number;
-  metadata: VectorMetadata;
-  /** Its sidecar row; absent for items only the remote store knows (they pass no context on). */
-  row?: SidecarRow;
-}
+/** A scored candidate of one search (its row: key, id and metadata; a full `SidecarRow` fits too). */
+export type ContextCandidate = KitCandidate<SidecarRef>;
 
 /** Where {@link propagateContext} finds a turn's neighbours (the sidecar, in production). */
-export type NeighbourLookup = (row: SidecarRow) => { next: SidecarRow[]; previous: SidecarRow[] };
+export type NeighbourLookup = KitLookup<SidecarRef>;
 
 /** Options of {@link propagateContext}. */
-export interface PropagateOptions {
-  /** Rejects neighbours the search's filter excludes (default: accept all). */
-  accept?: (row: SidecarRow) => boolean;
-  /** Only this many leading candidates (map order = best first) pass context on (default all). */
-  maxGivers?: number;
-  /** Shares for next, next-but-one and previous turn (default `NEIGHBOUR_WEIGHTS`). */
-  weights?: readonly [number, number, number];
-}
+export type PropagateOptions = KitPropagateOptions<SidecarRef>;
 
-/**
- * Add to candidate turns' neighbours a share of the turn's score (`NEIGHBOUR_WEIGHTS`), creating
- * candidates for neighbours neither ranking found. Shares come from the scores before
- * propagation, so a chain of matches does not snowball. Only rows of kind `turn` with a session
- * pass anything on. `candidates` must be ordered best first; returns a new map (same order, then
- * new neighbours), the input is not modified.
- */
+/** The kit's `propagateContext` over sidecar rows. */
 export function propagateContext(candidates: ReadonlyMap<string, ContextCandidate>, lookup: NeighbourLookup, options: PropagateOptions = {}): Map<string, ContextCandidate> {
-  const weights = options.weights ?? NEIGHBOUR_WEIGHTS;
-  const accept = options.accept ?? (() => true);
-  let givers = options.maxGivers ?? Infinity;
-  const out = new Map<string, ContextCandidate>();
-  for (const [id, c] of candidates) out.set(id, { ...c });
-  const give = (row: SidecarRow | undefined, share: number): void => {
-    if (!row || share <= 0 || !accept(row)) return;
-    const entry = out.get(row.id);
-    if (entry) entry.score += share;
-    else out.set(row.id, { id: row.id, score: share, metadata: row.metadata, row });
-  };
-  for (const c of candidates.values()) {
-    if (givers-- <= 0) break;
-    if (!c.row || c.score <= 0 || c.row.metadata.kind !== "turn" || typeof c.row.metadata.session_id !== "string") continue;
-    const { next, previous } = lookup(c.row);
-    give(next[0], weights[0] * c.score);
-    give(next[1], weights[1] * c.score);
-    give(previous[0], weights[2] * c.score);
-  }
-  return out;
+  return propagate(candidates, lookup, options);
 }
 
 /** The `speaker` a caller stored in an item's metadata (kept in the JSON `extra` field), if any. */
@@ -81,18 +48,5 @@ export function speakerOf(metadata: VectorMetadata): string | undefined {
  * Caroline paint?" favours Caroline's own turns). In place; no-op when the query names nobody.
  */
 export function boostNamedSpeakers(query: string, candidates: Map<string, ContextCandidate>, boost = SPEAKER_BOOST): void {
-  if (boost === 1) return;
-  const terms = new Set(uniqueTerms(query));
-  if (terms.size === 0) return;
-  const named = new Map<string, boolean>();
-  for (const c of candidates.values()) {
-    const speaker = speakerOf(c.metadata);
-    if (!speaker) continue;
-    let hit = named.get(speaker);
-    if (hit === undefined) {
-      hit = queryTokens(speaker).some((w) => terms.has(w));
-      named.set(speaker, hit);
-    }
-    if (hit) c.score *= boost;
-  }
+  boostSpeakers(query, candidates.values(), (c) => speakerOf(c.metadata as VectorMetadata), boost);
 }

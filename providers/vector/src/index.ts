@@ -30,6 +30,7 @@ export {
   RRF_K,
   scoreFusion,
   LEXICAL_EMBEDDER_FUSION,
+  fusionWeightsFor,
   SEMANTIC_EMBEDDER_FUSION,
   type FusedResult,
   type FusionWeights,

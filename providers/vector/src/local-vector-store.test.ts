@@ -80,6 +80,31 @@ describe("LocalVectorStore", () => {
     await store.close();
   });
 
+  it("answers idsOnly queries with the same ids and scores, without metadata, exact and HNSW alike", async () => {
+    for (const threshold of [1000, 0]) {
+      const store = await LocalVectorStore.open({ dimensions: 16, exactThreshold: threshold });
+      const vectors = randomVectors(60, 16, 11);
+      await store.upsert(vectors.slice(0, 40).map((v, i) => ({ id: `a${i}`, vector: v, metadata: { text: `t${i}`, even: i % 2 === 0 } })), { namespace: "a" });
+      await store.upsert(vectors.slice(40).map((v, i) => ({ id: `b${i}`, vector: v, metadata: { text: `u${i}` } })), { namespace: "b" });
+      // A re-upsert keeps its key and id; a delete drops the id.
+      await store.upsert([{ id: "a3", vector: vectors[50]!, metadata: { text: "moved" } }], { namespace: "a" });
+      await store.delete({ ids: ["a5"] }, { namespace: "a" });
+      for (const q of vectors.slice(0, 5)) {
+        const full = await store.query(q, { topK: 10, namespace: "a" });
+        const light = await store.query(q, { topK: 10, namespace: "a", idsOnly: true });
+        expect(light.map((h) => [h.id, h.score])).toEqual(full.map((h) => [h.id, h.score]));
+        expect(light.every((h) => Object.keys(h.metadata).length === 0)).toBe(true);
+        // Below the exact threshold the sidecar key comes along.
+        if (threshold > 0) expect(light.every((h) => typeof h.key === "number")).toBe(true);
+        expect(light.map((h) => h.id)).not.toContain("a5");
+        // A filter needs the metadata, so it is read.
+        const filtered = await store.query(q, { topK: 5, namespace: "a", filter: { even: true }, idsOnly: true });
+        expect(filtered.every((h) => h.metadata.even === true)).toBe(true);
+      }
+      await store.close();
+    }
+  });
+
   it("persists, rebuilds a deleted or corrupt index file from the sidecar, and refuses other dimensions", async () => {
     const dir = tempDir();
     const embedder = new HashingEmbedder({ dimensions: 64 });

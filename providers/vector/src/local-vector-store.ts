@@ -3,10 +3,11 @@ import fs from "node:fs";
 import path from "node:path";
 import usearch from "usearch";
 import { HermesMemoryError, describeError, silentLogger, type Logger } from "@hermes/memory-core";
-import { matchesFilter } from "./metadata-filter.js";
+import { matchesFilter, type VectorMetadata } from "./metadata-filter.js";
 import { Sidecar, type KeywordHit, type SidecarRow } from "./sidecar.js";
 import {
   DEFAULT_NAMESPACE,
+  type ItemWrite,
   type NamespaceOptions,
   type VectorDeleteTarget,
   type VectorMatch,
@@ -31,6 +32,8 @@ function processAlive(pid: number): boolean {
 /** A namespace's vectors held in one growable matrix for brute-force search. */
 class ExactNamespace {
   keys: number[] = [];
+  /** The record id of each key (same slot). */
+  ids: string[] = [];
   private readonly slot = new Map<number, number>();
   data: Float32Array;
   norms: Float32Array;
@@ -38,7 +41,7 @@ class ExactNamespace {
     this.data = new Float32Array(Math.max(16, capacity) * dims);
     this.norms = new Float32Array(Math.max(16, capacity));
   }
-  set(key: number, vector: Float32Array): void {
+  set(key: number, id: string, vector: Float32Array): void {
     let i = this.slot.get(key);
     if (i === undefined) {
       i = this.keys.length;
@@ -51,6 +54,7 @@ class ExactNamespace {
         this.norms = norms;
       }
       this.keys.push(key);
+      this.ids.push(id);
       this.slot.set(key, i);
     }
     this.data.set(vector, i * this.dims);
@@ -160,6 +164,8 @@ export function storageWriteError(what: string, error: unknown): HermesMemoryErr
  */
 export class LocalVectorStore implements VectorStore {
   readonly kind = "local" as const;
+  /** Writes are acknowledged by the local transaction; no outbox. */
+  readonly needsOutbox = false;
   readonly dimensions: number;
   readonly sidecar: Sidecar;
   /** True when open found the index file missing, stale or unreadable and rebuilt it from the sidecar's vectors. */
@@ -432,7 +438,7 @@ export class LocalVectorStore implements VectorStore {
     const cached = this.exactCache.get(namespace);
     if (cached) {
       if (this.countIn(namespace) > this.exactThreshold) this.exactCache.delete(namespace);
-      else keys.forEach((key, i) => cached.set(key, records[i]!.vector));
+      else keys.forEach((key, i) => cached.set(key, records[i]!.id, records[i]!.vector));
     }
   }
 
@@ -467,8 +473,14 @@ export class LocalVectorStore implements VectorStore {
     if (topK === 0) return [];
     const inNamespace = this.countIn(namespace);
     if (inNamespace === 0) return [];
-    if (inNamespace <= this.exactThreshold) return this.exactQuery(vector, namespace, topK, options.filter);
-    return this.annQuery(vector, namespace, topK, options.filter, inNamespace);
+    const idsOnly = options.idsOnly === true;
+    if (inNamespace <= this.exactThreshold) return this.exactQuery(vector, namespace, topK, options.filter, idsOnly);
+    return this.annQuery(vector, namespace, topK, options.filter, inNamespace, idsOnly);
+  }
+
+  /** The sidecar rows of index keys: id, namespace and metadata, or only id and namespace (`metadata: {}`). */
+  private matchRows(keys: number[], idsOnly: boolean): Map<number, { id: string; namespace: string; metadata: VectorMetadata }> {
+    return idsOnly ? this.sidecar.idsByKeys(keys) : this.sidecar.getByKeys(keys);
   }
 
   private countIn(namespace: string): number {
@@ -484,7 +496,7 @@ export class LocalVectorStore implements VectorStore {
     let cached = this.exactCache.get(namespace);
     if (!cached || cached.keys.length !== expected) {
       cached = new ExactNamespace(this.dimensions, expected);
-      for (const r of this.sidecar.vectorRows(namespace)) cached.set(r.key, r.vector);
+      for (const r of this.sidecar.vectorRows(namespace)) cached.set(r.key, r.id, r.vector);
       this.exactCache.set(namespace, cached);
     }
     return cached;
@@ -500,7 +512,7 @@ export class LocalVectorStore implements VectorStore {
     }
   }
 
-  private exactQuery(vector: Float32Array, namespace: string, topK: number, filter: VectorQueryOptions["filter"]): VectorMatch[] {
+  private exactQuery(vector: Float32Array, namespace: string, topK: number, filter: VectorQueryOptions["filter"], idsOnly: boolean): VectorMatch[] {
     let qn = 0;
     for (let i = 0; i < vector.length; i++) qn += vector[i]! * vector[i]!;
     qn = Math.sqrt(qn);
@@ -534,11 +546,15 @@ export class LocalVectorStore implements VectorStore {
       }
       order = Array.from({ length: n }, (_, i) => i).sort((a, b) => scores[b]! - scores[a]!);
     }
+    if (idsOnly && !filter) {
+      // The cached matrix knows each key's id: nothing to read from the sidecar.
+      return order.slice(0, topK).map((i) => ({ id: cache.ids[i]!, score: scores[i]!, metadata: {}, key: cache.keys[i]! }));
+    }
     const candidates = order.map((i) => ({ key: cache.keys[i]!, score: scores[i]! }));
     const out: VectorMatch[] = [];
     for (let i = 0; i < candidates.length && out.length < topK; i += 256) {
       const page = candidates.slice(i, i + 256);
-      const rowsByKey = this.sidecar.getByKeys(page.map((c) => c.key));
+      const rowsByKey = this.matchRows(page.map((c) => c.key), idsOnly && !filter);
       for (const c of page) {
         const row = rowsByKey.get(c.key);
         if (!row || (filter && !matchesFilter(row.metadata, filter))) continue;
@@ -549,7 +565,7 @@ export class LocalVectorStore implements VectorStore {
     return out;
   }
 
-  private annQuery(vector: Float32Array, namespace: string, topK: number, filter: VectorQueryOptions["filter"], inNamespace: number): VectorMatch[] {
+  private annQuery(vector: Float32Array, namespace: string, topK: number, filter: VectorQueryOptions["filter"], inNamespace: number, idsOnly: boolean): VectorMatch[] {
     const total = this.index.size();
     // Other namespaces and filters share the graph: over-fetch, and widen until enough survive.
     const selective = Boolean(filter) || inNamespace < total;
@@ -565,7 +581,7 @@ export class LocalVectorStore implements VectorStore {
         keys.push(Number(result.keys[i]!));
         distances.push(d);
       }
-      const rows = this.sidecar.getByKeys(keys);
+      const rows = this.matchRows(keys, idsOnly && !filter);
       const out: VectorMatch[] = [];
       keys.forEach((key, i) => {
         const row = rows.get(key);
@@ -635,6 +651,42 @@ export class LocalVectorStore implements VectorStore {
   }
 
   /** Save the index and close the sidecar (when this store opened it). Idempotent. */
+  /** Where the data lives: the store's directory (`:memory:` without one). */
+  get locationLabel(): string {
+    return this.indexPath ? path.dirname(this.indexPath) : ":memory:";
+  }
+
+  /** Vectors and text go into the sidecar in one transaction (the index follows). */
+  async writeItems(write: ItemWrite, _sidecar: Sidecar): Promise<void> {
+    this.upsertSync(write.records, write.namespace);
+  }
+
+  /** The sidecar holds every local item. */
+  async fetchUnindexed(_id: string, _namespace: string): Promise<VectorRecord | null> {
+    return null;
+  }
+
+  /** Deleting from the local store deletes the sidecar row too. */
+  async removeItem(id: string, namespace: string, _sidecar: Sidecar): Promise<void> {
+    await this.delete({ ids: [id] }, { namespace });
+  }
+
+  /** Drop every vector and start an empty index. */
+  beginReindex(sidecar: Sidecar): void {
+    sidecar.clearVectors();
+    this.rebuild();
+  }
+
+  /** Set the new vectors of existing rows. */
+  async reindexRows(rows: SidecarRow[], vectors: Float32Array[], _namespace: string): Promise<void> {
+    this.setVectors(rows.map((r, i) => ({ key: r.key, vector: vectors[i]! })));
+  }
+
+  /** `indexedVectors`: vectors in the ANN index. */
+  statsDetails(): Record<string, unknown> {
+    return { indexedVectors: this.indexSize() };
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     try {

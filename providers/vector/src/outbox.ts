@@ -1,8 +1,6 @@
-import fs from "node:fs";
-import path from "node:path";
 import Database from "better-sqlite3";
 import type { Database as SqliteDatabase, Statement } from "better-sqlite3";
-import { HermesMemoryError } from "@hermes/memory-core";
+import { closeSqliteStore, openSqliteStore, type SqliteStoreSpec } from "@hermes/memory-provider-kit";
 import type { VectorMetadata } from "./metadata-filter.js";
 
 /** One write waiting for its store to acknowledge it. */
@@ -14,6 +12,24 @@ export interface OutboxEntry {
   text: string;
   metadata: VectorMetadata;
 }
+
+const OUTBOX_SPEC: SqliteStoreSpec = {
+  driver: Database,
+  label: "vector write outbox",
+  packageName: "@hermes/memory-vector",
+  schemaVersion: 1,
+  migrate(db) {
+    // Version 0 files written before the outbox had a schema version already hold this table.
+    db.exec(`CREATE TABLE IF NOT EXISTS outbox (
+      seq INTEGER PRIMARY KEY,
+      namespace TEXT NOT NULL,
+      id TEXT NOT NULL,
+      text TEXT NOT NULL,
+      metadata TEXT NOT NULL,
+      UNIQUE (namespace, id)
+    )`);
+  },
+};
 
 /**
  * Writes a remote store (Pinecone) has not acknowledged yet, on disk next to the sidecar
@@ -42,30 +58,16 @@ export class Outbox {
     };
   }
 
-  /** Open (creating) the outbox file. Throws `STORAGE_FAILED` when it cannot be created. */
+  /** Open (creating) the outbox file. Throws `STORAGE_FAILED` when it cannot be created, `SCHEMA_TOO_NEW` for a newer file. */
   static open(file: string): Outbox {
+    const db = openSqliteStore(file, OUTBOX_SPEC, { openFix: "check free space and write permission on $HERMES_HOME/memory/vector" });
     try {
-      fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-      const db = new Database(file);
-      db.pragma("journal_mode = WAL");
       // FULL: a commit is fsynced before `put` returns, so an entry outlives a crash or power loss.
       db.pragma("synchronous = FULL");
-      db.pragma("busy_timeout = 5000");
-      db.exec(`CREATE TABLE IF NOT EXISTS outbox (
-        seq INTEGER PRIMARY KEY,
-        namespace TEXT NOT NULL,
-        id TEXT NOT NULL,
-        text TEXT NOT NULL,
-        metadata TEXT NOT NULL,
-        UNIQUE (namespace, id)
-      )`);
       return new Outbox(file, db);
     } catch (error) {
-      throw new HermesMemoryError({
-        code: "STORAGE_FAILED",
-        message: `Cannot open the vector write outbox ${file}: ${(error as Error).message}. Check free space and write permission on $HERMES_HOME/memory/vector.`,
-        cause: error,
-      });
+      closeSqliteStore(db);
+      throw error;
     }
   }
 
@@ -99,15 +101,9 @@ export class Outbox {
     return (this.statements.count.get() as { n: number }).n;
   }
 
-  /** Close the file. Idempotent. */
+  /** Close the file (back in rollback-journal mode when this was the last connection). Idempotent. */
   close(): void {
-    if (!this.db.open) return;
-    try {
-      this.db.pragma("busy_timeout = 0");
-      this.db.pragma("journal_mode = DELETE");
-    } catch {
-      // Another process still has it open.
-    }
-    this.db.close();
+    closeSqliteStore(this.db);
   }
+
 }

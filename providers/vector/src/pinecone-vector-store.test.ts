@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HermesMemoryError } from "@hermes/memory-core";
-import { PineconeFake } from "./test-support/pinecone-fake.js";
+import { PineconeFake } from "@hermes/pinecone-fake";
 import { PineconeVectorStore, flattenMetadata } from "./pinecone-vector-store.js";
 import { HashingEmbedder } from "./hashing-embedder.js";
 

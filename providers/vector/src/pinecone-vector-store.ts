@@ -3,10 +3,13 @@ import { Pinecone } from "@pinecone-database/pinecone";
 import type { Index, RecordMetadata } from "@pinecone-database/pinecone";
 import { HermesMemoryError, describeError } from "@hermes/memory-core";
 import { cosineSimilarity } from "./embedder.js";
+import { storageWriteError } from "./local-vector-store.js";
+import type { Sidecar, SidecarRow } from "./sidecar.js";
 import { matchesFilter, type VectorMetadata } from "./metadata-filter.js";
 import { backoffDelay, delay, DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry-policy.js";
 import {
   DEFAULT_NAMESPACE,
+  type ItemWrite,
   type NamespaceOptions,
   type VectorDeleteTarget,
   type VectorMatch,
@@ -85,6 +88,8 @@ interface CachedWrite {
  */
 export class PineconeVectorStore implements VectorStore {
   readonly kind = "pinecone" as const;
+  /** Pinecone acknowledges writes over the network: accepted writes wait in an outbox until it does. */
+  readonly needsOutbox = true;
   readonly dimensions: number;
   readonly indexName: string;
   private readonly client: Pinecone;
@@ -372,6 +377,53 @@ export class PineconeVectorStore implements VectorStore {
   async flush(): Promise<void> {}
 
   /** Drops the read-your-writes cache. */
+  /** `pinecone:<index>`. */
+  get locationLabel(): string {
+    return `pinecone:${this.indexName}`;
+  }
+
+  /**
+   * Text to the sidecar and vectors to Pinecone. A background write keeps the text in the sidecar
+   * even when Pinecone fails (BM25 still finds it; a retry or reindex restores the vectors); a
+   * durable one reaches Pinecone first, so a caller told "failed" finds nothing half-written.
+   */
+  async writeItems(write: ItemWrite, sidecar: Sidecar): Promise<void> {
+    const toSidecar = (): void => {
+      try {
+        sidecar.upsert(write.namespace, write.rows);
+      } catch (error) {
+        throw storageWriteError(`the vector sidecar ${sidecar.file}`, error);
+      }
+    };
+    if (!write.durable) toSidecar();
+    await this.upsert(write.records, { namespace: write.namespace });
+    if (write.durable) toSidecar();
+  }
+
+  /** An item another machine wrote to the index. */
+  async fetchUnindexed(id: string, namespace: string): Promise<VectorRecord | null> {
+    return (await this.fetch([id], { namespace })).get(id) ?? null;
+  }
+
+  /** Delete from Pinecone, then the sidecar row. */
+  async removeItem(id: string, namespace: string, sidecar: Sidecar): Promise<void> {
+    await this.delete({ ids: [id] }, { namespace });
+    sidecar.delete(namespace, { ids: [id] });
+  }
+
+  /** Upserts overwrite by id, and a namespace may hold other machines' items: nothing is deleted. */
+  beginReindex(_sidecar: Sidecar): void {}
+
+  /** Upsert the new vectors. */
+  async reindexRows(rows: SidecarRow[], vectors: Float32Array[], namespace: string): Promise<void> {
+    await this.upsert(rows.map((r, i) => ({ id: r.id, vector: vectors[i]!, metadata: r.metadata })), { namespace });
+  }
+
+  /** No store-specific numbers (Pinecone's own stats cost a request). */
+  statsDetails(): Record<string, unknown> {
+    return {};
+  }
+
   async close(): Promise<void> {
     this.recent.clear();
   }

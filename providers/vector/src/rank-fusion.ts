@@ -56,6 +56,14 @@ export const LEXICAL_EMBEDDER_FUSION: FusionWeights = { bm25: 1, vector: 0.05, a
 export const SEMANTIC_EMBEDDER_FUSION: FusionWeights = { bm25: 1, vector: 1, agreement: 0 };
 
 /**
+ * The fusion weights for an embedder: `LEXICAL_EMBEDDER_FUSION` for the lexical `hashing`
+ * embedder (ids starting with `hashing`), `SEMANTIC_EMBEDDER_FUSION` for every other embedder.
+ */
+export function fusionWeightsFor(embedderId: string): FusionWeights {
+  return embedderId.startsWith("hashing") ? LEXICAL_EMBEDDER_FUSION : SEMANTIC_EMBEDDER_FUSION;
+}
+
+/**
  * Score-normalised fusion of a vector ranking and a BM25 ranking (both best first). BM25 scores
  * are divided by the best one (`b` in 0..1); cosines are min-max scaled over the vector list
  * (`v` in 0..1: raw cosines of a hashing embedder all sit close together, so dividing by the

@@ -7,7 +7,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { HermesMemoryError, MemoryManager } from "@hermes/memory-core";
 import { VectorMemoryProvider, type VectorMemoryProviderOptions } from "./vector-memory-provider.js";
-import { PineconeFake } from "./test-support/pinecone-fake.js";
+import { PineconeFake } from "@hermes/pinecone-fake";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {

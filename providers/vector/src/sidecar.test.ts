@@ -2,7 +2,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
-import { describe, expect, it } from "vitest";
+import { LayeredRanker } from "@hermes/memory-provider-kit";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { Sidecar, toFtsQuery } from "./sidecar.js";
 
 describe("Sidecar keyword search", () => {
@@ -41,7 +42,7 @@ describe("Sidecar schema migration", () => {
 
       const sidecar = Sidecar.open(file);
       try {
-        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(2);
+        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(4);
         expect(sidecar.keywordSearch("ns", "tokyo", 5).map((h) => h.id)).toEqual(["old"]);
         sidecar.upsert("ns", [{ id: "new", text: "later in Tokyo", metadata: { kind: "turn", session_id: "s" }, vector: null }]);
         expect(sidecar.keywordSearch("ns", "tokyo", 5)).toHaveLength(2);
@@ -50,7 +51,77 @@ describe("Sidecar schema migration", () => {
         const plan = sidecar.db
           .prepare(`EXPLAIN QUERY PLAN SELECT key FROM records WHERE namespace = ? AND json_extract(metadata, '$.session_id') = ? AND key > ?`)
           .all("ns", "s", 0) as Array<{ detail: string }>;
-        expect(plan.map((p) => p.detail).join(" ")).toContain("records_by_session");
+        expect(plan.map((p) => p.detail).join(" ")).toContain("records_turns_by_session");
+      } finally {
+        sidecar.close();
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("indexes new rows without an insert trigger (a version 2 file loses it) and re-indexes changed text once", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-vector-sidecar-v3-"));
+    try {
+      const file = path.join(dir, "sidecar.sqlite");
+      Sidecar.open(file).close();
+      const v2 = new Database(file);
+      v2.exec(`CREATE TRIGGER records_ai AFTER INSERT ON records BEGIN INSERT INTO records_fts (rowid, text) VALUES (new.key, new.text); END; PRAGMA user_version = 2;`);
+      v2.close();
+      const sidecar = Sidecar.open(file);
+      try {
+        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(4);
+        expect(sidecar.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name`).pluck().all()).toEqual(["records_ad", "records_au"]);
+        sidecar.upsert("ns", [{ id: "a", text: "golden retriever puppy", metadata: {}, vector: null }]);
+        expect(sidecar.keywordSearch("ns", "retriever", 5).map((h) => h.id)).toEqual(["a"]);
+        sidecar.upsert("ns", [{ id: "a", text: "tabby kitten", metadata: {}, vector: null }]);
+        expect(sidecar.keywordSearch("ns", "retriever", 5)).toEqual([]);
+        expect(sidecar.keywordSearch("ns", "kitten", 5).map((h) => h.id)).toEqual(["a"]);
+        // The FTS index holds exactly one entry per row.
+        sidecar.db.exec(`INSERT INTO records_fts (records_fts, rank) VALUES ('integrity-check', 1)`);
+      } finally {
+        sidecar.close();
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("upgrades a version 3 file written by @hermes/memory-vector 0.1.0 in place: every row, vector and FTS entry kept, turn index swapped", () => {
+    // test-support/sidecar-v3.sqlite was written by the schema 3 Sidecar: 12 turns in three
+    // sessions plus a fact with vectors in "ns", one row in "other", then one text update and
+    // one delete (both through the triggers), and a meta key.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-vector-sidecar-v3-file-"));
+    try {
+      const file = path.join(dir, "sidecar.sqlite");
+      fs.copyFileSync(new URL("./test-support/sidecar-v3.sqlite", import.meta.url), file);
+      const before = new Database(file, { readonly: true });
+      expect(before.pragma("user_version", { simple: true })).toBe(3);
+      const dump = (db: Database.Database) => db.prepare(`SELECT key, namespace, id, text, metadata, hex(vector) AS vector FROM records ORDER BY key`).all();
+      const rows = dump(before);
+      before.close();
+      expect(rows).toHaveLength(13);
+
+      const sidecar = Sidecar.open(file);
+      try {
+        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(4);
+        expect(dump(sidecar.db)).toEqual(rows);
+        expect(sidecar.getMeta("index_identity")).toBe("hashing-4");
+        const indexes = sidecar.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'records_%' ORDER BY name`).pluck().all();
+        expect(indexes).toEqual(["records_by_id", "records_turns_by_session", "records_with_vectors"]);
+        sidecar.db.exec(`INSERT INTO records_fts (records_fts, rank) VALUES ('integrity-check', 1)`);
+        expect(sidecar.keywordSearch("ns", "kayaking", 5).map((h) => h.id)).toEqual(["turn-4"]);
+        expect(sidecar.keywordSearch("ns", "zurich cafe", 20).map((h) => h.id).sort()).toEqual(["turn-2", "turn-5", "turn-8"]);
+        expect(sidecar.keywordSearch("other", "pottery", 5).map((h) => h.id)).toEqual(["turn-0"]);
+        // Neighbours through the new index: the turns of session s1 are 1, 4, 7, 10.
+        const linked = sidecar.linkedRefs("ns", ["turn-4"], 1).get("turn-4")!;
+        expect([...sidecar.refsByKeys([...linked.next, ...linked.previous]).values()].map((r) => r.id).sort()).toEqual(["turn-1", "turn-10", "turn-7"]);
+        const plan = sidecar.db
+          .prepare(`EXPLAIN QUERY PLAN SELECT key FROM records WHERE namespace = ? AND json_extract(metadata, '$.session_id') = ? AND json_extract(metadata, '$.kind') = 'turn' AND key > ?`)
+          .all("ns", "s1", 0) as Array<{ detail: string }>;
+        expect(plan.map((p) => p.detail).join(" ")).toContain("COVERING INDEX records_turns_by_session");
+        sidecar.upsert("ns", [{ id: "turn-12", text: "after the upgrade", metadata: { kind: "turn", session_id: "s1" }, vector: null }]);
+        expect(sidecar.keywordSearch("ns", "upgrade", 5).map((h) => h.id)).toEqual(["turn-12"]);
       } finally {
         sidecar.close();
       }
@@ -81,6 +152,151 @@ describe("Sidecar schema migration", () => {
       ro.close();
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("Sidecar batched reads for search", () => {
+  it("linkedRefs gives the same neighbours as sessionNeighbours, only for the first linkFirst ids, and reads no text", () => {
+    const sidecar = Sidecar.open(":memory:");
+    try {
+      const rows = [
+        { id: "s1-0", session: "s1", kind: "turn" },
+        { id: "s2-0", session: "s2", kind: "turn" },
+        { id: "s1-1", session: "s1", kind: "turn" },
+        { id: "s1-f", session: "s1", kind: "fact" },
+        { id: "s1-2", session: "s1", kind: "turn" },
+        { id: "s1-3", session: "s1", kind: "turn" },
+        { id: "other-ns", session: "s1", kind: "turn" },
+      ];
+      sidecar.upsert("ns", rows.filter((r) => r.id !== "other-ns").map((r) => ({ id: r.id, text: `text of ${r.id}`, metadata: { kind: r.kind, session_id: r.session }, vector: null })));
+      sidecar.upsert("ns2", [{ id: "other-ns", text: "elsewhere", metadata: { kind: "turn", session_id: "s1" }, vector: null }]);
+      const ids = ["s1-1", "s1-3", "s1-0", "missing", "s2-0"];
+      const linked = sidecar.linkedRefs("ns", ids, 2);
+      expect([...linked.keys()].sort()).toEqual(["s1-0", "s1-1", "s1-3", "s2-0"]);
+      for (const id of ["s1-1", "s1-3"]) {
+        const ref = linked.get(id)!;
+        const expected = sidecar.sessionNeighbours("ns", "s1", ref.key, 2, 1);
+        expect(ref.next).toEqual(expected.next.map((r) => r.key));
+        expect(ref.previous).toEqual(expected.previous.map((r) => r.key));
+      }
+      const keyOf = (id: string) => sidecar.getByIds("ns", [id])[0]!.key;
+      expect(linked.get("s1-1")!.next).toEqual([keyOf("s1-2"), keyOf("s1-3")]);
+      expect(linked.get("s1-1")!.previous).toEqual([keyOf("s1-0")]);
+      // Beyond linkFirst: metadata only.
+      expect(linked.get("s1-0")).toMatchObject({ next: [], previous: [], metadata: { kind: "turn", session_id: "s1" } });
+      expect(linked.get("s1-1")!.metadata).toEqual({ kind: "turn", session_id: "s1" }); // no text
+
+      // By key (same order as the ids): the same refs.
+      const present = ids.filter((id) => id !== "missing");
+      expect(sidecar.linkedRefs("ns", present, 2, present.length, present.map(keyOf))).toEqual(sidecar.linkedRefs("ns", present, 2));
+      // metadataFirst: only the first ids get their metadata read.
+      const partial = sidecar.linkedRefs("ns", ids, 2, 1);
+      expect(partial.get("s1-1")).toMatchObject({ hasMetadata: true, metadata: { kind: "turn", session_id: "s1" }, next: linked.get("s1-1")!.next });
+      expect(partial.get("s1-3")).toMatchObject({ hasMetadata: false, metadata: {}, previous: linked.get("s1-3")!.previous });
+
+      const refs = sidecar.refsByKeys([keyOf("s1-2"), 9999]);
+      expect([...refs.values()].map((r) => r.id)).toEqual(["s1-2"]);
+      expect(sidecar.textsByKeys([keyOf("s1-2")]).get(keyOf("s1-2"))).toBe("text of s1-2");
+    } finally {
+      sidecar.close();
+    }
+  });
+
+  it("keywordRanks ranks like keywordSearch, without text", () => {
+    const sidecar = Sidecar.open(":memory:");
+    try {
+      sidecar.upsert("ns", [
+        { id: "a", text: "pottery class on sunday, pottery is fun", metadata: { kind: "turn", session_id: "s" }, vector: null },
+        { id: "b", text: "a pottery bowl", metadata: { kind: "fact" }, vector: null },
+        { id: "c", text: "nothing relevant", metadata: { kind: "turn" }, vector: null },
+      ]);
+      const ranks = sidecar.keywordRanks("ns", "pottery class", 5);
+      expect(ranks.map((r) => r.id)).toEqual(sidecar.keywordSearch("ns", "pottery class", 5).map((h) => h.id));
+      expect(ranks.map((r) => r.id)).toEqual(["a", "b"]);
+      expect(ranks[0]).not.toHaveProperty("text");
+      expect(sidecar.keywordRanks("ns", "pottery", 5, { kind: "fact" }).map((r) => r.id)).toEqual(["b"]);
+    } finally {
+      sidecar.close();
+    }
+  });
+});
+
+describe("Sidecar keyword ranking in large stores", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  /** 6,000 rows in "ns" ("chat" in every other one) and 400 in "other", deterministic. */
+  function largeSidecar(): Sidecar {
+    const sidecar = Sidecar.open(":memory:");
+    let seed = 7;
+    const rand = (n: number) => {
+      seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+      return seed % n;
+    };
+    const text = (i: number, extra: string[]) => {
+      const words = Array.from({ length: 4 + rand(16) }, () => `w${rand(300)}`);
+      for (const w of extra) words.splice(rand(words.length + 1), 0, w);
+      return words.join(" ");
+    };
+    const rows = Array.from({ length: 6000 }, (_, i) => {
+      const extra = [...(i % 2 === 0 ? ["chat"] : []), ...(i % 37 === 0 ? ["pottery"] : []), ...(i % 53 === 0 ? ["glaze"] : []), ...(i % 401 === 0 ? ["pottery"] : [])];
+      return { id: `r${i}`, text: text(i, extra), metadata: { kind: i % 3 === 0 ? "fact" : "turn", session_id: `s${i % 40}` }, vector: null };
+    });
+    sidecar.upsert("ns", rows);
+    sidecar.upsert("other", Array.from({ length: 400 }, (_, i) => ({ id: `o${i}`, text: "pottery glaze chat pottery", metadata: { kind: "turn" }, vector: null })));
+    return sidecar;
+  }
+
+  /** FTS5's own ranking (what `keywordRanks` runs in small stores), for comparison. */
+  function fts5Order(sidecar: Sidecar, namespace: string, match: string, limit: number): Array<{ id: string; score: number }> {
+    return (
+      sidecar.db
+        .prepare(
+          `SELECT r.id AS id, -bm25(records_fts) AS score FROM records_fts JOIN records r ON r.key = records_fts.rowid
+           WHERE records_fts MATCH ? AND r.namespace = ? ORDER BY rank LIMIT ?`,
+        )
+        .all(match, namespace, limit) as Array<{ id: string; score: number }>
+    );
+  }
+
+  it("uses the kit's layered ranker when a word is in more than 0.2 % of the items, with FTS5's bm25 order and scores for the top hits", () => {
+    const sidecar = largeSidecar();
+    try {
+      const rank = vi.spyOn(LayeredRanker.prototype, "rank");
+      const ranked = sidecar.keywordRanks("ns", "the chat about pottery glaze?", 10);
+      expect(rank).toHaveBeenCalledTimes(1);
+      const exact = fts5Order(sidecar, "ns", '"chat" OR "pottery" OR "glaze"', 10);
+      expect(ranked.map((r) => r.id)).toEqual(exact.map((r) => r.id));
+      ranked.forEach((r, i) => expect(r.score).toBeCloseTo(exact[i]!.score, 6));
+      // Other namespaces never leak in, and filters apply to the layered ranking too.
+      expect(ranked.every((r) => r.id.startsWith("r"))).toBe(true);
+      const facts = sidecar.keywordRanks("ns", "chat pottery glaze", 5, { kind: "fact" });
+      expect(facts).toHaveLength(5);
+      expect(sidecar.getByIds("ns", facts.map((r) => r.id)).every((row) => row.metadata.kind === "fact")).toBe(true);
+      expect(facts.map((r) => r.id)).toEqual(
+        (sidecar.db
+          .prepare(
+            `SELECT r.id AS id FROM records_fts JOIN records r ON r.key = records_fts.rowid
+             WHERE records_fts MATCH ? AND r.namespace = 'ns' AND json_extract(r.metadata, '$.kind') = 'fact' ORDER BY rank LIMIT 5`,
+          )
+          .pluck()
+          .all('"chat" OR "pottery" OR "glaze"') as string[]),
+      );
+    } finally {
+      sidecar.close();
+    }
+  });
+
+  it("keeps FTS5's own bm25() when every query word is rare, and finds nothing for words no item holds", () => {
+    const sidecar = largeSidecar();
+    try {
+      const rank = vi.spyOn(LayeredRanker.prototype, "rank");
+      const ranked = sidecar.keywordRanks("ns", "pottery glaze", 20);
+      expect(rank).not.toHaveBeenCalled();
+      expect(ranked.map((r) => r.id)).toEqual(fts5Order(sidecar, "ns", '"pottery" OR "glaze"', 20).map((r) => r.id));
+      expect(sidecar.keywordRanks("ns", "zeppelin", 5)).toEqual([]);
+    } finally {
+      sidecar.close();
     }
   });
 });

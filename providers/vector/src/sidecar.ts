@@ -1,9 +1,17 @@
 import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import Database from "better-sqlite3";
 import type { Database as SqliteDatabase, Statement } from "better-sqlite3";
-import { buildFtsQuery, HermesMemoryError } from "@hermes/memory-core";
+import {
+  buildFtsQuery,
+  closeSqliteStore,
+  LayeredRanker,
+  openSqliteStore,
+  planRanking,
+  quoteTerm,
+  uniqueTerms,
+  type LayeredRankerSchema,
+  type SqliteStoreSpec,
+} from "@hermes/memory-provider-kit";
 import { matchesFilter, type MetadataFilter, type VectorMetadata } from "./metadata-filter.js";
 
 /** One sidecar row: the text and metadata of a record, plus its vector when the local store holds it. */
@@ -25,6 +33,41 @@ export interface SidecarWrite {
   vector: Float32Array | null;
 }
 
+/** A row's key, id and metadata, without text or vector: what ranking and context spreading read. */
+export interface SidecarRef {
+  key: number;
+  id: string;
+  metadata: VectorMetadata;
+}
+
+interface RawRef {
+  key: number;
+  id: string;
+  metadata: string;
+}
+
+function toRef(raw: RawRef): SidecarRef {
+  return { key: raw.key, id: raw.id, metadata: JSON.parse(raw.metadata) as VectorMetadata };
+}
+
+/**
+ * A candidate's row with the keys of its conversational neighbours: the next two and the previous
+ * row of kind `turn` in the same namespace and session (empty when not looked up).
+ */
+export interface LinkedRef extends SidecarRef {
+  next: number[];
+  previous: number[];
+  /** False when the metadata was not read (`metadataFirst`): `metadata` is then `{}`. */
+  hasMetadata: boolean;
+}
+
+/** A keyword (BM25) rank from the FTS5 index, without text; `score` is positive, higher is better. */
+export interface KeywordRank {
+  key: number;
+  id: string;
+  score: number;
+}
+
 /** A keyword (BM25) hit from the FTS5 index; `score` is positive, higher is better. */
 export interface KeywordHit {
   key: number;
@@ -43,18 +86,22 @@ interface RawRow {
   vector: Buffer | null;
 }
 
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 4;
 
 /** The records' session id as SQL; the session index is built on exactly this expression. */
 const SESSION_EXPR = `json_extract(metadata, '$.session_id')`;
+/** The records' kind as SQL; the session index is built on exactly this expression. */
+const KIND_EXPR = `json_extract(metadata, '$.kind')`;
 
 // Version 2: FTS5 folds every diacritic (remove_diacritics 2: "café" = "cafe", also for letters
 // version 1 left alone) and an index on (namespace, session, key) serves neighbour look-ups.
+// Version 3: new rows are indexed by `upsert` itself right after the insert: an AFTER INSERT
+// trigger makes FTS5 flush its pending terms per row and costs about 3x the write time. Deletes
+// and text updates are rare, so triggers keep those in sync.
+// Version 4: the session index also holds the kind, so the neighbouring turns of a search's
+// candidates are found in the index alone, without reading each row's metadata.
 const FTS_AND_SESSION_SCHEMA = `
   CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(text, content='records', content_rowid='key', tokenize='porter unicode61 remove_diacritics 2');
-  CREATE TRIGGER IF NOT EXISTS records_ai AFTER INSERT ON records BEGIN
-    INSERT INTO records_fts (rowid, text) VALUES (new.key, new.text);
-  END;
   CREATE TRIGGER IF NOT EXISTS records_ad AFTER DELETE ON records BEGIN
     INSERT INTO records_fts (records_fts, rowid, text) VALUES ('delete', old.key, old.text);
   END;
@@ -62,8 +109,74 @@ const FTS_AND_SESSION_SCHEMA = `
     INSERT INTO records_fts (records_fts, rowid, text) VALUES ('delete', old.key, old.text);
     INSERT INTO records_fts (rowid, text) VALUES (new.key, new.text);
   END;
-  CREATE INDEX IF NOT EXISTS records_by_session ON records (namespace, ${SESSION_EXPR}, key);
+  CREATE INDEX IF NOT EXISTS records_turns_by_session ON records (namespace, ${SESSION_EXPR}, ${KIND_EXPR}, key);
 `;
+
+const SIDECAR_SPEC: SqliteStoreSpec = {
+  driver: Database,
+  label: "vector sidecar",
+  packageName: "@hermes/memory-vector",
+  schemaVersion: SCHEMA_VERSION,
+  // Version 1 files are read as they are; the FTS rebuild waits for a writable open.
+  minReadableVersion: 1,
+  migrate(db, current) {
+    if (current < 1) {
+      db.exec(`
+        CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE IF NOT EXISTS records (
+          key INTEGER PRIMARY KEY,
+          namespace TEXT NOT NULL,
+          id TEXT NOT NULL,
+          text TEXT NOT NULL DEFAULT '',
+          metadata TEXT NOT NULL DEFAULT '{}',
+          vector BLOB,
+          UNIQUE (namespace, id)
+        );
+        CREATE INDEX IF NOT EXISTS records_by_id ON records (id);
+        CREATE INDEX IF NOT EXISTS records_with_vectors ON records (namespace) WHERE vector IS NOT NULL;
+        ${FTS_AND_SESSION_SCHEMA}
+      `);
+      return;
+    }
+    if (current >= 2) {
+      // Indexes only: every row stays as it is.
+      db.exec(`
+        DROP TRIGGER IF EXISTS records_ai;
+        DROP INDEX IF EXISTS records_by_session;
+        ${FTS_AND_SESSION_SCHEMA}
+      `);
+      return;
+    }
+    // The FTS index is derived from records.text, so it is dropped and rebuilt; nothing is lost.
+    db.exec(`
+      DROP TRIGGER IF EXISTS records_ai;
+      DROP TRIGGER IF EXISTS records_ad;
+      DROP TRIGGER IF EXISTS records_au;
+      DROP TABLE IF EXISTS records_fts;
+      DROP INDEX IF EXISTS records_by_session;
+      ${FTS_AND_SESSION_SCHEMA}
+      INSERT INTO records_fts (records_fts) VALUES ('rebuild');
+    `);
+  },
+};
+
+/**
+ * The sidecar's tables for the kit's `LayeredRanker`: `records_fts` (one column, `text`) over
+ * `records` keyed by `key`; its `user` filter is the namespace (kind and session come from the
+ * metadata, as the session index reads them).
+ */
+const RANKER_SCHEMA: LayeredRankerSchema = {
+  fts: "records_fts",
+  table: "records",
+  id: "key",
+  content: "text",
+  speaker: null,
+  filters: { kind: `json_extract(i.metadata, '$.kind')`, session: `json_extract(i.metadata, '$.session_id')`, user: "i.namespace" },
+};
+/** The FTS table has one column, weighted 1 as `bm25(records_fts)` weighs it. */
+const RANKER_WEIGHTS = { content: 1, speaker: 0 };
+/** Document-frequency counts kept per sidecar (each is one walk of a word's document list). */
+const DF_CACHE_SIZE = 20_000;
 
 /**
  * Turn arbitrary user text into an FTS5 query that can never be a syntax error: stopwords
@@ -102,11 +215,18 @@ export class Sidecar {
   /** True when opened with `openReadOnly`: every write throws. */
   readonly readOnly: boolean;
   private readonly statements: {
-    upsert: Statement;
+    insertNew: Statement;
+    indexNew: Statement;
+    updateExisting: Statement;
     bump: Statement;
     getMeta: Statement;
     setMeta: Statement;
   };
+
+  /** The layered BM25 ranker, prepared on the first query that needs it (large stores only). */
+  private ranker: LayeredRanker | undefined;
+  /** Per word: items containing it (counted up to half the store) and the store size when counted. */
+  private readonly dfCache = new Map<string, { df: number; atCount: number }>();
 
   /** Prepared statements by SQL text: the hot read paths run the same few shapes every query. */
   private readonly prepared = new Map<string, Statement>();
@@ -126,11 +246,12 @@ export class Sidecar {
     this.db = db;
     this.readOnly = readOnly;
     this.statements = {
-      upsert: db.prepare(
+      insertNew: db.prepare(
         `INSERT INTO records (namespace, id, text, metadata, vector) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT(namespace, id) DO UPDATE SET text = excluded.text, metadata = excluded.metadata, vector = excluded.vector
-         RETURNING key`,
+         ON CONFLICT(namespace, id) DO NOTHING RETURNING key`,
       ),
+      indexNew: db.prepare(`INSERT INTO records_fts (rowid, text) VALUES (?, ?)`),
+      updateExisting: db.prepare(`UPDATE records SET text = ?, metadata = ?, vector = ? WHERE namespace = ? AND id = ? RETURNING key`),
       bump: db.prepare(`INSERT INTO meta (key, value) VALUES ('generation', '1')
          ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)`),
       getMeta: db.prepare(`SELECT value FROM meta WHERE key = ?`),
@@ -140,108 +261,22 @@ export class Sidecar {
 
   /**
    * Open (creating if needed) the sidecar at `file`, or an in-memory one for `":memory:"`.
-   * Throws `STORAGE_FAILED` when the file is not a usable database.
+   * Throws `SCHEMA_TOO_NEW` for a newer schema (file untouched) and `STORAGE_FAILED` when the
+   * file is not a usable database. `readOnly` opens an existing file without writing anything
+   * (read-only mount, a directory the process cannot write).
    */
   static open(file: string, options: { readOnly?: boolean } = {}): Sidecar {
-    if (options.readOnly) return Sidecar.openReadOnly(file);
-    let db: SqliteDatabase;
-    try {
-      if (file !== ":memory:") fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-      db = new Database(file);
-      db.pragma("journal_mode = WAL");
-      db.pragma("synchronous = NORMAL");
-      db.pragma("busy_timeout = 5000");
-      const version = db.pragma("user_version", { simple: true }) as number;
-      if (version > SCHEMA_VERSION) {
-        throw new HermesMemoryError({
-          code: "SCHEMA_TOO_NEW",
-          message: `The vector sidecar ${file} has schema version ${version}, newer than this @hermes/memory-vector understands (${SCHEMA_VERSION}). Upgrade @hermes/memory-vector.`,
-        });
-      }
-      if (version < 1) {
-        db.exec(`
-          CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-          CREATE TABLE IF NOT EXISTS records (
-            key INTEGER PRIMARY KEY,
-            namespace TEXT NOT NULL,
-            id TEXT NOT NULL,
-            text TEXT NOT NULL DEFAULT '',
-            metadata TEXT NOT NULL DEFAULT '{}',
-            vector BLOB,
-            UNIQUE (namespace, id)
-          );
-          CREATE INDEX IF NOT EXISTS records_by_id ON records (id);
-          CREATE INDEX IF NOT EXISTS records_with_vectors ON records (namespace) WHERE vector IS NOT NULL;
-          ${FTS_AND_SESSION_SCHEMA}
-          PRAGMA user_version = ${SCHEMA_VERSION};
-        `);
-      } else if (version < SCHEMA_VERSION) {
-        // The FTS index is derived from records.text, so it is dropped and rebuilt; nothing is lost.
-        db.transaction(() => {
-          db.exec(`
-            DROP TRIGGER IF EXISTS records_ai;
-            DROP TRIGGER IF EXISTS records_ad;
-            DROP TRIGGER IF EXISTS records_au;
-            DROP TABLE IF EXISTS records_fts;
-            ${FTS_AND_SESSION_SCHEMA}
-            INSERT INTO records_fts (records_fts) VALUES ('rebuild');
-            PRAGMA user_version = ${SCHEMA_VERSION};
-          `);
-        })();
-      }
-    } catch (error) {
-      if (HermesMemoryError.isInstance(error)) throw error;
-      throw new HermesMemoryError({
-        code: "STORAGE_FAILED",
-        message: `Cannot open the vector sidecar database ${file}: ${(error as Error).message}. Check permissions and free space; if the file is corrupt, restore it from a backup or move it away and re-import an export.`,
-        cause: error,
-      });
-    }
-    return new Sidecar(file, db);
+    const readonly = options.readOnly === true;
+    const db = openSqliteStore(file, SIDECAR_SPEC, {
+      readonly,
+      openFix: "check permissions and free space; if the file is corrupt, restore it from a backup or move it away and re-import an export",
+    });
+    return new Sidecar(file, db, readonly);
   }
 
-  /**
-   * Open an existing sidecar without writing anything (read-only mount, directory the process
-   * cannot write). A WAL database needs its `-shm` file, which a read-only directory cannot get:
-   * files closed by this version are left in rollback-journal mode (see `close`), older ones are
-   * read from a private temporary copy. Throws `STORAGE_FAILED` when the file cannot be read.
-   */
+  /** `open(file, { readOnly: true })`. */
   static openReadOnly(file: string): Sidecar {
-    let db: SqliteDatabase;
-    try {
-      try {
-        db = new Database(file, { readonly: true, fileMustExist: true });
-        db.pragma("user_version", { simple: true });
-      } catch (error) {
-        if ((error as { code?: string }).code !== "SQLITE_CANTOPEN" || !fs.existsSync(file)) throw error;
-        const copyDir = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-vector-ro-"));
-        const copy = path.join(copyDir, path.basename(file));
-        fs.copyFileSync(file, copy);
-        if (fs.existsSync(`${file}-wal`)) fs.copyFileSync(`${file}-wal`, `${copy}-wal`);
-        db = new Database(copy, { readonly: true, fileMustExist: true });
-        process.once("exit", () => fs.rmSync(copyDir, { recursive: true, force: true }));
-      }
-      const version = db.pragma("user_version", { simple: true }) as number;
-      if (version > SCHEMA_VERSION || version < 1) {
-        db.close();
-        throw new HermesMemoryError({
-          code: version > SCHEMA_VERSION ? "SCHEMA_TOO_NEW" : "STORAGE_FAILED",
-          message:
-            version > SCHEMA_VERSION
-              ? `The vector sidecar ${file} has schema version ${version}, newer than this @hermes/memory-vector understands (${SCHEMA_VERSION}). Upgrade @hermes/memory-vector.`
-              : `The vector sidecar ${file} is read-only and was never initialised. Open it once with write access.`,
-        });
-      }
-    } catch (error) {
-      if (HermesMemoryError.isInstance(error)) throw error;
-      throw new HermesMemoryError({
-        code: "STORAGE_FAILED",
-        message: `Cannot open the vector sidecar database ${file} read-only: ${(error as Error).message}. Check that it exists and is readable.`,
-        cause: error,
-      });
-    }
-    const sidecar = new Sidecar(file, db, true);
-    return sidecar;
+    return Sidecar.open(file, { readOnly: true });
   }
 
   /** Monotonic write counter (bumped by every write transaction). */
@@ -270,8 +305,17 @@ export class Sidecar {
       const keys: number[] = [];
       for (const row of items) {
         const { text: _text, ...rest } = row.metadata;
-        const result = this.statements.upsert.get(namespace, row.id, row.text, JSON.stringify(rest), encodeVector(row.vector)) as { key: number };
-        keys.push(result.key);
+        const metadata = JSON.stringify(rest);
+        const vector = encodeVector(row.vector);
+        const inserted = this.statements.insertNew.get(namespace, row.id, row.text, metadata, vector) as { key: number } | undefined;
+        if (inserted) {
+          // New row: indexed here, not by a trigger (see the schema notes).
+          this.statements.indexNew.run(inserted.key, row.text);
+          keys.push(inserted.key);
+        } else {
+          // Existing id: the update trigger re-indexes a changed text.
+          keys.push((this.statements.updateExisting.get(row.text, metadata, vector, namespace, row.id) as { key: number }).key);
+        }
       }
       this.statements.bump.run();
       return keys;
@@ -345,14 +389,14 @@ export class Sidecar {
     }
   }
 
-  /** `(key, vector)` of every row that has a vector, optionally in one namespace, optionally with metadata. */
-  vectorRows(namespace: string | null): Array<{ key: number; vector: Float32Array }> {
+  /** `(key, id, vector)` of every row that has a vector, optionally in one namespace. */
+  vectorRows(namespace: string | null): Array<{ key: number; id: string; vector: Float32Array }> {
     const sql =
       namespace === null
-        ? `SELECT key, vector FROM records WHERE vector IS NOT NULL`
-        : `SELECT key, vector FROM records WHERE namespace = ? AND vector IS NOT NULL`;
-    const rows = (namespace === null ? this.db.prepare(sql).all() : this.db.prepare(sql).all(namespace)) as Array<{ key: number; vector: Buffer }>;
-    return rows.map((r) => ({ key: r.key, vector: decodeVector(r.vector)! }));
+        ? `SELECT key, id, vector FROM records WHERE vector IS NOT NULL`
+        : `SELECT key, id, vector FROM records WHERE namespace = ? AND vector IS NOT NULL`;
+    const rows = (namespace === null ? this.db.prepare(sql).all() : this.db.prepare(sql).all(namespace)) as Array<{ key: number; id: string; vector: Buffer }>;
+    return rows.map((r) => ({ key: r.key, id: r.id, vector: decodeVector(r.vector)! }));
   }
 
   /** Number of rows with a vector, optionally in one namespace. */
@@ -394,24 +438,145 @@ export class Sidecar {
    * With a filter, more candidates are read and filtered in JS.
    */
   keywordSearch(namespace: string, query: string, limit: number, filter?: MetadataFilter): KeywordHit[] {
-    const fts = toFtsQuery(query);
-    if (!fts || limit <= 0) return [];
-    const fetchLimit = filter ? Math.max(limit * 10, 200) : limit;
-    const raws = this
-      .prepare(
-        `SELECT r.key, r.namespace, r.id, r.text, r.metadata, NULL AS vector, bm25(records_fts) AS rank
-         FROM records_fts JOIN records r ON r.key = records_fts.rowid
-         WHERE records_fts MATCH ? AND r.namespace = ? ORDER BY rank LIMIT ?`,
-      )
-      .all(fts, namespace, fetchLimit) as Array<RawRow & { rank: number }>;
+    const ranks = this.keywordRanks(namespace, query, limit, filter);
+    const rows = this.getByKeys(ranks.map((r) => r.key));
     const hits: KeywordHit[] = [];
+    for (const rank of ranks) {
+      const row = rows.get(rank.key);
+      if (row) hits.push({ key: rank.key, id: rank.id, score: rank.score, text: row.text, metadata: row.metadata });
+    }
+    return hits;
+  }
+
+  /**
+   * `keywordSearch` without text or metadata: the best `limit` rows' keys, ids and BM25 scores,
+   * best first. With a filter, more candidates are read and their metadata filtered in JS.
+   */
+  keywordRanks(namespace: string, query: string, limit: number, filter?: MetadataFilter): KeywordRank[] {
+    if (limit <= 0 || typeof query !== "string") return [];
+    const total = (this.prepare(`SELECT COALESCE(MAX(key), 0) AS n FROM records`).get() as { n: number }).n;
+    const plan = planRanking(uniqueTerms(query), total, (term) => this.documentFrequency(term, total));
+    if (!plan) return [];
+    const fetchLimit = filter ? Math.max(limit * 10, 200) : limit;
+    const cols = filter ? "r.metadata, r.text" : "NULL AS metadata, NULL AS text";
+    let raws: Array<{ key: number; id: string; metadata: string | null; text: string | null; rank: number }>;
+    if (plan.mode === "bm25") {
+      raws = this
+        .prepare(
+          `SELECT r.key AS key, r.id AS id, ${cols}, bm25(records_fts) AS rank
+           FROM records_fts JOIN records r ON r.key = records_fts.rowid
+           WHERE records_fts MATCH ? AND r.namespace = ? ORDER BY rank LIMIT ?`,
+        )
+        .all(plan.terms.map(quoteTerm).join(" OR "), namespace, fetchLimit) as typeof raws;
+    } else {
+      // A word in more than 0.2 % of a large store: FTS5's bm25() would walk its whole document
+      // list, so the kit's layered ranker scores a bounded candidate set with the same formula.
+      this.ranker ??= new LayeredRanker(this.db, RANKER_WEIGHTS, RANKER_SCHEMA);
+      const ranked = this.ranker.rank(plan.terms, { limit, candidates: fetchLimit, user: namespace });
+      const rows = new Map<number, { key: number; id: string; metadata: string | null; text: string | null }>();
+      const sql = `SELECT r.key AS key, r.id AS id, ${cols} FROM records r WHERE r.key IN (SELECT value FROM json_each(?))`;
+      for (const row of this.prepare(sql).all(JSON.stringify(ranked.map((r) => r.id))) as Array<{ key: number; id: string; metadata: string | null; text: string | null }>) {
+        rows.set(row.key, row);
+      }
+      raws = [];
+      for (const r of ranked) {
+        const row = rows.get(r.id);
+        if (row) raws.push({ ...row, rank: r.rank });
+      }
+    }
+    const hits: KeywordRank[] = [];
     for (const raw of raws) {
-      const row = toRow(raw);
-      if (filter && !matchesFilter(row.metadata, filter)) continue;
-      hits.push({ key: row.key, id: row.id, score: -raw.rank, text: row.text, metadata: row.metadata });
+      // Filters see the metadata as stored rows carry it (text included).
+      if (filter && !matchesFilter(toRow({ ...raw, namespace, metadata: raw.metadata!, text: raw.text!, vector: null }).metadata, filter)) continue;
+      hits.push({ key: raw.key, id: raw.id, score: -raw.rank });
       if (hits.length >= limit) break;
     }
     return hits;
+  }
+
+  /**
+   * Key, id and metadata of the rows with these ids in `namespace` (by id), in one statement; the
+   * first `linkFirst` ids in `ids` order that are turns also get the keys of their neighbours (as
+   * `sessionNeighbours(…, 2, 1)` finds them). Only the first `metadataFirst` ids (default all)
+   * get their metadata read. No text is read. `keys`, when every id's key is known (same order),
+   * makes each look-up one by key.
+   */
+  linkedRefs(namespace: string, ids: readonly string[], linkFirst: number, metadataFirst = ids.length, keys?: readonly number[]): Map<string, LinkedRef> {
+    const out = new Map<string, LinkedRef>();
+    if (ids.length === 0) return out;
+    const neighbour = (direction: "next" | "prev", offset: number) =>
+      `(SELECT n.key FROM records n WHERE n.namespace = r.namespace AND json_extract(n.metadata, '$.session_id') = json_extract(r.metadata, '$.session_id')
+          AND json_extract(n.metadata, '$.kind') = 'turn' AND n.key ${direction === "next" ? ">" : "<"} r.key
+          ORDER BY n.key ${direction === "next" ? "" : "DESC"} LIMIT 1 OFFSET ${offset})`;
+    // CROSS JOIN keeps the id list outside, so each id is one look-up in the (namespace, id) index.
+    const sql = `SELECT r.key AS key, r.id AS id, CASE WHEN c.key < @meta THEN r.metadata END AS metadata,
+        CASE WHEN c.key < @link THEN ${neighbour("next", 0)} END AS next1,
+        CASE WHEN c.key < @link THEN ${neighbour("next", 1)} END AS next2,
+        CASE WHEN c.key < @link THEN ${neighbour("prev", 0)} END AS prev
+      FROM json_each(@ids) c CROSS JOIN records r ON r.namespace = @namespace AND ${keys ? "r.key" : "r.id"} = c.value`;
+    const raws = this.prepare(sql).all({ link: linkFirst, meta: metadataFirst, ids: JSON.stringify(keys ?? ids), namespace }) as Array<{
+      key: number;
+      id: string;
+      metadata: string | null;
+      next1: number | null;
+      next2: number | null;
+      prev: number | null;
+    }>;
+    for (const raw of raws) {
+      const next: number[] = [];
+      if (raw.next1 !== null) next.push(raw.next1);
+      if (raw.next2 !== null) next.push(raw.next2);
+      const metadata = raw.metadata === null ? {} : (JSON.parse(raw.metadata) as VectorMetadata);
+      out.set(raw.id, { key: raw.key, id: raw.id, metadata, hasMetadata: raw.metadata !== null, next, previous: raw.prev === null ? [] : [raw.prev] });
+    }
+    return out;
+  }
+
+  /** Id and namespace (no text, metadata `{}`) of the rows with these keys, in one statement. */
+  idsByKeys(keys: readonly number[]): Map<number, { key: number; id: string; namespace: string; metadata: VectorMetadata }> {
+    const out = new Map<number, { key: number; id: string; namespace: string; metadata: VectorMetadata }>();
+    if (keys.length === 0) return out;
+    const sql = `SELECT key, id, namespace FROM records WHERE key IN (SELECT value FROM json_each(?))`;
+    for (const raw of this.prepare(sql).all(JSON.stringify(keys)) as Array<{ key: number; id: string; namespace: string }>) {
+      out.set(raw.key, { key: raw.key, id: raw.id, namespace: raw.namespace, metadata: {} });
+    }
+    return out;
+  }
+
+  /** Key, id and metadata (no text, no vector) of the rows with these keys, in one statement. */
+  refsByKeys(keys: readonly number[]): Map<number, SidecarRef> {
+    const out = new Map<number, SidecarRef>();
+    if (keys.length === 0) return out;
+    const sql = `SELECT r.key AS key, r.id AS id, r.metadata AS metadata FROM records r WHERE r.key IN (SELECT value FROM json_each(?))`;
+    for (const raw of this.prepare(sql).all(JSON.stringify(keys)) as RawRef[]) out.set(raw.key, toRef(raw));
+    return out;
+  }
+
+  /** The text of the rows with these keys, in one statement. */
+  textsByKeys(keys: readonly number[]): Map<number, string> {
+    const out = new Map<number, string>();
+    if (keys.length === 0) return out;
+    const sql = `SELECT key, text FROM records WHERE key IN (SELECT value FROM json_each(?))`;
+    for (const raw of this.prepare(sql).all(JSON.stringify(keys)) as Array<{ key: number; text: string }>) out.set(raw.key, raw.text);
+    return out;
+  }
+
+  /**
+   * Items containing `term` (the IDF input), counted up to half the store (beyond that FTS5's IDF
+   * is its floor anyway) and cached until the store grows 20 %.
+   */
+  private documentFrequency(term: string, total: number): number {
+    const cached = this.dfCache.get(term);
+    if (cached && total <= cached.atCount * 1.2) return cached.df;
+    const count = this.prepare(`SELECT COUNT(*) AS n FROM (SELECT rowid FROM records_fts WHERE records_fts MATCH ? LIMIT ?)`);
+    const df = (count.get(quoteTerm(term), Math.floor(total / 2) + 1) as { n: number }).n;
+    this.dfCache.delete(term);
+    this.dfCache.set(term, { df, atCount: total });
+    if (this.dfCache.size > DF_CACHE_SIZE) {
+      const oldest = this.dfCache.keys().next().value;
+      if (oldest !== undefined) this.dfCache.delete(oldest);
+    }
+    return df;
   }
 
   /**
@@ -421,7 +586,7 @@ export class Sidecar {
    */
   sessionNeighbours(namespace: string, sessionId: string, key: number, after: number, before: number): { next: SidecarRow[]; previous: SidecarRow[] } {
     const cols = "key, namespace, id, text, metadata, NULL AS vector";
-    const where = `namespace = ? AND ${SESSION_EXPR} = ? AND json_extract(metadata, '$.kind') = 'turn'`;
+    const where = `namespace = ? AND ${SESSION_EXPR} = ? AND ${KIND_EXPR} = 'turn'`;
     const next = after > 0 ? (this.prepare(`SELECT ${cols} FROM records WHERE ${where} AND key > ? ORDER BY key LIMIT ?`).all(namespace, sessionId, key, after) as RawRow[]) : [];
     const previous = before > 0 ? (this.prepare(`SELECT ${cols} FROM records WHERE ${where} AND key < ? ORDER BY key DESC LIMIT ?`).all(namespace, sessionId, key, before) as RawRow[]) : [];
     return { next: next.map(toRow), previous: previous.map(toRow) };
@@ -441,21 +606,26 @@ export class Sidecar {
     return total;
   }
 
+  /** Stored records per `metadata.kind`. */
+  kindCounts(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const r of this.prepare(`SELECT json_extract(metadata, '$.kind') AS kind, COUNT(*) AS n FROM records GROUP BY kind`).all() as Array<{ kind: string | null; n: number }>) {
+      if (typeof r.kind === "string") out[r.kind] = r.n;
+    }
+    return out;
+  }
+
+  /** Number of distinct sessions the records belong to. */
+  sessionCount(): number {
+    return (this.prepare(`SELECT COUNT(DISTINCT json_extract(metadata, '$.session_id')) AS n FROM records`).get() as { n: number }).n;
+  }
+
   /**
    * Close the database. Idempotent. A writable file is switched back to rollback-journal mode
    * when no other connection has it open, so it can later be opened from a read-only mount
    * (WAL needs a writable `-shm` next to it); the next writable open switches to WAL again.
    */
   close(): void {
-    if (!this.db.open) return;
-    if (!this.readOnly && this.file !== ":memory:") {
-      try {
-        this.db.pragma("busy_timeout = 0");
-        this.db.pragma("journal_mode = DELETE");
-      } catch {
-        // Another process has it open; the last one to close switches it.
-      }
-    }
-    this.db.close();
+    closeSqliteStore(this.db);
   }
 }

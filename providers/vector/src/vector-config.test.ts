@@ -2,8 +2,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { HermesMemoryError, applySetup } from "@hermes/memory-core";
-import { DEFAULT_VECTOR_CONFIG, loadVectorConfig, loadVectorConfigSync, renderNamespace, resolveVectorConfig } from "./vector-config.js";
+import { fileURLToPath } from "node:url";
+import { HermesMemoryError, applySetup, planSetup } from "@hermes/memory-core";
+import { DEFAULT_VECTOR_CONFIG, VECTOR_CONFIG_FIELDS, loadVectorConfig, loadVectorConfigSync, renderNamespace, resolveVectorConfig } from "./vector-config.js";
 import { VectorMemoryProvider } from "./vector-memory-provider.js";
 import { register } from "./index.js";
 
@@ -71,5 +72,64 @@ describe("vector config", () => {
     await applySetup(provider, { store: "pinecone", pinecone_api_key: "pc-key" }, { hermesHome: h, acceptDefaults: true });
     expect(fs.readFileSync(path.join(h, ".env"), "utf8")).toContain("PINECONE_API_KEY=pc-key");
     expect(new VectorMemoryProvider({ hermesHome: h, env: {} }).isAvailable()).toBe(true);
+  });
+
+  it("declares the same defaults as before, once", () => {
+    expect(DEFAULT_VECTOR_CONFIG).toEqual({
+      store: "local",
+      embedder: "hashing",
+      dimensions: 384,
+      pineconeIndex: "hermes-memory",
+      pineconeNamespaceTemplate: "{profile}:{user}",
+      embeddingsBaseUrl: "https://api.openai.com/v1",
+      embeddingsModel: "text-embedding-3-small",
+      hybrid: true,
+      exactThreshold: 10_000,
+      prefetchChars: 3000,
+      prefetchTimeoutMs: 2000,
+      requestTimeoutMs: 10_000,
+      maxRetries: 4,
+    });
+  });
+
+  it("names the config.yaml path in errors, ignores secrets and unknown keys in config.yaml with a warning", async () => {
+    const h = home("memory:\n  vector:\n    max_retries: -1\n");
+    const error = await loadVectorConfig(h, {}, {}).catch((e: unknown) => e);
+    expect(HermesMemoryError.hasCode(error, "INVALID_CONFIG")).toBe(true);
+    expect((error as Error).message).toContain(`memory.vector.max_retries must be at least 0 (got -1 from memory.vector.max_retries in ${path.join(h, "config.yaml")})`);
+    const warnings: string[] = [];
+    const config = resolveVectorConfig({ pinecone_api_key: "leaked", store: "PINECONE", shiny: 1 }, {}, {}, (w) => warnings.push(w));
+    expect(config.store).toBe("pinecone");
+    expect(config.pineconeApiKey).toBeUndefined();
+    expect(warnings.join("\n")).toMatch(/does not know: shiny/);
+    expect(warnings.join("\n")).toMatch(/pinecone_api_key .* ignored: secrets are read only from the environment.*PINECONE_API_KEY/);
+    expect(() => resolveVectorConfig({ hybrid: "sometimes" }, {})).toThrow(/hybrid must be true or false/);
+  });
+
+  it("the provider logs unknown memory.vector keys as a warning when it opens", async () => {
+    const h = home("memory:\n  vector:\n    hybird: false\n");
+    const warnings: string[] = [];
+    const logger = { debug() {}, info() {}, error() {}, warn: (message: string) => warnings.push(message) };
+    const provider = new VectorMemoryProvider({ env: {}, logger });
+    await provider.initialize("s", { hermesHome: h });
+    await provider.shutdown();
+    expect(warnings.join("\n")).toMatch(/memory\.vector .* does not know: hybird/);
+  });
+
+  it("setup asks the declared fields except the advanced tunables", () => {
+    const asked = planSetup(new VectorMemoryProvider({ env: {} }), { answers: { store: "pinecone", embedder: "openai" } }).fields.map((f) => f.key);
+    expect(asked).toEqual(VECTOR_CONFIG_FIELDS.filter((f) => !("advanced" in f && f.advanced) && f.key !== "onnx_model_dir").map((f) => f.key));
+    expect(asked).not.toContain("max_retries");
+  });
+
+  it("the README's config table lists every non-secret field with its declared default", () => {
+    const readme = fs.readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "README.md"), "utf8");
+    const rows = new Map([...readme.matchAll(/^\| `([a-z_]+)` \| ([^|]*) \|/gm)].map((m) => [m[1]!, m[2]!.trim()]));
+    for (const field of VECTOR_CONFIG_FIELDS) {
+      if ("secret" in field && field.secret) continue;
+      const expected = "default" in field ? `\`${String(field.default)}\`` : "no default";
+      const cell = rows.get(field.key);
+      expect([field.key, "default" in field ? cell : cell !== undefined && !cell.startsWith("`") ? "no default" : cell]).toEqual([field.key, expected]);
+    }
   });
 });

@@ -1,5 +1,5 @@
 import fs from "node:fs";
-import { HermesMemoryError, configFilePath, parseConfig, readConfig, readEnvFileSync } from "@hermes/memory-core";
+import { configFilePath, parseConfig, readConfig, readEnvFileSync, resolveProviderConfig, type ConfigField } from "@hermes/memory-core";
 
 /** Which store holds the vectors. */
 export type StoreKind = "local" | "pinecone";
@@ -38,97 +38,72 @@ export interface VectorConfig {
   maxRetries: number;
 }
 
-/** Defaults for every key. */
-export const DEFAULT_VECTOR_CONFIG: VectorConfig = {
-  store: "local",
-  embedder: "hashing",
-  dimensions: 384,
-  pineconeIndex: "hermes-memory",
-  pineconeNamespaceTemplate: "{profile}:{user}",
-  embeddingsBaseUrl: "https://api.openai.com/v1",
-  embeddingsModel: "text-embedding-3-small",
-  hybrid: true,
-  exactThreshold: 10_000,
-  prefetchChars: 3000,
-  prefetchTimeoutMs: 2000,
-  requestTimeoutMs: 10_000,
-  maxRetries: 4,
-};
-
-function text(value: unknown): string | undefined {
-  if (typeof value === "string" && value.trim() !== "") return value.trim();
-  if (typeof value === "number") return String(value);
-  return undefined;
-}
-
-function integer(value: unknown, key: string, min: number): number | undefined {
-  if (value === undefined || value === null || value === "") return undefined;
-  const n = typeof value === "string" ? Number(value) : value;
-  if (typeof n !== "number" || !Number.isFinite(n) || Math.floor(n) !== n || n < min) {
-    throw new HermesMemoryError({
-      code: "INVALID_CONFIG",
-      message: `memory.vector.${key} must be an integer >= ${min} (got ${JSON.stringify(value)}). Fix it in config.yaml.`,
-    });
-  }
-  return n;
-}
-
-function bool(value: unknown): boolean | undefined {
-  if (value === undefined || value === null || value === "") return undefined;
-  if (typeof value === "boolean") return value;
-  return ["1", "true", "yes", "on"].includes(String(value).trim().toLowerCase());
-}
-
-function choice<T extends string>(value: unknown, key: string, allowed: readonly T[]): T | undefined {
-  const v = text(value)?.toLowerCase();
-  if (v === undefined) return undefined;
-  if (!(allowed as readonly string[]).includes(v)) {
-    throw new HermesMemoryError({
-      code: "INVALID_CONFIG",
-      message: `memory.vector.${key} must be one of ${allowed.join(", ")} (got ${JSON.stringify(value)}). Fix it in config.yaml or run \`hermes-memory memory setup vector\`.`,
-    });
-  }
-  return v as T;
-}
-
-function defined<T extends object>(obj: T): Partial<T> {
-  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
+/**
+ * Every `memory.vector.*` setting, declared once: the setup form (`getConfigSchema()`) and the
+ * runtime config (`resolveVectorConfig`) both come from this list, so each default, bound and
+ * choice exists only here. Secrets (`secret: true`) are read only from their `envVar` (or an
+ * explicit option), never from config.yaml. `advanced` fields are not asked by setup but are
+ * read, defaulted and validated at runtime. `when` only decides what setup asks and when a
+ * `required` field is needed; a field whose `when` does not match still gets its default.
+ */
+export const VECTOR_CONFIG_FIELDS = [
+  { key: "store", description: "Where vectors live", choices: ["local", "pinecone"], default: "local" },
+  { key: "embedder", description: "Embedding model", choices: ["hashing", "openai", "onnx"], default: "hashing" },
+  { key: "dimensions", description: "Vector dimensions", type: "integer", default: 384, minimum: 1 },
+  { key: "pinecone_index", description: "Pinecone index name", type: "text", default: "hermes-memory", when: { store: "pinecone" } },
+  { key: "pinecone_namespace_template", description: "Pinecone namespace ({profile}, {user})", type: "text", default: "{profile}:{user}", when: { store: "pinecone" } },
+  { key: "pinecone_api_key", description: "Pinecone API key", secret: true, required: true, envVar: "PINECONE_API_KEY", url: "https://app.pinecone.io", when: { store: "pinecone" } },
+  { key: "pinecone_host", description: "Pinecone data-plane host, with https:// (skips the control-plane lookup)", type: "text", advanced: true },
+  { key: "pinecone_controller_url", description: "Pinecone control-plane URL, with scheme", type: "text", advanced: true },
+  { key: "embeddings_base_url", description: "OpenAI-compatible embeddings base URL", type: "text", default: "https://api.openai.com/v1", when: { embedder: "openai" } },
+  { key: "embeddings_model", description: "Embeddings model", type: "text", default: "text-embedding-3-small", when: { embedder: "openai" } },
+  { key: "embeddings_api_key", description: "Embeddings API key (blank for local servers)", secret: true, envVar: "EMBEDDINGS_API_KEY", url: "https://platform.openai.com/api-keys", when: { embedder: "openai" } },
+  { key: "onnx_model_dir", description: "Local ONNX sentence-embedding model directory", type: "text", when: { embedder: "onnx" } },
+  { key: "hybrid", description: "Fuse vector and BM25 keyword ranking", type: "boolean", default: true },
+  { key: "exact_threshold", description: "Local store: namespaces up to this size are searched exactly", type: "integer", default: 10_000, minimum: 0, advanced: true },
+  { key: "prefetch_chars", description: "Character budget of recalled context", type: "integer", default: 3000, minimum: 0, advanced: true },
+  { key: "prefetch_timeout_ms", description: "Time budget of one prefetch, retries included (ms)", type: "integer", default: 2000, minimum: 1, advanced: true },
+  { key: "request_timeout_ms", description: "Per-request timeout of Pinecone and the embeddings endpoint (ms)", type: "integer", default: 10_000, minimum: 1, advanced: true },
+  { key: "max_retries", description: "Retries on 429 / 5xx / timeouts", type: "integer", default: 4, minimum: 0, advanced: true },
+] as const satisfies readonly ConfigField[];
 
 /**
- * Merge, in increasing precedence: defaults, the `memory.vector` section of config.yaml
- * (snake_case keys), secrets from the environment, and constructor options (camelCase).
- * Throws `INVALID_CONFIG` for a value of the wrong type or outside its choices.
+ * Merge, in decreasing precedence: constructor options (camelCase), the `memory.vector` section
+ * of config.yaml (snake_case keys; secrets there are ignored), secrets and other `envVar`s from
+ * `secrets`, then the declared defaults. Throws `INVALID_CONFIG` naming the key, the value, where
+ * it came from and the fix. A missing `PINECONE_API_KEY` is not an error here: `isAvailable()`
+ * reports it. Unknown keys and ignored secrets go to `onWarning`.
  */
 export function resolveVectorConfig(
   section: Record<string, unknown>,
   secrets: Record<string, string | undefined>,
   overrides: Partial<VectorConfig> = {},
+  onWarning?: (message: string) => void,
 ): VectorConfig {
-  const fromFile: Partial<VectorConfig> = defined({
-    store: choice(section.store, "store", ["local", "pinecone"] as const),
-    embedder: choice(section.embedder, "embedder", ["hashing", "openai", "onnx"] as const),
-    dimensions: integer(section.dimensions, "dimensions", 1),
-    pineconeIndex: text(section.pinecone_index),
-    pineconeHost: text(section.pinecone_host),
-    pineconeControllerUrl: text(section.pinecone_controller_url),
-    pineconeNamespaceTemplate: text(section.pinecone_namespace_template),
-    embeddingsBaseUrl: text(section.embeddings_base_url),
-    embeddingsModel: text(section.embeddings_model),
-    onnxModelDir: text(section.onnx_model_dir),
-    hybrid: bool(section.hybrid),
-    exactThreshold: integer(section.exact_threshold, "exact_threshold", 0),
-    prefetchChars: integer(section.prefetch_chars, "prefetch_chars", 0),
-    prefetchTimeoutMs: integer(section.prefetch_timeout_ms, "prefetch_timeout_ms", 1),
-    requestTimeoutMs: integer(section.request_timeout_ms, "request_timeout_ms", 1),
-    maxRetries: integer(section.max_retries, "max_retries", 0),
-  });
-  const fromEnv: Partial<VectorConfig> = defined({
-    pineconeApiKey: text(secrets.PINECONE_API_KEY),
-    embeddingsApiKey: text(secrets.EMBEDDINGS_API_KEY),
-  });
-  return { ...DEFAULT_VECTOR_CONFIG, ...fromFile, ...fromEnv, ...defined(overrides) };
+  return resolveFrom(section, undefined, secrets, overrides, onWarning);
 }
+
+function resolveFrom(
+  section: Record<string, unknown>,
+  configPath: string | undefined,
+  secrets: Record<string, string | undefined>,
+  overrides: Partial<VectorConfig>,
+  onWarning: ((message: string) => void) | undefined,
+): VectorConfig {
+  const { config, warnings } = resolveProviderConfig(VECTOR_CONFIG_FIELDS, {
+    provider: "vector",
+    section,
+    ...(configPath !== undefined ? { configPath } : {}),
+    env: secrets,
+    options: overrides,
+    enforceRequired: false,
+  });
+  if (onWarning) for (const warning of warnings) onWarning(warning);
+  return config;
+}
+
+/** Defaults for every key (what `resolveVectorConfig` gives with nothing configured). */
+export const DEFAULT_VECTOR_CONFIG: VectorConfig = resolveVectorConfig({}, {});
 
 /**
  * Load the provider's configuration for a profile through core's `readConfig` (the only reader
@@ -140,9 +115,10 @@ export async function loadVectorConfig(
   hermesHome: string,
   overrides: Partial<VectorConfig> = {},
   env: Record<string, string | undefined> = process.env,
+  onWarning?: (message: string) => void,
 ): Promise<VectorConfig> {
   const section = (await readConfig(hermesHome)).memory.providerConfig("vector");
-  return resolveVectorConfig(section, { ...env, ...readEnvFileSync(hermesHome) }, overrides);
+  return resolveFrom(section, configFilePath(hermesHome), { ...env, ...readEnvFileSync(hermesHome) }, overrides, onWarning);
 }
 
 function readIfExists(file: string): string {
@@ -161,10 +137,11 @@ export function loadVectorConfigSync(
   hermesHome: string,
   overrides: Partial<VectorConfig> = {},
   env: Record<string, string | undefined> = process.env,
+  onWarning?: (message: string) => void,
 ): VectorConfig {
   const file = configFilePath(hermesHome);
   const section = parseConfig(readIfExists(file), file).memory.providerConfig("vector");
-  return resolveVectorConfig(section, { ...env, ...readEnvFileSync(hermesHome) }, overrides);
+  return resolveFrom(section, file, { ...env, ...readEnvFileSync(hermesHome) }, overrides, onWarning);
 }
 
 /** Replace `{profile}` and `{user}` in the namespace template; characters Pinecone dislikes become `_`. */

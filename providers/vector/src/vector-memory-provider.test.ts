@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { HermesMemoryError, isSearchableMemory } from "@hermes/memory-core";
 import { VectorMemoryProvider, type VectorMemoryProviderOptions } from "./vector-memory-provider.js";
-import { PineconeFake } from "./test-support/pinecone-fake.js";
+import { PineconeFake } from "@hermes/pinecone-fake";
 import { register } from "./index.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];

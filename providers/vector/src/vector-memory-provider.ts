@@ -34,16 +34,18 @@ import { HashingEmbedder } from "./hashing-embedder.js";
 import { dimensionMismatchError } from "./index-identity.js";
 import { LocalVectorStore, storageWriteError } from "./local-vector-store.js";
 import { Outbox } from "./outbox.js";
-import { matchesFilter, type MetadataFilter, type VectorMetadata } from "./metadata-filter.js";
+import type { VectorMetadata } from "./metadata-filter.js";
 import { OnnxEmbedder, findOnnxModel, onnxRuntimeInstalled } from "./onnx-embedder.js";
 import { OpenAIEmbedder } from "./openai-embedder.js";
 import { PineconeVectorStore, flattenMetadata } from "./pinecone-vector-store.js";
-import { boostNamedSpeakers, propagateContext, type ContextCandidate } from "./conversation-context.js";
-import { LEXICAL_EMBEDDER_FUSION, SEMANTIC_EMBEDDER_FUSION, scoreFusion } from "./rank-fusion.js";
-import { Sidecar, type SidecarRow } from "./sidecar.js";
-import { loadVectorConfig, loadVectorConfigSync, renderNamespace, resolveVectorConfig, type VectorConfig } from "./vector-config.js";
+import { hybridSearch, toMemoryHit } from "./hybrid-search.js";
+import { WriteQueue } from "./write-queue.js";
+import { exportAll, importAll, reindexAll, type ExportedItem, type PendingWrite, type ProgressCallback } from "./maintenance.js";
+import { Sidecar } from "./sidecar.js";
+import { loadVectorConfig, loadVectorConfigSync, renderNamespace, resolveVectorConfig, VECTOR_CONFIG_FIELDS, type VectorConfig } from "./vector-config.js";
 import type { VectorStore } from "./vector-store.js";
-import { FORGET_TOOL, REMEMBER_TOOL, SEARCH_TOOL, VECTOR_TOOL_SCHEMAS, validateToolArgs } from "./vector-tools.js";
+import { FORGET_TOOL, REMEMBER_TOOL, SEARCH_TOOL, VECTOR_TOOL_ROUTER, VECTOR_TOOL_SCHEMAS } from "./vector-tools.js";
+import { checkpointText, formatRecall, PrefetchCache, recallEntryCount, turnText } from "@hermes/memory-provider-kit";
 
 /** Constructor options: any config value (overrides config.yaml), plus injectable parts for tests and hosts. */
 export interface VectorMemoryProviderOptions extends Partial<VectorConfig> {
@@ -61,25 +63,7 @@ export interface VectorMemoryProviderOptions extends Partial<VectorConfig> {
   writeBatchSize?: number;
 }
 
-/** One item as exported by `exportItems` and accepted by `importItems` (JSON Lines). */
-export interface ExportedItem {
-  id: string;
-  namespace: string;
-  content: string;
-  metadata: VectorMetadata;
-}
-
-/** Progress callback of long operations: `done` of `total` items. */
-export type ProgressCallback = (done: number, total: number) => void;
-
-interface PendingWrite {
-  /** Outbox row holding this write durably (Pinecone store), once it is there. */
-  seq?: number;
-  id: string;
-  namespace: string;
-  text: string;
-  metadata: VectorMetadata;
-}
+export type { ExportedItem, PendingWrite, ProgressCallback } from "./maintenance.js";
 
 const VECTOR_DIR = path.join("memory", "vector");
 const OUTBOX_FILE = "outbox.sqlite";
@@ -151,23 +135,13 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   private store: VectorStore | null = null;
   private embedder: Embedder | null = null;
   private pending: PendingWrite[] = [];
-  /**
-   * Accepted writes whose attempt failed and that are not in the outbox (local store: disk full;
-   * Pinecone store: the outbox itself could not be written). Kept until stored: re-tried with the
-   * next write and every `flush()`, which rejects while any are left.
-   */
-  private held: PendingWrite[] = [];
-  /** Pinecone store: writes not yet acknowledged by Pinecone, durably on disk. */
-  private outbox: Outbox | null = null;
-  private resending: Promise<void> | null = null;
-  private lastFailure: unknown = null;
+  /** Accepted writes on their way to the store (outbox for stores that acknowledge remotely). */
+  private readonly queue: WriteQueue;
   /** `$HERMES_HOME` is not writable: opened read-only, search works, writes throw. */
   private readOnly = false;
   private readOnlyWarned = false;
   private mirrorOps: Promise<void> = Promise.resolve();
-  private draining: Promise<void> | null = null;
-  private drainScheduled = false;
-  private readonly prefetchCache = new Map<string, Promise<MemoryHit[]>>();
+  private readonly prefetchCache = new PrefetchCache<Promise<MemoryHit[]>>();
   private lastRecallCount = 0;
   private problem = "";
   private closed = false;
@@ -176,6 +150,12 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     super();
     this.options = options;
     this.logger = options.logger ?? silentLogger;
+    this.queue = new WriteQueue({
+      write: (batch) => this.writeNow(batch),
+      batchSize: options.writeBatchSize ?? 32,
+      logger: this.logger,
+      isClosed: () => this.closed,
+    });
     this.config = resolveVectorConfig({}, options.env ?? process.env, this.overrides());
     if (options.hermesHome) {
       try {
@@ -232,19 +212,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
 
   /** Setup fields (`hermes-memory memory setup vector`). */
   getConfigSchema(): ConfigField[] {
-    return [
-      { key: "store", description: "Where vectors live", choices: ["local", "pinecone"], default: "local" },
-      { key: "embedder", description: "Embedding model", choices: ["hashing", "openai", "onnx"], default: "hashing" },
-      { key: "dimensions", description: "Vector dimensions", type: "integer", default: 384, minimum: 8 },
-      { key: "pinecone_index", description: "Pinecone index name", default: "hermes-memory", when: { store: "pinecone" } },
-      { key: "pinecone_namespace_template", description: "Pinecone namespace ({profile}, {user})", default: "{profile}:{user}", when: { store: "pinecone" } },
-      { key: "pinecone_api_key", description: "Pinecone API key", secret: true, required: true, envVar: "PINECONE_API_KEY", url: "https://app.pinecone.io", when: { store: "pinecone" } },
-      { key: "embeddings_base_url", description: "OpenAI-compatible embeddings base URL", default: "https://api.openai.com/v1", when: { embedder: "openai" } },
-      { key: "embeddings_model", description: "Embeddings model", default: "text-embedding-3-small", when: { embedder: "openai" } },
-      { key: "embeddings_api_key", description: "Embeddings API key (blank for local servers)", secret: true, envVar: "EMBEDDINGS_API_KEY", url: "https://platform.openai.com/api-keys", when: { embedder: "openai" } },
-      { key: "onnx_model_dir", description: "Local ONNX sentence-embedding model directory", when: { embedder: "onnx" } },
-      { key: "hybrid", description: "Fuse vector and BM25 keyword ranking", type: "boolean", default: true },
-    ];
+    return VECTOR_CONFIG_FIELDS.map((f) => ({ ...f }));
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -278,7 +246,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   private async open(hermesHome: string, options: { verifyIdentity: boolean; allowReset?: boolean }): Promise<void> {
     if (this.sidecar) return;
     this.hermesHome = hermesHome;
-    this.config = await loadVectorConfig(hermesHome, this.overrides(), this.options.env ?? process.env);
+    this.config = await loadVectorConfig(hermesHome, this.overrides(), this.options.env ?? process.env, (warning) => this.logger.warn(`vector memory: ${warning}`));
     this.problem = "";
     const missing = this.missing();
     if (missing) {
@@ -313,7 +281,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     try {
       if (options.verifyIdentity) this.verifyIdentity();
       this.store = await this.createStore(this.embedder.dimensions, options.allowReset ? "reset" : "throw");
-      if (this.store.kind === "pinecone" && !this.readOnly) this.outbox = Outbox.open(path.join(dir, OUTBOX_FILE));
+      if (this.store.needsOutbox && !this.readOnly) this.queue.attachOutbox(Outbox.open(path.join(dir, OUTBOX_FILE)));
     } catch (error) {
       this.sidecar.close();
       this.sidecar = null;
@@ -321,10 +289,10 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       this.store = null;
       throw error;
     }
-    const waiting = this.outbox?.count() ?? 0;
+    const waiting = this.queue.inOutbox;
     if (waiting > 0) {
-      this.logger.info(`vector memory: re-sending ${waiting} writes Pinecone has not acknowledged yet (outbox ${this.outbox!.file}).`);
-      this.resendOutbox().catch((error: unknown) => this.logger.warn(`vector memory: re-sending the outbox failed: ${describeError(error)}`));
+      this.logger.info(`vector memory: re-sending ${waiting} writes Pinecone has not acknowledged yet (outbox ${this.queue.attachedOutbox!.file}).`);
+      this.queue.resendOutbox().catch((error: unknown) => this.logger.warn(`vector memory: re-sending the outbox failed: ${describeError(error)}`));
     }
   }
 
@@ -429,114 +397,12 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   }
 
   private enqueue(writes: PendingWrite[]): void {
-    this.pending.push(...this.held.splice(0), ...writes);
-    if (this.drainScheduled || this.draining) return;
-    this.drainScheduled = true;
-    setImmediate(() => {
-      if (this.drainScheduled) void this.drain();
-    });
-  }
-
-  private drain(): Promise<void> {
-    this.drainScheduled = false;
-    if (this.draining) return this.draining;
-    this.draining = (async () => {
-      try {
-        while (this.pending.length > 0 && !this.closed) {
-          const batch = this.pending.splice(0, this.options.writeBatchSize ?? 32);
-          try {
-            await this.deliver(batch);
-          } catch (error) {
-            // The store is failing (down, disk full): keep this batch and everything queued behind
-            // it instead of paying the retries once per batch; flush() reports them.
-            this.lastFailure = error;
-            const kept = this.hold([...batch, ...this.pending.splice(0)]);
-            this.logger.warn(`vector memory: storing ${batch.length} items failed (${describeError(error)}); ${kept}`);
-          }
-        }
-      } finally {
-        this.draining = null;
-      }
-    })();
-    return this.draining;
-  }
-
-  /**
-   * Pinecone store: put the batch in the outbox (fsynced) before sending, remove it once Pinecone
-   * acknowledged it. A failed send leaves it there for the next start or `flush()`.
-   */
-  private async deliver(batch: PendingWrite[]): Promise<void> {
-    if (this.outbox) {
-      const fresh = batch.filter((w) => w.seq === undefined);
-      try {
-        this.outbox.put(fresh).forEach((seq, i) => (fresh[i]!.seq = seq));
-      } catch (error) {
-        this.logger.warn(`vector memory: ${describeError(storageWriteError(`the outbox ${this.outbox.file}`, error))}`);
-      }
-    }
-    await this.writeNow(batch);
-    const seqs = batch.flatMap((w) => (w.seq === undefined ? [] : [w.seq]));
-    if (seqs.length > 0) this.outbox!.remove(seqs);
-  }
-
-  /** Keep failed writes: in the outbox when they are there (or can be put there), else in memory. Returns what happened, for the log. */
-  private hold(writes: PendingWrite[]): string {
-    let memory = writes.filter((w) => w.seq === undefined);
-    if (this.outbox && memory.length > 0) {
-      try {
-        this.outbox.put(memory).forEach((seq, i) => (memory[i]!.seq = seq));
-        memory = [];
-      } catch {
-        // The outbox is on the same failing disk: keep them in memory.
-      }
-    }
-    this.held.push(...memory);
-    const durable = writes.length - memory.length;
-    return [
-      durable > 0 ? `${durable} kept in the outbox ${this.outbox!.file} (re-sent on flush() or the next start)` : "",
-      memory.length > 0 ? `${memory.length} kept in memory and retried with the next write or flush()` : "",
-    ]
-      .filter(Boolean)
-      .join("; ");
-  }
-
-  /** Re-send what the outbox holds, oldest first, until it is empty or a send fails (one at a time). */
-  private resendOutbox(): Promise<void> {
-    this.resending ??= (async () => {
-      try {
-        while (this.outbox && !this.closed) {
-          const entries = this.outbox.list(this.options.writeBatchSize ?? 32);
-          if (entries.length === 0) return;
-          try {
-            await this.writeNow(entries);
-          } catch (error) {
-            this.lastFailure = error;
-            return;
-          }
-          this.outbox?.remove(entries.map((e) => e.seq));
-        }
-      } finally {
-        this.resending = null;
-      }
-    })();
-    return this.resending;
+    this.queue.enqueue(writes);
   }
 
   /** Writes accepted but not acknowledged by their store (outbox and memory). */
   get undeliveredWrites(): number {
-    return this.held.length + this.pending.length + (this.outbox?.count() ?? 0);
-  }
-
-  private undeliveredError(): HermesMemoryError {
-    const inOutbox = this.outbox?.count() ?? 0;
-    const inMemory = this.held.length + this.pending.length;
-    const cause = this.lastFailure;
-    const why = cause ? describeError(cause) : "the store did not acknowledge them";
-    const parts = [
-      inOutbox > 0 ? `${inOutbox} writes are not acknowledged by Pinecone yet; they are kept in the outbox ${this.outbox!.file} and re-sent by the next flush() or start` : "",
-      inMemory > 0 ? `${inMemory} accepted writes are not stored yet (kept in memory, retried by the next flush(); lost if the process exits)` : "",
-    ].filter(Boolean);
-    return new HermesMemoryError({ code: "STORAGE_FAILED", message: `vector memory: ${parts.join("; ")}. Last failure: ${why}`, cause });
+    return this.queue.undelivered;
   }
 
   private assertWritable(): void {
@@ -568,21 +434,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     batch.forEach((w, i) => byNamespace.set(w.namespace, [...(byNamespace.get(w.namespace) ?? []), i]));
     for (const [namespace, indexes] of byNamespace) {
       const records = indexes.map((i) => ({ id: batch[i]!.id, vector: vectors[i]!, metadata: { ...batch[i]!.metadata, text: batch[i]!.text } }));
-      if (store instanceof LocalVectorStore) {
-        store.upsertSync(records, namespace);
-      } else {
-        const rows = indexes.map((i) => ({ id: batch[i]!.id, text: batch[i]!.text, metadata: batch[i]!.metadata, vector: null }));
-        const toSidecar = (): void => {
-          try {
-            sidecar.upsert(namespace, rows);
-          } catch (error) {
-            throw storageWriteError(`the vector sidecar ${sidecar.file}`, error);
-          }
-        };
-        if (!options.durable) toSidecar();
-        await store.upsert(records, { namespace });
-        if (options.durable) toSidecar();
-      }
+      const rows = indexes.map((i) => ({ id: batch[i]!.id, text: batch[i]!.text, metadata: batch[i]!.metadata, vector: null }));
+      await store.writeItems({ namespace, records, rows, durable: options.durable === true }, sidecar);
     }
     try {
       if (!sidecar.getMeta(this.identityKey())) sidecar.setMeta(this.identityKey(), this.currentIdentity());
@@ -599,16 +452,14 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    */
   async flush(): Promise<void> {
     await this.mirrorOps;
-    if (this.held.length > 0) this.pending.unshift(...this.held.splice(0));
+    this.queue.requeueHeld();
     await this.flushWrites();
-    if (this.outbox && this.outbox.count() > 0) await this.resendOutbox();
-    if (this.held.length > 0 || (this.outbox?.count() ?? 0) > 0) throw this.undeliveredError();
+    if (this.queue.inOutbox > 0) await this.queue.resendOutbox();
+    if (this.queue.hasUndelivered) throw this.queue.undeliveredError();
   }
 
   private async flushWrites(): Promise<void> {
-    while (this.pending.length > 0 || this.draining || this.drainScheduled) {
-      await (this.draining ?? this.drain());
-    }
+    await this.queue.drainAll();
     await this.store?.flush();
   }
 
@@ -616,8 +467,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   override syncTurn(userContent: string, assistantContent: string, options: SyncTurnOptions): void {
     if (!this.writesAllowed || !this.sidecar || this.closed) return;
     if (this.readOnly) return this.warnReadOnly();
-    const content = [userContent && `User: ${userContent}`, assistantContent && `Assistant: ${assistantContent}`].filter(Boolean).join("\n");
-    if (!content.trim()) return;
+    const content = turnText(userContent, assistantContent, options.turnAuthor);
+    if (!content) return;
     const sessionId = options.sessionId || this.sessionId;
     this.enqueue([this.buildWrite({ content, kind: "turn", sessionId, userId: this.userId }, `turn-${randomUUID()}`)]);
   }
@@ -662,7 +513,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       if (seen.has(digest)) continue;
       seen.add(digest);
       writes.push(
-        this.buildWrite({ content: `${message.role === "user" ? "User" : "Assistant"}: ${text}`, kind: "checkpoint", sessionId: this.sessionId, userId: this.userId }, `ckpt-${digest.slice(0, 32)}`, {
+        this.buildWrite({ content: checkpointText(message.role, text), kind: "checkpoint", sessionId: this.sessionId, userId: this.userId }, `ckpt-${digest.slice(0, 32)}`, {
           digest,
           role: message.role,
         }),
@@ -673,8 +524,17 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     return "";
   }
 
-  override onSessionSwitch(newSessionId: string, options: SessionSwitchOptions): boolean {
-    if (options.reset) this.prefetchCache.clear();
+  /**
+   * Write what the old session queued (so it is durable before the host moves on; a failing store
+   * keeps it for the next flush and is logged), drop cached recall, then switch.
+   */
+  override async onSessionSwitch(newSessionId: string, _options: SessionSwitchOptions): Promise<boolean> {
+    try {
+      await this.flush();
+    } catch (error) {
+      this.logger.warn("vector memory: queued writes could not be stored at the session switch; they are kept and retried", error);
+    }
+    this.prefetchCache.clear();
     this.sessionId = newSessionId;
     return true;
   }
@@ -696,86 +556,23 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   }
 
   /**
-   * Hybrid (or pure vector) search, best first. Hybrid: vector and BM25 candidates are fused
-   * (`scoreFusion`; BM25-led for the lexical `hashing` embedder, balanced for semantic ones), each
-   * candidate turn passes part of its score to the next two and the previous turn of its session,
-   * and turns of a speaker named in the query are boosted ×1.3. Hits carry
+   * Hybrid (or pure vector) search, best first (see `hybridSearch`). Hits carry
    * `metadata.scores = {vector, bm25, fused}` (`null` = not found by that ranking).
    */
   async search(query: string, options: MemorySearchOptions & { budgetMs?: number } = {}): Promise<MemoryHit[]> {
     const { sidecar, store, embedder } = this.requireOpen();
-    const limit = Math.max(1, Math.min(200, options.limit ?? 10));
-    if (!query.trim()) return [];
-    const namespace = this.namespaceFor(options.userId);
-    const clauses: MetadataFilter[] = [];
-    if (options.kind) clauses.push({ kind: options.kind });
-    if (options.sessionId) clauses.push({ session_id: options.sessionId });
-    const filter = clauses.length === 0 ? undefined : clauses.length === 1 ? clauses[0] : { $and: clauses };
-    const depth = this.config.hybrid ? Math.max(limit * 3, 20) : limit;
-    const [vector] = await embedder.embed([query]);
-    const vectorHits = await store.query(vector!, { topK: depth, namespace, ...(filter ? { filter } : {}), ...(options.budgetMs ? { budgetMs: options.budgetMs } : {}) });
-    if (!this.config.hybrid) {
-      return vectorHits.slice(0, limit).map((h) => this.toHit(h.id, h.metadata, h.score, { vector: h.score, bm25: null }));
-    }
-    const keywordHits = sidecar.keywordSearch(namespace, query, depth, filter);
-    const weights = embedder.id.startsWith("hashing") ? LEXICAL_EMBEDDER_FUSION : SEMANTIC_EMBEDDER_FUSION;
-    const fused = scoreFusion(vectorHits, keywordHits, weights);
-    const components = new Map(fused.map((f) => [f.id, f]));
-    const rows = new Map(sidecar.getByIds(namespace, fused.map((f) => f.id)).map((r) => [r.id, r]));
-    const metadataById = new Map<string, VectorMetadata>(vectorHits.map((h) => [h.id, h.metadata]));
-    for (const h of keywordHits) metadataById.set(h.id, h.metadata);
-    const candidates = new Map<string, ContextCandidate>();
-    for (const f of fused) {
-      const row = rows.get(f.id);
-      candidates.set(f.id, { id: f.id, score: f.score, metadata: row?.metadata ?? metadataById.get(f.id) ?? {}, ...(row ? { row } : {}) });
-    }
-    const contextual = propagateContext(candidates, (row) => sidecar.sessionNeighbours(namespace, row.metadata.session_id as string, row.key, 2, 1), {
-      accept: (row) => !filter || matchesFilter(row.metadata, filter),
-      // Far down the list the shares are too small to change the top `limit`, and each giver
-      // costs two indexed look-ups.
-      maxGivers: Math.max(limit * 2, 40),
-    });
-    boostNamedSpeakers(query, contextual);
-    const order = (c: ContextCandidate): number => c.row?.key ?? Number.MAX_SAFE_INTEGER;
-    return [...contextual.values()]
-      .sort((a, b) => b.score - a.score || order(a) - order(b))
-      .slice(0, limit)
-      .map((c) => {
-        const f = components.get(c.id);
-        return this.toHit(c.id, c.metadata, c.score, { vector: f?.vector ?? null, bm25: f?.bm25 ?? null, fused: c.score });
-      });
+    return hybridSearch({ sidecar, store, embedder, hybrid: this.config.hybrid }, query, { ...options, namespace: this.namespaceFor(options.userId) });
   }
 
-  private toHit(id: string, metadata: VectorMetadata, score: number, scores: Record<string, number | null>): MemoryHit {
-    const { text, kind, session_id, user_id, created_at, extra, ...rest } = metadata;
-    let user: Record<string, unknown> = {};
-    if (typeof extra === "string") {
-      try {
-        user = JSON.parse(extra) as Record<string, unknown>;
-      } catch {
-        user = { extra };
-      }
-    }
-    return {
-      id,
-      content: typeof text === "string" ? text : "",
-      kind: KINDS.includes(kind as MemoryKind) ? (kind as MemoryKind) : "fact",
-      score,
-      ...(typeof session_id === "string" ? { sessionId: session_id } : {}),
-      ...(typeof user_id === "string" ? { userId: user_id } : {}),
-      createdAt: typeof created_at === "string" ? created_at : new Date(0).toISOString(),
-      metadata: { ...user, ...rest, scores },
-    };
-  }
+
 
   /** One item by id (from the sidecar; Pinecone-only items from the default namespace). */
   async get(id: string): Promise<MemoryHit | null> {
     const { sidecar, store } = this.requireOpen();
     const row = sidecar.getByIds(null, [id])[0];
-    if (row) return this.toHit(row.id, row.metadata, 1, {});
-    if (store.kind !== "pinecone") return null;
-    const record = (await store.fetch([id], { namespace: this.namespaceFor() })).get(id);
-    return record ? this.toHit(id, record.metadata ?? {}, 1, {}) : null;
+    if (row) return toMemoryHit(row.id, row.metadata, 1, {});
+    const record = await store.fetchUnindexed(id, this.namespaceFor());
+    return record ? toMemoryHit(id, record.metadata ?? {}, 1, {}) : null;
   }
 
   /** Delete an item everywhere. Returns false when no such id exists. Waits for queued writes first. */
@@ -791,16 +588,12 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     await this.flushWrites();
     const rows = sidecar.getByIds(null, [id]);
     if (rows.length === 0) {
-      if (store.kind !== "pinecone") return false;
       const namespace = this.namespaceFor();
-      if (!(await store.fetch([id], { namespace })).has(id)) return false;
+      if (!(await store.fetchUnindexed(id, namespace))) return false;
       await store.delete({ ids: [id] }, { namespace });
       return true;
     }
-    for (const row of rows) {
-      await store.delete({ ids: [id] }, { namespace: row.namespace });
-      if (store.kind === "pinecone") sidecar.delete(row.namespace, { ids: [id] });
-    }
+    for (const row of rows) await store.removeItem(id, row.namespace, sidecar);
     return true;
   }
 
@@ -808,16 +601,16 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   async stats(): Promise<MemoryStats> {
     const { sidecar, store } = this.requireOpen();
     const byKind: Record<MemoryKind, number> = { turn: 0, fact: 0, checkpoint: 0 };
-    for (const r of sidecar.db.prepare(`SELECT json_extract(metadata, '$.kind') AS kind, COUNT(*) AS n FROM records GROUP BY kind`).all() as Array<{ kind: string; n: number }>) {
-      if (KINDS.includes(r.kind as MemoryKind)) byKind[r.kind as MemoryKind] = r.n;
+    for (const [kind, n] of Object.entries(sidecar.kindCounts())) {
+      if (KINDS.includes(kind as MemoryKind)) byKind[kind as MemoryKind] = n;
     }
-    const sessions = (sidecar.db.prepare(`SELECT COUNT(DISTINCT json_extract(metadata, '$.session_id')) AS n FROM records`).get() as { n: number }).n;
+    const sessions = sidecar.sessionCount();
     const namespaces = sidecar.namespaceCounts();
     return {
       items: Object.values(namespaces).reduce((a, b) => a + b, 0),
       byKind,
       sessions,
-      location: store.kind === "pinecone" ? `pinecone:${this.config.pineconeIndex}` : path.join(this.hermesHome, VECTOR_DIR),
+      location: store.locationLabel,
       sizeBytes: sidecar.sizeBytes(),
       store: store.kind,
       embedder: this.embedder!.id,
@@ -826,18 +619,16 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       namespaces,
       pendingWrites: this.undeliveredWrites,
       ...(this.readOnly ? { readOnly: true } : {}),
-      ...(store instanceof LocalVectorStore ? { indexedVectors: store.indexSize() } : {}),
+      ...store.statsDetails(),
     };
   }
 
   /** Start a search for the next turn in the background (served by `prefetch`). */
   override queuePrefetch(query: string, options: PrefetchOptions): void {
     if (!this.sidecar || this.closed || !query.trim()) return;
-    const key = `${options.sessionId}\u0000${query}`;
     const promise = this.search(query, { limit: 8, budgetMs: this.config.prefetchTimeoutMs });
     promise.catch(() => undefined);
-    this.prefetchCache.set(key, promise);
-    while (this.prefetchCache.size > 8) this.prefetchCache.delete(this.prefetchCache.keys().next().value as string);
+    this.prefetchCache.set(options.sessionId, query, promise);
   }
 
   /**
@@ -847,26 +638,13 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   override async prefetch(query: string, options: PrefetchOptions): Promise<string> {
     this.lastRecallCount = 0;
     if (!this.sidecar || this.closed || !query.trim()) return "";
-    const key = `${options.sessionId}\u0000${query}`;
-    const queued = this.prefetchCache.get(key);
-    this.prefetchCache.delete(key);
+    const queued = this.prefetchCache.take(options.sessionId, query);
     const budget = this.config.prefetchTimeoutMs;
     const search = queued ?? this.search(query, { limit: 8, budgetMs: budget });
     const hits = await withTimeout(search, budget, [] as MemoryHit[]);
-    const lines: string[] = [];
-    let used = 0;
-    const header = "## Vector memory (relevant past context)";
-    for (const hit of hits) {
-      const date = hit.createdAt.slice(0, 10);
-      const line = `- [${hit.kind}${date ? `, ${date}` : ""}] ${hit.content.replace(/\s+/g, " ").trim()}`;
-      const room = this.config.prefetchChars - header.length - 1 - used;
-      if (room <= 20) break;
-      const clipped = line.length > room ? `${line.slice(0, room - 1)}…` : line;
-      lines.push(clipped);
-      used += clipped.length + 1;
-    }
-    this.lastRecallCount = lines.length;
-    return lines.length > 0 ? `${header}\n${lines.join("\n")}` : "";
+    const block = formatRecall(hits, { header: "## Vector memory (relevant past context)", maxChars: this.config.prefetchChars, label: vectorRecallLabel });
+    this.lastRecallCount = recallEntryCount(block);
+    return block;
   }
 
   override recallStatus(): RecallStatus | null {
@@ -890,36 +668,33 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
 
   /** Validate and run a tool; always returns a JSON string (errors as `{"error": ...}`). */
   override async handleToolCall(toolName: string, args: Record<string, unknown>, _options: ToolCallOptions = {}): Promise<string> {
-    try {
-      if (toolName !== SEARCH_TOOL && toolName !== REMEMBER_TOOL && toolName !== FORGET_TOOL) {
-        return JSON.stringify({ error: `Provider vector does not handle tool ${toolName}` });
-      }
-      const invalid = validateToolArgs(toolName, args);
-      if (invalid) return JSON.stringify({ error: invalid });
-      this.requireOpen();
-      if (toolName === SEARCH_TOOL) {
+    return VECTOR_TOOL_ROUTER.runAsync(toolName, args, {
+      [SEARCH_TOOL]: async (args) => {
+        this.requireOpen();
         const hits = await this.search(String(args.query), {
           limit: typeof args.limit === "number" ? args.limit : 8,
           ...(typeof args.kind === "string" ? { kind: args.kind as MemoryKind } : {}),
           ...(args.session_only === true ? { sessionId: this.sessionId } : {}),
           budgetMs: this.config.requestTimeoutMs,
         });
-        return JSON.stringify({
+        return {
           results: hits.map((h) => ({ id: h.id, content: h.content, kind: h.kind, score: h.score, created_at: h.createdAt, session_id: h.sessionId, scores: h.metadata.scores })),
           count: hits.length,
-        });
-      }
-      if (toolName === REMEMBER_TOOL) {
+        };
+      },
+      [REMEMBER_TOOL]: async (args) => {
+        this.requireOpen();
         const id = `fact-${randomUUID()}`;
         const tags = Array.isArray(args.tags) ? (args.tags as string[]) : [];
         await this.writeNow([this.buildWrite({ content: String(args.content), kind: "fact", tags, sessionId: this.sessionId, userId: this.userId }, id, { source: "tool" })], { durable: true });
-        return JSON.stringify({ id, status: "stored" });
-      }
-      const forgotten = await this.forget(String(args.id));
-      return JSON.stringify(forgotten ? { id: args.id, status: "forgotten" } : { error: `No memory item with id ${String(args.id)}` });
-    } catch (error) {
-      return JSON.stringify({ error: describeError(error) });
-    }
+        return { id, status: "stored" };
+      },
+      [FORGET_TOOL]: async (args) => {
+        this.requireOpen();
+        const forgotten = await this.forget(String(args.id));
+        return forgotten ? { id: args.id, status: "forgotten" } : { error: `No memory item with id ${String(args.id)}` };
+      },
+    });
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -934,76 +709,29 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     const { sidecar, store, embedder } = this.requireOpen();
     this.assertWritable();
     await this.flush();
-    const counts = sidecar.namespaceCounts();
-    const total = Object.values(counts).reduce((a, b) => a + b, 0);
-    let done = 0;
-    onProgress?.(0, total);
-    // Pinecone: upserts overwrite by id, and a namespace may hold other machines' items, so
-    // nothing is deleted there; a different dimension needs a new index anyway.
-    if (store instanceof LocalVectorStore) {
-      sidecar.clearVectors();
-      store.rebuild();
-    }
-    for (const namespace of Object.keys(counts)) {
-      let batch: SidecarRow[] = [];
-      const flushBatch = async (): Promise<void> => {
-        if (batch.length === 0) return;
-        const vectors = await embedder.embed(batch.map((r) => r.text));
-        if (store instanceof LocalVectorStore) {
-          store.setVectors(batch.map((r, i) => ({ key: r.key, vector: vectors[i]! })));
-        } else {
-          await store.upsert(batch.map((r, i) => ({ id: r.id, vector: vectors[i]!, metadata: r.metadata })), { namespace });
-        }
-        done += batch.length;
-        onProgress?.(done, total);
-        batch = [];
-      };
-      for (const row of sidecar.iterate(namespace)) {
-        batch.push(row);
-        if (batch.length >= 64) await flushBatch();
-      }
-      await flushBatch();
-    }
-    sidecar.setMeta(this.identityKey(), this.currentIdentity());
-    await store.flush();
-    return { items: done, namespaces: Object.keys(counts).length };
+    return reindexAll({ sidecar, store, embedder }, () => sidecar.setMeta(this.identityKey(), this.currentIdentity()), onProgress);
   }
 
   /** Every stored item, for `hermes-memory vector export` (JSON Lines). */
   *exportItems(): Generator<ExportedItem> {
-    const { sidecar } = this.requireOpen();
-    for (const row of sidecar.iterate(null)) {
-      const { text: _t, ...metadata } = row.metadata;
-      yield { id: row.id, namespace: row.namespace, content: row.text, metadata };
-    }
+    yield* exportAll(this.requireOpen().sidecar);
   }
 
   /** Import exported items, re-embedded with the configured embedder. Ids are kept; namespaces follow this profile. */
   async importItems(items: Iterable<ExportedItem> | AsyncIterable<ExportedItem>, onProgress?: ProgressCallback, total = 0): Promise<number> {
     this.requireOpen();
     this.assertWritable();
-    let batch: PendingWrite[] = [];
-    let done = 0;
-    for await (const item of items) {
-      if (typeof item?.id !== "string" || typeof item.content !== "string") {
-        throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `Import line ${done + 1} is not an exported item ({id, namespace, content, metadata}). Use a file written by \`hermes-memory vector export\`.` });
-      }
-      // Namespaces are re-derived for this profile: an export moved to another home lands in that
-      // home's namespaces (per user), not in the exporting profile's.
-      const userId = typeof item.metadata?.user_id === "string" ? item.metadata.user_id : undefined;
-      batch.push({ id: item.id, namespace: this.namespaceFor(userId), text: item.content, metadata: flattenMetadata(item.metadata ?? {}) });
-      if (batch.length >= 64) {
-        await this.writeNow(batch, { durable: true });
-        done += batch.length;
-        onProgress?.(done, Math.max(total, done));
-        batch = [];
-      }
-    }
-    if (batch.length > 0) {
-      await this.writeNow(batch, { durable: true });
-      done += batch.length;
-      onProgress?.(done, Math.max(total, done));
-    }
+    const done = await importAll(
+      items,
+      {
+        // Namespaces are re-derived for this profile: an export moved to another home lands in that
+        // home's namespaces (per user), not in the exporting profile's.
+        namespaceFor: (userId) => this.namespaceFor(userId),
+        write: (batch) => this.writeNow(batch, { durable: true }),
+      },
+      onProgress,
+      total,
+    );
     await this.store!.flush();
     return done;
   }
@@ -1021,8 +749,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     } catch (error) {
       failure = error;
     }
-    const lost = this.held.length + this.pending.length;
-    const kept = this.outbox?.count() ?? 0;
+    const lost = this.queue.inMemory;
+    const kept = this.queue.inOutbox;
     this.closed = true;
     try {
       await this.store?.close();
@@ -1030,11 +758,11 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       failure ??= error;
     }
     this.sidecar?.close();
-    this.outbox?.close();
+    this.queue.attachedOutbox?.close();
     await this.embedder?.close?.();
     this.store = null;
     this.sidecar = null;
-    this.outbox = null;
+    this.queue.attachOutbox(null);
     if (!failure) return;
     if (lost === 0 && kept === 0) {
       // Only the index file failed to save: the sidecar holds everything and the next start rebuilds it.
@@ -1048,6 +776,12 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       kept > 0 ? `${kept} writes not acknowledged by Pinecone are kept in the outbox ${path.join(this.hermesHome, VECTOR_DIR, OUTBOX_FILE)} and re-sent on the next start` : "",
       lost > 0 ? `${lost} accepted writes could not be stored and are lost` : "",
     ].filter(Boolean);
-    throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `vector memory shutdown: ${parts.join("; ")} (${describeError(this.lastFailure ?? failure)}).`, cause: failure });
+    throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `vector memory shutdown: ${parts.join("; ")} (${describeError(this.queue.lastFailure ?? failure)}).`, cause: failure });
   }
+}
+
+/** Recall entry label of this provider: `kind, YYYY-MM-DD`. */
+function vectorRecallLabel(hit: MemoryHit): string {
+  const date = hit.createdAt.slice(0, 10);
+  return `${hit.kind}${date ? `, ${date}` : ""}`;
 }

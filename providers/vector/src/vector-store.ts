@@ -1,4 +1,5 @@
 import type { MetadataFilter, VectorMetadata } from "./metadata-filter.js";
+import type { Sidecar, SidecarRow, SidecarWrite } from "./sidecar.js";
 
 /** One vector with its id and flat metadata. */
 export interface VectorRecord {
@@ -12,6 +13,8 @@ export interface VectorMatch {
   id: string;
   score: number;
   metadata: VectorMetadata;
+  /** The record's sidecar key, when the store's records live in the sidecar (given with `idsOnly`). */
+  key?: number;
 }
 
 /** Options of `VectorStore.query`. */
@@ -22,6 +25,12 @@ export interface VectorQueryOptions {
   namespace?: string;
   /** Time budget in ms for the whole call including retries (remote stores); unbounded when absent. */
   budgetMs?: number;
+  /**
+   * The caller needs only ids and scores of records the sidecar holds (it reads their metadata
+   * there): a store may then return `metadata: {}` for them. Records only a remote store holds
+   * still carry their metadata.
+   */
+  idsOnly?: boolean;
 }
 
 /** What `VectorStore.delete` removes: listed ids, every record matching a filter, or a whole namespace. */
@@ -41,6 +50,18 @@ export interface VectorStoreStats {
   namespaces: Record<string, number>;
   /** Where the data lives: a directory or `pinecone:<index>`. */
   location: string;
+}
+
+/** One namespace's share of a write batch: the vectors and the sidecar rows (text, metadata). */
+export interface ItemWrite {
+  namespace: string;
+  records: VectorRecord[];
+  rows: SidecarWrite[];
+  /**
+   * A caller waits for this write and is told when it fails: nothing may be left half-written.
+   * Otherwise the text is kept in the sidecar even when the vectors cannot be stored.
+   */
+  durable: boolean;
 }
 
 /**
@@ -63,6 +84,26 @@ export interface VectorStore {
   flush(): Promise<void>;
   /** Flush and release files/sockets. Idempotent. */
   close(): Promise<void>;
+
+  // The write policy: how items reach this store and the sidecar. The provider calls only these,
+  // never asks which store it has.
+
+  /** True when accepted writes must wait in a durable outbox until the store acknowledges them. */
+  readonly needsOutbox: boolean;
+  /** Where the data lives, for stats: a directory, or `pinecone:<index>`. */
+  readonly locationLabel: string;
+  /** Store items: their vectors here and their text in `sidecar`, in the order `write.durable` needs. */
+  writeItems(write: ItemWrite, sidecar: Sidecar): Promise<void>;
+  /** An item the sidecar does not know but this store holds (another machine wrote it); local stores hold none. */
+  fetchUnindexed(id: string, namespace: string): Promise<VectorRecord | null>;
+  /** Delete an item from this store and from the sidecar. */
+  removeItem(id: string, namespace: string, sidecar: Sidecar): Promise<void>;
+  /** Before re-embedding every item: drop what a reindex replaces (local: every vector and the index). */
+  beginReindex(sidecar: Sidecar): void;
+  /** Store re-embedded vectors of existing sidecar rows. */
+  reindexRows(rows: SidecarRow[], vectors: Float32Array[], namespace: string): Promise<void>;
+  /** Store-specific numbers for stats (e.g. `indexedVectors`). */
+  statsDetails(): Record<string, unknown>;
 }
 
 /** The namespace a store uses when none is given (Pinecone's `__default__` is the same one). */

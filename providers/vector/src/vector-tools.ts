@@ -1,5 +1,5 @@
-import { Ajv } from "ajv";
 import type { ToolSchema } from "@hermes/memory-core";
+import { ToolRouter } from "@hermes/memory-provider-kit";
 
 /** Tool names this provider offers. */
 export const SEARCH_TOOL = "vector_memory_search";
@@ -49,14 +49,5 @@ export const VECTOR_TOOL_SCHEMAS: ToolSchema[] = [
   },
 ];
 
-const ajv = new Ajv({ allErrors: true, strict: false });
-const validators = new Map(VECTOR_TOOL_SCHEMAS.map((s) => [s.name, ajv.compile(s.parameters)]));
-
-/** Validate tool arguments; returns an error message or `null` when valid. */
-export function validateToolArgs(tool: string, args: unknown): string | null {
-  const validate = validators.get(tool);
-  if (!validate) return `Unknown tool ${tool}`;
-  if (validate(args)) return null;
-  const problems = (validate.errors ?? []).map((e) => `${e.instancePath || "(arguments)"} ${e.message ?? "is invalid"}`);
-  return `Invalid arguments for ${tool}: ${problems.join("; ")}`;
-}
+/** Validates and routes this provider's tool calls. */
+export const VECTOR_TOOL_ROUTER = new ToolRouter({ owner: "Provider vector", schemas: VECTOR_TOOL_SCHEMAS });

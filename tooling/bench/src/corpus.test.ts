@@ -7,10 +7,17 @@ import { cachedFile } from "./corpus-cache.js";
 import { createRandom } from "./prng.js";
 
 describe("CorpusGenerator", () => {
-  it("is deterministic for a seed", () => {
-    const a = new CorpusGenerator(5);
-    const b = new CorpusGenerator(5);
-    expect([a.userTurn(), a.assistantTurn(), a.query()]).toEqual([b.userTurn(), b.assistantTurn(), b.query()]);
+  it("gives identical corpora for one seed and different corpora for two seeds", () => {
+    const sample = (seed: number) => {
+      const g = new CorpusGenerator(seed);
+      return Array.from({ length: 20 }, () => [g.userTurn(), g.assistantTurn(), g.query()]).flat();
+    };
+    const a = sample(5);
+    expect(sample(5)).toEqual(a);
+    const b = sample(6);
+    expect(b).not.toEqual(a);
+    // Not just one differing item: a generator that ignored its seed would match almost everywhere.
+    expect(a.filter((text, i) => text === b[i]).length).toBeLessThan(a.length / 4);
   });
 
   it("writes user turns shorter than assistant turns, within the configured bounds", () => {

@@ -1,9 +1,9 @@
 import fs from "node:fs";
 
 /**
- * LoCoMo loader and the retrieval protocol of `../shared/data/locomo/README.md`: one memory item per
- * turn, the question verbatim as the query, recall@k = share of a question's evidence ids among the
- * top k hits. Reads any file of the same format (the full benchmark has ten conversations).
+ * LoCoMo loader and retrieval protocol (the paper's "dialog" setting): one memory item per turn,
+ * the question verbatim as the query, recall@k = share of a question's evidence ids among the top k
+ * hits. Reads any file of the same format (the full benchmark has ten conversations).
  */
 
 /** The categories of LoCoMo questions. */

@@ -41,6 +41,14 @@ describe("renderSvg", () => {
       ],
     });
     expect(svg.match(/<rect /g)).toHaveLength(7);
+    // On a linear axis bar heights are proportional to the values 1, 3 (series a) and 2, 5 (series b).
+    const heights = [...svg.matchAll(/<rect x="[\d.]+" y="[\d.]+" width="([\d.]+)" height="([\d.]+)"/g)]
+      .filter((m) => m[1] !== "22") // legend swatches
+      .map((m) => Number(m[2]));
+    expect(heights).toHaveLength(4);
+    const unit = heights[0]!;
+    expect(unit).toBeGreaterThan(10);
+    expect(heights.map((h) => h / unit)).toEqual([1, 3, 2, 5].map((v) => expect.closeTo(v, 1)));
     expect(svg).not.toMatch(/NaN|Infinity/);
   });
 
@@ -49,7 +57,26 @@ describe("renderSvg", () => {
     expect(svg).not.toMatch(/NaN|Infinity/);
   });
 
-  it("is deterministic", () => {
-    expect(renderSvg(line)).toBe(renderSvg(line));
+  it("places line points on the log scales: equal ratios give equal steps, and values rise upwards", () => {
+    const svg = renderSvg(line);
+    const paths = [...svg.matchAll(/<path d="([^"]+)"/g)].map((m) =>
+      m[1]!.split(" ").map((cmd) => cmd.slice(1).split(",").map(Number) as [number, number]),
+    );
+    expect(paths).toHaveLength(2);
+    const [target, baseline] = paths as [Array<[number, number]>, Array<[number, number]>];
+    // x: 10k, 100k, 1M on a log axis are evenly spaced, from the y axis to the right edge.
+    const xs = target.map(([x]) => x);
+    const yAxisX = Number(/<line x1="([\d.]+)" x2="\1" [^>]*stroke="#333"/.exec(svg)![1]);
+    expect(xs[0]).toBeCloseTo(yAxisX, 0);
+    expect(xs[1]! - xs[0]!).toBeGreaterThan(50);
+    expect(xs[2]! - xs[1]!).toBeCloseTo(xs[1]! - xs[0]!, 0);
+    expect(baseline.map(([x]) => x)).toEqual(xs);
+    // y: 1, 2, 4 double each time, so they climb (SVG y shrinks) by equal steps...
+    const ty = target.map(([, y]) => y);
+    const step = ty[0]! - ty[1]!;
+    expect(step).toBeGreaterThan(20);
+    expect(ty[1]! - ty[2]!).toBeCloseTo(step, 0);
+    // ...and the baseline (half the target everywhere) sits exactly one doubling lower.
+    baseline.forEach(([, y], i) => expect(y - ty[i]!).toBeCloseTo(step, 0));
   });
 });

@@ -47,8 +47,20 @@ function requireExports(pkg: string, mod: Record<string, unknown>, names: string
 export interface CoreModule {
   MemoryManager: new (options: { hermesHome: string; [key: string]: unknown }) => ManagerTarget;
   discoverMemoryProviders?: (options: { packageRoots?: string[]; hermesHome?: string; cwd?: string; [key: string]: unknown }) => unknown;
+}
+
+/** Provider-kit exports the prefetch suite uses. */
+export interface ProviderKitModule {
   /** The safe FTS5 query builder both reference providers use. */
-  buildFtsQuery?: (text: string) => string | null;
+  buildFtsQuery: (text: string) => string | null;
+}
+
+/** Loads `@hermes/memory-provider-kit` (the FTS5 query builder the providers share). */
+export async function loadProviderKit(): Promise<Loaded<ProviderKitModule>> {
+  const mod = await importPackage("@hermes/memory-provider-kit");
+  if (!mod.ok) return mod;
+  const missing = requireExports("@hermes/memory-provider-kit", mod.value, ["buildFtsQuery"]);
+  return missing ? { ok: false, reason: missing } : { ok: true, value: mod.value as unknown as ProviderKitModule };
 }
 
 /** Loads `@hermes/memory-core` and checks that the named exports exist. */

@@ -8,7 +8,7 @@
 import fs from "node:fs";
 import net from "node:net";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { PineconeFake } from "../../../providers/vector/src/test-support/pinecone-fake.js";
+import { PineconeFake } from "@hermes/pinecone-fake";
 import { ClassFigures, runCli, runNode, tempDir, writeVectorHome, type Child } from "./support.js";
 
 const figures = new ClassFigures("pinecone-outage");

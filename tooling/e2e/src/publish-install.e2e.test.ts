@@ -82,6 +82,44 @@ class MyMemoryProvider extends MemoryProvider {
 export function register(ctx) { ctx.registerMemoryProvider(new MyMemoryProvider()); }
 `;
 
+// A consumer of the installed provider kit: real functions, and with "sqlite" the SQLite store on the
+// better-sqlite3 (optional peer) that the SQLite provider brought into the project.
+const KIT_CONSUMER = `import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { buildFtsQuery, closeSqliteStore, createSqliteDriverLoader, formatRecall, openSqliteStore, queryTokens, ToolRouter } from "@hermes/memory-provider-kit";
+const router = new ToolRouter({ owner: "e2e", schemas: [{ name: "e2e_echo", description: "Echo", parameters: { type: "object", properties: { q: { type: "string" } }, required: ["q"] } }] });
+const hit = { id: "1", content: "The deploy moved to Friday.", kind: "fact", score: 1, createdAt: "2026-01-01T00:00:00Z", metadata: {} };
+const out = {
+  fts: buildFtsQuery('What did "Alice" say about the deploy?!'),
+  tokens: queryTokens("Caroline's paintings"),
+  routed: router.run("e2e_echo", { q: "hi" }, { e2e_echo: (a) => ({ echo: a.q }) }),
+  refused: router.run("e2e_echo", {}, { e2e_echo: () => "unreachable" }).includes("error"),
+  recall: formatRecall([hit], { header: "## Recalled", maxChars: 200 }),
+};
+if (process.argv[2] === "sqlite") {
+  // better-sqlite3 (the optional peer) resolved from this project, where the SQLite provider put it.
+  const db = openSqliteStore(path.join(fs.mkdtempSync(path.join(os.tmpdir(), "kit-")), "kit.sqlite"), {
+    driver: createSqliteDriverLoader(import.meta.url).load(),
+    label: "e2e store",
+    packageName: "consumer",
+    schemaVersion: 1,
+    migrate: (db) => db.exec("CREATE VIRTUAL TABLE notes USING fts5(text); INSERT INTO notes (text) VALUES ('The deploy moved to Friday.')"),
+  });
+  out.matched = db.prepare("SELECT text FROM notes WHERE notes MATCH ?").pluck().all(out.fts);
+  closeSqliteStore(db);
+}
+console.log(JSON.stringify(out));
+`;
+
+const KIT_EXPECTED = {
+  fts: '"alice" OR "say" OR "deploy"',
+  tokens: ["caroline", "paintings"],
+  routed: '{"echo":"hi"}',
+  refused: true,
+  recall: "## Recalled\n- [fact 2026-01-01] The deploy moved to Friday.",
+};
+
 describe("publish → install end to end", () => {
   beforeAll(async () => {
     work = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-e2e-"));
@@ -105,6 +143,7 @@ describe("publish → install end to end", () => {
       core: version(path.join(repo, "packages/memory-core")),
       cli: version(path.join(repo, "packages/memory-cli")),
       contract: version(path.join(repo, "packages/memory-contract")),
+      kit: version(path.join(repo, "packages/memory-provider-kit")),
       create: version(path.join(repo, "packages/create-memory-provider")),
       sqlite: version(path.join(repo, "providers/sqlite")),
       vector: version(path.join(repo, "providers/vector")),
@@ -130,7 +169,7 @@ describe("publish → install end to end", () => {
     fs.mkdirSync(consumer);
     writeNpmrc(consumer);
     run("npm", ["init", "-y"], { cwd: consumer, env });
-    run("npm", ["install", `@hermes/memory-cli@${v.cli}`, `@hermes/memory-sqlite@${v.sqlite}`, `@hermes/memory-vector@${v.vector}`, `@hermes/memory-contract@${v.contract}`, THIRD_PARTY], { cwd: consumer, env });
+    run("npm", ["install", `@hermes/memory-cli@${v.cli}`, `@hermes/memory-sqlite@${v.sqlite}`, `@hermes/memory-vector@${v.vector}`, `@hermes/memory-contract@${v.contract}`, `@hermes/memory-provider-kit@${v.kit}`, THIRD_PARTY], { cwd: consumer, env });
     // The integrations with the libraries they plug into (versions the packages are tested with).
     run("npm", ["install", `@hermes/memory-ai-sdk@${v.aiSdk}`, `@hermes/memory-mcp@${v.mcp}`, `@hermes/memory-core@${v.core}`, "ai@6.0.326", "zod@4.1.12", "@modelcontextprotocol/sdk@1.32.2"], { cwd: consumer, env });
 
@@ -169,6 +208,11 @@ await second.shutdownAll();
     const host = JSON.parse(run(process.execPath, [script], { cwd: consumer, env }).stdout.trim().split("\n").pop()!) as { providers: string[]; recalled: string };
     expect(host.providers).toEqual(["builtin", "sqlite"]);
     expect(host.recalled).toContain("genmaicha");
+
+    // The installed provider kit is importable from the consumer, and its functions work.
+    fs.writeFileSync(path.join(consumer, "kit.mjs"), KIT_CONSUMER);
+    const kitOut = JSON.parse(run(process.execPath, [path.join(consumer, "kit.mjs"), "sqlite"], { cwd: consumer, env }).stdout.trim().split("\n").pop()!) as Record<string, unknown>;
+    expect(kitOut).toEqual({ ...KIT_EXPECTED, matched: ["The deploy moved to Friday."] });
 
     // 5b. The provider-author guide's example as a folder plugin: $HERMES_HOME/plugins/my-provider/
     // index.js imports @hermes/memory-core with no node_modules of its own, checks its key with
@@ -252,10 +296,15 @@ console.log(JSON.stringify({ tools, remembered: !remembered.isError, found: foun
     fs.mkdirSync(strict);
     writeNpmrc(strict);
     fs.writeFileSync(path.join(strict, "package.json"), JSON.stringify({ name: "consumer-pnpm", private: true, type: "module" }));
-    run("pnpm", ["add", "--ignore-scripts", `@hermes/memory-cli@${v.cli}`, `@hermes/memory-sqlite@${v.sqlite}`, `@hermes/memory-vector@${v.vector}`, THIRD_PARTY], { cwd: strict, env });
+    run("pnpm", ["add", "--ignore-scripts", `@hermes/memory-cli@${v.cli}`, `@hermes/memory-sqlite@${v.sqlite}`, `@hermes/memory-vector@${v.vector}`, `@hermes/memory-provider-kit@${v.kit}`, THIRD_PARTY], { cwd: strict, env });
     const strictList = JSON.parse(
       run(process.execPath, [path.join(strict, "node_modules/@hermes/memory-cli/dist/bin.js"), "plugins", "list", "--json", "--hermes-home", path.join(work, "home-pnpm")], { cwd: strict, env }).stdout,
     ) as { providers: Array<{ name: string; source: string }> };
     expect(strictList.providers.map((p) => `${p.name}:${p.source}`).sort()).toEqual(expect.arrayContaining([`${THIRD_PARTY_PROVIDER}:package`, "sqlite:package", "vector:package"]));
+    // The kit under pnpm's strict layout: its own dependencies and its core peer resolve (no SQLite here:
+    // install scripts were skipped, so better-sqlite3 is not built).
+    fs.writeFileSync(path.join(strict, "kit.mjs"), KIT_CONSUMER);
+    const strictKit = JSON.parse(run(process.execPath, [path.join(strict, "kit.mjs")], { cwd: strict, env }).stdout.trim().split("\n").pop()!) as Record<string, unknown>;
+    expect(strictKit).toEqual(KIT_EXPECTED);
   });
 });

@@ -4,7 +4,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { runWithProfile } from "@hermes/memory-core";
+import { HermesMemoryError, runWithProfile } from "@hermes/memory-core";
 import { API_KEY_ENV, {{className}} } from "./index.js";
 
 // The contract kit: every clause the host relies on, each reported with a troubleshooting hint.
@@ -19,22 +19,38 @@ describe("{{className}}", () => {
   it("remembers a note across instances", async () => {
     const hermesHome = fs.mkdtempSync(path.join(os.tmpdir(), "{{providerName}}-"));
     const first = new {{className}}();
-    first.initialize("s1", { hermesHome });
+    await first.initialize("s1", { hermesHome });
     await first.handleToolCall("{{toolPrefix}}_notes", { action: "add", content: "The staging database is Postgres 16" });
     await first.shutdown();
 
     const second = new {{className}}();
-    second.initialize("s2", { hermesHome });
+    await second.initialize("s2", { hermesHome });
     expect(second.prefetch("which database runs staging?", { sessionId: "s2" })).toContain("Postgres 16");
     fs.rmSync(hermesHome, { recursive: true, force: true });
   });
 
-  it("reads its key from the profile's .env (where `memory setup` stores it)", () => {
+  it("reads its key from the profile's .env (where `memory setup` stores it)", async () => {
     const hermesHome = fs.mkdtempSync(path.join(os.tmpdir(), "{{providerName}}-"));
     fs.writeFileSync(path.join(hermesHome, ".env"), `${API_KEY_ENV}=test-key\n`, { mode: 0o600 });
     const provider = new {{className}}();
-    runWithProfile(hermesHome, () => provider.initialize("s1", { hermesHome }));
+    await runWithProfile(hermesHome, () => provider.initialize("s1", { hermesHome }));
     expect(runWithProfile(hermesHome, () => provider.getStatusConfig())).toMatchObject({ remote: `key set (${API_KEY_ENV})` });
+    fs.rmSync(hermesHome, { recursive: true, force: true });
+  });
+
+  it("reads its settings from config.yaml and rejects bad values with INVALID_CONFIG", async () => {
+    const hermesHome = fs.mkdtempSync(path.join(os.tmpdir(), "{{providerName}}-"));
+    fs.writeFileSync(path.join(hermesHome, "config.yaml"), "memory:\n  {{providerName}}:\n    recall_limit: 1\n");
+    const provider = new {{className}}();
+    await provider.initialize("s1", { hermesHome });
+    provider.remember({ content: "alpha one" });
+    provider.remember({ content: "alpha two" });
+    expect(provider.prefetch("alpha", { sessionId: "s1" }).split("\n- ")).toHaveLength(2);
+    fs.writeFileSync(path.join(hermesHome, "config.yaml"), "memory:\n  {{providerName}}:\n    recall_limit: 99\n");
+    const error = await new {{className}}().initialize("s1", { hermesHome }).catch((e: unknown) => e);
+    expect(HermesMemoryError.hasCode(error, "INVALID_CONFIG")).toBe(true);
+    expect((error as Error).message).toContain("recall_limit must be at most 20");
+    await provider.shutdown();
     fs.rmSync(hermesHome, { recursive: true, force: true });
   });
 });

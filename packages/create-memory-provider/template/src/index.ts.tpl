@@ -6,6 +6,7 @@ import {
   allowsAutomaticWrites,
   defaultEnvVarName,
   getEnv,
+  loadProviderConfig,
   type ConfigField,
   type InitContext,
   type MemoryHit,
@@ -19,6 +20,7 @@ import {
   type ToolSchema,
   type MemoryProviderRegistrationContext,
 } from "@hermes/memory-core";
+import { formatRecall, queryTokens, ToolRouter, turnText } from "@hermes/memory-provider-kit";
 
 interface StoredNote {
   id: string;
@@ -36,10 +38,42 @@ const TOOL_NAME = "{{toolPrefix}}_notes";
  * (mode 0600), never config.yaml. Read it with `getEnv(API_KEY_ENV)`.
  */
 export const API_KEY_ENV = defaultEnvVarName("{{providerName}}", "api_key");
-const STOPWORDS = new Set(["a", "an", "and", "are", "at", "did", "do", "does", "for", "i", "in", "is", "it", "of", "on", "or", "the", "to", "was", "we", "what", "when", "where", "which", "who", "with", "you"]);
 
+/**
+ * Every setting, declared once. `hermes-memory memory setup {{providerName}}` asks these fields
+ * (secrets go to `$HERMES_HOME/.env` under `envVar`, the rest to config.yaml `memory.{{providerName}}`),
+ * and `loadProviderConfig` turns the same list into the typed runtime config — options, then
+ * config.yaml, then env, then `default` — validated the same way (`type`, `minimum`/`maximum`,
+ * `choices`). Mark a tunable `advanced: true` to resolve it without asking it in setup.
+ */
+export const CONFIG_FIELDS = [
+  { key: "recall_limit", description: "Notes recalled before each turn", type: "integer", default: 3, minimum: 1, maximum: 20 },
+  { key: "api_key", description: "API key of a remote service (optional: notes stay local without it)", secret: true, envVar: API_KEY_ENV },
+] as const satisfies readonly ConfigField[];
+
+const TOOL_SCHEMAS: ToolSchema[] = [
+  {
+    name: TOOL_NAME,
+    description: "Save a note for later sessions (action 'add') or search saved notes (action 'search').",
+    parameters: {
+      type: "object",
+      properties: {
+        action: { type: "string", enum: ["add", "search"] },
+        content: { type: "string", minLength: 1, description: "The note to save (action 'add')." },
+        query: { type: "string", minLength: 1, description: "What to look for (action 'search')." },
+      },
+      required: ["action"],
+      additionalProperties: false,
+    },
+  },
+];
+
+// Validates arguments against TOOL_SCHEMAS and answers every failure as {"error": ...}, never a throw.
+const tools = new ToolRouter({ owner: "{{providerName}} memory", schemas: TOOL_SCHEMAS });
+
+/** Search words of `text`: lower-case, stopwords and FTS syntax dropped (the kit's tokenizer). */
 function tokens(text: string): string[] {
-  return text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((t) => t.length > 1 && !STOPWORDS.has(t));
+  return queryTokens(text);
 }
 
 /**
@@ -58,6 +92,7 @@ export class {{className}} extends MemoryProvider implements SearchableMemory {
   private userId: string | undefined;
   private counter = 0;
   private apiKey = "";
+  private recallLimit = 3;
 
   isAvailable(): boolean {
     // Synchronous, no network: check configuration only. getEnv() returns the active profile's
@@ -67,9 +102,13 @@ export class {{className}} extends MemoryProvider implements SearchableMemory {
     return true;
   }
 
-  initialize(_sessionId: string, ctx: InitContext): void {
-    // Read secrets when you need them, never copy them into process.env.
-    this.apiKey = getEnv(API_KEY_ENV) ?? "";
+  async initialize(_sessionId: string, ctx: InitContext): Promise<void> {
+    // Typed as { recallLimit: number; apiKey?: string }; a bad value throws INVALID_CONFIG naming
+    // the key, the value and where it came from. Secrets are read from the environment (the
+    // profile's .env first) and never copied into process.env.
+    const { config } = await loadProviderConfig(CONFIG_FIELDS, { provider: this.name, hermesHome: ctx.hermesHome });
+    this.apiKey = config.apiKey ?? "";
+    this.recallLimit = config.recallLimit;
     const dir = path.join(ctx.hermesHome, "{{providerName}}");
     fs.mkdirSync(dir, { recursive: true });
     this.file = path.join(dir, "notes.jsonl");
@@ -81,39 +120,25 @@ export class {{className}} extends MemoryProvider implements SearchableMemory {
   }
 
   getToolSchemas(): ToolSchema[] {
-    return [
-      {
-        name: TOOL_NAME,
-        description: "Save a note for later sessions (action 'add') or search saved notes (action 'search').",
-        parameters: {
-          type: "object",
-          properties: {
-            action: { type: "string", enum: ["add", "search"] },
-            content: { type: "string", description: "The note to save (action 'add')." },
-            query: { type: "string", description: "What to look for (action 'search')." },
-          },
-          required: ["action"],
-          additionalProperties: false,
-        },
-      },
-    ];
+    return TOOL_SCHEMAS.map((s) => ({ ...s }));
   }
 
   async handleToolCall(toolName: string, args: Record<string, unknown>): Promise<string> {
-    if (toolName !== TOOL_NAME) return JSON.stringify({ error: `unknown tool: ${toolName}` });
-    if (args.action === "add" && typeof args.content === "string" && args.content.trim()) {
-      const id = this.remember({ content: args.content, kind: "fact" });
-      return JSON.stringify({ ok: true, id });
-    }
-    if (args.action === "search" && typeof args.query === "string") {
-      return JSON.stringify({ ok: true, results: this.search(args.query, { limit: 5 }).map((h) => ({ id: h.id, content: h.content })) });
-    }
-    return JSON.stringify({ error: "Use {action: 'add', content} or {action: 'search', query}." });
+    return tools.run(toolName, args, {
+      [TOOL_NAME]: (a) => {
+        if (a.action === "add" && typeof a.content === "string" && a.content.trim()) {
+          return { ok: true, id: this.remember({ content: a.content, kind: "fact" }) };
+        }
+        if (a.action === "search" && typeof a.query === "string") {
+          return { ok: true, results: this.search(a.query, { limit: 5 }).map((h) => ({ id: h.id, content: h.content })) };
+        }
+        return { error: "Use {action: 'add', content} or {action: 'search', query}." };
+      },
+    });
   }
 
   getConfigSchema(): ConfigField[] {
-    // Secrets go to $HERMES_HOME/.env under envVar; other fields to config.yaml memory.{{providerName}}.
-    return [{ key: "api_key", description: "API key of a remote service (optional: notes stay local without it)", secret: true, envVar: API_KEY_ENV }];
+    return CONFIG_FIELDS.map((field) => ({ ...field }));
   }
 
   /**
@@ -134,13 +159,14 @@ export class {{className}} extends MemoryProvider implements SearchableMemory {
   }
 
   prefetch(query: string, _options: PrefetchOptions): string {
-    const hits = this.search(query, { limit: 3 });
-    return hits.length ? `## Recalled notes\n${hits.map((h) => `- ${h.content}`).join("\n")}` : "";
+    return formatRecall(this.search(query, { limit: this.recallLimit }), { header: "## Recalled notes", maxChars: 2000 });
   }
 
   syncTurn(userContent: string, assistantContent: string, options: SyncTurnOptions): void {
     if (!this.automaticWrites) return;
-    this.remember({ content: `User: ${userContent}\nAssistant: ${assistantContent}`, kind: "turn", sessionId: options.sessionId });
+    // "<turnAuthor.name or User>: …" and "Assistant: …" lines, the text every provider stores.
+    const content = turnText(userContent, assistantContent, options.turnAuthor);
+    if (content) this.remember({ content, kind: "turn", sessionId: options.sessionId });
   }
 
   remember(item: MemoryItem): string {

@@ -84,7 +84,7 @@ describe("hermes-memory memory setup", { timeout: 60_000 }, () => {
     cli.type("\r"); // keep the default
     await cli.waitFor("Batch size [32]");
     cli.type("x\r"); // not a number: asked again
-    await cli.waitFor("batch_size must be a whole number");
+    await cli.waitFor("batch_size must be an integer");
     cli.type("\u007f64\r"); // backspace, then a valid value
     const result = await cli.done();
     expect(result.code).toBe(0);

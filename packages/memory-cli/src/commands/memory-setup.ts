@@ -8,6 +8,7 @@ import {
   isCoreMemoryProvider,
   loadMemoryProvider,
   planSetup,
+  coerceConfigValue,
   readConfig,
   readEnvFile,
   setActiveProvider,
@@ -187,19 +188,15 @@ function displayValue(value: unknown): string {
   return value === undefined || value === null ? "" : String(value);
 }
 
-/** Inline validation so a bad value is re-asked instead of failing after every answer was typed. */
+/**
+ * Inline validation so a bad value is re-asked instead of failing after every answer was typed:
+ * core's `coerceConfigValue`, the same check `applySetup` and the runtime resolver apply.
+ */
 function validateValue(field: SetupField, raw: string, blankAllowed: boolean): string | undefined {
   const value = raw.trim();
   if (value === "") return blankAllowed ? undefined : `${field.key} is required`;
-  if (field.type === "integer" && !/^[+-]?\d+$/.test(value)) return `${field.key} must be a whole number`;
-  if ((field.type === "number" || field.type === "integer") && !Number.isFinite(Number(value))) return `${field.key} must be a number`;
-  if (field.type === "number" || field.type === "integer") {
-    const n = Number(value);
-    if (typeof field.minimum === "number" && n < field.minimum) return `${field.key} must be at least ${field.minimum}`;
-    if (typeof field.maximum === "number" && n > field.maximum) return `${field.key} must be at most ${field.maximum}`;
-  }
-  if (field.type === "boolean" && !/^(true|false|yes|no|on|off|1|0)$/i.test(value)) return `${field.key} must be true or false`;
-  return undefined;
+  const coerced = coerceConfigValue(field, value);
+  return coerced.ok ? undefined : `${field.key} ${coerced.problem}`;
 }
 
 async function promptFields(ctx: CliContext, provider: MemoryProvider, io: PromptIo): Promise<Record<string, unknown>> {

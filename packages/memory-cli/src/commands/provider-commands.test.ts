@@ -102,4 +102,30 @@ describe("hermes-memory <provider> subcommands", { timeout: 60_000 }, () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toBe("hermes-memory: internal error: kaboom. This is a bug; rerun with HERMES_MEMORY_DEBUG=1 for details and report it.\n");
   });
+  it("passes core's ProviderCliContext: the settings and io writing to the CLI's own streams", async () => {
+    writeUserProvider(home, "gamma", {
+      cli: `
+export function registerCli(command, context) {
+  command.command("ctx").action(() => {
+    const { io, ...rest } = context;
+    io.stdout(JSON.stringify({ ...rest, isTTY: io.isTTY }) + "\\n");
+    io.stderr("to stderr\\n");
+  });
+}
+`,
+    });
+    activate("gamma");
+    const result = await runCli(["--hermes-home", home, "gamma", "ctx"], { cwd: root });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe("to stderr\n");
+    expect(JSON.parse(result.stdout)).toEqual({
+      hermesHome: home,
+      providerName: "gamma",
+      cwd: root,
+      json: false,
+      color: expect.any(Boolean),
+      showProgress: false,
+      isTTY: false,
+    });
+  });
 });

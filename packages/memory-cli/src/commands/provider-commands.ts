@@ -1,5 +1,13 @@
 import type { Command } from "commander";
-import { HermesMemoryError, describeError, discoverMemoryProviders, isCoreMemoryProvider, loadProviderCli, readConfig } from "@hermes/memory-core";
+import {
+  HermesMemoryError,
+  describeError,
+  discoverMemoryProviders,
+  isCoreMemoryProvider,
+  loadProviderCli,
+  readConfig,
+  type ProviderCliContext,
+} from "@hermes/memory-core";
 import { CliUsageError } from "../cli-usage-error.js";
 import type { CliContext } from "../cli-context.js";
 import type { CliIo } from "../cli-io.js";
@@ -8,30 +16,13 @@ import type { CliIo } from "../cli-io.js";
 export const BUILTIN_COMMAND_NAMES: ReadonlySet<string> = new Set(["plugins", "memory", "demo", "mcp", "help"]);
 
 /**
- * What a provider's `registerCli(command, context)` receives besides the commander command.
- * `hermesHome` and `providerName` are the documented contract; the other keys let a provider CLI
- * follow the host's output settings (it may ignore them).
- */
-export interface ProviderCliContext {
-  hermesHome: string;
-  providerName: string;
-  cwd: string;
-  /** `--json` was given: print one JSON document on stdout. */
-  json: boolean;
-  /** Colours are allowed. */
-  color: boolean;
-  /** Spinners/bars are allowed (a TTY and not `--json`). */
-  showProgress: boolean;
-}
-
-/**
  * Add `hermes-memory <provider> …` for the ACTIVE provider only (config `memory.provider`), from
  * its CLI module's `registerCli`. Any failure (config unreadable, provider missing, module throws
  * on import or in `registerCli`) becomes one warning line on stderr and leaves the rest of the CLI
  * intact. `operand` (the first word of the command line) decides whether the warning is relevant:
  * it is only printed for help or when the user addressed the provider.
  */
-export async function registerProviderCommands(program: Command, _io: CliIo, ctx: CliContext, operand: string | undefined): Promise<void> {
+export async function registerProviderCommands(program: Command, io: CliIo, ctx: CliContext, operand: string | undefined): Promise<void> {
   let name = "";
   try {
     name = (await readConfig(ctx.hermesHome)).memory.provider.trim();
@@ -74,6 +65,11 @@ export async function registerProviderCommands(program: Command, _io: CliIo, ctx
     json: ctx.json,
     color: ctx.color,
     showProgress: ctx.showProgress,
+    io: {
+      stdout: (text) => void io.stdout.write(text),
+      stderr: (text) => void io.stderr.write(text),
+      isTTY: io.stderr.isTTY === true,
+    },
   };
   // The root's global --json is parsed before subcommands see it; hand it to provider subcommands
   // that declare their own --json, so `hermes-memory <provider> stats --json` means what it says.

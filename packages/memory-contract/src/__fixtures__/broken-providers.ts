@@ -46,7 +46,7 @@ export class LeakyProfileProvider extends MinimalProvider {
 /** Stores every checkpoint call again under fresh ids: retries duplicate the archive. */
 export class DuplicatingCheckpointProvider extends MinimalProvider {
   override async onPreCompress(messages: ChatMessage[]): Promise<string> {
-    for (const message of messages) this.addItem({ content: typeof message.content === "string" ? message.content : "", kind: "checkpoint" });
+    for (const message of messages) this.addItem({ content: this.checkpointText(message), kind: "checkpoint" });
     await this.persist();
     return "checkpoint stored";
   }
@@ -55,7 +55,7 @@ export class DuplicatingCheckpointProvider extends MinimalProvider {
 /** Dedupes by a digest of the whole transcript: a longer transcript re-stores the old messages. */
 export class WholeTranscriptCheckpointProvider extends MinimalProvider {
   override async onPreCompress(messages: ChatMessage[]): Promise<string> {
-    const content = messages.map((m) => `${m.role}: ${typeof m.content === "string" ? m.content : ""}`).join("\n");
+    const content = messages.map((m) => this.checkpointText(m)).join("\n");
     const id = `ckpt-${this.checkpointKey({ role: "transcript", content })}`;
     if (!this.items.some((i) => i.id === id)) this.addItem({ id, content, kind: "checkpoint" });
     await this.persist();
@@ -149,5 +149,57 @@ export class NoFlushOnSessionEndProvider extends MinimalProvider {
 
   override async onSessionEnd(): Promise<void> {
     // The mistake: nothing is flushed here.
+  }
+}
+
+/**
+ * Buffers writes until flush()/shutdown() (fine) but does not flush in onSessionSwitch(): turns of
+ * the session the host switched away from are lost if it exits before a clean shutdown.
+ */
+export class NoFlushOnSessionSwitchProvider extends MinimalProvider {
+  private buffered = false;
+
+  override scheduleWrite(): void {
+    this.buffered = true;
+  }
+
+  override async flush(): Promise<void> {
+    if (this.buffered) {
+      this.buffered = false;
+      await this.persist();
+    }
+    await super.flush();
+  }
+
+  override async onSessionSwitch(): Promise<boolean> {
+    // The mistake: nothing is flushed here.
+    return true;
+  }
+}
+
+/** Labels every user line "User:", ignoring the turn author's name. */
+export class IgnoresTurnAuthorProvider extends MinimalProvider {
+  override syncTurn(userContent: string, assistantContent: string, options: SyncTurnOptions): void {
+    super.syncTurn(userContent, assistantContent, { sessionId: options.sessionId });
+  }
+}
+
+/** Archives checkpoint messages as bare text, without their role label. */
+export class UnlabelledCheckpointProvider extends MinimalProvider {
+  override checkpointText(message: ChatMessage): string {
+    return typeof message.content === "string" ? message.content : "";
+  }
+}
+
+/** Caches queuePrefetch results by query text alone, so another session is served a stale result. */
+export class QueryKeyedPrefetchCacheProvider extends MinimalProvider {
+  private readonly cache = new Map<string, string>();
+
+  override queuePrefetch(query: string): void {
+    this.cache.set(query, super.prefetch(query));
+  }
+
+  override prefetch(query: string): string {
+    return this.cache.get(query) ?? super.prefetch(query);
   }
 }

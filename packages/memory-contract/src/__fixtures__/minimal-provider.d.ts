@@ -42,8 +42,9 @@ export declare class MinimalProvider extends MemoryProvider implements Searchabl
   stats(): MemoryStats;
   flush(): Promise<void>;
   prefetch(query: string): string;
-  syncTurn(userContent: string, assistantContent: string, options: { sessionId: string }): void;
-  onSessionSwitch(): boolean;
+  syncTurn(userContent: string, assistantContent: string, options: { sessionId: string; turnAuthor?: { name?: string } }): void;
+  onSessionSwitch(): Promise<boolean>;
+  checkpointText(message: ChatMessage): string;
   onSessionEnd(): Promise<void>;
   onMemoryWrite(action: string, target: string, content: string): void;
   checkpointKey(message: ChatMessage): string;

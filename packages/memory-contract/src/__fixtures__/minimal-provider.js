@@ -168,10 +168,16 @@ export class MinimalProvider extends MemoryProvider {
 
   syncTurn(userContent, assistantContent, options) {
     if (!this.writes || this.closed) return;
-    this.remember({ content: `User: ${userContent}\nAssistant: ${assistantContent}`, kind: "turn", sessionId: options.sessionId });
+    const label = (options.turnAuthor?.name ?? "").trim() || "User";
+    const lines = [];
+    if (userContent.trim()) lines.push(`${label}: ${userContent.trim()}`);
+    if (assistantContent.trim()) lines.push(`Assistant: ${assistantContent.trim()}`);
+    this.remember({ content: lines.join("\n"), kind: "turn", sessionId: options.sessionId });
   }
 
-  onSessionSwitch() {
+  // The session boundary is a flush point, like onSessionEnd.
+  async onSessionSwitch() {
+    await this.flush();
     return true;
   }
 
@@ -186,6 +192,10 @@ export class MinimalProvider extends MemoryProvider {
     this.remember({ content, kind: "fact" });
   }
 
+  checkpointText(message) {
+    return `${message.role === "user" ? "User" : "Assistant"}: ${textOf(message).trim()}`;
+  }
+
   checkpointKey(message) {
     return createHash("sha256").update(`${message.role}\n${textOf(message)}`).digest("hex");
   }
@@ -197,7 +207,7 @@ export class MinimalProvider extends MemoryProvider {
     for (const message of messages) {
       const id = `ckpt-${this.checkpointKey(message)}`;
       if (this.items.some((i) => i.id === id)) continue;
-      this.addItem({ id, content: textOf(message), kind: "checkpoint" });
+      this.addItem({ id, content: this.checkpointText(message), kind: "checkpoint" });
       added += 1;
     }
     // Durable before returning: a failure propagates to the caller.

@@ -137,4 +137,25 @@ export async function runCheckpointGroup(ctx: ContractContext): Promise<void> {
     }
   });
 
+  await ctx.clause("C-CHECKPOINT-5", async () => {
+    const instance = await harness.openInstance("checkpoint-text");
+    try {
+      const tokens = [distinctiveToken("ckptxt0x"), distinctiveToken("ckptxt1x")];
+      const messages = evidence(tokens);
+      await checkpoint(instance, messages);
+      await harness.settle(instance);
+      for (const [i, token] of tokens.entries()) {
+        const provider = instance.provider;
+        if (!isSearchableMemory(provider)) throw new Error("capabilities.search is declared but the provider is not SearchableMemory");
+        const hits = await instance.call("search()", () => provider.search(token, { limit: 20 }));
+        const stored = (Array.isArray(hits) ? hits : []).filter((h) => typeof h?.content === "string" && h.content.includes(token)).map((h) => h.content);
+        const expected = `${messages[i]!.role === "user" ? "User" : "Assistant"}: ${String(messages[i]!.content)}`;
+        if (stored.length === 0) return fail(`after onPreCompress, search(${JSON.stringify(token)}) finds nothing`);
+        if (!stored.some((t) => t.split("\n").includes(expected))) return fail(`the archived message is stored as ${JSON.stringify(stored[0])}, expected ${JSON.stringify(expected)}`);
+      }
+      return pass();
+    } finally {
+      await instance.close().catch(() => undefined);
+    }
+  });
 }

@@ -1,6 +1,14 @@
-import { runWithProfile } from "@hermes/memory-core";
+import { isSearchableMemory, runWithProfile } from "@hermes/memory-core";
 import { fail, pass, type ContractContext } from "../clause-runner.js";
 import { distinctiveToken, withTimeout, type ProviderInstance } from "../provider-harness.js";
+
+/** The stored texts (search hits of kind `turn`) containing `token`. */
+async function storedTexts(instance: ProviderInstance, token: string): Promise<string[]> {
+  const provider = instance.provider;
+  if (!isSearchableMemory(provider)) throw new Error("capabilities.search is declared but the provider is not SearchableMemory");
+  const hits = await instance.call("search()", () => provider.search(token, { limit: 20 }));
+  return (Array.isArray(hits) ? hits : []).filter((h) => typeof h?.content === "string" && h.content.includes(token)).map((h) => h.content);
+}
 
 /** How many syncTurn calls the burst makes. */
 export const SYNC_BURST_SIZE = 200;
@@ -193,6 +201,58 @@ export async function runHooksGroup(ctx: ContractContext): Promise<void> {
           : pass(`${tokens.length} turns found by a fresh instance after onSessionEnd()`);
       } finally {
         await fresh?.close().catch(() => undefined);
+        await instance.close().catch(() => undefined);
+      }
+    });
+
+    await ctx.clause("C-HOOKS-8", async () => {
+      const instance = await harness.openInstance("hooks-switch-durable");
+      const tokens = [distinctiveToken("swdur0x"), distinctiveToken("swdur1x")];
+      let fresh: ProviderInstance | undefined;
+      try {
+        for (const token of tokens) {
+          await instance.call("syncTurn()", (p) => p.syncTurn(`Remember the marker ${token}`, `Stored ${token}`, { sessionId: instance.sessionId }));
+        }
+        const next = distinctiveToken("next-session-");
+        const switched = await instance.call("onSessionSwitch()", (p) =>
+          p.onSessionSwitch(next, { parentSessionId: instance.sessionId, reset: true, rewound: false, reason: "new_session" }),
+        );
+        if (switched === false) return fail("onSessionSwitch(reset: true) returned false");
+        fresh = await harness.openInstance("hooks-switch-durable-fresh", { hermesHome: instance.hermesHome });
+        // Settling the fresh instance flushes only its own (empty) queue.
+        await harness.settle(fresh);
+        const missing: string[] = [];
+        for (const token of tokens) if (!(await harness.readBack(fresh, token)).found) missing.push(token);
+        return missing.length > 0
+          ? fail(`${missing.length} of ${tokens.length} turns synced before onSessionSwitch() were not found by a fresh instance on the same profile (no shutdown): ${missing.join(", ")}`)
+          : pass(`${tokens.length} turns found by a fresh instance after onSessionSwitch()`);
+      } finally {
+        await fresh?.close().catch(() => undefined);
+        await instance.close().catch(() => undefined);
+      }
+    });
+
+    await ctx.clause("C-HOOKS-9", async () => {
+      const instance = await harness.openInstance("hooks-turn-author");
+      try {
+        const named = distinctiveToken("authored");
+        const anonymous = distinctiveToken("anonymous");
+        await instance.call("syncTurn()", (p) =>
+          p.syncTurn(`  I planted ${named} tulips  `, `Noted: ${named} tulips`, { sessionId: instance.sessionId, turnAuthor: { id: "u-7", name: "  Caroline " } }),
+        );
+        await instance.call("syncTurn()", (p) => p.syncTurn(`I planted ${anonymous} roses`, `Noted: ${anonymous} roses`, { sessionId: instance.sessionId }));
+        await harness.settle(instance);
+        const expected: Array<[string, string]> = [
+          [named, `Caroline: I planted ${named} tulips\nAssistant: Noted: ${named} tulips`],
+          [anonymous, `User: I planted ${anonymous} roses\nAssistant: Noted: ${anonymous} roses`],
+        ];
+        for (const [token, text] of expected) {
+          const stored = await storedTexts(instance, token);
+          if (stored.length === 0) return fail(`search(${JSON.stringify(token)}) found no stored turn`);
+          if (!stored.includes(text)) return fail(`the turn is stored as ${JSON.stringify(stored[0])}, expected ${JSON.stringify(text)}`);
+        }
+        return pass();
+      } finally {
         await instance.close().catch(() => undefined);
       }
     });

@@ -1,18 +1,10 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { describeError, isMemoryProvider } from "@hermes/memory-core";
+import { describeError, type DiscoveredProvider, type PackageProviderManifest } from "@hermes/memory-core";
 import { fail, pass, skip, type ContractContext } from "../clause-runner.js";
-import { coreDiscover } from "../core-discovery.js";
-import { createHostRoot } from "../host-root.js";
-import { collectModuleRegistration } from "../provider-module.js";
-import {
-  manifestEntryPath,
-  readProviderPackage,
-  resolveManifestEntry,
-  type ProviderManifestEntry,
-  type ProviderPackage,
-} from "../provider-manifest.js";
+import { discoverPackage, loadFromPackage } from "../core-discovery.js";
+import { readProviderPackage, type ProviderPackage } from "../provider-package.js";
 
 const TRIPWIRE = Symbol.for("@hermes/memory-contract.discovery-tripwire");
 
@@ -31,12 +23,12 @@ function createTripwirePackage(pkg: ProviderPackage, entry: string): { dir: stri
   return { dir, dispose: () => fs.rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** MANIFEST: the package.json manifest, its entry, register(ctx) and discovery. */
+/** MANIFEST: the package.json manifest, its entry, loading and discovery, all through core. */
 export async function runManifestGroup(ctx: ContractContext): Promise<void> {
   const packageDir = ctx.setup.packageDir;
   let pkg: ProviderPackage | undefined;
-  let declared: ProviderManifestEntry | undefined;
-  let entryFile: string | undefined;
+  let declared: PackageProviderManifest | undefined;
+  let discovered: DiscoveredProvider | undefined;
 
   await ctx.clause("C-MANIFEST-1", async () => {
     pkg = readProviderPackage(packageDir!);
@@ -50,58 +42,45 @@ export async function runManifestGroup(ctx: ContractContext): Promise<void> {
 
   await ctx.clause("C-MANIFEST-2", async () => {
     if (!pkg || !declared) return skip("the manifest is not valid (see C-MANIFEST-1)");
-    const resolved = resolveManifestEntry(pkg, declared);
-    if (resolved.problem) return fail(resolved.problem);
-    entryFile = resolved.file;
-    return pass();
+    const name = declared.name;
+    const result = await discoverPackage(pkg.packageName, pkg.dir, ctx.sandbox.newHermesHome("manifest-entry"));
+    discovered = result.providers.find((p) => p.name === name);
+    if (discovered) return pass();
+    const refused = result.problems.filter((p) => p.name === name || p.location.startsWith(pkg!.dir));
+    return fail(
+      refused.length > 0
+        ? refused.map((p) => `${p.code}: ${p.message}`).join("; ")
+        : `core's discovery did not list ${JSON.stringify(name)} from a host project depending on ${pkg.packageName}`,
+    );
   });
 
   await ctx.clause("C-MANIFEST-3", async () => {
-    if (!pkg || !declared || !entryFile) return skip("no resolvable entry (see C-MANIFEST-1/2)");
-    const home = ctx.sandbox.newHermesHome("manifest-register");
-    const { registered, via, registerError } = await collectModuleRegistration(entryFile, declared.name, home);
-    if (registerError !== undefined) return fail(`register(ctx) threw: ${describeError(registerError)}`);
-    if (via === "none") return fail("the entry exports neither register(ctx) nor a default provider instance or class");
-    if (registered.length !== 1) return fail(`register(ctx) registered ${registered.length} providers, expected exactly one`);
-    const provider = registered[0];
-    if (!isMemoryProvider(provider)) return fail("register(ctx) registered something that is not a MemoryProvider");
-    if (provider.name !== declared.name) {
-      return fail(`the registered provider is named ${JSON.stringify(provider.name)}, the manifest says ${JSON.stringify(declared.name)}`);
+    if (!pkg || !declared || !discovered) return skip("no resolvable entry (see C-MANIFEST-1/2)");
+    let provider;
+    try {
+      provider = await loadFromPackage(pkg.packageName, pkg.dir, declared.name, ctx.sandbox.newHermesHome("manifest-register"));
+    } catch (error) {
+      return fail(`core's loadMemoryProvider refused it: ${describeError(error)}`);
     }
-    return pass(via === "register" ? undefined : `no register(ctx); the loader's fallback (${via}) was used`);
+    if (provider.name !== declared.name) {
+      return fail(`the loaded provider is named ${JSON.stringify(provider.name)}, the manifest says ${JSON.stringify(declared.name)}`);
+    }
+    return pass();
   });
 
   await ctx.clause("C-MANIFEST-4", async () => {
     if (!pkg || !declared) return skip("the manifest is not valid (see C-MANIFEST-1)");
-    const discover = coreDiscover();
-    if (!discover) return skip("the installed @hermes/memory-core has no discoverMemoryProviders()");
-    const discoverFrom = async (dir: string) => {
-      const host = createHostRoot(pkg!.packageName, dir);
-      try {
-        const result = await discover({
-          packageRoots: [host.root],
-          hermesHome: ctx.sandbox.newHermesHome("manifest-discovery"),
-          cwd: host.root,
-          enableProjectPlugins: false,
-        });
-        return { result, found: result.providers.find((p) => p.name === declared!.name) };
-      } finally {
-        host.dispose();
-      }
-    };
-    const { result, found } = await discoverFrom(pkg.dir);
-    if (!found) {
-      const problems = result.problems.map((p) => `${p.code}: ${p.message}`).join("; ");
-      return fail(`discovery did not list ${JSON.stringify(declared.name)}${problems ? ` (problems: ${problems})` : ""}`);
-    }
-    if (found.source !== "package") return fail(`discovery listed it from source ${JSON.stringify(found.source)}, expected "package"`);
+    if (!discovered) return fail("core's discovery did not list the provider (see C-MANIFEST-2)");
+    if (discovered.source !== "package") return fail(`discovery listed it from source ${JSON.stringify(discovered.source)}, expected "package"`);
     // Same manifest, but the entry is a tripwire: if listing evaluated it, the counter moves.
-    const tripwire = createTripwirePackage(pkg, manifestEntryPath(pkg, declared));
+    const tripwire = createTripwirePackage(pkg, path.relative(pkg.dir, discovered.entry));
     try {
       const before = tripwireCount();
-      const second = await discoverFrom(tripwire.dir);
+      const second = await discoverPackage(pkg.packageName, tripwire.dir, ctx.sandbox.newHermesHome("manifest-discovery"));
       if (tripwireCount() !== before) return fail("discovering the package imported its entry module");
-      if (!second.found) return fail("discovery needed more than package.json and the entry file to list the provider");
+      if (!second.providers.some((p) => p.name === declared!.name)) {
+        return fail("discovery needed more than package.json and the entry file to list the provider");
+      }
     } finally {
       tripwire.dispose();
     }

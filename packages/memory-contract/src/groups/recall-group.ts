@@ -33,4 +33,29 @@ export async function runRecallGroup(ctx: ContractContext): Promise<void> {
       await second.close();
     }
   });
+
+  await ctx.clause("C-RECALL-2", async () => {
+    const { harness } = ctx;
+    const instance = await harness.openInstance("recall-cache-key");
+    try {
+      const early = distinctiveToken("cachekeyearly");
+      const late = distinctiveToken("cachekeylate");
+      const query = "What colour is the project Marigold logo?";
+      await instance.call("syncTurn()", (p) => p.syncTurn(`The project Marigold logo colour is ${early}.`, "Noted.", { sessionId: instance.sessionId }));
+      await harness.settle(instance);
+      // Session A queues the query; then a new turn changes the answer; session B asks the same query.
+      await instance.call("queuePrefetch()", (p) => p.queuePrefetch(query, { sessionId: "contract-session-a" }));
+      await harness.settle(instance);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await instance.call("syncTurn()", (p) => p.syncTurn(`Correction: the project Marigold logo colour is now ${late}.`, "Noted.", { sessionId: instance.sessionId }));
+      await harness.settle(instance);
+      const text = await instance.call("prefetch()", (p) => p.prefetch(query, { sessionId: "contract-session-b" }));
+      if (typeof text === "string" && text.includes(late)) return pass();
+      return fail(
+        `prefetch(query) for session B did not include a turn stored after session A queued the same query (got ${JSON.stringify(String(text).slice(0, 160))}): it was served session A's cached result`,
+      );
+    } finally {
+      await instance.close().catch(() => undefined);
+    }
+  });
 }

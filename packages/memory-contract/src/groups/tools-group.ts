@@ -1,7 +1,6 @@
-import { describeError, runWithProfile } from "@hermes/memory-core";
+import { RESERVED_CORE_TOOL_NAMES, describeError, runWithProfile } from "@hermes/memory-core";
 import { fail, pass, skip, type ContractContext } from "../clause-runner.js";
 import type { ProviderInstance } from "../provider-harness.js";
-import { reservedToolNames } from "../reserved-tool-names.js";
 import {
   compileParameters,
   createSchemaValidator,
@@ -87,7 +86,7 @@ export async function runToolsGroup(ctx: ContractContext): Promise<void> {
     });
 
     await ctx.clause("C-TOOLS-4", async () => {
-      const reserved = reservedToolNames();
+      const reserved = RESERVED_CORE_TOOL_NAMES;
       const seen = new Set<string>();
       const problems: string[] = [];
       for (const { name } of toolViews(await readSchemas())) {

@@ -1,6 +1,7 @@
 /**
- * The built-in MEMORY.md / USER.md store (REFERENCE §9). Files are plain text, entries separated
- * by a line holding only `§`, readable and writable by the Python agent as well.
+ * The built-in MEMORY.md / USER.md store. Files are plain text, entries separated by a line holding
+ * only `§`; the format, limits and messages must stay byte-compatible with the Python agent, which
+ * reads and writes the same files (under the same lock).
  */
 import fsp from "node:fs/promises";
 import path from "node:path";

@@ -1,6 +1,7 @@
 /**
- * The `memory` tool the model calls to edit MEMORY.md / USER.md: its schema and its dispatch
- * (validation order, messages and the per-turn failure cap of REFERENCE §9.3).
+ * The `memory` tool the model calls to edit MEMORY.md / USER.md: its schema and its dispatch.
+ * Validation order, result messages and the per-turn failure cap match the Python agent's tool,
+ * so a model sees the same answers from either host.
  */
 import { describeError } from "../errors.js";
 import type { ToolSchema } from "../provider.js";

@@ -2,7 +2,7 @@ import { HermesMemoryError, describeError } from "../errors.js";
 import { overridesSaveConfig, type ConfigField, type MemoryProvider } from "../provider.js";
 import { configFilePath, setDocumentValue, updateConfig, type HermesConfig, readConfig } from "./config-file.js";
 import { envFilePath, readEnvFile, writeEnvValues } from "./env-file.js";
-import { isTruthyFlag } from "./environment.js";
+import { coerceConfigValue, effectiveDefaultOf, fieldApplies, isBlank } from "./coerce.js";
 import { runWithProfile } from "../profile.js";
 
 /** How long `applySetup` waits for a provider's `postSetup` (an OAuth sign-in may take a while). */
@@ -60,28 +60,6 @@ export function defaultEnvVarName(providerName: string, key: string): string {
   return /^[0-9]/.test(name) ? `_${name}` : name;
 }
 
-function isBlank(value: unknown): boolean {
-  return value === undefined || value === null || (typeof value === "string" && value.trim() === "");
-}
-
-function looselyEqual(a: unknown, b: unknown): boolean {
-  return a === b || (a !== undefined && a !== null && b !== undefined && b !== null && String(a) === String(b));
-}
-
-function fieldApplies(field: ConfigField, values: Record<string, unknown>): boolean {
-  if (!field.when || typeof field.when !== "object") return true;
-  return Object.entries(field.when).every(([key, expected]) => looselyEqual(values[key], expected));
-}
-
-function effectiveDefaultOf(field: ConfigField, values: Record<string, unknown>): unknown {
-  const from = field.defaultFrom;
-  if (from && typeof from === "object" && typeof from.field === "string" && from.map && typeof from.map === "object") {
-    const reference = values[from.field];
-    if (!isBlank(reference) && Object.prototype.hasOwnProperty.call(from.map, String(reference))) return from.map[String(reference)];
-  }
-  return field.default;
-}
-
 function readSchema(provider: MemoryProvider): ConfigField[] {
   let schema: unknown;
   try {
@@ -104,7 +82,9 @@ function envVarOf(providerName: string, field: ConfigField): string | undefined 
  * Work out the setup form for a provider: its schema fields in order, without those whose `when`
  * does not match, each with its stored value, whether it is set, the default after `defaultFrom`,
  * and the `.env` variable of secrets. `when` and `defaultFrom` see, for earlier fields, the answer
- * given, else the stored value, else the default. Reads nothing from disk and changes nothing.
+ * given, else the stored value, else the default. Fields marked `advanced` are left out unless
+ * `answers` names them (so `--set batch_size=512` is validated and saved like any other answer).
+ * Reads nothing from disk and changes nothing.
  */
 export function planSetup(provider: MemoryProvider, current: SetupState = {}): SetupPlan {
   const stored = current.config?.memory.providerConfig(provider.name) ?? {};
@@ -114,6 +94,8 @@ export function planSetup(provider: MemoryProvider, current: SetupState = {}): S
   const fields: SetupField[] = [];
   for (const field of readSchema(provider)) {
     if (!fieldApplies(field, values)) continue;
+    // Advanced fields are not asked; they join the form only when an answer names them.
+    if (field.advanced === true && isBlank(answers[field.key])) continue;
     const effectiveDefault = effectiveDefaultOf(field, values);
     const envVar = envVarOf(provider.name, field);
     let currentValue: unknown;
@@ -134,34 +116,8 @@ export function planSetup(provider: MemoryProvider, current: SetupState = {}): S
 }
 
 function coerce(field: ConfigField, value: unknown): { value?: unknown; error?: string } {
-  let out: unknown = typeof value === "string" ? value.trim() : value;
-  const label = `'${field.key}'`;
-  if (field.type === "integer") {
-    const n = typeof out === "string" && /^[+-]?\d+$/.test(out) ? Number.parseInt(out, 10) : out;
-    if (typeof n !== "number" || !Number.isInteger(n)) return { error: `${label} must be an integer, got ${JSON.stringify(value)}` };
-    out = n;
-  } else if (field.type === "number") {
-    const n = typeof out === "string" && out !== "" ? Number(out) : out;
-    if (typeof n !== "number" || !Number.isFinite(n)) return { error: `${label} must be a number, got ${JSON.stringify(value)}` };
-    out = n;
-  } else if (field.type === "boolean") {
-    if (typeof out === "string") {
-      if (!/^(true|false|yes|no|on|off|1|0)$/i.test(out)) return { error: `${label} must be true or false, got ${JSON.stringify(value)}` };
-      out = isTruthyFlag(out);
-    } else if (typeof out !== "boolean") return { error: `${label} must be true or false, got ${JSON.stringify(value)}` };
-  } else if (field.type === "text" || field.secret) {
-    out = String(out);
-  }
-  if (typeof out === "number") {
-    if (typeof field.minimum === "number" && out < field.minimum) return { error: `${label} must be at least ${field.minimum}, got ${out}` };
-    if (typeof field.maximum === "number" && out > field.maximum) return { error: `${label} must be at most ${field.maximum}, got ${out}` };
-  }
-  if (Array.isArray(field.choices) && field.choices.length > 0 && !field.secret) {
-    const choice = field.choices.find((c) => looselyEqual(c, out));
-    if (choice === undefined) return { error: `${label} must be one of ${field.choices.map((c) => JSON.stringify(c)).join(", ")}, got ${JSON.stringify(value)}` };
-    out = choice;
-  }
-  return { value: out };
+  const coerced = coerceConfigValue(field, value);
+  return coerced.ok ? { value: coerced.value } : { error: `'${field.key}' ${coerced.problem}, got ${JSON.stringify(value)}` };
 }
 
 /**

@@ -35,6 +35,7 @@ export interface DiscoveryProblem {
   name?: string;
 }
 
+/** Why discovery refused a provider it found (`DiscoveryProblem.code`). */
 export type DiscoveryProblemCode =
   | "INVALID_MANIFEST"
   | "INVALID_NAME"
@@ -51,6 +52,7 @@ export interface SearchedLocation {
   enabled: boolean;
 }
 
+/** What `discoverMemoryProviders` found, refused and searched. */
 export interface DiscoveryResult {
   /** Providers in precedence order (bundled, user, project, package); names are unique. */
   providers: DiscoveredProvider[];
@@ -61,6 +63,7 @@ export interface DiscoveryResult {
   searched: SearchedLocation[];
 }
 
+/** Where and how `discoverMemoryProviders` (and the loader, which extends these options) look. */
 export interface DiscoveryOptions {
   /** Profile home; default: the active profile (`getHermesHome()`). */
   hermesHome?: string;

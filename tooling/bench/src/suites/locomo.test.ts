@@ -57,5 +57,15 @@ describe("locomo suite", () => {
     expect(overall.rows.at(-1)!.slice(0, 5)).toEqual(["DRAGON (paper, Table 3; published, not run here)", "56.7", "66.2", "76.7", "82.7"]);
     expect(result.notes.join(" ")).toContain("1 conversation(s) (mini), 3 turns, 2 questions");
     expect(result.chart?.series.some((s) => s.name === "DRAGON (published)")).toBe(true);
+    // The in-memory libraries a developer would reach for run on the same protocol.
+    for (const lib of ["MiniSearch", "Orama"]) {
+      const row = overall.rows.find((r) => String(r[0]).startsWith(lib))!;
+      expect(row.slice(1, 5)).toEqual(["100.0", "100.0", "100.0", "100.0"]);
+    }
+    const latency = result.tables.find((t) => t.title.startsWith("locomo: per-query search time"))!;
+    expect(latency.columns).toEqual(["retriever", "mini (3 turns)", "all", "vs MiniSearch", "vs SQLite provider"]);
+    const miniRow = latency.rows.find((r) => String(r[0]).startsWith("MiniSearch"))!;
+    expect(miniRow[3]).toBe("1×");
+    expect(Number(miniRow[1])).toBeGreaterThan(0);
   });
 });

@@ -1,5 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
+import { create as createOrama, insert as oramaInsert, search as oramaSearch } from "@orama/orama";
+import MiniSearch from "minisearch";
 import { Bm25Index } from "../bm25.js";
 import { RECALL_KS, RecallAccumulator, loadLocomo, recallAtKs, type LocomoConversation } from "../locomo-data.js";
 import { summarize, type Summary } from "../stats.js";
@@ -29,6 +31,45 @@ function bm25Retriever(): Retriever {
       for (const t of conv.turns) index.add(t.content);
       return {
         search: async (q) => index.search(q, 50).map((h) => conv.turns[h.doc]!.diaId),
+        close: async () => {},
+      };
+    },
+  };
+}
+
+/**
+ * MiniSearch with its default options (OR of the query terms, no prefix or fuzzy matching, its own
+ * BM25+ scoring): what a TypeScript developer might use instead of a memory provider. Only the
+ * protocol's limit of 50 hits is applied.
+ */
+function miniSearchRetriever(): Retriever {
+  return {
+    label: "MiniSearch 7.2 (default options), in memory",
+    short: "MiniSearch",
+    open: async (conv) => {
+      const index = new MiniSearch<{ id: number; content: string }>({ fields: ["content"] });
+      index.addAll(conv.turns.map((t, id) => ({ id, content: t.content })));
+      return {
+        search: async (q) => index.search(q).slice(0, 50).map((h) => conv.turns[h.id as number]!.diaId),
+        close: async () => {},
+      };
+    },
+  };
+}
+
+/** Orama with its default options (threshold 1: any query term matches, BM25 ranking), in memory. */
+function oramaRetriever(): Retriever {
+  return {
+    label: "Orama 3.1 (default options), in memory",
+    short: "Orama",
+    open: async (conv) => {
+      const db = createOrama({ schema: { content: "string" } as const });
+      for (const t of conv.turns) await oramaInsert(db, { id: t.diaId, content: t.content });
+      return {
+        search: async (q) => {
+          const res = await oramaSearch(db, { term: q, limit: 50 });
+          return res.hits.map((h) => h.id);
+        },
         close: async () => {},
       };
     },
@@ -85,7 +126,7 @@ export async function runLocomoSuite(ctx: SuiteContext): Promise<SuiteResult> {
       (dropped > 0 ? `, ${dropped} dropped (no evidence id matches a turn)` : ""),
   );
 
-  const retrievers: Retriever[] = [bm25Retriever()];
+  const retrievers: Retriever[] = [bm25Retriever(), miniSearchRetriever(), oramaRetriever()];
   const sqlite = await loadSqliteProvider();
   if (sqlite.ok) retrievers.push(providerRetriever("SqliteMemoryProvider (FTS5 BM25)", "sqlite", (dir) => new sqlite.value({ path: path.join(dir, "memory.db") })));
   else rec.skip(`sqlite provider: ${sqlite.reason}`);
@@ -97,12 +138,21 @@ export async function runLocomoSuite(ctx: SuiteContext): Promise<SuiteResult> {
   } else rec.skip(`vector provider: ${vector.reason}`);
 
   const tmp = makeTempDir("locomo");
-  const results: Array<{ label: string; short: string; rows: ReturnType<RecallAccumulator["rows"]>; latency: Summary; ingestMs: number }> = [];
+  const results: Array<{
+    label: string;
+    short: string;
+    rows: ReturnType<RecallAccumulator["rows"]>;
+    latency: Summary;
+    /** Per-query search time per conversation, keyed by sample id. */
+    latencyByConversation: Record<string, Summary>;
+    ingestMs: number;
+  }> = [];
   try {
     for (const [ri, r] of retrievers.entries()) {
       ctx.log(`locomo: ${r.label}`);
       const acc = new RecallAccumulator();
       const latencies: number[] = [];
+      const latencyByConversation: Record<string, Summary> = {};
       let ingestMs = 0;
       try {
         for (const conv of conversations) {
@@ -111,15 +161,18 @@ export async function runLocomoSuite(ctx: SuiteContext): Promise<SuiteResult> {
           ingestMs += Number(process.hrtime.bigint() - t0) / 1e6;
           // Warm-up: a few untimed searches (JIT, statement caches).
           for (const q of conv.questions.slice(0, 5)) await handle.search(q.question);
+          const convLatencies: number[] = [];
           for (const q of conv.questions) {
             const s0 = process.hrtime.bigint();
             const ranked = await handle.search(q.question);
-            latencies.push(Number(process.hrtime.bigint() - s0) / 1e6);
+            convLatencies.push(Number(process.hrtime.bigint() - s0) / 1e6);
             acc.add(q.category, recallAtKs(q.evidence, ranked));
           }
+          latencies.push(...convLatencies);
+          if (convLatencies.length > 0) latencyByConversation[conv.sampleId] = summarize(convLatencies);
           await handle.close();
         }
-        results.push({ label: r.label, short: r.short, rows: acc.rows(), latency: summarize(latencies), ingestMs });
+        results.push({ label: r.label, short: r.short, rows: acc.rows(), latency: summarize(latencies), latencyByConversation, ingestMs });
       } catch (error) {
         rec.skip(`${r.label}: failed (${error instanceof Error ? error.message : String(error)})`);
       }
@@ -153,7 +206,8 @@ export async function runLocomoSuite(ctx: SuiteContext): Promise<SuiteResult> {
     columns: ["retriever", "category", ...kCols],
     rows: results.flatMap((r) => r.rows.map((x) => [r.label, `${x.label} (n=${x.n})`, ...x.recall.map((v) => v.toFixed(1))])),
   });
-  for (const r of results.filter((x) => !x.label.includes("baseline"))) {
+  latencyComparison(rec, conversations, results);
+  for (const r of results.filter((x) => x.short === "sqlite" || x.short.startsWith("vector"))) {
     const o = r.rows.find((x) => x.label === "overall")!;
     rec.goal(`${r.label}: recall@10 ≥ 70`, o.recall[1]!.toFixed(1), o.recall[1]! >= 70);
     rec.goal(`${r.label}: recall@5 ≥ 60`, o.recall[0]!.toFixed(1), o.recall[0]! >= 60);
@@ -176,4 +230,50 @@ export async function runLocomoSuite(ctx: SuiteContext): Promise<SuiteResult> {
     ],
   };
   return rec.finish();
+}
+
+/**
+ * Per-query median search time per conversation, side by side: the SQLite provider against MiniSearch
+ * (goal: within 2×) and the vector provider's hybrid against the SQLite provider, in the same run.
+ */
+function latencyComparison(
+  rec: SuiteRecorder,
+  conversations: LocomoConversation[],
+  results: Array<{ label: string; short: string; latency: Summary; latencyByConversation: Record<string, Summary> }>,
+): void {
+  const by = (short: string) => results.find((r) => r.short === short);
+  const sqlite = by("sqlite");
+  const mini = by("MiniSearch");
+  const hybrid = by("vector hybrid");
+  const ratio = (a: number | undefined, b: number | undefined) => (a !== undefined && b !== undefined && b > 0 ? `${fmt(a / b)}×` : "");
+  const convs = conversations.filter((c) => results.some((r) => r.latencyByConversation[c.sampleId]));
+  rec.table({
+    title: "locomo: per-query search time, median (ms), per conversation",
+    columns: ["retriever", ...convs.map((c) => `${c.sampleId} (${c.turns.length} turns)`), "all", "vs MiniSearch", "vs SQLite provider"],
+    rows: results.map((r) => [
+      r.label,
+      ...convs.map((c) => {
+        const s = r.latencyByConversation[c.sampleId];
+        return s ? fmt(s.median) : "";
+      }),
+      fmt(r.latency.median),
+      ratio(r.latency.median, mini?.latency.median),
+      ratio(r.latency.median, sqlite?.latency.median),
+    ]),
+  });
+  // The largest conversation is the one closest to a real long-running agent's store.
+  const largest = [...convs].sort((a, b) => b.turns.length - a.turns.length)[0];
+  if (!largest) return;
+  const med = (r: (typeof results)[number] | undefined) => r?.latencyByConversation[largest.sampleId]?.median;
+  const where = `${largest.sampleId}, ${largest.turns.length} turns`;
+  const sqliteVsMini = med(sqlite) !== undefined && med(mini) ? med(sqlite)! / med(mini)! : undefined;
+  rec.goal(
+    `SqliteMemoryProvider median search ≤ 2× MiniSearch's (${where})`,
+    sqliteVsMini === undefined ? "not measured" : `${fmt(med(sqlite)!)} ms vs ${fmt(med(mini)!)} ms = ${fmt(sqliteVsMini)}×`,
+    sqliteVsMini === undefined ? null : sqliteVsMini <= 2,
+  );
+  const hybridVsSqlite = med(hybrid) !== undefined && med(sqlite) ? med(hybrid)! / med(sqlite)! : undefined;
+  if (hybridVsSqlite !== undefined) {
+    rec.note(`vector hybrid vs SQLite provider, median search (${where}): ${fmt(med(hybrid)!)} ms vs ${fmt(med(sqlite)!)} ms = ${fmt(hybridVsSqlite)}×`);
+  }
 }

@@ -1,19 +1,20 @@
 /**
  * A loopback HTTP server speaking the Pinecone 8.2.0 REST protocol (control-plane host lookup and
  * the data plane: upsert, query, fetch, delete, describe_index_stats, list) so the real SDK can be
- * tested unchanged. Not part of the build; reused by the contract kit and e2e tests.
+ * tested unchanged. Used by the vector provider's tests (its contract run included) and by
+ * pnpm test:chaos. Metadata filters are evaluated by the fake's own `pineconeFilterMatches`.
  *
  * Fault injection: `failNext(status, times)`, `delayNext(ms, times)`, and `lagQueries` (upserts
  * become visible to `query` only after `catchUp()`, like Pinecone's eventual consistency).
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { matchesFilter, type VectorMetadata } from "../metadata-filter.js";
+import { pineconeFilterMatches, type FakeMetadata } from "./filter.js";
 
 interface StoredVector {
   id: string;
   values: number[];
-  metadata?: VectorMetadata;
+  metadata?: FakeMetadata;
 }
 
 /** One request the fake received (for assertions). */
@@ -196,7 +197,7 @@ export class PineconeFake {
       const hidden = this.pending.get(namespace);
       const filter = body.filter as Record<string, unknown> | undefined;
       const matches = [...this.ns(namespace).values()]
-        .filter((v) => !hidden?.has(v.id) && matchesFilter(v.metadata ?? {}, filter))
+        .filter((v) => !hidden?.has(v.id) && pineconeFilterMatches(v.metadata ?? {}, filter))
         .map((v) => ({ id: v.id, score: cosine(vector, v.values), values: body.includeValues ? v.values : [], metadata: body.includeMetadata ? v.metadata : undefined }))
         .sort((a, b) => b.score - a.score)
         .slice(0, Number(body.topK ?? 10));
@@ -217,7 +218,7 @@ export class PineconeFake {
       if (body.deleteAll) map.clear();
       else if (Array.isArray(body.ids)) for (const id of body.ids as string[]) map.delete(id);
       else if (body.filter) {
-        for (const [id, v] of map) if (matchesFilter(v.metadata ?? {}, body.filter as Record<string, unknown>)) map.delete(id);
+        for (const [id, v] of map) if (pineconeFilterMatches(v.metadata ?? {}, body.filter)) map.delete(id);
       }
       return {};
     }

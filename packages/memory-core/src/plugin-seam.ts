@@ -1,0 +1,92 @@
+/**
+ * The plugin seam, typed once: what a provider module's `register(ctx)` receives, and what a
+ * provider's CLI module's `registerCli(command, context)` receives. Providers and the scaffolder's
+ * template import these types (type-only) instead of declaring their own copies.
+ */
+import type { MemoryProvider } from "./provider.js";
+
+/**
+ * What a provider module's `register(ctx)` receives when the loader imports it. Call
+ * `registerMemoryProvider` once with the provider instance; `registerSkill` adds a read-only skill
+ * `<provider>:<name>` (kept only when the provider is the active one). `register` must not start
+ * background work or open connections: that belongs in the provider's `initialize()`.
+ */
+export interface MemoryProviderRegistrationContext {
+  /** The name the provider was discovered under; the registered provider's `name` must equal it. */
+  readonly providerName: string;
+  /** The active profile home (absolute). */
+  readonly hermesHome: string;
+  /** Hand the loader the provider instance. Throws `INVALID_PROVIDER` for anything else. */
+  registerMemoryProvider(provider: MemoryProvider): void;
+  /** Register a read-only skill file (`path` relative to the provider folder). */
+  registerSkill(name: string, path: string, description?: string): void;
+  /**
+   * The other registrations of a general plugin context (`registerHook`, `registerTool`,
+   * `registerCommand`, `registerCliCommand`, `registerAuxiliaryTask`, `registerDashboardAuthProvider`,
+   * `registerContextEngine`, `registerPlatform`, `registerImageGenProvider`, and their snake_case
+   * spellings) are accepted and ignored when a memory provider is loaded (logged at debug), so a
+   * plugin written for a richer host still loads. Provider CLI commands come from `cli.js`.
+   */
+  registerHook(...args: unknown[]): void;
+  /** Accepted and ignored (see `registerHook`). */
+  registerTool(...args: unknown[]): void;
+  /** Accepted and ignored (see `registerHook`). */
+  registerCommand(...args: unknown[]): void;
+  /** Accepted and ignored (see `registerHook`); provider commands come from `registerCli`. */
+  registerCliCommand(...args: unknown[]): void;
+  /** Accepted and ignored (see `registerHook`). */
+  registerAuxiliaryTask(...args: unknown[]): void;
+  /** Accepted and ignored (see `registerHook`). */
+  registerDashboardAuthProvider(...args: unknown[]): void;
+  /** Accepted and ignored (see `registerHook`). */
+  registerContextEngine(...args: unknown[]): void;
+  /** Accepted and ignored (see `registerHook`). */
+  registerPlatform(...args: unknown[]): void;
+  /** Accepted and ignored (see `registerHook`). */
+  registerImageGenProvider(...args: unknown[]): void;
+}
+
+/**
+ * Where a provider's CLI commands may write instead of `process.stdout` / `process.stderr`, so a
+ * host running the CLI in-process (tests, an embedding app) can capture the output. Text is
+ * written as given (no newline is added).
+ */
+export interface ProviderCliIo {
+  /** Write to standard output (results; the JSON document under `--json`). */
+  stdout(text: string): void;
+  /** Write to standard error (warnings, progress). */
+  stderr(text: string): void;
+  /** Standard error is an interactive terminal (progress bars and prompts make sense). */
+  readonly isTTY: boolean;
+}
+
+/**
+ * What the host passes as the second argument of a provider's `registerCli(command, context)`.
+ * `hermesHome` and `providerName` are always present; the `hermes-memory` CLI also passes the
+ * rest, which another host may omit — a provider CLI must work without them (fall back to the
+ * process streams and plain output). Read it when commands run; do not keep state in it.
+ */
+export interface ProviderCliContext {
+  /** The active profile home (absolute). */
+  readonly hermesHome: string;
+  /** The provider's name, which is also the host command the subcommands are added under. */
+  readonly providerName: string;
+  /** The working directory the host resolved (`--cwd`). */
+  readonly cwd?: string;
+  /** The host's global `--json` was given: print one JSON document on stdout. */
+  readonly json?: boolean;
+  /** Colours are allowed. */
+  readonly color?: boolean;
+  /** Spinners and progress bars are allowed (a TTY and not `--json`). */
+  readonly showProgress?: boolean;
+  /** The host's output streams. */
+  readonly io?: ProviderCliIo;
+}
+
+/**
+ * The function a provider's CLI module exports as `registerCli`: adds subcommands to `command`
+ * (a commander `Command` the host CLI created for the provider; typed `unknown` so core does not
+ * depend on commander). Called while the host builds its command line, only for the active
+ * provider: it must not open stores or do network work — do that in the subcommands' actions.
+ */
+export type RegisterCli = (command: unknown, context: ProviderCliContext) => void | Promise<void>;

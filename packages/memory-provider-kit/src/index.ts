@@ -1,0 +1,49 @@
+/**
+ * `@hermes/memory-provider-kit`: what memory providers share. Safe FTS5 queries, recall
+ * formatting, tool-argument validation and routing, the prefetch cache, SQLite store opening, the
+ * batching writer, the layered BM25 ranker, conversational context (neighbour score spreading,
+ * speaker boost), the stored text of turns and checkpoints, and JSONL export/import files.
+ */
+export { buildFtsQuery, queryTokens, uniqueTerms, quoteTerm, isStopword, MAX_QUERY_TERMS, type FtsQueryOptions } from "./fts-query.js";
+export { formatRecall, defaultRecallLabel, recallEntryCount, MIN_ENTRY_CHARS, type RecallFormatOptions } from "./recall-format.js";
+export { ToolRouter, toolError, type ToolHandler, type ToolRouterOptions } from "./tool-router.js";
+export { PrefetchCache, PREFETCH_CACHE_SIZE } from "./prefetch-cache.js";
+export {
+  openSqliteStore,
+  closeSqliteStore,
+  createSqliteDriverLoader,
+  storageError,
+  isBusyError,
+  type SqliteDb,
+  type SqliteDriver,
+  type SqliteDriverLoader,
+  type SqliteStoreSpec,
+  type OpenSqliteStoreOptions,
+} from "./sqlite-store.js";
+export { BatchingWriter, DEFAULT_MAX_QUEUE, type BatchingWriterOptions } from "./batching-writer.js";
+export {
+  LayeredRanker,
+  idf,
+  readVarints,
+  termPattern,
+  MAX_LAYERED_TERMS,
+  ITEMS_RANKER_SCHEMA,
+  type CountedTerm,
+  type LayeredRankOptions,
+  type LayeredRankerSchema,
+} from "./layered-ranker.js";
+export { planRanking, COMMON_TERM_SHARE, COMMON_TERM_MIN_DOCS, type RankPlan } from "./rank-plan.js";
+export {
+  NEIGHBOUR_WEIGHTS,
+  SPEAKER_BOOST,
+  propagateContext,
+  boostNamedSpeakers,
+  speakerNamed,
+  queryTermSet,
+  type ContextRow,
+  type ContextCandidate,
+  type NeighbourLookup,
+  type PropagateOptions,
+} from "./conversation-context.js";
+export { turnText, turnSpeaker, checkpointText, USER_LABEL, ASSISTANT_LABEL } from "./transcript-text.js";
+export { writeJsonlFile, readJsonlFile, readJsonlFileSync, countJsonlRecords, type JsonlLine, type ProgressCallback } from "./jsonl.js";

@@ -1,0 +1,57 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { HermesMemoryError } from "@hermes/memory-core";
+import { countJsonlRecords, readJsonlFile, readJsonlFileSync, writeJsonlFile } from "./jsonl.js";
+
+const dirs: string[] = [];
+const tmp = () => {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), "kit-jsonl-"));
+  dirs.push(d);
+  return d;
+};
+afterEach(() => {
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+describe("JSONL files", () => {
+  it("writes atomically with mode 0600, reports progress, and reads back what it wrote", async () => {
+    const file = path.join(tmp(), "out.jsonl");
+    const progress: Array<[number, number]> = [];
+    const records = Array.from({ length: 1001 }, (_, i) => ({ i }));
+    expect(writeJsonlFile(file, records, { onProgress: (d, t) => progress.push([d, t]), total: 1001 })).toBe(1001);
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    expect(fs.readdirSync(path.dirname(file))).toEqual(["out.jsonl"]);
+    expect(progress.at(-1)).toEqual([1001, 1001]);
+    expect(countJsonlRecords(file)).toBe(1001);
+    const sync = readJsonlFileSync(file, "x export");
+    expect(sync[1000]).toEqual({ lineNo: 1001, value: { i: 1000 } });
+    let n = 0;
+    for await (const line of readJsonlFile(file, "x export")) if ("value" in line) n++;
+    expect(n).toBe(1001);
+  });
+
+  it("reports lines that are not JSON by number and skips blank lines", () => {
+    const file = path.join(tmp(), "in.jsonl");
+    fs.writeFileSync(file, '{"a":1}\n\nnot json\r\n{"b":2}\n');
+    expect(readJsonlFileSync(file, "x export")).toEqual([
+      { lineNo: 1, value: { a: 1 } },
+      { lineNo: 3, error: "not valid JSON" },
+      { lineNo: 4, value: { b: 2 } },
+    ]);
+  });
+
+  it("a missing file is INVALID_ARGUMENT naming the command that writes such files", async () => {
+    const missing = path.join(tmp(), "missing.jsonl");
+    expect(() => readJsonlFileSync(missing, "x export")).toThrow(/x export/);
+    const error = await (async () => {
+      try {
+        for await (const _ of readJsonlFile(missing, "x export")) void _;
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(HermesMemoryError.hasCode(error, "INVALID_ARGUMENT")).toBe(true);
+  });
+});

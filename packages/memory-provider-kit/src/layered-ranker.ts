@@ -1,0 +1,368 @@
+import type BetterSqlite3 from "better-sqlite3";
+import type { MemoryKind } from "@hermes/memory-core";
+import type { SqliteDb as Db } from "./sqlite-store.js";
+import { quoteTerm } from "./fts-query.js";
+
+/** A query word with the number of items containing it. */
+export interface CountedTerm {
+  term: string;
+  df: number;
+}
+
+/** What `LayeredRanker.rank` needs besides the words. */
+export interface LayeredRankOptions {
+  /** Hits the caller shows; ranking stops early once these are settled. */
+  limit: number;
+  /** Ranked rows returned (the caller spreads scores to neighbours of these). */
+  candidates: number;
+  kind?: MemoryKind | null;
+  session?: string | null;
+  user?: string | null;
+}
+
+/**
+ * Where `LayeredRanker` reads (SQL names, trusted: never user input). The default is the SQLite
+ * provider's schema: FTS5 table `items_fts` (columns content, speaker) over `items` keyed by `id`.
+ */
+export interface LayeredRankerSchema {
+  /** The FTS5 table; its `<fts>_data` (averages record) and `<fts>_docsize` shadow tables are read too. */
+  fts: string;
+  /** The content table, and its integer key (the FTS rowid). */
+  table: string;
+  id: string;
+  /** The text column scored with the `content` weight. */
+  content: string;
+  /** The column scored with the `speaker` weight; `null` when the FTS table indexes only `content`. */
+  speaker: string | null;
+  /** SQL over the content table (alias `i`) compared with the `kind`, `session` and `user` options. */
+  filters: { kind: string; session: string; user: string };
+}
+
+/** The SQLite provider's schema (`LayeredRanker`'s default). */
+export const ITEMS_RANKER_SCHEMA: LayeredRankerSchema = {
+  fts: "items_fts",
+  table: "items",
+  id: "id",
+  content: "content",
+  speaker: "speaker",
+  filters: { kind: "i.kind", session: "i.session_id", user: "i.user_id" },
+};
+
+/** FTS5's BM25 constants (fts5_aux.c): k1 and b. */
+const K1 = 1.2;
+const B = 0.75;
+/**
+ * Most row ids read per word pair (`t_i AND t_j`) or single word. A pair of topic words holds tens to
+ * a few hundred rows even at a million items; the cap bounds the cost of pairs with a very common
+ * word, whose rows score little anyway. At a million items 600 kept as much of the exact top 5 as
+ * 1,000 (and 450 lost 2 points) at less cost. (Reading only the newest 100 rows of each layer, with
+ * text, lost a quarter of the exact top 5 there.)
+ */
+const LAYER_POOL_ROWS = 600;
+/**
+ * Pooled rows scored exactly per step (at least the caller's `candidates`): those with the best
+ * estimate, i.e. the words FTS5 showed them to hold found once each, at the row's stored length.
+ * Only rows holding a word more than once are underestimated; 30 leaves room for them below the top
+ * `limit`. Scoring reads the row text, costing several pooled rows; at a million items 30, 40 and 60
+ * kept about the same share of the exact top 5.
+ */
+const LAYER_SCORED_ROWS = 30;
+/**
+ * Stop reading further layers once the `limit`-th score beats their best possible score: the sum of
+ * their words' IDF times this factor. The exact bound is k1 + 1 = 2.2 (infinite term frequency);
+ * 1.5 covers a word found twice in a short item, which is as far as chat text goes in practice.
+ */
+const BOUND_FACTOR = 1.5;
+/**
+ * Multi-word layers read: those of the two rarest words. Later layers (items whose rarest query word
+ * is the third or later) can only score the sum of commoner words; the single-word pass covers them.
+ */
+const MAX_LAYERS = 2;
+/** Rarest query words considered; the rest add little to BM25 and would only cost layers. */
+export const MAX_LAYERED_TERMS = 8;
+
+interface LayerRow {
+  id: number;
+  content: string;
+  speaker: string;
+  sz: Buffer | null;
+}
+
+interface RankTerm {
+  term: string;
+  idf: number;
+  /** This word's bit in a set of words (at most `MAX_LAYERED_TERMS` words). */
+  bit: number;
+  pattern: RegExp;
+  /** The word's base alone (no word boundaries): a cheap test before `pattern`. */
+  probe: RegExp;
+}
+
+/**
+ * BM25 ranking for stores where FTS5's own `ORDER BY rank` is too slow. FTS5's bm25() walks the
+ * complete document list of every query word on each call to count it (a million-item store: ~1 ms
+ * per 30,000 items per word) and then scores every matching row. This ranker instead uses cached
+ * document counts for the IDF and scores a bounded set of candidates in JavaScript:
+ *
+ * - words sorted rarest first (t1, t2, …); layer i holds the items containing t_i and at least one
+ *   commoner word, so every item with two or more query words is in exactly one layer (that of its
+ *   rarest word), and items with rarer words come first; only the first `MAX_LAYERS` layers are read;
+ * - a layer is read pair by pair (`t_i AND t_j`, row ids with FTS5's stored row lengths, at most
+ *   `LAYER_POOL_ROWS` each), which tells which words each row holds; when the pool is larger than
+ *   `LAYER_SCORED_ROWS`, the lengths give each row an estimate and only the best are read and scored
+ *   exactly;
+ * - then, while a row holding one word could still place, the rows of each word, pooled the same way;
+ * - reading stops as soon as the `limit`-th score is above what any later layer or pair could score,
+ *   except that a pair is still read while a row pooled from an earlier pair of its layer could place
+ *   if it also held the words of this and the later pairs.
+ *
+ * Scores use FTS5's formula (same IDF, k1, b, column weights, document length from the FTS
+ * `docsize` table and average length from its `averages` record). Term frequency is counted in the
+ * item text with a light suffix match, not the porter stemmer, so it can differ from FTS5 for
+ * irregular forms; an item FTS5 returned for a word counts that word at least once. Ties go to the
+ * older item, as in FTS5's `ORDER BY rank`.
+ * Synchronous, read-only; never throws for any word (all are quoted).
+ */
+export class LayeredRanker {
+  private readonly weights: { content: number; speaker: number };
+  private readonly stmts: {
+    averages: BetterSqlite3.Statement;
+    pool: BetterSqlite3.Statement;
+    poolFiltered: BetterSqlite3.Statement;
+    rows: BetterSqlite3.Statement;
+  };
+
+  /** `schema` names the tables and columns read (default: the SQLite provider's, `ITEMS_RANKER_SCHEMA`). */
+  constructor(db: Db, weights: { content: number; speaker: number }, schema: LayeredRankerSchema = ITEMS_RANKER_SCHEMA) {
+    this.weights = weights;
+    const { fts, table, id, content, speaker, filters } = schema;
+    this.stmts = {
+      averages: db.prepare(`SELECT block FROM ${fts}_data WHERE id = 1`).pluck(),
+      // Each pooled row comes with its FTS5 length record, read in the doclist's rowid order (one
+      // pass over nearby pages rather than a second statement seeking each id).
+      pool: db.prepare(
+        `SELECT f.rowid AS id, d.sz AS sz FROM ${fts} f LEFT JOIN ${fts}_docsize d ON d.id = f.rowid
+         WHERE ${fts} MATCH @q LIMIT @limit`,
+      ),
+      poolFiltered: db.prepare(
+        `SELECT f.rowid AS id, d.sz AS sz FROM ${fts} f JOIN ${table} i ON i.${id} = f.rowid LEFT JOIN ${fts}_docsize d ON d.id = f.rowid
+         WHERE ${fts} MATCH @q AND (@kind IS NULL OR ${filters.kind} = @kind) AND (@session IS NULL OR ${filters.session} = @session)
+           AND (@user IS NULL OR ${filters.user} = @user)
+         ORDER BY f.rowid DESC LIMIT @limit`,
+      ),
+      rows: db.prepare(
+        `SELECT i.${id} AS id, i.${content} AS content, ${speaker === null ? "''" : `i.${speaker}`} AS speaker, d.sz AS sz
+         FROM json_each(?) c JOIN ${table} i ON i.${id} = c.value LEFT JOIN ${fts}_docsize d ON d.id = i.${id}`,
+      ),
+    };
+  }
+
+  /**
+   * The best `candidates` item ids for `terms` (words found in at least one item), best first, with
+   * their BM25 score as a negative `rank` (FTS5's convention). `[]` when no word is given.
+   */
+  rank(terms: readonly CountedTerm[], options: LayeredRankOptions): Array<{ id: number; rank: number }> {
+    const { rows, avgLength } = this.averages();
+    if (terms.length === 0 || rows === 0) return [];
+    const ranked: RankTerm[] = [...terms]
+      .filter((t) => t.df > 0)
+      .sort((a, b) => a.df - b.df || (a.term < b.term ? -1 : 1))
+      .slice(0, MAX_LAYERED_TERMS)
+      .map((t, i) => ({ term: t.term, idf: idf(rows, t.df), bit: 1 << i, pattern: termPattern(t.term), probe: new RegExp(termBase(t.term), "iu") }));
+    if (ranked.length === 0) return [];
+    // Words in most items add nothing (IDF ≈ 0) but would make a layer match nearly everything.
+    const useful = ranked.filter((t) => t.idf > 1e-3);
+    const layered = useful.length > 0 ? useful : ranked.slice(0, 1);
+
+    const scores = new Map<number, number>();
+    const limit = Math.max(1, options.limit);
+    /** The `limit`-th best exact score so far (-Infinity until there are `limit`). */
+    const kth = (): number => {
+      if (scores.size < limit) return -Infinity;
+      return [...scores.values()].sort((a, b) => b - a)[limit - 1]!;
+    };
+    const settled = (bound: number): boolean => kth() >= bound * BOUND_FACTOR;
+    // Rows are pooled by id with the words FTS5 showed them to hold; the open rows with the best
+    // estimate (those words found once each, at the row's length) are then read and scored exactly.
+    const filtered = options.kind != null || options.session != null || options.user != null;
+    // `gain` is K1 + 1 over (1 + the row's length normalisation): a word found once adds its IDF
+    // times this, so it turns a set of words into the row's estimate.
+    const pool = new Map<number, { words: number; gain: number }>();
+    const collect = (match: string, words: number) => {
+      const found = (filtered ? this.stmts.poolFiltered : this.stmts.pool).all({
+        q: match,
+        ...(filtered ? { kind: options.kind ?? null, session: options.session ?? null, user: options.user ?? null } : {}),
+        limit: LAYER_POOL_ROWS,
+      }) as Array<{ id: number; sz: Buffer | null }>;
+      for (const row of found) {
+        const entry = pool.get(row.id);
+        if (entry) entry.words |= words;
+        else pool.set(row.id, { words, gain: (K1 + 1) / (1 + this.norm(row.sz, avgLength)) });
+      }
+    };
+    const idfOf = (words: number): number => {
+      let sum = 0;
+      for (const t of layered) if (words & t.bit) sum += t.idf;
+      return sum;
+    };
+    const scoreBest = () => {
+      const wanted = Math.max(LAYER_SCORED_ROWS, options.candidates);
+      let open = [...pool.keys()].filter((id) => !scores.has(id));
+      if (open.length > wanted) {
+        open = open
+          .map((id) => {
+            const entry = pool.get(id)!;
+            return { id, estimate: idfOf(entry.words) * entry.gain };
+          })
+          .sort((x, y) => y.estimate - x.estimate || x.id - y.id)
+          .slice(0, wanted)
+          .map((x) => x.id);
+      }
+      if (open.length === 0) return;
+      for (const row of this.stmts.rows.all(JSON.stringify(open)) as LayerRow[]) {
+        if (!scores.has(row.id)) scores.set(row.id, this.score(row, ranked, pool.get(row.id)!.words, avgLength));
+      }
+    };
+
+    // Whether an unscored pooled row holding `word` could still place with the `remaining` words.
+    const pooledCouldPlace = (word: number, remaining: number): boolean => {
+      const bar = kth();
+      for (const [id, entry] of pool) {
+        if (!(entry.words & word) || scores.has(id)) continue;
+        if (idfOf(entry.words | remaining) * entry.gain > bar) return true;
+      }
+      return false;
+    };
+    // Rows holding two or more of the words, layer by layer, each layer pair by pair (its word with
+    // each commoner word), which also tells which words each row holds.
+    for (let i = 0; i < Math.min(layered.length - 1, MAX_LAYERS); i++) {
+      const rest = layered.slice(i + 1);
+      const bound = layered[i]!.idf + rest.reduce((sum, t) => sum + t.idf, 0);
+      if (settled(bound)) break;
+      for (const [j, other] of rest.entries()) {
+        // Rows first found in this pair hold no rarer word than `other` besides layered[i]: once the
+        // `limit`-th score beats what they could score, commoner pairs cannot place either. A pair
+        // also marks `other` (and its later pairs their words) in rows already pooled from earlier
+        // pairs, so it is still read while such an unscored row, holding all of the remaining words
+        // once, would beat the `limit`-th score.
+        const remaining = rest.slice(j).reduce((bits, t) => bits | t.bit, 0);
+        if (settled(layered[i]!.idf + idfOf(remaining)) && !pooledCouldPlace(layered[i]!.bit, remaining)) break;
+        collect(`${quoteTerm(layered[i]!.term)} AND ${quoteTerm(other.term)}`, layered[i]!.bit | other.bit);
+      }
+      scoreBest();
+    }
+    // Then rows holding one word (a short row, or the word more than once, can still place).
+    for (const t of layered) {
+      if (settled(t.idf)) break;
+      collect(quoteTerm(t.term), t.bit);
+      scoreBest();
+    }
+    return [...scores]
+      .sort((a, b) => byScore(b[1], a[1]) || a[0] - b[0])
+      .slice(0, options.candidates)
+      .map(([id, score]) => ({ id, rank: -score }));
+  }
+
+  /** BM25's length normalisation of a row: k1 · (1 − b + b · length / average length). */
+  private norm(sz: Buffer | null, avgLength: number): number {
+    const length = sz ? sumVarints(sz) : 0;
+    return K1 * (1 - B + (B * length) / (avgLength || 1));
+  }
+
+  /** FTS5's BM25 of one row over all ranked words; words in `known` (bits) count at least once. */
+  private score(row: LayerRow, terms: readonly RankTerm[], known: number, avgLength: number): number {
+    const norm = this.norm(row.sz, avgLength);
+    let score = 0;
+    for (const t of terms) {
+      let freq = this.weights.content * countMatches(t, row.content) + this.weights.speaker * countMatches(t, row.speaker);
+      if (freq === 0 && known & t.bit) freq = this.weights.content;
+      if (freq > 0) score += (t.idf * (freq * (K1 + 1))) / (freq + norm);
+    }
+    return score;
+  }
+
+  /** Row count and average row length (all columns, in tokens) from FTS5's `averages` record. */
+  private averages(): { rows: number; avgLength: number } {
+    const block = this.stmts.averages.get() as Buffer | undefined;
+    if (!block) return { rows: 0, avgLength: 0 };
+    const [rows = 0, ...columns] = readVarints(block);
+    const tokens = columns.reduce((sum, n) => sum + n, 0);
+    return { rows, avgLength: rows > 0 ? tokens / rows : 0 };
+  }
+}
+
+/**
+ * Score order that treats scores within rounding of each other as equal, so that ties go to the
+ * older row as in FTS5's `ORDER BY rank` (the JavaScript sum can differ from FTS5's in the last bits).
+ */
+function byScore(a: number, b: number): number {
+  return Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a)) ? 0 : a - b;
+}
+
+/** FTS5's IDF: ln((N − n + 0.5) / (n + 0.5)), floored at 1e-6. */
+export function idf(rows: number, df: number): number {
+  const value = Math.log((rows - df + 0.5) / (df + 0.5));
+  return value > 0 ? value : 1e-6;
+}
+
+/** SQLite varints (big-endian groups of 7 bits; the 9th byte carries 8) as used in FTS5 records. */
+export function readVarints(buf: Uint8Array): number[] {
+  const out: number[] = [];
+  let i = 0;
+  while (i < buf.length) {
+    let value = 0;
+    for (let n = 0; i < buf.length; n++) {
+      const byte = buf[i++]!;
+      if (n === 8) {
+        value = value * 256 + byte;
+        break;
+      }
+      value = value * 128 + (byte & 0x7f);
+      if ((byte & 0x80) === 0) break;
+    }
+    out.push(value);
+  }
+  return out;
+}
+
+function sumVarints(buf: Uint8Array): number {
+  return readVarints(buf).reduce((sum, n) => sum + n, 0);
+}
+
+const SUFFIXES = ["ings", "ing", "ed", "es", "s", "ly"];
+
+/**
+ * A case- and accent-insensitive pattern for the forms of `term` the porter tokenizer would mostly
+ * fold together: the word minus one common suffix, plus any of those suffixes.
+ */
+export function termPattern(term: string): RegExp {
+  return new RegExp(`(?<![\\p{L}\\p{N}\\p{M}])${termBase(term)}(?:${SUFFIXES.join("|")})?(?![\\p{L}\\p{N}\\p{M}])`, "giu");
+}
+
+/** `term` lower-cased, folded and without one common suffix, escaped for a RegExp. */
+function termBase(term: string): string {
+  let base = foldDiacritics(term.toLowerCase());
+  for (const suffix of SUFFIXES) {
+    if (base.length > suffix.length + 2 && base.endsWith(suffix) && !(suffix === "s" && base.endsWith("ss"))) {
+      base = base.slice(0, -suffix.length);
+      break;
+    }
+  }
+  return base.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+function foldDiacritics(text: string): string {
+  return text.normalize("NFD").replace(/\p{M}/gu, "");
+}
+
+function countMatches({ pattern, probe }: Pick<RankTerm, "pattern" | "probe">, text: string): number {
+  if (text.length === 0) return 0;
+  // Diacritics are folded only when present: normalising every row would double the scoring cost.
+  const haystack = /[^\u0020-\u007e\s]/.test(text) ? foldDiacritics(text) : text;
+  // Most rows lack most words: a plain substring scan rules them out far faster than the pattern.
+  if (!probe.test(haystack)) return 0;
+  pattern.lastIndex = 0;
+  let n = 0;
+  while (pattern.exec(haystack) !== null) n++;
+  return n;
+}

@@ -1,0 +1,33 @@
+import { describe, expect, it } from "vitest";
+import { planRanking } from "./rank-plan.js";
+
+describe("planRanking", () => {
+  const counts: Record<string, number> = { rare: 40, common: 9_000, absent: 0 };
+  const counting = () => {
+    const asked: string[] = [];
+    return { asked, df: (term: string) => (asked.push(term), counts[term] ?? 0) };
+  };
+
+  it("keeps FTS5's bm25() over every word in stores of at most 2,000 items, without counting", () => {
+    const c = counting();
+    expect(planRanking(["rare", "absent"], 2_000, c.df)).toEqual({ mode: "bm25", terms: ["rare", "absent"] });
+    expect(c.asked).toEqual([]);
+    expect(planRanking([], 2_000, c.df)).toBeNull();
+  });
+
+  it("in larger stores drops words no item holds and uses the layered ranker only for a word in more than 0.2 % of the items", () => {
+    const c = counting();
+    expect(planRanking(["rare", "absent"], 100_000, c.df)).toEqual({ mode: "bm25", terms: ["rare"] });
+    expect(c.asked).toEqual(["rare", "absent"]);
+    expect(planRanking(["absent"], 100_000, c.df)).toBeNull();
+    expect(planRanking(["rare", "common", "absent"], 100_000, c.df)).toEqual({
+      mode: "layered",
+      terms: [
+        { term: "rare", df: 40 },
+        { term: "common", df: 9_000 },
+      ],
+    });
+    // The threshold grows with the store: 0.2 % of 5 million is 10,000 > 9,000.
+    expect(planRanking(["common"], 5_000_000, c.df)).toEqual({ mode: "bm25", terms: ["common"] });
+  });
+});

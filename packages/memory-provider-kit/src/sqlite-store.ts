@@ -1,0 +1,198 @@
+/**
+ * Opening a provider's SQLite file the same way everywhere: WAL with `synchronous=NORMAL`, a busy
+ * timeout, the schema version in `PRAGMA user_version` (a file written by a newer version is
+ * rejected with `SCHEMA_TOO_NEW` and left untouched; an older one is migrated inside one IMMEDIATE
+ * transaction so concurrent openers never both migrate), and a read-only open for read-only homes.
+ * The better-sqlite3 driver is passed in by the provider, which owns that dependency.
+ */
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import os from "node:os";
+import path from "node:path";
+import type BetterSqlite3 from "better-sqlite3";
+import { HermesMemoryError, describeError } from "@hermes/memory-core";
+
+/** A better-sqlite3 connection. */
+export type SqliteDb = BetterSqlite3.Database;
+
+/** The better-sqlite3 constructor (the module's default export). */
+export type SqliteDriver = typeof BetterSqlite3;
+
+/** Loads better-sqlite3 on first use and remembers the outcome. */
+export interface SqliteDriverLoader {
+  /** The driver, or `undefined` when it cannot load (a missing or broken native addon). */
+  load(): SqliteDriver | undefined;
+  /** Why the driver failed to load, or `undefined` when it loaded (or was never tried). */
+  error(): unknown;
+}
+
+/**
+ * A lazy better-sqlite3 loader resolving the driver from `from` (pass the provider's
+ * `import.meta.url`, so the provider's own dependency is used). Loading is deferred to the first
+ * `load()`, so `isAvailable()` can report a broken addon instead of the module failing to import.
+ */
+export function createSqliteDriverLoader(from: string | URL): SqliteDriverLoader {
+  let driver: SqliteDriver | undefined;
+  let failure: unknown;
+  return {
+    load() {
+      if (driver || failure) return driver;
+      try {
+        driver = createRequire(from)("better-sqlite3") as SqliteDriver;
+      } catch (error) {
+        failure = error;
+      }
+      return driver;
+    },
+    error: () => failure,
+  };
+}
+
+/** What a store is and how its schema evolves. */
+export interface SqliteStoreSpec {
+  /** The better-sqlite3 driver; `undefined` when it failed to load (`unavailable` explains why). */
+  driver: SqliteDriver | undefined;
+  /** Why the driver is missing and how to fix it (used when `driver` is `undefined`). */
+  unavailable?: string;
+  /** What the file is, for messages: e.g. `SQLite memory database`, `vector sidecar`. */
+  label: string;
+  /** Package whose upgrade reads a newer schema, for the `SCHEMA_TOO_NEW` remedy. */
+  packageName: string;
+  /** Schema version this code writes. */
+  schemaVersion: number;
+  /** Oldest schema a read-only open accepts as is (default: `schemaVersion`). */
+  minReadableVersion?: number;
+  /** Bring a database at `fromVersion` (0 = empty) up to `schemaVersion`; runs in a transaction. */
+  migrate(db: SqliteDb, fromVersion: number): void;
+}
+
+/** Options for `openSqliteStore`. */
+export interface OpenSqliteStoreOptions {
+  /** Open without write access: nothing is created or migrated. */
+  readonly?: boolean;
+  /** `busy_timeout` in ms; at least 5000. */
+  busyTimeoutMs?: number;
+  /** Remedy of the `STORAGE_FAILED` error when the file cannot be opened for writing. */
+  openFix?: string;
+}
+
+/**
+ * Open (creating when needed) the store at `file` (`":memory:"` for a private in-memory one),
+ * check and migrate its schema, set WAL and the busy timeout. Throws `PROVIDER_UNAVAILABLE` without
+ * a driver, `SCHEMA_TOO_NEW` for a newer schema (file untouched) and `STORAGE_FAILED` otherwise.
+ */
+export function openSqliteStore(file: string, spec: SqliteStoreSpec, options: OpenSqliteStoreOptions = {}): SqliteDb {
+  const Driver = spec.driver;
+  if (!Driver) {
+    throw new HermesMemoryError({ code: "PROVIDER_UNAVAILABLE", message: spec.unavailable ?? `better-sqlite3 could not be loaded. Reinstall ${spec.packageName} so its native addon is built.` });
+  }
+  const readonly = options.readonly === true;
+  let db: SqliteDb;
+  try {
+    if (!readonly && file !== ":memory:") fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    db = new Driver(file, { readonly, fileMustExist: readonly });
+    if (readonly) db.pragma("user_version", { simple: true });
+  } catch (error) {
+    // A WAL database on a read-only mount cannot be opened without its `-shm` file (files closed
+    // by `closeSqliteStore` are in rollback-journal mode; older ones are read from a private copy).
+    if (readonly && (error as { code?: string }).code === "SQLITE_CANTOPEN" && fs.existsSync(file)) return openReadOnlyCopy(file, spec, options);
+    throw storageError(
+      `cannot open the ${spec.label} at ${file}${readonly ? " read-only" : ""}`,
+      error,
+      readonly ? "check that it exists and is readable" : (options.openFix ?? "check that the directory exists and is writable, and that there is free space"),
+    );
+  }
+  return prepareStore(db, file, readonly, spec, options);
+}
+
+function openReadOnlyCopy(file: string, spec: SqliteStoreSpec, options: OpenSqliteStoreOptions): SqliteDb {
+  const Driver = spec.driver!;
+  let db: SqliteDb;
+  try {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-sqlite-ro-"));
+    const copy = path.join(dir, path.basename(file));
+    fs.copyFileSync(file, copy);
+    if (fs.existsSync(`${file}-wal`)) fs.copyFileSync(`${file}-wal`, `${copy}-wal`);
+    process.once("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
+    db = new Driver(copy, { readonly: true, fileMustExist: true });
+  } catch (error) {
+    throw storageError(`cannot open the ${spec.label} at ${file} read-only`, error, "check that it exists and is readable");
+  }
+  return prepareStore(db, file, true, spec, options);
+}
+
+function prepareStore(db: SqliteDb, file: string, readonly: boolean, spec: SqliteStoreSpec, options: OpenSqliteStoreOptions): SqliteDb {
+  try {
+    db.pragma(`busy_timeout = ${Math.max(5000, options.busyTimeoutMs ?? 5000)}`);
+    // Read the version before anything else writes to the file: a newer schema stays untouched.
+    const version = Number(db.pragma("user_version", { simple: true }));
+    if (version > spec.schemaVersion) {
+      throw new HermesMemoryError({
+        code: "SCHEMA_TOO_NEW",
+        message: `The ${spec.label} at ${file} has schema version ${version}, but this ${spec.packageName} only knows up to ${spec.schemaVersion}. Upgrade ${spec.packageName}; the database was not modified.`,
+      });
+    }
+    if (!readonly) {
+      db.pragma("journal_mode = WAL");
+      db.pragma("synchronous = NORMAL");
+      if (version < spec.schemaVersion) migrateStore(db, spec);
+    } else if (version < (spec.minReadableVersion ?? spec.schemaVersion) || version < 1) {
+      throw storageError(`the ${spec.label} at ${file} has not been initialised`, undefined, "open it once with write access");
+    }
+    return db;
+  } catch (error) {
+    db.close();
+    if (HermesMemoryError.isInstance(error)) throw error;
+    throw storageError(`cannot prepare the ${spec.label} at ${file}`, error, "check the file; if it is corrupt, restore it from a backup or move it away to start fresh");
+  }
+}
+
+function migrateStore(db: SqliteDb, spec: SqliteStoreSpec): void {
+  // IMMEDIATE: several processes opening a fresh profile at once must not both migrate.
+  const run = db.transaction(() => {
+    const current = Number(db.pragma("user_version", { simple: true }));
+    if (current >= spec.schemaVersion) return;
+    spec.migrate(db, current);
+    db.pragma(`user_version = ${spec.schemaVersion}`);
+  });
+  run.immediate();
+}
+
+/**
+ * A `STORAGE_FAILED` error with the cause's text and a remedy. A full disk and a read-only
+ * database get their own remedy, whatever `fix` says.
+ */
+export function storageError(what: string, cause: unknown, fix: string): HermesMemoryError {
+  const detail = cause === undefined ? "" : ` (${describeError(cause)})`;
+  const code = String((cause as { code?: unknown } | null)?.code ?? "");
+  if (code === "SQLITE_FULL" || code === "ENOSPC") {
+    fix = "the disk is full: free space on it, then flush() again (queued items are kept until they are written)";
+  } else if (code.startsWith("SQLITE_READONLY") || code === "EROFS") {
+    fix = "the database or its directory is read-only: make $HERMES_HOME writable (search keeps working meanwhile)";
+  }
+  return new HermesMemoryError({ code: "STORAGE_FAILED", message: `${what}${detail}: ${fix}.`, cause });
+}
+
+/**
+ * Close a connection, first switching a writable file back to rollback-journal mode when no other
+ * connection has it open: a WAL database cannot be opened from a read-only mount without its
+ * `-shm` file, a rollback-journal one can. The next writable open switches to WAL again.
+ */
+export function closeSqliteStore(db: SqliteDb): void {
+  if (!db.open) return;
+  if (!db.readonly && db.name !== ":memory:") {
+    try {
+      db.pragma("busy_timeout = 0");
+      db.pragma("journal_mode = DELETE");
+    } catch {
+      // Another connection is open; the last one to close switches it.
+    }
+  }
+  db.close();
+}
+
+/** True for SQLite "database is busy/locked" errors, which a later retry can clear. */
+export function isBusyError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
+}

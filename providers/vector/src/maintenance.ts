@@ -1,0 +1,111 @@
+/**
+ * The vector provider's maintenance jobs, which the CLI runs: re-embedding every item (reindex),
+ * and JSON Lines export and import of the sidecar's items.
+ */
+import { HermesMemoryError } from "@hermes/memory-core";
+import type { Embedder } from "./embedder.js";
+import type { VectorMetadata } from "./metadata-filter.js";
+import { flattenMetadata } from "./pinecone-vector-store.js";
+import type { Sidecar, SidecarRow } from "./sidecar.js";
+import type { VectorStore } from "./vector-store.js";
+
+/** One item as exported by `exportItems` and accepted by `importItems` (JSON Lines). */
+export interface ExportedItem {
+  id: string;
+  namespace: string;
+  content: string;
+  metadata: VectorMetadata;
+}
+
+/** Progress callback of long operations: `done` of `total` items. */
+export type ProgressCallback = (done: number, total: number) => void;
+
+/** An accepted write on its way to the store. */
+export interface PendingWrite {
+  /** Outbox row holding this write durably (Pinecone store), once it is there. */
+  seq?: number;
+  id: string;
+  namespace: string;
+  text: string;
+  metadata: VectorMetadata;
+}
+
+/** Items embedded per batch by reindex and import. */
+const BATCH = 64;
+
+/**
+ * Re-embed every sidecar item with `embedder` into `store` (the store decides what a reindex
+ * replaces first), then `recordIdentity()` and flush the store. Text comes from the sidecar, so
+ * nothing is lost. Returns the number of items and namespaces indexed.
+ */
+export async function reindexAll(
+  parts: { sidecar: Sidecar; store: VectorStore; embedder: Embedder },
+  recordIdentity: () => void,
+  onProgress?: ProgressCallback,
+): Promise<{ items: number; namespaces: number }> {
+  const { sidecar, store, embedder } = parts;
+  const counts = sidecar.namespaceCounts();
+  const total = Object.values(counts).reduce((a, b) => a + b, 0);
+  let done = 0;
+  onProgress?.(0, total);
+  store.beginReindex(sidecar);
+  for (const namespace of Object.keys(counts)) {
+    let batch: SidecarRow[] = [];
+    const flushBatch = async (): Promise<void> => {
+      if (batch.length === 0) return;
+      const vectors = await embedder.embed(batch.map((r) => r.text));
+      await store.reindexRows(batch, vectors, namespace);
+      done += batch.length;
+      onProgress?.(done, total);
+      batch = [];
+    };
+    for (const row of sidecar.iterate(namespace)) {
+      batch.push(row);
+      if (batch.length >= BATCH) await flushBatch();
+    }
+    await flushBatch();
+  }
+  recordIdentity();
+  await store.flush();
+  return { items: done, namespaces: Object.keys(counts).length };
+}
+
+/** Every sidecar item as an `ExportedItem`. */
+export function* exportAll(sidecar: Sidecar): Generator<ExportedItem> {
+  for (const row of sidecar.iterate(null)) {
+    const { text: _t, ...metadata } = row.metadata;
+    yield { id: row.id, namespace: row.namespace, content: row.text, metadata };
+  }
+}
+
+/**
+ * Import exported items in batches through `sink.write` (ids kept, namespaces from
+ * `sink.namespaceFor(userId)`). Throws `INVALID_ARGUMENT` at the first item that is not an export
+ * record. Returns the number imported.
+ */
+export async function importAll(
+  items: Iterable<ExportedItem> | AsyncIterable<ExportedItem>,
+  sink: { namespaceFor(userId: string | undefined): string; write(batch: PendingWrite[]): Promise<void> },
+  onProgress?: ProgressCallback,
+  total = 0,
+): Promise<number> {
+  let batch: PendingWrite[] = [];
+  let done = 0;
+  const flushBatch = async (): Promise<void> => {
+    if (batch.length === 0) return;
+    await sink.write(batch);
+    done += batch.length;
+    onProgress?.(done, Math.max(total, done));
+    batch = [];
+  };
+  for await (const item of items) {
+    if (typeof item?.id !== "string" || typeof item.content !== "string") {
+      throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `Import line ${done + batch.length + 1} is not an exported item ({id, namespace, content, metadata}). Use a file written by \`hermes-memory vector export\`.` });
+    }
+    const userId = typeof item.metadata?.user_id === "string" ? item.metadata.user_id : undefined;
+    batch.push({ id: item.id, namespace: sink.namespaceFor(userId), text: item.content, metadata: flattenMetadata(item.metadata ?? {}) });
+    if (batch.length >= BATCH) await flushBatch();
+  }
+  await flushBatch();
+  return done;
+}

@@ -1,0 +1,191 @@
+/**
+ * The vector provider's write queue: writes accepted by `syncTurn`/`remember`/`onMemoryWrite` are
+ * queued and delivered in background batches. A failing store keeps the failed batch and
+ * everything behind it (in the durable outbox when the store needs one, else in memory) instead of
+ * paying the retries once per batch; `flush()` re-tries them and reports what is still undelivered.
+ */
+import { HermesMemoryError, describeError, type Logger } from "@hermes/memory-core";
+import { storageWriteError } from "./local-vector-store.js";
+import type { PendingWrite } from "./maintenance.js";
+import type { Outbox } from "./outbox.js";
+
+/** What the queue needs from the provider. */
+export interface WriteQueueOptions {
+  /** Embed and store one batch now; throws on failure. */
+  write(batch: PendingWrite[]): Promise<void>;
+  /** Items per background batch. */
+  batchSize: number;
+  logger: Logger;
+  /** True once the provider is shut down: background delivery stops. */
+  isClosed(): boolean;
+}
+
+/** Background delivery of accepted writes, with the outbox for stores that acknowledge remotely. */
+export class WriteQueue {
+  private pending: PendingWrite[] = [];
+  /**
+   * Accepted writes whose attempt failed and that are not in the outbox (local store: disk full;
+   * Pinecone store: the outbox itself could not be written). Kept until stored: re-tried with the
+   * next write and every `flush()`, which rejects while any are left.
+   */
+  private held: PendingWrite[] = [];
+  private outbox: Outbox | null = null;
+  private resending: Promise<void> | null = null;
+  private draining: Promise<void> | null = null;
+  private drainScheduled = false;
+  /** The last delivery failure (for reports). */
+  lastFailure: unknown = null;
+
+  /** See `WriteQueueOptions`. */
+  constructor(private readonly options: WriteQueueOptions) {}
+
+  /** Use `outbox` for writes the store has not acknowledged (a remote store), or none. */
+  attachOutbox(outbox: Outbox | null): void {
+    this.outbox = outbox;
+  }
+
+  /** The attached outbox (to close it), if any. */
+  get attachedOutbox(): Outbox | null {
+    return this.outbox;
+  }
+
+  /** Writes waiting in the outbox. */
+  get inOutbox(): number {
+    return this.outbox?.count() ?? 0;
+  }
+
+  /** Writes kept only in memory (queued or held after a failure); lost if the process exits. */
+  get inMemory(): number {
+    return this.held.length + this.pending.length;
+  }
+
+  /** Writes accepted but not acknowledged by their store (outbox and memory). */
+  get undelivered(): number {
+    return this.inMemory + this.inOutbox;
+  }
+
+  /** Queue writes (and re-queue held ones) and schedule a background drain; returns at once. */
+  enqueue(writes: PendingWrite[]): void {
+    this.pending.push(...this.held.splice(0), ...writes);
+    if (this.drainScheduled || this.draining) return;
+    this.drainScheduled = true;
+    setImmediate(() => {
+      if (this.drainScheduled) void this.drain();
+    });
+  }
+
+  /** Put writes held after a failure back in front of the queue (flush re-tries them). */
+  requeueHeld(): void {
+    if (this.held.length > 0) this.pending.unshift(...this.held.splice(0));
+  }
+
+  /** Deliver everything queued (a failing batch is held, not thrown). */
+  async drainAll(): Promise<void> {
+    while (this.pending.length > 0 || this.draining || this.drainScheduled) {
+      await (this.draining ?? this.drain());
+    }
+  }
+
+  /** True when held writes or the outbox still wait for their store. */
+  get hasUndelivered(): boolean {
+    return this.held.length > 0 || this.inOutbox > 0;
+  }
+
+  private drain(): Promise<void> {
+    this.drainScheduled = false;
+    if (this.draining) return this.draining;
+    this.draining = (async () => {
+      try {
+        while (this.pending.length > 0 && !this.options.isClosed()) {
+          const batch = this.pending.splice(0, this.options.batchSize);
+          try {
+            await this.deliver(batch);
+          } catch (error) {
+            // The store is failing (down, disk full): keep this batch and everything queued behind
+            // it instead of paying the retries once per batch; flush() reports them.
+            this.lastFailure = error;
+            const kept = this.hold([...batch, ...this.pending.splice(0)]);
+            this.options.logger.warn(`vector memory: storing ${batch.length} items failed (${describeError(error)}); ${kept}`);
+          }
+        }
+      } finally {
+        this.draining = null;
+      }
+    })();
+    return this.draining;
+  }
+
+  /**
+   * With an outbox: put the batch there (fsynced) before sending, remove it once the store
+   * acknowledged it. A failed send leaves it there for the next start or `flush()`.
+   */
+  private async deliver(batch: PendingWrite[]): Promise<void> {
+    if (this.outbox) {
+      const fresh = batch.filter((w) => w.seq === undefined);
+      try {
+        this.outbox.put(fresh).forEach((seq, i) => (fresh[i]!.seq = seq));
+      } catch (error) {
+        this.options.logger.warn(`vector memory: ${describeError(storageWriteError(`the outbox ${this.outbox.file}`, error))}`);
+      }
+    }
+    await this.options.write(batch);
+    const seqs = batch.flatMap((w) => (w.seq === undefined ? [] : [w.seq]));
+    if (seqs.length > 0) this.outbox!.remove(seqs);
+  }
+
+  /** Keep failed writes: in the outbox when they are there (or can be put there), else in memory. Returns what happened, for the log. */
+  private hold(writes: PendingWrite[]): string {
+    let memory = writes.filter((w) => w.seq === undefined);
+    if (this.outbox && memory.length > 0) {
+      try {
+        this.outbox.put(memory).forEach((seq, i) => (memory[i]!.seq = seq));
+        memory = [];
+      } catch {
+        // The outbox is on the same failing disk: keep them in memory.
+      }
+    }
+    this.held.push(...memory);
+    const durable = writes.length - memory.length;
+    return [
+      durable > 0 ? `${durable} kept in the outbox ${this.outbox!.file} (re-sent on flush() or the next start)` : "",
+      memory.length > 0 ? `${memory.length} kept in memory and retried with the next write or flush()` : "",
+    ]
+      .filter(Boolean)
+      .join("; ");
+  }
+
+  /** Re-send what the outbox holds, oldest first, until it is empty or a send fails (one at a time). */
+  resendOutbox(): Promise<void> {
+    this.resending ??= (async () => {
+      try {
+        while (this.outbox && !this.options.isClosed()) {
+          const entries = this.outbox.list(this.options.batchSize);
+          if (entries.length === 0) return;
+          try {
+            await this.options.write(entries);
+          } catch (error) {
+            this.lastFailure = error;
+            return;
+          }
+          this.outbox?.remove(entries.map((e) => e.seq));
+        }
+      } finally {
+        this.resending = null;
+      }
+    })();
+    return this.resending;
+  }
+
+  /** `STORAGE_FAILED` naming what is undelivered, where it is kept, and the last failure. */
+  undeliveredError(): HermesMemoryError {
+    const inOutbox = this.inOutbox;
+    const inMemory = this.inMemory;
+    const cause = this.lastFailure;
+    const why = cause ? describeError(cause) : "the store did not acknowledge them";
+    const parts = [
+      inOutbox > 0 ? `${inOutbox} writes are not acknowledged by Pinecone yet; they are kept in the outbox ${this.outbox!.file} and re-sent by the next flush() or start` : "",
+      inMemory > 0 ? `${inMemory} accepted writes are not stored yet (kept in memory, retried by the next flush(); lost if the process exits)` : "",
+    ].filter(Boolean);
+    return new HermesMemoryError({ code: "STORAGE_FAILED", message: `vector memory: ${parts.join("; ")}. Last failure: ${why}`, cause });
+  }
+}

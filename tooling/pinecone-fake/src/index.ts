@@ -1,0 +1,7 @@
+/**
+ * Test support for code that talks to Pinecone through the real SDK: a loopback server speaking
+ * Pinecone's REST protocol, with its own evaluator of Pinecone's metadata filters. Private to the
+ * repository (the vector provider's tests and pnpm test:chaos); never published.
+ */
+export { PineconeFake, type FakeRequest, type PineconeFakeOptions } from "./pinecone-fake.js";
+export { pineconeFilterMatches, type FakeMetadata, type FakeMetadataValue } from "./filter.js";
