@@ -223,13 +223,15 @@ export class MemoryStore {
       get: db.prepare(`SELECT * FROM items WHERE id = ?`),
       delete: readonly ? undefined : db.prepare(`DELETE FROM items WHERE id = ?`),
       deleteDigest: readonly ? undefined : db.prepare(`DELETE FROM items WHERE digest = ?`),
-      rank: db.prepare(`SELECT rowid AS id, ${bm25} AS rank FROM items_fts WHERE items_fts MATCH ? ORDER BY rank LIMIT ?`),
+      // Ranking statements return [id, rank] arrays (raw): an object per candidate costs more.
+      rank: db.prepare(`SELECT rowid AS id, ${bm25} AS rank FROM items_fts WHERE items_fts MATCH ? ORDER BY rank LIMIT ?`).raw(true),
       rankFiltered: db.prepare(
         `SELECT i.id AS id, ${bm25} AS rank FROM items_fts JOIN items i ON i.id = items_fts.rowid
          WHERE items_fts MATCH @q AND (@kind IS NULL OR i.kind = @kind) AND (@session IS NULL OR i.session_id = @session)
            AND (@user IS NULL OR i.user_id = @user)
          ORDER BY rank LIMIT @limit`,
-      ),
+        )
+        .raw(true),
       list: db.prepare(
         `SELECT * FROM items WHERE (@kind IS NULL OR kind = @kind) AND (@session IS NULL OR session_id = @session)
          ORDER BY id DESC LIMIT @limit OFFSET @offset`,
@@ -343,18 +345,20 @@ export class MemoryStore {
     const limit = clampLimit(options.limit, 10, 1000);
     const candidates = Math.max(20, limit * CANDIDATES_PER_HIT);
     const filtered = options.kind !== undefined || options.sessionId !== undefined || options.userId !== undefined;
-    let ranked: Array<{ id: number; rank: number }>;
+    let ranked: Array<[id: number, rank: number]>;
     if (plan.mode === "bm25") {
       const params = { q: plan.match, kind: options.kind ?? null, session: options.sessionId ?? null, user: options.userId ?? null, limit: candidates };
-      ranked = (filtered ? this.stmts.rankFiltered.all(params) : this.stmts.rank.all(plan.match, candidates)) as Array<{ id: number; rank: number }>;
+      ranked = (filtered ? this.stmts.rankFiltered.all(params) : this.stmts.rank.all(plan.match, candidates)) as Array<[number, number]>;
     } else {
-      ranked = this.layered.rank(plan.terms, {
-        limit,
-        candidates,
-        kind: options.kind ?? null,
-        session: options.sessionId ?? null,
-        user: options.userId ?? null,
-      });
+      ranked = this.layered
+        .rank(plan.terms, {
+          limit,
+          candidates,
+          kind: options.kind ?? null,
+          session: options.sessionId ?? null,
+          user: options.userId ?? null,
+        })
+        .map((r): [number, number] => [r.id, r.rank]);
     }
 
     // Scoring columns and neighbour ids come from two batched statements (candidates, then the
@@ -365,7 +369,7 @@ export class MemoryStore {
     const linked = new Map<number, LinkedRow>();
     if (ranked.length > 0) {
       // Ids in ascending order: the lookups then walk the table and index pages in order.
-      const ids = JSON.stringify(ranked.map((r) => r.id).sort(ascending));
+      const ids = JSON.stringify(ranked.map((r) => r[0]).sort(ascending));
       // Neighbour ids are looked up only when scores will spread to neighbours.
       const json = (spread ? this.stmts.linkedRows.get(ids) : this.stmts.scoringRows.get(ids)) as string;
       for (const row of JSON.parse(json) as LinkedRow[]) linked.set(row[0], row);
@@ -378,7 +382,7 @@ export class MemoryStore {
       else entry.score += score;
     };
     const matched: Array<[LinkedRow, number]> = [];
-    for (const { id, rank } of ranked) {
+    for (const [id, rank] of ranked) {
       const row = linked.get(id);
       if (!row) continue;
       add(row, -rank);
