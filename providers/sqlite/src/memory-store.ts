@@ -118,6 +118,9 @@ type LinkedRow = [
   prev: number | null,
 ];
 
+/** A turn found as a neighbour: `[id, user_id, speaker, created_at]`. */
+type NeighbourRow = [id: number, userId: string | null, speaker: string, createdAt: number];
+
 const DAY_MS = 86_400_000;
 /** Largest part of the database file read through a memory map (1 GiB; a million chat turns take ~850 MB). */
 const MMAP_BYTES = 1 << 30;
@@ -218,6 +221,11 @@ export class MemoryStore {
           `SELECT json_group_array(json_array(i.id, i.kind, i.session_id, i.user_id, i.speaker, i.created_at, NULL, NULL, NULL))
            FROM json_each(?) c JOIN items i ON i.id = c.value`,
         )
+        .pluck(),
+      // Turns found as neighbours (kind 'turn', session known), as one JSON array of
+      // [id, user_id, speaker, created_at] arrays.
+      neighbourRows: db
+        .prepare(`SELECT json_group_array(json_array(i.id, i.user_id, i.speaker, i.created_at)) FROM json_each(?) c JOIN items i ON i.id = c.value`)
         .pluck(),
       hitText: db.prepare(`SELECT id, content, metadata FROM items WHERE id IN (SELECT value FROM json_each(?))`).raw(true),
       get: db.prepare(`SELECT * FROM items WHERE id = ?`),
@@ -390,21 +398,22 @@ export class MemoryStore {
     }
     const [wNext, wNext2, wPrev] = this.neighbourWeights;
     if (spread) {
-      const missing: number[] = [];
-      const seen = new Set<number>();
-      const need = (n: number | null) => {
-        if (n !== null && !linked.has(n) && !seen.has(n)) {
-          seen.add(n);
-          missing.push(n);
-        }
+      // Neighbour ids not among the candidates, each with its session: a neighbour is by definition a
+      // turn of the same session as the match that names it, so only its other columns are read.
+      const missing = new Map<number, string | null>();
+      const need = (n: number | null, session: string | null) => {
+        if (n !== null && !linked.has(n) && !missing.has(n)) missing.set(n, session);
       };
       for (const [row] of matched) {
-        need(row[6]);
-        need(row[7]);
-        need(row[8]);
+        need(row[6], row[2]);
+        need(row[7], row[2]);
+        need(row[8], row[2]);
       }
-      if (missing.length > 0) {
-        for (const row of JSON.parse(this.stmts.scoringRows.get(JSON.stringify(missing.sort(ascending))) as string) as LinkedRow[]) linked.set(row[0], row);
+      if (missing.size > 0) {
+        const ids = JSON.stringify([...missing.keys()].sort(ascending));
+        for (const [id, userId, speaker, createdAt] of JSON.parse(this.stmts.neighbourRows.get(ids) as string) as NeighbourRow[]) {
+          linked.set(id, [id, "turn", missing.get(id)!, userId, speaker, createdAt, null, null, null]);
+        }
       }
       const user = options.userId;
       const accept = (row: LinkedRow | undefined): row is LinkedRow => row !== undefined && (user === undefined || row[3] === user);
