@@ -397,22 +397,68 @@ export class MemoryStore {
       matched.push([row, -rank]);
     }
     const [wNext, wNext2, wPrev] = this.neighbourWeights;
-    if (spread) {
-      // Neighbour ids not among the candidates, each with its session: a neighbour is by definition a
-      // turn of the same session as the match that names it, so only its other columns are read.
-      const missing = new Map<number, string | null>();
-      const need = (n: number | null, session: string | null) => {
-        if (n !== null && !linked.has(n) && !missing.has(n)) missing.set(n, session);
-      };
-      for (const [row] of matched) {
-        need(row[6], row[2]);
-        need(row[7], row[2]);
-        need(row[8], row[2]);
+    const names = this.speakerNames(terms);
+    const boosted = new Map<string, boolean>();
+    const now = Date.now();
+    const boost = this.speakerBoost;
+    const halfLifeDays = this.halfLifeDays;
+    const recencyWeight = this.recencyWeight;
+    // An item's final score from its summed score: speaker boost, then recency.
+    const finalScore = (row: LinkedRow, sum: number): number => {
+      const speaker = row[4];
+      let score = sum;
+      if (names.size > 0 && speaker) {
+        let named = boosted.get(speaker);
+        if (named === undefined) boosted.set(speaker, (named = speakerNamed(speaker, names)));
+        if (named) score *= boost;
       }
-      if (missing.size > 0) {
-        const ids = JSON.stringify([...missing.keys()].sort(ascending));
+      if (halfLifeDays > 0) {
+        const ageDays = Math.max(0, now - row[5]) / DAY_MS;
+        score *= 1 - recencyWeight + recencyWeight * Math.pow(0.5, ageDays / halfLifeDays);
+      }
+      return score;
+    };
+    if (spread) {
+      // Neighbours not among the candidates, each with its session (a neighbour is a turn of the
+      // session of the match that names it) and the shares it can get, summed in the order used below.
+      const missing = new Map<number, { session: string; sum: number }>();
+      const share = (n: number | null, session: string, score: number) => {
+        if (n === null || linked.has(n)) return;
+        const m = missing.get(n);
+        if (m === undefined) missing.set(n, { session, sum: 0 + score });
+        else m.sum += score;
+      };
+      let nonNegative = wNext >= 0 && wNext2 >= 0 && wPrev >= 0;
+      for (const [row, score] of matched) {
+        if (!(score >= 0)) nonNegative = false;
+        if (row[1] !== "turn" || row[2] === null) continue;
+        share(row[6], row[2], wNext * score);
+        share(row[7], row[2], wNext2 * score);
+        share(row[8], row[2], wPrev * score);
+      }
+      // A neighbour that cannot reach the top `limit` is not read. With no negative score, every match
+      // ends at least at the final score of its own score (shares only add), and a neighbour at most at
+      // its shares with the speaker boost and the largest recency factor. Rounding is monotonic, so a
+      // neighbour whose bound is below the limit-th best match bound ranks below `limit` matches.
+      let threshold = -Infinity;
+      if (nonNegative && matched.length >= limit && missing.size > 0) {
+        const lower = new Float64Array(matched.length);
+        for (let i = 0; i < matched.length; i++) lower[i] = finalScore(matched[i]![0], matched[i]![1]);
+        lower.sort();
+        threshold = lower[matched.length - limit]!;
+      }
+      const upperFactor = halfLifeDays > 0 ? 1 - recencyWeight + recencyWeight * 1 : 1;
+      const wanted: number[] = [];
+      for (const [id, m] of missing) {
+        let upper = m.sum;
+        if (names.size > 0) upper *= boost;
+        if (halfLifeDays > 0) upper *= upperFactor;
+        if (!(upper < threshold)) wanted.push(id);
+      }
+      if (wanted.length > 0) {
+        const ids = JSON.stringify(wanted.sort(ascending));
         for (const [id, userId, speaker, createdAt] of JSON.parse(this.stmts.neighbourRows.get(ids) as string) as NeighbourRow[]) {
-          linked.set(id, [id, "turn", missing.get(id)!, userId, speaker, createdAt, null, null, null]);
+          linked.set(id, [id, "turn", missing.get(id)!.session, userId, speaker, createdAt, null, null, null]);
         }
       }
       const user = options.userId;
@@ -428,24 +474,9 @@ export class MemoryStore {
       }
     }
 
-    const names = this.speakerNames(terms);
-    const boosted = new Map<string, boolean>();
-    const now = Date.now();
     const scored: Scored[] = [];
     for (const entry of entries.values()) {
-      const row = entry.row;
-      const speaker = row[4];
-      let score = entry.score;
-      if (names.size > 0 && speaker) {
-        let named = boosted.get(speaker);
-        if (named === undefined) boosted.set(speaker, (named = speakerNamed(speaker, names)));
-        if (named) score *= this.speakerBoost;
-      }
-      if (this.halfLifeDays > 0) {
-        const ageDays = Math.max(0, now - row[5]) / DAY_MS;
-        score *= 1 - this.recencyWeight + this.recencyWeight * Math.pow(0.5, ageDays / this.halfLifeDays);
-      }
-      entry.score = score;
+      entry.score = finalScore(entry.row, entry.score);
       scored.push(entry);
     }
     // Text and metadata are read (and parsed) only for the hits returned.
