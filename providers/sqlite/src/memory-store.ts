@@ -440,12 +440,14 @@ export class MemoryStore {
       // ends at least at the final score of its own score (shares only add), and a neighbour at most at
       // its shares with the speaker boost and the largest recency factor. Rounding is monotonic, so a
       // neighbour whose bound is below the limit-th best match bound ranks below `limit` matches.
+      // (`entries` holds only the matches here, one entry per item.)
       let threshold = -Infinity;
-      if (nonNegative && matched.length >= limit && missing.size > 0) {
-        const lower = new Float64Array(matched.length);
-        for (let i = 0; i < matched.length; i++) lower[i] = finalScore(matched[i]![0], matched[i]![1]);
+      if (nonNegative && entries.size >= limit && missing.size > 0) {
+        const lower = new Float64Array(entries.size);
+        let i = 0;
+        for (const entry of entries.values()) lower[i++] = finalScore(entry.row, entry.score);
         lower.sort();
-        threshold = lower[matched.length - limit]!;
+        threshold = lower[entries.size - limit]!;
       }
       const upperFactor = halfLifeDays > 0 ? 1 - recencyWeight + recencyWeight * 1 : 1;
       const wanted: number[] = [];
