@@ -118,6 +118,9 @@ type LinkedRow = [
   prev: number | null,
 ];
 
+/** A turn found as a neighbour: `[id, user_id, speaker, created_at]`. */
+type NeighbourRow = [id: number, userId: string | null, speaker: string, createdAt: number];
+
 const DAY_MS = 86_400_000;
 /** Largest part of the database file read through a memory map (1 GiB; a million chat turns take ~850 MB). */
 const MMAP_BYTES = 1 << 30;
@@ -219,17 +222,24 @@ export class MemoryStore {
            FROM json_each(?) c JOIN items i ON i.id = c.value`,
         )
         .pluck(),
+      // Turns found as neighbours (kind 'turn', session known), as one JSON array of
+      // [id, user_id, speaker, created_at] arrays.
+      neighbourRows: db
+        .prepare(`SELECT json_group_array(json_array(i.id, i.user_id, i.speaker, i.created_at)) FROM json_each(?) c JOIN items i ON i.id = c.value`)
+        .pluck(),
       hitText: db.prepare(`SELECT id, content, metadata FROM items WHERE id IN (SELECT value FROM json_each(?))`).raw(true),
       get: db.prepare(`SELECT * FROM items WHERE id = ?`),
       delete: readonly ? undefined : db.prepare(`DELETE FROM items WHERE id = ?`),
       deleteDigest: readonly ? undefined : db.prepare(`DELETE FROM items WHERE digest = ?`),
-      rank: db.prepare(`SELECT rowid AS id, ${bm25} AS rank FROM items_fts WHERE items_fts MATCH ? ORDER BY rank LIMIT ?`),
+      // Ranking statements return [id, rank] arrays (raw): an object per candidate costs more.
+      rank: db.prepare(`SELECT rowid AS id, ${bm25} AS rank FROM items_fts WHERE items_fts MATCH ? ORDER BY rank LIMIT ?`).raw(true),
       rankFiltered: db.prepare(
         `SELECT i.id AS id, ${bm25} AS rank FROM items_fts JOIN items i ON i.id = items_fts.rowid
          WHERE items_fts MATCH @q AND (@kind IS NULL OR i.kind = @kind) AND (@session IS NULL OR i.session_id = @session)
            AND (@user IS NULL OR i.user_id = @user)
          ORDER BY rank LIMIT @limit`,
-      ),
+        )
+        .raw(true),
       list: db.prepare(
         `SELECT * FROM items WHERE (@kind IS NULL OR kind = @kind) AND (@session IS NULL OR session_id = @session)
          ORDER BY id DESC LIMIT @limit OFFSET @offset`,
@@ -343,18 +353,20 @@ export class MemoryStore {
     const limit = clampLimit(options.limit, 10, 1000);
     const candidates = Math.max(20, limit * CANDIDATES_PER_HIT);
     const filtered = options.kind !== undefined || options.sessionId !== undefined || options.userId !== undefined;
-    let ranked: Array<{ id: number; rank: number }>;
+    let ranked: Array<[id: number, rank: number]>;
     if (plan.mode === "bm25") {
       const params = { q: plan.match, kind: options.kind ?? null, session: options.sessionId ?? null, user: options.userId ?? null, limit: candidates };
-      ranked = (filtered ? this.stmts.rankFiltered.all(params) : this.stmts.rank.all(plan.match, candidates)) as Array<{ id: number; rank: number }>;
+      ranked = (filtered ? this.stmts.rankFiltered.all(params) : this.stmts.rank.all(plan.match, candidates)) as Array<[number, number]>;
     } else {
-      ranked = this.layered.rank(plan.terms, {
-        limit,
-        candidates,
-        kind: options.kind ?? null,
-        session: options.sessionId ?? null,
-        user: options.userId ?? null,
-      });
+      ranked = this.layered
+        .rank(plan.terms, {
+          limit,
+          candidates,
+          kind: options.kind ?? null,
+          session: options.sessionId ?? null,
+          user: options.userId ?? null,
+        })
+        .map((r): [number, number] => [r.id, r.rank]);
     }
 
     // Scoring columns and neighbour ids come from two batched statements (candidates, then the
@@ -365,7 +377,7 @@ export class MemoryStore {
     const linked = new Map<number, LinkedRow>();
     if (ranked.length > 0) {
       // Ids in ascending order: the lookups then walk the table and index pages in order.
-      const ids = JSON.stringify(ranked.map((r) => r.id).sort(ascending));
+      const ids = JSON.stringify(ranked.map((r) => r[0]).sort(ascending));
       // Neighbour ids are looked up only when scores will spread to neighbours.
       const json = (spread ? this.stmts.linkedRows.get(ids) : this.stmts.scoringRows.get(ids)) as string;
       for (const row of JSON.parse(json) as LinkedRow[]) linked.set(row[0], row);
@@ -378,29 +390,78 @@ export class MemoryStore {
       else entry.score += score;
     };
     const matched: Array<[LinkedRow, number]> = [];
-    for (const { id, rank } of ranked) {
+    for (const [id, rank] of ranked) {
       const row = linked.get(id);
       if (!row) continue;
       add(row, -rank);
       matched.push([row, -rank]);
     }
     const [wNext, wNext2, wPrev] = this.neighbourWeights;
-    if (spread) {
-      const missing: number[] = [];
-      const seen = new Set<number>();
-      const need = (n: number | null) => {
-        if (n !== null && !linked.has(n) && !seen.has(n)) {
-          seen.add(n);
-          missing.push(n);
-        }
-      };
-      for (const [row] of matched) {
-        need(row[6]);
-        need(row[7]);
-        need(row[8]);
+    const names = this.speakerNames(terms);
+    const boosted = new Map<string, boolean>();
+    const now = Date.now();
+    const boost = this.speakerBoost;
+    const halfLifeDays = this.halfLifeDays;
+    const recencyWeight = this.recencyWeight;
+    // An item's final score from its summed score: speaker boost, then recency.
+    const finalScore = (row: LinkedRow, sum: number): number => {
+      const speaker = row[4];
+      let score = sum;
+      if (names.size > 0 && speaker) {
+        let named = boosted.get(speaker);
+        if (named === undefined) boosted.set(speaker, (named = speakerNamed(speaker, names)));
+        if (named) score *= boost;
       }
-      if (missing.length > 0) {
-        for (const row of JSON.parse(this.stmts.scoringRows.get(JSON.stringify(missing.sort(ascending))) as string) as LinkedRow[]) linked.set(row[0], row);
+      if (halfLifeDays > 0) {
+        const ageDays = Math.max(0, now - row[5]) / DAY_MS;
+        score *= 1 - recencyWeight + recencyWeight * Math.pow(0.5, ageDays / halfLifeDays);
+      }
+      return score;
+    };
+    if (spread) {
+      // Neighbours not among the candidates, each with its session (a neighbour is a turn of the
+      // session of the match that names it) and the shares it can get, summed in the order used below.
+      const missing = new Map<number, { session: string; sum: number }>();
+      const share = (n: number | null, session: string, score: number) => {
+        if (n === null || linked.has(n)) return;
+        const m = missing.get(n);
+        if (m === undefined) missing.set(n, { session, sum: 0 + score });
+        else m.sum += score;
+      };
+      let nonNegative = wNext >= 0 && wNext2 >= 0 && wPrev >= 0;
+      for (const [row, score] of matched) {
+        if (!(score >= 0)) nonNegative = false;
+        if (row[1] !== "turn" || row[2] === null) continue;
+        share(row[6], row[2], wNext * score);
+        share(row[7], row[2], wNext2 * score);
+        share(row[8], row[2], wPrev * score);
+      }
+      // A neighbour that cannot reach the top `limit` is not read. With no negative score, every match
+      // ends at least at the final score of its own score (shares only add), and a neighbour at most at
+      // its shares with the speaker boost and the largest recency factor. Rounding is monotonic, so a
+      // neighbour whose bound is below the limit-th best match bound ranks below `limit` matches.
+      // (`entries` holds only the matches here, one entry per item.)
+      let threshold = -Infinity;
+      if (nonNegative && entries.size >= limit && missing.size > 0) {
+        const lower = new Float64Array(entries.size);
+        let i = 0;
+        for (const entry of entries.values()) lower[i++] = finalScore(entry.row, entry.score);
+        lower.sort();
+        threshold = lower[entries.size - limit]!;
+      }
+      const upperFactor = halfLifeDays > 0 ? 1 - recencyWeight + recencyWeight * 1 : 1;
+      const wanted: number[] = [];
+      for (const [id, m] of missing) {
+        let upper = m.sum;
+        if (names.size > 0) upper *= boost;
+        if (halfLifeDays > 0) upper *= upperFactor;
+        if (!(upper < threshold)) wanted.push(id);
+      }
+      if (wanted.length > 0) {
+        const ids = JSON.stringify(wanted.sort(ascending));
+        for (const [id, userId, speaker, createdAt] of JSON.parse(this.stmts.neighbourRows.get(ids) as string) as NeighbourRow[]) {
+          linked.set(id, [id, "turn", missing.get(id)!.session, userId, speaker, createdAt, null, null, null]);
+        }
       }
       const user = options.userId;
       const accept = (row: LinkedRow | undefined): row is LinkedRow => row !== undefined && (user === undefined || row[3] === user);
@@ -415,24 +476,9 @@ export class MemoryStore {
       }
     }
 
-    const names = this.speakerNames(terms);
-    const boosted = new Map<string, boolean>();
-    const now = Date.now();
     const scored: Scored[] = [];
     for (const entry of entries.values()) {
-      const row = entry.row;
-      const speaker = row[4];
-      let score = entry.score;
-      if (names.size > 0 && speaker) {
-        let named = boosted.get(speaker);
-        if (named === undefined) boosted.set(speaker, (named = speakerNamed(speaker, names)));
-        if (named) score *= this.speakerBoost;
-      }
-      if (this.halfLifeDays > 0) {
-        const ageDays = Math.max(0, now - row[5]) / DAY_MS;
-        score *= 1 - this.recencyWeight + this.recencyWeight * Math.pow(0.5, ageDays / this.halfLifeDays);
-      }
-      entry.score = score;
+      entry.score = finalScore(entry.row, entry.score);
       scored.push(entry);
     }
     // Text and metadata are read (and parsed) only for the hits returned.
