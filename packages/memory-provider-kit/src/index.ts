@@ -47,3 +47,12 @@ export {
 } from "./conversation-context.js";
 export { turnText, turnSpeaker, checkpointText, USER_LABEL, ASSISTANT_LABEL } from "./transcript-text.js";
 export { writeJsonlFile, readJsonlFile, readJsonlFileSync, countJsonlRecords, type JsonlLine, type ProgressCallback } from "./jsonl.js";
+export {
+  CONTEXT_TURNS,
+  TURN_COLUMN_WEIGHTS,
+  NO_CONTEXT,
+  turnContext,
+  turnDateText,
+  type TurnColumnWeights,
+  type TurnContext,
+} from "./conversation-index.js";

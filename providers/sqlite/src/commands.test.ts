@@ -91,7 +91,7 @@ describe("CLI commands", () => {
     const result = await vacuumCommand(ctx, { json: true });
     expect(result.afterBytes).toBeGreaterThan(0);
     const report = await doctorCommand(ctx, { json: true });
-    expect(report).toMatchObject({ ok: true, integrity: "ok", ftsConsistent: true, schemaVersion: 2, journalMode: "wal", items: 3 });
+    expect(report).toMatchObject({ ok: true, integrity: "ok", ftsConsistent: true, schemaVersion: 3, journalMode: "wal", items: 3 });
   });
 
   it("doctor detects an FTS index out of sync", async () => {

@@ -25,7 +25,8 @@ describe("MemoryStore search in a large store", () => {
     for (let i = 0; i < 3000; i++) {
       // "routine" is in every item (common), "weather" and "report" in 1 % each; item 11 has all three.
       const extra = i === 10 ? " weather report" : i % 100 === 50 ? " weather" : i % 100 === 60 ? " report" : "";
-      items.push({ kind: "turn", sessionId: `s${i % 30}`, content: `User: routine update number ${i}${extra}` });
+      // One session per turn: this test is about word rarity, not about context from previous turns.
+      items.push({ kind: "turn", sessionId: `s${i}`, content: `User: routine update number ${i}${extra}` });
     }
     const ids = store.insertMany(items);
     const hits = store.search("routine weather report", { limit: 5 });

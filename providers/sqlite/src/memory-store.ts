@@ -2,9 +2,10 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import type BetterSqlite3 from "better-sqlite3";
 import { HermesMemoryError, type MemoryHit, type MemoryKind, type MemoryStats } from "@hermes/memory-core";
-import { BM25_WEIGHTS, type Db } from "./database.js";
+import { BM25_WEIGHTS, bm25Call, type Db } from "./database.js";
 import { NEIGHBOUR_WEIGHTS, SPEAKER_BOOST, queryTokens, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
 import { LayeredRanker, planRanking, type CountedTerm } from "@hermes/memory-provider-kit";
+import { CONTEXT_TURNS, NO_CONTEXT, turnContext, turnDateText, type TurnColumnWeights, type TurnContext } from "@hermes/memory-provider-kit";
 
 /** The kinds of items, in display order. */
 export const MEMORY_KINDS: readonly MemoryKind[] = ["turn", "fact", "checkpoint"];
@@ -61,8 +62,8 @@ export interface MemoryStoreOptions {
    * Caroline is mostly answered by what Caroline said). 1 disables it.
    */
   speakerBoost?: number;
-  /** FTS column weights (content, speaker). */
-  weights?: { content: number; speaker: number };
+  /** FTS column weights (content, speaker, previous turn, second previous turn, date). */
+  weights?: TurnColumnWeights;
 }
 
 /** One JSONL export record (also what `import` reads). */
@@ -181,7 +182,7 @@ export class MemoryStore {
     this.neighbourWeights = options.neighbourWeights ?? NEIGHBOUR_WEIGHTS;
     this.speakerBoost = Math.max(1, options.speakerBoost ?? SPEAKER_BOOST);
     const w = options.weights ?? BM25_WEIGHTS;
-    const bm25 = `bm25(items_fts, ${Number(w.content)}, ${Number(w.speaker)})`;
+    const bm25 = bm25Call(w);
     const readonly = db.readonly;
     // Reads go through a memory map of the file (up to MMAP_BYTES) instead of a read() call and a copy
     // into SQLite's page cache per page: ranking a large store touches thousands of scattered index
@@ -192,11 +193,15 @@ export class MemoryStore {
       insert: readonly
         ? undefined
         : db.prepare(
-            `INSERT INTO items (kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            `INSERT INTO items (kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at, prev1, prev2, session_date)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT(digest) WHERE digest IS NOT NULL DO NOTHING`,
           ),
-      index: readonly ? undefined : db.prepare(`INSERT INTO items_fts (rowid, content, speaker) VALUES (?, ?, ?)`),
+      index: readonly ? undefined : db.prepare(`INSERT INTO items_fts (rowid, content, speaker, prev1, prev2, session_date) VALUES (?, ?, ?, ?, ?, ?)`),
+      // The texts of the last turns of a session, most recent first (the context of its next turn).
+      lastTurns: db
+        .prepare(`SELECT content FROM items WHERE session_id = ? AND kind = 'turn' ORDER BY id DESC LIMIT ${CONTEXT_TURNS}`)
+        .pluck(),
       byDigest: db.prepare(`SELECT id FROM items WHERE digest = ?`),
       addSpeaker: readonly ? undefined : db.prepare(`INSERT OR IGNORE INTO speakers (name) VALUES (?)`),
       speakersIn: db.prepare(`SELECT name FROM speakers WHERE name IN (SELECT value FROM json_each(?))`).pluck(),
@@ -270,6 +275,11 @@ export class MemoryStore {
   private insertOne(item: NewItem): string {
     const createdAt = item.createdAt ?? Date.now();
     const digest = item.kind === "turn" ? null : (item.digest ?? itemDigest(item, createdAt));
+    const context: TurnContext =
+      item.kind === "turn" && item.sessionId !== undefined && item.sessionId !== ""
+        ? turnContext(this.stmts.lastTurns.all(item.sessionId) as string[])
+        : NO_CONTEXT;
+    const date = turnDateText(item.kind, item.metadata, createdAt);
     // Positional parameters: binding an object costs measurably more per row.
     const result = this.stmts.insert!.run(
       item.kind,
@@ -281,9 +291,12 @@ export class MemoryStore {
       item.metadata && Object.keys(item.metadata).length > 0 ? JSON.stringify(item.metadata) : "{}",
       digest,
       createdAt,
+      context.prev1,
+      context.prev2,
+      date,
     );
     if (result.changes > 0) {
-      this.stmts.index!.run(result.lastInsertRowid, item.content, item.speaker ?? "");
+      this.stmts.index!.run(result.lastInsertRowid, item.content, item.speaker ?? "", context.prev1, context.prev2, date);
       if (item.speaker) this.recordSpeaker(item.speaker);
       return String(result.lastInsertRowid);
     }

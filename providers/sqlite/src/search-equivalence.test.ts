@@ -27,7 +27,9 @@ function referenceSearch(db: Db, query: string, options: StoreSearchOptions, hal
   const terms = uniqueTerms(query);
   if (terms.length === 0) return [];
   const match = terms.map(quoteTerm).join(" OR ");
-  const bm25 = `bm25(items_fts, ${BM25_WEIGHTS.content}, ${BM25_WEIGHTS.speaker})`;
+  // Schema v3: a turn's FTS document also holds its two previous turns and its date, each column
+  // with its own weight; the rest of the reference ranking is unchanged.
+  const bm25 = `bm25(items_fts, ${BM25_WEIGHTS.content}, ${BM25_WEIGHTS.speaker}, ${BM25_WEIGHTS.prev1}, ${BM25_WEIGHTS.prev2}, ${BM25_WEIGHTS.date})`;
   const limit = clampLimit(options.limit, 10, 1000);
   const candidates = Math.max(20, limit * 4);
   const filtered = options.kind !== undefined || options.sessionId !== undefined || options.userId !== undefined;

@@ -1,0 +1,58 @@
+/**
+ * Conversational indexing, shared by every provider that stores chat turns: a turn's full-text
+ * document also holds, as separately weighted columns, the text of the turns just before it in its
+ * session and the session's date. A question is often answered by a turn whose own words do not
+ * match ("Yes, last Saturday!") but whose preceding turns do, and questions often name the date.
+ */
+
+/** How many preceding turns of the same session are indexed with a turn. */
+export const CONTEXT_TURNS = 2;
+
+/**
+ * BM25 column weights of a turn's document: its own text, its speaker, the previous turn, the turn
+ * before that, and the session date. Context columns weigh less than the turn's own words, so a
+ * turn that says the words itself still ranks first.
+ */
+export const TURN_COLUMN_WEIGHTS = { content: 1.0, speaker: 0.25, prev1: 0.3, prev2: 0.15, date: 0.25 } as const;
+
+/** Column weights of a turn's document (see `TURN_COLUMN_WEIGHTS`). */
+export interface TurnColumnWeights {
+  content: number;
+  speaker: number;
+  prev1: number;
+  prev2: number;
+  date: number;
+}
+
+/** The context columns of a turn: the texts of the previous and second previous turn of its session. */
+export interface TurnContext {
+  prev1: string;
+  prev2: string;
+}
+
+/** No context (facts, checkpoints, turns without a session or first in their session). */
+export const NO_CONTEXT: TurnContext = { prev1: "", prev2: "" };
+
+/**
+ * Context columns from the texts of the preceding turns of the same session, most recent first
+ * (only the first `CONTEXT_TURNS` are used).
+ */
+export function turnContext(previousMostRecentFirst: readonly string[]): TurnContext {
+  return { prev1: previousMostRecentFirst[0] ?? "", prev2: previousMostRecentFirst[1] ?? "" };
+}
+
+const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+
+/**
+ * The date indexed with a turn: the host's own date text when its metadata carries one as
+ * `metadata.date` (a session date as the host writes it, e.g. "1:56 pm on 8 May, 2023"), otherwise
+ * the turn's creation day in UTC ("8 May 2023"). Only turns get a date; other kinds get "".
+ */
+export function turnDateText(kind: string, metadata: Record<string, unknown> | undefined, createdAt: number): string {
+  if (kind !== "turn") return "";
+  const given = metadata?.date;
+  if (typeof given === "string" && given.trim() !== "") return given.trim().slice(0, 200);
+  const d = new Date(createdAt);
+  if (!Number.isFinite(d.getTime())) return "";
+  return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
+}

@@ -1,0 +1,115 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openDatabase } from "./database.js";
+import { MemoryStore } from "./memory-store.js";
+import { V2_INDEX_ITEM, V2_INSERT_ITEM, V2_SCHEMA_SQL } from "./test-support/v2-schema.js";
+
+let dir: string;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "sqlite-v3-"));
+});
+afterEach(() => {
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const DAY = Date.UTC(2023, 4, 8, 13, 56);
+
+/** A version-2 store with two sessions (interleaved), a turn without session, a fact and a checkpoint. */
+function writeV2Store(file: string): void {
+  const db = new Database(file);
+  db.exec(V2_SCHEMA_SQL);
+  const insert = db.prepare(V2_INSERT_ITEM);
+  const index = db.prepare(V2_INDEX_ITEM);
+  const rows: Array<{ kind: string; session: string | null; speaker: string; content: string; metadata?: object; digest?: string }> = [
+    { kind: "turn", session: "a", speaker: "Caroline", content: "Caroline said, \"Where did you go hiking?\"", metadata: { date: "1:56 pm on 8 May, 2023" } },
+    { kind: "turn", session: "b", speaker: "Mel", content: "Mel said, \"I painted a sunset\"" },
+    { kind: "turn", session: "a", speaker: "Mel", content: "Mel said, \"Yes, last Saturday!\"", metadata: { date: "1:56 pm on 8 May, 2023" } },
+    { kind: "fact", session: null, speaker: "", content: "The user likes tea", digest: "f1" },
+    { kind: "turn", session: "a", speaker: "Caroline", content: "Caroline said, \"Sounds great\"", metadata: { date: "1:56 pm on 8 May, 2023" } },
+    { kind: "turn", session: null, speaker: "", content: "a turn without a session" },
+    { kind: "checkpoint", session: "b", speaker: "user", content: "user: remember the sunset", digest: "c1" },
+    { kind: "turn", session: "b", speaker: "Caroline", content: "Caroline said, \"Lovely colours\"" },
+  ];
+  for (const [i, r] of rows.entries()) {
+    const result = insert.run({
+      kind: r.kind,
+      session: r.session,
+      user: null,
+      speaker: r.speaker,
+      content: r.content,
+      metadata: JSON.stringify(r.metadata ?? {}),
+      digest: r.digest ?? null,
+      createdAt: DAY + i * 1000,
+    });
+    index.run(result.lastInsertRowid, r.content, r.speaker);
+  }
+  db.pragma("user_version = 2");
+  db.close();
+}
+
+describe("schema v2 → v3 migration", () => {
+  it("keeps every item and fills each turn's context and date", () => {
+    const file = path.join(dir, "m.db");
+    writeV2Store(file);
+    const before = new Database(file, { readonly: true });
+    const oldRows = before.prepare(`SELECT id, kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at FROM items ORDER BY id`).all();
+    before.close();
+
+    const db = openDatabase(file);
+    try {
+      expect(db.pragma("user_version", { simple: true })).toBe(3);
+      const newRows = db.prepare(`SELECT id, kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at FROM items ORDER BY id`).all();
+      expect(newRows).toEqual(oldRows);
+      const context = db.prepare(`SELECT id, prev1, prev2, session_date FROM items ORDER BY id`).raw(true).all();
+      expect(context).toEqual([
+        [1, "", "", "1:56 pm on 8 May, 2023"],
+        [2, "", "", "8 May 2023"],
+        [3, 'Caroline said, "Where did you go hiking?"', "", "1:56 pm on 8 May, 2023"],
+        [4, "", "", ""],
+        [5, 'Mel said, "Yes, last Saturday!"', 'Caroline said, "Where did you go hiking?"', "1:56 pm on 8 May, 2023"],
+        [6, "", "", "8 May 2023"],
+        [7, "", "", ""],
+        [8, 'Mel said, "I painted a sunset"', "", "8 May 2023"],
+      ]);
+      const store = new MemoryStore(db, file);
+      expect(store.doctor()).toMatchObject({ ok: true, ftsConsistent: true, items: 8 });
+      // The answer is found through the question before it, now part of its own document.
+      const hits = store.search("hiking", { limit: 5 }).map((h) => h.id);
+      expect(hits).toContain("3");
+      // New turns continue the session's context after the migration.
+      const [id] = store.insertMany([{ kind: "turn", sessionId: "a", speaker: "Mel", content: "Mel said, \"It was fun\"" }]);
+      expect(db.prepare(`SELECT prev1, prev2 FROM items WHERE id = ?`).raw(true).get(Number(id))).toEqual([
+        'Caroline said, "Sounds great"',
+        'Mel said, "Yes, last Saturday!"',
+      ]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("forgetting a turn removes its text from the context of the turns after it", () => {
+    const file = path.join(dir, "m.db");
+    const db = openDatabase(file);
+    try {
+      const store = new MemoryStore(db, file);
+      const ids = store.insertMany([
+        { kind: "turn", sessionId: "s", content: "first secretword" },
+        { kind: "turn", sessionId: "s", content: "second" },
+        { kind: "turn", sessionId: "s", content: "third" },
+        { kind: "turn", sessionId: "s", content: "fourth" },
+      ]);
+      expect(store.search("secretword", { limit: 10 }).length).toBeGreaterThan(1);
+      expect(store.forget(ids[0]!)).toBe(true);
+      expect(store.search("secretword", { limit: 10 })).toEqual([]);
+      expect(db.prepare(`SELECT prev1, prev2 FROM items WHERE id = ?`).raw(true).get(Number(ids[2]))).toEqual(["second", ""]);
+      expect(store.forget(ids[2]!)).toBe(true);
+      expect(db.prepare(`SELECT prev1, prev2 FROM items WHERE id = ?`).raw(true).get(Number(ids[3]))).toEqual(["second", ""]);
+      expect(store.doctor()).toMatchObject({ ok: true, ftsConsistent: true, items: 2 });
+    } finally {
+      db.close();
+    }
+  });
+});
