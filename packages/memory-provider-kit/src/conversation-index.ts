@@ -52,7 +52,17 @@ export function turnDateText(kind: string, metadata: Record<string, unknown> | u
   if (kind !== "turn") return "";
   const given = metadata?.date;
   if (typeof given === "string" && given.trim() !== "") return given.trim().slice(0, 200);
-  const d = new Date(createdAt);
+  if (!Number.isFinite(createdAt)) return "";
+  const day = Math.floor(createdAt / DAY_MS);
+  if (day === lastDay) return lastDayText;
+  const d = new Date(day * DAY_MS);
   if (!Number.isFinite(d.getTime())) return "";
-  return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
+  lastDay = day;
+  lastDayText = `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
+  return lastDayText;
 }
+
+const DAY_MS = 86_400_000;
+// The last day formatted: consecutive turns are almost always of the same day.
+let lastDay = NaN;
+let lastDayText = "";

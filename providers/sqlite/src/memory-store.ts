@@ -129,6 +129,8 @@ const MMAP_BYTES = 1 << 30;
 const DF_CACHE_SIZE = 20_000;
 /** Neighbour expansion considers this many best BM25 matches per requested hit (at least 20). */
 const CANDIDATES_PER_HIT = 4;
+/** Sessions whose last turns the store keeps in memory for the context of their next turn. */
+const RECENT_SESSIONS = 256;
 
 /**
  * Content digest of an item. Facts and checkpoints are keyed by what they say (so re-sending them is
@@ -170,11 +172,21 @@ export class MemoryStore {
   private readonly stmts;
   private readonly layered: LayeredRanker;
   private readonly insertTx: BetterSqlite3.Transaction<(items: readonly NewItem[], ids: string[]) => void>;
+  /**
+   * The texts of the last turns of recently written sessions, most recent first, as this connection
+   * wrote them. Trusted only while no other connection has committed (`PRAGMA data_version` is
+   * unchanged since the last write here) and no delete or failed write happened here.
+   */
+  private readonly recentTurns = new Map<string, string[]>();
+  private dataVersion = -1;
 
   constructor(db: Db, file: string, options: MemoryStoreOptions = {}) {
     this.db = db;
     this.file = file;
     this.insertTx = db.transaction((items: readonly NewItem[], ids: string[]) => {
+      const version = this.stmts.dataVersion.get() as number;
+      if (version !== this.dataVersion) this.recentTurns.clear();
+      this.dataVersion = version;
       for (const item of items) ids.push(this.insertOne(item));
     });
     this.halfLifeDays = Math.max(0, options.recencyHalfLifeDays ?? 0);
@@ -198,6 +210,7 @@ export class MemoryStore {
              ON CONFLICT(digest) WHERE digest IS NOT NULL DO NOTHING`,
           ),
       index: readonly ? undefined : db.prepare(`INSERT INTO items_fts (rowid, content, speaker, prev1, prev2, session_date) VALUES (?, ?, ?, ?, ?, ?)`),
+      dataVersion: db.prepare(`PRAGMA data_version`).pluck(),
       // The texts of the last turns of a session, most recent first (the context of its next turn).
       lastTurns: db
         .prepare(`SELECT content FROM items WHERE session_id = ? AND kind = 'turn' ORDER BY id DESC LIMIT ${CONTEXT_TURNS}`)
@@ -268,17 +281,27 @@ export class MemoryStore {
       });
     }
     const ids: string[] = [];
-    this.insertTx.immediate(items, ids);
+    try {
+      this.insertTx.immediate(items, ids);
+    } catch (error) {
+      // Rolled back: the remembered last turns may name rows that were never committed.
+      this.recentTurns.clear();
+      throw error;
+    }
     return ids;
   }
 
   private insertOne(item: NewItem): string {
     const createdAt = item.createdAt ?? Date.now();
     const digest = item.kind === "turn" ? null : (item.digest ?? itemDigest(item, createdAt));
-    const context: TurnContext =
-      item.kind === "turn" && item.sessionId !== undefined && item.sessionId !== ""
-        ? turnContext(this.stmts.lastTurns.all(item.sessionId) as string[])
-        : NO_CONTEXT;
+    const session = item.kind === "turn" && item.sessionId !== undefined && item.sessionId !== "" ? item.sessionId : undefined;
+    let previous: string[] | undefined;
+    if (session !== undefined) {
+      previous = this.recentTurns.get(session);
+      if (previous === undefined) previous = this.stmts.lastTurns.all(session) as string[];
+      else this.recentTurns.delete(session);
+    }
+    const context: TurnContext = previous === undefined ? NO_CONTEXT : turnContext(previous);
     const date = turnDateText(item.kind, item.metadata, createdAt);
     // Positional parameters: binding an object costs measurably more per row.
     const result = this.stmts.insert!.run(
@@ -298,6 +321,11 @@ export class MemoryStore {
     if (result.changes > 0) {
       this.stmts.index!.run(result.lastInsertRowid, item.content, item.speaker ?? "", context.prev1, context.prev2, date);
       if (item.speaker) this.recordSpeaker(item.speaker);
+      if (session !== undefined) {
+        // Most recently written sessions last; the oldest is dropped beyond RECENT_SESSIONS.
+        this.recentTurns.set(session, [item.content, ...previous!.slice(0, CONTEXT_TURNS - 1)]);
+        if (this.recentTurns.size > RECENT_SESSIONS) this.recentTurns.delete(this.recentTurns.keys().next().value!);
+      }
       return String(result.lastInsertRowid);
     }
     const existing = this.stmts.byDigest.get(digest) as { id: number } | undefined;
@@ -519,12 +547,14 @@ export class MemoryStore {
   forget(id: string): boolean {
     const n = parseId(id);
     if (n === null || !this.stmts.delete) return false;
+    this.recentTurns.clear();
     return this.stmts.delete.run(n).changes > 0;
   }
 
   /** Delete the item with this digest; true when it existed. */
   forgetDigest(digest: string): boolean {
     if (!this.stmts.deleteDigest) return false;
+    this.recentTurns.clear();
     return this.stmts.deleteDigest.run(digest).changes > 0;
   }
 

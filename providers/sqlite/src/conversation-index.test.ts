@@ -112,4 +112,21 @@ describe("schema v2 → v3 migration", () => {
       db.close();
     }
   });
+
+  it("a turn's context includes turns another connection wrote to the same session", () => {
+    const file = path.join(dir, "m.db");
+    const db1 = openDatabase(file);
+    const db2 = openDatabase(file);
+    try {
+      const a = new MemoryStore(db1, file);
+      const b = new MemoryStore(db2, file);
+      a.insertMany([{ kind: "turn", sessionId: "s", content: "one" }]);
+      b.insertMany([{ kind: "turn", sessionId: "s", content: "two" }]);
+      const [id] = a.insertMany([{ kind: "turn", sessionId: "s", content: "three" }]);
+      expect(db1.prepare(`SELECT prev1, prev2 FROM items WHERE id = ?`).raw(true).get(Number(id))).toEqual(["two", "one"]);
+    } finally {
+      db1.close();
+      db2.close();
+    }
+  });
 });
