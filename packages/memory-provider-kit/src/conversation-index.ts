@@ -34,11 +34,27 @@ export interface TurnContext {
 export const NO_CONTEXT: TurnContext = { prev1: "", prev2: "" };
 
 /**
+ * Most characters of a preceding turn indexed as context (its first characters): indexing whole
+ * long turns again would make every write several times dearer, while what links a reply to the
+ * turn before it is mostly near that turn's start.
+ */
+export const CONTEXT_CHARS = 160;
+
+/**
  * Context columns from the texts of the preceding turns of the same session, most recent first
- * (only the first `CONTEXT_TURNS` are used).
+ * (only the first `CONTEXT_TURNS` are used), each cut to `CONTEXT_CHARS`.
  */
 export function turnContext(previousMostRecentFirst: readonly string[]): TurnContext {
-  return { prev1: previousMostRecentFirst[0] ?? "", prev2: previousMostRecentFirst[1] ?? "" };
+  return { prev1: clipContext(previousMostRecentFirst[0] ?? ""), prev2: clipContext(previousMostRecentFirst[1] ?? "") };
+}
+
+/**
+ * The first `CONTEXT_CHARS` characters of `text` (a plain prefix, so that SQL can apply the same
+ * rule with `substr(text, 1, CONTEXT_CHARS)`; a character outside the BMP counts as one there and
+ * as two here, which only shortens the prefix).
+ */
+export function clipContext(text: string): string {
+  return text.length <= CONTEXT_CHARS ? text : text.slice(0, CONTEXT_CHARS);
 }
 
 const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];

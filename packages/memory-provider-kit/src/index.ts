@@ -49,9 +49,11 @@ export { turnText, turnSpeaker, checkpointText, USER_LABEL, ASSISTANT_LABEL } fr
 export { writeJsonlFile, readJsonlFile, readJsonlFileSync, countJsonlRecords, type JsonlLine, type ProgressCallback } from "./jsonl.js";
 export {
   CONTEXT_TURNS,
+  CONTEXT_CHARS,
   TURN_COLUMN_WEIGHTS,
   NO_CONTEXT,
   turnContext,
+  clipContext,
   turnDateText,
   type TurnColumnWeights,
   type TurnContext,

@@ -9,7 +9,7 @@ import {
   type SqliteStoreSpec,
 } from "@hermes/memory-provider-kit";
 import { describeError } from "@hermes/memory-core";
-import { TURN_COLUMN_WEIGHTS, turnDateText, type TurnColumnWeights } from "@hermes/memory-provider-kit";
+import { CONTEXT_CHARS, TURN_COLUMN_WEIGHTS, turnContext, turnDateText, type TurnColumnWeights } from "@hermes/memory-provider-kit";
 
 /** A better-sqlite3 connection. */
 export type Db = SqliteDb;
@@ -111,8 +111,8 @@ CREATE TRIGGER items_au AFTER UPDATE OF content, speaker, prev1, prev2, session_
 END;
 CREATE TRIGGER items_ad_context AFTER DELETE ON items WHEN old.kind = 'turn' AND old.session_id IS NOT NULL BEGIN
   UPDATE items SET
-    prev1 = COALESCE((SELECT p.content FROM items p WHERE p.session_id = items.session_id AND p.kind = 'turn' AND p.id < items.id ORDER BY p.id DESC LIMIT 1), ''),
-    prev2 = COALESCE((SELECT p.content FROM items p WHERE p.session_id = items.session_id AND p.kind = 'turn' AND p.id < items.id ORDER BY p.id DESC LIMIT 1 OFFSET 1), '')
+    prev1 = COALESCE((SELECT substr(p.content, 1, ${CONTEXT_CHARS}) FROM items p WHERE p.session_id = items.session_id AND p.kind = 'turn' AND p.id < items.id ORDER BY p.id DESC LIMIT 1), ''),
+    prev2 = COALESCE((SELECT substr(p.content, 1, ${CONTEXT_CHARS}) FROM items p WHERE p.session_id = items.session_id AND p.kind = 'turn' AND p.id < items.id ORDER BY p.id DESC LIMIT 1 OFFSET 1), '')
   WHERE id IN (SELECT n.id FROM items n WHERE n.session_id = old.session_id AND n.kind = 'turn' AND n.id > old.id ORDER BY n.id LIMIT 2);
 END;
 INSERT INTO items_fts(items_fts, rank) VALUES ('rank', '${bm25Call(BM25_WEIGHTS).replace("items_fts, ", "")}');
@@ -145,7 +145,10 @@ function migrateToV3(db: Db): void {
     }
     const date = turnDateText("turn", meta, createdAt);
     if (sessionId === null || sessionId === "") update.run("", "", date, id);
-    else update.run(previous[0] ?? "", previous[1] ?? "", date, id);
+    else {
+      const context = turnContext(previous);
+      update.run(context.prev1, context.prev2, date, id);
+    }
     if (sessionId !== null && sessionId !== "") previous = [text, ...previous].slice(0, 2);
   }
   db.exec(SCHEMA_V3_FTS);
