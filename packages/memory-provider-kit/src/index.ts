@@ -32,7 +32,7 @@ export {
   type LayeredRankOptions,
   type LayeredRankerSchema,
 } from "./layered-ranker.js";
-export { planRanking, COMMON_TERM_SHARE, COMMON_TERM_MIN_DOCS, type RankPlan } from "./rank-plan.js";
+export { planRanking, DocumentFrequencies, DOCUMENT_FREQUENCY_CACHE_SIZE, COMMON_TERM_SHARE, COMMON_TERM_MIN_DOCS, type RankPlan } from "./rank-plan.js";
 export {
   NEIGHBOUR_WEIGHTS,
   SPEAKER_BOOST,

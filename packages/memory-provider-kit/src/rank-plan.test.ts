@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { planRanking } from "./rank-plan.js";
+import { DOCUMENT_FREQUENCY_CACHE_SIZE, DocumentFrequencies, planRanking } from "./rank-plan.js";
 
 describe("planRanking", () => {
   const counts: Record<string, number> = { rare: 40, common: 9_000, absent: 0 };
@@ -29,5 +29,35 @@ describe("planRanking", () => {
     });
     // The threshold grows with the store: 0.2 % of 5 million is 10,000 > 9,000.
     expect(planRanking(["common"], 5_000_000, c.df)).toEqual({ mode: "bm25", terms: ["common"] });
+  });
+});
+
+describe("DocumentFrequencies", () => {
+  it("counts up to half the store, caches until the store grows by 20 %, then counts again", () => {
+    const calls: Array<[string, number]> = [];
+    const frequencies = new DocumentFrequencies((term, limit) => (calls.push([term, limit]), 7));
+    expect(frequencies.get("word", 10_000)).toBe(7);
+    expect(calls).toEqual([["word", 5_001]]);
+    expect(frequencies.get("word", 12_000)).toBe(7);
+    expect(calls).toHaveLength(1);
+    expect(frequencies.get("word", 12_001)).toBe(7);
+    expect(calls).toEqual([
+      ["word", 5_001],
+      ["word", 6_001],
+    ]);
+    frequencies.clear();
+    frequencies.get("word", 12_001);
+    expect(calls).toHaveLength(3);
+  });
+
+  it("keeps at most DOCUMENT_FREQUENCY_CACHE_SIZE words, dropping the least recently counted", () => {
+    let counted = 0;
+    const frequencies = new DocumentFrequencies(() => (counted++, 1));
+    for (let i = 0; i <= DOCUMENT_FREQUENCY_CACHE_SIZE; i++) frequencies.get(`w${i}`, 100);
+    expect(counted).toBe(DOCUMENT_FREQUENCY_CACHE_SIZE + 1);
+    frequencies.get(`w${DOCUMENT_FREQUENCY_CACHE_SIZE}`, 100); // newest: still cached
+    expect(counted).toBe(DOCUMENT_FREQUENCY_CACHE_SIZE + 1);
+    frequencies.get("w0", 100); // oldest: dropped, counted again
+    expect(counted).toBe(DOCUMENT_FREQUENCY_CACHE_SIZE + 2);
   });
 });

@@ -38,3 +38,37 @@ export function planRanking(terms: readonly string[], total: number, documentFre
   if (found.every((c) => c.df <= threshold)) return { mode: "bm25", terms: found.map((c) => c.term) };
   return { mode: "layered", terms: found };
 }
+
+/** Words whose document counts a `DocumentFrequencies` cache keeps (least recently used dropped). */
+export const DOCUMENT_FREQUENCY_CACHE_SIZE = 20_000;
+
+/**
+ * Document counts of query words (the IDF input and `planRanking`'s `documentFrequency`), counted
+ * up to half the store — beyond that FTS5's IDF is at its floor anyway — and cached until the store
+ * grows by 20 %. `count(term, limit)` counts the items holding `term`, stopping at `limit`; a miss
+ * walks the word's document list once (about 1 ms per 30,000 items holding it).
+ */
+export class DocumentFrequencies {
+  private readonly cache = new Map<string, { df: number; atCount: number }>();
+
+  constructor(private readonly count: (term: string, limit: number) => number) {}
+
+  /** Items holding `term` in a store of `total` items (cached or counted). */
+  get(term: string, total: number): number {
+    const cached = this.cache.get(term);
+    if (cached && total <= cached.atCount * 1.2) return cached.df;
+    const df = this.count(term, Math.floor(total / 2) + 1);
+    this.cache.delete(term);
+    this.cache.set(term, { df, atCount: total });
+    if (this.cache.size > DOCUMENT_FREQUENCY_CACHE_SIZE) {
+      const oldest = this.cache.keys().next().value;
+      if (oldest !== undefined) this.cache.delete(oldest);
+    }
+    return df;
+  }
+
+  /** Forget every count (after the store shrank or was replaced). */
+  clear(): void {
+    this.cache.clear();
+  }
+}

@@ -4,7 +4,7 @@ import type BetterSqlite3 from "better-sqlite3";
 import { HermesMemoryError, type MemoryHit, type MemoryKind, type MemoryStats } from "@hermes/memory-core";
 import { BM25_WEIGHTS, bm25Call, type Db } from "./database.js";
 import { NEIGHBOUR_WEIGHTS, SPEAKER_BOOST, queryTokens, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
-import { LayeredRanker, planRanking, type CountedTerm } from "@hermes/memory-provider-kit";
+import { DocumentFrequencies, LayeredRanker, planRanking, type CountedTerm } from "@hermes/memory-provider-kit";
 import { CONTEXT_TURNS, NO_CONTEXT, turnContext, turnDateText, type TurnColumnWeights, type TurnContext } from "@hermes/memory-provider-kit";
 
 /** The kinds of items, in display order. */
@@ -125,8 +125,6 @@ type NeighbourRow = [id: number, userId: string | null, speaker: string, created
 const DAY_MS = 86_400_000;
 /** Largest part of the database file read through a memory map (1 GiB; a million chat turns take ~850 MB). */
 const MMAP_BYTES = 1 << 30;
-/** Document-frequency estimates kept per store. */
-const DF_CACHE_SIZE = 20_000;
 /** Neighbour expansion considers this many best BM25 matches per requested hit (at least 20). */
 const CANDIDATES_PER_HIT = 4;
 /** Sessions whose last turns the store keeps in memory for the context of their next turn. */
@@ -165,7 +163,7 @@ export class MemoryStore {
   private readonly halfLifeDays: number;
   private readonly recencyWeight: number;
   private readonly neighbourWeights: readonly [number, number, number];
-  private readonly dfCache = new Map<string, { df: number; atCount: number }>();
+  private readonly frequencies = new DocumentFrequencies((term, limit) => (this.stmts.countTerm.get(quoteTerm(term), limit) as { n: number }).n);
   private readonly speakerBoost: number;
   /** Speaker name words this process has already recorded (saves a statement per turn). */
   private readonly knownSpeakerWords = new Set<string>();
@@ -348,29 +346,13 @@ export class MemoryStore {
    */
   private rankPlan(terms: readonly string[]): { mode: "bm25"; match: string } | { mode: "layered"; terms: CountedTerm[] } | null {
     const total = terms.length === 0 ? 0 : (this.stmts.maxId.get() as { n: number }).n;
-    const plan = planRanking(terms, total, (term) => this.documentFrequency(term, total));
+    const plan = planRanking(terms, total, (term) => this.frequencies.get(term, total));
     if (plan === null || plan.mode === "layered") return plan;
     return { mode: "bm25", match: plan.terms.map(quoteTerm).join(" OR ") };
   }
 
 
-  /**
-   * Items containing `term` (the IDF input), counted up to half the store (beyond that FTS5's IDF is
-   * its floor anyway) and cached until the store grows 20 %. A miss walks the word's document list
-   * once: about 1 ms per 30,000 items containing it.
-   */
-  private documentFrequency(term: string, total: number): number {
-    const cached = this.dfCache.get(term);
-    if (cached && total <= cached.atCount * 1.2) return cached.df;
-    const df = (this.stmts.countTerm.get(quoteTerm(term), Math.floor(total / 2) + 1) as { n: number }).n;
-    this.dfCache.delete(term);
-    this.dfCache.set(term, { df, atCount: total });
-    if (this.dfCache.size > DF_CACHE_SIZE) {
-      const oldest = this.dfCache.keys().next().value;
-      if (oldest !== undefined) this.dfCache.delete(oldest);
-    }
-    return df;
-  }
+
 
   /** Query words that name a speaker seen in this database. */
   private speakerNames(terms: readonly string[]): Set<string> {

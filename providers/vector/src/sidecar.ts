@@ -4,6 +4,7 @@ import type { Database as SqliteDatabase, Statement } from "better-sqlite3";
 import {
   buildFtsQuery,
   closeSqliteStore,
+  DocumentFrequencies,
   LayeredRanker,
   openSqliteStore,
   planRanking,
@@ -175,8 +176,6 @@ const RANKER_SCHEMA: LayeredRankerSchema = {
 };
 /** The FTS table has one column, weighted 1 as `bm25(records_fts)` weighs it. */
 const RANKER_WEIGHTS = { content: 1, speaker: 0 };
-/** Document-frequency counts kept per sidecar (each is one walk of a word's document list). */
-const DF_CACHE_SIZE = 20_000;
 
 /**
  * Turn arbitrary user text into an FTS5 query that can never be a syntax error: stopwords
@@ -226,7 +225,9 @@ export class Sidecar {
   /** The layered BM25 ranker, prepared on the first query that needs it (large stores only). */
   private ranker: LayeredRanker | undefined;
   /** Per word: items containing it (counted up to half the store) and the store size when counted. */
-  private readonly dfCache = new Map<string, { df: number; atCount: number }>();
+  private readonly frequencies = new DocumentFrequencies((term, limit) =>
+    (this.prepare(`SELECT COUNT(*) AS n FROM (SELECT rowid FROM records_fts WHERE records_fts MATCH ? LIMIT ?)`).get(quoteTerm(term), limit) as { n: number }).n,
+  );
 
   /** Prepared statements by SQL text: the hot read paths run the same few shapes every query. */
   private readonly prepared = new Map<string, Statement>();
@@ -455,7 +456,7 @@ export class Sidecar {
   keywordRanks(namespace: string, query: string, limit: number, filter?: MetadataFilter): KeywordRank[] {
     if (limit <= 0 || typeof query !== "string") return [];
     const total = (this.prepare(`SELECT COALESCE(MAX(key), 0) AS n FROM records`).get() as { n: number }).n;
-    const plan = planRanking(uniqueTerms(query), total, (term) => this.documentFrequency(term, total));
+    const plan = planRanking(uniqueTerms(query), total, (term) => this.frequencies.get(term, total));
     if (!plan) return [];
     const fetchLimit = filter ? Math.max(limit * 10, 200) : limit;
     const cols = filter ? "r.metadata, r.text" : "NULL AS metadata, NULL AS text";
@@ -561,23 +562,7 @@ export class Sidecar {
     return out;
   }
 
-  /**
-   * Items containing `term` (the IDF input), counted up to half the store (beyond that FTS5's IDF
-   * is its floor anyway) and cached until the store grows 20 %.
-   */
-  private documentFrequency(term: string, total: number): number {
-    const cached = this.dfCache.get(term);
-    if (cached && total <= cached.atCount * 1.2) return cached.df;
-    const count = this.prepare(`SELECT COUNT(*) AS n FROM (SELECT rowid FROM records_fts WHERE records_fts MATCH ? LIMIT ?)`);
-    const df = (count.get(quoteTerm(term), Math.floor(total / 2) + 1) as { n: number }).n;
-    this.dfCache.delete(term);
-    this.dfCache.set(term, { df, atCount: total });
-    if (this.dfCache.size > DF_CACHE_SIZE) {
-      const oldest = this.dfCache.keys().next().value;
-      if (oldest !== undefined) this.dfCache.delete(oldest);
-    }
-    return df;
-  }
+
 
   /**
    * Turns around the row `key` in the same namespace and session, in insertion order: up to
