@@ -15,6 +15,17 @@ describe("conversational indexing", () => {
     expect(clipContext("short")).toBe("short");
   });
 
+  it("counts characters outside the BMP as one and never cuts one in half", () => {
+    const emoji = "\u{1F600}";
+    const text = emoji.repeat(200);
+    expect(clipContext(text)).toBe(emoji.repeat(CONTEXT_CHARS));
+    const edge = "a".repeat(CONTEXT_CHARS - 1) + emoji + "tail";
+    expect(clipContext(edge)).toBe("a".repeat(CONTEXT_CHARS - 1) + emoji);
+    // A lone surrogate counts as one character, as SQLite's substr() counts it once stored.
+    const lone = "\ud800".repeat(CONTEXT_CHARS + 5);
+    expect(clipContext(lone)).toHaveLength(CONTEXT_CHARS);
+  });
+
   it("dates turns from metadata.date, else from their creation day (UTC); other kinds get none", () => {
     const t = Date.UTC(2023, 4, 8, 23, 59);
     expect(turnDateText("turn", { date: " 1:56 pm on 8 May, 2023 " }, t)).toBe("1:56 pm on 8 May, 2023");

@@ -49,12 +49,20 @@ export function turnContext(previousMostRecentFirst: readonly string[]): TurnCon
 }
 
 /**
- * The first `CONTEXT_CHARS` characters of `text` (a plain prefix, so that SQL can apply the same
- * rule with `substr(text, 1, CONTEXT_CHARS)`; a character outside the BMP counts as one there and
- * as two here, which only shortens the prefix).
+ * The first `CONTEXT_CHARS` characters (Unicode code points) of `text`: the same prefix SQL's
+ * `substr(text, 1, CONTEXT_CHARS)` takes, so context filled in SQL (migrations, triggers) and in
+ * code is identical, and a character outside the BMP is never cut in half.
  */
 export function clipContext(text: string): string {
-  return text.length <= CONTEXT_CHARS ? text : text.slice(0, CONTEXT_CHARS);
+  if (text.length <= CONTEXT_CHARS) return text;
+  let end = 0;
+  for (let chars = 0; chars < CONTEXT_CHARS && end < text.length; chars++) {
+    const unit = text.charCodeAt(end);
+    const pair = unit >= 0xd800 && unit <= 0xdbff && end + 1 < text.length;
+    const low = pair ? text.charCodeAt(end + 1) : 0;
+    end += pair && low >= 0xdc00 && low <= 0xdfff ? 2 : 1;
+  }
+  return text.slice(0, end);
 }
 
 const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];

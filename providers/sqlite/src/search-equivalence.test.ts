@@ -6,6 +6,7 @@ import type { MemoryHit, MemoryKind } from "@hermes/memory-core";
 import { NEIGHBOUR_WEIGHTS, SPEAKER_BOOST, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
 import { BM25_WEIGHTS, openDatabase, type Db } from "./database.js";
 import { MemoryStore, clampLimit, topScored, type NewItem, type Scored, type StoreSearchOptions } from "./memory-store.js";
+import { seededRandom } from "./test-support/prng.js";
 
 /**
  * The search as it was before its statements were reworked for speed (one statement per step,
@@ -124,18 +125,6 @@ function referenceSearch(db: Db, query: string, options: StoreSearchOptions, hal
     });
 }
 
-/** Deterministic pseudo-random numbers (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const WORDS = (
   "camping lake trip summer painting pottery adoption support group school music guitar concert dog cat hiking " +
   "mountain beach birthday cake friend family career counseling book library museum city park garden run race " +
@@ -153,7 +142,7 @@ describe("MemoryStore search returns exactly what the statement-per-step search 
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "sqlite-equiv-"));
     db = openDatabase(path.join(dir, "m.db"));
     store = new MemoryStore(db, path.join(dir, "m.db"), { recencyHalfLifeDays: 90 });
-    const random = rng(42);
+    const random = seededRandom(42);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
     const items: NewItem[] = [];
     for (let i = 0; i < 1500; i++) {
@@ -187,7 +176,7 @@ describe("MemoryStore search returns exactly what the statement-per-step search 
   });
 
   it("for generated queries, limits and filters (ids, order, scores and fields)", () => {
-    const random = rng(7);
+    const random = seededRandom(7);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
     const optionSets: StoreSearchOptions[] = [{}, { kind: "turn" }, { kind: "fact" }, { sessionId: "s3" }, { userId: "u1" }, { kind: "turn", userId: "u2" }];
     let compared = 0;
@@ -228,7 +217,7 @@ describe("MemoryStore search returns exactly what the statement-per-step search 
 
 describe("topScored", () => {
   it("equals a full sort (score descending, then id) cut to the limit, ties at the cut included", () => {
-    const random = rng(3);
+    const random = seededRandom(3);
     for (let round = 0; round < 200; round++) {
       const n = 1 + Math.floor(random() * 300);
       // Few distinct scores, so that many items tie, including at the cut; -0 and 0 among them.
