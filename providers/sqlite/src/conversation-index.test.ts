@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openDatabase } from "./database.js";
@@ -209,5 +210,46 @@ describe("schema v2 → v3 migration", () => {
     const raw = new Database(file, { readonly: true });
     expect(raw.pragma("user_version", { simple: true })).toBe(2);
     raw.close();
+  });
+
+  it("migrates a database written by the released 0.1.0 through its public API, keeping every item", async () => {
+    const { SqliteMemoryProvider } = await import("./sqlite-memory-provider.js");
+    const fixture = fileURLToPath(new URL("./test-support/fixtures/release-0.1.0.db", import.meta.url));
+    const file = path.join(dir, "memory.db");
+    fs.copyFileSync(fixture, file);
+    const columns = `SELECT id, kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at FROM items ORDER BY id`;
+    const raw = new Database(file, { readonly: true });
+    expect(raw.pragma("user_version", { simple: true })).toBe(2);
+    const before = raw.prepare(columns).all();
+    raw.close();
+    expect(before).toHaveLength(11);
+
+    const provider = new SqliteMemoryProvider({ path: file });
+    await provider.initialize("after-upgrade", { hermesHome: dir, platform: "cli" });
+    try {
+      const db = new Database(file, { readonly: true });
+      try {
+        expect(db.pragma("user_version", { simple: true })).toBe(3);
+        expect(db.prepare(columns).all()).toEqual(before);
+        const context = (id: number) => db.prepare(`SELECT prev1, prev2, session_date FROM items WHERE id = ?`).raw(true).get(id);
+        expect(context(2)).toEqual(['Caroline said, "Where did you go hiking last weekend?"', "", "1:56 pm on 8 May, 2023"]);
+        expect(context(6)![0]).toBe('Caroline said, "Great, you always wanted to try that!"');
+        expect(context(7)).toEqual(["", "", ""]);
+      } finally {
+        db.close();
+      }
+      // The answer is found through the question it follows; facts and checkpoints are still found.
+      const ids = (q: string) => provider.search(q, { limit: 5 }).map((h) => h.id);
+      expect(ids("hiking")).toEqual(expect.arrayContaining(["1", "2"]));
+      expect(ids("green tea")).toContain("7");
+      expect(ids("billing Postgres")).toEqual(expect.arrayContaining(["10", "11"]));
+      expect(provider.memoryStore!.doctor()).toMatchObject({ ok: true, ftsConsistent: true, items: 11, schemaVersion: 3 });
+      // New turns of an upgraded session take their context from the turns written by the release.
+      provider.syncTurn("Her name is Biscuit.", "Biscuit, got it.", { sessionId: "s3" });
+      await provider.flush();
+      expect(ids("dog name")).toEqual(expect.arrayContaining(["9", "12"]));
+    } finally {
+      await provider.shutdown();
+    }
   });
 });
