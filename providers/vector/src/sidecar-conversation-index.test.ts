@@ -135,6 +135,38 @@ describe("Sidecar conversational index", () => {
     }
   });
 
+  it("gives a turn moved to another session that session's context, and refills both sessions' next turns", () => {
+    const sidecar = Sidecar.open(":memory:");
+    try {
+      write(sidecar, ROWS);
+      // a2 moves from session a to session b: between b1 and b2 by key.
+      sidecar.upsert("ns", [{ id: "a2", text: "What did you name it?", metadata: { kind: "turn", session_id: "b" }, vector: null }]);
+      const after = columns(sidecar);
+      expect(after["ns/a2"]).toMatchObject({ prev1: "How was the pottery class?", prev2: "" });
+      expect(after["ns/b2"]).toMatchObject({ prev1: "What did you name it?", prev2: "How was the pottery class?" });
+      expect(after["ns/a3"]).toMatchObject({ prev1: "We adopted a golden retriever puppy last week", prev2: "" });
+      expect(after["ns/a4"]).toMatchObject({ prev1: "Yes, we called him Biscuit!", prev2: "We adopted a golden retriever puppy last week" });
+      sidecar.db.exec(`INSERT INTO records_fts (records_fts, rank) VALUES ('integrity-check', 1)`);
+    } finally {
+      sidecar.close();
+    }
+  });
+
+  it("deletes a whole session or namespace with the index intact", () => {
+    const sidecar = Sidecar.open(":memory:");
+    try {
+      write(sidecar, ROWS);
+      sidecar.delete("ns", { filter: { session_id: "a" } });
+      expect(sidecar.keywordSearch("ns", "retriever biscuit", 5)).toEqual([]);
+      sidecar.delete("other", { all: true });
+      expect(sidecar.keywordSearch("other", "namespace", 5)).toEqual([]);
+      expect(Object.keys(columns(sidecar)).sort()).toEqual(["ns/b1", "ns/b2", "ns/x1"]);
+      sidecar.db.exec(`INSERT INTO records_fts (records_fts, rank) VALUES ('integrity-check', 1)`);
+    } finally {
+      sidecar.close();
+    }
+  });
+
   it("upgrades a version 4 file in place: no row lost, context and dates filled as new writes fill them, FTS rebuilt", () => {
     const file = tempFile();
     const v4 = new Database(file);

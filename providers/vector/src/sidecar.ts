@@ -217,7 +217,7 @@ function fillContext(db: SqliteDatabase): void {
   const update = db.prepare(`UPDATE records SET prev1 = ?, prev2 = ?, session_date = ? WHERE key = ?`);
   // Read first: better-sqlite3 does not allow writes while a statement is being iterated.
   const rows = db
-    .prepare(`SELECT key, namespace, metadata, text FROM records WHERE ${KIND_EXPR} = 'turn' ORDER BY namespace, ${SESSION_EXPR}, key`)
+    .prepare(`SELECT key, namespace, metadata, substr(text, 1, ${CONTEXT_CHARS}) FROM records WHERE ${KIND_EXPR} = 'turn' ORDER BY namespace, ${SESSION_EXPR}, key`)
     .raw(true)
     .all() as Array<[number, string, string, string]>;
   let group: string | undefined;
@@ -358,6 +358,7 @@ export class Sidecar {
     setMeta: Statement;
     dataVersion: Statement;
     precedingTurns: Statement;
+    keyOf: Statement;
   };
   /** The last turns of recently written sessions (keyed by namespace and session), as this connection wrote them. */
   private readonly recentTurns = new RecentTurns();
@@ -401,15 +402,13 @@ export class Sidecar {
       indexNew: !this.contextColumns ? db.prepare(`SELECT NULL`) : db.prepare(`INSERT INTO records_fts (rowid, text, prev1, prev2, session_date) VALUES (?, ?, ?, ?, ?)`),
       updateExisting: !this.contextColumns
         ? db.prepare(`SELECT NULL`)
-        : db.prepare(
-            `UPDATE records SET text = ?, metadata = ?, vector = ?, session_date = ?,
-               prev1 = CASE WHEN ? THEN ${precedingTurnSql(0)} ELSE '' END, prev2 = CASE WHEN ? THEN ${precedingTurnSql(1)} ELSE '' END
-             WHERE namespace = ? AND id = ? RETURNING key`,
-          ),
+        : db.prepare(`UPDATE records SET text = ?, metadata = ?, vector = ?, prev1 = ?, prev2 = ?, session_date = ? WHERE key = ?`),
+      keyOf: db.prepare(`SELECT key FROM records WHERE namespace = ? AND id = ?`).pluck(),
       dataVersion: db.prepare(`PRAGMA data_version`).pluck(),
-      // The texts of a session's turns before `key`, most recent first (a turn's context).
+      // The texts of a session's turns before `key`, most recent first (a turn's context; only
+      // their first CONTEXT_CHARS characters are ever used).
       precedingTurns: db
-        .prepare(`SELECT text FROM records WHERE namespace = ? AND ${SESSION_EXPR} = ? AND ${KIND_EXPR} = 'turn' AND key < ? ORDER BY key DESC LIMIT ${CONTEXT_TURNS}`)
+        .prepare(`SELECT substr(text, 1, ${CONTEXT_CHARS}) FROM records WHERE namespace = ? AND ${SESSION_EXPR} = ? AND ${KIND_EXPR} = 'turn' AND key < ? ORDER BY key DESC LIMIT ${CONTEXT_TURNS}`)
         .pluck(),
       bump: db.prepare(`INSERT INTO meta (key, value) VALUES ('generation', '1')
          ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)`),
@@ -487,11 +486,14 @@ export class Sidecar {
           if (group !== undefined) this.recentTurns.push(group, row.text, previous!);
           keys.push(inserted.key);
         } else {
-          // Existing id: its context is that of its own place; the update triggers re-index it and
-          // refill the next turns' context. The remembered last turns may have changed.
+          // Existing id: its context is that of its own place in its (possibly new) session; the
+          // update triggers re-index it and refill the next turns' context. The remembered last
+          // turns may have changed.
           this.recentTurns.clear();
-          const turn = session === undefined ? 0 : 1;
-          keys.push((this.statements.updateExisting.get(row.text, metadata, vector, date, turn, turn, namespace, row.id) as { key: number }).key);
+          const key = this.statements.keyOf.get(namespace, row.id) as number;
+          const own = session === undefined ? NO_CONTEXT : turnContext(this.statements.precedingTurns.all(namespace, session, key) as string[]);
+          this.statements.updateExisting.run(row.text, metadata, vector, own.prev1, own.prev2, date, key);
+          keys.push(key);
         }
       }
       this.statements.bump.run();
@@ -549,8 +551,10 @@ export class Sidecar {
       }
       const del = this.db.prepare(`DELETE FROM records WHERE key = ?`);
       // The delete trigger refills the next turns' context; the remembered last turns may be gone.
+      // Newest first: a deleted turn's following turns are then already gone when they are also
+      // deleted (a whole session or namespace), so the trigger has nothing to refill.
       this.recentTurns.clear();
-      for (const key of keys) del.run(key);
+      for (const key of [...keys].sort((a, b) => b - a)) del.run(key);
       this.statements.bump.run();
       return keys;
     });
