@@ -178,10 +178,13 @@ const DROP_DERIVED = `
   DROP INDEX IF EXISTS records_by_session;
 `;
 
-/** The stored metadata of a row with the caller's own metadata (the JSON `extra` field) unpacked over it. */
+/**
+ * The stored metadata of a row with the caller's own metadata (the JSON `extra` field) unpacked
+ * over it when that holds a `date` (the only caller key the index reads).
+ */
 function hostMetadata(metadata: VectorMetadata): Record<string, unknown> {
   const extra = metadata.extra;
-  if (typeof extra !== "string" || extra === "") return metadata;
+  if (typeof extra !== "string" || !extra.includes('"date"')) return metadata;
   try {
     const user = JSON.parse(extra) as unknown;
     return user !== null && typeof user === "object" && !Array.isArray(user) ? { ...metadata, ...(user as Record<string, unknown>) } : metadata;
