@@ -8,6 +8,7 @@ import {
   closeSqliteStore,
   DocumentFrequencies,
   LayeredRanker,
+  NO_CONTEXT,
   openSqliteStore,
   planRanking,
   quoteTerm,
@@ -17,7 +18,6 @@ import {
   turnContext,
   turnDateText,
   uniqueTerms,
-  NO_CONTEXT,
   type LayeredRankerSchema,
   type SqliteStoreSpec,
 } from "@hermes/memory-provider-kit";
@@ -121,10 +121,13 @@ function precedingTurnSql(offset: number): string {
         AND json_extract(p.metadata, '$.kind') = 'turn' AND p.key < records.key ORDER BY p.key DESC LIMIT 1 OFFSET ${offset}), '')`;
 }
 
-/** SQL refilling the context columns of the `CONTEXT_TURNS` turns after `row` (`old` or `new`) in its session. */
-function refillFollowingSql(row: "old" | "new"): string {
+/**
+ * SQL refilling the context columns of the `CONTEXT_TURNS` turns after `row` (`old` or `new`) in
+ * its session, when `condition` (SQL) holds.
+ */
+function refillFollowingSql(row: "old" | "new", condition = "1"): string {
   return `UPDATE records SET prev1 = ${precedingTurnSql(0)}, prev2 = ${precedingTurnSql(1)}
-    WHERE key IN (SELECT n.key FROM records n WHERE n.namespace = ${row}.namespace
+    WHERE ${condition} AND key IN (SELECT n.key FROM records n WHERE n.namespace = ${row}.namespace
       AND json_extract(n.metadata, '$.session_id') = json_extract(${row}.metadata, '$.session_id')
       AND json_extract(n.metadata, '$.kind') = 'turn' AND n.key > ${row}.key ORDER BY n.key LIMIT ${CONTEXT_TURNS});`;
 }
@@ -161,13 +164,13 @@ const FTS_AND_SESSION_SCHEMA = `
   CREATE TRIGGER IF NOT EXISTS records_au_context AFTER UPDATE OF text, metadata ON records
     WHEN (old.text IS NOT new.text OR old.metadata IS NOT new.metadata) AND (${sessionTurnSql("old")} OR ${sessionTurnSql("new")}) BEGIN
     ${refillFollowingSql("old")}
-    ${refillFollowingSql("new")}
+    ${refillFollowingSql("new", `json_extract(old.metadata, '$.session_id') IS NOT json_extract(new.metadata, '$.session_id')`)}
   END;
   CREATE INDEX IF NOT EXISTS records_turns_by_session ON records (namespace, ${SESSION_EXPR}, ${KIND_EXPR}, key);
   INSERT INTO records_fts (records_fts, rank) VALUES ('rank', 'bm25(${FTS_WEIGHTS.join(", ")})');
 `;
 
-/** Columns and the session index the records table had before version 5 (the FTS table and triggers are recreated). */
+/** The FTS table, triggers and session index of versions 1–4: all derived from `records`, so recreated by the upgrade. */
 const DROP_DERIVED = `
   DROP TRIGGER IF EXISTS records_ai;
   DROP TRIGGER IF EXISTS records_ad;
