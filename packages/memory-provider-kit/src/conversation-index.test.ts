@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CONTEXT_CHARS, NO_CONTEXT, clipContext, turnContext, turnDateText } from "./conversation-index.js";
+import { CONTEXT_CHARS, NO_CONTEXT, RecentTurns, clipContext, turnContext, turnDateText } from "./conversation-index.js";
 
 describe("conversational indexing", () => {
   it("takes the two most recent previous turns, most recent first", () => {
@@ -34,5 +34,40 @@ describe("conversational indexing", () => {
     expect(turnDateText("turn", undefined, Date.UTC(2024, 0, 1))).toBe("1 January 2024");
     expect(turnDateText("fact", { date: "8 May" }, t)).toBe("");
     expect(turnDateText("turn", {}, NaN)).toBe("");
+  });
+});
+
+describe("RecentTurns", () => {
+  it("serves a session's last turns from memory until another connection commits or it is cleared", () => {
+    const recent = new RecentTurns(2);
+    const loads: string[] = [];
+    const load = (session: string) => {
+      loads.push(session);
+      return [`stored ${session}`];
+    };
+    recent.sync(1);
+    const first = recent.previous("s", load);
+    expect(first).toEqual(["stored s"]);
+    recent.push("s", "one", first);
+    recent.push("s", "two", recent.previous("s", load));
+    recent.push("s", "three", recent.previous("s", load));
+    expect(recent.previous("s", load)).toEqual(["three", "two"]);
+    expect(loads).toEqual(["s"]);
+    recent.push("s", "four", ["three", "two"]);
+    // At most two sessions: the least recently written one is dropped.
+    recent.push("t", "t1", []);
+    recent.push("u", "u1", []);
+    expect(recent.previous("s", load)).toEqual(["stored s"]);
+    expect(recent.previous("u", load)).toEqual(["u1"]);
+    recent.push("u", "u2", ["u1"]);
+    // Same data_version: still trusted; another connection's commit: forgotten.
+    recent.sync(1);
+    expect(recent.previous("u", load)).toEqual(["u2", "u1"]);
+    recent.push("u", "u3", ["u2", "u1"]);
+    recent.sync(2);
+    expect(recent.previous("u", load)).toEqual(["stored u"]);
+    recent.push("u", "u4", ["stored u"]);
+    recent.clear();
+    expect(recent.previous("u", load)).toEqual(["stored u"]);
   });
 });

@@ -90,3 +90,50 @@ const DAY_MS = 86_400_000;
 // The last day formatted: consecutive turns are almost always of the same day.
 let lastDay = NaN;
 let lastDayText = "";
+
+/** Sessions whose last turns a `RecentTurns` keeps by default. */
+export const RECENT_SESSIONS = 256;
+
+/**
+ * The texts of the last turns of recently written sessions, most recent first, as one connection
+ * wrote them: the context of each session's next turn without a query per turn. Trusted only while
+ * no other connection has committed: call `sync` with `PRAGMA data_version` at the start of every
+ * write transaction, and `clear` after a delete, an update of stored text or a rolled-back write.
+ * Keeps at most `maxSessions` sessions (the least recently written is dropped).
+ */
+export class RecentTurns {
+  private readonly tails = new Map<string, string[]>();
+  private version = -1;
+
+  constructor(private readonly maxSessions = RECENT_SESSIONS) {}
+
+  /** Forget everything when `dataVersion` (`PRAGMA data_version`) changed since the last call. */
+  sync(dataVersion: number): void {
+    if (dataVersion !== this.version) this.tails.clear();
+    this.version = dataVersion;
+  }
+
+  /**
+   * The texts of `session`'s last `CONTEXT_TURNS` turns, most recent first: the remembered ones,
+   * else `load(session)` (the stored ones). Pass the result to `turnContext`, and to `push` once
+   * the turn is stored.
+   */
+  previous(session: string, load: (session: string) => string[]): string[] {
+    const remembered = this.tails.get(session);
+    if (remembered === undefined) return load(session);
+    // Taken out, so that `push` puts the session back as the most recently written.
+    this.tails.delete(session);
+    return remembered;
+  }
+
+  /** Remember that a turn with `text` was stored in `session` after the turns `previous`. */
+  push(session: string, text: string, previous: readonly string[]): void {
+    this.tails.set(session, [text, ...previous.slice(0, CONTEXT_TURNS - 1)]);
+    if (this.tails.size > this.maxSessions) this.tails.delete(this.tails.keys().next().value!);
+  }
+
+  /** Forget every session (after a delete, a text update or a rolled-back write). */
+  clear(): void {
+    this.tails.clear();
+  }
+}

@@ -55,6 +55,8 @@ export {
   turnContext,
   clipContext,
   turnDateText,
+  RecentTurns,
+  RECENT_SESSIONS,
   type TurnColumnWeights,
   type TurnContext,
 } from "./conversation-index.js";

@@ -5,7 +5,7 @@ import { HermesMemoryError, type MemoryHit, type MemoryKind, type MemoryStats } 
 import { BM25_WEIGHTS, bm25Call, type Db } from "./database.js";
 import { NEIGHBOUR_WEIGHTS, SPEAKER_BOOST, queryTokens, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
 import { DocumentFrequencies, LayeredRanker, planRanking, type CountedTerm } from "@hermes/memory-provider-kit";
-import { CONTEXT_TURNS, NO_CONTEXT, turnContext, turnDateText, type TurnColumnWeights, type TurnContext } from "@hermes/memory-provider-kit";
+import { CONTEXT_TURNS, NO_CONTEXT, RecentTurns, turnContext, turnDateText, type TurnColumnWeights, type TurnContext } from "@hermes/memory-provider-kit";
 
 /** The kinds of items, in display order. */
 export const MEMORY_KINDS: readonly MemoryKind[] = ["turn", "fact", "checkpoint"];
@@ -127,8 +127,6 @@ const DAY_MS = 86_400_000;
 const MMAP_BYTES = 1 << 30;
 /** Neighbour expansion considers this many best BM25 matches per requested hit (at least 20). */
 const CANDIDATES_PER_HIT = 4;
-/** Sessions whose last turns the store keeps in memory for the context of their next turn. */
-const RECENT_SESSIONS = 256;
 
 /**
  * Content digest of an item. Facts and checkpoints are keyed by what they say (so re-sending them is
@@ -170,21 +168,14 @@ export class MemoryStore {
   private readonly stmts;
   private readonly layered: LayeredRanker;
   private readonly insertTx: BetterSqlite3.Transaction<(items: readonly NewItem[], ids: string[]) => void>;
-  /**
-   * The texts of the last turns of recently written sessions, most recent first, as this connection
-   * wrote them. Trusted only while no other connection has committed (`PRAGMA data_version` is
-   * unchanged since the last write here) and no delete or failed write happened here.
-   */
-  private readonly recentTurns = new Map<string, string[]>();
-  private dataVersion = -1;
+  /** The last turns of recently written sessions, as this connection wrote them (context without a query). */
+  private readonly recentTurns = new RecentTurns();
 
   constructor(db: Db, file: string, options: MemoryStoreOptions = {}) {
     this.db = db;
     this.file = file;
     this.insertTx = db.transaction((items: readonly NewItem[], ids: string[]) => {
-      const version = this.stmts.dataVersion.get() as number;
-      if (version !== this.dataVersion) this.recentTurns.clear();
-      this.dataVersion = version;
+      this.recentTurns.sync(this.stmts.dataVersion.get() as number);
       for (const item of items) ids.push(this.insertOne(item));
     });
     this.halfLifeDays = Math.max(0, options.recencyHalfLifeDays ?? 0);
@@ -293,12 +284,7 @@ export class MemoryStore {
     const createdAt = item.createdAt ?? Date.now();
     const digest = item.kind === "turn" ? null : (item.digest ?? itemDigest(item, createdAt));
     const session = item.kind === "turn" && item.sessionId !== undefined && item.sessionId !== "" ? item.sessionId : undefined;
-    let previous: string[] | undefined;
-    if (session !== undefined) {
-      previous = this.recentTurns.get(session);
-      if (previous === undefined) previous = this.stmts.lastTurns.all(session) as string[];
-      else this.recentTurns.delete(session);
-    }
+    const previous = session === undefined ? undefined : this.recentTurns.previous(session, (s) => this.stmts.lastTurns.all(s) as string[]);
     const context: TurnContext = previous === undefined ? NO_CONTEXT : turnContext(previous);
     const date = turnDateText(item.kind, item.metadata, createdAt);
     // Positional parameters: binding an object costs measurably more per row.
@@ -319,11 +305,7 @@ export class MemoryStore {
     if (result.changes > 0) {
       this.stmts.index!.run(result.lastInsertRowid, item.content, item.speaker ?? "", context.prev1, context.prev2, date);
       if (item.speaker) this.recordSpeaker(item.speaker);
-      if (session !== undefined) {
-        // Most recently written sessions last; the oldest is dropped beyond RECENT_SESSIONS.
-        this.recentTurns.set(session, [item.content, ...previous!.slice(0, CONTEXT_TURNS - 1)]);
-        if (this.recentTurns.size > RECENT_SESSIONS) this.recentTurns.delete(this.recentTurns.keys().next().value!);
-      }
+      if (session !== undefined) this.recentTurns.push(session, item.content, previous!);
       return String(result.lastInsertRowid);
     }
     const existing = this.stmts.byDigest.get(digest) as { id: number } | undefined;
