@@ -203,6 +203,52 @@ describe("Sidecar conversational index", () => {
     }
   });
 
+  it("upgrades generated v4 rows (long, non-BMP, odd metadata) to exactly what new writes produce", () => {
+    let seed = 11;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+    const words = ["hiking", "\u{1F600}", "caf\u00e9", "x".repeat(150), "pottery", "\u4e2d\u6587", "\u{1F9D1}\u200d\u{1F373}"];
+    const metadatas: Array<SidecarWrite["metadata"]> = [
+      { kind: "turn", session_id: "s1", created_at: "2023-05-08T13:56:00.000Z" },
+      { kind: "turn", session_id: "s2", extra: JSON.stringify({ date: "9 June, 2023" }) },
+      { kind: "turn", session_id: "", created_at: "2023-05-08T13:56:00.000Z" },
+      { kind: "turn", session_id: 7 as unknown as string },
+      { kind: "turn", created_at: "not a date" },
+      { kind: "fact", session_id: "s1" },
+      { kind: "turn", session_id: "s1", extra: "{broken" },
+    ];
+    const rows: typeof ROWS = Array.from({ length: 300 }, (_, i) => ({
+      namespace: pick(["ns", "ns", "other"]),
+      id: `r${i}`,
+      text: Array.from({ length: 1 + Math.floor(random() * 50) }, () => pick(words)).join(" "),
+      metadata: pick(metadatas),
+      vector: null,
+    }));
+    const file = tempFile();
+    const v4 = new Database(file);
+    v4.exec(SIDECAR_V4_SCHEMA_SQL);
+    const insert = v4.prepare(V4_INSERT_RECORD);
+    const index = v4.prepare(V4_INDEX_RECORD);
+    for (const row of rows) {
+      const { key } = insert.get(row.namespace, row.id, row.text, JSON.stringify(row.metadata), null) as { key: number };
+      index.run(key, row.text);
+    }
+    v4.close();
+    const migrated = Sidecar.open(file);
+    const fresh = Sidecar.open(tempFile());
+    try {
+      write(fresh, rows);
+      expect(columns(migrated)).toEqual(columns(fresh));
+      migrated.db.exec(`INSERT INTO records_fts (records_fts, rank) VALUES ('integrity-check', 1)`);
+    } finally {
+      migrated.close();
+      fresh.close();
+    }
+  });
+
   it("searches a version 4 file opened read-only as it is, and refuses writes with STORAGE_FAILED", () => {
     const file = tempFile();
     const v4 = new Database(file);

@@ -215,41 +215,34 @@ function contextSession(metadata: VectorMetadata): string | undefined {
 }
 
 /**
- * Version 5 on an older file: add the context columns, fill them for every turn (the two previous
- * turns of its namespace and session in key order, and its date), then rebuild the FTS index from
- * `records`. No row changes apart from the new columns.
+ * Version 5 on an older file: fill the context columns of every turn (the two previous turns of its
+ * namespace and session in key order, and its date). No row changes apart from the new columns.
+ * The filling runs inside SQLite (a window over each session's turns), so a large sidecar never
+ * sits in memory.
  */
 function fillContext(db: SqliteDatabase): void {
-  const update = db.prepare(`UPDATE records SET prev1 = ?, prev2 = ?, session_date = ? WHERE key = ?`);
-  // Read first: better-sqlite3 does not allow writes while a statement is being iterated.
-  const rows = db
-    .prepare(`SELECT key, namespace, metadata, substr(text, 1, ${CONTEXT_CHARS}) FROM records WHERE ${KIND_EXPR} = 'turn' ORDER BY namespace, ${SESSION_EXPR}, key`)
-    .raw(true)
-    .all() as Array<[number, string, string, string]>;
-  let group: string | undefined;
-  let previous: string[] = [];
-  for (const [key, namespace, rawMetadata, text] of rows) {
+  db.function("hermes_record_date", { deterministic: true }, (rawMetadata: unknown) => {
     let metadata: VectorMetadata = {};
     try {
-      metadata = JSON.parse(rawMetadata) as VectorMetadata;
+      const parsed = JSON.parse(String(rawMetadata)) as unknown;
+      if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) metadata = parsed as VectorMetadata;
     } catch {
-      // Unreadable metadata: no session, no date.
+      // Unreadable metadata: no date.
     }
-    const session = contextSession(metadata);
-    const date = recordDateText(metadata);
-    if (session === undefined) {
-      update.run("", "", date, key);
-      continue;
-    }
-    const current = `${namespace}\u0000${session}`;
-    if (current !== group) {
-      group = current;
-      previous = [];
-    }
-    const context = turnContext(previous);
-    update.run(context.prev1, context.prev2, date, key);
-    previous = [text, ...previous].slice(0, CONTEXT_TURNS);
-  }
+    return recordDateText(metadata);
+  });
+  db.exec(`UPDATE records SET session_date = hermes_record_date(metadata) WHERE ${KIND_EXPR} = 'turn'`);
+  db.exec(`
+    UPDATE records SET prev1 = c.prev1, prev2 = c.prev2
+    FROM (
+      SELECT key,
+        substr(lag(text, 1, '') OVER session_turns, 1, ${CONTEXT_CHARS}) AS prev1,
+        substr(lag(text, 2, '') OVER session_turns, 1, ${CONTEXT_CHARS}) AS prev2
+      FROM records
+      WHERE ${KIND_EXPR} = 'turn' AND json_type(metadata, '$.session_id') = 'text' AND ${SESSION_EXPR} <> ''
+      WINDOW session_turns AS (PARTITION BY namespace, ${SESSION_EXPR} ORDER BY key)
+    ) AS c
+    WHERE records.key = c.key`);
 }
 
 const SIDECAR_SPEC: SqliteStoreSpec = {
