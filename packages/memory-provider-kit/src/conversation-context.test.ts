@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { asksQuestion, boostNamedSpeakers, NEIGHBOUR_WEIGHTS, STATEMENT_NEXT_FACTOR, nextTurnShare, propagateContext, speakerNamed, queryTermSet, type ContextCandidate, type ContextRow } from "./conversation-context.js";
+import { asksQuestion, boostNamedSpeakers, NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, STATEMENT_NEXT_FACTOR, nextTurnShare, propagateContext, speakerNamed, queryTermSet, type ContextCandidate, type ContextRow } from "./conversation-context.js";
 
 const turn = (id: string, session = "s"): ContextRow => ({ id, metadata: { kind: "turn", session_id: session } });
 
@@ -17,6 +17,18 @@ describe("propagateContext", () => {
     expect(out.get("t1")!.score).toBeCloseTo(NEIGHBOUR_WEIGHTS[2]);
     expect(out.get("t2")!.score).toBe(1);
     expect(candidates.size).toBe(1);
+  });
+
+  it("passes SECOND_PREVIOUS_WEIGHT to the second previous turn when the lookup returns it", () => {
+    const rows = ["t1", "t2", "t3", "t4"].map((id) => turn(id));
+    const lookup = (r: ContextRow) => {
+      const i = rows.findIndex((x) => x.id === r.id);
+      return { next: rows.slice(i + 1, i + 3), previous: rows.slice(0, i).reverse() };
+    };
+    const out = propagateContext(new Map([["t4", { id: "t4", score: 1, metadata: rows[3]!.metadata, row: rows[3]! }]]), lookup);
+    expect(out.get("t3")!.score).toBeCloseTo(NEIGHBOUR_WEIGHTS[2]);
+    expect(out.get("t2")!.score).toBeCloseTo(SECOND_PREVIOUS_WEIGHT);
+    expect(out.has("t1")).toBe(false);
   });
 
   it("with asksQuestion, a turn that asks no question passes less to its next turn only", () => {

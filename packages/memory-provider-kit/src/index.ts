@@ -36,6 +36,7 @@ export { planRanking, DocumentFrequencies, DOCUMENT_FREQUENCY_CACHE_SIZE, COMMON
 export {
   NEIGHBOUR_WEIGHTS,
   STATEMENT_NEXT_FACTOR,
+  SECOND_PREVIOUS_WEIGHT,
   asksQuestion,
   nextTurnShare,
   SPEAKER_BOOST,
