@@ -35,6 +35,10 @@ export {
 export { planRanking, DocumentFrequencies, DOCUMENT_FREQUENCY_CACHE_SIZE, COMMON_TERM_SHARE, COMMON_TERM_MIN_DOCS, type RankPlan } from "./rank-plan.js";
 export {
   NEIGHBOUR_WEIGHTS,
+  STATEMENT_NEXT_FACTOR,
+  SECOND_PREVIOUS_WEIGHT,
+  asksQuestion,
+  nextTurnShare,
   SPEAKER_BOOST,
   propagateContext,
   boostNamedSpeakers,

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { MemoryHit, MemoryKind } from "@hermes/memory-core";
-import { NEIGHBOUR_WEIGHTS, SPEAKER_BOOST, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
+import { NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, SPEAKER_BOOST, asksQuestion, nextTurnShare, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
 import { BM25_WEIGHTS, openDatabase, type Db } from "./database.js";
 import { MemoryStore, clampLimit, topScored, type NewItem, type Scored, type StoreSearchOptions } from "./memory-store.js";
 import { seededRandom } from "./test-support/prng.js";
@@ -24,6 +24,8 @@ function referenceSearch(db: Db, query: string, options: StoreSearchOptions, hal
     next1: number | null;
     next2: number | null;
     prev: number | null;
+    prev2: number | null;
+    content: string | null;
   }
   const terms = uniqueTerms(query);
   if (terms.length === 0) return [];
@@ -50,11 +52,13 @@ function referenceSearch(db: Db, query: string, options: StoreSearchOptions, hal
     `SELECT i.id, i.kind, i.session_id, i.user_id, i.speaker, i.created_at,
        (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id > i.id AND n.kind = 'turn' ORDER BY n.id LIMIT 1) AS next1,
        (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id > i.id AND n.kind = 'turn' ORDER BY n.id LIMIT 1 OFFSET 1) AS next2,
-       (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id < i.id AND n.kind = 'turn' ORDER BY n.id DESC LIMIT 1) AS prev
+       (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id < i.id AND n.kind = 'turn' ORDER BY n.id DESC LIMIT 1) AS prev,
+       (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id < i.id AND n.kind = 'turn' ORDER BY n.id DESC LIMIT 1 OFFSET 1) AS prev2,
+       i.content AS content
      FROM json_each(?) c JOIN items i ON i.id = c.value`,
   );
   const scoringRows = db.prepare(
-    `SELECT id, kind, session_id, user_id, speaker, created_at, NULL AS next1, NULL AS next2, NULL AS prev FROM items WHERE id IN (SELECT value FROM json_each(?))`,
+    `SELECT id, kind, session_id, user_id, speaker, created_at, NULL AS next1, NULL AS next2, NULL AS prev, NULL AS prev2, NULL AS content FROM items WHERE id IN (SELECT value FROM json_each(?))`,
   );
   const linked = new Map<number, LinkedRow>();
   for (const row of linkedRows.all(JSON.stringify(ranked.map((r) => r.id))) as LinkedRow[]) linked.set(row.id, row);
@@ -71,10 +75,10 @@ function referenceSearch(db: Db, query: string, options: StoreSearchOptions, hal
     add(row, -rank);
     matched.push([row, -rank]);
   }
-  const [wNext, wNext2, wPrev] = NEIGHBOUR_WEIGHTS;
+  const [, wNext2, wPrev] = NEIGHBOUR_WEIGHTS;
   if (options.kind === undefined || options.kind === "turn") {
     const missing = new Set<number>();
-    for (const [row] of matched) for (const n of [row.next1, row.next2, row.prev]) if (n !== null && !linked.has(n)) missing.add(n);
+    for (const [row] of matched) for (const n of [row.next1, row.next2, row.prev, row.prev2]) if (n !== null && !linked.has(n)) missing.add(n);
     if (missing.size > 0) for (const row of scoringRows.all(JSON.stringify([...missing])) as LinkedRow[]) linked.set(row.id, row);
     const accept = (row: LinkedRow | undefined): row is LinkedRow => row !== undefined && (options.userId === undefined || row.user_id === options.userId);
     for (const [row, score] of matched) {
@@ -82,9 +86,12 @@ function referenceSearch(db: Db, query: string, options: StoreSearchOptions, hal
       const next = row.next1 === null ? undefined : linked.get(row.next1);
       const next2 = row.next2 === null ? undefined : linked.get(row.next2);
       const prev = row.prev === null ? undefined : linked.get(row.prev);
-      if (accept(next)) add(next, wNext * score);
+      const prev2 = row.prev2 === null ? undefined : linked.get(row.prev2);
+      // A turn that asks no question passes a smaller share to its next turn.
+      if (accept(next)) add(next, nextTurnShare(NEIGHBOUR_WEIGHTS, asksQuestion(row.content ?? "")) * score);
       if (accept(next2)) add(next2, wNext2 * score);
       if (accept(prev)) add(prev, wPrev * score);
+      if (accept(prev2)) add(prev2, SECOND_PREVIOUS_WEIGHT * score);
     }
   }
   const names = new Set(db.prepare(`SELECT name FROM speakers WHERE name IN (SELECT value FROM json_each(?))`).pluck().all(JSON.stringify(terms)) as string[]);
@@ -151,7 +158,11 @@ describe("MemoryStore search returns exactly what the statement-per-step search 
       const speaker = kind === "turn" ? pick(SPEAKERS) : undefined;
       const words = Array.from({ length: 3 + Math.floor(random() * 12) }, () => pick(WORDS)).join(" ");
       // Repeated contents give equal BM25 scores (ties); sessions interleave so neighbours are not adjacent ids.
-      const content = random() < 0.05 ? "Thanks, see you soon!" : `${speaker ? `${speaker} said, "` : ""}${words}${speaker ? '"' : ""}`;
+      // About a third of the texts ask a question ("?" or the full-width "？"), which changes the share
+      // a turn passes to its next turn.
+      const q = random();
+      const asked = `${words}${q < 0.3 ? "?" : q < 0.35 ? "？" : ""}`;
+      const content = random() < 0.05 ? "Thanks, see you soon!" : `${speaker ? `${speaker} said, "` : ""}${asked}${speaker ? '"' : ""}`;
       items.push({
         kind,
         content,
@@ -221,7 +232,7 @@ describe("topScored", () => {
     for (let round = 0; round < 200; round++) {
       const n = 1 + Math.floor(random() * 300);
       // Few distinct scores, so that many items tie, including at the cut; -0 and 0 among them.
-      const scored: Scored[] = Array.from({ length: n }, (_, i) => ({ row: [i + 1, "turn", null, null, "", 0, null, null, null], score: [0, -0, 1.5, 2, 2.25, -1][Math.floor(random() * 6)]! }));
+      const scored: Scored[] = Array.from({ length: n }, (_, i) => ({ row: [i + 1, "turn", null, null, "", 0, null, null, null, null, null], score: [0, -0, 1.5, 2, 2.25, -1][Math.floor(random() * 6)]! }));
       const expected = [...scored].sort((a, b) => b.score - a.score || a.row[0] - b.row[0]);
       for (const limit of [1, 2, 5, 10, 50, 1000]) expect(topScored([...scored], limit)).toEqual(expected.slice(0, limit));
     }
