@@ -179,20 +179,24 @@ describe("Sidecar batched reads for search", () => {
         { id: "s1-3", session: "s1", kind: "turn" },
         { id: "other-ns", session: "s1", kind: "turn" },
       ];
-      sidecar.upsert("ns", rows.filter((r) => r.id !== "other-ns").map((r) => ({ id: r.id, text: `text of ${r.id}`, metadata: { kind: r.kind, session_id: r.session }, vector: null })));
+      sidecar.upsert("ns", rows.filter((r) => r.id !== "other-ns").map((r) => ({ id: r.id, text: r.id === "s1-1" ? "what about s1-1？" : `text of ${r.id}`, metadata: { kind: r.kind, session_id: r.session }, vector: null })));
       sidecar.upsert("ns2", [{ id: "other-ns", text: "elsewhere", metadata: { kind: "turn", session_id: "s1" }, vector: null }]);
       const ids = ["s1-1", "s1-3", "s1-0", "missing", "s2-0"];
       const linked = sidecar.linkedRefs("ns", ids, 2);
       expect([...linked.keys()].sort()).toEqual(["s1-0", "s1-1", "s1-3", "s2-0"]);
       for (const id of ["s1-1", "s1-3"]) {
         const ref = linked.get(id)!;
-        const expected = sidecar.sessionNeighbours("ns", "s1", ref.key, 2, 1);
+        const expected = sidecar.sessionNeighbours("ns", "s1", ref.key, 2, 2);
         expect(ref.next).toEqual(expected.next.map((r) => r.key));
         expect(ref.previous).toEqual(expected.previous.map((r) => r.key));
       }
       const keyOf = (id: string) => sidecar.getByIds("ns", [id])[0]!.key;
       expect(linked.get("s1-1")!.next).toEqual([keyOf("s1-2"), keyOf("s1-3")]);
       expect(linked.get("s1-1")!.previous).toEqual([keyOf("s1-0")]);
+      expect(linked.get("s1-3")!.previous).toEqual([keyOf("s1-2"), keyOf("s1-1")]);
+      // Whether a linked turn asks a question (so it passes its next turn the full share).
+      expect(linked.get("s1-1")!.asksQuestion).toBe(true);
+      expect(linked.get("s1-3")!.asksQuestion).toBe(false);
       // Beyond linkFirst: metadata only.
       expect(linked.get("s1-0")).toMatchObject({ next: [], previous: [], metadata: { kind: "turn", session_id: "s1" } });
       expect(linked.get("s1-1")!.metadata).toEqual({ kind: "turn", session_id: "s1" }); // no text

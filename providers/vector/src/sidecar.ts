@@ -60,12 +60,14 @@ function toRef(raw: RawRef): SidecarRef {
 }
 
 /**
- * A candidate's row with the keys of its conversational neighbours: the next two and the previous
- * row of kind `turn` in the same namespace and session (empty when not looked up).
+ * A candidate's row with the keys of its conversational neighbours: the next two and the two previous
+ * rows of kind `turn` in the same namespace and session (empty when not looked up).
  */
 export interface LinkedRef extends SidecarRef {
   next: number[];
   previous: number[];
+  /** Whether the row's text asks a question (the kit's `asksQuestion` rule); false when not linked. */
+  asksQuestion: boolean;
   /** False when the metadata was not read (`metadataFirst`): `metadata` is then `{}`. */
   hasMetadata: boolean;
 }
@@ -687,7 +689,7 @@ export class Sidecar {
   /**
    * Key, id and metadata of the rows with these ids in `namespace` (by id), in one statement; the
    * first `linkFirst` ids in `ids` order that are turns also get the keys of their neighbours (as
-   * `sessionNeighbours(…, 2, 1)` finds them). Only the first `metadataFirst` ids (default all)
+   * `sessionNeighbours(…, 2, 2)` finds them) and whether they ask a question. Only the first `metadataFirst` ids (default all)
    * get their metadata read. No text is read. `keys`, when every id's key is known (same order),
    * makes each look-up one by key.
    */
@@ -702,7 +704,9 @@ export class Sidecar {
     const sql = `SELECT r.key AS key, r.id AS id, CASE WHEN c.key < @meta THEN r.metadata END AS metadata,
         CASE WHEN c.key < @link THEN ${neighbour("next", 0)} END AS next1,
         CASE WHEN c.key < @link THEN ${neighbour("next", 1)} END AS next2,
-        CASE WHEN c.key < @link THEN ${neighbour("prev", 0)} END AS prev
+        CASE WHEN c.key < @link THEN ${neighbour("prev", 0)} END AS prev,
+        CASE WHEN c.key < @link THEN ${neighbour("prev", 1)} END AS prev2,
+        CASE WHEN c.key < @link THEN instr(r.text, '?') > 0 OR instr(r.text, '？') > 0 END AS asks
       FROM json_each(@ids) c CROSS JOIN records r ON r.namespace = @namespace AND ${keys ? "r.key" : "r.id"} = c.value`;
     const raws = this.prepare(sql).all({ link: linkFirst, meta: metadataFirst, ids: JSON.stringify(keys ?? ids), namespace }) as Array<{
       key: number;
@@ -711,13 +715,18 @@ export class Sidecar {
       next1: number | null;
       next2: number | null;
       prev: number | null;
+      prev2: number | null;
+      asks: number | null;
     }>;
     for (const raw of raws) {
       const next: number[] = [];
       if (raw.next1 !== null) next.push(raw.next1);
       if (raw.next2 !== null) next.push(raw.next2);
       const metadata = raw.metadata === null ? {} : (JSON.parse(raw.metadata) as VectorMetadata);
-      out.set(raw.id, { key: raw.key, id: raw.id, metadata, hasMetadata: raw.metadata !== null, next, previous: raw.prev === null ? [] : [raw.prev] });
+      const previous: number[] = [];
+      if (raw.prev !== null) previous.push(raw.prev);
+      if (raw.prev !== null && raw.prev2 !== null) previous.push(raw.prev2);
+      out.set(raw.id, { key: raw.key, id: raw.id, metadata, hasMetadata: raw.metadata !== null, next, previous, asksQuestion: raw.asks === 1 });
     }
     return out;
   }
