@@ -35,6 +35,10 @@ export {
 export { planRanking, DocumentFrequencies, DOCUMENT_FREQUENCY_CACHE_SIZE, COMMON_TERM_SHARE, COMMON_TERM_MIN_DOCS, type RankPlan } from "./rank-plan.js";
 export {
   NEIGHBOUR_WEIGHTS,
+  STATEMENT_NEXT_FACTOR,
+  SECOND_PREVIOUS_WEIGHT,
+  asksQuestion,
+  nextTurnShare,
   SPEAKER_BOOST,
   propagateContext,
   boostNamedSpeakers,
@@ -47,3 +51,16 @@ export {
 } from "./conversation-context.js";
 export { turnText, turnSpeaker, checkpointText, USER_LABEL, ASSISTANT_LABEL } from "./transcript-text.js";
 export { writeJsonlFile, readJsonlFile, readJsonlFileSync, countJsonlRecords, type JsonlLine, type ProgressCallback } from "./jsonl.js";
+export {
+  CONTEXT_TURNS,
+  CONTEXT_CHARS,
+  TURN_COLUMN_WEIGHTS,
+  NO_CONTEXT,
+  turnContext,
+  clipContext,
+  turnDateText,
+  RecentTurns,
+  RECENT_SESSIONS,
+  type TurnColumnWeights,
+  type TurnContext,
+} from "./conversation-index.js";

@@ -136,8 +136,14 @@ function prepareStore(db: SqliteDb, file: string, readonly: boolean, spec: Sqlit
       db.pragma("journal_mode = WAL");
       db.pragma("synchronous = NORMAL");
       if (version < spec.schemaVersion) migrateStore(db, spec);
-    } else if (version < (spec.minReadableVersion ?? spec.schemaVersion) || version < 1) {
+    } else if (version < 1) {
       throw storageError(`the ${spec.label} at ${file} has not been initialised`, undefined, "open it once with write access");
+    } else if (version < (spec.minReadableVersion ?? spec.schemaVersion)) {
+      throw storageError(
+        `the ${spec.label} at ${file} has schema version ${version}, older than this ${spec.packageName} reads read-only (${spec.minReadableVersion ?? spec.schemaVersion})`,
+        undefined,
+        "open it once with write access to migrate it in place (every item is kept); it was not modified",
+      );
     }
     return db;
   } catch (error) {

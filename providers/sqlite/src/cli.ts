@@ -6,6 +6,7 @@ import {
   forgetCommand,
   importCommand,
   listCommand,
+  migrateCommand,
   searchCommand,
   statsCommand,
   vacuumCommand,
@@ -17,7 +18,7 @@ export type CliContext = ProviderCliContext;
 
 /**
  * Add the provider's subcommands to `command` (the host creates `hermes-memory sqlite`): stats,
- * search, list, forget, export, import, vacuum, doctor — each with `--json`. Failures print the
+ * search, list, forget, export, import, migrate, vacuum, doctor — each with `--json`. Failures print the
  * error's message and set `process.exitCode = 1`; nothing here calls `process.exit`.
  */
 export function registerCli(command: Command, context: CliContext): void {
@@ -73,6 +74,12 @@ export function registerCli(command: Command, context: CliContext): void {
     .description("Read a JSONL export; items already present (same digest) are skipped")
     .option("--json", "machine-readable summary, no progress bar")
     .action(run((file: string, opts: { json?: boolean }) => importCommand(ctx, file, opts)));
+
+  command
+    .command("migrate")
+    .description("Bring the database to the current schema now (with progress), instead of on the agent's next start")
+    .option("--json", "machine-readable summary, no progress bar")
+    .action(run((opts: { json?: boolean }) => migrateCommand(ctx, opts)));
 
   command
     .command("vacuum")

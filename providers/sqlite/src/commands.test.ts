@@ -9,6 +9,7 @@ import {
   forgetCommand,
   importCommand,
   listCommand,
+  migrateCommand,
   searchCommand,
   statsCommand,
   vacuumCommand,
@@ -16,6 +17,8 @@ import {
   type CommandContext,
 } from "./commands.js";
 import { registerCli } from "./cli.js";
+import Database from "better-sqlite3";
+import { V2_INDEX_ITEM, V2_INSERT_ITEM, V2_SCHEMA_SQL } from "./test-support/v2-schema.js";
 
 let home: string;
 let out: string[];
@@ -91,7 +94,7 @@ describe("CLI commands", () => {
     const result = await vacuumCommand(ctx, { json: true });
     expect(result.afterBytes).toBeGreaterThan(0);
     const report = await doctorCommand(ctx, { json: true });
-    expect(report).toMatchObject({ ok: true, integrity: "ok", ftsConsistent: true, schemaVersion: 2, journalMode: "wal", items: 3 });
+    expect(report).toMatchObject({ ok: true, integrity: "ok", ftsConsistent: true, schemaVersion: 3, journalMode: "wal", items: 3 });
   });
 
   it("doctor detects an FTS index out of sync", async () => {
@@ -110,7 +113,7 @@ describe("CLI commands", () => {
     const sqlite = root.command("sqlite");
     registerCli(sqlite, { hermesHome: home, providerName: "sqlite" });
     const names = sqlite.commands.map((c) => c.name());
-    expect(names).toEqual(["stats", "search", "list", "forget", "export", "import", "vacuum", "doctor"]);
+    expect(names).toEqual(["stats", "search", "list", "forget", "export", "import", "migrate", "vacuum", "doctor"]);
     for (const c of sqlite.commands) expect(c.options.some((o) => o.long === "--json")).toBe(true);
     const writes: string[] = [];
     const original = process.stdout.write.bind(process.stdout);
@@ -124,6 +127,71 @@ describe("CLI commands", () => {
     } finally {
       process.stdout.write = original;
       process.exitCode = previous;
+    }
+  });
+
+  it("migrate brings a previous-schema database to the current one, keeping every item", async () => {
+    const file = path.join(home, "memory", "sqlite.db");
+    fs.rmSync(file);
+    const v2 = new Database(file);
+    v2.exec(V2_SCHEMA_SQL);
+    const insert = v2.prepare(V2_INSERT_ITEM);
+    const index = v2.prepare(V2_INDEX_ITEM);
+    v2.transaction(() => {
+      for (let i = 0; i < 45_000; i++) {
+        const content = i === 4321 ? "the lighthouse keeper waved" : `turn ${i} about something else`;
+        const r = insert.run({ kind: "turn", session: `s${i % 300}`, user: null, speaker: "", content, metadata: "{}", digest: null, createdAt: 1_700_000_000_000 + i });
+        index.run(r.lastInsertRowid, content, "");
+      }
+    })();
+    v2.pragma("user_version = 2");
+    v2.close();
+
+    const result = await migrateCommand({ ...ctx, io: { ...ctx.io!, isTTY: false } }, { json: true });
+    expect(result).toMatchObject({ path: file, fromVersion: 2, toVersion: 3, migrated: true, items: 45_000 });
+    expect(JSON.parse(out.pop()!)).toMatchObject({ migrated: true, items: 45_000 });
+    // Context now links each turn to the ones before it in its session (every 300th row is the same session).
+    const hits = await searchCommand(ctx, "lighthouse keeper", { limit: "5", json: true });
+    expect(hits.map((h) => Number(h.id))).toEqual(expect.arrayContaining([4322, 4622, 4922]));
+    expect(await doctorCommand(ctx, { json: true })).toMatchObject({ ok: true, ftsConsistent: true, items: 45_000, schemaVersion: 3 });
+
+    // Already current: nothing to do, said so.
+    expect(await migrateCommand(ctx)).toMatchObject({ fromVersion: 3, toVersion: 3, migrated: false });
+    expect(out.pop()).toMatch(/already at schema v3 \(45000 item\(s\)\)/);
+  });
+
+  it("migrate reports progress in steps up to the total", async () => {
+    const { openDatabase } = await import("./database.js");
+    const file = path.join(home, "v2.db");
+    const v2 = new Database(file);
+    v2.exec(V2_SCHEMA_SQL);
+    const insert = v2.prepare(V2_INSERT_ITEM);
+    v2.transaction(() => {
+      for (let i = 0; i < 25_000; i++) insert.run({ kind: "turn", session: `s${i % 9}`, user: null, speaker: "", content: `t${i}`, metadata: "{}", digest: null, createdAt: i });
+    })();
+    v2.pragma("user_version = 2");
+    v2.close();
+    const seen: Array<[number, number]> = [];
+    const db = openDatabase(file, { onMigrationProgress: (done, total) => seen.push([done, total]) });
+    db.close();
+    expect(seen[0]).toEqual([0, 75_000]);
+    expect(seen.at(-1)).toEqual([75_000, 75_000]);
+    expect(seen.length).toBeGreaterThan(4);
+    for (let i = 1; i < seen.length; i++) expect(seen[i]![0]).toBeGreaterThan(seen[i - 1]![0]);
+    // A second open has nothing to migrate and reports nothing.
+    const again: unknown[] = [];
+    openDatabase(file, { onMigrationProgress: (...a) => again.push(a) }).close();
+    expect(again).toEqual([]);
+  });
+
+  it("migrate without a database creates none", async () => {
+    const empty = fs.mkdtempSync(path.join(os.tmpdir(), "sqlite-cli-empty-"));
+    try {
+      const result = await migrateCommand({ ...ctx, hermesHome: empty }, { json: true });
+      expect(result).toMatchObject({ fromVersion: 0, migrated: false });
+      expect(fs.existsSync(path.join(empty, "memory", "sqlite.db"))).toBe(false);
+    } finally {
+      fs.rmSync(empty, { recursive: true, force: true });
     }
   });
 });

@@ -4,7 +4,8 @@ import { HermesMemoryError, type MemoryHit, type MemoryKind, type ProviderCliIo 
 import { readJsonlFileSync, writeJsonlFile } from "@hermes/memory-provider-kit";
 import { itemDigest, MEMORY_KINDS, type DoctorReport, type ExportRecord, type NewItem, type StoredItem } from "./memory-store.js";
 import { SqliteMemoryProvider } from "./sqlite-memory-provider.js";
-import type { SqliteProviderOptions } from "./config.js";
+import { loadSqliteConfig, type SqliteProviderOptions } from "./config.js";
+import { closeDatabase, openDatabase, readSchemaVersion, SCHEMA_VERSION } from "./database.js";
 
 /** Where command output goes (injectable for tests). */
 export type CommandIo = ProviderCliIo;
@@ -225,6 +226,59 @@ function parseRecord(value: unknown): NewItem | string {
   // Records without a digest get the one the store would give them, so re-imports skip them.
   item.digest ??= itemDigest(item, kind === "turn" ? (item.createdAt ??= Date.now()) : 0);
   return item;
+}
+
+/** What `migrate` did. */
+export interface MigrateResult {
+  path: string;
+  /** Schema version found (0: no database yet). */
+  fromVersion: number;
+  toVersion: number;
+  migrated: boolean;
+  items: number;
+  ms: number;
+}
+
+/**
+ * `migrate`: bring the database to this package's schema now, with a progress bar on a TTY (unless
+ * `--json`), instead of on the agent's first open. Every item is kept; a database that is already
+ * current is left alone, and one without a file is not created.
+ */
+export async function migrateCommand(ctx: CommandContext, options: JsonOption = {}): Promise<MigrateResult> {
+  const { config } = await loadSqliteConfig(ctx.providerOptions ?? {}, ctx.hermesHome, ctx.providerName ?? "sqlite");
+  const file = config.path;
+  const started = performance.now();
+  const fromVersion = readSchemaVersion(file);
+  const result: MigrateResult = { path: file, fromVersion, toVersion: fromVersion, migrated: false, items: 0, ms: 0 };
+  if (fromVersion === 0) {
+    emit(ctx, options, result, () => `No SQLite memory database at ${file}: nothing to migrate.`);
+    return result;
+  }
+  const showBar = !options.json && io(ctx).isTTY;
+  const bar = showBar ? new cliProgress.SingleBar({ clearOnComplete: true, hideCursor: true }, cliProgress.Presets.shades_classic) : undefined;
+  let barStarted = false;
+  const db = openDatabase(file, {
+    onMigrationProgress: (done, total) => {
+      if (!barStarted) bar?.start(total, 0);
+      barStarted = true;
+      bar?.update(done);
+    },
+  });
+  try {
+    bar?.stop();
+    result.toVersion = Number(db.pragma("user_version", { simple: true }));
+    result.migrated = result.toVersion !== fromVersion;
+    result.items = Number(db.prepare(`SELECT COUNT(*) FROM items`).pluck().get());
+  } finally {
+    closeDatabase(db);
+  }
+  result.ms = Math.round(performance.now() - started);
+  emit(ctx, options, result, () =>
+    result.migrated
+      ? `Migrated ${file} from schema v${fromVersion} to v${result.toVersion}: ${result.items} item(s) kept, ${(result.ms / 1000).toFixed(1)} s.`
+      : `${file} is already at schema v${SCHEMA_VERSION} (${result.items} item(s)); nothing to do.`,
+  );
+  return result;
 }
 
 /** `vacuum`: rebuild and optimise the FTS index, VACUUM, truncate the WAL. */

@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import {
   closeSqliteStore,
   createSqliteDriverLoader,
@@ -9,15 +10,21 @@ import {
   type SqliteStoreSpec,
 } from "@hermes/memory-provider-kit";
 import { describeError } from "@hermes/memory-core";
+import { CONTEXT_CHARS, TURN_COLUMN_WEIGHTS, turnDateText, type TurnColumnWeights } from "@hermes/memory-provider-kit";
 
 /** A better-sqlite3 connection. */
 export type Db = SqliteDb;
 
 /** Schema version this code writes (`PRAGMA user_version`). */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
-/** FTS column weights for `bm25(items_fts, content, speaker)`. */
-export const BM25_WEIGHTS = { content: 1.0, speaker: 0.25 } as const;
+/** FTS column weights for `bm25(items_fts, content, speaker, prev1, prev2, session_date)`. */
+export const BM25_WEIGHTS: Readonly<TurnColumnWeights> = TURN_COLUMN_WEIGHTS;
+
+/** The `bm25(items_fts, ...)` call with these column weights (in FTS column order). */
+export function bm25Call(w: TurnColumnWeights): string {
+  return `bm25(items_fts, ${Number(w.content)}, ${Number(w.speaker)}, ${Number(w.prev1)}, ${Number(w.prev2)}, ${Number(w.date)})`;
+}
 
 const driverLoader = createSqliteDriverLoader(import.meta.url);
 
@@ -40,6 +47,8 @@ export interface OpenDatabaseOptions {
   readonly?: boolean;
   /** `busy_timeout` in ms; at least 5000. */
   busyTimeoutMs?: number;
+  /** Hears how far a schema migration run by this open has got (large stores take a while). */
+  onMigrationProgress?: MigrationProgress;
 }
 
 // Rows are indexed by the store itself right after each insert (see MemoryStore): an AFTER INSERT
@@ -76,7 +85,127 @@ END;
 INSERT INTO items_fts(items_fts, rank) VALUES ('rank', 'bm25(${BM25_WEIGHTS.content}, ${BM25_WEIGHTS.speaker})');
 `;
 
-function storeSpec(): SqliteStoreSpec {
+// v3: context columns on items, and an FTS table over them. The FTS table is recreated (FTS5 cannot
+// add columns) and rebuilt from items after the new columns are filled. Deleting or editing a turn
+// refills the context of the next two turns of its session, so forgotten or replaced text does not
+// stay searchable there.
+const SCHEMA_V3_COLUMNS = `
+DROP TRIGGER IF EXISTS items_ad;
+DROP TRIGGER IF EXISTS items_au;
+DROP TABLE IF EXISTS items_fts;
+ALTER TABLE items ADD COLUMN prev1 TEXT NOT NULL DEFAULT '';
+ALTER TABLE items ADD COLUMN prev2 TEXT NOT NULL DEFAULT '';
+ALTER TABLE items ADD COLUMN session_date TEXT NOT NULL DEFAULT '';
+`;
+// The next two turns of the deleted or edited turn's session take their context again from the turns
+// now before them (the trigger's \`old\` row names the session and position).
+const REFILL_NEXT_CONTEXT = `UPDATE items SET
+    prev1 = COALESCE((SELECT substr(p.content, 1, ${CONTEXT_CHARS}) FROM items p WHERE p.session_id = items.session_id AND p.kind = 'turn' AND p.id < items.id ORDER BY p.id DESC LIMIT 1), ''),
+    prev2 = COALESCE((SELECT substr(p.content, 1, ${CONTEXT_CHARS}) FROM items p WHERE p.session_id = items.session_id AND p.kind = 'turn' AND p.id < items.id ORDER BY p.id DESC LIMIT 1 OFFSET 1), '')
+  WHERE id IN (SELECT n.id FROM items n WHERE n.session_id = old.session_id AND n.kind = 'turn' AND n.id > old.id ORDER BY n.id LIMIT 2);`;
+const SCHEMA_V3_FTS = `
+CREATE VIRTUAL TABLE items_fts USING fts5(
+  content, speaker, prev1, prev2, session_date,
+  content = 'items', content_rowid = 'id',
+  tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER items_ad AFTER DELETE ON items BEGIN
+  INSERT INTO items_fts(items_fts, rowid, content, speaker, prev1, prev2, session_date)
+    VALUES ('delete', old.id, old.content, old.speaker, old.prev1, old.prev2, old.session_date);
+END;
+CREATE TRIGGER items_au AFTER UPDATE OF content, speaker, prev1, prev2, session_date ON items BEGIN
+  INSERT INTO items_fts(items_fts, rowid, content, speaker, prev1, prev2, session_date)
+    VALUES ('delete', old.id, old.content, old.speaker, old.prev1, old.prev2, old.session_date);
+  INSERT INTO items_fts(rowid, content, speaker, prev1, prev2, session_date)
+    VALUES (new.id, new.content, new.speaker, new.prev1, new.prev2, new.session_date);
+END;
+CREATE TRIGGER items_ad_context AFTER DELETE ON items WHEN old.kind = 'turn' AND old.session_id <> '' BEGIN
+  ${REFILL_NEXT_CONTEXT}
+END;
+CREATE TRIGGER items_au_context AFTER UPDATE OF content ON items WHEN old.kind = 'turn' AND old.session_id <> '' AND new.content IS NOT old.content BEGIN
+  ${REFILL_NEXT_CONTEXT}
+END;
+INSERT INTO items_fts(items_fts, rank) VALUES ('rank', '${bm25Call(BM25_WEIGHTS).replace("items_fts, ", "")}');
+`;
+
+/** Progress of a schema migration: `done` of `total` work units (rows dated, contexted, indexed). */
+export type MigrationProgress = (done: number, total: number) => void;
+
+// Rows per step of a migration (one progress report each).
+const MIGRATION_STEP = 20_000;
+
+/**
+ * Schema v3 on a v2 store: add the context columns, fill them for every existing turn (the two
+ * previous turns of its session, in id order, and its date from metadata or creation time), then
+ * index every item again. Nothing is deleted from items. The filling runs inside SQLite (a window
+ * over each session's turns) in steps, so a store of millions of turns never sits in memory and
+ * `progress` hears after each step.
+ */
+function migrateToV3(db: Db, progress: MigrationProgress | undefined): void {
+  // The old FTS table and its triggers go first, so filling the columns touches no index.
+  db.exec(SCHEMA_V3_COLUMNS);
+  db.function("hermes_turn_date", { deterministic: true }, (metadata: unknown, createdAt: unknown) => {
+    let meta: Record<string, unknown> | undefined;
+    try {
+      const parsed = JSON.parse(String(metadata)) as unknown;
+      if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) meta = parsed as Record<string, unknown>;
+    } catch {
+      // Unreadable metadata: the date falls back to the creation time.
+    }
+    return turnDateText("turn", meta, Number(createdAt));
+  });
+  const maxId = Number(db.prepare(`SELECT COALESCE(MAX(id), 0) FROM items`).pluck().get());
+  const sessions = db
+    .prepare(`SELECT session_id, COUNT(*) FROM items WHERE kind = 'turn' AND session_id <> '' GROUP BY session_id ORDER BY session_id`)
+    .raw(true)
+    .all() as Array<[string, number]>;
+  const contexted = sessions.reduce((sum, [, n]) => sum + n, 0);
+  const total = 2 * maxId + contexted;
+  let done = 0;
+  const step = (units: number) => {
+    done += units;
+    progress?.(Math.min(done, total), total);
+  };
+  progress?.(0, total);
+
+  const date = db.prepare(`UPDATE items SET session_date = hermes_turn_date(metadata, created_at) WHERE kind = 'turn' AND id > ? AND id <= ?`);
+  for (let from = 0; from < maxId; from += MIGRATION_STEP) {
+    date.run(from, from + MIGRATION_STEP);
+    step(Math.min(MIGRATION_STEP, maxId - from));
+  }
+
+  const context = db.prepare(`
+    UPDATE items SET prev1 = c.prev1, prev2 = c.prev2
+    FROM (
+      SELECT id,
+        substr(lag(content, 1, '') OVER session_turns, 1, ${CONTEXT_CHARS}) AS prev1,
+        substr(lag(content, 2, '') OVER session_turns, 1, ${CONTEXT_CHARS}) AS prev2
+      FROM items
+      WHERE kind = 'turn' AND session_id >= ? AND session_id <= ?
+      WINDOW session_turns AS (PARTITION BY session_id ORDER BY id)
+    ) AS c
+    WHERE items.id = c.id`);
+  for (let i = 0; i < sessions.length; ) {
+    let turns = 0;
+    let j = i;
+    while (j < sessions.length && (j === i || turns + sessions[j]![1] <= MIGRATION_STEP)) turns += sessions[j++]![1];
+    context.run(sessions[i]![0], sessions[j - 1]![0]);
+    step(turns);
+    i = j;
+  }
+
+  db.exec(SCHEMA_V3_FTS);
+  const index = db.prepare(
+    `INSERT INTO items_fts(rowid, content, speaker, prev1, prev2, session_date)
+     SELECT id, content, speaker, prev1, prev2, session_date FROM items WHERE id > ? AND id <= ?`,
+  );
+  for (let from = 0; from < maxId; from += MIGRATION_STEP) {
+    index.run(from, from + MIGRATION_STEP);
+    step(Math.min(MIGRATION_STEP, maxId - from));
+  }
+}
+
+function storeSpec(progress?: MigrationProgress): SqliteStoreSpec {
   return {
     driver: loadDriver(),
     unavailable: `better-sqlite3 could not be loaded (${describeError(driverLoadError())}). Reinstall @hermes/memory-sqlite so its native addon is built (pnpm needs "onlyBuiltDependencies: [better-sqlite3]").`,
@@ -87,6 +216,8 @@ function storeSpec(): SqliteStoreSpec {
       if (current < 1) db.exec(SCHEMA_V1);
       // v2: early v1 databases indexed inserts through a trigger; the store now does it directly.
       if (current < 2) db.exec("DROP TRIGGER IF EXISTS items_ai");
+      // v3: each turn's FTS document also holds the two previous turns of its session and its date.
+      if (current < 3) migrateToV3(db, progress);
     },
   };
 }
@@ -97,7 +228,8 @@ function storeSpec(): SqliteStoreSpec {
  * untouched and rejected with `SCHEMA_TOO_NEW`. Other failures throw `STORAGE_FAILED`.
  */
 export function openDatabase(file: string, options: OpenDatabaseOptions = {}): Db {
-  const db = openSqliteStore(file, storeSpec(), { ...options, openFix: "check that the directory exists and is writable, or set memory.sqlite.path" });
+  const { onMigrationProgress, ...open } = options;
+  const db = openSqliteStore(file, storeSpec(onMigrationProgress), { ...open, openFix: "check that the directory exists and is writable, or set memory.sqlite.path" });
   if (!options.readonly) {
     try {
       db.exec(TURN_INDEX);
@@ -119,6 +251,24 @@ export function openDatabase(file: string, options: OpenDatabaseOptions = {}): D
  * file, and a read-only open without it searches the same, only slower.
  */
 const TURN_INDEX = `CREATE INDEX IF NOT EXISTS items_session_turns ON items(session_id, id) WHERE kind = 'turn'`;
+
+/**
+ * The schema version of the database at `file` (`PRAGMA user_version`), read without changing it;
+ * 0 when there is no file yet. Throws `STORAGE_FAILED` when the file cannot be read as a database.
+ */
+export function readSchemaVersion(file: string): number {
+  const Driver = loadDriver();
+  if (Driver === undefined || !fs.existsSync(file)) return 0;
+  let db: Db | undefined;
+  try {
+    db = new Driver(file, { readonly: true, fileMustExist: true });
+    return Number(db.pragma("user_version", { simple: true }));
+  } catch (error) {
+    throw storageError(`cannot read the SQLite memory database at ${file}`, error, "check that it exists, is readable and is a SQLite database");
+  } finally {
+    db?.close();
+  }
+}
 
 /**
  * Close a writable connection, first switching the file back to rollback-journal mode when no

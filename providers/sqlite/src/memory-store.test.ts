@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { NEIGHBOUR_WEIGHTS, nextTurnShare } from "@hermes/memory-provider-kit";
 import { openDatabase, type Db } from "./database.js";
 import { MemoryStore, type NewItem } from "./memory-store.js";
 
@@ -25,7 +26,8 @@ describe("MemoryStore search in a large store", () => {
     for (let i = 0; i < 3000; i++) {
       // "routine" is in every item (common), "weather" and "report" in 1 % each; item 11 has all three.
       const extra = i === 10 ? " weather report" : i % 100 === 50 ? " weather" : i % 100 === 60 ? " report" : "";
-      items.push({ kind: "turn", sessionId: `s${i % 30}`, content: `User: routine update number ${i}${extra}` });
+      // One session per turn: this test is about word rarity, not about context from previous turns.
+      items.push({ kind: "turn", sessionId: `s${i}`, content: `User: routine update number ${i}${extra}` });
     }
     const ids = store.insertMany(items);
     const hits = store.search("routine weather report", { limit: 5 });
@@ -61,5 +63,19 @@ describe("MemoryStore search in a large store", () => {
     const hits = store.search("camping trip", { limit: 5 });
     expect(hits.map((h) => h.id)).toEqual([q, answer]);
     expect(hits[0]!.score).toBeGreaterThan(hits[1]!.score);
+  });
+
+  it("passes a larger share to the next turn after a question than after a statement", () => {
+    const turn = (sessionId: string, content: string): string => store.insertMany([{ kind: "turn", sessionId, content }])[0]!;
+    const asked = turn("a", "You went camping by the lake?");
+    const afterQuestion = turn("a", "Yes, up north, it was lovely");
+    const told = turn("b", "You went camping by the lake.");
+    const afterStatement = turn("b", "Yes, up north, it was lovely");
+    const score = new Map(store.search("camping", { limit: 10 }).map((h) => [h.id, h.score]));
+    expect(score.get(asked)).toBeCloseTo(score.get(told)!);
+    // Both replies match "camping" through their context column alike; only the shares differ.
+    const shareGap = (NEIGHBOUR_WEIGHTS[0] - nextTurnShare(NEIGHBOUR_WEIGHTS, false)) * score.get(asked)!;
+    expect(score.get(afterQuestion)! - score.get(afterStatement)!).toBeCloseTo(shareGap);
+    expect(shareGap).toBeGreaterThan(0);
   });
 });

@@ -2,9 +2,10 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import type BetterSqlite3 from "better-sqlite3";
 import { HermesMemoryError, type MemoryHit, type MemoryKind, type MemoryStats } from "@hermes/memory-core";
-import { BM25_WEIGHTS, type Db } from "./database.js";
-import { NEIGHBOUR_WEIGHTS, SPEAKER_BOOST, queryTokens, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
+import { BM25_WEIGHTS, bm25Call, type Db } from "./database.js";
+import { NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, SPEAKER_BOOST, nextTurnShare, queryTokens, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
 import { DocumentFrequencies, LayeredRanker, planRanking, type CountedTerm } from "@hermes/memory-provider-kit";
+import { CONTEXT_TURNS, NO_CONTEXT, RecentTurns, turnContext, turnDateText, type TurnColumnWeights, type TurnContext } from "@hermes/memory-provider-kit";
 
 /** The kinds of items, in display order. */
 export const MEMORY_KINDS: readonly MemoryKind[] = ["turn", "fact", "checkpoint"];
@@ -53,7 +54,9 @@ export interface MemoryStoreOptions {
   recencyWeight?: number;
   /**
    * How much of a turn's match score flows to its neighbours in the same session:
-   * `[next, second next, previous]`. A reply is found through the question it answers.
+   * `[next, second next, previous]`. A reply is found through the question it answers. A turn that
+   * asks no question passes only `STATEMENT_NEXT_FACTOR` of the first share to its next turn; the
+   * second previous turn gets `SECOND_PREVIOUS_WEIGHT`.
    */
   neighbourWeights?: readonly [number, number, number];
   /**
@@ -61,8 +64,8 @@ export interface MemoryStoreOptions {
    * Caroline is mostly answered by what Caroline said). 1 disables it.
    */
   speakerBoost?: number;
-  /** FTS column weights (content, speaker). */
-  weights?: { content: number; speaker: number };
+  /** FTS column weights (content, speaker, previous turn, second previous turn, date). */
+  weights?: TurnColumnWeights;
 }
 
 /** One JSONL export record (also what `import` reads). */
@@ -103,8 +106,10 @@ interface Row {
 }
 
 /**
- * The columns scoring needs (no text), with the ids of the next two and the previous turn of its
- * session: `[id, kind, session_id, user_id, speaker, created_at, next1, next2, prev]`.
+ * The columns scoring needs (no text), with the ids of the next two and the previous two turns of
+ * its session and whether it asks a question (`asksQuestion` of its text, 1 or 0; null when its
+ * neighbours were not looked up): `[id, kind, session_id, user_id, speaker, created_at, next1,
+ * next2, prev, asks, prev2]`.
  */
 type LinkedRow = [
   id: number,
@@ -116,6 +121,8 @@ type LinkedRow = [
   next1: number | null,
   next2: number | null,
   prev: number | null,
+  asks: number | null,
+  prev2: number | null,
 ];
 
 /** A turn found as a neighbour: `[id, user_id, speaker, created_at]`. */
@@ -167,11 +174,14 @@ export class MemoryStore {
   private readonly stmts;
   private readonly layered: LayeredRanker;
   private readonly insertTx: BetterSqlite3.Transaction<(items: readonly NewItem[], ids: string[]) => void>;
+  /** The last turns of recently written sessions, as this connection wrote them (context without a query). */
+  private readonly recentTurns = new RecentTurns();
 
   constructor(db: Db, file: string, options: MemoryStoreOptions = {}) {
     this.db = db;
     this.file = file;
     this.insertTx = db.transaction((items: readonly NewItem[], ids: string[]) => {
+      this.recentTurns.sync(this.stmts.dataVersion.get() as number);
       for (const item of items) ids.push(this.insertOne(item));
     });
     this.halfLifeDays = Math.max(0, options.recencyHalfLifeDays ?? 0);
@@ -179,7 +189,7 @@ export class MemoryStore {
     this.neighbourWeights = options.neighbourWeights ?? NEIGHBOUR_WEIGHTS;
     this.speakerBoost = Math.max(1, options.speakerBoost ?? SPEAKER_BOOST);
     const w = options.weights ?? BM25_WEIGHTS;
-    const bm25 = `bm25(items_fts, ${Number(w.content)}, ${Number(w.speaker)})`;
+    const bm25 = bm25Call(w);
     const readonly = db.readonly;
     // Reads go through a memory map of the file (up to MMAP_BYTES) instead of a read() call and a copy
     // into SQLite's page cache per page: ranking a large store touches thousands of scattered index
@@ -190,33 +200,41 @@ export class MemoryStore {
       insert: readonly
         ? undefined
         : db.prepare(
-            `INSERT INTO items (kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            `INSERT INTO items (kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at, prev1, prev2, session_date)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT(digest) WHERE digest IS NOT NULL DO NOTHING`,
           ),
-      index: readonly ? undefined : db.prepare(`INSERT INTO items_fts (rowid, content, speaker) VALUES (?, ?, ?)`),
+      index: readonly ? undefined : db.prepare(`INSERT INTO items_fts (rowid, content, speaker, prev1, prev2, session_date) VALUES (?, ?, ?, ?, ?, ?)`),
+      dataVersion: db.prepare(`PRAGMA data_version`).pluck(),
+      // The texts of the last turns of a session, most recent first (the context of its next turn).
+      lastTurns: db
+        .prepare(`SELECT content FROM items WHERE session_id = ? AND kind = 'turn' ORDER BY id DESC LIMIT ${CONTEXT_TURNS}`)
+        .pluck(),
       byDigest: db.prepare(`SELECT id FROM items WHERE digest = ?`),
       addSpeaker: readonly ? undefined : db.prepare(`INSERT OR IGNORE INTO speakers (name) VALUES (?)`),
       speakersIn: db.prepare(`SELECT name FROM speakers WHERE name IN (SELECT value FROM json_each(?))`).pluck(),
       maxId: db.prepare(`SELECT COALESCE(MAX(id), 0) AS n FROM items`),
       countTerm: db.prepare(`SELECT COUNT(*) AS n FROM (SELECT rowid FROM items_fts WHERE items_fts MATCH ? LIMIT ?)`),
-      // Items with these ids (a JSON array), each with the ids of the next two and the previous turn
-      // of its session (null when none), as one JSON array of
-      // [id, kind, session_id, user_id, speaker, created_at, next1, next2, prev] arrays. One text value
-      // crosses into JavaScript instead of a row object per item, which costs more than the lookups.
+      // Items with these ids (a JSON array), each with the ids of the next two and the previous two
+      // turns of its session (null when none) and whether its text asks a question (the kit's
+      // `asksQuestion` rule), as one JSON array of
+      // [id, kind, session_id, user_id, speaker, created_at, next1, next2, prev, asks, prev2] arrays. One
+      // text value crosses into JavaScript instead of a row object per item, which costs more than the lookups.
       linkedRows: db
         .prepare(
           `SELECT json_group_array(json_array(i.id, i.kind, i.session_id, i.user_id, i.speaker, i.created_at,
              (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id > i.id AND n.kind = 'turn' ORDER BY n.id LIMIT 1),
              (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id > i.id AND n.kind = 'turn' ORDER BY n.id LIMIT 1 OFFSET 1),
-             (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id < i.id AND n.kind = 'turn' ORDER BY n.id DESC LIMIT 1)))
+             (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id < i.id AND n.kind = 'turn' ORDER BY n.id DESC LIMIT 1),
+             instr(i.content, '?') > 0 OR instr(i.content, '？') > 0,
+             (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id < i.id AND n.kind = 'turn' ORDER BY n.id DESC LIMIT 1 OFFSET 1)))
            FROM json_each(?) c JOIN items i ON i.id = c.value`,
         )
         .pluck(),
       // The same without neighbour ids (null), for items whose neighbours are not needed.
       scoringRows: db
         .prepare(
-          `SELECT json_group_array(json_array(i.id, i.kind, i.session_id, i.user_id, i.speaker, i.created_at, NULL, NULL, NULL))
+          `SELECT json_group_array(json_array(i.id, i.kind, i.session_id, i.user_id, i.speaker, i.created_at, NULL, NULL, NULL, NULL, NULL))
            FROM json_each(?) c JOIN items i ON i.id = c.value`,
         )
         .pluck(),
@@ -261,13 +279,23 @@ export class MemoryStore {
       });
     }
     const ids: string[] = [];
-    this.insertTx.immediate(items, ids);
+    try {
+      this.insertTx.immediate(items, ids);
+    } catch (error) {
+      // Rolled back: the remembered last turns may name rows that were never committed.
+      this.recentTurns.clear();
+      throw error;
+    }
     return ids;
   }
 
   private insertOne(item: NewItem): string {
     const createdAt = item.createdAt ?? Date.now();
     const digest = item.kind === "turn" ? null : (item.digest ?? itemDigest(item, createdAt));
+    const session = item.kind === "turn" && item.sessionId !== undefined && item.sessionId !== "" ? item.sessionId : undefined;
+    const previous = session === undefined ? undefined : this.recentTurns.previous(session, (s) => this.stmts.lastTurns.all(s) as string[]);
+    const context: TurnContext = previous === undefined ? NO_CONTEXT : turnContext(previous);
+    const date = turnDateText(item.kind, item.metadata, createdAt);
     // Positional parameters: binding an object costs measurably more per row.
     const result = this.stmts.insert!.run(
       item.kind,
@@ -279,10 +307,14 @@ export class MemoryStore {
       item.metadata && Object.keys(item.metadata).length > 0 ? JSON.stringify(item.metadata) : "{}",
       digest,
       createdAt,
+      context.prev1,
+      context.prev2,
+      date,
     );
     if (result.changes > 0) {
-      this.stmts.index!.run(result.lastInsertRowid, item.content, item.speaker ?? "");
+      this.stmts.index!.run(result.lastInsertRowid, item.content, item.speaker ?? "", context.prev1, context.prev2, date);
       if (item.speaker) this.recordSpeaker(item.speaker);
+      if (session !== undefined) this.recentTurns.push(session, item.content, previous!);
       return String(result.lastInsertRowid);
     }
     const existing = this.stmts.byDigest.get(digest) as { id: number } | undefined;
@@ -322,7 +354,8 @@ export class MemoryStore {
   /**
    * Ranked full-text search. BM25 (porter-stemmed content plus speaker) picks the best matches;
    * each matching turn then passes part of its score to its neighbours in the same session (the
-   * next two turns and the previous one), so an answer is found through the question it follows;
+   * next two turns and the previous two; the next turn gets less after a turn that asks no
+   * question), so an answer is found through the question it follows;
    * a speaker named in the query gets their own turns boosted; finally a mild recency boost.
    * In large stores, a query with a word found in more than 0.2 % of the items is ranked by the
    * layered ranker (same BM25 formula over a bounded candidate set) instead of FTS5's bm25(). Any
@@ -354,7 +387,8 @@ export class MemoryStore {
     // Scoring columns and neighbour ids come from two batched statements (candidates, then the
     // neighbours not among them), each returning its rows as one JSON text, and text only for the
     // hits returned. Scores are summed in a fixed order (own scores in rank order, then next, second
-    // next and previous turn per match), so they do not depend on how the rows were fetched.
+    // next, previous and second previous turn per match), so they do not depend on how the rows were
+    // fetched.
     const spread = options.kind === undefined || options.kind === "turn";
     const linked = new Map<number, LinkedRow>();
     if (ranked.length > 0) {
@@ -378,7 +412,11 @@ export class MemoryStore {
       add(row, -rank);
       matched.push([row, -rank]);
     }
-    const [wNext, wNext2, wPrev] = this.neighbourWeights;
+    const weights = this.neighbourWeights;
+    const [, wNext2, wPrev] = weights;
+    const wPrev2 = SECOND_PREVIOUS_WEIGHT;
+    const wAfterQuestion = nextTurnShare(weights, true);
+    const wAfterStatement = nextTurnShare(weights, false);
     const names = this.speakerNames(terms);
     const boosted = new Map<string, boolean>();
     const now = Date.now();
@@ -410,13 +448,14 @@ export class MemoryStore {
         if (m === undefined) missing.set(n, { session, sum: 0 + score });
         else m.sum += score;
       };
-      let nonNegative = wNext >= 0 && wNext2 >= 0 && wPrev >= 0;
+      let nonNegative = wAfterQuestion >= 0 && wAfterStatement >= 0 && wNext2 >= 0 && wPrev >= 0 && wPrev2 >= 0;
       for (const [row, score] of matched) {
         if (!(score >= 0)) nonNegative = false;
         if (row[1] !== "turn" || row[2] === null) continue;
-        share(row[6], row[2], wNext * score);
+        share(row[6], row[2], (row[9] === 1 ? wAfterQuestion : wAfterStatement) * score);
         share(row[7], row[2], wNext2 * score);
         share(row[8], row[2], wPrev * score);
+        share(row[10], row[2], wPrev2 * score);
       }
       // A neighbour that cannot reach the top `limit` is not read. With no negative score, every match
       // ends at least at the final score of its own score (shares only add), and a neighbour at most at
@@ -442,7 +481,7 @@ export class MemoryStore {
       if (wanted.length > 0) {
         const ids = JSON.stringify(wanted.sort(ascending));
         for (const [id, userId, speaker, createdAt] of JSON.parse(this.stmts.neighbourRows.get(ids) as string) as NeighbourRow[]) {
-          linked.set(id, [id, "turn", missing.get(id)!.session, userId, speaker, createdAt, null, null, null]);
+          linked.set(id, [id, "turn", missing.get(id)!.session, userId, speaker, createdAt, null, null, null, null, null]);
         }
       }
       const user = options.userId;
@@ -452,9 +491,11 @@ export class MemoryStore {
         const next = row[6] === null ? undefined : linked.get(row[6]);
         const next2 = row[7] === null ? undefined : linked.get(row[7]);
         const prev = row[8] === null ? undefined : linked.get(row[8]);
-        if (accept(next)) add(next, wNext * score);
+        const prev2 = row[10] === null ? undefined : linked.get(row[10]);
+        if (accept(next)) add(next, (row[9] === 1 ? wAfterQuestion : wAfterStatement) * score);
         if (accept(next2)) add(next2, wNext2 * score);
         if (accept(prev)) add(prev, wPrev * score);
+        if (accept(prev2)) add(prev2, wPrev2 * score);
       }
     }
 
@@ -488,12 +529,14 @@ export class MemoryStore {
   forget(id: string): boolean {
     const n = parseId(id);
     if (n === null || !this.stmts.delete) return false;
+    this.recentTurns.clear();
     return this.stmts.delete.run(n).changes > 0;
   }
 
   /** Delete the item with this digest; true when it existed. */
   forgetDigest(digest: string): boolean {
     if (!this.stmts.deleteDigest) return false;
+    this.recentTurns.clear();
     return this.stmts.deleteDigest.run(digest).changes > 0;
   }
 

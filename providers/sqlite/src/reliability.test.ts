@@ -100,4 +100,54 @@ describe("reliability (real processes, real files)", () => {
       db.close();
     }
   }, 60_000);
+
+  it("a migration killed with SIGKILL part-way leaves the previous schema with every item, and the next open migrates", async () => {
+    const { V2_INDEX_ITEM, V2_INSERT_ITEM, V2_SCHEMA_SQL } = await import("./test-support/v2-schema.js");
+    const { openDatabase } = await import("./database.js");
+    const file = path.join(dir, "v2.db");
+    const v2 = new Database(file);
+    v2.exec(V2_SCHEMA_SQL);
+    const insert = v2.prepare(V2_INSERT_ITEM);
+    const index = v2.prepare(V2_INDEX_ITEM);
+    v2.transaction(() => {
+      for (let i = 0; i < 100_000; i++) {
+        const content = `turn ${i} of session ${i % 500}`;
+        const r = insert.run({ kind: "turn", session: `s${i % 500}`, user: null, speaker: "", content, metadata: "{}", digest: null, createdAt: i });
+        index.run(r.lastInsertRowid, content, "");
+      }
+    })();
+    v2.pragma("journal_mode = WAL");
+    v2.pragma("user_version = 2");
+    v2.close();
+
+    const child = fork(fileURLToPath(new URL("./test-support/migrate-child.ts", import.meta.url)), [file], {
+      execArgv: ["--import", "tsx"],
+      stdio: ["ignore", "ignore", "pipe", "ipc"],
+    });
+    const steps: Array<{ type: string; done?: number; total?: number }> = [];
+    child.on("message", (m) => steps.push(m as { type: string }));
+    const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
+    // Kill once the columns are partly filled (after the first steps, before the last).
+    await waitFor(() => steps.filter((m) => m.type === "progress").length >= 4, 60_000, "migration steps");
+    child.kill("SIGKILL");
+    await exited;
+    const last = steps.filter((m) => m.type === "progress").at(-1)!;
+    expect(last.done).toBeLessThan(last.total!);
+    expect(steps.some((m) => m.type === "done")).toBe(false);
+
+    const check = new Database(file, { readonly: true });
+    expect(check.pragma("user_version", { simple: true })).toBe(2);
+    expect(check.prepare(`SELECT COUNT(*) FROM items`).pluck().get()).toBe(100_000);
+    expect(check.prepare(`SELECT COUNT(*) FROM pragma_table_info('items') WHERE name = 'prev1'`).pluck().get()).toBe(0);
+    check.close();
+
+    const db = openDatabase(file);
+    try {
+      expect(db.pragma("user_version", { simple: true })).toBe(3);
+      expect(db.prepare(`SELECT COUNT(*), SUM(prev1 <> '') FROM items`).raw(true).get()).toEqual([100_000, 99_500]);
+      expect(db.prepare(`SELECT COUNT(*) FROM items_fts WHERE items_fts MATCH 'session'`).pluck().get()).toBe(100_000);
+    } finally {
+      db.close();
+    }
+  }, 120_000);
 });

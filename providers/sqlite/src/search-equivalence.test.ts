@@ -3,9 +3,10 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { MemoryHit, MemoryKind } from "@hermes/memory-core";
-import { NEIGHBOUR_WEIGHTS, SPEAKER_BOOST, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
+import { NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, SPEAKER_BOOST, asksQuestion, nextTurnShare, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
 import { BM25_WEIGHTS, openDatabase, type Db } from "./database.js";
 import { MemoryStore, clampLimit, topScored, type NewItem, type Scored, type StoreSearchOptions } from "./memory-store.js";
+import { seededRandom } from "./test-support/prng.js";
 
 /**
  * The search as it was before its statements were reworked for speed (one statement per step,
@@ -23,11 +24,15 @@ function referenceSearch(db: Db, query: string, options: StoreSearchOptions, hal
     next1: number | null;
     next2: number | null;
     prev: number | null;
+    prev2: number | null;
+    content: string | null;
   }
   const terms = uniqueTerms(query);
   if (terms.length === 0) return [];
   const match = terms.map(quoteTerm).join(" OR ");
-  const bm25 = `bm25(items_fts, ${BM25_WEIGHTS.content}, ${BM25_WEIGHTS.speaker})`;
+  // Schema v3: a turn's FTS document also holds its two previous turns and its date, each column
+  // with its own weight; the rest of the reference ranking is unchanged.
+  const bm25 = `bm25(items_fts, ${BM25_WEIGHTS.content}, ${BM25_WEIGHTS.speaker}, ${BM25_WEIGHTS.prev1}, ${BM25_WEIGHTS.prev2}, ${BM25_WEIGHTS.date})`;
   const limit = clampLimit(options.limit, 10, 1000);
   const candidates = Math.max(20, limit * 4);
   const filtered = options.kind !== undefined || options.sessionId !== undefined || options.userId !== undefined;
@@ -47,11 +52,13 @@ function referenceSearch(db: Db, query: string, options: StoreSearchOptions, hal
     `SELECT i.id, i.kind, i.session_id, i.user_id, i.speaker, i.created_at,
        (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id > i.id AND n.kind = 'turn' ORDER BY n.id LIMIT 1) AS next1,
        (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id > i.id AND n.kind = 'turn' ORDER BY n.id LIMIT 1 OFFSET 1) AS next2,
-       (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id < i.id AND n.kind = 'turn' ORDER BY n.id DESC LIMIT 1) AS prev
+       (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id < i.id AND n.kind = 'turn' ORDER BY n.id DESC LIMIT 1) AS prev,
+       (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id < i.id AND n.kind = 'turn' ORDER BY n.id DESC LIMIT 1 OFFSET 1) AS prev2,
+       i.content AS content
      FROM json_each(?) c JOIN items i ON i.id = c.value`,
   );
   const scoringRows = db.prepare(
-    `SELECT id, kind, session_id, user_id, speaker, created_at, NULL AS next1, NULL AS next2, NULL AS prev FROM items WHERE id IN (SELECT value FROM json_each(?))`,
+    `SELECT id, kind, session_id, user_id, speaker, created_at, NULL AS next1, NULL AS next2, NULL AS prev, NULL AS prev2, NULL AS content FROM items WHERE id IN (SELECT value FROM json_each(?))`,
   );
   const linked = new Map<number, LinkedRow>();
   for (const row of linkedRows.all(JSON.stringify(ranked.map((r) => r.id))) as LinkedRow[]) linked.set(row.id, row);
@@ -68,10 +75,10 @@ function referenceSearch(db: Db, query: string, options: StoreSearchOptions, hal
     add(row, -rank);
     matched.push([row, -rank]);
   }
-  const [wNext, wNext2, wPrev] = NEIGHBOUR_WEIGHTS;
+  const [, wNext2, wPrev] = NEIGHBOUR_WEIGHTS;
   if (options.kind === undefined || options.kind === "turn") {
     const missing = new Set<number>();
-    for (const [row] of matched) for (const n of [row.next1, row.next2, row.prev]) if (n !== null && !linked.has(n)) missing.add(n);
+    for (const [row] of matched) for (const n of [row.next1, row.next2, row.prev, row.prev2]) if (n !== null && !linked.has(n)) missing.add(n);
     if (missing.size > 0) for (const row of scoringRows.all(JSON.stringify([...missing])) as LinkedRow[]) linked.set(row.id, row);
     const accept = (row: LinkedRow | undefined): row is LinkedRow => row !== undefined && (options.userId === undefined || row.user_id === options.userId);
     for (const [row, score] of matched) {
@@ -79,9 +86,12 @@ function referenceSearch(db: Db, query: string, options: StoreSearchOptions, hal
       const next = row.next1 === null ? undefined : linked.get(row.next1);
       const next2 = row.next2 === null ? undefined : linked.get(row.next2);
       const prev = row.prev === null ? undefined : linked.get(row.prev);
-      if (accept(next)) add(next, wNext * score);
+      const prev2 = row.prev2 === null ? undefined : linked.get(row.prev2);
+      // A turn that asks no question passes a smaller share to its next turn.
+      if (accept(next)) add(next, nextTurnShare(NEIGHBOUR_WEIGHTS, asksQuestion(row.content ?? "")) * score);
       if (accept(next2)) add(next2, wNext2 * score);
       if (accept(prev)) add(prev, wPrev * score);
+      if (accept(prev2)) add(prev2, SECOND_PREVIOUS_WEIGHT * score);
     }
   }
   const names = new Set(db.prepare(`SELECT name FROM speakers WHERE name IN (SELECT value FROM json_each(?))`).pluck().all(JSON.stringify(terms)) as string[]);
@@ -122,18 +132,6 @@ function referenceSearch(db: Db, query: string, options: StoreSearchOptions, hal
     });
 }
 
-/** Deterministic pseudo-random numbers (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const WORDS = (
   "camping lake trip summer painting pottery adoption support group school music guitar concert dog cat hiking " +
   "mountain beach birthday cake friend family career counseling book library museum city park garden run race " +
@@ -151,7 +149,7 @@ describe("MemoryStore search returns exactly what the statement-per-step search 
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "sqlite-equiv-"));
     db = openDatabase(path.join(dir, "m.db"));
     store = new MemoryStore(db, path.join(dir, "m.db"), { recencyHalfLifeDays: 90 });
-    const random = rng(42);
+    const random = seededRandom(42);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
     const items: NewItem[] = [];
     for (let i = 0; i < 1500; i++) {
@@ -160,7 +158,11 @@ describe("MemoryStore search returns exactly what the statement-per-step search 
       const speaker = kind === "turn" ? pick(SPEAKERS) : undefined;
       const words = Array.from({ length: 3 + Math.floor(random() * 12) }, () => pick(WORDS)).join(" ");
       // Repeated contents give equal BM25 scores (ties); sessions interleave so neighbours are not adjacent ids.
-      const content = random() < 0.05 ? "Thanks, see you soon!" : `${speaker ? `${speaker} said, "` : ""}${words}${speaker ? '"' : ""}`;
+      // About a third of the texts ask a question ("?" or the full-width "？"), which changes the share
+      // a turn passes to its next turn.
+      const q = random();
+      const asked = `${words}${q < 0.3 ? "?" : q < 0.35 ? "？" : ""}`;
+      const content = random() < 0.05 ? "Thanks, see you soon!" : `${speaker ? `${speaker} said, "` : ""}${asked}${speaker ? '"' : ""}`;
       items.push({
         kind,
         content,
@@ -185,7 +187,7 @@ describe("MemoryStore search returns exactly what the statement-per-step search 
   });
 
   it("for generated queries, limits and filters (ids, order, scores and fields)", () => {
-    const random = rng(7);
+    const random = seededRandom(7);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
     const optionSets: StoreSearchOptions[] = [{}, { kind: "turn" }, { kind: "fact" }, { sessionId: "s3" }, { userId: "u1" }, { kind: "turn", userId: "u2" }];
     let compared = 0;
@@ -226,11 +228,11 @@ describe("MemoryStore search returns exactly what the statement-per-step search 
 
 describe("topScored", () => {
   it("equals a full sort (score descending, then id) cut to the limit, ties at the cut included", () => {
-    const random = rng(3);
+    const random = seededRandom(3);
     for (let round = 0; round < 200; round++) {
       const n = 1 + Math.floor(random() * 300);
       // Few distinct scores, so that many items tie, including at the cut; -0 and 0 among them.
-      const scored: Scored[] = Array.from({ length: n }, (_, i) => ({ row: [i + 1, "turn", null, null, "", 0, null, null, null], score: [0, -0, 1.5, 2, 2.25, -1][Math.floor(random() * 6)]! }));
+      const scored: Scored[] = Array.from({ length: n }, (_, i) => ({ row: [i + 1, "turn", null, null, "", 0, null, null, null, null, null], score: [0, -0, 1.5, 2, 2.25, -1][Math.floor(random() * 6)]! }));
       const expected = [...scored].sort((a, b) => b.score - a.score || a.row[0] - b.row[0]);
       for (const limit of [1, 2, 5, 10, 50, 1000]) expect(topScored([...scored], limit)).toEqual(expected.slice(0, limit));
     }

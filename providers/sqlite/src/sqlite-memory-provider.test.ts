@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HermesMemoryError, isSearchableMemory, runWithProfile } from "@hermes/memory-core";
 import { SqliteMemoryProvider, formatRecall } from "./sqlite-memory-provider.js";
 import { register } from "./index.js";
+import { V2_SCHEMA_SQL } from "./test-support/v2-schema.js";
 
 let home: string;
 const open: SqliteMemoryProvider[] = [];
@@ -59,24 +60,23 @@ describe("SqliteMemoryProvider basics", () => {
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
     expect(db.pragma("synchronous", { simple: true })).toBe(1);
     expect(Number(db.pragma("busy_timeout", { simple: true }))).toBeGreaterThanOrEqual(5000);
-    expect(db.pragma("user_version", { simple: true })).toBe(2);
+    expect(db.pragma("user_version", { simple: true })).toBe(3);
   });
 
-  it("migrates a v1 database (insert trigger) to v2 without double indexing", async () => {
+  it("migrates a v1 database (insert trigger) without double indexing", async () => {
     const file = path.join(home, "v1.db");
-    const first = await makeProvider({ path: file });
-    first.remember({ content: "written by v1" });
-    await first.shutdown();
     const db = new Database(file);
+    db.exec(V2_SCHEMA_SQL);
     db.exec(`CREATE TRIGGER items_ai AFTER INSERT ON items BEGIN
       INSERT INTO items_fts(rowid, content, speaker) VALUES (new.id, new.content, new.speaker); END;`);
+    db.prepare(`INSERT INTO items (kind, content, digest, created_at) VALUES ('fact', 'written by v1', 'd1', 1)`).run();
     db.pragma("user_version = 1");
     db.close();
     const p = await makeProvider({ path: file });
-    p.remember({ content: "written by v2" });
-    expect(p.memoryStore!.db.pragma("user_version", { simple: true })).toBe(2);
+    p.remember({ content: "written by v3" });
+    expect(p.memoryStore!.db.pragma("user_version", { simple: true })).toBe(3);
     expect(p.memoryStore!.doctor()).toMatchObject({ ok: true, ftsConsistent: true, items: 2 });
-    expect(p.search("written").map((h) => h.content).sort()).toEqual(["written by v1", "written by v2"]);
+    expect(p.search("written").map((h) => h.content).sort()).toEqual(["written by v1", "written by v3"]);
   });
 
   it("refuses a database with a newer schema and leaves it untouched", async () => {

@@ -34,6 +34,9 @@ import { factDigest, MEMORY_KINDS, MemoryStore, type NewItem, type StoredItem } 
 import { runTool, TOOL_NAMES, TOOL_SCHEMAS } from "./tools.js";
 import { BatchingWriter, checkpointText, formatRecall as formatRecallBlock, PrefetchCache, turnSpeaker, turnText } from "@hermes/memory-provider-kit";
 
+// Work units (about three per stored turn) from which opening the database logs that it is migrating.
+const LARGE_MIGRATION = 300_000;
+
 /** Options of the provider class: the config values plus host plumbing. */
 export interface SqliteMemoryProviderOptions extends SqliteProviderOptions {
   /** Where background failures are reported (default: silent). */
@@ -136,7 +139,13 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
       db = openDatabase(config.path, { readonly: true });
     } else {
       try {
-        db = openDatabase(config.path);
+        db = openDatabase(config.path, {
+          onMigrationProgress: (done, total) => {
+            if (done === 0 && total >= LARGE_MIGRATION) {
+              this.logger.info(`sqlite memory: migrating ${config.path} to the current schema (about a minute per million items; \`hermes-memory sqlite migrate\` does it ahead of time)`);
+            }
+          },
+        });
       } catch (error) {
         if (HermesMemoryError.hasCode(error, "SCHEMA_TOO_NEW") || !fs.existsSync(config.path)) throw error;
         // A read-only disk or directory: serve recall from what is there; writes will fail loudly.

@@ -28,7 +28,8 @@ export type HybridSearchOptions = MemorySearchOptions & { namespace: string; bud
  * Hybrid (or pure vector) search, best first. Hybrid: vector and BM25 candidates are fused
  * (`scoreFusion` with `fusionWeightsFor(embedder.id)`: BM25-led for the lexical `hashing`
  * embedder, balanced for semantic ones), each candidate turn passes part of its score to the next
- * two and the previous turn of its session, and turns of a speaker named in the query are boosted.
+ * two and the two previous turns of its session (the kit's rules: less to the next turn when it
+ * asks no question), and turns of a speaker named in the query are boosted.
  * Hits carry `metadata.scores = {vector, bm25, fused}` (`null` = not found by that ranking).
  */
 export async function hybridSearch(parts: HybridSearchParts, query: string, options: HybridSearchOptions): Promise<MemoryHit[]> {
@@ -101,7 +102,7 @@ export async function hybridSearch(parts: HybridSearchParts, query: string, opti
       const linked = refs.get(row.id);
       return linked ? { next: resolve(linked.next), previous: resolve(linked.previous) } : { next: [], previous: [] };
     },
-    { accept: (row) => !filter || matchesFilter(row.metadata, filter), maxGivers },
+    { accept: (row) => !filter || matchesFilter(row.metadata, filter), maxGivers, asksQuestion: (row) => refs.get(row.id)?.asksQuestion ?? false },
   );
   // A boost only raises scores, so a candidate whose boosted score would still be below the
   // `limit`-th best score cannot place: only the others need their speaker looked up.

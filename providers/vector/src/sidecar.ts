@@ -3,12 +3,20 @@ import Database from "better-sqlite3";
 import type { Database as SqliteDatabase, Statement } from "better-sqlite3";
 import {
   buildFtsQuery,
+  CONTEXT_CHARS,
+  CONTEXT_TURNS,
   closeSqliteStore,
   DocumentFrequencies,
   LayeredRanker,
+  NO_CONTEXT,
   openSqliteStore,
   planRanking,
   quoteTerm,
+  RecentTurns,
+  storageError,
+  TURN_COLUMN_WEIGHTS,
+  turnContext,
+  turnDateText,
   uniqueTerms,
   type LayeredRankerSchema,
   type SqliteStoreSpec,
@@ -52,12 +60,14 @@ function toRef(raw: RawRef): SidecarRef {
 }
 
 /**
- * A candidate's row with the keys of its conversational neighbours: the next two and the previous
- * row of kind `turn` in the same namespace and session (empty when not looked up).
+ * A candidate's row with the keys of its conversational neighbours: the next two and the two previous
+ * rows of kind `turn` in the same namespace and session (empty when not looked up).
  */
 export interface LinkedRef extends SidecarRef {
   next: number[];
   previous: number[];
+  /** Whether the row's text asks a question (the kit's `asksQuestion` rule); false when not linked. */
+  asksQuestion: boolean;
   /** False when the metadata was not read (`metadataFirst`): `metadata` is then `{}`. */
   hasMetadata: boolean;
 }
@@ -87,12 +97,47 @@ interface RawRow {
   vector: Buffer | null;
 }
 
-const SCHEMA_VERSION = 4;
+const SCHEMA_VERSION = 5;
 
 /** The records' session id as SQL; the session index is built on exactly this expression. */
 const SESSION_EXPR = `json_extract(metadata, '$.session_id')`;
 /** The records' kind as SQL; the session index is built on exactly this expression. */
 const KIND_EXPR = `json_extract(metadata, '$.kind')`;
+
+/**
+ * BM25 column weights of `records_fts` in column order (text, prev1, prev2, session_date): the
+ * kit's turn weights, so both providers rank turns alike. The sidecar has no speaker column.
+ */
+const FTS_WEIGHTS = [TURN_COLUMN_WEIGHTS.content, TURN_COLUMN_WEIGHTS.prev1, TURN_COLUMN_WEIGHTS.prev2, TURN_COLUMN_WEIGHTS.date] as const;
+/** `bm25()` over `records_fts` with `FTS_WEIGHTS`. */
+const BM25_CALL = `bm25(records_fts, ${FTS_WEIGHTS.join(", ")})`;
+
+/**
+ * SQL for the text of the turn `offset` places before the row `records` (0 = the previous one) in
+ * the same namespace and session, cut to the kit's `CONTEXT_CHARS` (as `clipContext` cuts it);
+ * '' when there is none.
+ */
+function precedingTurnSql(offset: number): string {
+  return `COALESCE((SELECT substr(p.text, 1, ${CONTEXT_CHARS}) FROM records p
+      WHERE p.namespace = records.namespace AND json_extract(p.metadata, '$.session_id') = json_extract(records.metadata, '$.session_id')
+        AND json_extract(p.metadata, '$.kind') = 'turn' AND p.key < records.key ORDER BY p.key DESC LIMIT 1 OFFSET ${offset}), '')`;
+}
+
+/**
+ * SQL refilling the context columns of the `CONTEXT_TURNS` turns after `row` (`old` or `new`) in
+ * its session, when `condition` (SQL) holds.
+ */
+function refillFollowingSql(row: "old" | "new", condition = "1"): string {
+  return `UPDATE records SET prev1 = ${precedingTurnSql(0)}, prev2 = ${precedingTurnSql(1)}
+    WHERE ${condition} AND key IN (SELECT n.key FROM records n WHERE n.namespace = ${row}.namespace
+      AND json_extract(n.metadata, '$.session_id') = json_extract(${row}.metadata, '$.session_id')
+      AND json_extract(n.metadata, '$.kind') = 'turn' AND n.key > ${row}.key ORDER BY n.key LIMIT ${CONTEXT_TURNS});`;
+}
+
+/** True (SQL) when `row` is a turn with a session, i.e. part of some turns' context. */
+function sessionTurnSql(row: "old" | "new"): string {
+  return `(json_extract(${row}.metadata, '$.kind') = 'turn' AND json_type(${row}.metadata, '$.session_id') = 'text' AND json_extract(${row}.metadata, '$.session_id') <> '')`;
+}
 
 // Version 2: FTS5 folds every diacritic (remove_diacritics 2: "café" = "cafe", also for letters
 // version 1 left alone) and an index on (namespace, session, key) serves neighbour look-ups.
@@ -101,24 +146,113 @@ const KIND_EXPR = `json_extract(metadata, '$.kind')`;
 // and text updates are rare, so triggers keep those in sync.
 // Version 4: the session index also holds the kind, so the neighbouring turns of a search's
 // candidates are found in the index alone, without reading each row's metadata.
+// Version 5: a turn's FTS document also holds the first characters of the two previous turns of
+// its namespace and session (prev1, prev2) and its date (session_date), stored in `records` and
+// weighted as the kit's TURN_COLUMN_WEIGHTS. Deleting a turn, or changing a turn's text or
+// metadata, refills the context of the next two turns of its session, so text that is gone is not
+// searchable as another turn's context.
 const FTS_AND_SESSION_SCHEMA = `
-  CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(text, content='records', content_rowid='key', tokenize='porter unicode61 remove_diacritics 2');
+  CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(text, prev1, prev2, session_date, content='records', content_rowid='key', tokenize='porter unicode61 remove_diacritics 2');
   CREATE TRIGGER IF NOT EXISTS records_ad AFTER DELETE ON records BEGIN
-    INSERT INTO records_fts (records_fts, rowid, text) VALUES ('delete', old.key, old.text);
+    INSERT INTO records_fts (records_fts, rowid, text, prev1, prev2, session_date) VALUES ('delete', old.key, old.text, old.prev1, old.prev2, old.session_date);
   END;
-  CREATE TRIGGER IF NOT EXISTS records_au AFTER UPDATE OF text ON records BEGIN
-    INSERT INTO records_fts (records_fts, rowid, text) VALUES ('delete', old.key, old.text);
-    INSERT INTO records_fts (rowid, text) VALUES (new.key, new.text);
+  CREATE TRIGGER IF NOT EXISTS records_au AFTER UPDATE OF text, prev1, prev2, session_date ON records BEGIN
+    INSERT INTO records_fts (records_fts, rowid, text, prev1, prev2, session_date) VALUES ('delete', old.key, old.text, old.prev1, old.prev2, old.session_date);
+    INSERT INTO records_fts (rowid, text, prev1, prev2, session_date) VALUES (new.key, new.text, new.prev1, new.prev2, new.session_date);
+  END;
+  CREATE TRIGGER IF NOT EXISTS records_ad_context AFTER DELETE ON records WHEN ${sessionTurnSql("old")} BEGIN
+    ${refillFollowingSql("old")}
+  END;
+  CREATE TRIGGER IF NOT EXISTS records_au_context AFTER UPDATE OF text, metadata ON records
+    WHEN (old.text IS NOT new.text OR old.metadata IS NOT new.metadata) AND (${sessionTurnSql("old")} OR ${sessionTurnSql("new")}) BEGIN
+    ${refillFollowingSql("old")}
+    ${refillFollowingSql("new", `json_extract(old.metadata, '$.session_id') IS NOT json_extract(new.metadata, '$.session_id')`)}
   END;
   CREATE INDEX IF NOT EXISTS records_turns_by_session ON records (namespace, ${SESSION_EXPR}, ${KIND_EXPR}, key);
+  INSERT INTO records_fts (records_fts, rank) VALUES ('rank', 'bm25(${FTS_WEIGHTS.join(", ")})');
 `;
+
+/** The FTS table, triggers and session index of versions 1–4: all derived from `records`, so recreated by the upgrade. */
+const DROP_DERIVED = `
+  DROP TRIGGER IF EXISTS records_ai;
+  DROP TRIGGER IF EXISTS records_ad;
+  DROP TRIGGER IF EXISTS records_au;
+  DROP TRIGGER IF EXISTS records_ad_context;
+  DROP TRIGGER IF EXISTS records_au_context;
+  DROP TABLE IF EXISTS records_fts;
+  DROP INDEX IF EXISTS records_by_session;
+`;
+
+/**
+ * The stored metadata of a row with the caller's own metadata (the JSON `extra` field) unpacked
+ * over it when that holds a `date` (the only caller key the index reads).
+ */
+function hostMetadata(metadata: VectorMetadata): Record<string, unknown> {
+  const extra = metadata.extra;
+  if (typeof extra !== "string" || !extra.includes('"date"')) return metadata;
+  try {
+    const user = JSON.parse(extra) as unknown;
+    return user !== null && typeof user === "object" && !Array.isArray(user) ? { ...metadata, ...(user as Record<string, unknown>) } : metadata;
+  } catch {
+    return metadata;
+  }
+}
+
+/**
+ * The date indexed with a row (the kit's `turnDateText`): a turn's `date` from the caller's
+ * metadata, else its `created_at` day; '' for other kinds and for turns without either.
+ */
+export function recordDateText(metadata: VectorMetadata): string {
+  const kind = typeof metadata.kind === "string" ? metadata.kind : "";
+  if (kind !== "turn") return "";
+  const created = metadata.created_at;
+  const createdAt = typeof created === "string" ? Date.parse(created) : typeof created === "number" ? created : NaN;
+  return turnDateText(kind, hostMetadata(metadata), createdAt);
+}
+
+/** The session whose turns a row's context comes from: a turn's non-empty string `session_id`. */
+function contextSession(metadata: VectorMetadata): string | undefined {
+  const session = metadata.session_id;
+  return metadata.kind === "turn" && typeof session === "string" && session !== "" ? session : undefined;
+}
+
+/**
+ * Version 5 on an older file: fill the context columns of every turn (the two previous turns of its
+ * namespace and session in key order, and its date). No row changes apart from the new columns.
+ * The filling runs inside SQLite (a window over each session's turns), so a large sidecar never
+ * sits in memory.
+ */
+function fillContext(db: SqliteDatabase): void {
+  db.function("hermes_record_date", { deterministic: true }, (rawMetadata: unknown) => {
+    let metadata: VectorMetadata = {};
+    try {
+      const parsed = JSON.parse(String(rawMetadata)) as unknown;
+      if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) metadata = parsed as VectorMetadata;
+    } catch {
+      // Unreadable metadata: no date.
+    }
+    return recordDateText(metadata);
+  });
+  db.exec(`UPDATE records SET session_date = hermes_record_date(metadata) WHERE ${KIND_EXPR} = 'turn'`);
+  db.exec(`
+    UPDATE records SET prev1 = c.prev1, prev2 = c.prev2
+    FROM (
+      SELECT key,
+        substr(lag(text, 1, '') OVER session_turns, 1, ${CONTEXT_CHARS}) AS prev1,
+        substr(lag(text, 2, '') OVER session_turns, 1, ${CONTEXT_CHARS}) AS prev2
+      FROM records
+      WHERE ${KIND_EXPR} = 'turn' AND json_type(metadata, '$.session_id') = 'text' AND ${SESSION_EXPR} <> ''
+      WINDOW session_turns AS (PARTITION BY namespace, ${SESSION_EXPR} ORDER BY key)
+    ) AS c
+    WHERE records.key = c.key`);
+}
 
 const SIDECAR_SPEC: SqliteStoreSpec = {
   driver: Database,
   label: "vector sidecar",
   packageName: "@hermes/memory-vector",
   schemaVersion: SCHEMA_VERSION,
-  // Version 1 files are read as they are; the FTS rebuild waits for a writable open.
+  // Older files are read as they are (without context columns); the upgrade waits for a writable open.
   minReadableVersion: 1,
   migrate(db, current) {
     if (current < 1) {
@@ -131,6 +265,9 @@ const SIDECAR_SPEC: SqliteStoreSpec = {
           text TEXT NOT NULL DEFAULT '',
           metadata TEXT NOT NULL DEFAULT '{}',
           vector BLOB,
+          prev1 TEXT NOT NULL DEFAULT '',
+          prev2 TEXT NOT NULL DEFAULT '',
+          session_date TEXT NOT NULL DEFAULT '',
           UNIQUE (namespace, id)
         );
         CREATE INDEX IF NOT EXISTS records_by_id ON records (id);
@@ -139,22 +276,17 @@ const SIDECAR_SPEC: SqliteStoreSpec = {
       `);
       return;
     }
-    if (current >= 2) {
-      // Indexes only: every row stays as it is.
-      db.exec(`
-        DROP TRIGGER IF EXISTS records_ai;
-        DROP INDEX IF EXISTS records_by_session;
-        ${FTS_AND_SESSION_SCHEMA}
-      `);
-      return;
-    }
-    // The FTS index is derived from records.text, so it is dropped and rebuilt; nothing is lost.
+    // Versions 1-4: the FTS table, its triggers and the session index are derived from `records`,
+    // so they are dropped and recreated; the context columns are added, filled, then indexed.
     db.exec(`
-      DROP TRIGGER IF EXISTS records_ai;
-      DROP TRIGGER IF EXISTS records_ad;
-      DROP TRIGGER IF EXISTS records_au;
-      DROP TABLE IF EXISTS records_fts;
-      DROP INDEX IF EXISTS records_by_session;
+      ${DROP_DERIVED}
+      ALTER TABLE records ADD COLUMN prev1 TEXT NOT NULL DEFAULT '';
+      ALTER TABLE records ADD COLUMN prev2 TEXT NOT NULL DEFAULT '';
+      ALTER TABLE records ADD COLUMN session_date TEXT NOT NULL DEFAULT '';
+      CREATE INDEX IF NOT EXISTS records_turns_by_session ON records (namespace, ${SESSION_EXPR}, ${KIND_EXPR}, key);
+    `);
+    fillContext(db);
+    db.exec(`
       ${FTS_AND_SESSION_SCHEMA}
       INSERT INTO records_fts (records_fts) VALUES ('rebuild');
     `);
@@ -162,9 +294,9 @@ const SIDECAR_SPEC: SqliteStoreSpec = {
 };
 
 /**
- * The sidecar's tables for the kit's `LayeredRanker`: `records_fts` (one column, `text`) over
- * `records` keyed by `key`; its `user` filter is the namespace (kind and session come from the
- * metadata, as the session index reads them).
+ * The sidecar's tables for the kit's `LayeredRanker`: `records_fts` (text, prev1, prev2,
+ * session_date) over `records` keyed by `key`; its `user` filter is the namespace (kind and
+ * session come from the metadata, as the session index reads them).
  */
 const RANKER_SCHEMA: LayeredRankerSchema = {
   fts: "records_fts",
@@ -173,9 +305,14 @@ const RANKER_SCHEMA: LayeredRankerSchema = {
   content: "text",
   speaker: null,
   filters: { kind: `json_extract(i.metadata, '$.kind')`, session: `json_extract(i.metadata, '$.session_id')`, user: "i.namespace" },
+  extra: [
+    ["prev1", "prev1"],
+    ["prev2", "prev2"],
+    ["session_date", "date"],
+  ],
 };
-/** The FTS table has one column, weighted 1 as `bm25(records_fts)` weighs it. */
-const RANKER_WEIGHTS = { content: 1, speaker: 0 };
+/** The column weights `BM25_CALL` uses, so the layered ranker's scores match FTS5's (no speaker column). */
+const RANKER_WEIGHTS = { content: TURN_COLUMN_WEIGHTS.content, speaker: 0, prev1: TURN_COLUMN_WEIGHTS.prev1, prev2: TURN_COLUMN_WEIGHTS.prev2, date: TURN_COLUMN_WEIGHTS.date };
 
 /**
  * Turn arbitrary user text into an FTS5 query that can never be a syntax error: stopwords
@@ -220,7 +357,12 @@ export class Sidecar {
     bump: Statement;
     getMeta: Statement;
     setMeta: Statement;
+    dataVersion: Statement;
+    precedingTurns: Statement;
+    keyOf: Statement;
   };
+  /** The last turns of recently written sessions (keyed by namespace and session), as this connection wrote them. */
+  private readonly recentTurns = new RecentTurns();
 
   /** The layered BM25 ranker, prepared on the first query that needs it (large stores only). */
   private ranker: LayeredRanker | undefined;
@@ -242,17 +384,33 @@ export class Sidecar {
     return stmt;
   }
 
+  /** False for a file older than version 5 opened read-only: one FTS column, no context. */
+  private readonly contextColumns: boolean;
+
   private constructor(file: string, db: SqliteDatabase, readOnly = false) {
     this.file = file;
     this.db = db;
     this.readOnly = readOnly;
+    this.contextColumns = !readOnly || (db.pragma("user_version", { simple: true }) as number) >= SCHEMA_VERSION;
     this.statements = {
-      insertNew: db.prepare(
-        `INSERT INTO records (namespace, id, text, metadata, vector) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT(namespace, id) DO NOTHING RETURNING key`,
-      ),
-      indexNew: db.prepare(`INSERT INTO records_fts (rowid, text) VALUES (?, ?)`),
-      updateExisting: db.prepare(`UPDATE records SET text = ?, metadata = ?, vector = ? WHERE namespace = ? AND id = ? RETURNING key`),
+      // Read-only opens of a file older than version 5 have no context columns and never write.
+      insertNew: !this.contextColumns
+        ? db.prepare(`SELECT NULL`)
+        : db.prepare(
+            `INSERT INTO records (namespace, id, text, metadata, vector, prev1, prev2, session_date) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+             ON CONFLICT(namespace, id) DO NOTHING RETURNING key`,
+          ),
+      indexNew: !this.contextColumns ? db.prepare(`SELECT NULL`) : db.prepare(`INSERT INTO records_fts (rowid, text, prev1, prev2, session_date) VALUES (?, ?, ?, ?, ?)`),
+      updateExisting: !this.contextColumns
+        ? db.prepare(`SELECT NULL`)
+        : db.prepare(`UPDATE records SET text = ?, metadata = ?, vector = ?, prev1 = ?, prev2 = ?, session_date = ? WHERE key = ?`),
+      keyOf: db.prepare(`SELECT key FROM records WHERE namespace = ? AND id = ?`).pluck(),
+      dataVersion: db.prepare(`PRAGMA data_version`).pluck(),
+      // The texts of a session's turns before `key`, most recent first (a turn's context; only
+      // their first CONTEXT_CHARS characters are ever used).
+      precedingTurns: db
+        .prepare(`SELECT substr(text, 1, ${CONTEXT_CHARS}) FROM records WHERE namespace = ? AND ${SESSION_EXPR} = ? AND ${KIND_EXPR} = 'turn' AND key < ? ORDER BY key DESC LIMIT ${CONTEXT_TURNS}`)
+        .pluck(),
       bump: db.prepare(`INSERT INTO meta (key, value) VALUES ('generation', '1')
          ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)`),
       getMeta: db.prepare(`SELECT value FROM meta WHERE key = ?`),
@@ -300,28 +458,55 @@ export class Sidecar {
     })();
   }
 
-  /** Insert or replace rows in one transaction. Returns each row's key, in order. */
+  /**
+   * Insert or replace rows in one transaction. Returns each row's key, in order. A new turn with a
+   * session is indexed with the first characters of the two previous turns of its namespace and
+   * session (insertion order) and its date (`recordDateText`), as the kit's helpers build them.
+   */
   upsert(namespace: string, rows: SidecarWrite[]): number[] {
+    if (!this.contextColumns) {
+      throw storageError(`the vector sidecar ${this.file} is open read-only`, undefined, "open it with write access to save records");
+    }
     const run = this.db.transaction((items: SidecarWrite[]) => {
+      this.recentTurns.sync(this.statements.dataVersion.get() as number);
       const keys: number[] = [];
       for (const row of items) {
         const { text: _text, ...rest } = row.metadata;
         const metadata = JSON.stringify(rest);
         const vector = encodeVector(row.vector);
-        const inserted = this.statements.insertNew.get(namespace, row.id, row.text, metadata, vector) as { key: number } | undefined;
+        const session = contextSession(rest);
+        const date = recordDateText(rest);
+        const group = session === undefined ? undefined : `${namespace}\u0000${session}`;
+        const previous =
+          group === undefined ? undefined : this.recentTurns.previous(group, () => this.statements.precedingTurns.all(namespace, session, Number.MAX_SAFE_INTEGER) as string[]);
+        const context = previous === undefined ? NO_CONTEXT : turnContext(previous);
+        const inserted = this.statements.insertNew.get(namespace, row.id, row.text, metadata, vector, context.prev1, context.prev2, date) as { key: number } | undefined;
         if (inserted) {
           // New row: indexed here, not by a trigger (see the schema notes).
-          this.statements.indexNew.run(inserted.key, row.text);
+          this.statements.indexNew.run(inserted.key, row.text, context.prev1, context.prev2, date);
+          if (group !== undefined) this.recentTurns.push(group, row.text, previous!);
           keys.push(inserted.key);
         } else {
-          // Existing id: the update trigger re-indexes a changed text.
-          keys.push((this.statements.updateExisting.get(row.text, metadata, vector, namespace, row.id) as { key: number }).key);
+          // Existing id: its context is that of its own place in its (possibly new) session; the
+          // update triggers re-index it and refill the next turns' context. The remembered last
+          // turns may have changed.
+          this.recentTurns.clear();
+          const key = this.statements.keyOf.get(namespace, row.id) as number;
+          const own = session === undefined ? NO_CONTEXT : turnContext(this.statements.precedingTurns.all(namespace, session, key) as string[]);
+          this.statements.updateExisting.run(row.text, metadata, vector, own.prev1, own.prev2, date, key);
+          keys.push(key);
         }
       }
       this.statements.bump.run();
       return keys;
     });
-    return run(rows);
+    try {
+      return run(rows);
+    } catch (error) {
+      // Rolled back: the remembered last turns may name rows that were never committed.
+      this.recentTurns.clear();
+      throw error;
+    }
   }
 
   /** Rows with the given ids in one namespace (or any namespace when `namespace` is null). */
@@ -366,7 +551,11 @@ export class Sidecar {
         keys = (this.db.prepare(`SELECT key FROM records WHERE namespace = ?`).all(namespace) as Array<{ key: number }>).map((r) => r.key);
       }
       const del = this.db.prepare(`DELETE FROM records WHERE key = ?`);
-      for (const key of keys) del.run(key);
+      // The delete trigger refills the next turns' context; the remembered last turns may be gone.
+      // Newest first: a deleted turn's following turns are then already gone when they are also
+      // deleted (a whole session or namespace), so the trigger has nothing to refill.
+      this.recentTurns.clear();
+      for (const key of [...keys].sort((a, b) => b - a)) del.run(key);
       this.statements.bump.run();
       return keys;
     });
@@ -464,7 +653,7 @@ export class Sidecar {
     if (plan.mode === "bm25") {
       raws = this
         .prepare(
-          `SELECT r.key AS key, r.id AS id, ${cols}, bm25(records_fts) AS rank
+          `SELECT r.key AS key, r.id AS id, ${cols}, ${this.contextColumns ? BM25_CALL : "bm25(records_fts)"} AS rank
            FROM records_fts JOIN records r ON r.key = records_fts.rowid
            WHERE records_fts MATCH ? AND r.namespace = ? ORDER BY rank LIMIT ?`,
         )
@@ -472,7 +661,9 @@ export class Sidecar {
     } else {
       // A word in more than 0.2 % of a large store: FTS5's bm25() would walk its whole document
       // list, so the kit's layered ranker scores a bounded candidate set with the same formula.
-      this.ranker ??= new LayeredRanker(this.db, RANKER_WEIGHTS, RANKER_SCHEMA);
+      this.ranker ??= this.contextColumns
+        ? new LayeredRanker(this.db, RANKER_WEIGHTS, RANKER_SCHEMA)
+        : new LayeredRanker(this.db, { content: 1, speaker: 0 }, { ...RANKER_SCHEMA, extra: [] });
       const ranked = this.ranker.rank(plan.terms, { limit, candidates: fetchLimit, user: namespace });
       const rows = new Map<number, { key: number; id: string; metadata: string | null; text: string | null }>();
       const sql = `SELECT r.key AS key, r.id AS id, ${cols} FROM records r WHERE r.key IN (SELECT value FROM json_each(?))`;
@@ -498,7 +689,7 @@ export class Sidecar {
   /**
    * Key, id and metadata of the rows with these ids in `namespace` (by id), in one statement; the
    * first `linkFirst` ids in `ids` order that are turns also get the keys of their neighbours (as
-   * `sessionNeighbours(…, 2, 1)` finds them). Only the first `metadataFirst` ids (default all)
+   * `sessionNeighbours(…, 2, 2)` finds them) and whether they ask a question. Only the first `metadataFirst` ids (default all)
    * get their metadata read. No text is read. `keys`, when every id's key is known (same order),
    * makes each look-up one by key.
    */
@@ -513,7 +704,9 @@ export class Sidecar {
     const sql = `SELECT r.key AS key, r.id AS id, CASE WHEN c.key < @meta THEN r.metadata END AS metadata,
         CASE WHEN c.key < @link THEN ${neighbour("next", 0)} END AS next1,
         CASE WHEN c.key < @link THEN ${neighbour("next", 1)} END AS next2,
-        CASE WHEN c.key < @link THEN ${neighbour("prev", 0)} END AS prev
+        CASE WHEN c.key < @link THEN ${neighbour("prev", 0)} END AS prev,
+        CASE WHEN c.key < @link THEN ${neighbour("prev", 1)} END AS prev2,
+        CASE WHEN c.key < @link THEN instr(r.text, '?') > 0 OR instr(r.text, '？') > 0 END AS asks
       FROM json_each(@ids) c CROSS JOIN records r ON r.namespace = @namespace AND ${keys ? "r.key" : "r.id"} = c.value`;
     const raws = this.prepare(sql).all({ link: linkFirst, meta: metadataFirst, ids: JSON.stringify(keys ?? ids), namespace }) as Array<{
       key: number;
@@ -522,13 +715,18 @@ export class Sidecar {
       next1: number | null;
       next2: number | null;
       prev: number | null;
+      prev2: number | null;
+      asks: number | null;
     }>;
     for (const raw of raws) {
       const next: number[] = [];
       if (raw.next1 !== null) next.push(raw.next1);
       if (raw.next2 !== null) next.push(raw.next2);
       const metadata = raw.metadata === null ? {} : (JSON.parse(raw.metadata) as VectorMetadata);
-      out.set(raw.id, { key: raw.key, id: raw.id, metadata, hasMetadata: raw.metadata !== null, next, previous: raw.prev === null ? [] : [raw.prev] });
+      const previous: number[] = [];
+      if (raw.prev !== null) previous.push(raw.prev);
+      if (raw.prev !== null && raw.prev2 !== null) previous.push(raw.prev2);
+      out.set(raw.id, { key: raw.key, id: raw.id, metadata, hasMetadata: raw.metadata !== null, next, previous, asksQuestion: raw.asks === 1 });
     }
     return out;
   }

@@ -192,17 +192,26 @@ describe("VectorMemoryProvider (local store)", () => {
 
     const adopted = await p.search("What did Ann adopt?", { limit: 5 });
     expect(adopted[0]!.content).toContain("adopted");
-    // No shared word with the question: found because it follows the matching turn.
+    // No shared word with the question: found because it follows the matching turn (its BM25 comes
+    // only from the previous turns indexed as its context, weighted below a turn's own words).
     const answer = adopted.findIndex((h) => h.content.includes("greyhound"));
     expect(answer).toBeGreaterThan(0);
     expect(answer).toBeLessThan(3);
-    expect(adopted[answer]!.metadata.scores).toMatchObject({ bm25: null });
+    const bm25 = (i: number) => (adopted[i]!.metadata.scores as { bm25: number | null }).bm25;
+    expect(bm25(answer)).toBeGreaterThan(0);
+    expect(bm25(answer)).toBeLessThan(bm25(0)!);
 
     const marathon = await p.search("When is Bob's marathon?", { limit: 2 });
     expect(marathon.map((h) => [h.content, h.metadata.speaker])).toEqual([
       ["The Berlin marathon is in September.", "Bob"],
       ["The Berlin marathon is in September.", "Ann"],
     ]);
+    // The date a caller passes in metadata is indexed with the turn.
+    p.remember({ content: "We met at the pottery fair.", kind: "turn", sessionId: "s5", metadata: { speaker: "Ann", date: "1:56 pm on 8 May, 2023" } });
+    await p.flush();
+    const may = await p.search("What happened in May 2023?", { limit: 3 });
+    expect(may[0]!.content).toBe("We met at the pottery fair.");
+    expect((may[0]!.metadata.scores as { bm25: number | null }).bm25).toBeGreaterThan(0);
     // A session filter keeps context from leaking in from other sessions.
     const only = await p.search("What did Ann adopt?", { limit: 10, sessionId: "s3" });
     expect(only.every((h) => h.sessionId === "s3")).toBe(true);
@@ -241,6 +250,23 @@ describe("VectorMemoryProvider (pinecone store, loopback fake)", () => {
     expect(aliceHits.map((h) => h.content).join()).toContain("4711");
     expect(aliceHits.map((h) => h.content).join()).not.toMatch(/1234|9999/);
     expect((await bob.search("code", { limit: 5 })).map((h) => h.content).join()).not.toMatch(/4711|9999/);
+  });
+
+  it("indexes turns with their session's previous turns and their date, as the local store does", async () => {
+    const fake = await startFake();
+    const p = await open(pineconeOptions(fake));
+    p.remember({ content: "Guess what I adopted last weekend!", kind: "turn", sessionId: "s1", metadata: { date: "3 July 2023" } });
+    p.remember({ content: "A greyhound called Pixel.", kind: "turn", sessionId: "s1", metadata: { date: "3 July 2023" } });
+    p.remember({ content: "The weather was grey.", kind: "turn", sessionId: "s2", metadata: { date: "9 August 2023" } });
+    await p.flush();
+    const adopted = await p.search("adopted", { limit: 5 });
+    const pixel = adopted.find((h) => h.content.includes("Pixel"));
+    expect((pixel?.metadata.scores as { bm25: number | null } | undefined)?.bm25).toBeGreaterThan(0);
+    const july = await p.search("July", { limit: 5 });
+    expect(july.filter((h) => (h.metadata.scores as { bm25: number | null }).bm25 !== null).map((h) => h.content).sort()).toEqual([
+      "A greyhound called Pixel.",
+      "Guess what I adopted last weekend!",
+    ]);
   });
 
   it("moves every item from the local store to Pinecone with reindex", async () => {

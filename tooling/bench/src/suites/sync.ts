@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { CorpusGenerator } from "../corpus.js";
@@ -38,6 +39,19 @@ function rawInsert(file: string, turns: Array<[string, string]>): number {
   return ms;
 }
 
+/** Size of a SQLite database with its WAL and shared-memory files, in bytes (0 for a missing file). */
+function fileBytes(file: string): number {
+  let total = 0;
+  for (const suffix of ["", "-wal", "-shm"]) {
+    try {
+      total += fs.statSync(file + suffix).size;
+    } catch {
+      // absent: nothing on disk
+    }
+  }
+  return total;
+}
+
 /** `sync`: caller cost of `manager.syncAll` with the SQLite provider, and persisted turns/s. */
 export async function runSyncSuite(ctx: SuiteContext): Promise<SuiteResult> {
   const rec = new SuiteRecorder("sync", ctx.quick);
@@ -67,9 +81,14 @@ export async function runSyncSuite(ctx: SuiteContext): Promise<SuiteResult> {
     const repeats = ctx.quick ? 1 : 3;
     const rawRuns: number[] = [];
     const persistedRuns: number[] = [];
+    // Bytes on disk (database plus WAL, after close) of the last run of each, per 1,000 turns.
+    let rawBytes = 0;
+    let persistedBytes = 0;
     const runRaw = (r: number): void => {
       ctx.log(`sync: raw better-sqlite3 insert of ${turnCount} turns (run ${r + 1}/${repeats})`);
-      rawRuns.push(rawInsert(path.join(tmp.dir, `raw-${r}.db`), turns));
+      const file = path.join(tmp.dir, `raw-${r}.db`);
+      rawRuns.push(rawInsert(file, turns));
+      rawBytes = fileBytes(file);
     };
 
     const core = await loadCore(["MemoryManager"]);
@@ -108,6 +127,7 @@ export async function runSyncSuite(ctx: SuiteContext): Promise<SuiteResult> {
         persistedRuns.push(ms);
         if (stats.items < turnCount) rec.note(`run ${r + 1}: the provider reported ${stats.items} stored items for ${turnCount} turns`);
         await settle(manager.shutdownAll());
+        persistedBytes = fileBytes(path.join(tmp.dir, `throughput-${r}`, "memory.db"));
       }
       const persistedMs = summarize(persistedRuns).median;
       persistedRate = turnCount / (persistedMs / 1000);
@@ -155,15 +175,25 @@ export async function runSyncSuite(ctx: SuiteContext): Promise<SuiteResult> {
     rec.table({ title: "sync: caller cost per turn (ratio = median vs Array.push)", columns: ["what", ...LATENCY_COLUMNS, "ratio"], rows });
     const rawMs = summarize(rawRuns).median;
     const rawRate = turnCount / (rawMs / 1000);
-    data.raw = { runsMs: rawRuns, medianMs: rawMs, turnsPerSecond: rawRate };
+    data.raw = { runsMs: rawRuns, medianMs: rawMs, turnsPerSecond: rawRate, bytes: rawBytes };
+    if (persistedRate !== null) (data.persisted as Record<string, unknown>).bytes = persistedBytes;
+    const perThousand = (bytes: number) => `${fmt(bytes / (turnCount / 1000) / 1024)} KiB`;
     const range = (runs: number[]) => (runs.length > 1 ? ` (runs ${runs.map((ms) => fmt(turnCount / (ms / 1000))).join(", ")})` : "");
     rec.table({
       title: `sync: persisted throughput (${turnCount.toLocaleString("en-US")} turns, median of ${repeats} alternating run${repeats > 1 ? "s" : ""})`,
-      columns: ["what", "turns/s", "wall time", "vs raw"],
+      columns: ["what", "turns/s", "wall time", "vs raw", "on disk per 1,000 turns"],
       rows: [
-        [`raw better-sqlite3, table + FTS5, ${BATCH}-row transactions (baseline)`, fmt(rawRate) + range(rawRuns), `${fmt(rawMs)} ms`, "100 %"],
+        [`raw better-sqlite3, table + FTS5, ${BATCH}-row transactions (baseline)`, fmt(rawRate) + range(rawRuns), `${fmt(rawMs)} ms`, "100 %", perThousand(rawBytes)],
         ...(persistedRate !== null
-          ? [["syncAll → SqliteMemoryProvider, until flushed", fmt(persistedRate) + range(persistedRuns), `${fmt((turnCount / persistedRate) * 1000)} ms`, `${fmt((100 * persistedRate) / rawRate)} %`]]
+          ? [
+              [
+                "syncAll → SqliteMemoryProvider, until flushed",
+                fmt(persistedRate) + range(persistedRuns),
+                `${fmt((turnCount / persistedRate) * 1000)} ms`,
+                `${fmt((100 * persistedRate) / rawRate)} %`,
+                perThousand(persistedBytes),
+              ],
+            ]
           : []),
       ],
     });

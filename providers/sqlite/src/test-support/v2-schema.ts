@@ -1,0 +1,39 @@
+/**
+ * The SQLite provider's schema as version 2 of this package wrote it (frozen copy), for migration
+ * tests: a database created with this SQL and `user_version = 2` is what existing users have.
+ */
+export const V2_SCHEMA_SQL = `
+CREATE TABLE IF NOT EXISTS items (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind TEXT NOT NULL CHECK (kind IN ('turn', 'fact', 'checkpoint')),
+  session_id TEXT,
+  user_id TEXT,
+  speaker TEXT NOT NULL DEFAULT '',
+  content TEXT NOT NULL,
+  tags TEXT NOT NULL DEFAULT '[]',
+  metadata TEXT NOT NULL DEFAULT '{}',
+  digest TEXT,
+  created_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS speakers (name TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE UNIQUE INDEX IF NOT EXISTS items_digest ON items(digest) WHERE digest IS NOT NULL;
+CREATE INDEX IF NOT EXISTS items_session ON items(session_id, id);
+CREATE VIRTUAL TABLE IF NOT EXISTS items_fts USING fts5(
+  content, speaker,
+  content = 'items', content_rowid = 'id',
+  tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER IF NOT EXISTS items_ad AFTER DELETE ON items BEGIN
+  INSERT INTO items_fts(items_fts, rowid, content, speaker) VALUES ('delete', old.id, old.content, old.speaker);
+END;
+CREATE TRIGGER IF NOT EXISTS items_au AFTER UPDATE OF content, speaker ON items BEGIN
+  INSERT INTO items_fts(items_fts, rowid, content, speaker) VALUES ('delete', old.id, old.content, old.speaker);
+  INSERT INTO items_fts(rowid, content, speaker) VALUES (new.id, new.content, new.speaker);
+END;
+INSERT INTO items_fts(items_fts, rank) VALUES ('rank', 'bm25(1.0, 0.25)');
+`;
+
+/** Insert rows the way version 2 stored them: an items row, then its FTS row (no trigger). */
+export const V2_INSERT_ITEM = `INSERT INTO items (kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at)
+  VALUES (@kind, @session, @user, @speaker, @content, '[]', @metadata, @digest, @createdAt)`;
+export const V2_INDEX_ITEM = `INSERT INTO items_fts (rowid, content, speaker) VALUES (?, ?, ?)`;
