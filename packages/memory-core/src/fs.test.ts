@@ -6,6 +6,8 @@ import path from "node:path";
 import fsp from "node:fs/promises";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { makeTempDir } from "./test-support/temp-tree.js";
+import v8 from "node:v8";
+import vm from "node:vm";
 import { fileLockMode, normalizeNewlines, withFileLock } from "./fs.js";
 import { parseConfig, readConfig, setConfigValue } from "./config/config-file.js";
 import { parseEnv } from "./config/env-file.js";
@@ -142,6 +144,30 @@ describe("withFileLock", () => {
       fs.closeSync(fd); // closing releases the flock
     }
     expect(await withFileLock(file, () => "after", { timeoutMs: 500 })).toBe("after");
+  });
+
+  it("flock: a holder keeps its lock through garbage collection while its section awaits what nothing else references", async () => {
+    useMode("flock");
+    v8.setFlagsFromString("--expose-gc");
+    const gc = vm.runInNewContext("gc") as () => void;
+    let entered = false;
+    // Never settles, and nothing keeps a reference to it: only the lock's own bookkeeping can.
+    void withFileLock(file, () => {
+      entered = true;
+      return new Promise<never>(() => undefined);
+    });
+    while (!entered) await new Promise((resolve) => setTimeout(resolve, 1));
+    for (let i = 0; i < 5; i++) {
+      gc();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const fsExt = createRequire(import.meta.url)("fs-ext") as { flockSync(fd: number, op: string): void };
+    const fd = fs.openSync(`${file}.lock`, "r+");
+    try {
+      expect(() => fsExt.flockSync(fd, "exnb")).toThrow(/EAGAIN|EWOULDBLOCK/);
+    } finally {
+      fs.closeSync(fd);
+    }
   });
 
   it("pidfile: takes over at once from a dead holder on this host, and never uses <file>.lock", async () => {

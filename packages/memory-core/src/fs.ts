@@ -229,6 +229,14 @@ interface HeldLock {
 }
 
 /**
+ * The descriptors of the flock locks this process holds. Node closes a `FileHandle` that becomes
+ * unreachable, and closing the descriptor drops its flock: a holder whose critical section waits
+ * on something nothing else references (its promise chain then unreachable too) would lose the
+ * lock at the next garbage collection while still inside it. Held here until released.
+ */
+const HELD_FLOCKS = new Set<fsp.FileHandle>();
+
+/**
  * flock mode. The lock file is opened (created 0600 when missing) and never deleted: deleting it
  * would let a process that opened the old file and one that creates a new one both "hold" it.
  * The kernel drops the lock when the holder exits, however it dies, so nothing is ever stale.
@@ -261,6 +269,7 @@ async function takeFlock(fsExt: FsExt, target: string, lockPath: string, deadlin
       if (current !== null && current.ino === held.ino && current.dev === held.dev) {
         const owned = handle;
         handle = undefined;
+        HELD_FLOCKS.add(owned);
         return {
           async release() {
             try {
@@ -269,6 +278,7 @@ async function takeFlock(fsExt: FsExt, target: string, lockPath: string, deadlin
               // Closing the descriptor below releases the lock as well.
             }
             await owned.close().catch(noop);
+            HELD_FLOCKS.delete(owned);
           },
         };
       }
