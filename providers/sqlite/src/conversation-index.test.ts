@@ -231,7 +231,7 @@ describe("schema v2 → v3 migration", () => {
       try {
         expect(db.pragma("user_version", { simple: true })).toBe(3);
         expect(db.prepare(columns).all()).toEqual(before);
-        const context = (id: number) => db.prepare(`SELECT prev1, prev2, session_date FROM items WHERE id = ?`).raw(true).get(id);
+        const context = (id: number) => db.prepare(`SELECT prev1, prev2, session_date FROM items WHERE id = ?`).raw(true).get(id) as string[] | undefined;
         expect(context(2)).toEqual(['Caroline said, "Where did you go hiking last weekend?"', "", "1:56 pm on 8 May, 2023"]);
         expect(context(6)![0]).toBe('Caroline said, "Great, you always wanted to try that!"');
         expect(context(7)).toEqual(["", "", ""]);
