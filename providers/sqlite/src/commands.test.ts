@@ -17,8 +17,7 @@ import {
   type CommandContext,
 } from "./commands.js";
 import { registerCli } from "./cli.js";
-import Database from "better-sqlite3";
-import { V2_INDEX_ITEM, V2_INSERT_ITEM, V2_SCHEMA_SQL } from "./test-support/v2-schema.js";
+import { writeV2File } from "./test-support/v2-schema.js";
 
 let home: string;
 let out: string[];
@@ -133,19 +132,15 @@ describe("CLI commands", () => {
   it("migrate brings a previous-schema database to the current one, keeping every item", async () => {
     const file = path.join(home, "memory", "sqlite.db");
     fs.rmSync(file);
-    const v2 = new Database(file);
-    v2.exec(V2_SCHEMA_SQL);
-    const insert = v2.prepare(V2_INSERT_ITEM);
-    const index = v2.prepare(V2_INDEX_ITEM);
-    v2.transaction(() => {
-      for (let i = 0; i < 45_000; i++) {
-        const content = i === 4321 ? "the lighthouse keeper waved" : `turn ${i} about something else`;
-        const r = insert.run({ kind: "turn", session: `s${i % 300}`, user: null, speaker: "", content, metadata: "{}", digest: null, createdAt: 1_700_000_000_000 + i });
-        index.run(r.lastInsertRowid, content, "");
-      }
-    })();
-    v2.pragma("user_version = 2");
-    v2.close();
+    writeV2File(
+      file,
+      Array.from({ length: 45_000 }, (_, i) => ({
+        kind: "turn",
+        session: `s${i % 300}`,
+        content: i === 4321 ? "the lighthouse keeper waved" : `turn ${i} about something else`,
+        createdAt: 1_700_000_000_000 + i,
+      })),
+    );
 
     const result = await migrateCommand({ ...ctx, io: { ...ctx.io!, isTTY: false } }, { json: true });
     expect(result).toMatchObject({ path: file, fromVersion: 2, toVersion: 3, migrated: true, items: 45_000 });
@@ -163,14 +158,10 @@ describe("CLI commands", () => {
   it("migrate reports progress in steps up to the total", async () => {
     const { openDatabase } = await import("./database.js");
     const file = path.join(home, "v2.db");
-    const v2 = new Database(file);
-    v2.exec(V2_SCHEMA_SQL);
-    const insert = v2.prepare(V2_INSERT_ITEM);
-    v2.transaction(() => {
-      for (let i = 0; i < 25_000; i++) insert.run({ kind: "turn", session: `s${i % 9}`, user: null, speaker: "", content: `t${i}`, metadata: "{}", digest: null, createdAt: i });
-    })();
-    v2.pragma("user_version = 2");
-    v2.close();
+    writeV2File(
+      file,
+      Array.from({ length: 25_000 }, (_, i) => ({ kind: "turn", session: `s${i % 9}`, content: `t${i}`, createdAt: i })),
+    );
     const seen: Array<[number, number]> = [];
     const db = openDatabase(file, { onMigrationProgress: (done, total) => seen.push([done, total]) });
     db.close();

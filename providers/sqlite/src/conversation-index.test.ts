@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openDatabase } from "./database.js";
 import { MemoryStore } from "./memory-store.js";
 import { seededRandom } from "./test-support/prng.js";
-import { V2_INDEX_ITEM, V2_INSERT_ITEM, V2_SCHEMA_SQL } from "./test-support/v2-schema.js";
+import { writeV2File } from "./test-support/v2-schema.js";
 
 let dir: string;
 beforeEach(() => {
@@ -21,10 +21,6 @@ const DAY = Date.UTC(2023, 4, 8, 13, 56);
 
 /** A version-2 store with two sessions (interleaved), a turn without session, a fact and a checkpoint. */
 function writeV2Store(file: string): void {
-  const db = new Database(file);
-  db.exec(V2_SCHEMA_SQL);
-  const insert = db.prepare(V2_INSERT_ITEM);
-  const index = db.prepare(V2_INDEX_ITEM);
   const rows: Array<{ kind: string; session: string | null; speaker: string; content: string; metadata?: object; digest?: string }> = [
     { kind: "turn", session: "a", speaker: "Caroline", content: "Caroline said, \"Where did you go hiking?\"", metadata: { date: "1:56 pm on 8 May, 2023" } },
     { kind: "turn", session: "b", speaker: "Mel", content: "Mel said, \"I painted a sunset\"" },
@@ -35,21 +31,10 @@ function writeV2Store(file: string): void {
     { kind: "checkpoint", session: "b", speaker: "user", content: "user: remember the sunset", digest: "c1" },
     { kind: "turn", session: "b", speaker: "Caroline", content: "Caroline said, \"Lovely colours\"" },
   ];
-  for (const [i, r] of rows.entries()) {
-    const result = insert.run({
-      kind: r.kind,
-      session: r.session,
-      user: null,
-      speaker: r.speaker,
-      content: r.content,
-      metadata: JSON.stringify(r.metadata ?? {}),
-      digest: r.digest ?? null,
-      createdAt: DAY + i * 1000,
-    });
-    index.run(result.lastInsertRowid, r.content, r.speaker);
-  }
-  db.pragma("user_version = 2");
-  db.close();
+  writeV2File(
+    file,
+    rows.map((r, i) => ({ ...r, metadata: JSON.stringify(r.metadata ?? {}), createdAt: DAY + i * 1000 })),
+  );
 }
 
 describe("schema v2 → v3 migration", () => {
@@ -144,16 +129,10 @@ describe("schema v2 → v3 migration", () => {
       items.push({ session: pick(["a", "b", "c", "", "d"]) || (rng() < 0.5 ? null : ""), content, metadata, createdAt: DAY + i * 3_600_000 });
     }
     const migratedFile = path.join(dir, "migrated.db");
-    const v2 = new Database(migratedFile);
-    v2.exec(V2_SCHEMA_SQL);
-    const insert = v2.prepare(V2_INSERT_ITEM);
-    const index = v2.prepare(V2_INDEX_ITEM);
-    for (const it of items) {
-      const r = insert.run({ kind: "turn", session: it.session, user: null, speaker: "", content: it.content, metadata: it.metadata, digest: null, createdAt: it.createdAt });
-      index.run(r.lastInsertRowid, it.content, "");
-    }
-    v2.pragma("user_version = 2");
-    v2.close();
+    writeV2File(
+      migratedFile,
+      items.map((it) => ({ kind: "turn", session: it.session, content: it.content, metadata: it.metadata, createdAt: it.createdAt })),
+    );
 
     const freshFile = path.join(dir, "fresh.db");
     const fresh = openDatabase(freshFile);

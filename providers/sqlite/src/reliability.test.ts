@@ -102,23 +102,13 @@ describe("reliability (real processes, real files)", () => {
   }, 60_000);
 
   it("a migration killed with SIGKILL part-way leaves the previous schema with every item, and the next open migrates", async () => {
-    const { V2_INDEX_ITEM, V2_INSERT_ITEM, V2_SCHEMA_SQL } = await import("./test-support/v2-schema.js");
+    const { writeV2File } = await import("./test-support/v2-schema.js");
     const { openDatabase } = await import("./database.js");
     const file = path.join(dir, "v2.db");
-    const v2 = new Database(file);
-    v2.exec(V2_SCHEMA_SQL);
-    const insert = v2.prepare(V2_INSERT_ITEM);
-    const index = v2.prepare(V2_INDEX_ITEM);
-    v2.transaction(() => {
-      for (let i = 0; i < 100_000; i++) {
-        const content = `turn ${i} of session ${i % 500}`;
-        const r = insert.run({ kind: "turn", session: `s${i % 500}`, user: null, speaker: "", content, metadata: "{}", digest: null, createdAt: i });
-        index.run(r.lastInsertRowid, content, "");
-      }
-    })();
-    v2.pragma("journal_mode = WAL");
-    v2.pragma("user_version = 2");
-    v2.close();
+    writeV2File(
+      file,
+      Array.from({ length: 100_000 }, (_, i) => ({ kind: "turn", session: `s${i % 500}`, content: `turn ${i} of session ${i % 500}`, createdAt: i })),
+    );
 
     const child = fork(fileURLToPath(new URL("./test-support/migrate-child.ts", import.meta.url)), [file], {
       execArgv: ["--import", "tsx"],
