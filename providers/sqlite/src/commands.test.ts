@@ -175,6 +175,14 @@ describe("CLI commands", () => {
     expect(again).toEqual([]);
   });
 
+  it("migrate refuses a file that is not a SQLite database with STORAGE_FAILED and leaves it as it was", async () => {
+    const file = path.join(home, "memory", "sqlite.db");
+    fs.writeFileSync(file, "not a database at all, just text\n".repeat(200));
+    const before = fs.readFileSync(file);
+    await expect(migrateCommand(ctx, { json: true })).rejects.toMatchObject({ code: "STORAGE_FAILED" });
+    expect(fs.readFileSync(file).equals(before)).toBe(true);
+  });
+
   it("migrate without a database creates none", async () => {
     const empty = fs.mkdtempSync(path.join(os.tmpdir(), "sqlite-cli-empty-"));
     try {

@@ -9,7 +9,7 @@ import {
   type SqliteDriver,
   type SqliteStoreSpec,
 } from "@hermes/memory-provider-kit";
-import { describeError } from "@hermes/memory-core";
+import { describeError, HermesMemoryError } from "@hermes/memory-core";
 import { CONTEXT_CHARS, TURN_COLUMN_WEIGHTS, turnDateText, type TurnColumnWeights } from "@hermes/memory-provider-kit";
 
 /** A better-sqlite3 connection. */
@@ -254,11 +254,13 @@ const TURN_INDEX = `CREATE INDEX IF NOT EXISTS items_session_turns ON items(sess
 
 /**
  * The schema version of the database at `file` (`PRAGMA user_version`), read without changing it;
- * 0 when there is no file yet. Throws `STORAGE_FAILED` when the file cannot be read as a database.
+ * 0 when there is no file yet. Throws `PROVIDER_UNAVAILABLE` when better-sqlite3 cannot load, and
+ * `STORAGE_FAILED` when the file cannot be read as a database.
  */
 export function readSchemaVersion(file: string): number {
+  if (!fs.existsSync(file)) return 0;
   const Driver = loadDriver();
-  if (Driver === undefined || !fs.existsSync(file)) return 0;
+  if (Driver === undefined) throw new HermesMemoryError({ code: "PROVIDER_UNAVAILABLE", message: storeSpec().unavailable! });
   let db: Db | undefined;
   try {
     db = new Driver(file, { readonly: true, fileMustExist: true });
