@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { boostNamedSpeakers, propagateContext, speakerOf, type ContextCandidate } from "./conversation-context.js";
+import { sessionNeighbours } from "./test-support/session-neighbours.js";
 import { Sidecar, type SidecarRef, type SidecarRow } from "./sidecar.js";
 
 function turns(sidecar: Sidecar, session: string, texts: Array<[speaker: string, text: string]>): SidecarRow[] {
@@ -17,7 +18,7 @@ describe("propagateContext", () => {
       const a = turns(sidecar, "s1", [["Ann", "a0"], ["Bob", "a1"], ["Ann", "a2"], ["Bob", "a3"], ["Ann", "a4"]]);
       turns(sidecar, "s2", [["Ann", "other session"]]);
       sidecar.upsert("ns", [{ id: "fact", text: "a fact", metadata: { kind: "fact", session_id: "s1" }, vector: null }]);
-      const lookup = (row: SidecarRef) => sidecar.sessionNeighbours("ns", row.metadata.session_id as string, row.key, 2, 1);
+      const lookup = (row: SidecarRef) => sessionNeighbours(sidecar, "ns", row.metadata.session_id as string, row.key, 2, 1);
       const out = propagateContext(new Map([[a[1]!.id, candidate(a[1]!, 10)], [a[3]!.id, candidate(a[3]!, 1)]]), lookup);
       const score = (id: string) => out.get(id)?.score;
       expect(score("s1-0")).toBeCloseTo(3); // previous of a1
@@ -37,7 +38,7 @@ describe("propagateContext", () => {
     try {
       const a = turns(sidecar, "s1", [["Ann", "a0"], ["Bob", "a1"], ["Ann", "a2"]]);
       const input = new Map([[a[1]!.id, candidate(a[1]!, 2)], [a[2]!.id, candidate(a[2]!, 1)]]);
-      const lookup = (row: SidecarRef) => sidecar.sessionNeighbours("ns", "s1", row.key, 2, 1);
+      const lookup = (row: SidecarRef) => sessionNeighbours(sidecar, "ns", "s1", row.key, 2, 1);
       const filtered = propagateContext(input, lookup, { accept: (row) => row.id !== "s1-0" });
       expect(filtered.has("s1-0")).toBe(false);
       expect(filtered.get("s1-2")!.score).toBeCloseTo(2); // 1 + 0.5 · 2

@@ -4,6 +4,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { LayeredRanker, TURN_COLUMN_WEIGHTS } from "@hermes/memory-provider-kit";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { sessionNeighbours } from "./test-support/session-neighbours.js";
 import { Sidecar, toFtsQuery } from "./sidecar.js";
 import { SIDECAR_V4_SCHEMA_SQL } from "./test-support/sidecar-v4-schema.js";
 
@@ -48,7 +49,7 @@ describe("Sidecar schema migration", () => {
         sidecar.upsert("ns", [{ id: "new", text: "later in Tokyo", metadata: { kind: "turn", session_id: "s" }, vector: null }]);
         expect(sidecar.keywordSearch("ns", "tokyo", 5)).toHaveLength(2);
         const old = sidecar.getByIds("ns", ["old"])[0]!;
-        expect(sidecar.sessionNeighbours("ns", "s", old.key, 2, 1).next.map((r) => r.id)).toEqual(["new"]);
+        expect(sessionNeighbours(sidecar, "ns", "s", old.key, 2, 1).next.map((r) => r.id)).toEqual(["new"]);
         const plan = sidecar.db
           .prepare(`EXPLAIN QUERY PLAN SELECT key FROM records WHERE namespace = ? AND json_extract(metadata, '$.session_id') = ? AND key > ?`)
           .all("ns", "s", 0) as Array<{ detail: string }>;
@@ -167,7 +168,7 @@ describe("Sidecar schema migration", () => {
 });
 
 describe("Sidecar batched reads for search", () => {
-  it("linkedRefs gives the same neighbours as sessionNeighbours, only for the first linkFirst ids, and reads no text", () => {
+  it("linkedRefs gives the same neighbours as sessionNeighbours, only for the first linkFirst ids, and returns no text", () => {
     const sidecar = Sidecar.open(":memory:");
     try {
       const rows = [
@@ -186,7 +187,7 @@ describe("Sidecar batched reads for search", () => {
       expect([...linked.keys()].sort()).toEqual(["s1-0", "s1-1", "s1-3", "s2-0"]);
       for (const id of ["s1-1", "s1-3"]) {
         const ref = linked.get(id)!;
-        const expected = sidecar.sessionNeighbours("ns", "s1", ref.key, 2, 2);
+        const expected = sessionNeighbours(sidecar, "ns", "s1", ref.key, 2, 2);
         expect(ref.next).toEqual(expected.next.map((r) => r.key));
         expect(ref.previous).toEqual(expected.previous.map((r) => r.key));
       }

@@ -688,10 +688,11 @@ export class Sidecar {
 
   /**
    * Key, id and metadata of the rows with these ids in `namespace` (by id), in one statement; the
-   * first `linkFirst` ids in `ids` order that are turns also get the keys of their neighbours (as
-   * `sessionNeighbours(…, 2, 2)` finds them) and whether they ask a question. Only the first `metadataFirst` ids (default all)
-   * get their metadata read. No text is read. `keys`, when every id's key is known (same order),
-   * makes each look-up one by key.
+   * first `linkFirst` ids in `ids` order that are turns also get the keys of their neighbours (the
+   * next two and previous two turns of their namespace and session, in key order) and whether they
+   * ask a question. Only the first `metadataFirst` ids (default all) get their metadata read. No text is returned (SQL only tests
+   * it for a question mark). `keys`, when every id's key is known (same order), makes each
+   * look-up one by key.
    */
   linkedRefs(namespace: string, ids: readonly string[], linkFirst: number, metadataFirst = ids.length, keys?: readonly number[]): Map<string, LinkedRef> {
     const out = new Map<string, LinkedRef>();
@@ -761,19 +762,6 @@ export class Sidecar {
   }
 
 
-
-  /**
-   * Turns around the row `key` in the same namespace and session, in insertion order: up to
-   * `after` following and `before` preceding rows of kind `turn`. Used to pass a matching turn's
-   * score on to its conversational context; cheap (served by the session index).
-   */
-  sessionNeighbours(namespace: string, sessionId: string, key: number, after: number, before: number): { next: SidecarRow[]; previous: SidecarRow[] } {
-    const cols = "key, namespace, id, text, metadata, NULL AS vector";
-    const where = `namespace = ? AND ${SESSION_EXPR} = ? AND ${KIND_EXPR} = 'turn'`;
-    const next = after > 0 ? (this.prepare(`SELECT ${cols} FROM records WHERE ${where} AND key > ? ORDER BY key LIMIT ?`).all(namespace, sessionId, key, after) as RawRow[]) : [];
-    const previous = before > 0 ? (this.prepare(`SELECT ${cols} FROM records WHERE ${where} AND key < ? ORDER BY key DESC LIMIT ?`).all(namespace, sessionId, key, before) as RawRow[]) : [];
-    return { next: next.map(toRow), previous: previous.map(toRow) };
-  }
 
   /** Database file size in bytes (0 in memory). */
   sizeBytes(): number {
