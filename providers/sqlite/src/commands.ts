@@ -257,15 +257,20 @@ export async function migrateCommand(ctx: CommandContext, options: JsonOption = 
   const showBar = !options.json && io(ctx).isTTY;
   const bar = showBar ? new cliProgress.SingleBar({ clearOnComplete: true, hideCursor: true }, cliProgress.Presets.shades_classic) : undefined;
   let barStarted = false;
-  const db = openDatabase(file, {
-    onMigrationProgress: (done, total) => {
-      if (!barStarted) bar?.start(total, 0);
-      barStarted = true;
-      bar?.update(done);
-    },
-  });
+  let db: ReturnType<typeof openDatabase>;
   try {
-    bar?.stop();
+    db = openDatabase(file, {
+      onMigrationProgress: (done, total) => {
+        if (!barStarted) bar?.start(total, 0);
+        barStarted = true;
+        bar?.update(done);
+      },
+    });
+  } finally {
+    // Also when the migration fails: the bar hides the cursor until stopped.
+    if (barStarted) bar?.stop();
+  }
+  try {
     result.toVersion = Number(db.pragma("user_version", { simple: true }));
     result.migrated = result.toVersion !== fromVersion;
     result.items = Number(db.prepare(`SELECT COUNT(*) FROM items`).pluck().get());
