@@ -434,6 +434,13 @@ export interface MemoryItem {
   userId?: string;
   tags?: string[];
   metadata?: Record<string, unknown>;
+  /**
+   * When the item expires (ISO 8601 text, a `Date` or epoch milliseconds). An expired item is never
+   * returned by search, prefetch or tools and is purged later. Needs the `expiry` capability.
+   */
+  expiresAt?: string | number | Date;
+  /** Time to live in milliseconds from now; the alternative to `expiresAt` (give one, not both). */
+  ttlMs?: number;
 }
 
 /** One search result. `id` is stable for the life of the item; hits are ordered by `score` desc. */
@@ -447,14 +454,102 @@ export interface MemoryHit {
   /** ISO 8601 creation time. */
   createdAt: string;
   metadata: Record<string, unknown>;
+  /** The item's tags, when it has any (providers with the `filters` capability return them). */
+  tags?: string[];
+  /** ISO 8601 expiry time, when the item expires. */
+  expiresAt?: string;
 }
 
-/** Filters of `SearchableMemory.search`; every key is optional. */
-export interface MemorySearchOptions {
-  limit?: number;
+/** A metadata value a filter compares with: text, a finite number or a boolean. */
+export type MetadataScalar = string | number | boolean;
+
+/**
+ * The operators of a metadata condition (the vocabulary of Pinecone's and MongoDB's filters).
+ * Several operators in one object must all hold. On a field holding a list, `$eq` / `$in` match
+ * when any element matches and `$ne` / `$nin` when none does; `$gt $gte $lt $lte` compare numbers
+ * only and never match a list. An item without the field matches only `$ne`, `$nin` and
+ * `$exists: false`.
+ */
+export interface MetadataOperators {
+  $eq?: MetadataScalar;
+  $ne?: MetadataScalar;
+  $in?: MetadataScalar[];
+  $nin?: MetadataScalar[];
+  $gt?: number;
+  $gte?: number;
+  $lt?: number;
+  $lte?: number;
+  $exists?: boolean;
+}
+
+/**
+ * A filter on an item's top-level `metadata` fields: `{ field: value }` (shorthand for `$eq`),
+ * `{ field: { $op: value } }`, and `$and` / `$or` over lists of filters. Fields of one object are
+ * ANDed. Field names may not start with `$`.
+ */
+export interface MetadataFilter {
+  $and?: MetadataFilter[];
+  $or?: MetadataFilter[];
+  [field: string]: MetadataScalar | MetadataOperators | MetadataFilter[] | undefined;
+}
+
+/** A creation-time range; bounds are ISO 8601 text, a `Date` or epoch milliseconds. */
+export interface TimeRange {
+  $gt?: string | number | Date;
+  $gte?: string | number | Date;
+  $lt?: string | number | Date;
+  $lte?: string | number | Date;
+}
+
+/**
+ * Which items a search considers or an erasure removes. Every given condition must hold.
+ * A filtered search returns the best `limit` matches among the items that pass the filter.
+ */
+export interface MemoryFilter {
+  /** One kind or any of several. */
+  kind?: MemoryKind | MemoryKind[];
   sessionId?: string;
   userId?: string;
-  kind?: MemoryKind;
+  /** `any`: the item has at least one of these tags; `all`: it has every one. */
+  tags?: { any?: string[]; all?: string[] };
+  /** The item's creation time lies in this range. */
+  createdAt?: TimeRange;
+  /** Conditions on the item's metadata fields. */
+  metadata?: MetadataFilter;
+}
+
+/** Options of `SearchableMemory.search`: a filter (filters beyond `kind`, `sessionId` and `userId` need the `filters` capability) and a limit. */
+export interface MemorySearchOptions extends MemoryFilter {
+  limit?: number;
+}
+
+/** What `SearchableMemory.forgetWhere` erases: the items with these ids and/or those passing the filter. At least one condition is required. */
+export interface ForgetScope extends MemoryFilter {
+  ids?: string[];
+}
+
+/** The changes `SearchableMemory.update` applies; keys left out keep their value (`expiresAt: null` removes the expiry). */
+export interface MemoryUpdate {
+  content?: string;
+  tags?: string[];
+  metadata?: Record<string, unknown>;
+  expiresAt?: string | number | Date | null;
+}
+
+/**
+ * The optional parts of `SearchableMemory` a provider implements, as it declares them in
+ * `capabilities()`. The contract kit runs the clauses of each declared capability and skips the
+ * others, saying why.
+ */
+export interface SearchCapabilities {
+  /** `search` honours every key of `MemoryFilter` (tags, time range, metadata, several kinds). */
+  filters: boolean;
+  /** `expiresAt` / `ttlMs` are honoured, and `purgeExpired` exists. */
+  expiry: boolean;
+  /** `forgetWhere` exists and reaches every copy of an item the provider keeps. */
+  erasure: boolean;
+  /** `update` exists and re-indexes the item. */
+  update: boolean;
 }
 
 /** Store statistics. Providers may add their own keys. */
@@ -480,6 +575,25 @@ export interface SearchableMemory {
   stats(): MaybePromise<MemoryStats>;
   /** Wait until everything queued so far is durably stored and searchable. */
   flush(): MaybePromise<void>;
+  /** The optional capabilities this provider implements; absent means none. */
+  capabilities?(): SearchCapabilities;
+  /** Erase every item in `scope` from every copy the provider keeps; resolves to how many items were erased (`erasure`). */
+  forgetWhere?(scope: ForgetScope): MaybePromise<number>;
+  /** Change a stored item and re-index it; false when no item has `id` (`update`). */
+  update?(id: string, changes: MemoryUpdate): MaybePromise<boolean>;
+  /** Delete the items that have expired; resolves to how many were deleted (`expiry`). */
+  purgeExpired?(): MaybePromise<number>;
+}
+
+/** The capabilities `provider` declares, every flag present (false when not declared). */
+export function searchCapabilities(provider: SearchableMemory): SearchCapabilities {
+  const declared = typeof provider.capabilities === "function" ? provider.capabilities() : undefined;
+  return {
+    filters: declared?.filters === true,
+    expiry: declared?.expiry === true && typeof provider.purgeExpired === "function",
+    erasure: declared?.erasure === true && typeof provider.forgetWhere === "function",
+    update: declared?.update === true && typeof provider.update === "function",
+  };
 }
 
 /** Type guard for `SearchableMemory`. */

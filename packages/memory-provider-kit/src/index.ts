@@ -2,7 +2,8 @@
  * `@hermes/memory-provider-kit`: what memory providers share. Safe FTS5 queries, recall
  * formatting, tool-argument validation and routing, the prefetch cache, SQLite store opening, the
  * batching writer, the layered BM25 ranker, conversational context (neighbour score spreading,
- * speaker boost), the stored text of turns and checkpoints, and JSONL export/import files.
+ * speaker boost), the stored text of turns and checkpoints, JSONL export/import files, and memory
+ * filters (validation, evaluation in JavaScript and in SQL) and expiry times.
  */
 export { buildFtsQuery, queryTokens, uniqueTerms, quoteTerm, isStopword, MAX_QUERY_TERMS, type FtsQueryOptions } from "./fts-query.js";
 export { formatRecall, defaultRecallLabel, recallEntryCount, MIN_ENTRY_CHARS, type RecallFormatOptions } from "./recall-format.js";
@@ -64,3 +65,26 @@ export {
   type TurnColumnWeights,
   type TurnContext,
 } from "./conversation-index.js";
+export {
+  parseMemoryFilter,
+  isEmptyFilter,
+  needsExtendedFilter,
+  matchesFilter,
+  matchesMetadata,
+  filterToSql,
+  resolveExpiry,
+  toEpochMs,
+  MEMORY_FILTER_TOOL_PROPERTIES,
+  MAX_FILTER_DEPTH,
+  MAX_FILTER_CONDITIONS,
+  MAX_FIELD_NAME_LENGTH,
+  type FilterScalar,
+  type MetadataNode,
+  type ParsedTimeRange,
+  type ParsedMemoryFilter,
+  type FilterRecord,
+  type ParseFilterOptions,
+  type FilterSqlColumns,
+  type FilterSql,
+  type FilterSqlOptions,
+} from "./memory-filter.js";
