@@ -199,7 +199,7 @@ class FilterParser {
   }
 
   private field(name: string, path: string): string {
-    if (name === "" || name.length > MAX_FIELD_NAME_LENGTH || name.startsWith("$") || /["\\]/.test(name) || /[\u0000-\u001f]/.test(name)) {
+    if (name === "" || name.length > MAX_FIELD_NAME_LENGTH || name.startsWith("$") || /["\\]/.test(name) || /\p{Cc}/u.test(name)) {
       invalid(
         `${this.what}: ${path}: "${name.slice(0, 40)}" is not a metadata field or operator. Field names are 1–${MAX_FIELD_NAME_LENGTH} characters without a leading $, quotes, backslashes or control characters; operators are $and and $or.`,
       );

@@ -32,7 +32,7 @@ import { CONFIG_SCHEMA, loadSqliteConfig, resolveDbPath, type ResolvedSqliteConf
 import { closeDatabase, isBusyError, loadDriver, driverLoadError, openDatabase, storageError, type Db } from "./database.js";
 import { factDigest, MEMORY_KINDS, MemoryStore, type NewItem, type StoredItem } from "./memory-store.js";
 import { runTool, TOOL_NAMES, TOOL_SCHEMAS } from "./tools.js";
-import { BatchingWriter, checkpointText, formatRecall as formatRecallBlock, PrefetchCache, turnSpeaker, turnText } from "@hermes/memory-provider-kit";
+import { BatchingWriter, checkpointText, formatRecall as formatRecallBlock, needsExtendedFilter, parseMemoryFilter, PrefetchCache, turnSpeaker, turnText } from "@hermes/memory-provider-kit";
 
 // Work units (about three per stored turn) from which opening the database logs that it is migrating.
 const LARGE_MIGRATION = 300_000;
@@ -427,7 +427,17 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   search(query: string, options: MemorySearchOptions = {}): MemoryHit[] {
     const store = this.requireStore();
     this.drainQueueSafely();
-    return store.search(typeof query === "string" ? query : String(query ?? ""), options);
+    const filter = parseMemoryFilter(options, { what: "search options", ignore: ["limit"] });
+    if (needsExtendedFilter(filter)) {
+      throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "sqlite memory search filters by one kind, sessionId and userId only." });
+    }
+    const kind = filter.kinds?.[0];
+    return store.search(typeof query === "string" ? query : String(query ?? ""), {
+      ...(options.limit !== undefined ? { limit: options.limit } : {}),
+      ...(kind !== undefined ? { kind } : {}),
+      ...(filter.sessionId !== undefined ? { sessionId: filter.sessionId } : {}),
+      ...(filter.userId !== undefined ? { userId: filter.userId } : {}),
+    });
   }
 
   /** The item with `id`, or `null`. */
