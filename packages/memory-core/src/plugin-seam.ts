@@ -58,6 +58,12 @@ export interface ProviderCliIo {
   stderr(text: string): void;
   /** Standard error is an interactive terminal (progress bars and prompts make sense). */
   readonly isTTY: boolean;
+  /**
+   * Ask the user a yes/no question on the terminal; resolves to false when they decline or cancel.
+   * Absent when the host cannot ask (no terminal, or a host without prompts): a command that needs
+   * a confirmation must then refuse unless the user passed `--yes`.
+   */
+  confirm?(question: string): Promise<boolean>;
 }
 
 /**

@@ -1,3 +1,4 @@
+import * as prompts from "@clack/prompts";
 import type { Command } from "commander";
 import {
   HermesMemoryError,
@@ -69,6 +70,14 @@ export async function registerProviderCommands(program: Command, io: CliIo, ctx:
       stdout: (text) => void io.stdout.write(text),
       stderr: (text) => void io.stderr.write(text),
       isTTY: io.stderr.isTTY === true,
+      ...(io.stdin.isTTY === true && io.stderr.isTTY === true
+        ? {
+            confirm: async (question: string) => {
+              const answer = await prompts.confirm({ message: question, initialValue: false, input: io.stdin, output: io.stderr });
+              return answer === true;
+            },
+          }
+        : {}),
     },
   };
   // The root's global --json is parsed before subcommands see it; hand it to provider subcommands
