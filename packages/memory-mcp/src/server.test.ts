@@ -6,7 +6,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { MemoryManager } from "@hermes/memory-core";
 import { RESOURCE_URIS, createMemoryMcpServer } from "./server.js";
-import { ScriptedProvider, openManager, tempHome } from "./test-support/providers.js";
+import { FilteringProvider, ScriptedProvider, openManager, tempHome } from "./test-support/providers.js";
 
 let home: { dir: string; cleanup: () => void };
 let manager: MemoryManager;
@@ -134,5 +134,62 @@ describe("createMemoryMcpServer with a searchable provider", () => {
     }
     await expect(client.readResource({ uri: RESOURCE_URIS.stats })).rejects.toThrow(/did not finish/);
     expect((await client.listTools()).tools.length).toBe(5);
+  });
+});
+
+describe("createMemoryMcpServer with a provider that supports filters and expiry", () => {
+  let provider: FilteringProvider;
+
+  beforeEach(async () => {
+    provider = new FilteringProvider();
+    manager = await openManager(home.dir, provider);
+    client = await connect(manager, 2_000);
+  });
+
+  it("offers the filter keys on search and ttlMs/expiresAt on remember, but no userId filter", async () => {
+    const { tools } = await client.listTools();
+    const search = tools.find((t) => t.name === "search")!;
+    expect(Object.keys(search.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(["tags", "createdAt", "metadata", "kind"]));
+    expect(search.inputSchema.properties).not.toHaveProperty("userId");
+    const remember = tools.find((t) => t.name === "remember")!;
+    expect(Object.keys(remember.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(["ttlMs", "expiresAt"]));
+  });
+
+  it("passes filters to the provider and returns only the matching items", async () => {
+    await provider.remember({ content: "Pay rent on the first", tags: ["home"], metadata: { priority: 2 } });
+    await provider.remember({ content: "Pay the team invoice", tags: ["work"], metadata: { priority: 5 } });
+    const found = JSON.parse(
+      text(await client.callTool({ name: "search", arguments: { query: "pay", tags: { any: ["work"] }, metadata: { priority: { $gte: 3 } }, kind: ["fact"] } })),
+    ) as { hits: Array<{ content: string }> };
+    expect(found.hits.map((h) => h.content)).toEqual(["Pay the team invoice"]);
+    expect(provider.lastSearch).toMatchObject({ tags: { any: ["work"] }, metadata: { priority: { $gte: 3 } }, kind: ["fact"] });
+  });
+
+  it("reports a malformed filter as a tool error naming the key", async () => {
+    const result = await client.callTool({ name: "search", arguments: { query: "pay", metadata: { priority: { $regex: "x" } } } });
+    expect(result.isError).toBe(true);
+    expect(text(result)).toMatch(/unknown operator/);
+  });
+
+  it("passes ttlMs to remember and refuses a bad one", async () => {
+    const ok = await client.callTool({ name: "remember", arguments: { content: "Short-lived note", ttlMs: 60_000 } });
+    expect(ok.isError).toBeFalsy();
+    const id = (JSON.parse(text(ok)) as { id: string }).id;
+    expect(provider.items.get(id)).toMatchObject({ ttlMs: 60_000 });
+    const bad = await client.callTool({ name: "remember", arguments: { content: "x", ttlMs: -5 } });
+    expect(bad.isError).toBe(true);
+    expect(text(bad)).toMatch(/ttlMs/);
+  });
+});
+
+describe("createMemoryMcpServer with a provider without filters", () => {
+  it("keeps the plain search schema and refuses filter keys with a tool error", async () => {
+    manager = await openManager(home.dir, new ScriptedProvider());
+    client = await connect(manager, 2_000);
+    const { tools } = await client.listTools();
+    expect(tools.find((t) => t.name === "search")!.inputSchema.properties).not.toHaveProperty("tags");
+    const result = await client.callTool({ name: "search", arguments: { query: "x", tags: { any: ["a"] } } });
+    expect(result.isError).toBe(true);
+    expect(text(result)).toMatch(/needs a provider that supports filters/);
   });
 });

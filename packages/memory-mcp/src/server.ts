@@ -18,14 +18,18 @@ import {
   describeError,
   isSearchableMemory,
   scrubSecrets,
+  searchCapabilities,
   silentLogger,
   type JsonSchema,
   type Logger,
+  type MemoryItem,
   type MemoryKind,
   type MemoryManager,
+  type MemorySearchOptions,
   type MemoryProvider,
   type SearchableMemory,
 } from "@hermes/memory-core";
+import { MEMORY_FILTER_TOOL_PROPERTIES } from "@hermes/memory-provider-kit";
 import { boundedProviderCall } from "./bounded.js";
 
 /** Default upper bound for one tool call or resource read, in ms. */
@@ -94,6 +98,28 @@ const SEARCHABLE_TOOLS: Tool[] = [
     },
   },
 ];
+
+// The filter keys a provider with the `filters` capability honours; `userId` stays out: the server
+// answers for the home it was opened on, and a model must not read across users.
+const { userId: _userFilter, ...FILTER_PROPERTIES } = MEMORY_FILTER_TOOL_PROPERTIES;
+const EXTENDED_FILTER_KEYS = ["tags", "createdAt", "metadata"] as const;
+
+/** The searchable tools as `provider` supports them: filters and expiry appear only when it declares them. */
+function searchableTools(provider: SearchableMemory): Tool[] {
+  const capabilities = searchCapabilities(provider);
+  return SEARCHABLE_TOOLS.map((tool) => {
+    const schema = tool.inputSchema as { properties: Record<string, unknown> };
+    if (tool.name === "search" && capabilities.filters) {
+      return { ...tool, inputSchema: { ...tool.inputSchema, properties: { ...schema.properties, ...FILTER_PROPERTIES } } };
+    }
+    if (tool.name === "remember" && capabilities.expiry) {
+      const ttlMs = { type: "integer", minimum: 1, description: "Forget the item this many milliseconds from now." };
+      const expiresAt = { type: "string", description: "Forget the item at this ISO 8601 time (instead of ttlMs)." };
+      return { ...tool, inputSchema: { ...tool.inputSchema, properties: { ...schema.properties, ttlMs, expiresAt } } };
+    }
+    return tool;
+  });
+}
 
 function objectSchema(parameters: unknown): Tool["inputSchema"] {
   if (typeof parameters !== "object" || parameters === null || Array.isArray(parameters)) return { type: "object", properties: {} };
@@ -169,8 +195,9 @@ export function createMemoryMcpServer(manager: MemoryManager, options: MemoryMcp
       description: schema.description,
       inputSchema: objectSchema(schema.parameters),
     }));
-    if (searchableProvider(manager)) {
-      for (const extra of SEARCHABLE_TOOLS) if (!manager.hasTool(extra.name)) tools.push(extra);
+    const provider = searchableProvider(manager);
+    if (provider) {
+      for (const extra of searchableTools(provider)) if (!manager.hasTool(extra.name)) tools.push(extra);
     }
     return tools;
   };
@@ -249,11 +276,21 @@ async function callSearchable(
     const query = scrubSecrets(stringArg(args, "query", true)!);
     const limit = args.limit === undefined ? 10 : Number(args.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 50) throw new ToolInputError("'limit' must be an integer from 1 to 50");
-    const kind = kindArg(args);
     const session = stringArg(args, "sessionId", false);
-    const hits = await boundedProviderCall(label, timeoutMs, () =>
-      provider.search(query, { limit, ...(kind ? { kind } : {}), ...(session ? { sessionId: session } : {}) }),
-    );
+    const options: MemorySearchOptions = { limit, ...(session ? { sessionId: session } : {}) };
+    const capabilities = searchCapabilities(provider);
+    if (capabilities.filters && Array.isArray(args.kind)) {
+      options.kind = args.kind as MemoryKind[]; // the provider validates the list
+    } else {
+      const kind = kindArg(args);
+      if (kind) options.kind = kind;
+    }
+    for (const key of EXTENDED_FILTER_KEYS) {
+      if (args[key] === undefined) continue;
+      if (!capabilities.filters) throw new ToolInputError(`'${key}' needs a provider that supports filters; '${provider.name}' does not`);
+      (options as Record<string, unknown>)[key] = args[key]; // validated by the provider (INVALID_ARGUMENT)
+    }
+    const hits = await boundedProviderCall(label, timeoutMs, () => provider.search(query, options));
     return textResult(JSON.stringify({ hits }));
   }
   if (name === "remember") {
@@ -262,9 +299,13 @@ async function callSearchable(
     const kind = kindArg(args) ?? "fact";
     const tags = args.tags === undefined ? undefined : args.tags;
     if (tags !== undefined && (!Array.isArray(tags) || !tags.every((t) => typeof t === "string"))) throw new ToolInputError("'tags' must be an array of strings");
-    const id = await boundedProviderCall(label, timeoutMs, () =>
-      provider.remember({ content, kind, sessionId, ...(tags ? { tags: tags as string[] } : {}) }),
-    );
+    const item: MemoryItem = { content, kind, sessionId, ...(tags ? { tags: tags as string[] } : {}) };
+    for (const key of ["ttlMs", "expiresAt"] as const) {
+      if (args[key] === undefined) continue;
+      if (!searchCapabilities(provider).expiry) throw new ToolInputError(`'${key}' needs a provider that supports expiry; '${provider.name}' does not`);
+      (item as unknown as Record<string, unknown>)[key] = args[key]; // validated by the provider (INVALID_ARGUMENT)
+    }
+    const id = await boundedProviderCall(label, timeoutMs, () => provider.remember(item));
     return textResult(JSON.stringify({ success: true, id }));
   }
   const id = stringArg(args, "id", true)!;

@@ -10,8 +10,10 @@ import {
   type MemorySearchOptions,
   type MemoryStats,
   type SearchableMemory,
+  type SearchCapabilities,
   type ToolSchema,
 } from "@hermes/memory-core";
+import { matchesFilter, parseMemoryFilter, resolveExpiry } from "@hermes/memory-provider-kit";
 
 /** A temp folder (real path) removed by `cleanup`. */
 export function tempHome(prefix = "hermes-mcp-"): { dir: string; cleanup: () => void } {
@@ -20,7 +22,15 @@ export function tempHome(prefix = "hermes-mcp-"): { dir: string; cleanup: () => 
 }
 
 function hit(id: string, item: MemoryItem): MemoryHit {
-  return { id, content: item.content, kind: item.kind ?? "fact", score: 1, createdAt: new Date(0).toISOString(), metadata: {} };
+  return {
+    id,
+    content: item.content,
+    kind: item.kind ?? "fact",
+    score: 1,
+    createdAt: new Date(0).toISOString(),
+    metadata: item.metadata ?? {},
+    ...(item.tags ? { tags: item.tags } : {}),
+  };
 }
 
 /** How a `ScriptedProvider` behaves: work, throw on every call, or never answer. */
@@ -82,6 +92,33 @@ export class ScriptedProvider extends MemoryProvider implements SearchableMemory
   }
   flush(): Promise<void> {
     return this.act(() => undefined);
+  }
+}
+
+/**
+ * A `ScriptedProvider` that declares the `filters` and `expiry` capabilities: it validates and
+ * applies filters with the kit (like the reference providers) and records the options it got.
+ */
+export class FilteringProvider extends ScriptedProvider {
+  lastSearch: MemorySearchOptions | undefined;
+
+  capabilities(): SearchCapabilities {
+    return { filters: true, expiry: true, erasure: false, update: false };
+  }
+  purgeExpired(): number {
+    return 0;
+  }
+  override remember(item: MemoryItem): Promise<string> {
+    resolveExpiry(item);
+    return super.remember(item);
+  }
+  override async search(query: string, options: MemorySearchOptions = {}): Promise<MemoryHit[]> {
+    this.lastSearch = options;
+    const filter = parseMemoryFilter(options, { ignore: ["limit"] });
+    const hits = await super.search(query, { limit: 1000 });
+    return hits
+      .filter((h) => matchesFilter(filter, { ...h, createdAt: Date.parse(h.createdAt), tags: h.tags ?? [] }))
+      .slice(0, options.limit ?? 10);
   }
 }
 
