@@ -9,7 +9,7 @@ export interface BenchArgs {
 }
 
 /** The suites, in the order `pnpm bench` runs them. */
-export const SUITE_NAMES = ["sync", "prefetch", "discovery", "vector", "locomo"] as const;
+export const SUITE_NAMES = ["sync", "prefetch", "discovery", "vector", "locomo", "filtered"] as const;
 
 /**
  * Parses `[suite...] [--quick] [--build-cache] [--data <file>] [--out <dir>]`. A bare `--` (pnpm forwards it) is
