@@ -22,7 +22,10 @@ import {
 } from "./__fixtures__/broken-providers.js";
 import { MinimalProvider } from "./__fixtures__/minimal-provider.js";
 import {
+  EmptyScopeErasesAllProvider,
   ErasureLeavesTextProvider,
+  IgnoresCreatedAtProvider,
+  LenientFilterProvider,
   IgnoresExpiryProvider,
   IgnoresRequestedUserProvider,
   PostFilterTopKProvider,
@@ -154,6 +157,9 @@ describe("runMemoryProviderContract catches broken providers", () => {
     { mistake: "checkpoint messages stored without their role label", Provider: UnlabelledCheckpointProvider, fails: ["C-CHECKPOINT-5"] },
     { mistake: "a prefetch cache keyed by query text alone", Provider: QueryKeyedPrefetchCacheProvider, fails: ["C-RECALL-2"] },
     { mistake: "filters applied to the unfiltered top-k", Provider: PostFilterTopKProvider, fails: ["C-FILTERS-2"] },
+    { mistake: "a createdAt range left out of the search", Provider: IgnoresCreatedAtProvider, fails: ["C-FILTERS-1"] },
+    { mistake: "malformed filters searched unfiltered instead of refused", Provider: LenientFilterProvider, fails: ["C-FILTERS-3"] },
+    { mistake: "an empty forgetWhere scope that erases everything", Provider: EmptyScopeErasesAllProvider, fails: ["C-ERASURE-2"] },
     { mistake: "a search that ignores the requested userId and searches its own", Provider: IgnoresRequestedUserProvider, fails: ["C-ISOLATION-3"] },
     { mistake: "a forgetWhere that leaves the erased text searchable", Provider: ErasureLeavesTextProvider, fails: ["C-ERASURE-1"] },
     { mistake: "expiry accepted but ignored", Provider: IgnoresExpiryProvider, fails: ["C-EXPIRY-1"] },

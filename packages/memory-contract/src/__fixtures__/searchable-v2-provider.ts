@@ -240,3 +240,30 @@ export class UpdateKeepsOldTextProvider extends SearchableV2Provider {
     return super.indexView().map((i) => this.staleIndex.get(i.id) ?? i);
   }
 }
+
+/** Validates the createdAt range but leaves it out of the search: a time-scoped search returns items of any time. */
+export class IgnoresCreatedAtProvider extends SearchableV2Provider {
+  protected override parseSearch(options: MemorySearchOptions): { filter: ParsedMemoryFilter; limit: number } {
+    super.parseSearch(options);
+    const { createdAt: _range, ...rest } = options;
+    return super.parseSearch(rest);
+  }
+}
+
+/** Falls back to an unfiltered search when the filter does not parse, instead of refusing it. */
+export class LenientFilterProvider extends SearchableV2Provider {
+  protected override parseSearch(options: MemorySearchOptions): { filter: ParsedMemoryFilter; limit: number } {
+    try {
+      return super.parseSearch(options);
+    } catch {
+      return { filter: {}, limit: options.limit ?? 10 };
+    }
+  }
+}
+
+/** Treats an empty forgetWhere scope as "every item". */
+export class EmptyScopeErasesAllProvider extends SearchableV2Provider {
+  protected override parseScope(scope: ForgetScope): ParsedMemoryFilter {
+    return parseMemoryFilter(scope, { what: "forgetWhere scope", allowIds: true });
+  }
+}

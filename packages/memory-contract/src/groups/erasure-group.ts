@@ -68,9 +68,13 @@ export async function runErasureGroup(ctx: ContractContext): Promise<void> {
     const item = await write(probe, "survivor", {});
     await probe.settle();
     const problems: string[] = [];
-    for (const scope of [{}, { userId: undefined, ids: undefined }] as ForgetScope[]) {
+    const empty: Array<[string, ForgetScope]> = [
+      ["{}", {}],
+      ["{userId: undefined, ids: undefined}", { userId: undefined, ids: undefined }],
+    ];
+    for (const [label, scope] of empty) {
       const problem = await refusalProblem(() => probe.instance.call("forgetWhere()", () => probe.memory.forgetWhere!(scope)));
-      if (problem) problems.push(`forgetWhere(${JSON.stringify(scope)}) ${problem}`);
+      if (problem) problems.push(`forgetWhere(${label}) ${problem}`);
     }
     await probe.settle();
     if ((await stillReadable(probe, item)).length < 2) problems.push("an item was erased by an empty scope");

@@ -234,102 +234,100 @@ export async function runFilteredSuite(ctx: SuiteContext): Promise<SuiteResult> 
   const texts = filteredTexts(SEED, size);
   const measured: ShapeMeasurement[] = [];
   const rows: Array<Array<string | number>> = [];
-  {
-    for (const driver of drivers) {
-      const cacheDir = path.join(ctx.cacheDir, `filtered-${driver.name}-${size}-s${SEED}-c${CORPUS_VERSION}`);
-      ctx.log(`filtered: ${driver.name} corpus of ${size.toLocaleString("en-US")} items (${cacheDir})`);
-      const built = await wallClock(() => cachedFile(cacheDir, (tmpDir) => buildCorpus(driver, tmpDir, size)));
-      rec.note(
-        `${driver.name}: ` +
-          (built.value.reused ? "corpus reused from bench-results/.cache" : `corpus written through remember() in ${fmt(built.ms / 1000)} s (${fmt(size / (built.ms / 1000))} items/s)`),
-      );
-      const { ids } = JSON.parse(fs.readFileSync(path.join(cacheDir, "corpus.json"), "utf8")) as { ids: string[] };
-      const indexOf = new Map(ids.map((id, i) => [id, i]));
-      // The provider opens a copy-free view of the cache: its own directory, as a user's store would be.
-      const provider = driver.create(cacheDir);
-      await settle(provider.initialize("bench-filtered", { hermesHome: cacheDir, agentContext: "primary", userId: OWNER_USER }));
-      const exact = await driver.exact(cacheDir, ids, texts);
-      try {
-        const { window, ties } = await readWindow(provider, ids, createdAtWindow(size));
-        if (ties > 0) rec.note(`${driver.name}: ${ties} item(s) outside the createdAt window share a creation time with its bounds and pass it too`);
-        const visibleUnfiltered = (i: number): boolean => driver.unfilteredScope === "all" || userOf(i) === OWNER_USER;
-        const search = (q: string, options: MemorySearchOptions) => provider.search(q, options);
+  for (const driver of drivers) {
+    const cacheDir = path.join(ctx.cacheDir, `filtered-${driver.name}-${size}-s${SEED}-c${CORPUS_VERSION}`);
+    ctx.log(`filtered: ${driver.name} corpus of ${size.toLocaleString("en-US")} items (${cacheDir})`);
+    const built = await wallClock(() => cachedFile(cacheDir, (tmpDir) => buildCorpus(driver, tmpDir, size)));
+    rec.note(
+      `${driver.name}: ` +
+        (built.value.reused ? "corpus reused from bench-results/.cache" : `corpus written through remember() in ${fmt(built.ms / 1000)} s (${fmt(size / (built.ms / 1000))} items/s)`),
+    );
+    const { ids } = JSON.parse(fs.readFileSync(path.join(cacheDir, "corpus.json"), "utf8")) as { ids: string[] };
+    const indexOf = new Map(ids.map((id, i) => [id, i]));
+    // The provider opens a copy-free view of the cache: its own directory, as a user's store would be.
+    const provider = driver.create(cacheDir);
+    await settle(provider.initialize("bench-filtered", { hermesHome: cacheDir, agentContext: "primary", userId: OWNER_USER }));
+    const exact = await driver.exact(cacheDir, ids, texts);
+    try {
+      const { window, ties } = await readWindow(provider, ids, createdAtWindow(size));
+      if (ties > 0) rec.note(`${driver.name}: ${ties} item(s) outside the createdAt window share a creation time with its bounds and pass it too`);
+      const visibleUnfiltered = (i: number): boolean => driver.unfilteredScope === "all" || userOf(i) === OWNER_USER;
+      const search = (q: string, options: MemorySearchOptions) => provider.search(q, options);
 
-        // The unfiltered search, measured first, is every shape's baseline.
-        const baseline = await measureShape(driver, null, window);
-        for (const shape of FILTER_SHAPES) await measureShape(driver, shape, window);
+      // The unfiltered search, measured first, is every shape's baseline.
+      const baseline = await measureShape(driver, null, window);
+      for (const shape of FILTER_SHAPES) await measureShape(driver, shape, window);
 
-        async function measureShape(d: Driver, shape: FilterShape | null, w: CreatedAtWindow): Promise<ShapeMeasurement> {
-          const name = shape?.name ?? "none (baseline)";
-          const options: MemorySearchOptions = { ...(shape ? shape.filter(w) : {}), limit: K };
-          const visible = (i: number): boolean => (shape?.name === "userId" ? true : visibleUnfiltered(i));
-          const passes = (i: number): boolean => (shape ? shape.passes(i, w) : true) && visible(i);
-          const candidates: number[] = [];
-          for (let i = 0; i < size; i++) if (passes(i)) candidates.push(i);
-          const m: ShapeMeasurement = { provider: d.name, shape: name, passing: candidates.length, status: "ok" };
-          measured.push(m);
-          try {
-            await settle(search(queries[0]!, options));
-          } catch (error) {
-            m.status = errorCode(error) === "INVALID_ARGUMENT" ? "unsupported" : "failed";
-            m.reason = `${errorCode(error) ?? "error"}: ${errorMessage(error)}`;
-            return m;
-          }
-          ctx.log(`filtered: ${d.name}, filter ${name}: recall`);
-          let recallSum = 0;
-          let recallCount = 0;
-          let failing = 0;
-          let returned = 0;
-          const exactSizes: number[] = [];
-          for (const q of queries) {
-            const hits = await settle(search(q, options));
-            const got = hits.map((h) => indexOf.get(String(h.id)));
-            returned += got.length;
-            const ok = got.filter((i): i is number => i !== undefined && passes(i));
-            failing += got.length - ok.length;
-            // The whole corpus unfiltered (sqlite) needs no candidate list; the rest rank the passing items.
-            const top = await exact.top(q, shape === null && d.unfilteredScope === "all" ? null : candidates, K);
-            exactSizes.push(top.length);
-            if (top.length === 0) continue;
-            const kept = keptOfExactTop(top, await exact.ranksOf(q, ok), ok.map(String));
-            recallSum += kept / top.length;
-            recallCount++;
-          }
-          m.recall = recallCount > 0 ? recallSum / recallCount : null;
-          m.failingShare = returned > 0 ? failing / returned : 0;
-          m.queriesWithoutExact = QUERY_COUNT - recallCount;
-          m.exactHitsMedian = summarize(exactSizes).median;
-          ctx.log(`filtered: ${d.name}, filter ${name}: timing`);
-          let qi = 0;
-          m.latency = await timeTask(`${d.name} ${name}`, () => search(queries[qi++ % QUERY_COUNT]!, options), { ...timing, sync: d.syncSearch });
+      async function measureShape(d: Driver, shape: FilterShape | null, w: CreatedAtWindow): Promise<ShapeMeasurement> {
+        const name = shape?.name ?? "none (baseline)";
+        const options: MemorySearchOptions = { ...(shape ? shape.filter(w) : {}), limit: K };
+        const visible = (i: number): boolean => (shape?.name === "userId" ? true : visibleUnfiltered(i));
+        const passes = (i: number): boolean => (shape ? shape.passes(i, w) : true) && visible(i);
+        const candidates: number[] = [];
+        for (let i = 0; i < size; i++) if (passes(i)) candidates.push(i);
+        const m: ShapeMeasurement = { provider: d.name, shape: name, passing: candidates.length, status: "ok" };
+        measured.push(m);
+        try {
+          await settle(search(queries[0]!, options));
+        } catch (error) {
+          m.status = errorCode(error) === "INVALID_ARGUMENT" ? "unsupported" : "failed";
+          m.reason = `${errorCode(error) ?? "error"}: ${errorMessage(error)}`;
           return m;
         }
-
-        for (const m of measured.filter((x) => x.provider === driver.name)) {
-          const shape = FILTER_SHAPES.find((s) => s.name === m.shape);
-          const cells = [driver.name, shape ? `${shape.name}: ${shape.describe}` : "none: unfiltered search (baseline)", m.passing.toLocaleString("en-US")];
-          if (m.status !== "ok" || !m.latency || !baseline.latency) {
-            rows.push([...cells, m.status === "unsupported" ? "unsupported" : "failed", "", "", "", "", ""]);
-            rec.note(`${driver.name}, ${m.shape}: ${m.status} (${m.reason ?? "the baseline did not run"})`);
-            continue;
-          }
-          rows.push([
-            ...cells,
-            `${fmt(m.latency.median)} ms`,
-            `${fmt(m.latency.p95)} ms`,
-            shape ? `${ratio(m.latency.median, baseline.latency.median)} / ${ratio(m.latency.p95, baseline.latency.p95)}` : "1× / 1×",
-            m.recall == null ? "n/a" : m.recall.toFixed(3),
-            `${fmt(100 * (m.failingShare ?? 0))} %`,
-            `${fmt(m.exactHitsMedian ?? 0)}`,
-          ]);
-          if ((m.failingShare ?? 0) > 0) rec.note(`${driver.name}, ${m.shape}: ${fmt(100 * m.failingShare!)} % of the returned hits fail the filter (the provider accepted the filter but did not apply it)`);
-          if ((m.queriesWithoutExact ?? 0) > 0) rec.note(`${driver.name}, ${m.shape}: ${m.queriesWithoutExact} of ${QUERY_COUNT} queries match no passing item at all and are left out of recall@10`);
+        ctx.log(`filtered: ${d.name}, filter ${name}: recall`);
+        let recallSum = 0;
+        let recallCount = 0;
+        let failing = 0;
+        let returned = 0;
+        const exactSizes: number[] = [];
+        for (const q of queries) {
+          const hits = await settle(search(q, options));
+          const got = hits.map((h) => indexOf.get(String(h.id)));
+          returned += got.length;
+          const ok = got.filter((i): i is number => i !== undefined && passes(i));
+          failing += got.length - ok.length;
+          // The whole corpus unfiltered (sqlite) needs no candidate list; the rest rank the passing items.
+          const top = await exact.top(q, shape === null && d.unfilteredScope === "all" ? null : candidates, K);
+          exactSizes.push(top.length);
+          if (top.length === 0) continue;
+          const kept = keptOfExactTop(top, await exact.ranksOf(q, ok), ok.map(String));
+          recallSum += kept / top.length;
+          recallCount++;
         }
-        rec.note(`${driver.name}: exact ranking = ${driver.exactLabel}`);
-      } finally {
-        exact.close();
-        await settle(provider.shutdown?.());
+        m.recall = recallCount > 0 ? recallSum / recallCount : null;
+        m.failingShare = returned > 0 ? failing / returned : 0;
+        m.queriesWithoutExact = QUERY_COUNT - recallCount;
+        m.exactHitsMedian = summarize(exactSizes).median;
+        ctx.log(`filtered: ${d.name}, filter ${name}: timing`);
+        let qi = 0;
+        m.latency = await timeTask(`${d.name} ${name}`, () => search(queries[qi++ % QUERY_COUNT]!, options), { ...timing, sync: d.syncSearch });
+        return m;
       }
+
+      for (const m of measured.filter((x) => x.provider === driver.name)) {
+        const shape = FILTER_SHAPES.find((s) => s.name === m.shape);
+        const cells = [driver.name, shape ? `${shape.name}: ${shape.describe}` : "none: unfiltered search (baseline)", m.passing.toLocaleString("en-US")];
+        if (m.status !== "ok" || !m.latency || !baseline.latency) {
+          rows.push([...cells, m.status === "unsupported" ? "unsupported" : "failed", "", "", "", "", ""]);
+          rec.note(`${driver.name}, ${m.shape}: ${m.status} (${m.reason ?? "the baseline did not run"})`);
+          continue;
+        }
+        rows.push([
+          ...cells,
+          `${fmt(m.latency.median)} ms`,
+          `${fmt(m.latency.p95)} ms`,
+          shape ? `${ratio(m.latency.median, baseline.latency.median)} / ${ratio(m.latency.p95, baseline.latency.p95)}` : "1× / 1×",
+          m.recall == null ? "n/a" : m.recall.toFixed(3),
+          `${fmt(100 * (m.failingShare ?? 0))} %`,
+          `${fmt(m.exactHitsMedian ?? 0)}`,
+        ]);
+        if ((m.failingShare ?? 0) > 0) rec.note(`${driver.name}, ${m.shape}: ${fmt(100 * m.failingShare!)} % of the returned hits fail the filter (the provider accepted the filter but did not apply it)`);
+        if ((m.queriesWithoutExact ?? 0) > 0) rec.note(`${driver.name}, ${m.shape}: ${m.queriesWithoutExact} of ${QUERY_COUNT} queries match no passing item at all and are left out of recall@10`);
+      }
+      rec.note(`${driver.name}: exact ranking = ${driver.exactLabel}`);
+    } finally {
+      exact.close();
+      await settle(provider.shutdown?.());
     }
   }
   rec.table({
