@@ -26,6 +26,7 @@ import {
   ErasureLeavesTextProvider,
   IgnoresCreatedAtProvider,
   LenientFilterProvider,
+  SlowFlushV2Provider,
   IgnoresExpiryProvider,
   IgnoresRequestedUserProvider,
   PostFilterTopKProvider,
@@ -85,6 +86,15 @@ describe("runMemoryProviderContract on the correct minimal provider", () => {
     expect(report.summary).toMatchObject({ fail: 0, skip: MANIFEST_IDS.length + V2_IDS.length, total: CONTRACT_CLAUSES.length });
     for (const r of report.results) expect(r.hint.length).toBeGreaterThan(10);
   });
+
+  it("gives C-EXPIRY-1 a longer ttlMs when writing and flushing outlasts the first one", async () => {
+    const report = await runMemoryProviderContract(setupFor(SlowFlushV2Provider), { only: ["C-EXPIRY-1"] });
+    expect(failures(report)).toBe("");
+    expect(report.results.find((r) => r.id === "C-EXPIRY-1")).toMatchObject({
+      status: "pass",
+      reason: expect.stringMatching(/^ttlMs \d+: writing and flushing took longer than 1500 ms$/),
+    });
+  }, 30_000);
 
   it("passes every clause of a provider declaring the SearchableMemory v2 capabilities", async () => {
     const report = await runMemoryProviderContract(setupFor(SearchableV2Provider));

@@ -267,3 +267,11 @@ export class EmptyScopeErasesAllProvider extends SearchableV2Provider {
     return parseMemoryFilter(scope, { what: "forgetWhere scope", allowIds: true });
   }
 }
+
+/** A correct provider whose flush() takes 1.6 s, longer than the contract's first ttlMs. */
+export class SlowFlushV2Provider extends SearchableV2Provider {
+  override async flush(): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, 1_600));
+    await super.flush();
+  }
+}
