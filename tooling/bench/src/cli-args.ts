@@ -12,7 +12,7 @@ export interface BenchArgs {
 export const SUITE_NAMES = ["sync", "prefetch", "discovery", "vector", "locomo", "filtered"] as const;
 
 /**
- * The suites a bare `pnpm bench` runs: all but `filtered`, which takes over a minute even with its
+ * The suites a bare `pnpm bench` runs: all but `filtered`, which takes about a minute even with its
  * corpora cached and minutes to build them, so it runs only when named.
  */
 export const DEFAULT_SUITES: readonly string[] = SUITE_NAMES.filter((name) => name !== "filtered");

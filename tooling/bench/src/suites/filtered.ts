@@ -251,7 +251,7 @@ export async function runFilteredSuite(ctx: SuiteContext): Promise<SuiteResult> 
     );
     const { ids } = JSON.parse(fs.readFileSync(path.join(cacheDir, "corpus.json"), "utf8")) as { ids: string[] };
     const indexOf = new Map(ids.map((id, i) => [id, i]));
-    // The provider opens a copy-free view of the cache: its own directory, as a user's store would be.
+    // The provider opens the cached store in place, as it would open a user's existing store.
     const provider = driver.create(cacheDir);
     await settle(provider.initialize("bench-filtered", { hermesHome: cacheDir, agentContext: "primary", userId: OWNER_USER }));
     const exact = await driver.exact(cacheDir, ids, texts);
@@ -331,7 +331,7 @@ export async function runFilteredSuite(ctx: SuiteContext): Promise<SuiteResult> 
         if ((m.failingShare ?? 0) > 0) rec.note(`${driver.name}, ${m.shape}: ${fmt(100 * m.failingShare!)} % of the returned hits fail the filter (the provider accepted the filter but did not apply it)`);
         if ((m.queriesWithoutExact ?? 0) > 0) rec.note(`${driver.name}, ${m.shape}: ${m.queriesWithoutExact} of ${QUERY_COUNT} queries match no passing item at all and are left out of recall@10`);
       }
-      rec.note(`${driver.name}: exact ranking = ${driver.exactLabel}`);
+      rec.note(`${driver.name} = ${driver.label}; exact ranking = ${driver.exactLabel}`);
     } finally {
       exact.close();
       await settle(provider.shutdown?.());
