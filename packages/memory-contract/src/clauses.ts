@@ -8,6 +8,10 @@ export const CONTRACT_GROUPS = [
   "HOOKS",
   "RECALL",
   "ISOLATION",
+  "FILTERS",
+  "EXPIRY",
+  "ERASURE",
+  "UPDATE",
   "CHECKPOINT",
   "LIFECYCLE",
 ] as const;
@@ -27,6 +31,13 @@ export type ClauseRequirement =
   | "userScoping"
   | "readBack";
 
+/**
+ * A `SearchableMemory` v2 capability a clause needs. The provider declares these itself in
+ * `capabilities()` (read with core's `searchCapabilities`), so they are checked when the clause
+ * runs, not from the setup.
+ */
+export type DeclaredCapability = "filters" | "expiry" | "erasure" | "update";
+
 /** The static description of a clause: its stable id, title and troubleshooting hint. */
 export interface ContractClause {
   /** Stable id such as `C-TOOLS-2`; never reused for a different obligation. */
@@ -37,6 +48,11 @@ export interface ContractClause {
   hint: string;
   /** Capabilities that must be declared for the clause to run; otherwise it is skipped. */
   requires?: ClauseRequirement[];
+  /**
+   * Capabilities the provider must declare in `capabilities()` for the clause to run; checked at
+   * run time on a fresh instance, and the clause is skipped with the reason when one is missing.
+   */
+  declares?: DeclaredCapability[];
 }
 
 function clause(
@@ -45,8 +61,11 @@ function clause(
   title: string,
   hint: string,
   requires?: ClauseRequirement[],
+  declares?: DeclaredCapability[],
 ): ContractClause {
-  return requires ? { id, group, title, hint, requires } : { id, group, title, hint };
+  const out: ContractClause = requires ? { id, group, title, hint, requires } : { id, group, title, hint };
+  if (declares) out.declares = declares;
+  return out;
 }
 
 /**
@@ -125,6 +144,26 @@ export const CONTRACT_CLAUSES: readonly ContractClause[] = [
     "Keep all state per instance and derived from ctx.hermesHome; no module-level caches or singletons keyed by nothing.", ["readBack"]),
   clause("C-ISOLATION-2", "ISOLATION", "userId scoping keeps users of one profile apart",
     "Store ctx.userId with every item and filter prefetch/search by it.", ["userScoping", "readBack"]),
+  clause("C-ISOLATION-3", "ISOLATION", "one instance serving two users: search(q, {userId}) returns only that user's items, and forgetWhere({userId}) leaves the other user's",
+    "Filter by the userId the caller passes in search options and in remember(item.userId), not by the instance's own ctx.userId; with erasure, scope forgetWhere by it too.", ["search"]),
+
+  clause("C-FILTERS-1", "FILTERS", "search honours every MemoryFilter key: kind lists, sessionId, userId, tags any/all, createdAt ranges and metadata operators",
+    "Evaluate every key of the search options as a condition that must hold (parseMemoryFilter + matchesFilter or filterToSql in @hermes/memory-provider-kit); values compare by type and a list field matches $eq/$in by any element.", ["search"], ["filters"]),
+  clause("C-FILTERS-2", "FILTERS", "a filtered search returns the best limit matches among the passing items, even when the best unfiltered matches all fail the filter",
+    "Apply the filter before taking the top limit (in the query, or by widening the candidate set until limit passing items are found); never filter an unfiltered top-k.", ["search"], ["filters"]),
+  clause("C-FILTERS-3", "FILTERS", "a malformed filter is refused with a HermesMemoryError of code INVALID_ARGUMENT",
+    "Validate search options with parseMemoryFilter (@hermes/memory-provider-kit) before touching the store; unknown keys, operators and wrongly typed values must throw INVALID_ARGUMENT, never widen the search.", ["search"], ["filters"]),
+
+  clause("C-EXPIRY-1", "EXPIRY", "an item with a short ttlMs is returned by search and get before it expires and never after; purgeExpired() deletes and counts it",
+    "Store the expiry (resolveExpiry in @hermes/memory-provider-kit) and exclude expired items in search, get and recall at read time; purgeExpired() deletes them and returns how many.", ["search"], ["expiry"]),
+
+  clause("C-ERASURE-1", "ERASURE", "forgetWhere by ids, userId, sessionId and filter returns the count erased; the erased text is found by neither search nor get; other items stay",
+    "Delete the matching items from every copy you keep (rows, full-text and vector indexes, caches) before resolving, and return how many items were erased.", ["search"], ["erasure"]),
+  clause("C-ERASURE-2", "ERASURE", "forgetWhere with an empty scope is refused with INVALID_ARGUMENT and erases nothing",
+    "Parse the scope with parseMemoryFilter(scope, {allowIds: true}) and refuse it when isEmptyFilter(): an empty scope must never mean \"erase everything\".", ["search"], ["erasure"]),
+
+  clause("C-UPDATE-1", "UPDATE", "update(id, changes) re-indexes the item: the old text is no longer found, the new text is, tags and metadata are replaced; an unknown id gives false",
+    "Rewrite the item in every index (full-text, vectors, caches) in update(), replacing tags and metadata wholesale when given; return false for an id that does not exist.", ["search"], ["update"]),
 
   clause("C-CHECKPOINT-1", "CHECKPOINT", "declares preCompressCheckpointApiVersion 2 and onPreCompress returns a string",
     "Set readonly preCompressCheckpointApiVersion = 2 and return a (possibly empty) string after the checkpoint is durable.", ["checkpoint"]),

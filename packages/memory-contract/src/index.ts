@@ -10,6 +10,7 @@ export {
   type ContractClause,
   type ContractGroup,
   type ClauseRequirement,
+  type DeclaredCapability,
 } from "./clauses.js";
 export {
   resolveTimeouts,

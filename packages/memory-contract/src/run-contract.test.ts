@@ -21,6 +21,18 @@ import {
   WholeTranscriptCheckpointProvider,
 } from "./__fixtures__/broken-providers.js";
 import { MinimalProvider } from "./__fixtures__/minimal-provider.js";
+import {
+  EmptyScopeErasesAllProvider,
+  ErasureLeavesTextProvider,
+  IgnoresCreatedAtProvider,
+  LenientFilterProvider,
+  SlowFlushV2Provider,
+  IgnoresExpiryProvider,
+  IgnoresRequestedUserProvider,
+  PostFilterTopKProvider,
+  SearchableV2Provider,
+  UpdateKeepsOldTextProvider,
+} from "./__fixtures__/searchable-v2-provider.js";
 import { CONTRACT_CLAUSES } from "./clauses.js";
 import type { ContractCapabilities, MemoryProviderContractSetup } from "./contract-setup.js";
 import type { ContractReport } from "./contract-report.js";
@@ -53,15 +65,43 @@ function failures(report: ContractReport): string {
     .join("\n");
 }
 
+const MANIFEST_IDS = ["C-MANIFEST-1", "C-MANIFEST-2", "C-MANIFEST-3", "C-MANIFEST-4"];
+const V2_IDS = ["C-FILTERS-1", "C-FILTERS-2", "C-FILTERS-3", "C-EXPIRY-1", "C-ERASURE-1", "C-ERASURE-2", "C-UPDATE-1"];
+
 describe("runMemoryProviderContract on the correct minimal provider", () => {
-  it("passes every clause, skipping only MANIFEST without a package dir", async () => {
+  it("passes every clause, skipping only MANIFEST without a package dir and the v2 clauses it does not declare", async () => {
     const report = await runMemoryProviderContract(setupFor(MinimalProvider));
     expect(failures(report)).toBe("");
-    expect(ids(report, "skip")).toEqual(["C-MANIFEST-1", "C-MANIFEST-2", "C-MANIFEST-3", "C-MANIFEST-4"]);
+    expect(ids(report, "skip")).toEqual([...MANIFEST_IDS, ...V2_IDS]);
+    for (const id of V2_IDS) {
+      expect(report.results.find((r) => r.id === id)?.reason, id).toMatch(/^the provider does not declare (filters|expiry|erasure|update) in capabilities\(\)/);
+    }
+    // Two users on one instance needs only search; the forgetWhere half says why it did not run.
+    expect(report.results.find((r) => r.id === "C-ISOLATION-3")).toMatchObject({
+      status: "pass",
+      reason: "forgetWhere({userId}) not tried: the provider does not declare erasure",
+    });
     expect(report.results.map((r) => r.id)).toEqual(CONTRACT_CLAUSES.map((c) => c.id));
     expect(report.ok).toBe(true);
-    expect(report.summary).toMatchObject({ fail: 0, skip: 4, total: CONTRACT_CLAUSES.length });
+    expect(report.summary).toMatchObject({ fail: 0, skip: MANIFEST_IDS.length + V2_IDS.length, total: CONTRACT_CLAUSES.length });
     for (const r of report.results) expect(r.hint.length).toBeGreaterThan(10);
+  });
+
+  it("gives C-EXPIRY-1 a longer ttlMs when writing and flushing outlasts the first one", async () => {
+    const report = await runMemoryProviderContract(setupFor(SlowFlushV2Provider), { only: ["C-EXPIRY-1"] });
+    expect(failures(report)).toBe("");
+    expect(report.results.find((r) => r.id === "C-EXPIRY-1")).toMatchObject({
+      status: "pass",
+      reason: expect.stringMatching(/^ttlMs \d+: writing and flushing took longer than 1500 ms$/),
+    });
+  }, 30_000);
+
+  it("passes every clause of a provider declaring the SearchableMemory v2 capabilities", async () => {
+    const report = await runMemoryProviderContract(setupFor(SearchableV2Provider));
+    expect(failures(report)).toBe("");
+    expect(ids(report, "skip")).toEqual(MANIFEST_IDS);
+    for (const id of [...V2_IDS, "C-ISOLATION-3"]) expect(report.results.find((r) => r.id === id)?.status, id).toBe("pass");
+    expect(report.results.find((r) => r.id === "C-ISOLATION-3")?.reason).toBeUndefined();
   });
 
   it("runs the MANIFEST clauses from the package dir", async () => {
@@ -126,6 +166,14 @@ describe("runMemoryProviderContract catches broken providers", () => {
     { mistake: "a turn label that ignores turnAuthor", Provider: IgnoresTurnAuthorProvider, fails: ["C-HOOKS-9"] },
     { mistake: "checkpoint messages stored without their role label", Provider: UnlabelledCheckpointProvider, fails: ["C-CHECKPOINT-5"] },
     { mistake: "a prefetch cache keyed by query text alone", Provider: QueryKeyedPrefetchCacheProvider, fails: ["C-RECALL-2"] },
+    { mistake: "filters applied to the unfiltered top-k", Provider: PostFilterTopKProvider, fails: ["C-FILTERS-2"] },
+    { mistake: "a createdAt range left out of the search", Provider: IgnoresCreatedAtProvider, fails: ["C-FILTERS-1"] },
+    { mistake: "malformed filters searched unfiltered instead of refused", Provider: LenientFilterProvider, fails: ["C-FILTERS-3"] },
+    { mistake: "an empty forgetWhere scope that erases everything", Provider: EmptyScopeErasesAllProvider, fails: ["C-ERASURE-2"] },
+    { mistake: "a search that ignores the requested userId and searches its own", Provider: IgnoresRequestedUserProvider, fails: ["C-ISOLATION-3"] },
+    { mistake: "a forgetWhere that leaves the erased text searchable", Provider: ErasureLeavesTextProvider, fails: ["C-ERASURE-1"] },
+    { mistake: "expiry accepted but ignored", Provider: IgnoresExpiryProvider, fails: ["C-EXPIRY-1"] },
+    { mistake: "an update that keeps serving the old text", Provider: UpdateKeepsOldTextProvider, fails: ["C-UPDATE-1"] },
   ];
 
   for (const { mistake, Provider, fails } of cases) {

@@ -5,6 +5,9 @@ import { resolveTimeouts, type ContractRunOptions, type MemoryProviderContractSe
 import { summarizeResults, type ContractReport } from "./contract-report.js";
 import { runCheckpointGroup } from "./groups/checkpoint-group.js";
 import { runConfigGroup } from "./groups/config-group.js";
+import { runErasureGroup } from "./groups/erasure-group.js";
+import { runExpiryGroup } from "./groups/expiry-group.js";
+import { runFiltersGroup } from "./groups/filters-group.js";
 import { runHooksGroup } from "./groups/hooks-group.js";
 import { runIdentityGroup } from "./groups/identity-group.js";
 import { runInitGroup } from "./groups/init-group.js";
@@ -13,6 +16,7 @@ import { runLifecycleGroup } from "./groups/lifecycle-group.js";
 import { runManifestGroup } from "./groups/manifest-group.js";
 import { runRecallGroup } from "./groups/recall-group.js";
 import { runToolsGroup } from "./groups/tools-group.js";
+import { runUpdateGroup } from "./groups/update-group.js";
 import { ProviderHarness } from "./provider-harness.js";
 import { Sandbox } from "./sandbox.js";
 
@@ -25,6 +29,10 @@ const GROUP_RUNNERS: Array<[ContractGroup, (ctx: ContractContext) => Promise<voi
   ["HOOKS", runHooksGroup],
   ["RECALL", runRecallGroup],
   ["ISOLATION", runIsolationGroup],
+  ["FILTERS", runFiltersGroup],
+  ["EXPIRY", runExpiryGroup],
+  ["ERASURE", runErasureGroup],
+  ["UPDATE", runUpdateGroup],
   ["CHECKPOINT", runCheckpointGroup],
   ["LIFECYCLE", runLifecycleGroup],
 ];

@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { SUITE_NAMES, parseArgs } from "./cli-args.js";
+import { DEFAULT_SUITES, SUITE_NAMES, parseArgs } from "./cli-args.js";
 
 describe("parseArgs", () => {
-  it("runs every suite by default", () => {
-    expect(parseArgs([])).toMatchObject({ suites: [...SUITE_NAMES], quick: false, buildCache: false });
+  it("runs every suite but filtered by default, and filtered when named", () => {
+    expect(parseArgs([])).toMatchObject({ suites: ["sync", "prefetch", "discovery", "vector", "locomo"], quick: false, buildCache: false });
+    expect(DEFAULT_SUITES).toEqual(SUITE_NAMES.filter((s) => s !== "filtered"));
+    expect(parseArgs(["filtered", "sync"]).suites).toEqual(["sync", "filtered"]);
   });
 
   it("accepts suites in any order and runs them in the canonical order", () => {

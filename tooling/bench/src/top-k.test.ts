@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { keptOfExactTop } from "./top-k.js";
+import { bestByRank, keptOfExactTop } from "./top-k.js";
 
 const exact = [
   { id: 1, rank: -9 },
@@ -31,5 +31,16 @@ describe("keptOfExactTop", () => {
     expect(keptOfExactTop(exact, ties, ["1", "2", "3", "4", "5", "6", "7", "8"])).toBe(5);
     expect(keptOfExactTop(exact, [], ["1", "1", "1"])).toBe(1);
     expect(keptOfExactTop([], [], ["1"])).toBe(0);
+  });
+});
+
+describe("bestByRank", () => {
+  it("returns the k lowest ranks, best first, ties by id, like a full sort", () => {
+    let seed = 7;
+    const next = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rows = Array.from({ length: 500 }, (_, id) => ({ id, rank: Math.floor(next() * 50) }));
+    const sorted = [...rows].sort((a, b) => a.rank - b.rank || a.id - b.id);
+    for (const k of [1, 10, 499, 500, 600]) expect(bestByRank(rows, k), String(k)).toEqual(sorted.slice(0, k));
+    expect(bestByRank(rows, 0)).toEqual([]);
   });
 });

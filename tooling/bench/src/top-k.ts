@@ -24,3 +24,21 @@ export function keptOfExactTop(
   }
   return Math.min(kept, exact.length);
 }
+
+/**
+ * The `k` rows with the lowest rank (ties: lower id first), best first, chosen in one pass without
+ * sorting every row (the filtered suite ranks ~100,000 rows per query this way).
+ */
+export function bestByRank(rows: Iterable<{ id: number; rank: number }>, k: number): Array<{ id: number; rank: number }> {
+  const best: Array<{ id: number; rank: number }> = [];
+  if (k <= 0) return best;
+  const better = (a: { id: number; rank: number }, b: { id: number; rank: number }): boolean => a.rank < b.rank || (a.rank === b.rank && a.id < b.id);
+  for (const r of rows) {
+    if (best.length === k && !better(r, best[k - 1]!)) continue;
+    let at = best.length === k ? k - 1 : best.length;
+    while (at > 0 && better(r, best[at - 1]!)) at--;
+    best.splice(at, 0, r);
+    if (best.length > k) best.pop();
+  }
+  return best;
+}

@@ -1,5 +1,7 @@
+import { searchCapabilities } from "@hermes/memory-core";
 import { fail, pass, type ContractContext } from "../clause-runner.js";
 import { distinctiveToken, type ProviderInstance } from "../provider-harness.js";
+import { mentions, searchableClause } from "./searchable-support.js";
 
 interface ProfileRun {
   label: string;
@@ -80,4 +82,41 @@ export async function runIsolationGroup(ctx: ContractContext): Promise<void> {
     }
     return problems.length > 0 ? fail(problems.join("; ")) : pass();
   });
+
+  // One instance (its own ctx.userId is user b) writes for users a and b; b's items match the query
+  // better, so a provider that searches its own user instead of the requested one returns them.
+  const userA = "contract-user-a";
+  const userB = "contract-user-b";
+  await searchableClause(
+    ctx,
+    "C-ISOLATION-3",
+    "two-users",
+    async (probe) => {
+      const topic = distinctiveToken("sharedtopic");
+      const tokenA = distinctiveToken("usera");
+      const tokensB = [distinctiveToken("userb"), distinctiveToken("userb"), distinctiveToken("userb")];
+      const idA = await probe.remember({ content: `${topic} note of user a: ${tokenA}`, userId: userA });
+      const idsB: string[] = [];
+      for (const token of tokensB) idsB.push(await probe.remember({ content: `${topic} ${topic} ${topic} note of user b: ${token}`, userId: userB }));
+      await probe.settle();
+      const problems: string[] = [];
+      const forA = await probe.search(topic, { userId: userA, limit: 3 });
+      if (!mentions(forA, tokenA)) problems.push("search(q, {userId: a}) does not return a's item");
+      if (tokensB.some((t) => mentions(forA, t)) || forA.some((h) => h.userId === userB)) problems.push("search(q, {userId: a}) returns b's items");
+      const forB = await probe.search(topic, { userId: userB, limit: 10 });
+      if (mentions(forB, tokenA) || forB.some((h) => h.userId === userA)) problems.push("search(q, {userId: b}) returns a's item");
+      if (!tokensB.every((t) => mentions(forB, t))) problems.push("search(q, {userId: b}) does not return all of b's items");
+      if (problems.length > 0) return fail(problems.join("; "));
+      if (!searchCapabilities(probe.memory).erasure) return pass("forgetWhere({userId}) not tried: the provider does not declare erasure");
+      const erased = await probe.instance.call("forgetWhere({userId: a})", () => probe.memory.forgetWhere!({ userId: userA }));
+      if (erased !== 1) problems.push(`forgetWhere({userId: a}) returned ${JSON.stringify(erased)}, not 1 (a had one item)`);
+      await probe.settle();
+      const afterB = await probe.search(topic, { userId: userB, limit: 10 });
+      if (!tokensB.every((t) => mentions(afterB, t))) problems.push("after forgetWhere({userId: a}) search no longer returns all of b's items");
+      for (const id of idsB) if ((await probe.get(id)) === null) problems.push(`after forgetWhere({userId: a}) get() no longer returns b's item ${id}`);
+      if ((await probe.get(idA)) !== null) problems.push("after forgetWhere({userId: a}) get() still returns a's item");
+      return problems.length > 0 ? fail(problems.join("; ")) : pass();
+    },
+    { context: { userId: userB } },
+  );
 }

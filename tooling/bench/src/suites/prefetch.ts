@@ -70,7 +70,7 @@ async function openOnce(Provider: SqliteProviderClass, file: string, dir: string
 }
 
 /** The provider's FTS5 table, found by its schema rather than assumed. */
-function findFtsTable(db: Database.Database): string | null {
+export function findFtsTable(db: Database.Database): string | null {
   const rows = db.prepare<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%USING fts5%' ORDER BY name").all();
   return rows[0]?.name ?? null;
 }
