@@ -298,6 +298,18 @@ describe("PineconeRemoteMemory: outages", () => {
     expect((await reopened.search("outage"))[0]!.id).toBe(ids[0]);
   });
 
+  it("delivers what the outbox holds to the namespace it was written for, also after reopening with another namespace", async () => {
+    fake.failNext(503, 1_000_000, "/vectors/upsert");
+    const first = store({ namespace: "first" });
+    const id = first.remember({ content: "queued for the first namespace" });
+    expect(await first.close()).toBe(1);
+    fake.clearFaults();
+    const second = store({ namespace: "second" });
+    await second.flush();
+    expect([...(fake.namespaces.get("first")?.keys() ?? [])]).toEqual([id]);
+    expect(fake.count("second")).toBe(0);
+  });
+
   it("serves its own fresh writes while Pinecone's query index lags, but not an item another process deleted", async () => {
     fake.lagQueries = true;
     const s = store();

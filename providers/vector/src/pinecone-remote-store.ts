@@ -13,11 +13,12 @@
  *   sparse values: `encodeDocument(text)` (see sparse-encoder.ts).
  * - metadata: `text`, `kind`, `created` (epoch ms), `expires` (epoch ms; `NO_EXPIRY` when the
  *   item does not expire, so "not expired" is one range condition), `seq` (order of remembering:
- *   epoch µs plus a per-process counter, ordering a session's turns), `session_id`, `user_id`,
- *   `tags` (list of text), `meta` (the caller's metadata as JSON, read back as given) and each
- *   top-level caller field again as `m_<field>` for filtering: text, numbers, booleans and lists
- *   of text as they are; other values (objects, other lists) as their JSON text, so only
- *   `$exists`, `$ne` and `$nin` say anything useful about them; `null` fields are left out.
+ *   epoch ms × 1000 plus a per-process counter from 0 to 999, ordering a session's turns),
+ *   `session_id`, `user_id`, `tags` (list of text), `meta` (the caller's metadata as JSON, read
+ *   back as given) and each top-level caller field again as `m_<field>` for filtering: text,
+ *   finite numbers, booleans and lists of text as they are (Pinecone's metadata types); other
+ *   values (objects, lists of numbers or booleans) as their JSON text, which is what a filter
+ *   then compares with; `null` fields are left out (a filter treats them as missing).
  *
  * Search is one hybrid query (dense·alpha + sparse·(1 − alpha)) with the filter translated to
  * Pinecone's metadata filter and "not expired" added, so the hits are the best `limit` among the
@@ -273,7 +274,7 @@ interface CachedItem {
 }
 
 let seqCounter = 0;
-/** Order of remembering: epoch microseconds plus a per-process counter (ties within a millisecond). */
+/** Order of remembering: epoch ms × 1000 plus a per-process counter from 0 to 999 (orders writes within a millisecond). */
 function nextSeq(now: number): number {
   seqCounter = (seqCounter + 1) % 1000;
   return now * 1000 + seqCounter;
@@ -398,10 +399,16 @@ export class PineconeRemoteMemory {
         while (!this.closed) {
           const entries = this.outbox.list(this.batchSize);
           if (entries.length === 0) return;
-          const records = await this.toRecords(entries);
-          await this.client.upsert(this.namespace, records);
-          this.outbox.remove(entries.map((e) => e.seq));
-          for (const record of records) this.cache(record.id, record);
+          // Each entry goes to the namespace it was written for (a store reopened with another
+          // namespace still delivers what the old one queued to where it belongs).
+          const byNamespace = new Map<string, typeof entries>();
+          for (const e of entries) byNamespace.set(e.namespace, [...(byNamespace.get(e.namespace) ?? []), e]);
+          for (const [namespace, group] of byNamespace) {
+            const records = await this.toRecords(group);
+            await this.client.upsert(namespace, records);
+            this.outbox.remove(group.map((e) => e.seq));
+            if (namespace === this.namespace) for (const record of records) this.cache(record.id, record);
+          }
           this.lastFailure = null;
         }
       } catch (error) {
