@@ -8,6 +8,7 @@ import { PineconeFake } from "@hermes/pinecone-fake";
 import { itemIdPrefix, NO_EXPIRY, PineconeRemoteMemory, type PineconeRemoteMemoryOptions } from "./pinecone-remote-store.js";
 import { encodeDocument } from "./sparse-encoder.js";
 import { ConceptEmbedder, CONCEPT_DIMENSIONS } from "./test-support/concept-embedder.js";
+import { VectorMemoryProvider } from "./vector-memory-provider.js";
 
 let fake: PineconeFake;
 let dir: string;
@@ -320,5 +321,36 @@ describe("PineconeRemoteMemory: outages", () => {
     // Deleted elsewhere: the cached copy is checked against Pinecone and dropped.
     fake.namespaces.get("team")!.delete(id);
     expect(await s.search("harbour master")).toEqual([]);
+  });
+});
+
+describe("PineconeRemoteMemory: moving from the sidecar layout", () => {
+  it("imports a sidecar-layout export keeping kind, creation time, session, user, tags and metadata; importing twice stores each item once", async () => {
+    const home = path.join(dir, "home");
+    const old = new VectorMemoryProvider({ env: {}, embedderInstance: new ConceptEmbedder() });
+    await old.initialize("s-old", { hermesHome: home, userId: "alice" });
+    old.remember({ content: "I drive a sedan on weekends", kind: "fact", userId: "alice", tags: ["car"], metadata: { source_app: "notes", rating: 4 } });
+    old.remember({ content: "we talked about the harbour", kind: "turn", sessionId: "s-old", userId: "alice" });
+    await old.flush();
+    const exported = [...old.exportItems()];
+    await old.shutdown();
+    expect(exported).toHaveLength(2);
+
+    const s = store();
+    const ids = await s.importSidecarItems(exported);
+    expect(s.pendingWrites).toBe(0);
+    expect(await s.importSidecarItems(exported)).toEqual(ids);
+    expect(fake.count("team")).toBe(2);
+    for (const row of exported) {
+      const hit = (await s.get(ids.get(row.id)!))!;
+      expect(hit.content).toBe(row.content);
+      expect(hit.kind).toBe(row.metadata.kind);
+      expect(hit.createdAt).toBe(row.metadata.created_at);
+      expect(hit.userId).toBe("alice");
+      expect(ids.get(row.id)!.endsWith(`.${row.id}`)).toBe(true);
+    }
+    const [fact] = await s.search("automobile", { userId: "alice", kind: "fact", tags: { any: ["car"] }, metadata: { rating: { $gte: 4 } } });
+    expect(fact).toMatchObject({ content: "I drive a sedan on weekends", tags: ["car"], metadata: { source_app: "notes", rating: 4 } });
+    expect(await s.forgetWhere({ userId: "alice", sessionId: "s-old" })).toBe(1);
   });
 });

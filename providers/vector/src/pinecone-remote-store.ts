@@ -43,6 +43,7 @@ import {
 import { matchesFilter, parseMemoryFilter, resolveExpiry, toEpochMs, type MetadataNode, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
 import { l2Normalize, type Embedder } from "./embedder.js";
 import type { VectorMetadata } from "./metadata-filter.js";
+import type { ExportedItem } from "./maintenance.js";
 import { Outbox } from "./outbox.js";
 import { PineconeRemoteClient, type PineconeRemoteClientOptions, type RemoteRecord } from "./pinecone-remote-client.js";
 import type { RetryPolicy } from "./retry-policy.js";
@@ -349,31 +350,87 @@ export class PineconeRemoteMemory {
    */
   remember(item: MemoryItem, options: RememberOptions = {}): string {
     this.assertOpen();
+    const write = this.prepare(item, options, Date.now());
+    this.enqueue([write]);
+    return write.id;
+  }
+
+  /** A validated write of `item` created at `created` (throws `INVALID_ARGUMENT`). */
+  private prepare(item: MemoryItem, options: RememberOptions, created: number): { id: string; text: string; metadata: VectorMetadata } {
     const text = checkText(item?.content, "content");
     const kind = item.kind ?? "fact";
     if (!KINDS.includes(kind)) invalid(`kind must be turn, fact or checkpoint; got ${String(kind)}.`);
     if (item.sessionId !== undefined) checkText(item.sessionId, "sessionId");
     if (item.userId !== undefined) checkText(item.userId, "userId");
     if (options.key !== undefined && !KEY_PATTERN.test(options.key)) invalid(`key must be 1–128 letters, digits, _ or -; got ${JSON.stringify(String(options.key).slice(0, 40))}.`);
-    const now = Date.now();
-    const expiry = resolveExpiry(item, now);
+    const expiry = resolveExpiry(item, Date.now());
     const metadata = buildMetadata({
       text,
       kind,
-      created: now,
+      created,
       expires: expiry ?? NO_EXPIRY,
-      seq: nextSeq(now),
+      seq: nextSeq(created),
       ...(item.sessionId !== undefined ? { sessionId: item.sessionId } : {}),
       ...(item.userId !== undefined ? { userId: item.userId } : {}),
       tags: checkTags(item.tags),
       userMetadata: checkMetadata(item.metadata),
     });
     const id = `${itemIdPrefix(item.userId, item.sessionId)}${kind}.${options.key ?? randomUUID()}`;
-    this.enqueue([{ id, text, metadata }]);
-    return id;
+    return { id, text, metadata };
+  }
+
+  /**
+   * Move items of the sidecar layout (`exportItems` / `hermes-memory vector export` rows: id,
+   * content and flat metadata with `kind`, `created_at`, `session_id`, `user_id`, `tags`, the
+   * caller's metadata as JSON in `extra`, and an expiry in `expires_at` when there is one) into
+   * this layout, keeping kind, creation time, session, user, tags and expiry; the other sidecar
+   * fields (`source`, `role`, `digest`…) join the caller's metadata, as the sidecar layout returns
+   * them. The old id becomes the key of the new one, so importing twice stores each item once.
+   * Waits until Pinecone stored everything (`flush`). Returns the old id → new id of each item.
+   */
+  async importSidecarItems(items: Iterable<ExportedItem> | AsyncIterable<ExportedItem>): Promise<Map<string, string>> {
+    this.assertOpen();
+    const ids = new Map<string, string>();
+    let batch: Array<{ id: string; text: string; metadata: VectorMetadata }> = [];
+    for await (const row of items) {
+      const { kind, created_at, session_id, user_id, tags, extra, expires_at, text: _text, text_truncated: _cut, ...rest } = row.metadata;
+      let user: Record<string, unknown> = {};
+      if (typeof extra === "string") {
+        try {
+          user = JSON.parse(extra) as Record<string, unknown>;
+        } catch {
+          user = { extra };
+        }
+      }
+      const created = typeof created_at === "string" && Number.isFinite(Date.parse(created_at)) ? Date.parse(created_at) : Date.now();
+      const key = KEY_PATTERN.test(row.id) ? row.id : createHash("sha256").update(row.id).digest("hex").slice(0, 32);
+      const write = this.prepare(
+        {
+          content: row.content,
+          kind: KINDS.includes(kind as MemoryKind) ? (kind as MemoryKind) : "fact",
+          ...(typeof session_id === "string" && session_id !== "" ? { sessionId: session_id } : {}),
+          ...(typeof user_id === "string" && user_id !== "" ? { userId: user_id } : {}),
+          ...(Array.isArray(tags) ? { tags } : {}),
+          ...(typeof expires_at === "string" || typeof expires_at === "number" ? { expiresAt: expires_at } : {}),
+          metadata: { ...rest, ...user },
+        },
+        { key },
+        created,
+      );
+      ids.set(row.id, write.id);
+      batch.push(write);
+      if (batch.length >= 256) {
+        this.enqueue(batch.splice(0));
+        await this.flush();
+      }
+    }
+    this.enqueue(batch);
+    await this.flush();
+    return ids;
   }
 
   private enqueue(writes: Array<{ id: string; text: string; metadata: VectorMetadata }>): void {
+    if (writes.length === 0) return;
     try {
       this.outbox.put(writes.map((w) => ({ ...w, namespace: this.namespace })));
     } catch (error) {
