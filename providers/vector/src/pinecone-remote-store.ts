@@ -391,7 +391,7 @@ export class PineconeRemoteMemory {
   async importSidecarItems(items: Iterable<ExportedItem> | AsyncIterable<ExportedItem>): Promise<Map<string, string>> {
     this.assertOpen();
     const ids = new Map<string, string>();
-    let batch: Array<{ id: string; text: string; metadata: VectorMetadata }> = [];
+    const batch: Array<{ id: string; text: string; metadata: VectorMetadata }> = [];
     for await (const row of items) {
       const { kind, created_at, session_id, user_id, tags, extra, expires_at, text: _text, text_truncated: _cut, ...rest } = row.metadata;
       let user: Record<string, unknown> = {};
