@@ -352,5 +352,10 @@ describe("PineconeRemoteMemory: moving from the sidecar layout", () => {
     const [fact] = await s.search("automobile", { userId: "alice", kind: "fact", tags: { any: ["car"] }, metadata: { rating: { $gte: 4 } } });
     expect(fact).toMatchObject({ content: "I drive a sedan on weekends", tags: ["car"], metadata: { source_app: "notes", rating: 4 } });
     expect(await s.forgetWhere({ userId: "alice", sessionId: "s-old" })).toBe(1);
+
+    const tooLong = { id: "fact-long", namespace: "x", content: "y".repeat(30_001), metadata: { kind: "fact" } };
+    const error = await s.importSidecarItems([tooLong]).catch((e: unknown) => e);
+    expect(HermesMemoryError.hasCode(error, "INVALID_ARGUMENT")).toBe(true);
+    expect((error as Error).message).toMatch(/^Importing item fact-long .*at most 30000 bytes/);
   });
 });

@@ -379,6 +379,20 @@ export class PineconeRemoteMemory {
     return { id, text, metadata };
   }
 
+  /** `prepare` for an imported item: a refusal names the item, so the import can be repaired and re-run. */
+  private prepareImported(oldId: string, item: MemoryItem, options: RememberOptions, created: number): { id: string; text: string; metadata: VectorMetadata } {
+    try {
+      return this.prepare(item, options, created);
+    } catch (error) {
+      if (!(error instanceof HermesMemoryError)) throw error;
+      throw new HermesMemoryError({
+        code: error.code,
+        message: `Importing item ${oldId} into the Pinecone remote layout: ${error.message} Items before it are stored; importing again after fixing it stores each item once.`,
+        cause: error,
+      });
+    }
+  }
+
   /**
    * Move items of the sidecar layout (`exportItems` / `hermes-memory vector export` rows: id,
    * content and flat metadata with `kind`, `created_at`, `session_id`, `user_id`, `tags`, the
@@ -404,7 +418,8 @@ export class PineconeRemoteMemory {
       }
       const created = typeof created_at === "string" && Number.isFinite(Date.parse(created_at)) ? Date.parse(created_at) : Date.now();
       const key = KEY_PATTERN.test(row.id) ? row.id : createHash("sha256").update(row.id).digest("hex").slice(0, 32);
-      const write = this.prepare(
+      const write = this.prepareImported(
+        row.id,
         {
           content: row.content,
           kind: KINDS.includes(kind as MemoryKind) ? (kind as MemoryKind) : "fact",
