@@ -208,14 +208,16 @@ describe("PineconeRemoteMemory: search", () => {
   it("never returns an expired item, and purgeExpired deletes exactly the expired ones", async () => {
     const s = store();
     const past = s.remember({ content: "pizza coupon", expiresAt: Date.now() - 1000 });
-    const soon = s.remember({ content: "pizza tonight", ttlMs: 300 });
+    const rememberedAt = Date.now();
+    const soon = s.remember({ content: "pizza tonight", ttlMs: 1500 });
     const later = s.remember({ content: "pizza recipe", ttlMs: 3_600_000 });
     const never = s.remember({ content: "pizza forever" });
     await s.flush();
     const found = async (): Promise<string[]> => (await store({ outboxFile: path.join(dir, `r${Math.random()}.sqlite`) }).search("pizza", { limit: 10 })).map((h) => h.id).sort();
     expect(await found()).toEqual([soon, later, never].sort());
     expect(await s.get(past)).toBeNull();
-    await new Promise((resolve) => setTimeout(resolve, 350));
+    expect(Date.now()).toBeLessThan(rememberedAt + 1500); // the first look was before the expiry
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, rememberedAt + 1600 - Date.now())));
     expect(await found()).toEqual([later, never].sort());
     expect((await s.get(later))!.expiresAt).toBeDefined();
     expect(await s.purgeExpired()).toBe(2);
