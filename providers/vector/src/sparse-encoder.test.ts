@@ -28,7 +28,7 @@ describe("sparse encoder: terms and indices", () => {
     }
   });
 
-  it("gives the same vector in another process (no per-process state such as a random hash seed)", () => {
+  it("gives the same vector in another process (no per-process state such as a random hash seed)", { timeout: 30_000 }, () => {
     const here = encodeDocument(SAMPLE);
     const module = pathToFileURL(fileURLToPath(new URL("./sparse-encoder.ts", import.meta.url))).href;
     const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx/esm")).href;
