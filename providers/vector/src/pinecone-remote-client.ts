@@ -1,0 +1,290 @@
+/**
+ * The Pinecone calls of the remote (no local memory) layout, through the official SDK: sparse–dense
+ * upserts and queries on a `dotproduct` index, fetch, delete by ids, list by id prefix and
+ * namespace counts. Every call has a per-request timeout and bounded retries with backoff on 429,
+ * 5xx, timeouts and refused connections; a 401 becomes `PROVIDER_UNAVAILABLE` (never retried);
+ * any other refusal becomes `STORAGE_FAILED` naming the HTTP status and Pinecone's message.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import { Pinecone } from "@pinecone-database/pinecone";
+import type { Index, RecordMetadata } from "@pinecone-database/pinecone";
+import { HermesMemoryError, describeError } from "@hermes/memory-core";
+import type { VectorMetadata } from "./metadata-filter.js";
+import { backoffDelay, delay, DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry-policy.js";
+import type { SparseVector } from "./sparse-encoder.js";
+
+/** Connection options of {@link PineconeRemoteClient}. */
+export interface PineconeRemoteClientOptions {
+  apiKey: string;
+  /** Index name. The index must exist with metric `dotproduct` and the embedder's dimension. */
+  indexName: string;
+  /** Index host (with scheme). Without it the host is looked up once through the control plane, which also checks the metric and dimension. */
+  host?: string;
+  /** Control-plane URL (default `https://api.pinecone.io`), with scheme. */
+  controllerHostUrl?: string;
+  /** The dense vectors' dimension (the embedder's). */
+  dimensions: number;
+  /** Per-request timeout in ms (default 10000). */
+  requestTimeoutMs?: number;
+  /** Retry policy for 429, 5xx, timeouts and refused connections. */
+  retry?: Partial<RetryPolicy>;
+}
+
+/** One sparse–dense record. */
+export interface RemoteRecord {
+  id: string;
+  values: number[];
+  sparseValues?: SparseVector;
+  metadata: VectorMetadata;
+}
+
+/** One query match. */
+export interface RemoteMatch {
+  id: string;
+  score: number;
+  metadata: VectorMetadata;
+}
+
+interface AttemptState {
+  timeoutMs: number;
+  status?: number;
+  timedOut?: boolean;
+}
+
+/** Records per upsert request (Pinecone allows 1000 and 2 MB; sparse–dense records with text are large). */
+const UPSERT_BATCH = 100;
+const MAX_REQUEST_BYTES = 2 * 1024 * 1024 - 64 * 1024;
+
+/** The Pinecone data and control plane calls of the remote layout. */
+export class PineconeRemoteClient {
+  readonly indexName: string;
+  readonly dimensions: number;
+  private readonly client: Pinecone;
+  private readonly retry: RetryPolicy;
+  private readonly requestTimeoutMs: number;
+  private readonly attempt = new AsyncLocalStorage<AttemptState>();
+  private index: Index<RecordMetadata> | null = null;
+  private lookup: Promise<Index<RecordMetadata>> | null = null;
+  private readonly namespaces = new Map<string, Index<RecordMetadata>>();
+  /** Set after a 401 or a wrongly configured index: further calls fail fast with the same error. */
+  fatal: HermesMemoryError | null = null;
+
+  constructor(options: PineconeRemoteClientOptions) {
+    this.indexName = options.indexName;
+    this.dimensions = options.dimensions;
+    this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
+    const fetchApi = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      const state = this.attempt.getStore();
+      const timeoutMs = state?.timeoutMs ?? this.requestTimeoutMs;
+      const controller = new AbortController();
+      const timer = setTimeout(() => {
+        if (state) state.timedOut = true;
+        controller.abort(new Error(`Pinecone request timed out after ${timeoutMs} ms`));
+      }, timeoutMs);
+      const signal = init?.signal ? AbortSignal.any([init.signal, controller.signal]) : controller.signal;
+      try {
+        const response = await fetch(input, { ...init, signal });
+        if (state) state.status = response.status;
+        // The body is read inside the timeout too: a server may stall after the headers.
+        const body = await response.arrayBuffer();
+        return new Response(body.byteLength === 0 && (response.status === 204 || response.status === 304) ? null : body, {
+          status: response.status,
+          statusText: response.statusText,
+          headers: response.headers,
+        });
+      } finally {
+        clearTimeout(timer);
+      }
+    };
+    this.client = new Pinecone({
+      apiKey: options.apiKey,
+      ...(options.controllerHostUrl ? { controllerHostUrl: options.controllerHostUrl } : {}),
+      maxRetries: 0,
+      fetchApi: fetchApi as never,
+    });
+    if (options.host) this.index = this.client.index({ name: options.indexName, host: options.host });
+  }
+
+  private misconfigured(message: string, cause?: unknown): HermesMemoryError {
+    this.fatal = new HermesMemoryError({ code: "PROVIDER_UNAVAILABLE", message, ...(cause ? { cause } : {}) });
+    return this.fatal;
+  }
+
+  /** The index handle; without a configured host, looked up once, checking metric and dimension. */
+  private async base(budgetMs: number | undefined): Promise<Index<RecordMetadata>> {
+    if (this.index) return this.index;
+    this.lookup ??= this.call("describe_index", budgetMs, () => this.client.describeIndex(this.indexName))
+      .then((model) => {
+        if (model.metric !== "dotproduct") {
+          throw this.misconfigured(
+            `Pinecone index "${this.indexName}" has metric ${model.metric}; the remote layout stores sparse–dense vectors, which Pinecone accepts only on an index with metric dotproduct. Create a dotproduct index with dimension ${this.dimensions} and point memory.vector.pinecone_index at it.`,
+          );
+        }
+        if (model.dimension !== undefined && model.dimension !== this.dimensions) {
+          throw this.misconfigured(
+            `Pinecone index "${this.indexName}" has dimension ${model.dimension} but the embedder produces ${this.dimensions}. Use an index of dimension ${this.dimensions}, or the embedder the index was built with.`,
+          );
+        }
+        const host = /^https?:\/\//.test(model.host) ? model.host : `https://${model.host}`;
+        this.index = this.client.index({ name: this.indexName, host });
+        return this.index;
+      })
+      .finally(() => {
+        this.lookup = null;
+      });
+    return this.lookup;
+  }
+
+  private async ns(namespace: string, budgetMs?: number): Promise<Index<RecordMetadata>> {
+    const base = await this.base(budgetMs);
+    let idx = this.namespaces.get(namespace);
+    if (!idx) {
+      idx = namespace === "" ? base : base.namespace(namespace);
+      this.namespaces.set(namespace, idx);
+    }
+    return idx;
+  }
+
+  /** Run one SDK call with a timeout per attempt and bounded retries within `budgetMs`. */
+  private async call<T>(what: string, budgetMs: number | undefined, fn: () => Promise<T>): Promise<T> {
+    if (this.fatal) throw this.fatal;
+    const deadline = budgetMs === undefined ? Infinity : Date.now() + budgetMs;
+    let lastError: unknown;
+    let lastStatus: number | undefined;
+    let timedOut = false;
+    for (let attempt = 0; ; attempt++) {
+      const state: AttemptState = { timeoutMs: Math.max(1, Math.min(this.requestTimeoutMs, deadline - Date.now())) };
+      try {
+        return await this.attempt.run(state, fn);
+      } catch (error) {
+        if (error instanceof HermesMemoryError) throw error;
+        lastError = error;
+        lastStatus = state.status;
+        timedOut = Boolean(state.timedOut);
+        if (state.status === 401 || (error as Error)?.name === "PineconeAuthorizationError") {
+          throw this.misconfigured(
+            `Pinecone rejected the API key (401) for index "${this.indexName}". Set a valid PINECONE_API_KEY in $HERMES_HOME/.env (or run \`hermes-memory memory setup vector\`).`,
+            error,
+          );
+        }
+        if (/does not support sparse values/.test(describeError(error))) {
+          throw this.misconfigured(
+            `Pinecone index "${this.indexName}" refused sparse values: its metric is not dotproduct. The remote layout needs an index with metric dotproduct and dimension ${this.dimensions}.`,
+            error,
+          );
+        }
+        const retryable = state.timedOut || state.status === undefined || state.status === 429 || state.status >= 500;
+        if (!retryable || attempt >= this.retry.maxRetries) break;
+        const wait = backoffDelay(this.retry, attempt);
+        if (Date.now() + wait + 1 >= deadline) break;
+        await delay(wait);
+      }
+    }
+    if (lastStatus !== undefined && lastStatus !== 429 && lastStatus < 500) {
+      throw new HermesMemoryError({
+        code: "STORAGE_FAILED",
+        message: `Pinecone rejected ${what} on index "${this.indexName}" (HTTP ${lastStatus}: ${describeError(lastError)}). Check that the index exists with metric dotproduct and dimension ${this.dimensions}.`,
+        cause: lastError,
+      });
+    }
+    const detail = lastStatus ? `HTTP ${lastStatus}` : timedOut ? `timed out after ${this.requestTimeoutMs} ms` : describeError(lastError);
+    throw new HermesMemoryError({
+      code: "STORAGE_FAILED",
+      message: `Pinecone ${what} on index "${this.indexName}" failed (${detail}) after retries. Check Pinecone's status and your network; the call is safe to repeat.`,
+      cause: lastError,
+    });
+  }
+
+  /** Upsert records, in requests of at most 100 records and under 2 MB. */
+  async upsert(namespace: string, records: RemoteRecord[], budgetMs?: number): Promise<void> {
+    const idx = await this.ns(namespace, budgetMs);
+    let batch: RemoteRecord[] = [];
+    let bytes = 0;
+    const send = async (): Promise<void> => {
+      if (batch.length === 0) return;
+      const payload = batch;
+      batch = [];
+      bytes = 0;
+      await this.call("upsert", budgetMs, () =>
+        idx.upsert({
+          records: payload.map((r) => ({
+            id: r.id,
+            values: r.values,
+            ...(r.sparseValues && r.sparseValues.indices.length > 0 ? { sparseValues: r.sparseValues } : {}),
+            metadata: r.metadata,
+          })),
+        }),
+      );
+    };
+    for (const record of records) {
+      const size = JSON.stringify(record).length;
+      if (batch.length >= UPSERT_BATCH || bytes + size > MAX_REQUEST_BYTES) await send();
+      batch.push(record);
+      bytes += size;
+    }
+    await send();
+  }
+
+  /** A sparse–dense query: the best `topK` records passing `filter`, with metadata. */
+  async query(namespace: string, query: { vector: number[]; sparseVector?: SparseVector; topK: number; filter?: object }, budgetMs?: number): Promise<RemoteMatch[]> {
+    const idx = await this.ns(namespace, budgetMs);
+    const response = await this.call("query", budgetMs, () =>
+      idx.query({
+        vector: query.vector,
+        ...(query.sparseVector && query.sparseVector.indices.length > 0 ? { sparseVector: query.sparseVector } : {}),
+        topK: query.topK,
+        includeMetadata: true,
+        ...(query.filter ? { filter: query.filter } : {}),
+      }),
+    );
+    return (response.matches ?? []).map((m) => ({ id: m.id, score: m.score ?? 0, metadata: (m.metadata ?? {}) as VectorMetadata }));
+  }
+
+  /** Records by id, with their vectors and metadata (missing ids are left out); 100 ids per request. */
+  async fetch(namespace: string, ids: string[], budgetMs?: number): Promise<Map<string, RemoteRecord>> {
+    const out = new Map<string, RemoteRecord>();
+    const idx = await this.ns(namespace, budgetMs);
+    for (let i = 0; i < ids.length; i += 100) {
+      const chunk = ids.slice(i, i + 100);
+      const response = await this.call("fetch", budgetMs, () => idx.fetch({ ids: chunk }));
+      for (const [id, rec] of Object.entries(response.records ?? {})) {
+        out.set(id, {
+          id,
+          values: rec.values ?? [],
+          ...(rec.sparseValues ? { sparseValues: { indices: rec.sparseValues.indices, values: rec.sparseValues.values } } : {}),
+          metadata: (rec.metadata ?? {}) as VectorMetadata,
+        });
+      }
+    }
+    return out;
+  }
+
+  /** Delete records by id, 1000 per request. */
+  async deleteIds(namespace: string, ids: string[], budgetMs?: number): Promise<void> {
+    const idx = await this.ns(namespace, budgetMs);
+    for (let i = 0; i < ids.length; i += 1000) {
+      const chunk = ids.slice(i, i + 1000);
+      await this.call("delete", budgetMs, () => idx.deleteMany({ ids: chunk }));
+    }
+  }
+
+  /** Every id starting with `prefix`, page by page (100 per request). */
+  async *listIds(namespace: string, prefix: string): AsyncGenerator<string[]> {
+    const idx = await this.ns(namespace);
+    let token: string | undefined;
+    do {
+      const page = await this.call("list", undefined, () => idx.listPaginated({ ...(prefix ? { prefix } : {}), limit: 100, ...(token ? { paginationToken: token } : {}) }));
+      const ids = (page.vectors ?? []).flatMap((v) => (v.id ? [v.id] : []));
+      if (ids.length > 0) yield ids;
+      token = page.pagination?.next;
+    } while (token);
+  }
+
+  /** Records in `namespace` (`describe_index_stats`). */
+  async count(namespace: string, budgetMs?: number): Promise<number> {
+    const idx = await this.base(budgetMs);
+    const stats = await this.call("describe_index_stats", budgetMs, () => idx.describeIndexStats());
+    return stats.namespaces?.[namespace === "" ? "__default__" : namespace]?.recordCount ?? 0;
+  }
+}

@@ -1,0 +1,788 @@
+/**
+ * The remote layout of the vector memory: text, metadata and the lexical signal live in Pinecone,
+ * as sparse–dense records on a `dotproduct` index, so every process on every machine that shares
+ * the index and namespace sees the same memory and the same ranking. The only local state is the
+ * durable outbox of writes Pinecone has not acknowledged yet.
+ *
+ * Layout of one item (one Pinecone record in the profile's namespace):
+ * - id `u<user>.s<session>.<kind>.<key>`: `<user>` / `<session>` are the first 16 hex digits of
+ *   the SHA-256 of the user / session id, or `-` when the item has none; `<key>` is a random UUID
+ *   or the caller's key. `list` by the prefix `u<user>.` finds every item of a user, and
+ *   `u<user>.s<session>.` every item of one of their sessions; the kind is read from the id.
+ * - dense values: the embedder's vector, scaled to unit length (so dotproduct = cosine);
+ *   sparse values: `encodeDocument(text)` (see sparse-encoder.ts).
+ * - metadata: `text`, `kind`, `created` (epoch ms), `expires` (epoch ms; `NO_EXPIRY` when the
+ *   item does not expire, so "not expired" is one range condition), `seq` (order of remembering:
+ *   epoch ms × 1000 plus a per-process counter from 0 to 999, ordering a session's turns),
+ *   `session_id`, `user_id`, `tags` (list of text), `meta` (the caller's metadata as JSON, read
+ *   back as given) and each top-level caller field again as `m_<field>` for filtering: text,
+ *   finite numbers, booleans and lists of text as they are (Pinecone's metadata types); other
+ *   values (objects, lists of numbers or booleans) as their JSON text, which is what a filter
+ *   then compares with; `null` fields are left out (a filter treats them as missing).
+ *
+ * Search is one hybrid query (dense·alpha + sparse·(1 − alpha)) with the filter translated to
+ * Pinecone's metadata filter and "not expired" added, so the hits are the best `limit` among the
+ * items that pass. Writes go to the outbox first (fsynced), then to Pinecone in batches; an entry
+ * leaves the outbox only once Pinecone acknowledged it, and entries left by a crash or an outage
+ * are re-sent by `flush()` and at the next `open`. Recently written and deleted items are served
+ * from memory for `readYourWritesMs`, while Pinecone's index catches up.
+ */
+import { createHash, randomUUID } from "node:crypto";
+import {
+  HermesMemoryError,
+  describeError,
+  type ForgetScope,
+  type MemoryHit,
+  type MemoryItem,
+  type MemoryKind,
+  type MemorySearchOptions,
+  type MemoryStats,
+  type MemoryUpdate,
+  type SearchCapabilities,
+} from "@hermes/memory-core";
+import { matchesFilter, parseMemoryFilter, resolveExpiry, toEpochMs, type MetadataNode, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
+import { l2Normalize, type Embedder } from "./embedder.js";
+import type { VectorMetadata } from "./metadata-filter.js";
+import type { ExportedItem } from "./maintenance.js";
+import { Outbox } from "./outbox.js";
+import { PineconeRemoteClient, type PineconeRemoteClientOptions, type RemoteRecord } from "./pinecone-remote-client.js";
+import type { RetryPolicy } from "./retry-policy.js";
+import { encodeDocument, encodeQuery, hybridQuery, sparseDot, SPARSE_ENCODER_ID } from "./sparse-encoder.js";
+
+/** Options of {@link PineconeRemoteMemory.open}. */
+export interface PineconeRemoteMemoryOptions extends Omit<PineconeRemoteClientOptions, "dimensions" | "retry"> {
+  /** Dense embeddings (every machine sharing the index must use the same embedder). */
+  embedder: Embedder;
+  /** The namespace holding this profile's memory, every user's (the same on every machine). */
+  namespace: string;
+  /** The outbox file, e.g. `$HERMES_HOME/memory/vector/remote-outbox.sqlite`. */
+  outboxFile: string;
+  /** Weight of the dense (meaning) part of a search, 0..1; the keyword part weighs 1 − alpha (default 0.5). */
+  alpha?: number;
+  retry?: Partial<RetryPolicy>;
+  /** How long recent writes and deletes are served from memory while Pinecone's index catches up (default 60000 ms). */
+  readYourWritesMs?: number;
+  /** Outbox entries per upsert batch (default 32). */
+  batchSize?: number;
+}
+
+/** Options of {@link PineconeRemoteMemory.remember}. */
+export interface RememberOptions {
+  /** Stable last part of the id (letters, digits, `_`, `-`; up to 128): the same key for the same user and session replaces the item. */
+  key?: string;
+}
+
+const KINDS: readonly MemoryKind[] = ["turn", "fact", "checkpoint"];
+/** The `expires` value of an item that does not expire (the largest time a Date holds). */
+export const NO_EXPIRY = 8.64e15;
+/** Longest text accepted, in UTF-8 bytes (Pinecone holds 40 KB of metadata per record). */
+export const MAX_TEXT_BYTES = 30_000;
+const MAX_METADATA_BYTES = 40_960;
+const MAX_LIMIT = 200;
+const KEY_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
+const CACHE_LIMIT = 5000;
+
+function invalid(message: string): never {
+  throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message });
+}
+
+/** First 16 hex digits of the SHA-256 of `value`, or `-` when absent. */
+function token(value: string | undefined): string {
+  return value === undefined ? "-" : createHash("sha256").update(value).digest("hex").slice(0, 16);
+}
+
+/**
+ * The id prefix shared by a user's items (`u<user>.`) or, with `sessionId`, by their items of
+ * that session (`u<user>.s<session>.`). `undefined` stands for "no user" / "no session".
+ */
+export function itemIdPrefix(userId: string | undefined, sessionId?: string | null): string {
+  return sessionId === null ? `u${token(userId)}.` : `u${token(userId)}.s${token(sessionId)}.`;
+}
+
+/** The kind encoded in an item id, or null for an id of another layout. */
+function kindOfId(id: string): MemoryKind | null {
+  const kind = id.split(".")[2];
+  return KINDS.includes(kind as MemoryKind) ? (kind as MemoryKind) : null;
+}
+
+/** A metadata value as a Pinecone filterable field (`undefined` = left out). */
+function filterable(value: unknown): string | number | boolean | string[] | undefined {
+  if (value === null || value === undefined) return undefined;
+  if (typeof value === "string" || typeof value === "boolean") return value;
+  if (typeof value === "number") return Number.isFinite(value) ? value : JSON.stringify(value);
+  if (Array.isArray(value) && value.every((v) => typeof v === "string")) return value as string[];
+  return JSON.stringify(value);
+}
+
+/** Translate a parsed metadata condition to Pinecone's filter over the `m_<field>` copies. */
+function metadataFilter(node: MetadataNode): Record<string, unknown> {
+  switch (node.type) {
+    case "and":
+      return { $and: node.nodes.map(metadataFilter) };
+    case "or":
+      return { $or: node.nodes.map(metadataFilter) };
+    case "in":
+    case "nin":
+      return { [`m_${node.field}`]: { [`$${node.type}`]: [...node.values] } };
+    default:
+      return { [`m_${node.field}`]: { [`$${node.type}`]: node.value } };
+  }
+}
+
+/**
+ * The Pinecone filter selecting the items that pass `filter` and have not expired at `now`
+ * (ids are not a metadata condition: callers look those up by id).
+ */
+export function toPineconeFilter(filter: ParsedMemoryFilter, now: number): Record<string, unknown> {
+  const clauses: Array<Record<string, unknown>> = [{ expires: { $gt: now } }];
+  if (filter.kinds) clauses.push({ kind: { $in: [...filter.kinds] } });
+  if (filter.sessionId !== undefined) clauses.push({ session_id: { $eq: filter.sessionId } });
+  if (filter.userId !== undefined) clauses.push({ user_id: { $eq: filter.userId } });
+  if (filter.tagsAny) clauses.push({ tags: { $in: [...filter.tagsAny] } });
+  if (filter.tagsAll) for (const tag of filter.tagsAll) clauses.push({ tags: { $eq: tag } });
+  if (filter.createdAt) {
+    const range: Record<string, number> = {};
+    for (const [op, bound] of Object.entries(filter.createdAt)) if (bound !== undefined) range[`$${op}`] = bound;
+    clauses.push({ created: range });
+  }
+  if (filter.metadata) clauses.push(metadataFilter(filter.metadata));
+  return clauses.length === 1 ? clauses[0]! : { $and: clauses };
+}
+
+/** What a stored record says about its item. */
+interface ItemView {
+  id: string;
+  text: string;
+  kind: MemoryKind;
+  created: number;
+  expires: number;
+  sessionId?: string;
+  userId?: string;
+  tags: string[];
+  userMetadata: Record<string, unknown>;
+}
+
+function viewOf(id: string, m: VectorMetadata): ItemView {
+  let userMetadata: Record<string, unknown> = {};
+  if (typeof m.meta === "string") {
+    try {
+      userMetadata = JSON.parse(m.meta) as Record<string, unknown>;
+    } catch {
+      userMetadata = {};
+    }
+  }
+  return {
+    id,
+    text: typeof m.text === "string" ? m.text : "",
+    kind: KINDS.includes(m.kind as MemoryKind) ? (m.kind as MemoryKind) : "fact",
+    created: typeof m.created === "number" ? m.created : 0,
+    expires: typeof m.expires === "number" ? m.expires : NO_EXPIRY,
+    ...(typeof m.session_id === "string" ? { sessionId: m.session_id } : {}),
+    ...(typeof m.user_id === "string" ? { userId: m.user_id } : {}),
+    tags: Array.isArray(m.tags) ? m.tags : [],
+    userMetadata,
+  };
+}
+
+function toHit(view: ItemView, score: number): MemoryHit {
+  return {
+    id: view.id,
+    content: view.text,
+    kind: view.kind,
+    score,
+    ...(view.sessionId !== undefined ? { sessionId: view.sessionId } : {}),
+    ...(view.userId !== undefined ? { userId: view.userId } : {}),
+    createdAt: new Date(view.created).toISOString(),
+    metadata: view.userMetadata,
+    ...(view.tags.length > 0 ? { tags: view.tags } : {}),
+    ...(view.expires < NO_EXPIRY ? { expiresAt: new Date(view.expires).toISOString() } : {}),
+  };
+}
+
+function passes(filter: ParsedMemoryFilter, view: ItemView): boolean {
+  return matchesFilter(filter, {
+    id: view.id,
+    kind: view.kind,
+    sessionId: view.sessionId,
+    userId: view.userId,
+    tags: view.tags,
+    metadata: view.userMetadata,
+    createdAt: view.created,
+  });
+}
+
+/** Flat Pinecone metadata of an item (validated: throws `INVALID_ARGUMENT` on bad input or a record Pinecone would refuse). */
+function buildMetadata(input: {
+  text: string;
+  kind: MemoryKind;
+  created: number;
+  expires: number;
+  seq: number;
+  sessionId?: string;
+  userId?: string;
+  tags: string[];
+  userMetadata: Record<string, unknown>;
+}): VectorMetadata {
+  const textBytes = Buffer.byteLength(input.text);
+  if (textBytes > MAX_TEXT_BYTES) {
+    invalid(`content is ${textBytes} bytes; the Pinecone remote layout stores at most ${MAX_TEXT_BYTES} bytes of text per item (Pinecone holds 40 KB of metadata per record). Split it into several items.`);
+  }
+  const m: VectorMetadata = { text: input.text, kind: input.kind, created: input.created, expires: input.expires, seq: input.seq };
+  if (input.sessionId !== undefined) m.session_id = input.sessionId;
+  if (input.userId !== undefined) m.user_id = input.userId;
+  if (input.tags.length > 0) m.tags = input.tags;
+  let json: string;
+  try {
+    json = JSON.stringify(input.userMetadata);
+  } catch (error) {
+    invalid(`metadata must be JSON-serialisable: ${describeError(error)}`);
+  }
+  if (json !== "{}") m.meta = json;
+  for (const [field, value] of Object.entries(input.userMetadata)) {
+    const v = filterable(value);
+    if (v !== undefined) m[`m_${field}`] = v;
+  }
+  const bytes = Buffer.byteLength(JSON.stringify(m));
+  if (bytes > MAX_METADATA_BYTES) {
+    invalid(`the item's text and metadata take ${bytes} bytes; Pinecone holds at most ${MAX_METADATA_BYTES} bytes of metadata per record. Shorten the content or the metadata.`);
+  }
+  return m;
+}
+
+function checkText(value: unknown, what: string): string {
+  if (typeof value !== "string" || value.trim() === "") invalid(`${what} must be non-empty text.`);
+  return value;
+}
+
+function checkTags(value: unknown): string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || !value.every((t) => typeof t === "string" && t !== "")) invalid("tags must be a list of non-empty text.");
+  return [...new Set(value as string[])];
+}
+
+function checkMetadata(value: unknown): Record<string, unknown> {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== "object" || Array.isArray(value)) invalid("metadata must be an object.");
+  for (const field of Object.keys(value)) {
+    if (field === "" || field.startsWith("$") || field.length > 256) invalid(`metadata field "${field.slice(0, 40)}" must be 1–256 characters without a leading $.`);
+  }
+  return value as Record<string, unknown>;
+}
+
+interface CachedItem {
+  record: RemoteRecord | null; // null = deleted
+  at: number;
+}
+
+let seqCounter = 0;
+/** Order of remembering: epoch ms × 1000 plus a per-process counter from 0 to 999 (orders writes within a millisecond). */
+function nextSeq(now: number): number {
+  seqCounter = (seqCounter + 1) % 1000;
+  return now * 1000 + seqCounter;
+}
+
+/**
+ * A `SearchableMemory` (filters, expiry, erasure, update) whose items live only in Pinecone; see
+ * the top of this file for the layout. Open it with {@link PineconeRemoteMemory.open}, close it
+ * with `close()`.
+ */
+export class PineconeRemoteMemory {
+  readonly namespace: string;
+  readonly indexName: string;
+  readonly outbox: Outbox;
+  private readonly client: PineconeRemoteClient;
+  private readonly embedder: Embedder;
+  private readonly alpha: number;
+  private readonly rywMs: number;
+  private readonly batchSize: number;
+  private readonly recent = new Map<string, CachedItem>();
+  private sending: Promise<void> | null = null;
+  private lastFailure: unknown = null;
+  private closed = false;
+
+  private constructor(options: PineconeRemoteMemoryOptions, outbox: Outbox) {
+    this.namespace = options.namespace;
+    this.indexName = options.indexName;
+    this.embedder = options.embedder;
+    this.alpha = options.alpha ?? 0.5;
+    this.rywMs = options.readYourWritesMs ?? 60_000;
+    this.batchSize = options.batchSize ?? 32;
+    this.outbox = outbox;
+    this.client = new PineconeRemoteClient({ ...options, dimensions: options.embedder.dimensions });
+  }
+
+  /**
+   * Open the outbox (creating it) and start re-sending what it holds. Throws `INVALID_ARGUMENT`
+   * for a bad `alpha` or namespace, `STORAGE_FAILED` when the outbox cannot be created. No network
+   * call is awaited: Pinecone is first contacted by the background re-send or the first call.
+   */
+  static open(options: PineconeRemoteMemoryOptions): PineconeRemoteMemory {
+    if (options.alpha !== undefined && !(typeof options.alpha === "number" && options.alpha >= 0 && options.alpha <= 1)) {
+      invalid(`alpha must be a number from 0 (keywords only) to 1 (meaning only); got ${String(options.alpha)}.`);
+    }
+    if (typeof options.namespace !== "string") invalid("namespace must be text (\"\" is Pinecone's default namespace).");
+    const store = new PineconeRemoteMemory(options, Outbox.open(options.outboxFile));
+    if (store.outbox.count() > 0) store.kick();
+    return store;
+  }
+
+  /** Every optional part of `SearchableMemory` is implemented. */
+  capabilities(): SearchCapabilities {
+    return { filters: true, expiry: true, erasure: true, update: true };
+  }
+
+  /** Writes not acknowledged by Pinecone yet (in the outbox). */
+  get pendingWrites(): number {
+    return this.outbox.count();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new HermesMemoryError({ code: "PROVIDER_UNAVAILABLE", message: "This Pinecone remote memory is closed; open a new one." });
+  }
+
+  // --- writes ---------------------------------------------------------------------------------
+
+  /**
+   * Validate an item and put it in the outbox (fsynced) before returning its id; it is sent to
+   * Pinecone in the background, and `flush()` waits until Pinecone acknowledged it. Throws
+   * `INVALID_ARGUMENT` for bad input (nothing is queued), `STORAGE_FAILED` when the outbox cannot
+   * be written (nothing is queued).
+   */
+  remember(item: MemoryItem, options: RememberOptions = {}): string {
+    this.assertOpen();
+    const write = this.prepare(item, options, Date.now());
+    this.enqueue([write]);
+    return write.id;
+  }
+
+  /** A validated write of `item` created at `created` (throws `INVALID_ARGUMENT`). */
+  private prepare(item: MemoryItem, options: RememberOptions, created: number): { id: string; text: string; metadata: VectorMetadata } {
+    const text = checkText(item?.content, "content");
+    const kind = item.kind ?? "fact";
+    if (!KINDS.includes(kind)) invalid(`kind must be turn, fact or checkpoint; got ${String(kind)}.`);
+    if (item.sessionId !== undefined) checkText(item.sessionId, "sessionId");
+    if (item.userId !== undefined) checkText(item.userId, "userId");
+    if (options.key !== undefined && !KEY_PATTERN.test(options.key)) invalid(`key must be 1–128 letters, digits, _ or -; got ${JSON.stringify(String(options.key).slice(0, 40))}.`);
+    const expiry = resolveExpiry(item, Date.now());
+    const metadata = buildMetadata({
+      text,
+      kind,
+      created,
+      expires: expiry ?? NO_EXPIRY,
+      seq: nextSeq(created),
+      ...(item.sessionId !== undefined ? { sessionId: item.sessionId } : {}),
+      ...(item.userId !== undefined ? { userId: item.userId } : {}),
+      tags: checkTags(item.tags),
+      userMetadata: checkMetadata(item.metadata),
+    });
+    const id = `${itemIdPrefix(item.userId, item.sessionId)}${kind}.${options.key ?? randomUUID()}`;
+    return { id, text, metadata };
+  }
+
+  /** `prepare` for an imported item: a refusal names the item, so the import can be repaired and re-run. */
+  private prepareImported(oldId: string, item: MemoryItem, options: RememberOptions, created: number): { id: string; text: string; metadata: VectorMetadata } {
+    try {
+      return this.prepare(item, options, created);
+    } catch (error) {
+      if (!(error instanceof HermesMemoryError)) throw error;
+      throw new HermesMemoryError({
+        code: error.code,
+        message: `Importing item ${oldId} into the Pinecone remote layout: ${error.message} Items before it are stored; importing again after fixing it stores each item once.`,
+        cause: error,
+      });
+    }
+  }
+
+  /**
+   * Move items of the sidecar layout (`exportItems` / `hermes-memory vector export` rows: id,
+   * content and flat metadata with `kind`, `created_at`, `session_id`, `user_id`, `tags`, the
+   * caller's metadata as JSON in `extra`, and an expiry in `expires_at` when there is one) into
+   * this layout, keeping kind, creation time, session, user, tags and expiry; the other sidecar
+   * fields (`source`, `role`, `digest`…) join the caller's metadata, as the sidecar layout returns
+   * them. The old id becomes the key of the new one, so importing twice stores each item once.
+   * Waits until Pinecone stored everything (`flush`). Returns the old id → new id of each item.
+   */
+  async importSidecarItems(items: Iterable<ExportedItem> | AsyncIterable<ExportedItem>): Promise<Map<string, string>> {
+    this.assertOpen();
+    const ids = new Map<string, string>();
+    const batch: Array<{ id: string; text: string; metadata: VectorMetadata }> = [];
+    for await (const row of items) {
+      const { kind, created_at, session_id, user_id, tags, extra, expires_at, text: _text, text_truncated: _cut, ...rest } = row.metadata;
+      let user: Record<string, unknown> = {};
+      if (typeof extra === "string") {
+        try {
+          user = JSON.parse(extra) as Record<string, unknown>;
+        } catch {
+          user = { extra };
+        }
+      }
+      const created = typeof created_at === "string" && Number.isFinite(Date.parse(created_at)) ? Date.parse(created_at) : Date.now();
+      const key = KEY_PATTERN.test(row.id) ? row.id : createHash("sha256").update(row.id).digest("hex").slice(0, 32);
+      const write = this.prepareImported(
+        row.id,
+        {
+          content: row.content,
+          kind: KINDS.includes(kind as MemoryKind) ? (kind as MemoryKind) : "fact",
+          ...(typeof session_id === "string" && session_id !== "" ? { sessionId: session_id } : {}),
+          ...(typeof user_id === "string" && user_id !== "" ? { userId: user_id } : {}),
+          ...(Array.isArray(tags) ? { tags } : {}),
+          ...(typeof expires_at === "string" || typeof expires_at === "number" ? { expiresAt: expires_at } : {}),
+          metadata: { ...rest, ...user },
+        },
+        { key },
+        created,
+      );
+      ids.set(row.id, write.id);
+      batch.push(write);
+      if (batch.length >= 256) {
+        this.enqueue(batch.splice(0));
+        await this.flush();
+      }
+    }
+    this.enqueue(batch);
+    await this.flush();
+    return ids;
+  }
+
+  private enqueue(writes: Array<{ id: string; text: string; metadata: VectorMetadata }>): void {
+    if (writes.length === 0) return;
+    try {
+      this.outbox.put(writes.map((w) => ({ ...w, namespace: this.namespace })));
+    } catch (error) {
+      throw new HermesMemoryError({
+        code: "STORAGE_FAILED",
+        message: `Could not write the Pinecone outbox ${this.outbox.file} (${describeError(error)}); nothing was saved. Check free space and write permission on $HERMES_HOME.`,
+        cause: error,
+      });
+    }
+    this.kick();
+  }
+
+  /** Start sending the outbox in the background (failures are kept for `flush()` to report). */
+  private kick(): void {
+    this.send().catch(() => undefined);
+  }
+
+  /** Send the outbox, oldest first, until it is empty or a batch fails (which stays queued). One sender at a time. */
+  private send(): Promise<void> {
+    if (this.sending) return this.sending;
+    const run = async (): Promise<void> => {
+      try {
+        while (!this.closed) {
+          const entries = this.outbox.list(this.batchSize);
+          if (entries.length === 0) return;
+          // Each entry goes to the namespace it was written for (a store reopened with another
+          // namespace still delivers what the old one queued to where it belongs).
+          const byNamespace = new Map<string, typeof entries>();
+          for (const e of entries) byNamespace.set(e.namespace, [...(byNamespace.get(e.namespace) ?? []), e]);
+          for (const [namespace, group] of byNamespace) {
+            const records = await this.toRecords(group);
+            await this.client.upsert(namespace, records);
+            this.outbox.remove(group.map((e) => e.seq));
+            if (namespace === this.namespace) for (const record of records) this.cache(record.id, record);
+          }
+          this.lastFailure = null;
+        }
+      } catch (error) {
+        this.lastFailure = error;
+        throw error;
+      }
+    };
+    // Cleared in a later microtask, after `sending` is set, even when the outbox was empty.
+    const sending: Promise<void> = run().finally(() => {
+      if (this.sending === sending) this.sending = null;
+    });
+    this.sending = sending;
+    return sending;
+  }
+
+  private async toRecords(entries: Array<{ id: string; text: string; metadata: VectorMetadata }>): Promise<RemoteRecord[]> {
+    const vectors = await this.embedder.embed(entries.map((e) => e.text));
+    return entries.map((e, i) => ({
+      id: e.id,
+      values: Array.from(l2Normalize(Float32Array.from(vectors[i]!))),
+      sparseValues: encodeDocument(e.text),
+      metadata: e.metadata,
+    }));
+  }
+
+  /**
+   * Resolve once everything remembered so far is stored in Pinecone (the outbox is empty). Rejects
+   * with `STORAGE_FAILED`, naming how many writes wait in the outbox and the last failure, while
+   * Pinecone does not acknowledge them; they stay queued and are re-sent by the next `flush()` or
+   * `open`.
+   */
+  async flush(): Promise<void> {
+    this.assertOpen();
+    while (this.sending) await this.sending.catch(() => undefined);
+    if (this.outbox.count() === 0) return;
+    try {
+      await this.send();
+    } catch {
+      // Reported below with the count.
+    }
+    const waiting = this.outbox.count();
+    if (waiting > 0) {
+      throw new HermesMemoryError({
+        code: "STORAGE_FAILED",
+        message: `${waiting} writes are not acknowledged by Pinecone yet; they are kept in the outbox ${this.outbox.file} and re-sent by the next flush() or open. Last failure: ${this.lastFailure ? describeError(this.lastFailure) : "none recorded"}`,
+        ...(this.lastFailure ? { cause: this.lastFailure } : {}),
+      });
+    }
+  }
+
+  // --- read-your-writes cache -----------------------------------------------------------------
+
+  private cache(id: string, record: RemoteRecord | null): void {
+    this.recent.delete(id);
+    this.recent.set(id, { record, at: Date.now() });
+    if (this.recent.size > CACHE_LIMIT) this.recent.delete(this.recent.keys().next().value as string);
+  }
+
+  private cached(): Map<string, CachedItem> {
+    const cutoff = Date.now() - this.rywMs;
+    for (const [id, entry] of this.recent) {
+      if (entry.at >= cutoff) break; // insertion order = time order
+      this.recent.delete(id);
+    }
+    return this.recent;
+  }
+
+  // --- reads ----------------------------------------------------------------------------------
+
+  /**
+   * The best `limit` (default 10, at most 200) items passing the filter for `query`, by one hybrid
+   * query: score = alpha·(dense·dense) + (1 − alpha)·(sparse·sparse). Expired items are never
+   * returned. Throws `INVALID_ARGUMENT` for a malformed filter, `STORAGE_FAILED` when Pinecone
+   * cannot be reached.
+   */
+  async search(query: string, options: MemorySearchOptions & { budgetMs?: number } = {}): Promise<MemoryHit[]> {
+    this.assertOpen();
+    const filter = parseMemoryFilter(options, { what: "search options", ignore: ["limit", "budgetMs"] });
+    const rawLimit = options.limit ?? 10;
+    if (typeof rawLimit !== "number" || !Number.isFinite(rawLimit)) invalid(`search options: limit must be a number; got ${String(rawLimit)}.`);
+    const limit = Math.max(1, Math.min(MAX_LIMIT, Math.floor(rawLimit)));
+    if (typeof query !== "string" || query.trim() === "") return [];
+    const [dense] = await this.embedder.embed([query]);
+    const unit = l2Normalize(Float32Array.from(dense!));
+    const sparse = encodeQuery(query);
+    const q = hybridQuery(unit, sparse, this.alpha);
+    const now = Date.now();
+    const matches = await this.client.query(this.namespace, { ...q, topK: limit, filter: toPineconeFilter(filter, now) }, options.budgetMs);
+    const recent = this.cached();
+    const hits = new Map<string, MemoryHit>();
+    for (const m of matches) {
+      if (recent.has(m.id)) continue; // the cached version is newer, or deleted
+      hits.set(m.id, toHit(viewOf(m.id, m.metadata), m.score));
+    }
+    // Items this process wrote a moment ago that Pinecone's query index may not show yet, scored
+    // as Pinecone scores them.
+    const fromCache = new Map<string, MemoryHit>();
+    for (const [id, entry] of recent) {
+      if (!entry.record) continue;
+      const view = viewOf(id, entry.record.metadata);
+      if (view.expires <= now || !passes(filter, view)) continue;
+      let dense = 0;
+      entry.record.values.forEach((v, i) => (dense += v * q.vector[i]!));
+      const score = dense + (entry.record.sparseValues ? sparseDot(q.sparseVector, entry.record.sparseValues) : 0);
+      fromCache.set(id, toHit(view, score));
+    }
+    const ranked = (): MemoryHit[] => [...hits.values(), ...fromCache.values()].sort((a, b) => b.score - a.score || a.id.localeCompare(b.id)).slice(0, limit);
+    // Another machine may have deleted or changed a cached item since: the ones that would be
+    // returned are read back by id, and only what Pinecone still holds is kept.
+    const unconfirmed = ranked().flatMap((h) => (fromCache.has(h.id) ? [h.id] : []));
+    if (unconfirmed.length > 0) {
+      const stored = await this.client.fetch(this.namespace, unconfirmed, options.budgetMs);
+      for (const id of unconfirmed) {
+        const record = stored.get(id);
+        const hit = fromCache.get(id)!;
+        fromCache.delete(id);
+        if (!record) continue;
+        const view = viewOf(id, record.metadata);
+        if (view.expires > now && passes(filter, view)) hits.set(id, toHit(view, hit.score));
+      }
+      for (const id of fromCache.keys()) if (!unconfirmed.includes(id)) fromCache.delete(id);
+    }
+    return ranked();
+  }
+
+  /** The stored record of `id`, read from Pinecone (by id, which does not wait for the query index); null when this process deleted it a moment ago. */
+  private async record(id: string): Promise<RemoteRecord | null> {
+    if (this.cached().get(id)?.record === null) return null;
+    return (await this.client.fetch(this.namespace, [id])).get(id) ?? null;
+  }
+
+  /** One item by id (score 1), or null when there is none or it has expired. */
+  async get(id: string): Promise<MemoryHit | null> {
+    this.assertOpen();
+    checkText(id, "id");
+    const record = await this.record(id);
+    if (!record) return null;
+    const view = viewOf(id, record.metadata);
+    return view.expires <= Date.now() ? null : toHit(view, 1);
+  }
+
+  // --- erasure and update ---------------------------------------------------------------------
+
+  /** Delete one item (after storing queued writes, so none brings it back). False when no item has `id`. */
+  async forget(id: string): Promise<boolean> {
+    this.assertOpen();
+    checkText(id, "id");
+    await this.flush();
+    if (!(await this.record(id))) return false;
+    await this.client.deleteIds(this.namespace, [id]);
+    this.cache(id, null);
+    return true;
+  }
+
+  /**
+   * Erase every item in `scope` (expired ones included) and return how many were erased, after
+   * storing queued writes. Items are found by id prefix when the scope names a user (and session),
+   * else by listing the namespace; their metadata is fetched and checked against the rest of the
+   * scope only when it has other conditions. Throws `INVALID_ARGUMENT` for a malformed or empty
+   * scope.
+   */
+  async forgetWhere(scope: ForgetScope): Promise<number> {
+    this.assertOpen();
+    const filter = parseMemoryFilter(scope, { what: "erasure scope", allowIds: true });
+    if (Object.keys(filter).length === 0) invalid("erasure scope: give at least one condition (ids, kind, sessionId, userId, tags, createdAt or metadata); an empty scope would erase everything.");
+    await this.flush();
+    const onlyPrefix = Object.keys(filter).every((k) => k === "userId" || k === "sessionId") && filter.userId !== undefined;
+    const doomed: string[] = [];
+    const check = async (ids: string[]): Promise<void> => {
+      if (onlyPrefix) {
+        doomed.push(...ids);
+        return;
+      }
+      const records = await this.client.fetch(this.namespace, ids);
+      const recent = this.cached();
+      for (const id of ids) {
+        const record = recent.get(id)?.record === null ? undefined : records.get(id);
+        if (record && passes(filter, viewOf(id, record.metadata))) doomed.push(id);
+      }
+    };
+    if (filter.ids) await check([...filter.ids]);
+    else {
+      const prefix = filter.userId !== undefined ? itemIdPrefix(filter.userId, filter.sessionId ?? null) : "";
+      for await (const ids of this.client.listIds(this.namespace, prefix)) await check(ids);
+    }
+    await this.client.deleteIds(this.namespace, doomed);
+    for (const id of doomed) this.cache(id, null);
+    return doomed.length;
+  }
+
+  /**
+   * Change an item and re-index it (new text: new dense and sparse vectors). `metadata`, when
+   * given, replaces the caller's metadata as a whole; `expiresAt: null` removes the expiry. The
+   * change goes through the outbox and is sent before this resolves; when Pinecone fails it throws
+   * `STORAGE_FAILED` and the change stays queued. False when no item has `id`.
+   */
+  async update(id: string, changes: MemoryUpdate): Promise<boolean> {
+    this.assertOpen();
+    checkText(id, "id");
+    if (changes === null || typeof changes !== "object") invalid("update: changes must be an object.");
+    for (const key of Object.keys(changes)) {
+      if (!["content", "tags", "metadata", "expiresAt"].includes(key)) invalid(`update: unknown key "${key.slice(0, 40)}"; use content, tags, metadata or expiresAt.`);
+    }
+    await this.flush();
+    const record = await this.record(id);
+    if (!record) return false;
+    const view = viewOf(id, record.metadata);
+    const text = changes.content !== undefined ? checkText(changes.content, "content") : view.text;
+    const expires = changes.expiresAt === null ? NO_EXPIRY : changes.expiresAt !== undefined ? toEpochMs(changes.expiresAt, "expiresAt") : view.expires;
+    const metadata = buildMetadata({
+      text,
+      kind: view.kind,
+      created: view.created,
+      expires,
+      seq: typeof record.metadata.seq === "number" ? record.metadata.seq : nextSeq(view.created),
+      ...(view.sessionId !== undefined ? { sessionId: view.sessionId } : {}),
+      ...(view.userId !== undefined ? { userId: view.userId } : {}),
+      tags: changes.tags !== undefined ? checkTags(changes.tags) : view.tags,
+      userMetadata: changes.metadata !== undefined ? checkMetadata(changes.metadata) : view.userMetadata,
+    });
+    this.enqueue([{ id, text, metadata }]);
+    await this.flush();
+    return true;
+  }
+
+  /**
+   * Delete the items whose expiry has passed and return how many. Found with filtered queries
+   * (Pinecone evaluates `expires <= now`), 1000 at a time, until a query brings no new id; items
+   * Pinecone's index has not caught up with are left for the next purge (search never returns
+   * them: it filters on expiry).
+   */
+  async purgeExpired(): Promise<number> {
+    this.assertOpen();
+    await this.flush();
+    const now = Date.now();
+    const probe = new Array<number>(this.embedder.dimensions).fill(0);
+    probe[0] = 1;
+    const seen = new Set<string>();
+    for (;;) {
+      const matches = await this.client.query(this.namespace, { vector: probe, topK: 1000, filter: { expires: { $lte: now } } });
+      const fresh = matches.map((m) => m.id).filter((id) => !seen.has(id));
+      if (fresh.length === 0) break;
+      await this.client.deleteIds(this.namespace, fresh);
+      for (const id of fresh) {
+        seen.add(id);
+        this.cache(id, null);
+      }
+    }
+    return seen.size;
+  }
+
+  // --- stats and lifecycle --------------------------------------------------------------------
+
+  /**
+   * Item counts by kind and sessions, read from the ids (`list`, 100 ids per request, so this
+   * costs one request per 100 items), plus where the data lives and the writes still queued.
+   */
+  async stats(): Promise<MemoryStats> {
+    this.assertOpen();
+    const byKind: Record<MemoryKind, number> = { turn: 0, fact: 0, checkpoint: 0 };
+    const sessions = new Set<string>();
+    let items = 0;
+    for await (const ids of this.client.listIds(this.namespace, "")) {
+      for (const id of ids) {
+        const kind = kindOfId(id);
+        if (!kind) continue;
+        items++;
+        byKind[kind]++;
+        const [user, session] = id.split(".");
+        if (session !== "s-") sessions.add(`${user}.${session}`);
+      }
+    }
+    return {
+      items,
+      byKind,
+      sessions: sessions.size,
+      location: `pinecone:${this.indexName}/${this.namespace}`,
+      layout: "remote",
+      embedder: this.embedder.id,
+      sparseEncoder: SPARSE_ENCODER_ID,
+      alpha: this.alpha,
+      pendingWrites: this.outbox.count(),
+    };
+  }
+
+  /**
+   * Try once more to send the outbox, then close it. Idempotent. Writes Pinecone did not
+   * acknowledge stay in the outbox file for the next `open` (nothing is lost); the returned count
+   * says how many.
+   */
+  async close(): Promise<number> {
+    if (this.closed) return 0;
+    try {
+      await this.flush();
+    } catch {
+      // Kept in the outbox; reported by the count.
+    }
+    this.closed = true;
+    while (this.sending) await this.sending.catch(() => undefined);
+    const left = this.outbox.count();
+    this.outbox.close();
+    this.recent.clear();
+    return left;
+  }
+}
