@@ -44,7 +44,7 @@ describe("Sidecar schema migration", () => {
 
       const sidecar = Sidecar.open(file);
       try {
-        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(5);
+        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(6);
         expect(sidecar.keywordSearch("ns", "tokyo", 5).map((h) => h.id)).toEqual(["old"]);
         sidecar.upsert("ns", [{ id: "new", text: "later in Tokyo", metadata: { kind: "turn", session_id: "s" }, vector: null }]);
         expect(sidecar.keywordSearch("ns", "tokyo", 5)).toHaveLength(2);
@@ -74,7 +74,7 @@ describe("Sidecar schema migration", () => {
       v2.close();
       const sidecar = Sidecar.open(file);
       try {
-        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(5);
+        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(6);
         expect(sidecar.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name`).pluck().all()).toEqual([
           "records_ad",
           "records_ad_context",
@@ -113,11 +113,11 @@ describe("Sidecar schema migration", () => {
 
       const sidecar = Sidecar.open(file);
       try {
-        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(5);
+        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(6);
         expect(dump(sidecar.db)).toEqual(rows);
         expect(sidecar.getMeta("index_identity")).toBe("hashing-4");
         const indexes = sidecar.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'records_%' ORDER BY name`).pluck().all();
-        expect(indexes).toEqual(["records_by_id", "records_turns_by_session", "records_with_vectors"]);
+        expect(indexes).toEqual(["records_by_id", "records_expiring", "records_turns_by_session", "records_with_vectors"]);
         sidecar.db.exec(`INSERT INTO records_fts (records_fts, rank) VALUES ('integrity-check', 1)`);
         // The turn saying it first, then the next two turns of its session (s1: 1, 4, 7, 10), which
         // hold it as context since the upgrade.
