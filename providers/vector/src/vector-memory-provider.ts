@@ -858,14 +858,27 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     return VECTOR_TOOL_ROUTER.runAsync(toolName, args, {
       [SEARCH_TOOL]: async (args) => {
         this.requireOpen();
-        const hits = await this.search(String(args.query), {
-          limit: typeof args.limit === "number" ? args.limit : 8,
-          ...(typeof args.kind === "string" ? { kind: args.kind as MemoryKind } : {}),
-          ...(args.session_only === true ? { sessionId: this.sessionId } : {}),
-          budgetMs: this.config.requestTimeoutMs,
-        });
+        const { query, limit, session_only: sessionOnly, ...conditions } = args;
+        const filter = { ...conditions, ...(sessionOnly === true ? { sessionId: this.sessionId } : {}) } as MemorySearchOptions;
+        let hits: MemoryHit[];
+        try {
+          hits = await this.search(String(query), { ...filter, limit: typeof limit === "number" ? limit : 8, budgetMs: this.config.requestTimeoutMs });
+        } catch (error) {
+          if (HermesMemoryError.isInstance(error) && error.code === "INVALID_ARGUMENT") return { error: error.message };
+          throw error;
+        }
         return {
-          results: hits.map((h) => ({ id: h.id, content: h.content, kind: h.kind, score: h.score, created_at: h.createdAt, session_id: h.sessionId, scores: h.metadata.scores })),
+          results: hits.map((h) => ({
+            id: h.id,
+            content: h.content,
+            kind: h.kind,
+            score: h.score,
+            created_at: h.createdAt,
+            session_id: h.sessionId,
+            ...(h.tags ? { tags: h.tags } : {}),
+            ...(h.expiresAt ? { expires_at: h.expiresAt } : {}),
+            scores: h.metadata.scores,
+          })),
           count: hits.length,
         };
       },
