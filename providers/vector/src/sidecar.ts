@@ -503,15 +503,15 @@ export class Sidecar {
     // Deleted rows' pages are zeroed, so erased text does not linger in the file.
     if (!readOnly) db.pragma("secure_delete = ON");
     this.statements = {
-      // Read-only opens of a file older than version 5 have no context columns and never write.
-      insertNew: !this.contextColumns
+      // Read-only opens of a file older than version 6 lack the newer columns and never write.
+      insertNew: !this.filterColumns
         ? db.prepare(`SELECT NULL`)
         : db.prepare(
             `INSERT INTO records (namespace, id, text, metadata, vector, prev1, prev2, session_date, tags, created_ms, user_meta, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT(namespace, id) DO NOTHING RETURNING key`,
           ),
       indexNew: !this.contextColumns ? db.prepare(`SELECT NULL`) : db.prepare(`INSERT INTO records_fts (rowid, text, prev1, prev2, session_date) VALUES (?, ?, ?, ?, ?)`),
-      updateExisting: !this.contextColumns
+      updateExisting: !this.filterColumns
         ? db.prepare(`SELECT NULL`)
         : db.prepare(
             `UPDATE records SET text = ?, metadata = ?, vector = ?, prev1 = ?, prev2 = ?, session_date = ?, tags = ?, created_ms = ?, user_meta = ?, expires_at = ? WHERE key = ?`,
@@ -576,7 +576,7 @@ export class Sidecar {
    * session (insertion order) and its date (`recordDateText`), as the kit's helpers build them.
    */
   upsert(namespace: string, rows: SidecarWrite[]): number[] {
-    if (!this.contextColumns) {
+    if (!this.filterColumns) {
       throw storageError(`the vector sidecar ${this.file} is open read-only`, undefined, "open it with write access to save records");
     }
     const run = this.db.transaction((items: SidecarWrite[]) => {
