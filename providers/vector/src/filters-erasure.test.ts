@@ -216,3 +216,25 @@ describe("Pinecone mode specifics", () => {
     expect(await p.search("draft pinecone", { limit: 5 })).toEqual([]);
   });
 });
+
+describe("Local store after every vector was erased", () => {
+  it("reopens cleanly many times once every item was removed (no index of tombstones is loaded)", async () => {
+    const home = tempHome();
+    const ids: string[] = [];
+    for (let round = 0; round < 8; round++) {
+      const p = new VectorMemoryProvider({ env: {}, dimensions: 64 });
+      await p.initialize("s1", { hermesHome: home });
+      if (round === 0) {
+        for (let i = 0; i < 5; i++) ids.push(p.remember({ content: `item ${i} about lighthouses` }));
+        await p.flush();
+      } else if (ids.length > 0) {
+        expect(await p.forgetWhere({ ids: [ids.shift()!] })).toBe(1);
+      }
+      await p.shutdown();
+    }
+    const p = new VectorMemoryProvider({ env: {}, dimensions: 64 });
+    await p.initialize("s1", { hermesHome: home });
+    cleanups.push(() => p.shutdown());
+    expect((await p.stats()).items).toBe(0);
+  });
+});

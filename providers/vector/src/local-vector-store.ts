@@ -285,7 +285,8 @@ export class LocalVectorStore implements VectorStore {
    */
   private loadOrRebuild(): void {
     const reason = this.indexPath ? this.verifyIndexFile(this.indexPath) : "in-memory store";
-    if (reason === "") {
+    // No vectors: a fresh index, never a loaded one (usearch can crash on a file whose entries were all removed).
+    if (reason === "" && this.sidecar.countVectors() > 0) {
       try {
         const index = this.newIndex();
         index.load(this.indexPath!);
@@ -377,6 +378,8 @@ export class LocalVectorStore implements VectorStore {
     // All of this is synchronous, so no write can land between the save and the generation stamp.
     const generation = String(this.sidecar.generation);
     const tmp = `${this.indexPath}.${process.pid}.tmp`;
+    // An index whose entries were all removed holds only tombstones: save a fresh empty one instead.
+    if (this.index.size() === 0) this.index = this.newIndex();
     try {
       this.index.save(tmp);
       fsyncPath(tmp);

@@ -647,13 +647,20 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    * delivered, and cached recall. Resolves to the number of items erased.
    */
   async forgetWhere(scope: ForgetScope): Promise<number> {
-    const parsed = parseMemoryFilter(scope, { what: "forgetWhere scope", allowIds: true });
-    if (isEmptyFilter(parsed)) {
-      throw invalidArgument("forgetWhere needs a scope: ids, userId, sessionId or another filter condition. To erase everything, pass the condition that selects it explicitly.");
-    }
+    const parsed = parseScope(scope);
     this.requireOpen();
     this.assertWritable();
     return this.eraseWhere(parsed);
+  }
+
+  /** How many stored items `forgetWhere(scope)` would erase now (after queued writes are stored). */
+  async countWhere(scope: ForgetScope): Promise<number> {
+    const parsed = parseScope(scope);
+    const { sidecar } = this.requireOpen();
+    await this.mirrorOps;
+    await this.queue.drainAll();
+    const { namespace, filter } = this.scopeOf(parsed);
+    return sidecar.rowsWhere(namespace, sidecar.condition(filter, null)).length;
   }
 
   private async eraseWhere(parsed: ParsedMemoryFilter): Promise<number> {
@@ -978,6 +985,15 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     ].filter(Boolean);
     throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `vector memory shutdown: ${parts.join("; ")} (${describeError(this.queue.lastFailure ?? failure)}).`, cause: failure });
   }
+}
+
+/** A validated erasure scope; an empty one is refused (`INVALID_ARGUMENT`). */
+function parseScope(scope: ForgetScope): ParsedMemoryFilter {
+  const parsed = parseMemoryFilter(scope, { what: "forgetWhere scope", allowIds: true });
+  if (isEmptyFilter(parsed)) {
+    throw invalidArgument("forgetWhere needs a scope: ids, userId, sessionId or another filter condition. To erase everything, pass the condition that selects it explicitly.");
+  }
+  return parsed;
 }
 
 /** Recall entry label of this provider: `kind, YYYY-MM-DD`. */
