@@ -202,6 +202,26 @@ describe("Pinecone mode specifics", () => {
     expect(record.metadata!.meta_nested).toBeUndefined();
   });
 
+  it("records written before the filter fields are found by filtered vector queries after reindex", async () => {
+    const home = tempHome();
+    const fakeOptions = await pinecone.options();
+    const fake = pinecone.fake!;
+    const first = new VectorMemoryProvider({ env: {}, dimensions: 128, ...fakeOptions, hybrid: false });
+    await first.initialize("s1", { hermesHome: home, agentIdentity: "work", userId: "alice" });
+    first.remember({ content: "apollo launch checklist", metadata: { project: "apollo" } });
+    await first.shutdown();
+    // The layout of earlier versions: no created_ms and no meta_ fields.
+    for (const record of fake.namespaces.get("work:alice")!.values()) {
+      for (const key of Object.keys(record.metadata ?? {})) if (key === "created_ms" || key.startsWith("meta_")) delete record.metadata![key];
+    }
+    const p = new VectorMemoryProvider({ env: {}, dimensions: 128, ...fakeOptions, hybrid: false });
+    await p.initialize("s1", { hermesHome: home, agentIdentity: "work", userId: "alice" });
+    cleanups.push(() => p.shutdown());
+    expect(await p.search("apollo launch checklist", { limit: 3, metadata: { project: "apollo" } })).toEqual([]);
+    expect(await p.reindex()).toMatchObject({ items: 1 });
+    expect(contents(await p.search("apollo launch checklist", { limit: 3, metadata: { project: "apollo" } }))).toBe("apollo launch checklist");
+  });
+
   it("a queued write of an erased item is never sent later (outbox)", async () => {
     const p = await open(pinecone);
     const fake = pinecone.fake!;

@@ -959,6 +959,9 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     const lost = this.queue.inMemory;
     const kept = this.queue.inOutbox;
     this.closed = true;
+    if (this.purgeTimer) clearTimeout(this.purgeTimer);
+    this.purgeTimer = null;
+    await this.purging?.catch(() => undefined);
     try {
       await this.store?.close();
     } catch (error) {
