@@ -75,7 +75,7 @@ export async function hybridSearch(parts: HybridSearchParts, query: string, opti
       const set = new Set(passing);
       local = { acceptKey: (key) => set.has(key) };
     } else {
-      const gone = new Set(sidecar.passingKeys(namespace, { sql: "r.expires_at <= ?", params: [now] }) ?? []);
+      const gone = new Set(sidecar.expiredKeys(namespace, now));
       local = { acceptKey: (key) => !gone.has(key) };
     }
   }

@@ -370,8 +370,19 @@ const SIDECAR_SPEC: SqliteStoreSpec = {
       ALTER TABLE records ADD COLUMN user_meta TEXT NOT NULL DEFAULT '{}';
       ALTER TABLE records ADD COLUMN expires_at INTEGER;
     `);
-    registerFilterFunctions(db);
-    db.exec(`UPDATE records SET tags = hermes_tags(metadata), created_ms = hermes_created_ms(metadata), user_meta = hermes_user_meta(metadata), expires_at = hermes_expires_at(metadata)`);
+    // Filled in SQL (JSON functions), with JavaScript only for parsing the ISO creation time as
+    // `Date.parse` does; rows whose metadata is not valid JSON keep the defaults.
+    db.function("hermes_time_ms", { deterministic: true }, (value: unknown) => {
+      const ms = typeof value === "string" ? Date.parse(value) : NaN;
+      return Number.isFinite(ms) ? Math.trunc(ms) : null;
+    });
+    db.exec(`UPDATE records SET
+        tags = CASE WHEN json_type(metadata, '$.tags') = 'array' THEN json_extract(metadata, '$.tags') ELSE '[]' END,
+        created_ms = hermes_time_ms(json_extract(metadata, '$.created_at')),
+        user_meta = CASE WHEN json_type(metadata, '$.extra') = 'text' AND json_valid(json_extract(metadata, '$.extra'))
+          AND json_type(json_extract(metadata, '$.extra')) = 'object' THEN json(json_extract(metadata, '$.extra')) ELSE '{}' END,
+        expires_at = CASE WHEN json_type(metadata, '$.expires_at') IN ('integer', 'real') THEN CAST(json_extract(metadata, '$.expires_at') AS INTEGER) END
+      WHERE json_valid(metadata)`);
     db.exec(FILTER_SCHEMA);
   },
 };
@@ -969,8 +980,15 @@ export class Sidecar {
       const sql = `SELECT 1 FROM records r WHERE ${namespace === null ? "1" : "r.namespace = ?"} AND hermes_expires_at(r.metadata) <= ? LIMIT 1`;
       return this.prepare(sql).get(...(namespace === null ? [now] : [namespace, now])) !== undefined;
     }
-    const sql = `SELECT 1 FROM records r WHERE r.expires_at IS NOT NULL AND r.expires_at <= ? ${namespace === null ? "" : "AND r.namespace = ?"} LIMIT 1`;
+    // `+r.namespace`: the expiry index must drive the look-up, not the namespace (which holds every row).
+    const sql = `SELECT 1 FROM records r WHERE r.expires_at IS NOT NULL AND r.expires_at <= ? ${namespace === null ? "" : "AND +r.namespace = ?"} LIMIT 1`;
     return this.prepare(sql).get(...(namespace === null ? [now] : [now, namespace])) !== undefined;
+  }
+
+  /** Keys of the rows of `namespace` expired at `now` (served by the expiry index). */
+  expiredKeys(namespace: string, now: number): number[] {
+    if (!this.filterColumns) return [];
+    return this.prepare(`SELECT r.key FROM records r WHERE r.expires_at IS NOT NULL AND r.expires_at <= ? AND +r.namespace = ?`).pluck().all(now, namespace) as number[];
   }
 
   /** Delete the rows with these keys (any namespace); returns the keys removed, per namespace. */

@@ -701,7 +701,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     this.purging ??= (async () => {
       try {
         const { sidecar, store } = this.requireOpen();
-        const rows = sidecar.rowsWhere(null, { sql: "r.expires_at <= ?", params: [Date.now()] });
+        const rows = sidecar.rowsWhere(null, { sql: "r.expires_at IS NOT NULL AND r.expires_at <= ?", params: [Date.now()] });
         if (rows.length > 0) await store.eraseRows(rows, sidecar);
         if (rows.length > 0) this.prefetchCache.clear();
         return rows.length;
