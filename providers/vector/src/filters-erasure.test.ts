@@ -69,6 +69,12 @@ describe.each([local, pinecone])("VectorMemoryProvider filters, expiry, erasure 
     expect(wide.every((h) => h.metadata.priority !== 0)).toBe(true);
     expect(await p.search("alpha", { limit: 5, createdAt: { $lt: "2000-01-01T00:00:00Z" } })).toEqual([]);
     expect(await p.search("alpha", { limit: 5, createdAt: { $gte: Date.now() - 60_000 }, tags: { any: ["rare"] } })).toHaveLength(2);
+    // Vector side alone: the passing item is found although 60 others are closer to the query.
+    const vectorOnly = await open(mode, { hybrid: false });
+    for (let i = 0; i < 60; i++) vectorOnly.remember({ content: `alpha alpha alpha report number ${i}`, tags: ["common"] });
+    vectorOnly.remember({ content: "a short alpha note", tags: ["rare"] });
+    await vectorOnly.flush();
+    expect(contents(await vectorOnly.search("alpha alpha alpha", { limit: 1, tags: { any: ["rare"] } }))).toBe("a short alpha note");
     await expect(p.search("alpha", { metadata: { priority: { $like: 1 } } } as never)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     await expect(p.search("alpha", { tag: "x" } as never)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
   });
