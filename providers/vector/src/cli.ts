@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import type { ProviderCliContext, ProviderCliIo } from "@hermes/memory-core";
 import cliProgress from "cli-progress";
 import { countJsonlRecords, readJsonlFile, writeJsonlFile } from "@hermes/memory-provider-kit";
-import { HermesMemoryError, describeError, type MemoryKind } from "@hermes/memory-core";
+import { HermesMemoryError, describeError, type ForgetScope, type MemoryKind } from "@hermes/memory-core";
 import { VectorMemoryProvider, type ExportedItem, type ProgressCallback, type VectorMemoryProviderOptions } from "./vector-memory-provider.js";
 
 /** Where CLI actions write, and whether stderr is a terminal (progress bars). Injectable for tests. */
@@ -194,6 +194,81 @@ export async function runImport(ctx: VectorCliContext, file: string, options: Co
   }
 }
 
+/** Options of `forget`: the erasure scope besides an id, and how to confirm it. */
+export interface ForgetCliOptions extends CommonCliOptions {
+  session?: string;
+  kind?: MemoryKind;
+  /** Items with any of these tags. */
+  tag?: string[];
+  /** A `MemoryFilter` as JSON (tags, createdAt, metadata…); the other options are added to it. */
+  filter?: string;
+  /** Erase without asking. */
+  yes?: boolean;
+}
+
+/**
+ * `forget [id]`: erase one item by id, or every item in a scope (`--user`, `--session`, `--kind`,
+ * `--tag`, `--filter <json>`) from every copy. A scope wider than one id is counted first and
+ * erased only after `io.confirm` says yes, or with `--yes` (without a prompt it is refused).
+ */
+export async function runForget(ctx: VectorCliContext, id: string | undefined, options: ForgetCliOptions = {}, io: CliIo = processIo): Promise<number> {
+  try {
+    let scope: ForgetScope = {};
+    if (options.filter !== undefined) {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(options.filter);
+      } catch {
+        throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `--filter must be a JSON object such as '{"tags": {"any": ["draft"]}}'; got ${options.filter.slice(0, 60)}.` });
+      }
+      if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+        throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "--filter must be a JSON object of filter conditions (kind, sessionId, userId, tags, createdAt, metadata)." });
+      }
+      scope = parsed as ForgetScope;
+    }
+    scope = {
+      ...scope,
+      ...(id ? { ids: [id] } : {}),
+      ...(options.user ? { userId: options.user } : {}),
+      ...(options.session ? { sessionId: options.session } : {}),
+      ...(options.kind ? { kind: options.kind } : {}),
+      ...(options.tag && options.tag.length > 0 ? { tags: { any: options.tag } } : {}),
+    };
+    const oneId = id !== undefined && Object.keys(scope).length === 1;
+    const result = await withProvider(ctx, { ...options, writes: true, io }, async (p) => {
+      if (!oneId) {
+        const count = await p.countWhere(scope);
+        if (count === 0) return { erased: 0 };
+        if (!options.yes) {
+          if (!io.confirm) {
+            throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `This would erase ${count} items and cannot be asked here; pass --yes to erase them.` });
+          }
+          if (!(await io.confirm(`Erase ${count} items from vector memory (every copy, no undo)?`))) return { erased: 0, cancelled: true };
+        }
+      }
+      return { erased: await p.forgetWhere(scope) };
+    });
+    if (options.json) io.stdout(`${JSON.stringify(result)}\n`);
+    else if ("cancelled" in result) io.stdout("Cancelled; nothing was erased.\n");
+    else io.stdout(result.erased === 0 ? "No matching items.\n" : `Erased ${result.erased} items.\n`);
+    return oneId && result.erased === 0 ? 1 : 0;
+  } catch (error) {
+    return fail(io, options, error);
+  }
+}
+
+/** `purge`: delete the items that have expired, from every copy. */
+export async function runPurge(ctx: VectorCliContext, options: CommonCliOptions = {}, io: CliIo = processIo): Promise<number> {
+  try {
+    const purged = await withProvider(ctx, { ...options, writes: true, io }, (p) => p.purgeExpired());
+    if (options.json) io.stdout(`${JSON.stringify({ purged })}\n`);
+    else io.stdout(`Purged ${purged} expired items.\n`);
+    return 0;
+  } catch (error) {
+    return fail(io, options, error);
+  }
+}
+
 function common(cmd: Command): Command {
   return cmd
     .option("--json", "machine-readable output")
@@ -202,7 +277,7 @@ function common(cmd: Command): Command {
 }
 
 /**
- * Add `stats | search | reindex | export | import` under the host's `vector` command. Each action
+ * Add `stats | search | reindex | export | import | forget | purge` under the host's `vector` command. Each action
  * sets `process.exitCode` (never calls `process.exit`).
  */
 export function registerCli(command: Command, context: ProviderCliContext): void {
@@ -225,4 +300,12 @@ export function registerCli(command: Command, context: ProviderCliContext): void
   common(command.command("import").description("Import a JSON Lines export").argument("<file>", "file written by export")).action(
     async (file: string, opts: CommonCliOptions) => done(await runImport(ctx, file, opts)),
   );
+  common(command.command("forget").description("Erase an item by id, or every item in a scope, from every copy").argument("[id]", "item id"))
+    .option("--session <id>", "items of this session")
+    .option("--kind <kind>", "items of this kind: turn | fact | checkpoint")
+    .option("--tag <tag>", "items with this tag (repeat for any of several)", (v: string, prev: string[] = []) => [...prev, v])
+    .option("--filter <json>", 'a filter as JSON, e.g. \'{"metadata": {"project": "apollo"}}\'')
+    .option("--yes", "erase without asking")
+    .action(async (id: string | undefined, opts: ForgetCliOptions) => done(await runForget(ctx, id, opts, context.io ?? processIo)));
+  common(command.command("purge").description("Delete the items that have expired")).action(async (opts: CommonCliOptions) => done(await runPurge(ctx, opts, context.io ?? processIo)));
 }

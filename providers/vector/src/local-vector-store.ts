@@ -35,6 +35,10 @@ class ExactNamespace {
   /** The record id of each key (same slot). */
   ids: string[] = [];
   private readonly slot = new Map<number, number>();
+  /** The slot of a key, if present. */
+  slotOf(key: number): number | undefined {
+    return this.slot.get(key);
+  }
   data: Float32Array;
   norms: Float32Array;
   constructor(private readonly dims: number, capacity: number) {
@@ -281,7 +285,8 @@ export class LocalVectorStore implements VectorStore {
    */
   private loadOrRebuild(): void {
     const reason = this.indexPath ? this.verifyIndexFile(this.indexPath) : "in-memory store";
-    if (reason === "") {
+    // No vectors: a fresh index, never a loaded one (usearch can crash on a file whose entries were all removed).
+    if (reason === "" && this.sidecar.countVectors() > 0) {
       try {
         const index = this.newIndex();
         index.load(this.indexPath!);
@@ -373,6 +378,8 @@ export class LocalVectorStore implements VectorStore {
     // All of this is synchronous, so no write can land between the save and the generation stamp.
     const generation = String(this.sidecar.generation);
     const tmp = `${this.indexPath}.${process.pid}.tmp`;
+    // An index whose entries were all removed holds only tombstones: save a fresh empty one instead.
+    if (this.index.size() === 0) this.index = this.newIndex();
     try {
       this.index.save(tmp);
       fsyncPath(tmp);
@@ -474,8 +481,64 @@ export class LocalVectorStore implements VectorStore {
     const inNamespace = this.countIn(namespace);
     if (inNamespace === 0) return [];
     const idsOnly = options.idsOnly === true;
+    if (options.candidateKeys) return this.candidateQuery(vector, namespace, topK, options.candidateKeys, inNamespace);
+    if (options.acceptKey) {
+      return inNamespace <= this.exactThreshold
+        ? this.exactAcceptQuery(vector, namespace, topK, options.acceptKey)
+        : this.annQuery(vector, namespace, topK, undefined, inNamespace, true, options.acceptKey);
+    }
     if (inNamespace <= this.exactThreshold) return this.exactQuery(vector, namespace, topK, options.filter, idsOnly);
     return this.annQuery(vector, namespace, topK, options.filter, inNamespace, idsOnly);
+  }
+
+  /** Exact cosine scores of the given keys' vectors only (a selective filter's passing items), best first; ids only. */
+  private candidateQuery(vector: Float32Array, namespace: string, topK: number, keys: readonly number[], inNamespace: number): VectorMatch[] {
+    const qn = Math.sqrt(vector.reduce((a, v) => a + v * v, 0));
+    const scored: VectorMatch[] = [];
+    const score = (v: Float32Array | ArrayLike<number>, base: number, norm: number): number => {
+      if (norm === 0 || qn === 0) return 0;
+      let dot = 0;
+      for (let j = 0; j < this.dimensions; j++) dot += vector[j]! * (v[base + j] as number);
+      return dot / (qn * norm);
+    };
+    if (inNamespace <= this.exactThreshold) {
+      // The namespace's matrix is in memory (or about to be): score the keys' slots.
+      const cache = this.exactVectors(namespace, inNamespace);
+      for (const key of keys) {
+        const slot = cache.slotOf(key);
+        if (slot === undefined) continue;
+        scored.push({ id: cache.ids[slot]!, score: score(cache.data, slot * this.dimensions, cache.norms[slot]!), metadata: {}, key });
+      }
+    } else {
+      for (let i = 0; i < keys.length; i += 500) {
+        for (const row of this.sidecar.vectorsByKeys(keys.slice(i, i + 500))) {
+          const norm = Math.sqrt(row.vector.reduce((a, v) => a + v * v, 0));
+          scored.push({ id: row.id, score: score(row.vector, 0, norm), metadata: {}, key: row.key });
+        }
+      }
+    }
+    return scored.sort((a, b) => b.score - a.score || a.key! - b.key!).slice(0, topK);
+  }
+
+  /** Exact search of a small namespace keeping only accepted keys (widening until `topK` pass or all are seen); ids only. */
+  private exactAcceptQuery(vector: Float32Array, namespace: string, topK: number, accept: (key: number) => boolean): VectorMatch[] {
+    const cache = this.exactVectors(namespace, this.countIn(namespace));
+    const d = this.dimensions;
+    const n = cache.keys.length;
+    let qn = 0;
+    for (let i = 0; i < vector.length; i++) qn += vector[i]! * vector[i]!;
+    for (let k = Math.min(n, topK * 4); ; k = Math.min(n, k * 4)) {
+      const result = usearch.exactSearch(cache.data.subarray(0, n * d), vector, d, k, usearch.MetricKind.Cos, 1) as { keys: BigUint64Array; distances: Float32Array };
+      const out: VectorMatch[] = [];
+      for (let i = 0; i < result.keys.length && out.length < topK; i++) {
+        const slot = Number(result.keys[i]!);
+        if (slot >= n || !Number.isFinite(result.distances[i]!)) continue;
+        const key = cache.keys[slot]!;
+        if (!accept(key)) continue;
+        out.push({ id: cache.ids[slot]!, score: cache.norms[slot] === 0 || qn === 0 ? 0 : 1 - result.distances[i]!, metadata: {}, key });
+      }
+      if (out.length >= topK || k >= n) return out;
+    }
   }
 
   /** The sidecar rows of index keys: id, namespace and metadata, or only id and namespace (`metadata: {}`). */
@@ -565,10 +628,18 @@ export class LocalVectorStore implements VectorStore {
     return out;
   }
 
-  private annQuery(vector: Float32Array, namespace: string, topK: number, filter: VectorQueryOptions["filter"], inNamespace: number, idsOnly: boolean): VectorMatch[] {
+  private annQuery(
+    vector: Float32Array,
+    namespace: string,
+    topK: number,
+    filter: VectorQueryOptions["filter"],
+    inNamespace: number,
+    idsOnly: boolean,
+    accept?: (key: number) => boolean,
+  ): VectorMatch[] {
     const total = this.index.size();
     // Other namespaces and filters share the graph: over-fetch, and widen until enough survive.
-    const selective = Boolean(filter) || inNamespace < total;
+    const selective = Boolean(filter) || Boolean(accept) || inNamespace < total;
     let k = Math.min(total, selective ? topK * 4 : topK);
     for (;;) {
       // One thread: a single query gains nothing from the pool and pays its dispatch cost.
@@ -587,7 +658,8 @@ export class LocalVectorStore implements VectorStore {
         const row = rows.get(key);
         if (!row || row.namespace !== namespace) return;
         if (filter && !matchesFilter(row.metadata, filter)) return;
-        out.push({ id: row.id, score: 1 - distances[i]!, metadata: row.metadata });
+        if (accept && !accept(key)) return;
+        out.push({ id: row.id, score: 1 - distances[i]!, metadata: row.metadata, ...(accept ? { key } : {}) });
       });
       if (out.length >= topK || k >= total) return out.slice(0, topK);
       k = Math.min(total, k * 4);
@@ -669,6 +741,18 @@ export class LocalVectorStore implements VectorStore {
   /** Deleting from the local store deletes the sidecar row too. */
   async removeItem(id: string, namespace: string, _sidecar: Sidecar): Promise<void> {
     await this.delete({ ids: [id] }, { namespace });
+  }
+
+  /** Delete the rows (sidecar rows and FTS entries) and their index entries. */
+  async eraseRows(rows: ReadonlyArray<{ key: number; namespace: string; id: string }>, sidecar: Sidecar): Promise<void> {
+    this.assertWritable();
+    const removed = sidecar.deleteKeys(rows.map((r) => r.key));
+    for (const [namespace, keys] of removed) {
+      this.invalidate(namespace);
+      const present = keys.filter((k) => this.index.contains(BigInt(k)) === true);
+      if (present.length > 0) this.index.remove(BigUint64Array.from(present.map((k) => BigInt(k))));
+    }
+    this.markDirty();
   }
 
   /** Drop every vector and start an empty index. */

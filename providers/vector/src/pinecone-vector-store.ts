@@ -6,6 +6,7 @@ import { cosineSimilarity } from "./embedder.js";
 import { storageWriteError } from "./local-vector-store.js";
 import type { Sidecar, SidecarRow } from "./sidecar.js";
 import { matchesFilter, type VectorMetadata } from "./metadata-filter.js";
+import { pineconeRecordMetadata } from "./pinecone-metadata.js";
 import { backoffDelay, delay, DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry-policy.js";
 import {
   DEFAULT_NAMESPACE,
@@ -261,14 +262,14 @@ export class PineconeVectorStore implements VectorStore {
           message: `Vector ${record.id} has ${record.vector.length} dimensions but the Pinecone store is configured for ${this.dimensions}. Run \`hermes-memory vector reindex\` after changing the embedder.`,
         });
       }
-      const item = { id: record.id, values: Array.from(record.vector), metadata: flattenMetadata(record.metadata) };
+      const item = { id: record.id, values: Array.from(record.vector), metadata: pineconeRecordMetadata(flattenMetadata(record.metadata)) };
       const size = JSON.stringify(item).length;
       if (batch.length >= this.batchSize || bytes + size > MAX_REQUEST_BYTES) await send();
       batch.push(item);
       bytes += size;
     }
     await send();
-    for (const record of records) this.remember(namespace, record.id, { ...record, metadata: flattenMetadata(record.metadata) });
+    for (const record of records) this.remember(namespace, record.id, { ...record, metadata: pineconeRecordMetadata(flattenMetadata(record.metadata)) });
   }
 
   /** Query Pinecone and merge in recent writes (and hide recent deletes) from the cache. */
@@ -411,7 +412,15 @@ export class PineconeVectorStore implements VectorStore {
     sidecar.delete(namespace, { ids: [id] });
   }
 
-  /** Upserts overwrite by id, and a namespace may hold other machines' items: nothing is deleted. */
+  /** Delete the rows' records from Pinecone (per namespace), then the sidecar rows. */
+  async eraseRows(rows: ReadonlyArray<{ key: number; namespace: string; id: string }>, sidecar: Sidecar): Promise<void> {
+    const byNamespace = new Map<string, string[]>();
+    for (const row of rows) byNamespace.set(row.namespace, [...(byNamespace.get(row.namespace) ?? []), row.id]);
+    for (const [namespace, ids] of byNamespace) await this.delete({ ids }, { namespace });
+    sidecar.deleteKeys(rows.map((r) => r.key));
+  }
+
+  /** Upserts overwrite by id, and a namespace may hold other machines' items: nothing is deleted. Records get the current metadata layout. */
   beginReindex(_sidecar: Sidecar): void {}
 
   /** Upsert the new vectors. */

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
-import { LayeredRanker, TURN_COLUMN_WEIGHTS } from "@hermes/memory-provider-kit";
+import { LayeredRanker, parseMemoryFilter, TURN_COLUMN_WEIGHTS } from "@hermes/memory-provider-kit";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { sessionNeighbours } from "./test-support/session-neighbours.js";
 import { Sidecar, toFtsQuery } from "./sidecar.js";
@@ -44,7 +44,7 @@ describe("Sidecar schema migration", () => {
 
       const sidecar = Sidecar.open(file);
       try {
-        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(5);
+        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(6);
         expect(sidecar.keywordSearch("ns", "tokyo", 5).map((h) => h.id)).toEqual(["old"]);
         sidecar.upsert("ns", [{ id: "new", text: "later in Tokyo", metadata: { kind: "turn", session_id: "s" }, vector: null }]);
         expect(sidecar.keywordSearch("ns", "tokyo", 5)).toHaveLength(2);
@@ -74,7 +74,7 @@ describe("Sidecar schema migration", () => {
       v2.close();
       const sidecar = Sidecar.open(file);
       try {
-        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(5);
+        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(6);
         expect(sidecar.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name`).pluck().all()).toEqual([
           "records_ad",
           "records_ad_context",
@@ -113,11 +113,11 @@ describe("Sidecar schema migration", () => {
 
       const sidecar = Sidecar.open(file);
       try {
-        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(5);
+        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(6);
         expect(dump(sidecar.db)).toEqual(rows);
         expect(sidecar.getMeta("index_identity")).toBe("hashing-4");
         const indexes = sidecar.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'records_%' ORDER BY name`).pluck().all();
-        expect(indexes).toEqual(["records_by_id", "records_turns_by_session", "records_with_vectors"]);
+        expect(indexes).toEqual(["records_by_id", "records_expiring", "records_turns_by_session", "records_with_vectors"]);
         sidecar.db.exec(`INSERT INTO records_fts (records_fts, rank) VALUES ('integrity-check', 1)`);
         // The turn saying it first, then the next two turns of its session (s1: 1, 4, 7, 10), which
         // hold it as context since the upgrade.
@@ -161,6 +161,63 @@ describe("Sidecar schema migration", () => {
       ro = Sidecar.open(file, { readOnly: true });
       expect(ro.getByIds("", ["a"]).map((r) => r.text)).toEqual(["read only recall"]);
       ro.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("Sidecar schema version 6 (filter columns)", () => {
+  it("upgrades a version 5 file in place: every row kept, tags, creation time, caller metadata and expiry filled from the stored metadata", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-vector-sidecar-v5-"));
+    try {
+      const file = path.join(dir, "sidecar.sqlite");
+      const writer = Sidecar.open(file);
+      writer.upsert("ns", [
+        { id: "t1", text: "first turn about rockets", metadata: { kind: "turn", session_id: "s", created_at: "2026-01-02T03:04:05.678Z", tags: ["space", "fun"], extra: '{"team":"infra","n":3}' }, vector: new Float32Array([1, 0]) },
+        { id: "t2", text: "second turn", metadata: { kind: "turn", session_id: "s", created_at: "2026-01-03T00:00:00.000Z" }, vector: null },
+        { id: "f1", text: "a fact with broken extra", metadata: { kind: "fact", extra: "not json" }, vector: null },
+      ]);
+      writer.close();
+      // The version 5 layout: the same table without the filter columns and the expiry index.
+      const v5 = new Database(file);
+      v5.exec(`DROP INDEX records_expiring; ALTER TABLE records DROP COLUMN tags; ALTER TABLE records DROP COLUMN created_ms;
+        ALTER TABLE records DROP COLUMN user_meta; ALTER TABLE records DROP COLUMN expires_at; INSERT INTO records_fts (records_fts, rank) VALUES ('secure-delete', 0); PRAGMA user_version = 5;`);
+      const dump = (db: Database.Database) => db.prepare(`SELECT key, namespace, id, text, metadata, hex(vector) AS vector, prev1, prev2, session_date FROM records ORDER BY key`).all();
+      const before = dump(v5);
+      v5.close();
+
+      const sidecar = Sidecar.open(file);
+      try {
+        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(6);
+        expect(dump(sidecar.db)).toEqual(before);
+        expect(sidecar.db.prepare(`SELECT id, tags, created_ms, user_meta, expires_at FROM records ORDER BY key`).all()).toEqual([
+          { id: "t1", tags: '["space","fun"]', created_ms: Date.parse("2026-01-02T03:04:05.678Z"), user_meta: '{"team":"infra","n":3}', expires_at: null },
+          { id: "t2", tags: "[]", created_ms: Date.parse("2026-01-03T00:00:00.000Z"), user_meta: "{}", expires_at: null },
+          { id: "f1", tags: "[]", created_ms: null, user_meta: "{}", expires_at: null },
+        ]);
+        const keys = (filter: Parameters<typeof parseMemoryFilter>[0]) =>
+          sidecar.passingKeys("ns", sidecar.condition(parseMemoryFilter(filter), Date.now()))!.map((k) => sidecar.idsByKeys([k]).get(k)!.id);
+        expect(keys({ tags: { any: ["space"] }, metadata: { n: { $gt: 2 } } })).toEqual(["t1"]);
+        expect(keys({ createdAt: { $gte: "2026-01-03T00:00:00Z" } })).toEqual(["t2"]);
+        expect(sidecar.keywordSearch("ns", "rockets", 5).map((h) => h.id)[0]).toBe("t1");
+        sidecar.db.exec(`INSERT INTO records_fts (records_fts, rank) VALUES ('integrity-check', 1)`);
+      } finally {
+        sidecar.close();
+      }
+      // Read-only opens of a version 5 file filter on the metadata JSON instead of the columns.
+      const ro = new Database(file);
+      ro.exec(`DROP INDEX records_expiring; ALTER TABLE records DROP COLUMN tags; ALTER TABLE records DROP COLUMN created_ms;
+        ALTER TABLE records DROP COLUMN user_meta; ALTER TABLE records DROP COLUMN expires_at; PRAGMA user_version = 5;`);
+      ro.close();
+      const readOnly = Sidecar.openReadOnly(file);
+      try {
+        const passing = readOnly.passingKeys("ns", readOnly.condition(parseMemoryFilter({ metadata: { team: "infra" } }), Date.now()))!;
+        expect([...readOnly.idsByKeys(passing).values()].map((r) => r.id)).toEqual(["t1"]);
+        expect(readOnly.hasExpired(null, Date.now())).toBe(false);
+      } finally {
+        readOnly.close();
+      }
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

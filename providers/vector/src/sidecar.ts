@@ -18,7 +18,11 @@ import {
   turnContext,
   turnDateText,
   uniqueTerms,
+  filterToSql,
+  isEmptyFilter,
+  type FilterSqlColumns,
   type LayeredRankerSchema,
+  type ParsedMemoryFilter,
   type SqliteStoreSpec,
 } from "@hermes/memory-provider-kit";
 import { matchesFilter, type MetadataFilter, type VectorMetadata } from "./metadata-filter.js";
@@ -97,12 +101,16 @@ interface RawRow {
   vector: Buffer | null;
 }
 
-const SCHEMA_VERSION = 5;
+const SCHEMA_VERSION = 6;
 
 /** The records' session id as SQL; the session index is built on exactly this expression. */
 const SESSION_EXPR = `json_extract(metadata, '$.session_id')`;
 /** The records' kind as SQL; the session index is built on exactly this expression. */
 const KIND_EXPR = `json_extract(metadata, '$.kind')`;
+/** Kind, session and user of a row `r`, for compiled filters. */
+const KIND_SQL = `json_extract(r.metadata, '$.kind')`;
+const SESSION_SQL = `json_extract(r.metadata, '$.session_id')`;
+const USER_SQL = `json_extract(r.metadata, '$.user_id')`;
 
 /**
  * BM25 column weights of `records_fts` in column order (text, prev1, prev2, session_date): the
@@ -151,6 +159,15 @@ function sessionTurnSql(row: "old" | "new"): string {
 // weighted as the kit's TURN_COLUMN_WEIGHTS. Deleting a turn, or changing a turn's text or
 // metadata, refills the context of the next two turns of its session, so text that is gone is not
 // searchable as another turn's context.
+// Version 6: the columns memory filters read: `tags` (a JSON list of text), `created_ms` (creation
+// time, epoch ms), `user_meta` (the caller's metadata as a JSON object) and `expires_at` (epoch ms,
+// NULL when the item never expires, with a partial index for purging). Deleted rows are
+// overwritten (secure_delete, and FTS5's secure-delete), so erased text does not linger in the file.
+const FILTER_SCHEMA = `
+  CREATE INDEX IF NOT EXISTS records_expiring ON records (expires_at) WHERE expires_at IS NOT NULL;
+  INSERT INTO records_fts (records_fts, rank) VALUES ('secure-delete', 1);
+`;
+
 const FTS_AND_SESSION_SCHEMA = `
   CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(text, prev1, prev2, session_date, content='records', content_rowid='key', tokenize='porter unicode61 remove_diacritics 2');
   CREATE TRIGGER IF NOT EXISTS records_ad AFTER DELETE ON records BEGIN
@@ -247,6 +264,70 @@ function fillContext(db: SqliteDatabase): void {
     WHERE records.key = c.key`);
 }
 
+/** The values of a row's filter columns (version 6), derived from its flat metadata. */
+export interface FilterColumns {
+  /** JSON list of the item's tags. */
+  tags: string;
+  /** Creation time, epoch ms (null when `created_at` is missing or unreadable). */
+  createdMs: number | null;
+  /** The caller's metadata (`extra`) as a JSON object. */
+  userMeta: string;
+  /** Expiry time, epoch ms, or null. */
+  expiresAt: number | null;
+}
+
+/** The caller's metadata of a row: its `extra` field parsed, `{}` when absent or not an object. */
+export function userMetadataOf(metadata: VectorMetadata): Record<string, unknown> {
+  const extra = metadata.extra;
+  if (typeof extra !== "string") return {};
+  try {
+    const parsed = JSON.parse(extra) as unknown;
+    return parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** The filter columns of a row with this flat metadata. */
+export function filterColumnsOf(metadata: VectorMetadata): FilterColumns {
+  const tags = Array.isArray(metadata.tags) ? metadata.tags.filter((t) => typeof t === "string") : [];
+  const created = typeof metadata.created_at === "string" ? Date.parse(metadata.created_at) : typeof metadata.created_at === "number" ? metadata.created_at : NaN;
+  const expires = metadata.expires_at;
+  return {
+    tags: JSON.stringify(tags),
+    createdMs: Number.isFinite(created) ? Math.trunc(created) : null,
+    userMeta: typeof metadata.extra === "string" ? JSON.stringify(userMetadataOf(metadata)) : "{}",
+    expiresAt: typeof expires === "number" && Number.isFinite(expires) ? Math.trunc(expires) : null,
+  };
+}
+
+function parseStoredMetadata(raw: unknown): VectorMetadata {
+  try {
+    const parsed = JSON.parse(String(raw)) as unknown;
+    if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) return parsed as VectorMetadata;
+  } catch {
+    // Unreadable metadata: no filterable values.
+  }
+  return {};
+}
+
+/**
+ * SQL functions computing the filter columns from a row's stored metadata JSON: they fill the
+ * columns when a version 5 file is upgraded, and stand in for them on a read-only older file.
+ */
+function registerFilterFunctions(db: SqliteDatabase): void {
+  db.function("hermes_tags", { deterministic: true }, (raw: unknown) => filterColumnsOf(parseStoredMetadata(raw)).tags);
+  db.function("hermes_created_ms", { deterministic: true }, (raw: unknown) => filterColumnsOf(parseStoredMetadata(raw)).createdMs);
+  db.function("hermes_user_meta", { deterministic: true }, (raw: unknown) => filterColumnsOf(parseStoredMetadata(raw)).userMeta);
+  db.function("hermes_expires_at", { deterministic: true }, (raw: unknown) => filterColumnsOf(parseStoredMetadata(raw)).expiresAt);
+}
+
+/** A compiled row condition over `records r` (SQL with `?` parameters), as `Sidecar.condition` builds it. */
+export interface RowCondition {
+  sql: string;
+  params: unknown[];
+}
+
 const SIDECAR_SPEC: SqliteStoreSpec = {
   driver: Database,
   label: "vector sidecar",
@@ -268,14 +349,47 @@ const SIDECAR_SPEC: SqliteStoreSpec = {
           prev1 TEXT NOT NULL DEFAULT '',
           prev2 TEXT NOT NULL DEFAULT '',
           session_date TEXT NOT NULL DEFAULT '',
+          tags TEXT NOT NULL DEFAULT '[]',
+          created_ms INTEGER,
+          user_meta TEXT NOT NULL DEFAULT '{}',
+          expires_at INTEGER,
           UNIQUE (namespace, id)
         );
         CREATE INDEX IF NOT EXISTS records_by_id ON records (id);
         CREATE INDEX IF NOT EXISTS records_with_vectors ON records (namespace) WHERE vector IS NOT NULL;
         ${FTS_AND_SESSION_SCHEMA}
+        ${FILTER_SCHEMA}
       `);
       return;
     }
+    if (current < 5) migrateToV5(db);
+    // Version 6: the filter columns, filled from each row's stored metadata (no row is dropped).
+    db.exec(`
+      ALTER TABLE records ADD COLUMN tags TEXT NOT NULL DEFAULT '[]';
+      ALTER TABLE records ADD COLUMN created_ms INTEGER;
+      ALTER TABLE records ADD COLUMN user_meta TEXT NOT NULL DEFAULT '{}';
+      ALTER TABLE records ADD COLUMN expires_at INTEGER;
+    `);
+    // Filled in SQL (JSON functions), with JavaScript only for parsing the ISO creation time as
+    // `Date.parse` does; rows whose metadata is not valid JSON keep the defaults.
+    db.function("hermes_time_ms", { deterministic: true }, (value: unknown) => {
+      const ms = typeof value === "string" ? Date.parse(value) : NaN;
+      return Number.isFinite(ms) ? Math.trunc(ms) : null;
+    });
+    db.exec(`UPDATE records SET
+        tags = CASE WHEN json_type(metadata, '$.tags') = 'array' THEN json_extract(metadata, '$.tags') ELSE '[]' END,
+        created_ms = hermes_time_ms(json_extract(metadata, '$.created_at')),
+        user_meta = CASE WHEN json_type(metadata, '$.extra') = 'text' AND json_valid(json_extract(metadata, '$.extra'))
+          AND json_type(json_extract(metadata, '$.extra')) = 'object' THEN json(json_extract(metadata, '$.extra')) ELSE '{}' END,
+        expires_at = CASE WHEN json_type(metadata, '$.expires_at') IN ('integer', 'real') THEN CAST(json_extract(metadata, '$.expires_at') AS INTEGER) END
+      WHERE json_valid(metadata)`);
+    db.exec(FILTER_SCHEMA);
+  },
+};
+
+/** Versions 1-4 to version 5 (see the schema notes). */
+function migrateToV5(db: SqliteDatabase): void {
+  {
     // Versions 1-4: the FTS table, its triggers and the session index are derived from `records`,
     // so they are dropped and recreated; the context columns are added, filled, then indexed.
     db.exec(`
@@ -290,8 +404,8 @@ const SIDECAR_SPEC: SqliteStoreSpec = {
       ${FTS_AND_SESSION_SCHEMA}
       INSERT INTO records_fts (records_fts) VALUES ('rebuild');
     `);
-  },
-};
+  }
+}
 
 /**
  * The sidecar's tables for the kit's `LayeredRanker`: `records_fts` (text, prev1, prev2,
@@ -386,24 +500,33 @@ export class Sidecar {
 
   /** False for a file older than version 5 opened read-only: one FTS column, no context. */
   private readonly contextColumns: boolean;
+  /** False for a file older than version 6 opened read-only: filters read the metadata JSON instead of the filter columns. */
+  private readonly filterColumns: boolean;
 
   private constructor(file: string, db: SqliteDatabase, readOnly = false) {
     this.file = file;
     this.db = db;
     this.readOnly = readOnly;
-    this.contextColumns = !readOnly || (db.pragma("user_version", { simple: true }) as number) >= SCHEMA_VERSION;
+    const version = db.pragma("user_version", { simple: true }) as number;
+    this.contextColumns = !readOnly || version >= 5;
+    this.filterColumns = !readOnly || version >= 6;
+    registerFilterFunctions(db);
+    // Deleted rows' pages are zeroed, so erased text does not linger in the file.
+    if (!readOnly) db.pragma("secure_delete = ON");
     this.statements = {
-      // Read-only opens of a file older than version 5 have no context columns and never write.
-      insertNew: !this.contextColumns
+      // Read-only opens of a file older than version 6 lack the newer columns and never write.
+      insertNew: !this.filterColumns
         ? db.prepare(`SELECT NULL`)
         : db.prepare(
-            `INSERT INTO records (namespace, id, text, metadata, vector, prev1, prev2, session_date) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            `INSERT INTO records (namespace, id, text, metadata, vector, prev1, prev2, session_date, tags, created_ms, user_meta, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT(namespace, id) DO NOTHING RETURNING key`,
           ),
       indexNew: !this.contextColumns ? db.prepare(`SELECT NULL`) : db.prepare(`INSERT INTO records_fts (rowid, text, prev1, prev2, session_date) VALUES (?, ?, ?, ?, ?)`),
-      updateExisting: !this.contextColumns
+      updateExisting: !this.filterColumns
         ? db.prepare(`SELECT NULL`)
-        : db.prepare(`UPDATE records SET text = ?, metadata = ?, vector = ?, prev1 = ?, prev2 = ?, session_date = ? WHERE key = ?`),
+        : db.prepare(
+            `UPDATE records SET text = ?, metadata = ?, vector = ?, prev1 = ?, prev2 = ?, session_date = ?, tags = ?, created_ms = ?, user_meta = ?, expires_at = ? WHERE key = ?`,
+          ),
       keyOf: db.prepare(`SELECT key FROM records WHERE namespace = ? AND id = ?`).pluck(),
       dataVersion: db.prepare(`PRAGMA data_version`).pluck(),
       // The texts of a session's turns before `key`, most recent first (a turn's context; only
@@ -464,7 +587,7 @@ export class Sidecar {
    * session (insertion order) and its date (`recordDateText`), as the kit's helpers build them.
    */
   upsert(namespace: string, rows: SidecarWrite[]): number[] {
-    if (!this.contextColumns) {
+    if (!this.filterColumns) {
       throw storageError(`the vector sidecar ${this.file} is open read-only`, undefined, "open it with write access to save records");
     }
     const run = this.db.transaction((items: SidecarWrite[]) => {
@@ -476,11 +599,25 @@ export class Sidecar {
         const vector = encodeVector(row.vector);
         const session = contextSession(rest);
         const date = recordDateText(rest);
+        const columns = filterColumnsOf(rest);
         const group = session === undefined ? undefined : `${namespace}\u0000${session}`;
         const previous =
           group === undefined ? undefined : this.recentTurns.previous(group, () => this.statements.precedingTurns.all(namespace, session, Number.MAX_SAFE_INTEGER) as string[]);
         const context = previous === undefined ? NO_CONTEXT : turnContext(previous);
-        const inserted = this.statements.insertNew.get(namespace, row.id, row.text, metadata, vector, context.prev1, context.prev2, date) as { key: number } | undefined;
+        const inserted = this.statements.insertNew.get(
+          namespace,
+          row.id,
+          row.text,
+          metadata,
+          vector,
+          context.prev1,
+          context.prev2,
+          date,
+          columns.tags,
+          columns.createdMs,
+          columns.userMeta,
+          columns.expiresAt,
+        ) as { key: number } | undefined;
         if (inserted) {
           // New row: indexed here, not by a trigger (see the schema notes).
           this.statements.indexNew.run(inserted.key, row.text, context.prev1, context.prev2, date);
@@ -493,7 +630,7 @@ export class Sidecar {
           this.recentTurns.clear();
           const key = this.statements.keyOf.get(namespace, row.id) as number;
           const own = session === undefined ? NO_CONTEXT : turnContext(this.statements.precedingTurns.all(namespace, session, key) as string[]);
-          this.statements.updateExisting.run(row.text, metadata, vector, own.prev1, own.prev2, date, key);
+          this.statements.updateExisting.run(row.text, metadata, vector, own.prev1, own.prev2, date, columns.tags, columns.createdMs, columns.userMeta, columns.expiresAt, key);
           keys.push(key);
         }
       }
@@ -589,6 +726,14 @@ export class Sidecar {
     return rows.map((r) => ({ key: r.key, id: r.id, vector: decodeVector(r.vector)! }));
   }
 
+  /** Key, id and vector of the rows with these keys that have a vector. */
+  vectorsByKeys(keys: readonly number[]): Array<{ key: number; id: string; vector: Float32Array }> {
+    if (keys.length === 0) return [];
+    const sql = `SELECT key, id, vector FROM records WHERE key IN (SELECT value FROM json_each(?)) AND vector IS NOT NULL`;
+    const rows = this.prepare(sql).all(JSON.stringify(keys)) as Array<{ key: number; id: string; vector: Buffer }>;
+    return rows.map((r) => ({ key: r.key, id: r.id, vector: decodeVector(r.vector)! }));
+  }
+
   /** Number of rows with a vector, optionally in one namespace. */
   countVectors(namespace: string | null = null): number {
     const row = (namespace === null
@@ -640,14 +785,15 @@ export class Sidecar {
 
   /**
    * `keywordSearch` without text or metadata: the best `limit` rows' keys, ids and BM25 scores,
-   * best first. With a filter, more candidates are read and their metadata filtered in JS.
+   * best first. With a filter, more candidates are read and their metadata filtered in JS. A row
+   * `condition` is part of the FTS query itself, so the best `limit` passing rows are returned.
    */
-  keywordRanks(namespace: string, query: string, limit: number, filter?: MetadataFilter): KeywordRank[] {
+  keywordRanks(namespace: string, query: string, limit: number, filter?: MetadataFilter, condition?: RowCondition | null): KeywordRank[] {
     if (limit <= 0 || typeof query !== "string") return [];
     const total = (this.prepare(`SELECT COALESCE(MAX(key), 0) AS n FROM records`).get() as { n: number }).n;
     const plan = planRanking(uniqueTerms(query), total, (term) => this.frequencies.get(term, total));
     if (!plan) return [];
-    const fetchLimit = filter ? Math.max(limit * 10, 200) : limit;
+    const fetchLimit = filter || condition ? Math.max(limit * 10, 200) : limit;
     const cols = filter ? "r.metadata, r.text" : "NULL AS metadata, NULL AS text";
     let raws: Array<{ key: number; id: string; metadata: string | null; text: string | null; rank: number }>;
     if (plan.mode === "bm25") {
@@ -655,25 +801,26 @@ export class Sidecar {
         .prepare(
           `SELECT r.key AS key, r.id AS id, ${cols}, ${this.contextColumns ? BM25_CALL : "bm25(records_fts)"} AS rank
            FROM records_fts JOIN records r ON r.key = records_fts.rowid
-           WHERE records_fts MATCH ? AND r.namespace = ? ORDER BY rank LIMIT ?`,
+           WHERE records_fts MATCH ? AND r.namespace = ?${condition ? ` AND ${condition.sql}` : ""} ORDER BY rank LIMIT ?`,
         )
-        .all(plan.terms.map(quoteTerm).join(" OR "), namespace, fetchLimit) as typeof raws;
+        .all(plan.terms.map(quoteTerm).join(" OR "), namespace, ...(condition?.params ?? []), filter ? fetchLimit : limit) as typeof raws;
     } else {
       // A word in more than 0.2 % of a large store: FTS5's bm25() would walk its whole document
       // list, so the kit's layered ranker scores a bounded candidate set with the same formula.
       this.ranker ??= this.contextColumns
         ? new LayeredRanker(this.db, RANKER_WEIGHTS, RANKER_SCHEMA)
         : new LayeredRanker(this.db, { content: 1, speaker: 0 }, { ...RANKER_SCHEMA, extra: [] });
-      const ranked = this.ranker.rank(plan.terms, { limit, candidates: fetchLimit, user: namespace });
+      const ranked = this.ranker.rank(plan.terms, { limit: condition ? fetchLimit : limit, candidates: condition ? fetchLimit * 4 : fetchLimit, user: namespace });
       const rows = new Map<number, { key: number; id: string; metadata: string | null; text: string | null }>();
       const sql = `SELECT r.key AS key, r.id AS id, ${cols} FROM records r WHERE r.key IN (SELECT value FROM json_each(?))`;
       for (const row of this.prepare(sql).all(JSON.stringify(ranked.map((r) => r.id))) as Array<{ key: number; id: string; metadata: string | null; text: string | null }>) {
         rows.set(row.key, row);
       }
       raws = [];
+      const passing = condition ? this.filterKeys([...rows.keys()], condition) : null;
       for (const r of ranked) {
         const row = rows.get(r.id);
-        if (row) raws.push({ ...row, rank: r.rank });
+        if (row && (!passing || passing.has(row.key))) raws.push({ ...row, rank: r.rank });
       }
     }
     const hits: KeywordRank[] = [];
@@ -762,6 +909,105 @@ export class Sidecar {
   }
 
 
+
+  /**
+   * `filter` (parsed by the kit) as a condition over `records r`, with `now` (epoch ms) leaving out
+   * the items expired at that time (`null`: expired items are included, e.g. for erasure). `null`
+   * when nothing is left out.
+   */
+  condition(filter: ParsedMemoryFilter, now: number | null): RowCondition | null {
+    const columns: FilterSqlColumns = this.filterColumns
+      ? { id: "r.id", kind: KIND_SQL, sessionId: SESSION_SQL, userId: USER_SQL, tags: "r.tags", metadata: "r.user_meta", createdAt: "r.created_ms" }
+      : {
+          id: "r.id",
+          kind: KIND_SQL,
+          sessionId: SESSION_SQL,
+          userId: USER_SQL,
+          tags: "hermes_tags(r.metadata)",
+          metadata: "hermes_user_meta(r.metadata)",
+          createdAt: "hermes_created_ms(r.metadata)",
+        };
+    const parts: string[] = [];
+    const params: unknown[] = [];
+    if (!isEmptyFilter(filter)) {
+      const compiled = filterToSql(filter, columns);
+      parts.push(`(${compiled.sql})`);
+      params.push(...compiled.params);
+    }
+    if (now !== null) {
+      const expires = this.filterColumns ? "r.expires_at" : "hermes_expires_at(r.metadata)";
+      parts.push(`(${expires} IS NULL OR ${expires} > ?)`);
+      params.push(now);
+    }
+    return parts.length === 0 ? null : { sql: parts.join(" AND "), params };
+  }
+
+  /**
+   * Keys of the rows of `namespace` (every namespace when null) passing `condition`, in key order;
+   * `null` when there are more than `cap` (the caller then filters another way).
+   */
+  passingKeys(namespace: string | null, condition: RowCondition | null, cap = Number.MAX_SAFE_INTEGER): number[] | null {
+    const where = [namespace === null ? "1" : "r.namespace = ?", condition ? condition.sql : "1"].join(" AND ");
+    const params = [...(namespace === null ? [] : [namespace]), ...(condition?.params ?? [])];
+    const limit = Math.min(cap, Number.MAX_SAFE_INTEGER - 1) + 1;
+    const keys = this.prepare(`SELECT r.key FROM records r WHERE ${where} ORDER BY r.key LIMIT ?`).pluck().all(...params, limit) as number[];
+    return keys.length > cap ? null : keys;
+  }
+
+  /** The keys among `keys` whose rows pass `condition` (all existing ones when it is null). */
+  filterKeys(keys: readonly number[], condition: RowCondition | null): Set<number> {
+    const out = new Set<number>();
+    if (keys.length === 0) return out;
+    const sql = `SELECT r.key FROM records r WHERE r.key IN (SELECT value FROM json_each(?)) AND ${condition ? condition.sql : "1"}`;
+    for (const key of this.prepare(sql).pluck().all(JSON.stringify(keys), ...(condition?.params ?? [])) as number[]) out.add(key);
+    return out;
+  }
+
+  /** Namespace, id and key of the rows passing `condition` (in every namespace, or one). */
+  rowsWhere(namespace: string | null, condition: RowCondition | null): Array<{ key: number; namespace: string; id: string }> {
+    const where = [namespace === null ? "1" : "r.namespace = ?", condition ? condition.sql : "1"].join(" AND ");
+    const params = [...(namespace === null ? [] : [namespace]), ...(condition?.params ?? [])];
+    return this.prepare(`SELECT r.key AS key, r.namespace AS namespace, r.id AS id FROM records r WHERE ${where} ORDER BY r.key`).all(...params) as Array<{
+      key: number;
+      namespace: string;
+      id: string;
+    }>;
+  }
+
+  /** Whether any row of `namespace` (any namespace when null) has expired at `now`. Served by the expiry index. */
+  hasExpired(namespace: string | null, now: number): boolean {
+    if (!this.filterColumns) {
+      const sql = `SELECT 1 FROM records r WHERE ${namespace === null ? "1" : "r.namespace = ?"} AND hermes_expires_at(r.metadata) <= ? LIMIT 1`;
+      return this.prepare(sql).get(...(namespace === null ? [now] : [namespace, now])) !== undefined;
+    }
+    // `+r.namespace`: the expiry index must drive the look-up, not the namespace (which holds every row).
+    const sql = `SELECT 1 FROM records r WHERE r.expires_at IS NOT NULL AND r.expires_at <= ? ${namespace === null ? "" : "AND +r.namespace = ?"} LIMIT 1`;
+    return this.prepare(sql).get(...(namespace === null ? [now] : [now, namespace])) !== undefined;
+  }
+
+  /** Keys of the rows of `namespace` expired at `now` (served by the expiry index). */
+  expiredKeys(namespace: string, now: number): number[] {
+    if (!this.filterColumns) return [];
+    return this.prepare(`SELECT r.key FROM records r WHERE r.expires_at IS NOT NULL AND r.expires_at <= ? AND +r.namespace = ?`).pluck().all(now, namespace) as number[];
+  }
+
+  /** Delete the rows with these keys (any namespace); returns the keys removed, per namespace. */
+  deleteKeys(keys: readonly number[]): Map<string, number[]> {
+    const run = this.db.transaction((): Map<string, number[]> => {
+      const byNamespace = new Map<string, number[]>();
+      const found = this.prepare(`SELECT key, namespace FROM records WHERE key IN (SELECT value FROM json_each(?))`).all(JSON.stringify(keys)) as Array<{ key: number; namespace: string }>;
+      const del = this.prepare(`DELETE FROM records WHERE key = ?`);
+      this.recentTurns.clear();
+      // Newest first, so a deleted turn's following turns are gone before the trigger refills them.
+      for (const row of found.sort((a, b) => b.key - a.key)) {
+        del.run(row.key);
+        byNamespace.set(row.namespace, [...(byNamespace.get(row.namespace) ?? []), row.key]);
+      }
+      this.statements.bump.run();
+      return byNamespace;
+    });
+    return run();
+  }
 
   /** Database file size in bytes (0 in memory). */
   sizeBytes(): number {

@@ -10,6 +10,9 @@ import {
   silentLogger,
   type ChatMessage,
   type ConfigField,
+  type ForgetScope,
+  type MemoryUpdate,
+  type SearchCapabilities,
   type InitContext,
   type Logger,
   type MemoryHit,
@@ -38,14 +41,24 @@ import type { VectorMetadata } from "./metadata-filter.js";
 import { OnnxEmbedder, findOnnxModel, onnxRuntimeInstalled } from "./onnx-embedder.js";
 import { OpenAIEmbedder } from "./openai-embedder.js";
 import { PineconeVectorStore, flattenMetadata } from "./pinecone-vector-store.js";
-import { hybridSearch, toMemoryHit } from "./hybrid-search.js";
+import { hybridSearch, recordPasses, toMemoryHit } from "./hybrid-search.js";
 import { WriteQueue } from "./write-queue.js";
 import { exportAll, importAll, reindexAll, type ExportedItem, type PendingWrite, type ProgressCallback } from "./maintenance.js";
 import { Sidecar } from "./sidecar.js";
 import { loadVectorConfig, loadVectorConfigSync, renderNamespace, resolveVectorConfig, VECTOR_CONFIG_FIELDS, type VectorConfig } from "./vector-config.js";
 import type { VectorStore } from "./vector-store.js";
 import { FORGET_TOOL, REMEMBER_TOOL, SEARCH_TOOL, VECTOR_TOOL_ROUTER, VECTOR_TOOL_SCHEMAS } from "./vector-tools.js";
-import { checkpointText, formatRecall, PrefetchCache, recallEntryCount, turnText } from "@hermes/memory-provider-kit";
+import {
+  checkpointText,
+  formatRecall,
+  isEmptyFilter,
+  parseMemoryFilter,
+  PrefetchCache,
+  recallEntryCount,
+  resolveExpiry,
+  turnText,
+  type ParsedMemoryFilter,
+} from "@hermes/memory-provider-kit";
 
 /** Constructor options: any config value (overrides config.yaml), plus injectable parts for tests and hosts. */
 export interface VectorMemoryProviderOptions extends Partial<VectorConfig> {
@@ -68,7 +81,15 @@ export type { ExportedItem, PendingWrite, ProgressCallback } from "./maintenance
 const VECTOR_DIR = path.join("memory", "vector");
 const OUTBOX_FILE = "outbox.sqlite";
 const KINDS: MemoryKind[] = ["turn", "fact", "checkpoint"];
-const RESERVED_KEYS = new Set(["text", "kind", "session_id", "user_id", "created_at", "tags", "digest", "extra", "text_truncated", "source", "role"]);
+const RESERVED_KEYS = new Set(["text", "kind", "session_id", "user_id", "created_at", "tags", "digest", "extra", "text_truncated", "source", "role", "expires_at", "created_ms"]);
+/** Keys of `MemoryUpdate`. */
+const UPDATE_KEYS = new Set(["content", "tags", "metadata", "expiresAt"]);
+/** Delay before expired items found by a search are purged in the background. */
+const LAZY_PURGE_DELAY_MS = 1000;
+
+function invalidArgument(message: string): HermesMemoryError {
+  return new HermesMemoryError({ code: "INVALID_ARGUMENT", message });
+}
 
 /** Whether this process may write `target` (also false on a read-only mount, even for root). */
 function writableDirectory(target: string): boolean {
@@ -382,9 +403,12 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   private buildWrite(item: MemoryItem, id: string, extra: VectorMetadata = {}): PendingWrite {
     const kind = item.kind ?? "fact";
     const userId = item.userId;
+    const now = Date.now();
+    const expiresAt = resolveExpiry(item, now);
     const metadata: Record<string, unknown> = {
       kind,
-      created_at: new Date().toISOString(),
+      created_at: new Date(now).toISOString(),
+      ...(expiresAt !== null ? { expires_at: expiresAt } : {}),
       ...(item.sessionId ? { session_id: item.sessionId } : {}),
       ...(userId ? { user_id: userId } : {}),
       ...(item.tags && item.tags.length > 0 ? { tags: item.tags } : {}),
@@ -550,9 +574,25 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   remember(item: MemoryItem): string {
     this.requireOpen();
     this.assertWritable();
+    if (item.tags !== undefined && (!Array.isArray(item.tags) || item.tags.some((t) => typeof t !== "string" || t === ""))) {
+      throw invalidArgument("remember: tags must be a list of non-empty text.");
+    }
     const id = `${item.kind ?? "fact"}-${randomUUID()}`;
+    // buildWrite validates expiresAt / ttlMs (INVALID_ARGUMENT) before anything is queued.
     this.enqueue([this.buildWrite(item, id)]);
     return id;
+  }
+
+  /** Whether namespaces hold one user each (the template names `{user}`), so a namespace stands for its user. */
+  private get userInNamespace(): boolean {
+    return this.config.pineconeNamespaceTemplate.includes("{user}");
+  }
+
+  /** The namespace a filter's user maps to, and the filter left to check inside it (every namespace: `null`). */
+  private scopeOf(filter: ParsedMemoryFilter): { namespace: string | null; filter: ParsedMemoryFilter } {
+    if (filter.userId === undefined || !this.userInNamespace) return { namespace: null, filter };
+    const { userId, ...rest } = filter;
+    return { namespace: this.namespaceFor(userId), filter: rest };
   }
 
   /**
@@ -561,7 +601,160 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    */
   async search(query: string, options: MemorySearchOptions & { budgetMs?: number } = {}): Promise<MemoryHit[]> {
     const { sidecar, store, embedder } = this.requireOpen();
-    return hybridSearch({ sidecar, store, embedder, hybrid: this.config.hybrid }, query, { ...options, namespace: this.namespaceFor(options.userId) });
+    const parsed = parseMemoryFilter(options, { what: "search options", ignore: ["limit", "budgetMs"] });
+    if (options.limit !== undefined && (typeof options.limit !== "number" || !Number.isFinite(options.limit) || options.limit < 1)) {
+      throw invalidArgument(`search options: limit must be a positive number; got ${String(options.limit)}.`);
+    }
+    // The namespace holds the user's items (also those remembered without a userId while that user was active).
+    const { userId: _user, ...inNamespace } = parsed;
+    const filter = this.userInNamespace ? inNamespace : parsed;
+    const now = Date.now();
+    const hits = await hybridSearch({ sidecar, store, embedder, hybrid: this.config.hybrid }, query, {
+      namespace: this.namespaceFor(options.userId),
+      filter,
+      now,
+      userInNamespace: this.userInNamespace,
+      ...(options.limit !== undefined ? { limit: options.limit } : {}),
+      ...(options.budgetMs !== undefined ? { budgetMs: options.budgetMs } : {}),
+    });
+    this.purgeLater(now);
+    return hits;
+  }
+
+  private purgeTimer: NodeJS.Timeout | null = null;
+  private purging: Promise<number> | null = null;
+
+  /** When items have expired, purge them in the background soon (never on the caller's time). */
+  private purgeLater(now: number): void {
+    if (this.purgeTimer || this.purging || this.readOnly || this.closed || !this.sidecar?.hasExpired(null, now)) return;
+    this.purgeTimer = setTimeout(() => {
+      this.purgeTimer = null;
+      if (this.closed || !this.sidecar) return;
+      this.purgeExpired().catch((error: unknown) => this.logger.warn(`vector memory: purging expired items failed: ${describeError(error)}`));
+    }, LAZY_PURGE_DELAY_MS);
+    this.purgeTimer.unref();
+  }
+
+  /** Which optional parts of `SearchableMemory` this provider implements: all of them. */
+  capabilities(): SearchCapabilities {
+    return { filters: true, expiry: true, erasure: true, update: true };
+  }
+
+  /**
+   * Erase every item in `scope` (ids and/or a filter; an empty scope is refused with
+   * `INVALID_ARGUMENT`) from every copy: sidecar rows and their FTS entries (and the context later
+   * turns hold of them), local index entries or Pinecone records, queued and outbox writes not yet
+   * delivered, and cached recall. Resolves to the number of items erased.
+   */
+  async forgetWhere(scope: ForgetScope): Promise<number> {
+    const parsed = parseScope(scope);
+    this.requireOpen();
+    this.assertWritable();
+    return this.eraseWhere(parsed);
+  }
+
+  /** How many stored items `forgetWhere(scope)` would erase now (after queued writes are stored). */
+  async countWhere(scope: ForgetScope): Promise<number> {
+    const parsed = parseScope(scope);
+    const { sidecar } = this.requireOpen();
+    await this.mirrorOps;
+    await this.queue.drainAll();
+    const { namespace, filter } = this.scopeOf(parsed);
+    return sidecar.rowsWhere(namespace, sidecar.condition(filter, null)).length;
+  }
+
+  private async eraseWhere(parsed: ParsedMemoryFilter): Promise<number> {
+    const { sidecar, store } = this.requireOpen();
+    const { namespace, filter } = this.scopeOf(parsed);
+    // Deliver what is queued (a failing store holds it), then drop undelivered copies in scope.
+    await this.mirrorOps;
+    await this.queue.drainAll();
+    await this.queue.settled();
+    const inScope = (w: PendingWrite): boolean =>
+      (namespace === null || w.namespace === namespace) && recordPasses(w.metadata, filter, Number.NEGATIVE_INFINITY, w.id);
+    const discarded = this.queue.discard(inScope);
+    const rows = sidecar.rowsWhere(namespace, sidecar.condition(filter, null));
+    const erased = new Set(rows.map((r) => `${r.namespace}\u0000${r.id}`));
+    if (rows.length > 0) await store.eraseRows(rows, sidecar);
+    // Ids only a remote store holds (another machine wrote them).
+    if (parsed.ids) {
+      const namespaces = namespace === null ? [...new Set([this.namespaceFor(), ...Object.keys(sidecar.namespaceCounts())])] : [namespace];
+      for (const ns of namespaces) {
+        for (const id of parsed.ids) {
+          if (erased.has(`${ns}\u0000${id}`)) continue;
+          const record = await store.fetchUnindexed(id, ns);
+          if (!record || !recordPasses(record.metadata ?? {}, filter, Number.NEGATIVE_INFINITY, id)) continue;
+          await store.delete({ ids: [id] }, { namespace: ns });
+          erased.add(`${ns}\u0000${id}`);
+        }
+      }
+    }
+    for (const w of discarded) erased.add(`${w.namespace}\u0000${w.id}`);
+    this.prefetchCache.clear();
+    return erased.size;
+  }
+
+  /** Delete the items that have expired from every copy; resolves to how many were deleted. */
+  async purgeExpired(): Promise<number> {
+    this.requireOpen();
+    if (this.readOnly) return 0;
+    this.purging ??= (async () => {
+      try {
+        const { sidecar, store } = this.requireOpen();
+        const rows = sidecar.rowsWhere(null, { sql: "r.expires_at IS NOT NULL AND r.expires_at <= ?", params: [Date.now()] });
+        if (rows.length > 0) await store.eraseRows(rows, sidecar);
+        if (rows.length > 0) this.prefetchCache.clear();
+        return rows.length;
+      } finally {
+        this.purging = null;
+      }
+    })();
+    return this.purging;
+  }
+
+  /**
+   * Change a stored item: new `content` is re-embedded and re-indexed (the old text is found by
+   * neither keyword nor vector search), `tags` / `metadata` / `expiresAt` replace the old values
+   * (`expiresAt: null` removes the expiry). False when no (unexpired) item has `id`.
+   */
+  async update(id: string, changes: MemoryUpdate): Promise<boolean> {
+    if (typeof id !== "string" || id === "") throw invalidArgument("update: id must be non-empty text.");
+    if (changes === null || typeof changes !== "object" || Array.isArray(changes)) throw invalidArgument("update: changes must be an object.");
+    for (const key of Object.keys(changes)) {
+      if (!UPDATE_KEYS.has(key)) throw invalidArgument(`update: unknown key "${key.slice(0, 40)}"; use content, tags, metadata, expiresAt.`);
+    }
+    if (changes.content !== undefined && (typeof changes.content !== "string" || changes.content.trim() === "")) throw invalidArgument("update: content must be non-empty text.");
+    if (changes.tags !== undefined && (!Array.isArray(changes.tags) || changes.tags.some((t) => typeof t !== "string" || t === ""))) {
+      throw invalidArgument("update: tags must be a list of non-empty text.");
+    }
+    if (changes.metadata !== undefined && (changes.metadata === null || typeof changes.metadata !== "object" || Array.isArray(changes.metadata))) {
+      throw invalidArgument("update: metadata must be an object.");
+    }
+    const expiresAt = changes.expiresAt === undefined ? undefined : changes.expiresAt === null ? null : resolveExpiry({ expiresAt: changes.expiresAt });
+    const { sidecar } = this.requireOpen();
+    this.assertWritable();
+    await this.mirrorOps;
+    await this.queue.drainAll();
+    const row = sidecar.getByIds(null, [id])[0];
+    if (!row || !recordPasses(row.metadata, {}, Date.now())) return false;
+    const { text: _text, ...metadata } = row.metadata;
+    if (changes.tags !== undefined) {
+      if (changes.tags.length > 0) metadata.tags = [...new Set(changes.tags)];
+      else delete metadata.tags;
+    }
+    if (changes.metadata !== undefined) {
+      const user: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(changes.metadata)) if (!RESERVED_KEYS.has(k)) user[k] = v;
+      if (Object.keys(user).length > 0) metadata.extra = JSON.stringify(user);
+      else delete metadata.extra;
+    }
+    if (expiresAt === null) delete metadata.expires_at;
+    else if (expiresAt !== undefined) metadata.expires_at = expiresAt;
+    const text = changes.content ?? row.text;
+    await this.writeNow([{ id, namespace: row.namespace, text, metadata: flattenMetadata(metadata) }], { durable: true });
+    await this.store!.flush();
+    this.prefetchCache.clear();
+    return true;
   }
 
 
@@ -569,10 +762,11 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   /** One item by id (from the sidecar; Pinecone-only items from the default namespace). */
   async get(id: string): Promise<MemoryHit | null> {
     const { sidecar, store } = this.requireOpen();
+    const now = Date.now();
     const row = sidecar.getByIds(null, [id])[0];
-    if (row) return toMemoryHit(row.id, row.metadata, 1, {});
+    if (row) return recordPasses(row.metadata, {}, now) ? toMemoryHit(row.id, row.metadata, 1, {}) : null;
     const record = await store.fetchUnindexed(id, this.namespaceFor());
-    return record ? toMemoryHit(id, record.metadata ?? {}, 1, {}) : null;
+    return record && recordPasses(record.metadata ?? {}, {}, now) ? toMemoryHit(id, record.metadata ?? {}, 1, {}) : null;
   }
 
   /** Delete an item everywhere. Returns false when no such id exists. Waits for queued writes first. */
@@ -671,14 +865,27 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     return VECTOR_TOOL_ROUTER.runAsync(toolName, args, {
       [SEARCH_TOOL]: async (args) => {
         this.requireOpen();
-        const hits = await this.search(String(args.query), {
-          limit: typeof args.limit === "number" ? args.limit : 8,
-          ...(typeof args.kind === "string" ? { kind: args.kind as MemoryKind } : {}),
-          ...(args.session_only === true ? { sessionId: this.sessionId } : {}),
-          budgetMs: this.config.requestTimeoutMs,
-        });
+        const { query, limit, session_only: sessionOnly, ...conditions } = args;
+        const filter = { ...conditions, ...(sessionOnly === true ? { sessionId: this.sessionId } : {}) } as MemorySearchOptions;
+        let hits: MemoryHit[];
+        try {
+          hits = await this.search(String(query), { ...filter, limit: typeof limit === "number" ? limit : 8, budgetMs: this.config.requestTimeoutMs });
+        } catch (error) {
+          if (HermesMemoryError.isInstance(error) && error.code === "INVALID_ARGUMENT") return { error: error.message };
+          throw error;
+        }
         return {
-          results: hits.map((h) => ({ id: h.id, content: h.content, kind: h.kind, score: h.score, created_at: h.createdAt, session_id: h.sessionId, scores: h.metadata.scores })),
+          results: hits.map((h) => ({
+            id: h.id,
+            content: h.content,
+            kind: h.kind,
+            score: h.score,
+            created_at: h.createdAt,
+            session_id: h.sessionId,
+            ...(h.tags ? { tags: h.tags } : {}),
+            ...(h.expiresAt ? { expires_at: h.expiresAt } : {}),
+            scores: h.metadata.scores,
+          })),
           count: hits.length,
         };
       },
@@ -752,6 +959,9 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     const lost = this.queue.inMemory;
     const kept = this.queue.inOutbox;
     this.closed = true;
+    if (this.purgeTimer) clearTimeout(this.purgeTimer);
+    this.purgeTimer = null;
+    await this.purging?.catch(() => undefined);
     try {
       await this.store?.close();
     } catch (error) {
@@ -778,6 +988,15 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     ].filter(Boolean);
     throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `vector memory shutdown: ${parts.join("; ")} (${describeError(this.queue.lastFailure ?? failure)}).`, cause: failure });
   }
+}
+
+/** A validated erasure scope; an empty one is refused (`INVALID_ARGUMENT`). */
+function parseScope(scope: ForgetScope): ParsedMemoryFilter {
+  const parsed = parseMemoryFilter(scope, { what: "forgetWhere scope", allowIds: true });
+  if (isEmptyFilter(parsed)) {
+    throw invalidArgument("forgetWhere needs a scope: ids, userId, sessionId or another filter condition. To erase everything, pass the condition that selects it explicitly.");
+  }
+  return parsed;
 }
 
 /** Recall entry label of this provider: `kind, YYYY-MM-DD`. */

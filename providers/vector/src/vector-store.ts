@@ -31,6 +31,13 @@ export interface VectorQueryOptions {
    * still carry their metadata.
    */
   idsOnly?: boolean;
+  /**
+   * Stores that keep their vectors in the sidecar (local): score exactly these sidecar keys, and
+   * only them (a selective filter's passing items). `filter` is then not used.
+   */
+  candidateKeys?: readonly number[];
+  /** Stores that keep their vectors in the sidecar (local): return only keys this accepts (a broad filter). `filter` is then not used. */
+  acceptKey?: (key: number) => boolean;
 }
 
 /** What `VectorStore.delete` removes: listed ids, every record matching a filter, or a whole namespace. */
@@ -98,6 +105,12 @@ export interface VectorStore {
   fetchUnindexed(id: string, namespace: string): Promise<VectorRecord | null>;
   /** Delete an item from this store and from the sidecar. */
   removeItem(id: string, namespace: string, sidecar: Sidecar): Promise<void>;
+  /**
+   * Erase sidecar rows (key, namespace, id) from this store and from the sidecar (rows, FTS entries,
+   * the stored context of later turns): vectors first, then the rows. Throws when the store cannot
+   * delete them (the rows are then kept, so the erasure can be repeated).
+   */
+  eraseRows(rows: ReadonlyArray<{ key: number; namespace: string; id: string }>, sidecar: Sidecar): Promise<void>;
   /** Before re-embedding every item: drop what a reindex replaces (local: every vector and the index). */
   beginReindex(sidecar: Sidecar): void;
   /** Store re-embedded vectors of existing sidecar rows. */

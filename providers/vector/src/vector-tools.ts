@@ -1,5 +1,5 @@
 import type { ToolSchema } from "@hermes/memory-core";
-import { ToolRouter } from "@hermes/memory-provider-kit";
+import { MEMORY_FILTER_TOOL_PROPERTIES, ToolRouter } from "@hermes/memory-provider-kit";
 
 /** Tool names this provider offers. */
 export const SEARCH_TOOL = "vector_memory_search";
@@ -17,8 +17,8 @@ export const VECTOR_TOOL_SCHEMAS: ToolSchema[] = [
       properties: {
         query: { type: "string", minLength: 1, description: "What to look for, in natural language." },
         limit: { type: "integer", minimum: 1, maximum: 50, description: "Maximum results (default 8)." },
-        kind: { type: "string", enum: ["turn", "fact", "checkpoint"], description: "Only this kind of item." },
-        session_only: { type: "boolean", description: "Only items from the current session." },
+        ...MEMORY_FILTER_TOOL_PROPERTIES,
+        session_only: { type: "boolean", description: "Only items from the current session (instead of sessionId)." },
       },
       required: ["query"],
       additionalProperties: false,

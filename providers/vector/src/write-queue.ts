@@ -74,6 +74,34 @@ export class WriteQueue {
     });
   }
 
+  /**
+   * Drop every undelivered write `inScope` selects (queued, held after a failure, or in the
+   * outbox), so an erased item is never sent later. Returns the writes dropped. Call after
+   * `drainAll()` and `settled()`, so no batch holding them is in flight.
+   */
+  discard(inScope: (write: PendingWrite) => boolean): PendingWrite[] {
+    const dropped: PendingWrite[] = [];
+    const keep = (list: PendingWrite[]): PendingWrite[] =>
+      list.filter((w) => {
+        if (!inScope(w)) return true;
+        dropped.push(w);
+        return false;
+      });
+    this.pending = keep(this.pending);
+    this.held = keep(this.held);
+    if (this.outbox) {
+      const gone = this.outbox.list(Number.MAX_SAFE_INTEGER).filter((w) => inScope(w));
+      this.outbox.remove(gone.map((w) => w.seq));
+      dropped.push(...gone);
+    }
+    return dropped;
+  }
+
+  /** Resolves when no re-send of the outbox is in flight. */
+  async settled(): Promise<void> {
+    await this.resending?.catch(() => undefined);
+  }
+
   /** Put writes held after a failure back in front of the queue (flush re-tries them). */
   requeueHeld(): void {
     if (this.held.length > 0) this.pending.unshift(...this.held.splice(0));

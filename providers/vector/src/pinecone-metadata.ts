@@ -1,0 +1,70 @@
+/**
+ * The filterable fields of a Pinecone record, and `MemoryFilter`s in Pinecone's filter syntax.
+ *
+ * A record's metadata holds, besides the sidecar's flat fields (`text`, `kind`, `session_id`,
+ * `user_id`, `tags` as a list, `created_at` as ISO text, `expires_at` in epoch ms when the item
+ * expires, the caller's metadata as JSON text in `extra`):
+ * - `created_ms`: the creation time in epoch ms (Pinecone compares numbers only);
+ * - `meta_<field>`: each top-level field of the caller's metadata whose value Pinecone can hold
+ *   (text, a finite number, a boolean, a list of text). Other values (objects, lists of numbers)
+ *   are left out, so Pinecone's filter does not see them.
+ */
+import type { MetadataNode, ParsedMemoryFilter } from "@hermes/memory-provider-kit";
+import type { MetadataFilter, VectorMetadata } from "./metadata-filter.js";
+import { userMetadataOf } from "./sidecar.js";
+
+/** Prefix of the caller's metadata fields in a Pinecone record. */
+export const PINECONE_USER_FIELD_PREFIX = "meta_";
+
+/** The record metadata written to Pinecone: the flat metadata plus `created_ms` and the caller's fields under `meta_`. */
+export function pineconeRecordMetadata(metadata: VectorMetadata): VectorMetadata {
+  const out: VectorMetadata = {};
+  for (const [key, value] of Object.entries(metadata)) if (!key.startsWith(PINECONE_USER_FIELD_PREFIX)) out[key] = value;
+  const created = typeof metadata.created_at === "string" ? Date.parse(metadata.created_at) : NaN;
+  if (Number.isFinite(created)) out.created_ms = created;
+  for (const [field, value] of Object.entries(userMetadataOf(metadata))) {
+    const key = `${PINECONE_USER_FIELD_PREFIX}${field}`;
+    if (typeof value === "string" || typeof value === "boolean") out[key] = value;
+    else if (typeof value === "number" && Number.isFinite(value)) out[key] = value;
+    else if (Array.isArray(value) && value.every((v) => typeof v === "string")) out[key] = value as string[];
+  }
+  return out;
+}
+
+function metadataNode(node: MetadataNode): MetadataFilter {
+  switch (node.type) {
+    case "and":
+      return { $and: node.nodes.map(metadataNode) };
+    case "or":
+      return { $or: node.nodes.map(metadataNode) };
+    case "in":
+    case "nin":
+      return { [`${PINECONE_USER_FIELD_PREFIX}${node.field}`]: { [`$${node.type}`]: [...node.values] } };
+    default:
+      return { [`${PINECONE_USER_FIELD_PREFIX}${node.field}`]: { [`$${node.type}`]: node.value } };
+  }
+}
+
+/**
+ * `filter` as a Pinecone filter over the fields `pineconeRecordMetadata` writes, leaving out the
+ * items expired at `now` (epoch ms; `null` keeps them). `ids` are not translated (Pinecone filters
+ * on metadata only), so the result may select more than `filter`: callers check the hits.
+ * `withUser: false` leaves `userId` out (the namespace already holds one user's items).
+ */
+export function toPineconeFilter(filter: ParsedMemoryFilter, now: number | null, options: { withUser?: boolean } = {}): MetadataFilter | undefined {
+  const clauses: MetadataFilter[] = [];
+  if (filter.kinds) clauses.push({ kind: { $in: [...filter.kinds] } });
+  if (filter.sessionId !== undefined) clauses.push({ session_id: { $eq: filter.sessionId } });
+  if (filter.userId !== undefined && options.withUser !== false) clauses.push({ user_id: { $eq: filter.userId } });
+  if (filter.tagsAny) clauses.push({ tags: { $in: [...filter.tagsAny] } });
+  if (filter.tagsAll) for (const tag of filter.tagsAll) clauses.push({ tags: { $eq: tag } });
+  if (filter.createdAt) {
+    const range: Record<string, number> = {};
+    for (const [op, bound] of Object.entries(filter.createdAt)) if (bound !== undefined) range[`$${op}`] = bound;
+    clauses.push({ created_ms: range });
+  }
+  if (filter.metadata) clauses.push(metadataNode(filter.metadata));
+  if (now !== null) clauses.push({ $or: [{ expires_at: { $exists: false } }, { expires_at: { $gt: now } }] });
+  if (clauses.length === 0) return undefined;
+  return clauses.length === 1 ? clauses[0] : { $and: clauses };
+}
