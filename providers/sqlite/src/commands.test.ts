@@ -59,8 +59,8 @@ describe("CLI commands", () => {
   it("list shows newest first; forget deletes by id", async () => {
     const items = await listCommand(ctx, { json: true });
     expect(items.map((i) => i.kind)).toEqual(["checkpoint", "turn", "fact"]);
-    expect(await forgetCommand(ctx, items[0]!.id)).toEqual({ id: items[0]!.id, forgotten: true });
-    expect(await forgetCommand(ctx, items[0]!.id)).toEqual({ id: items[0]!.id, forgotten: false });
+    expect(await forgetCommand(ctx, items[0]!.id)).toEqual({ id: items[0]!.id, erased: 1, forgotten: true });
+    expect(await forgetCommand(ctx, items[0]!.id)).toEqual({ id: items[0]!.id, erased: 0, forgotten: false });
     expect((await listCommand(ctx, { kind: "checkpoint" })).length).toBe(0);
   });
 
@@ -93,7 +93,7 @@ describe("CLI commands", () => {
     const result = await vacuumCommand(ctx, { json: true });
     expect(result.afterBytes).toBeGreaterThan(0);
     const report = await doctorCommand(ctx, { json: true });
-    expect(report).toMatchObject({ ok: true, integrity: "ok", ftsConsistent: true, schemaVersion: 3, journalMode: "wal", items: 3 });
+    expect(report).toMatchObject({ ok: true, integrity: "ok", ftsConsistent: true, schemaVersion: 4, journalMode: "wal", items: 3 });
   });
 
   it("doctor detects an FTS index out of sync", async () => {
@@ -112,7 +112,7 @@ describe("CLI commands", () => {
     const sqlite = root.command("sqlite");
     registerCli(sqlite, { hermesHome: home, providerName: "sqlite" });
     const names = sqlite.commands.map((c) => c.name());
-    expect(names).toEqual(["stats", "search", "list", "forget", "export", "import", "migrate", "vacuum", "doctor"]);
+    expect(names).toEqual(["stats", "search", "list", "forget", "purge", "export", "import", "migrate", "vacuum", "doctor"]);
     for (const c of sqlite.commands) expect(c.options.some((o) => o.long === "--json")).toBe(true);
     const writes: string[] = [];
     const original = process.stdout.write.bind(process.stdout);
@@ -143,16 +143,16 @@ describe("CLI commands", () => {
     );
 
     const result = await migrateCommand({ ...ctx, io: { ...ctx.io!, isTTY: false } }, { json: true });
-    expect(result).toMatchObject({ path: file, fromVersion: 2, toVersion: 3, migrated: true, items: 45_000 });
+    expect(result).toMatchObject({ path: file, fromVersion: 2, toVersion: 4, migrated: true, items: 45_000 });
     expect(JSON.parse(out.pop()!)).toMatchObject({ migrated: true, items: 45_000 });
     // Context now links each turn to the ones before it in its session (every 300th row is the same session).
     const hits = await searchCommand(ctx, "lighthouse keeper", { limit: "5", json: true });
     expect(hits.map((h) => Number(h.id))).toEqual(expect.arrayContaining([4322, 4622, 4922]));
-    expect(await doctorCommand(ctx, { json: true })).toMatchObject({ ok: true, ftsConsistent: true, items: 45_000, schemaVersion: 3 });
+    expect(await doctorCommand(ctx, { json: true })).toMatchObject({ ok: true, ftsConsistent: true, items: 45_000, schemaVersion: 4 });
 
     // Already current: nothing to do, said so.
-    expect(await migrateCommand(ctx)).toMatchObject({ fromVersion: 3, toVersion: 3, migrated: false });
-    expect(out.pop()).toMatch(/already at schema v3 \(45000 item\(s\)\)/);
+    expect(await migrateCommand(ctx)).toMatchObject({ fromVersion: 4, toVersion: 4, migrated: false });
+    expect(out.pop()).toMatch(/already at schema v4 \(45000 item\(s\)\)/);
   });
 
   it("migrate reports progress in steps up to the total", async () => {

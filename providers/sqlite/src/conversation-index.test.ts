@@ -37,7 +37,7 @@ function writeV2Store(file: string): void {
   );
 }
 
-describe("schema v2 → v3 migration", () => {
+describe("schema v2 → v4 migration (context columns, then expiry)", () => {
   it("keeps every item and fills each turn's context and date", () => {
     const file = path.join(dir, "m.db");
     writeV2Store(file);
@@ -47,7 +47,7 @@ describe("schema v2 → v3 migration", () => {
 
     const db = openDatabase(file);
     try {
-      expect(db.pragma("user_version", { simple: true })).toBe(3);
+      expect(db.pragma("user_version", { simple: true })).toBe(4);
       const newRows = db.prepare(`SELECT id, kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at FROM items ORDER BY id`).all();
       expect(newRows).toEqual(oldRows);
       const context = db.prepare(`SELECT id, prev1, prev2, session_date FROM items ORDER BY id`).raw(true).all();
@@ -208,7 +208,7 @@ describe("schema v2 → v3 migration", () => {
     try {
       const db = new Database(file, { readonly: true });
       try {
-        expect(db.pragma("user_version", { simple: true })).toBe(3);
+        expect(db.pragma("user_version", { simple: true })).toBe(4);
         expect(db.prepare(columns).all()).toEqual(before);
         const context = (id: number) => db.prepare(`SELECT prev1, prev2, session_date FROM items WHERE id = ?`).raw(true).get(id) as string[] | undefined;
         expect(context(2)).toEqual(['Caroline said, "Where did you go hiking last weekend?"', "", "1:56 pm on 8 May, 2023"]);
@@ -222,7 +222,7 @@ describe("schema v2 → v3 migration", () => {
       expect(ids("hiking")).toEqual(expect.arrayContaining(["1", "2"]));
       expect(ids("green tea")).toContain("7");
       expect(ids("billing Postgres")).toEqual(expect.arrayContaining(["10", "11"]));
-      expect(provider.memoryStore!.doctor()).toMatchObject({ ok: true, ftsConsistent: true, items: 11, schemaVersion: 3 });
+      expect(provider.memoryStore!.doctor()).toMatchObject({ ok: true, ftsConsistent: true, items: 11, schemaVersion: 4 });
       // New turns of an upgraded session take their context from the turns written by the release.
       provider.syncTurn("Her name is Biscuit.", "Biscuit, got it.", { sessionId: "s3" });
       await provider.flush();
