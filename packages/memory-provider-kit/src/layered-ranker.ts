@@ -228,6 +228,9 @@ export class LayeredRanker {
     const where = options.where ?? null;
     const filtered = options.kind != null || options.session != null || options.user != null;
     const wherePool = where === null ? null : this.wherePool(where.sql);
+    const kind = options.kind ?? null;
+    const session = options.session ?? null;
+    const user = options.user ?? null;
     // `gain` is K1 + 1 over (1 + the row's length normalisation): a word found once adds its IDF
     // times this, so it turns a set of words into the row's estimate.
     const pool = new Map<number, { words: number; gain: number }>();
@@ -235,7 +238,7 @@ export class LayeredRanker {
       const q = this.ownText === null ? match : `${this.ownText} : (${match})`;
       const found = (
         wherePool !== null
-          ? wherePool.all(q, options.kind ?? null, options.session ?? null, options.user ?? null, ...where!.params, LAYER_POOL_ROWS)
+          ? wherePool.all(q, kind, kind, session, session, user, user, ...where!.params, LAYER_POOL_ROWS)
           : (filtered ? this.stmts.poolFiltered : this.stmts.pool).all({
               q,
               ...(filtered ? { kind: options.kind ?? null, session: options.session ?? null, user: options.user ?? null } : {}),
@@ -320,8 +323,8 @@ export class LayeredRanker {
       const { fts, table, id, filters } = this.schema;
       stmt = this.db.prepare(
         `SELECT f.rowid AS id, d.sz AS sz FROM ${fts} f JOIN ${table} i ON i.${id} = f.rowid LEFT JOIN ${fts}_docsize d ON d.id = f.rowid
-         WHERE ${fts} MATCH ?1 AND (?2 IS NULL OR ${filters.kind} = ?2) AND (?3 IS NULL OR ${filters.session} = ?3)
-           AND (?4 IS NULL OR ${filters.user} = ?4) AND (${sql})
+         WHERE ${fts} MATCH ? AND (? IS NULL OR ${filters.kind} = ?) AND (? IS NULL OR ${filters.session} = ?)
+           AND (? IS NULL OR ${filters.user} = ?) AND (${sql})
          ORDER BY f.rowid DESC LIMIT ?`,
       );
       if (this.wherePools.size >= WHERE_POOLS_KEPT) this.wherePools.delete(this.wherePools.keys().next().value!);
