@@ -267,3 +267,26 @@ describe("two users on one provider instance", () => {
     expect(provider.search("harbour sailboat", { limit: 10 }).map((h) => h.id).sort()).toEqual([...bIds].sort());
   });
 });
+
+describe("sqlite_memory_search tool filters", () => {
+  it("takes the filter keys, validates them (errors come back as the tool's JSON error) and searches as the host's user", async () => {
+    const provider = await makeProvider({ userId: "a" });
+    provider.remember({ content: "ferry timetable for monday", userId: "a", tags: ["travel"], metadata: { city: "oslo" } });
+    provider.remember({ content: "ferry tickets", userId: "a", tags: ["receipts"] });
+    provider.remember({ content: "ferry ferry timetable", userId: "b", tags: ["travel"] });
+    const schema = provider.getToolSchemas().find((s) => s.name === "sqlite_memory_search")!;
+    expect(Object.keys((schema.parameters as { properties: object }).properties)).toEqual(["query", "limit", "kind", "sessionId", "userId", "tags", "createdAt", "metadata"]);
+    const call = (args: Record<string, unknown>) => JSON.parse(provider.handleToolCall("sqlite_memory_search", args)) as { results?: Array<{ content: string; tags?: string[] }>; error?: string };
+
+    expect(call({ query: "ferry", tags: { any: ["travel"] }, metadata: { city: { $in: ["oslo", "bergen"] } } }).results).toEqual([
+      expect.objectContaining({ content: "ferry timetable for monday", tags: ["travel"] }),
+    ]);
+    // The host's user is always applied: b's better match is not found, and asking for b is refused.
+    expect(call({ query: "ferry timetable" }).results!.map((r) => r.content)).not.toContain("ferry ferry timetable");
+    expect(call({ query: "ferry", userId: "b" }).error).toMatch(/own user/);
+    // Schema violations and what the parser refuses both come back as JSON errors.
+    expect(call({ query: "ferry", tags: { some: ["x"] } }).error).toMatch(/Invalid arguments/);
+    expect(call({ query: "ferry", metadata: { city: { $regex: "o.*" } } }).error).toMatch(/unknown operator/);
+    expect(call({ query: "ferry", createdAt: { $gte: "yesterday" } }).error).toMatch(/createdAt/);
+  });
+});
