@@ -235,6 +235,11 @@ describe("filtered search (layered ranker path, large store)", () => {
       expect(hits).toHaveLength(10);
       expect(hits.every((h) => mine.includes(h.id))).toBe(true);
     }
+    // Passing items that hold only the word found in most items ("harbour day …") are still found:
+    // never fewer hits than there are passing matches.
+    const commonOnly = items.flatMap((s, i) => (s.content.startsWith("harbour day") && i % 7 === 0 ? [i] : [])).slice(0, 6);
+    const hits = provider.search("harbour lighthouse", { metadata: { n: { $in: commonOnly } }, limit: 10 });
+    expect(hits.map((h) => h.content).sort()).toEqual(commonOnly.map((i) => items[i]!.content).sort());
   });
 });
 

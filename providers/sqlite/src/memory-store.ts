@@ -413,11 +413,29 @@ export class MemoryStore {
     const plan = this.rankPlan(terms);
     if (!plan) return [];
     const limit = clampLimit(options.limit, 10, 1000);
-    const candidates = Math.max(20, limit * CANDIDATES_PER_HIT);
     const filter = options.filter ?? legacyFilter(options);
     // Only items passing the filter (and not expired) are ranked, so the hits are the best among
     // them. Without a filter and without expired items the unconditioned statements are used.
     const condition = this.liveCondition(filter, Date.now());
+    const hits = this.rankAndScore(terms, plan, limit, filter, condition);
+    // The layered ranker skips rows holding only words found in most items (they score about 0).
+    // Under a selective filter, the passing rows with a rarer word (and their neighbours) can be
+    // fewer than `limit`: FTS5's exact ranking over the passing rows then gives the hits, so a
+    // filtered search never returns fewer hits than there are passing matches.
+    if (plan.mode === "layered" && condition !== null && hits.length < limit) {
+      return this.rankAndScore(terms, { mode: "bm25", match: plan.terms.map((t) => quoteTerm(t.term)).join(" OR ") }, limit, filter, condition);
+    }
+    return hits;
+  }
+
+  private rankAndScore(
+    terms: readonly string[],
+    plan: { mode: "bm25"; match: string } | { mode: "layered"; terms: CountedTerm[] },
+    limit: number,
+    filter: ParsedMemoryFilter,
+    condition: FilterSql | null,
+  ): MemoryHit[] {
+    const candidates = Math.max(20, limit * CANDIDATES_PER_HIT);
     let ranked: Array<[id: number, rank: number]>;
     if (plan.mode === "bm25") {
       ranked = (
