@@ -124,6 +124,11 @@ describe("CLI commands", () => {
       expect(JSON.parse(writes.join(""))).toMatchObject({ items: 3 });
       await root.parseAsync(["node", "hermes-memory", "sqlite", "forget", "999999", "--json"]);
       expect(process.exitCode).toBe(1);
+      process.exitCode = 0;
+      writes.length = 0;
+      await root.parseAsync(["node", "hermes-memory", "sqlite", "forget", "--session", "s1", "--kind", "turn", "--filter", '{"createdAt":{"$gte":0}}', "--yes", "--compact", "--json"]);
+      expect(JSON.parse(writes.join(""))).toMatchObject({ erased: 1, forgotten: true, compact: { walTruncated: true } });
+      expect(process.exitCode).toBe(0);
     } finally {
       process.stdout.write = original;
       process.exitCode = previous;
