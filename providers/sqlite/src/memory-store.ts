@@ -155,7 +155,7 @@ const DAY_MS = 86_400_000;
 const MMAP_BYTES = 1 << 30;
 /** Neighbour expansion considers this many best BM25 matches per requested hit (at least 20). */
 const CANDIDATES_PER_HIT = 4;
-/** Expired items deleted per statement by `purgeExpired` (keeps each write transaction short). */
+/** Expired items deleted per transaction by `purgeExpired` by default (keeps each write transaction short). */
 const PURGE_BATCH = 2000;
 /** Filtered statements kept prepared (one per distinct filter shape). */
 const FILTERED_STATEMENTS_KEPT = 64;
@@ -292,7 +292,7 @@ export class MemoryStore {
       get: db.prepare(`SELECT * FROM items WHERE id = ?`),
       // Whether any item has expired by `?` (a seek on the expiry index).
       anyExpired: db.prepare(`SELECT 1 FROM items WHERE expires_at <= ? LIMIT 1`).pluck(),
-      purge: readonly ? undefined : db.prepare(`DELETE FROM items WHERE id IN (SELECT id FROM items WHERE expires_at <= ? LIMIT ${PURGE_BATCH})`),
+      purge: readonly ? undefined : db.prepare(`DELETE FROM items WHERE id IN (SELECT id FROM items WHERE expires_at <= ? LIMIT ?)`),
       sessionUser: db.prepare(`SELECT user_id FROM items WHERE session_id = ? AND user_id IS NOT NULL ORDER BY id DESC LIMIT 1`).pluck(),
       delete: readonly ? undefined : db.prepare(`DELETE FROM items WHERE id = ?`),
       update: readonly
@@ -723,10 +723,10 @@ export class MemoryStore {
   }
 
   /**
-   * Delete the items expired at `now`, `PURGE_BATCH` per IMMEDIATE transaction, at most `batches`
+   * Delete the items expired at `now`, `batchSize` per IMMEDIATE transaction, at most `batches`
    * transactions (all of them by default). Returns how many were deleted.
    */
-  purgeExpired(now: number = Date.now(), batches = Infinity): number {
+  purgeExpired(now: number = Date.now(), batches = Infinity, batchSize = PURGE_BATCH): number {
     this.requireWritable();
     let purged = 0;
     try {
@@ -734,11 +734,11 @@ export class MemoryStore {
         let changes = 0;
         this.db
           .transaction(() => {
-            changes = this.stmts.purge!.run(now).changes;
+            changes = this.stmts.purge!.run(now, batchSize).changes;
           })
           .immediate();
         purged += changes;
-        if (changes < PURGE_BATCH) break;
+        if (changes < batchSize) break;
       }
     } finally {
       if (purged > 0) this.recentTurns.clear();

@@ -51,8 +51,12 @@ export interface SqliteMemoryProviderOptions extends SqliteProviderOptions {
 const MAX_QUEUE = 100_000;
 /** Expired items are purged in the background at most this often (and once after opening). */
 const PURGE_INTERVAL_MS = 5 * 60_000;
-/** Transactions of `PURGE_BATCH` items one background purge runs at most (keeps each tick short). */
-const BACKGROUND_PURGE_BATCHES = 1;
+/**
+ * Expired items one background purge deletes at most: one short transaction (a deleted turn also
+ * refreshes the context of the turns after it, about 1 ms each at 100,000 items), so a write tick
+ * never stalls turns for long. When more are left, the next tick purges again.
+ */
+const BACKGROUND_PURGE_ITEMS = 64;
 /** How long `flush()` keeps retrying a busy database before giving up. */
 const FLUSH_BUSY_DEADLINE_MS = 60_000;
 
@@ -171,8 +175,9 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   }
 
   /**
-   * Purge expired items when the last background purge is older than `PURGE_INTERVAL_MS`: one
-   * short transaction, skipped when the database is busy. Expired items are never returned
+   * Purge expired items when the last background purge is older than `PURGE_INTERVAL_MS` (or left
+   * items behind): one short transaction of at most `BACKGROUND_PURGE_ITEMS`, skipped when the
+   * database is busy. Expired items are never returned
    * meanwhile; purging only frees their space. Never throws.
    */
   private purgeIfDue(): void {
@@ -182,7 +187,10 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     if (this.lastPurge !== 0 && now - this.lastPurge < PURGE_INTERVAL_MS) return;
     this.lastPurge = now;
     try {
-      if (store.purgeExpired(now, BACKGROUND_PURGE_BATCHES) > 0) this.prefetchCache.clear();
+      const purged = store.purgeExpired(now, 1, BACKGROUND_PURGE_ITEMS);
+      if (purged > 0) this.prefetchCache.clear();
+      // A full batch: more may be left; the next write tick or queued prefetch purges again.
+      if (purged === BACKGROUND_PURGE_ITEMS) this.lastPurge = 0;
     } catch (error) {
       if (!isBusyError(error)) this.logger.warn("sqlite memory: purging expired items failed; will retry", error);
     }
