@@ -259,4 +259,21 @@ describe("expiry", () => {
     await makeProvider();
     await until(() => raw() === 1);
   });
+
+  it("purges in short steps: at most 64 items per step, again on later write ticks while more are left", async () => {
+    const first = await makeProvider();
+    first.memoryStore!.insertMany(Array.from({ length: 150 }, (_, i) => ({ kind: "fact" as const, content: `note ${i}`, expiresAt: Date.now() + 1000 })));
+    await first.shutdown();
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const provider = await makeProvider();
+    const db = provider.memoryStore!.db;
+    const left = () => Number(db.prepare(`SELECT COUNT(*) FROM items`).pluck().get());
+    await until(() => left() === 150 - 64);
+    provider.syncTurn("hello", "hi", { sessionId: "sa" });
+    await provider.flush();
+    expect(left()).toBe(150 - 128 + 1);
+    provider.syncTurn("again", "hi", { sessionId: "sa" });
+    await provider.flush();
+    expect(left()).toBe(2);
+  });
 });
