@@ -18,6 +18,12 @@ export interface LayeredRankOptions {
   kind?: MemoryKind | null;
   session?: string | null;
   user?: string | null;
+  /**
+   * An extra condition over the content table (alias `i`), ANDed with the others: `sql` with `?`
+   * placeholders bound, in order, to `params` (e.g. from `filterToSql`). Only rows passing it are
+   * pooled, so the ranking is the best among the rows that pass, not a filtered remainder.
+   */
+  where?: { sql: string; params: readonly unknown[] } | null;
 }
 
 /**
@@ -89,6 +95,8 @@ const BOUND_FACTOR = 1.5;
  * is the third or later) can only score the sum of commoner words; the single-word pass covers them.
  */
 const MAX_LAYERS = 2;
+/** Pool statements with an extra condition kept prepared (one per distinct condition text). */
+const WHERE_POOLS_KEPT = 32;
 /** Rarest query words considered; the rest add little to BM25 and would only cost layers. */
 export const MAX_LAYERED_TERMS = 8;
 
@@ -148,6 +156,10 @@ export class LayeredRanker {
    * their own text pools them.
    */
   private readonly ownText: string | null;
+  private readonly db: Db;
+  private readonly schema: LayeredRankerSchema;
+  /** Pool statements with an extra condition, by the condition's SQL text (most recent last). */
+  private readonly wherePools = new Map<string, BetterSqlite3.Statement>();
   private readonly stmts: {
     averages: BetterSqlite3.Statement;
     pool: BetterSqlite3.Statement;
@@ -158,6 +170,8 @@ export class LayeredRanker {
   /** `schema` names the tables and columns read (default: the SQLite provider's, `ITEMS_RANKER_SCHEMA`). */
   constructor(db: Db, weights: { content: number; speaker: number; [column: string]: number }, schema: LayeredRankerSchema = ITEMS_RANKER_SCHEMA) {
     this.weights = weights;
+    this.db = db;
+    this.schema = schema;
     const { fts, table, id, content, speaker, filters } = schema;
     const extra = schema.extra ?? [];
     this.extraWeights = extra.map(([, weight]) => Number(weights[weight] ?? 0));
@@ -211,16 +225,26 @@ export class LayeredRanker {
     const settled = (bound: number): boolean => kth() >= bound * BOUND_FACTOR;
     // Rows are pooled by id with the words FTS5 showed them to hold; the open rows with the best
     // estimate (those words found once each, at the row's length) are then read and scored exactly.
+    const where = options.where ?? null;
     const filtered = options.kind != null || options.session != null || options.user != null;
+    const wherePool = where === null ? null : this.wherePool(where.sql);
+    const kind = options.kind ?? null;
+    const session = options.session ?? null;
+    const user = options.user ?? null;
     // `gain` is K1 + 1 over (1 + the row's length normalisation): a word found once adds its IDF
     // times this, so it turns a set of words into the row's estimate.
     const pool = new Map<number, { words: number; gain: number }>();
     const collect = (match: string, words: number) => {
-      const found = (filtered ? this.stmts.poolFiltered : this.stmts.pool).all({
-        q: this.ownText === null ? match : `${this.ownText} : (${match})`,
-        ...(filtered ? { kind: options.kind ?? null, session: options.session ?? null, user: options.user ?? null } : {}),
-        limit: LAYER_POOL_ROWS,
-      }) as Array<{ id: number; sz: Buffer | null }>;
+      const q = this.ownText === null ? match : `${this.ownText} : (${match})`;
+      const found = (
+        wherePool !== null
+          ? wherePool.all(q, kind, kind, session, session, user, user, ...where!.params, LAYER_POOL_ROWS)
+          : (filtered ? this.stmts.poolFiltered : this.stmts.pool).all({
+              q,
+              ...(filtered ? { kind: options.kind ?? null, session: options.session ?? null, user: options.user ?? null } : {}),
+              limit: LAYER_POOL_ROWS,
+            })
+      ) as Array<{ id: number; sz: Buffer | null }>;
       for (const row of found) {
         const entry = pool.get(row.id);
         if (entry) entry.words |= words;
@@ -288,6 +312,25 @@ export class LayeredRanker {
       .sort((a, b) => byScore(b[1], a[1]) || a[0] - b[0])
       .slice(0, options.candidates)
       .map(([id, score]) => ({ id, rank: -score }));
+  }
+
+  /** The pool statement with the extra condition `sql` (prepared once per distinct text; a few dozen are kept). */
+  private wherePool(sql: string): BetterSqlite3.Statement {
+    let stmt = this.wherePools.get(sql);
+    if (stmt) {
+      this.wherePools.delete(sql);
+    } else {
+      const { fts, table, id, filters } = this.schema;
+      stmt = this.db.prepare(
+        `SELECT f.rowid AS id, d.sz AS sz FROM ${fts} f JOIN ${table} i ON i.${id} = f.rowid LEFT JOIN ${fts}_docsize d ON d.id = f.rowid
+         WHERE ${fts} MATCH ? AND (? IS NULL OR ${filters.kind} = ?) AND (? IS NULL OR ${filters.session} = ?)
+           AND (? IS NULL OR ${filters.user} = ?) AND (${sql})
+         ORDER BY f.rowid DESC LIMIT ?`,
+      );
+      if (this.wherePools.size >= WHERE_POOLS_KEPT) this.wherePools.delete(this.wherePools.keys().next().value!);
+    }
+    this.wherePools.set(sql, stmt);
+    return stmt;
   }
 
   /** BM25's length normalisation of a row: k1 · (1 − b + b · length / average length). */

@@ -7,10 +7,12 @@ import {
   importCommand,
   listCommand,
   migrateCommand,
+  purgeCommand,
   searchCommand,
   statsCommand,
   vacuumCommand,
   type CommandContext,
+  type ForgetOptions,
 } from "./commands.js";
 
 /** What the host CLI passes: core's `ProviderCliContext` (kept under this name for importers). */
@@ -18,11 +20,11 @@ export type CliContext = ProviderCliContext;
 
 /**
  * Add the provider's subcommands to `command` (the host creates `hermes-memory sqlite`): stats,
- * search, list, forget, export, import, migrate, vacuum, doctor — each with `--json`. Failures print the
+ * search, list, forget, purge, export, import, migrate, vacuum, doctor — each with `--json`. Failures print the
  * error's message and set `process.exitCode = 1`; nothing here calls `process.exit`.
  */
 export function registerCli(command: Command, context: CliContext): void {
-  const ctx: CommandContext = { hermesHome: context.hermesHome, providerName: context.providerName };
+  const ctx: CommandContext = { hermesHome: context.hermesHome, providerName: context.providerName, ...(context.io ? { io: context.io } : {}) };
   const run =
     <A extends unknown[]>(fn: (...args: A) => Promise<unknown>, failed?: (result: unknown) => boolean) =>
     async (...args: A) => {
@@ -46,8 +48,9 @@ export function registerCli(command: Command, context: CliContext): void {
     .description("Ranked full-text search over stored memory")
     .option("-l, --limit <n>", "most results", "10")
     .option("-k, --kind <kind>", "turn, fact or checkpoint")
+    .option("--filter <json>", 'a JSON filter, e.g. \'{"tags":{"any":["work"]},"metadata":{"project":"apollo"}}\'')
     .option("--json", "machine-readable output")
-    .action(run((query: string, opts: { limit?: string; kind?: string; json?: boolean }) => searchCommand(ctx, query, opts)));
+    .action(run((query: string, opts: { limit?: string; kind?: string; filter?: string; json?: boolean }) => searchCommand(ctx, query, opts)));
 
   command
     .command("list")
@@ -58,10 +61,23 @@ export function registerCli(command: Command, context: CliContext): void {
     .action(run((opts: { limit?: string; kind?: string; json?: boolean }) => listCommand(ctx, opts)));
 
   command
-    .command("forget <id>")
-    .description("Delete one item by id")
+    .command("forget [id]")
+    .description("Erase one item by id, or every item in a scope (asks first unless --yes)")
+    .option("--user <id>", "items of this user")
+    .option("--session <id>", "items of this session")
+    .option("-k, --kind <kind>", "items of this kind: turn, fact or checkpoint")
+    .option("--tag <tag>", "items with this tag")
+    .option("--filter <json>", "a JSON filter (any search filter key)")
+    .option("--yes", "erase without asking")
+    .option("--compact", "afterwards merge the FTS index and truncate the WAL so the erased text leaves the file")
     .option("--json", "machine-readable output")
-    .action(run((id: string, opts: { json?: boolean }) => forgetCommand(ctx, id, opts), (r) => !(r as { forgotten: boolean }).forgotten));
+    .action(run((id: string | undefined, opts: ForgetOptions) => forgetCommand(ctx, id, opts), (r) => !(r as { forgotten: boolean }).forgotten));
+
+  command
+    .command("purge")
+    .description("Delete every expired item now")
+    .option("--json", "machine-readable output")
+    .action(run((opts: { json?: boolean }) => purgeCommand(ctx, opts)));
 
   command
     .command("export [file]")

@@ -10,6 +10,7 @@ import {
   importCommand,
   listCommand,
   migrateCommand,
+  purgeCommand,
   searchCommand,
   statsCommand,
   vacuumCommand,
@@ -59,8 +60,8 @@ describe("CLI commands", () => {
   it("list shows newest first; forget deletes by id", async () => {
     const items = await listCommand(ctx, { json: true });
     expect(items.map((i) => i.kind)).toEqual(["checkpoint", "turn", "fact"]);
-    expect(await forgetCommand(ctx, items[0]!.id)).toEqual({ id: items[0]!.id, forgotten: true });
-    expect(await forgetCommand(ctx, items[0]!.id)).toEqual({ id: items[0]!.id, forgotten: false });
+    expect(await forgetCommand(ctx, items[0]!.id)).toEqual({ id: items[0]!.id, erased: 1, forgotten: true });
+    expect(await forgetCommand(ctx, items[0]!.id)).toEqual({ id: items[0]!.id, erased: 0, forgotten: false });
     expect((await listCommand(ctx, { kind: "checkpoint" })).length).toBe(0);
   });
 
@@ -93,7 +94,7 @@ describe("CLI commands", () => {
     const result = await vacuumCommand(ctx, { json: true });
     expect(result.afterBytes).toBeGreaterThan(0);
     const report = await doctorCommand(ctx, { json: true });
-    expect(report).toMatchObject({ ok: true, integrity: "ok", ftsConsistent: true, schemaVersion: 3, journalMode: "wal", items: 3 });
+    expect(report).toMatchObject({ ok: true, integrity: "ok", ftsConsistent: true, schemaVersion: 4, journalMode: "wal", items: 3 });
   });
 
   it("doctor detects an FTS index out of sync", async () => {
@@ -112,7 +113,7 @@ describe("CLI commands", () => {
     const sqlite = root.command("sqlite");
     registerCli(sqlite, { hermesHome: home, providerName: "sqlite" });
     const names = sqlite.commands.map((c) => c.name());
-    expect(names).toEqual(["stats", "search", "list", "forget", "export", "import", "migrate", "vacuum", "doctor"]);
+    expect(names).toEqual(["stats", "search", "list", "forget", "purge", "export", "import", "migrate", "vacuum", "doctor"]);
     for (const c of sqlite.commands) expect(c.options.some((o) => o.long === "--json")).toBe(true);
     const writes: string[] = [];
     const original = process.stdout.write.bind(process.stdout);
@@ -123,6 +124,11 @@ describe("CLI commands", () => {
       expect(JSON.parse(writes.join(""))).toMatchObject({ items: 3 });
       await root.parseAsync(["node", "hermes-memory", "sqlite", "forget", "999999", "--json"]);
       expect(process.exitCode).toBe(1);
+      process.exitCode = 0;
+      writes.length = 0;
+      await root.parseAsync(["node", "hermes-memory", "sqlite", "forget", "--session", "s1", "--kind", "turn", "--filter", '{"createdAt":{"$gte":0}}', "--yes", "--compact", "--json"]);
+      expect(JSON.parse(writes.join(""))).toMatchObject({ erased: 1, forgotten: true, compact: { walTruncated: true } });
+      expect(process.exitCode).toBe(0);
     } finally {
       process.stdout.write = original;
       process.exitCode = previous;
@@ -143,16 +149,16 @@ describe("CLI commands", () => {
     );
 
     const result = await migrateCommand({ ...ctx, io: { ...ctx.io!, isTTY: false } }, { json: true });
-    expect(result).toMatchObject({ path: file, fromVersion: 2, toVersion: 3, migrated: true, items: 45_000 });
+    expect(result).toMatchObject({ path: file, fromVersion: 2, toVersion: 4, migrated: true, items: 45_000 });
     expect(JSON.parse(out.pop()!)).toMatchObject({ migrated: true, items: 45_000 });
     // Context now links each turn to the ones before it in its session (every 300th row is the same session).
     const hits = await searchCommand(ctx, "lighthouse keeper", { limit: "5", json: true });
     expect(hits.map((h) => Number(h.id))).toEqual(expect.arrayContaining([4322, 4622, 4922]));
-    expect(await doctorCommand(ctx, { json: true })).toMatchObject({ ok: true, ftsConsistent: true, items: 45_000, schemaVersion: 3 });
+    expect(await doctorCommand(ctx, { json: true })).toMatchObject({ ok: true, ftsConsistent: true, items: 45_000, schemaVersion: 4 });
 
     // Already current: nothing to do, said so.
-    expect(await migrateCommand(ctx)).toMatchObject({ fromVersion: 3, toVersion: 3, migrated: false });
-    expect(out.pop()).toMatch(/already at schema v3 \(45000 item\(s\)\)/);
+    expect(await migrateCommand(ctx)).toMatchObject({ fromVersion: 4, toVersion: 4, migrated: false });
+    expect(out.pop()).toMatch(/already at schema v4 \(45000 item\(s\)\)/);
   });
 
   it("migrate reports progress in steps up to the total", async () => {
@@ -191,6 +197,74 @@ describe("CLI commands", () => {
       expect(fs.existsSync(path.join(empty, "memory", "sqlite.db"))).toBe(false);
     } finally {
       fs.rmSync(empty, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("CLI: scoped forget, purge, search --filter", () => {
+  const seedUsers = () =>
+    withProvider(ctx, (p) => {
+      p.remember({ content: "alpha note of user a", userId: "a", sessionId: "sa", tags: ["work"] });
+      p.remember({ content: "alpha plan of user a", kind: "turn", userId: "a", sessionId: "sa" });
+      p.remember({ content: "alpha note of user b", userId: "b", sessionId: "sb", tags: ["work"], metadata: { project: "apollo" } });
+    });
+
+  it("a scope wider than one id asks first (with the count) and refuses without a confirmation or --yes", async () => {
+    await seedUsers();
+    // No way to ask and no --yes: refused, nothing erased.
+    await expect(forgetCommand(ctx, undefined, { user: "a" })).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/2 item\(s\).*--yes/) });
+    const questions: string[] = [];
+    const asking = (answer: boolean): CommandContext => ({ ...ctx, io: { ...ctx.io!, confirm: async (q: string) => (questions.push(q), answer) } });
+    await expect(forgetCommand(asking(false), undefined, { user: "a" })).rejects.toThrow(/--yes/);
+    expect(questions).toEqual(["Erase 2 item(s) permanently?"]);
+    expect((await searchCommand(ctx, "alpha", { json: true })).length).toBe(3);
+    expect(await forgetCommand(asking(true), undefined, { user: "a", json: true })).toMatchObject({ erased: 2, forgotten: true });
+    expect((await searchCommand(ctx, "alpha", { json: true })).map((h) => h.userId)).toEqual(["b"]);
+    // An empty scope is refused; a scope matching nothing erases nothing and does not ask.
+    await expect(forgetCommand(ctx, undefined, {})).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    expect(await forgetCommand(ctx, undefined, { session: "nowhere" })).toMatchObject({ erased: 0, forgotten: false });
+    await expect(forgetCommand(ctx, undefined, { filter: "{not json", yes: true })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(forgetCommand(ctx, undefined, { filter: '{"metadata":{"x":{"$regex":"."}}}', yes: true })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+  });
+
+  it("--kind, --tag, --session and --filter combine; --yes skips the question", async () => {
+    await seedUsers();
+    expect(await forgetCommand(ctx, undefined, { tag: "work", filter: '{"metadata":{"project":"apollo"}}', yes: true })).toMatchObject({ erased: 1 });
+    expect(await forgetCommand(ctx, undefined, { session: "sa", kind: "turn", yes: true })).toMatchObject({ erased: 1 });
+    await forgetCommand(ctx, undefined, { session: "sa", yes: true });
+    expect(out.pop()).toBe("Erased 1 item(s).");
+    expect((await searchCommand(ctx, "alpha", { json: true })).length).toBe(0);
+  });
+
+  it("search --filter restricts the items searched; purge deletes expired items", async () => {
+    await seedUsers();
+    const hits = await searchCommand(ctx, "alpha", { filter: '{"tags":{"any":["work"]},"userId":"b"}', json: true });
+    expect(hits.map((h) => h.content)).toEqual(["alpha note of user b"]);
+    await expect(searchCommand(ctx, "alpha", { filter: '{"tags":"work"}' })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await withProvider(ctx, (p) => {
+      p.remember({ content: "expired note", expiresAt: Date.now() - 1000 });
+    });
+    expect(await purgeCommand(ctx, { json: true })).toEqual({ purged: 1 });
+    expect(await purgeCommand(ctx)).toEqual({ purged: 0 });
+    expect(out.pop()).toBe("Purged 0 expired item(s).");
+  });
+
+  it("export and import carry expiresAt", async () => {
+    const expiresAt = new Date(Date.now() + 86_400_000).toISOString();
+    await withProvider(ctx, (p) => {
+      p.remember({ content: "visa appointment on friday", expiresAt });
+    });
+    const file = path.join(home, "dump.jsonl");
+    await exportCommand(ctx, file, { json: true });
+    const record = fs.readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l)).find((r) => r.content.startsWith("visa"));
+    expect(record.expiresAt).toBe(expiresAt);
+    const other = fs.mkdtempSync(path.join(os.tmpdir(), "sqlite-cli-c-"));
+    try {
+      await importCommand({ ...ctx, hermesHome: other }, file, { json: true });
+      const [hit] = await searchCommand({ ...ctx, hermesHome: other }, "visa appointment", { json: true });
+      expect(hit?.expiresAt).toBe(expiresAt);
+    } finally {
+      fs.rmSync(other, { recursive: true, force: true });
     }
   });
 });

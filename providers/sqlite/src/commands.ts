@@ -1,7 +1,7 @@
 import path from "node:path";
 import cliProgress from "cli-progress";
-import { HermesMemoryError, type MemoryHit, type MemoryKind, type ProviderCliIo } from "@hermes/memory-core";
-import { readJsonlFileSync, writeJsonlFile } from "@hermes/memory-provider-kit";
+import { HermesMemoryError, type ForgetScope, type MemoryFilter, type MemoryHit, type MemoryKind, type ProviderCliIo } from "@hermes/memory-core";
+import { parseMemoryFilter, readJsonlFileSync, writeJsonlFile } from "@hermes/memory-provider-kit";
 import { itemDigest, MEMORY_KINDS, type DoctorReport, type ExportRecord, type NewItem, type StoredItem } from "./memory-store.js";
 import { SqliteMemoryProvider } from "./sqlite-memory-provider.js";
 import { loadSqliteConfig, type SqliteProviderOptions } from "./config.js";
@@ -89,15 +89,33 @@ export async function statsCommand(ctx: CommandContext, options: JsonOption = {}
   return stats;
 }
 
-/** `search <query> [--limit] [--kind]`: ranked hits. */
+/** A `--filter` JSON text as a filter object (`INVALID_ARGUMENT` when it is not a JSON object). */
+function parseFilterOption(text: string | undefined): Record<string, unknown> {
+  if (text === undefined) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `--filter must be a JSON object, e.g. '{"tags":{"any":["work"]}}' (${(error as Error).message}).` });
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `--filter must be a JSON object, e.g. '{"tags":{"any":["work"]}}'.` });
+  }
+  return value as Record<string, unknown>;
+}
+
+/** `search <query> [--limit] [--kind] [--filter <json>]`: ranked hits among the items passing the filter. */
 export async function searchCommand(
   ctx: CommandContext,
   query: string,
-  options: JsonOption & { limit?: number | string; kind?: string } = {},
+  options: JsonOption & { limit?: number | string; kind?: string; filter?: string } = {},
 ): Promise<MemoryHit[]> {
   const limit = parsePositiveInt(options.limit, "--limit", 10);
   const kind = parseKind(options.kind);
-  const hits = await withProvider(ctx, (p) => p.search(query, { limit, ...(kind ? { kind } : {}) }));
+  const filter = { ...parseFilterOption(options.filter), ...(kind ? { kind } : {}) } as MemoryFilter;
+  // Validated before the database is opened.
+  parseMemoryFilter(filter, { what: "--filter" });
+  const hits = await withProvider(ctx, (p) => p.search(query, { ...filter, limit }));
   emit(ctx, options, hits, () =>
     hits.length === 0
       ? "No matches."
@@ -119,11 +137,88 @@ export async function listCommand(ctx: CommandContext, options: JsonOption & { l
   return items;
 }
 
-/** `forget <id>`: delete one item. Returns whether it existed (the CLI exits 1 when not). */
-export async function forgetCommand(ctx: CommandContext, id: string, options: JsonOption = {}): Promise<{ id: string; forgotten: boolean }> {
-  const forgotten = await withProvider(ctx, (p) => p.forget(id));
-  const result = { id, forgotten };
-  emit(ctx, options, result, () => (forgotten ? `Forgot item ${id}.` : `No item with id ${id}.`));
+/** Options of `forget`: the scope (all given conditions must hold) and what to do. */
+export interface ForgetOptions extends JsonOption {
+  user?: string;
+  session?: string;
+  kind?: string;
+  tag?: string;
+  /** A JSON filter object (any `MemoryFilter` key). */
+  filter?: string;
+  /** Erase without asking. */
+  yes?: boolean;
+  /** Afterwards merge the FTS index and truncate the WAL so the erased text leaves the file. */
+  compact?: boolean;
+}
+
+/** What `forget` did. */
+export interface ForgetResult {
+  /** The one id given (absent for a filter-only scope). */
+  id?: string;
+  /** How many items were erased. */
+  erased: number;
+  /** Whether anything was erased (the CLI exits 1 when not). */
+  forgotten: boolean;
+  /** Sizes after `--compact`. */
+  compact?: { beforeBytes: number; afterBytes: number; walTruncated: boolean };
+}
+
+/**
+ * `forget [id] [--user] [--session] [--kind] [--tag] [--filter <json>] [--yes] [--compact]`:
+ * erase one item by id, or every item in the scope (all conditions must hold). A scope wider than
+ * one id first counts the items and asks `io.confirm`; without a confirmation (none given, or no
+ * way to ask) and without `--yes` nothing is erased and it fails saying to pass `--yes`.
+ * `--compact` then merges the FTS index and truncates the WAL so the erased text leaves the file.
+ */
+export async function forgetCommand(ctx: CommandContext, id: string | undefined, options: ForgetOptions = {}): Promise<ForgetResult> {
+  const kind = parseKind(options.kind);
+  const scope = {
+    ...parseFilterOption(options.filter),
+    ...(id !== undefined && id !== "" ? { ids: [id] } : {}),
+    ...(options.user !== undefined ? { userId: options.user } : {}),
+    ...(options.session !== undefined ? { sessionId: options.session } : {}),
+    ...(kind ? { kind } : {}),
+    ...(options.tag !== undefined ? { tags: { any: [options.tag] } } : {}),
+  } as ForgetScope;
+  const parsed = parseMemoryFilter(scope, { what: "forget scope", allowIds: true });
+  if (Object.keys(parsed).length === 0) {
+    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "forget needs an id or a scope: --user, --session, --kind, --tag or --filter <json>." });
+  }
+  const oneId = Object.keys(parsed).length === 1 && parsed.ids?.length === 1;
+  const result = await withProvider(ctx, async (p): Promise<ForgetResult> => {
+    if (!oneId && !options.yes) {
+      const count = p.countWhere(scope);
+      if (count === 0) return { erased: 0, forgotten: false };
+      const confirm = io(ctx).confirm;
+      const confirmed = confirm ? await confirm(`Erase ${count} item(s) permanently?`) : false;
+      if (!confirmed) {
+        throw new HermesMemoryError({
+          code: "INVALID_ARGUMENT",
+          message: `forget would erase ${count} item(s) and was not confirmed; nothing was erased. Pass --yes to erase them.`,
+        });
+      }
+    }
+    const erased = p.forgetWhere(scope);
+    const out: ForgetResult = { erased, forgotten: erased > 0 };
+    if (options.compact) out.compact = p.memoryStore!.compact();
+    return out;
+  });
+  if (oneId) result.id = parsed.ids![0]!;
+  emit(ctx, options, result, () => {
+    const what = oneId ? (result.forgotten ? `Forgot item ${result.id}.` : `No item with id ${result.id}.`) : `Erased ${result.erased} item(s).`;
+    const compacted = result.compact
+      ? ` Compacted: ${formatBytes(result.compact.beforeBytes)} → ${formatBytes(result.compact.afterBytes)}${result.compact.walTruncated ? "" : " (the WAL is in use by another process; run again when the agent is idle)"}.`
+      : "";
+    return what + compacted;
+  });
+  return result;
+}
+
+/** `purge`: delete every expired item now. */
+export async function purgeCommand(ctx: CommandContext, options: JsonOption = {}): Promise<{ purged: number }> {
+  const purged = await withProvider(ctx, (p) => p.purgeExpired());
+  const result = { purged };
+  emit(ctx, options, result, () => `Purged ${purged} expired item(s).`);
   return result;
 }
 
@@ -222,6 +317,7 @@ function parseRecord(value: unknown): NewItem | string {
     metadata: r.metadata && typeof r.metadata === "object" && !Array.isArray(r.metadata) ? r.metadata : {},
     digest: typeof r.digest === "string" && /^[0-9a-f]{16,128}$/.test(r.digest) ? r.digest : undefined,
     createdAt: Number.isFinite(createdAt) ? createdAt : undefined,
+    expiresAt: typeof r.expiresAt === "string" && Number.isFinite(Date.parse(r.expiresAt)) ? Date.parse(r.expiresAt) : undefined,
   };
   // Records without a digest get the one the store would give them, so re-imports skip them.
   item.digest ??= itemDigest(item, kind === "turn" ? (item.createdAt ??= Date.now()) : 0);

@@ -37,7 +37,7 @@ function writeV2Store(file: string): void {
   );
 }
 
-describe("schema v2 → v3 migration", () => {
+describe("schema v2 → v4 migration (context columns, then expiry)", () => {
   it("keeps every item and fills each turn's context and date", () => {
     const file = path.join(dir, "m.db");
     writeV2Store(file);
@@ -47,7 +47,7 @@ describe("schema v2 → v3 migration", () => {
 
     const db = openDatabase(file);
     try {
-      expect(db.pragma("user_version", { simple: true })).toBe(3);
+      expect(db.pragma("user_version", { simple: true })).toBe(4);
       const newRows = db.prepare(`SELECT id, kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at FROM items ORDER BY id`).all();
       expect(newRows).toEqual(oldRows);
       const context = db.prepare(`SELECT id, prev1, prev2, session_date FROM items ORDER BY id`).raw(true).all();
@@ -208,8 +208,14 @@ describe("schema v2 → v3 migration", () => {
     try {
       const db = new Database(file, { readonly: true });
       try {
-        expect(db.pragma("user_version", { simple: true })).toBe(3);
+        expect(db.pragma("user_version", { simple: true })).toBe(4);
         expect(db.prepare(columns).all()).toEqual(before);
+        // v4: no item of the release expires; the expiry and user indexes exist.
+        expect(db.prepare(`SELECT COUNT(*) FROM items WHERE expires_at IS NULL`).pluck().get()).toBe(11);
+        expect(db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND name IN ('items_expires', 'items_user') ORDER BY name`).pluck().all()).toEqual([
+          "items_expires",
+          "items_user",
+        ]);
         const context = (id: number) => db.prepare(`SELECT prev1, prev2, session_date FROM items WHERE id = ?`).raw(true).get(id) as string[] | undefined;
         expect(context(2)).toEqual(['Caroline said, "Where did you go hiking last weekend?"', "", "1:56 pm on 8 May, 2023"]);
         expect(context(6)![0]).toBe('Caroline said, "Great, you always wanted to try that!"');
@@ -222,13 +228,58 @@ describe("schema v2 → v3 migration", () => {
       expect(ids("hiking")).toEqual(expect.arrayContaining(["1", "2"]));
       expect(ids("green tea")).toContain("7");
       expect(ids("billing Postgres")).toEqual(expect.arrayContaining(["10", "11"]));
-      expect(provider.memoryStore!.doctor()).toMatchObject({ ok: true, ftsConsistent: true, items: 11, schemaVersion: 3 });
+      expect(provider.memoryStore!.doctor()).toMatchObject({ ok: true, ftsConsistent: true, items: 11, schemaVersion: 4 });
       // New turns of an upgraded session take their context from the turns written by the release.
       provider.syncTurn("Her name is Biscuit.", "Biscuit, got it.", { sessionId: "s3" });
       await provider.flush();
       expect(ids("dog name")).toEqual(expect.arrayContaining(["9", "12"]));
     } finally {
       await provider.shutdown();
+    }
+  });
+});
+
+describe("schema v3 → v4 migration", () => {
+  /** A v3 store: today's schema without what v4 added (expires_at and its two indexes). */
+  function writeV3Store(file: string): void {
+    const db = openDatabase(file);
+    const store = new MemoryStore(db, file);
+    store.insertMany([
+      { kind: "turn", sessionId: "s", userId: "a", content: "we walked along the harbour" },
+      { kind: "turn", sessionId: "s", userId: "a", content: "and then had lunch" },
+      { kind: "fact", userId: "b", content: "b likes sailing", tags: ["hobby"] },
+    ]);
+    db.exec(`DROP INDEX items_expires; DROP INDEX items_user; ALTER TABLE items DROP COLUMN expires_at;`);
+    db.pragma("user_version = 3");
+    db.close();
+  }
+
+  it("adds expires_at (NULL for every item) and the indexes, keeping every item, its context and its index entry", () => {
+    const file = path.join(dir, "v3.db");
+    writeV3Store(file);
+    const raw = new Database(file, { readonly: true });
+    const all = `SELECT id, kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at, prev1, prev2, session_date FROM items ORDER BY id`;
+    const before = raw.prepare(all).all();
+    expect(raw.pragma("user_version", { simple: true })).toBe(3);
+    expect(raw.prepare(`SELECT COUNT(*) FROM pragma_table_info('items') WHERE name = 'expires_at'`).pluck().get()).toBe(0);
+    raw.close();
+
+    const db = openDatabase(file);
+    try {
+      expect(db.pragma("user_version", { simple: true })).toBe(4);
+      expect(db.prepare(all).all()).toEqual(before);
+      expect(db.prepare(`SELECT COUNT(*) FROM items WHERE expires_at IS NULL`).pluck().get()).toBe(3);
+      // Expired-item lookups and erasure by user use the new partial indexes.
+      const plan = (sql: string) => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as Array<{ detail: string }>).map((r) => r.detail).join("; ");
+      expect(plan(`SELECT 1 FROM items WHERE expires_at <= 5 LIMIT 1`)).toMatch(/items_expires/);
+      expect(plan(`SELECT id FROM items i WHERE i.user_id = 'a'`)).toMatch(/items_user/);
+      const store = new MemoryStore(db, file);
+      expect(store.doctor()).toMatchObject({ ok: true, ftsConsistent: true, items: 3, schemaVersion: 4 });
+      expect(store.search("harbour lunch", { limit: 5 }).map((h) => h.id)).toEqual(expect.arrayContaining(["1", "2"]));
+      const [id] = store.insertMany([{ kind: "fact", content: "expiring fact", expiresAt: Date.now() + 60_000 }]);
+      expect(store.get(id!)?.expiresAt).toBeDefined();
+    } finally {
+      db.close();
     }
   });
 });

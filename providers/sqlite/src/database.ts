@@ -16,7 +16,7 @@ import { CONTEXT_CHARS, TURN_COLUMN_WEIGHTS, turnDateText, type TurnColumnWeight
 export type Db = SqliteDb;
 
 /** Schema version this code writes (`PRAGMA user_version`). */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /** FTS column weights for `bm25(items_fts, content, speaker, prev1, prev2, session_date)`. */
 export const BM25_WEIGHTS: Readonly<TurnColumnWeights> = TURN_COLUMN_WEIGHTS;
@@ -128,6 +128,15 @@ END;
 INSERT INTO items_fts(items_fts, rank) VALUES ('rank', '${bm25Call(BM25_WEIGHTS).replace("items_fts, ", "")}');
 `;
 
+// v4: an optional expiry time per item (epoch ms; NULL = never) with a partial index that finds
+// expired items without scanning the table, and a partial index on user_id so that erasing one
+// user's items does not scan the table either (items without a user add nothing to it).
+const SCHEMA_V4 = `
+ALTER TABLE items ADD COLUMN expires_at INTEGER;
+CREATE INDEX IF NOT EXISTS items_expires ON items(expires_at) WHERE expires_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS items_user ON items(user_id) WHERE user_id IS NOT NULL;
+`;
+
 /** Progress of a schema migration: `done` of `total` work units (rows dated, contexted, indexed). */
 export type MigrationProgress = (done: number, total: number) => void;
 
@@ -218,6 +227,8 @@ function storeSpec(progress?: MigrationProgress): SqliteStoreSpec {
       if (current < 2) db.exec("DROP TRIGGER IF EXISTS items_ai");
       // v3: each turn's FTS document also holds the two previous turns of its session and its date.
       if (current < 3) migrateToV3(db, progress);
+      // v4: expires_at, and the indexes for expiry and for erasure by user.
+      if (current < 4) db.exec(SCHEMA_V4);
     },
   };
 }
@@ -231,6 +242,9 @@ export function openDatabase(file: string, options: OpenDatabaseOptions = {}): D
   const { onMigrationProgress, ...open } = options;
   const db = openSqliteStore(file, storeSpec(onMigrationProgress), { ...open, openFix: "check that the directory exists and is writable, or set memory.sqlite.path" });
   if (!options.readonly) {
+    // Freed pages and deleted cells are overwritten with zeros, so erased text does not linger in
+    // the file's free space (a per-connection setting).
+    db.pragma("secure_delete = ON");
     try {
       db.exec(TURN_INDEX);
     } catch (error) {

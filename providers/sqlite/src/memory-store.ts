@@ -5,6 +5,7 @@ import { HermesMemoryError, type MemoryHit, type MemoryKind, type MemoryStats } 
 import { BM25_WEIGHTS, bm25Call, type Db } from "./database.js";
 import { NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, SPEAKER_BOOST, nextTurnShare, queryTokens, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
 import { DocumentFrequencies, LayeredRanker, planRanking, type CountedTerm } from "@hermes/memory-provider-kit";
+import { filterToSql, isEmptyFilter, type FilterSql, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
 import { CONTEXT_TURNS, NO_CONTEXT, RecentTurns, turnContext, turnDateText, type TurnColumnWeights, type TurnContext } from "@hermes/memory-provider-kit";
 
 /** The kinds of items, in display order. */
@@ -22,6 +23,8 @@ export interface NewItem {
   digest?: string | undefined;
   /** Milliseconds since the epoch; defaults to now. */
   createdAt?: number | undefined;
+  /** When the item expires, milliseconds since the epoch; absent or null: never. */
+  expiresAt?: number | null | undefined;
 }
 
 /** A stored item as the store returns it. */
@@ -36,14 +39,27 @@ export interface StoredItem {
   metadata: Record<string, unknown>;
   digest: string;
   createdAt: string;
+  /** ISO 8601 expiry time, when the item expires. */
+  expiresAt?: string;
 }
 
-/** Search filters and limit. */
+/** Search filter and limit. */
 export interface StoreSearchOptions {
   limit?: number | undefined;
+  /** A validated filter (`parseMemoryFilter`); only items passing it are ranked. */
+  filter?: ParsedMemoryFilter | undefined;
   sessionId?: string | undefined;
   userId?: string | undefined;
   kind?: MemoryKind | undefined;
+}
+
+/** The changes `MemoryStore.update` applies (validated by the caller); absent keys keep their value. */
+export interface StoreUpdate {
+  content?: string;
+  tags?: string[];
+  metadata?: Record<string, unknown>;
+  /** Epoch ms, or null to remove the expiry. */
+  expiresAt?: number | null;
 }
 
 /** Tunables of the store (ranking). */
@@ -79,6 +95,8 @@ export interface ExportRecord {
   metadata?: Record<string, unknown>;
   digest?: string;
   createdAt?: string;
+  /** ISO 8601 expiry time, when the item expires. */
+  expiresAt?: string;
 }
 
 /** Result of `doctor()`. */
@@ -103,6 +121,7 @@ interface Row {
   metadata: string;
   digest: string | null;
   created_at: number;
+  expires_at: number | null;
 }
 
 /**
@@ -125,6 +144,9 @@ type LinkedRow = [
   prev2: number | null,
 ];
 
+/** Text columns of a returned hit: `[id, content, metadata, tags, expires_at]`. */
+type HitTextRow = [id: number, content: string, metadata: string, tags: string, expiresAt: number | null];
+
 /** A turn found as a neighbour: `[id, user_id, speaker, created_at]`. */
 type NeighbourRow = [id: number, userId: string | null, speaker: string, createdAt: number];
 
@@ -133,6 +155,24 @@ const DAY_MS = 86_400_000;
 const MMAP_BYTES = 1 << 30;
 /** Neighbour expansion considers this many best BM25 matches per requested hit (at least 20). */
 const CANDIDATES_PER_HIT = 4;
+/** Expired items deleted per transaction by `purgeExpired` by default (keeps each write transaction short). */
+const PURGE_BATCH = 2000;
+/** Filtered statements kept prepared (one per distinct filter shape). */
+const FILTERED_STATEMENTS_KEPT = 64;
+
+/** The items columns a filter is compiled over (alias `i`). */
+const FILTER_COLUMNS = {
+  id: "i.id",
+  kind: "i.kind",
+  sessionId: "i.session_id",
+  userId: "i.user_id",
+  tags: "i.tags",
+  metadata: "i.metadata",
+  createdAt: "i.created_at",
+} as const;
+
+/** Not yet expired at `?` (bound to now). */
+const LIVE_SQL = "(i.expires_at IS NULL OR i.expires_at > ?)";
 
 /**
  * Content digest of an item. Facts and checkpoints are keyed by what they say (so re-sending them is
@@ -176,6 +216,10 @@ export class MemoryStore {
   private readonly insertTx: BetterSqlite3.Transaction<(items: readonly NewItem[], ids: string[]) => void>;
   /** The last turns of recently written sessions, as this connection wrote them (context without a query). */
   private readonly recentTurns = new RecentTurns();
+  /** The `bm25(...)` call with this store's column weights. */
+  private readonly bm25: string;
+  /** Statements with a filter condition, by kind and condition text (most recently used last). */
+  private readonly filteredStatements = new Map<string, BetterSqlite3.Statement>();
 
   constructor(db: Db, file: string, options: MemoryStoreOptions = {}) {
     this.db = db;
@@ -190,6 +234,7 @@ export class MemoryStore {
     this.speakerBoost = Math.max(1, options.speakerBoost ?? SPEAKER_BOOST);
     const w = options.weights ?? BM25_WEIGHTS;
     const bm25 = bm25Call(w);
+    this.bm25 = bm25;
     const readonly = db.readonly;
     // Reads go through a memory map of the file (up to MMAP_BYTES) instead of a read() call and a copy
     // into SQLite's page cache per page: ranking a large store touches thousands of scattered index
@@ -200,8 +245,8 @@ export class MemoryStore {
       insert: readonly
         ? undefined
         : db.prepare(
-            `INSERT INTO items (kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at, prev1, prev2, session_date)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            `INSERT INTO items (kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at, prev1, prev2, session_date, expires_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT(digest) WHERE digest IS NOT NULL DO NOTHING`,
           ),
       index: readonly ? undefined : db.prepare(`INSERT INTO items_fts (rowid, content, speaker, prev1, prev2, session_date) VALUES (?, ?, ?, ?, ?, ?)`),
@@ -243,21 +288,22 @@ export class MemoryStore {
       neighbourRows: db
         .prepare(`SELECT json_group_array(json_array(i.id, i.user_id, i.speaker, i.created_at)) FROM json_each(?) c JOIN items i ON i.id = c.value`)
         .pluck(),
-      hitText: db.prepare(`SELECT id, content, metadata FROM items WHERE id IN (SELECT value FROM json_each(?))`).raw(true),
+      hitText: db.prepare(`SELECT id, content, metadata, tags, expires_at FROM items WHERE id IN (SELECT value FROM json_each(?))`).raw(true),
       get: db.prepare(`SELECT * FROM items WHERE id = ?`),
+      // Whether any item has expired by `?` (a seek on the expiry index).
+      anyExpired: db.prepare(`SELECT 1 FROM items WHERE expires_at <= ? LIMIT 1`).pluck(),
+      purge: readonly ? undefined : db.prepare(`DELETE FROM items WHERE id IN (SELECT id FROM items WHERE expires_at <= ? LIMIT ?)`),
+      sessionUser: db.prepare(`SELECT user_id FROM items WHERE session_id = ? AND user_id IS NOT NULL ORDER BY id DESC LIMIT 1`).pluck(),
       delete: readonly ? undefined : db.prepare(`DELETE FROM items WHERE id = ?`),
+      update: readonly
+        ? undefined
+        : db.prepare(`UPDATE items SET content = ?, tags = ?, metadata = ?, expires_at = ?, digest = ?, session_date = ? WHERE id = ?`),
       deleteDigest: readonly ? undefined : db.prepare(`DELETE FROM items WHERE digest = ?`),
       // Ranking statements return [id, rank] arrays (raw): an object per candidate costs more.
       rank: db.prepare(`SELECT rowid AS id, ${bm25} AS rank FROM items_fts WHERE items_fts MATCH ? ORDER BY rank LIMIT ?`).raw(true),
-      rankFiltered: db.prepare(
-        `SELECT i.id AS id, ${bm25} AS rank FROM items_fts JOIN items i ON i.id = items_fts.rowid
-         WHERE items_fts MATCH @q AND (@kind IS NULL OR i.kind = @kind) AND (@session IS NULL OR i.session_id = @session)
-           AND (@user IS NULL OR i.user_id = @user)
-         ORDER BY rank LIMIT @limit`,
-        )
-        .raw(true),
       list: db.prepare(
         `SELECT * FROM items WHERE (@kind IS NULL OR kind = @kind) AND (@session IS NULL OR session_id = @session)
+           AND (expires_at IS NULL OR expires_at > @now)
          ORDER BY id DESC LIMIT @limit OFFSET @offset`,
       ),
       countByKind: db.prepare(`SELECT kind, COUNT(*) AS n FROM items GROUP BY kind`),
@@ -310,6 +356,7 @@ export class MemoryStore {
       context.prev1,
       context.prev2,
       date,
+      item.expiresAt ?? null,
     );
     if (result.changes > 0) {
       this.stmts.index!.run(result.lastInsertRowid, item.content, item.speaker ?? "", context.prev1, context.prev2, date);
@@ -366,22 +413,38 @@ export class MemoryStore {
     const plan = this.rankPlan(terms);
     if (!plan) return [];
     const limit = clampLimit(options.limit, 10, 1000);
+    const filter = options.filter ?? legacyFilter(options);
+    // Only items passing the filter (and not expired) are ranked, so the hits are the best among
+    // them. Without a filter and without expired items the unconditioned statements are used.
+    const condition = this.liveCondition(filter, Date.now());
+    const hits = this.rankAndScore(terms, plan, limit, filter, condition);
+    // The layered ranker skips rows holding only words found in most items (they score about 0).
+    // Under a selective filter, the passing rows with a rarer word (and their neighbours) can be
+    // fewer than `limit`: FTS5's exact ranking over the passing rows then gives the hits, so a
+    // filtered search never returns fewer hits than there are passing matches.
+    if (plan.mode === "layered" && condition !== null && hits.length < limit) {
+      return this.rankAndScore(terms, { mode: "bm25", match: plan.terms.map((t) => quoteTerm(t.term)).join(" OR ") }, limit, filter, condition);
+    }
+    return hits;
+  }
+
+  private rankAndScore(
+    terms: readonly string[],
+    plan: { mode: "bm25"; match: string } | { mode: "layered"; terms: CountedTerm[] },
+    limit: number,
+    filter: ParsedMemoryFilter,
+    condition: FilterSql | null,
+  ): MemoryHit[] {
     const candidates = Math.max(20, limit * CANDIDATES_PER_HIT);
-    const filtered = options.kind !== undefined || options.sessionId !== undefined || options.userId !== undefined;
     let ranked: Array<[id: number, rank: number]>;
     if (plan.mode === "bm25") {
-      const params = { q: plan.match, kind: options.kind ?? null, session: options.sessionId ?? null, user: options.userId ?? null, limit: candidates };
-      ranked = (filtered ? this.stmts.rankFiltered.all(params) : this.stmts.rank.all(plan.match, candidates)) as Array<[number, number]>;
+      ranked = (
+        condition === null
+          ? this.stmts.rank.all(plan.match, candidates)
+          : this.filteredStatement("rank", condition.sql).all(plan.match, ...condition.params, candidates)
+      ) as Array<[number, number]>;
     } else {
-      ranked = this.layered
-        .rank(plan.terms, {
-          limit,
-          candidates,
-          kind: options.kind ?? null,
-          session: options.sessionId ?? null,
-          user: options.userId ?? null,
-        })
-        .map((r): [number, number] => [r.id, r.rank]);
+      ranked = this.layered.rank(plan.terms, { limit, candidates, where: condition }).map((r): [number, number] => [r.id, r.rank]);
     }
 
     // Scoring columns and neighbour ids come from two batched statements (candidates, then the
@@ -389,7 +452,7 @@ export class MemoryStore {
     // hits returned. Scores are summed in a fixed order (own scores in rank order, then next, second
     // next, previous and second previous turn per match), so they do not depend on how the rows were
     // fetched.
-    const spread = options.kind === undefined || options.kind === "turn";
+    const spread = filter.kinds === undefined || filter.kinds.includes("turn");
     const linked = new Map<number, LinkedRow>();
     if (ranked.length > 0) {
       // Ids in ascending order: the lookups then walk the table and index pages in order.
@@ -480,12 +543,15 @@ export class MemoryStore {
       }
       if (wanted.length > 0) {
         const ids = JSON.stringify(wanted.sort(ascending));
-        for (const [id, userId, speaker, createdAt] of JSON.parse(this.stmts.neighbourRows.get(ids) as string) as NeighbourRow[]) {
+        // A neighbour gets a share only when it passes the filter too (and has not expired).
+        const json = condition === null ? this.stmts.neighbourRows.get(ids) : this.filteredStatement("neighbours", condition.sql).get(ids, ...condition.params);
+        for (const [id, userId, speaker, createdAt] of JSON.parse(json as string) as NeighbourRow[]) {
           linked.set(id, [id, "turn", missing.get(id)!.session, userId, speaker, createdAt, null, null, null, null, null]);
         }
       }
-      const user = options.userId;
-      const accept = (row: LinkedRow | undefined): row is LinkedRow => row !== undefined && (user === undefined || row[3] === user);
+      // Every row in `linked` passes the filter: candidates were ranked under it, and neighbours
+      // outside the candidates were read under it.
+      const accept = (row: LinkedRow | undefined): row is LinkedRow => row !== undefined;
       for (const [row, score] of matched) {
         if (row[1] !== "turn" || row[2] === null) continue;
         const next = row[6] === null ? undefined : linked.get(row[6]);
@@ -507,14 +573,52 @@ export class MemoryStore {
     // Text and metadata are read (and parsed) only for the hits returned.
     const top = topScored(scored, limit);
     if (top.length === 0) return [];
-    const text = new Map<number, [number, string, string]>();
-    for (const row of this.stmts.hitText.all(JSON.stringify(top.map((h) => h.row[0]))) as Array<[number, string, string]>) text.set(row[0], row);
+    const text = new Map<number, HitTextRow>();
+    for (const row of this.stmts.hitText.all(JSON.stringify(top.map((h) => h.row[0]))) as HitTextRow[]) text.set(row[0], row);
     const hits: MemoryHit[] = [];
     for (const { row, score } of top) {
       const t = text.get(row[0]);
-      if (t) hits.push(toHit(row, t[1], t[2], score));
+      if (t) hits.push(toHit(row, t[1], t[2], t[3], t[4], score));
     }
     return hits;
+  }
+
+  /**
+   * The SQL condition of `filter` plus "not expired at `now`" (alias `i`), or `null` when there is
+   * nothing to check: an empty filter and no expired item left in the store.
+   */
+  private liveCondition(filter: ParsedMemoryFilter, now: number): FilterSql | null {
+    const expired = this.stmts.anyExpired.get(now) !== undefined;
+    if (isEmptyFilter(filter) && !expired) return null;
+    const compiled = filterToSql(filter, FILTER_COLUMNS, { idValue: (id) => parseId(id) ?? undefined });
+    if (!expired) return compiled;
+    return { sql: `${compiled.sql} AND ${LIVE_SQL}`, params: [...compiled.params, now] };
+  }
+
+  /** A statement of `kind` with the filter condition `sql` (alias `i`), prepared once per distinct text. */
+  private filteredStatement(kind: "rank" | "neighbours", sql: string): BetterSqlite3.Statement {
+    const key = `${kind}\u0000${sql}`;
+    let stmt = this.filteredStatements.get(key);
+    if (stmt) {
+      this.filteredStatements.delete(key);
+    } else {
+      stmt =
+        kind === "rank"
+          ? this.db
+              .prepare(
+                `SELECT i.id AS id, ${this.bm25} AS rank FROM items_fts JOIN items i ON i.id = items_fts.rowid
+                 WHERE items_fts MATCH ? AND (${sql}) ORDER BY rank LIMIT ?`,
+              )
+              .raw(true)
+          : this.db
+              .prepare(
+                `SELECT json_group_array(json_array(i.id, i.user_id, i.speaker, i.created_at)) FROM json_each(?) c JOIN items i ON i.id = c.value WHERE (${sql})`,
+              )
+              .pluck();
+      if (this.filteredStatements.size >= FILTERED_STATEMENTS_KEPT) this.filteredStatements.delete(this.filteredStatements.keys().next().value!);
+    }
+    this.filteredStatements.set(key, stmt);
+    return stmt;
   }
 
   /** The item with `id`, or `null`. */
@@ -522,7 +626,7 @@ export class MemoryStore {
     const n = parseId(id);
     if (n === null) return null;
     const row = this.stmts.get.get(n) as Row | undefined;
-    return row ? toStored(row) : null;
+    return row && !isExpired(row.expires_at, Date.now()) ? toStored(row) : null;
   }
 
   /** Delete the item with `id`; true when it existed. */
@@ -538,6 +642,138 @@ export class MemoryStore {
     if (!this.stmts.deleteDigest) return false;
     this.recentTurns.clear();
     return this.stmts.deleteDigest.run(digest).changes > 0;
+  }
+
+  /**
+   * Erase every item passing `filter` (validated, never empty) in one IMMEDIATE transaction and
+   * return how many were erased. The delete triggers remove each item from the FTS index and
+   * refill the stored context of the turns after it, so its text is no longer searchable anywhere.
+   */
+  forgetWhere(filter: ParsedMemoryFilter): number {
+    this.requireWritable();
+    if (isEmptyFilter(filter)) throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "forgetWhere needs at least one condition (ids, userId, sessionId or another filter key); an empty scope would erase everything." });
+    const condition = filterToSql(filter, FILTER_COLUMNS, { idValue: (id) => parseId(id) ?? undefined });
+    const erase = this.db.prepare(`DELETE FROM items WHERE id IN (SELECT i.id FROM items i WHERE ${condition.sql})`);
+    let erased = 0;
+    try {
+      this.db
+        .transaction(() => {
+          erased = erase.run(...condition.params).changes;
+        })
+        .immediate();
+    } finally {
+      // The remembered last turns of a session may be erased (or name rows that were rolled back).
+      this.recentTurns.clear();
+    }
+    return erased;
+  }
+
+  /** How many items pass `filter` (expired ones included: erasure reaches them too). */
+  countWhere(filter: ParsedMemoryFilter): number {
+    const condition = filterToSql(filter, FILTER_COLUMNS, { idValue: (id) => parseId(id) ?? undefined });
+    return Number(this.db.prepare(`SELECT COUNT(*) FROM items i WHERE ${condition.sql}`).pluck().get(...condition.params));
+  }
+
+  /**
+   * Change the item with `id` and re-index it, in one IMMEDIATE transaction; false when no live
+   * item has that id. New content replaces the FTS entry (triggers), and the turns after an edited
+   * turn take their stored context from its new text. A fact is keyed by its content: new content
+   * that another fact of the same user already has is refused with `INVALID_ARGUMENT` naming that
+   * fact (nothing changes). A turn's date text is derived again from the new metadata.
+   */
+  update(id: string, changes: StoreUpdate): boolean {
+    this.requireWritable();
+    const n = parseId(id);
+    if (n === null) return false;
+    let updated = false;
+    try {
+      this.db
+        .transaction(() => {
+          const row = this.stmts.get.get(n) as Row | undefined;
+          if (!row || isExpired(row.expires_at, Date.now())) return;
+          const content = changes.content ?? row.content;
+          const metadata = changes.metadata ?? parseJson<Record<string, unknown>>(row.metadata, {});
+          let digest = row.digest;
+          if (row.kind === "fact" && content !== row.content) {
+            digest = itemDigest({ kind: "fact", content, userId: row.user_id ?? undefined }, 0);
+            const other = this.stmts.byDigest.get(digest) as { id: number } | undefined;
+            if (other && other.id !== n) {
+              throw new HermesMemoryError({
+                code: "INVALID_ARGUMENT",
+                message: `update(${n}): fact ${other.id} already says exactly this; facts are unique by content. Forget one of them, or update fact ${other.id} instead.`,
+              });
+            }
+          }
+          this.stmts.update!.run(
+            content,
+            changes.tags !== undefined ? JSON.stringify(changes.tags) : row.tags,
+            changes.metadata !== undefined ? (Object.keys(changes.metadata).length > 0 ? JSON.stringify(changes.metadata) : "{}") : row.metadata,
+            changes.expiresAt !== undefined ? changes.expiresAt : row.expires_at,
+            digest,
+            turnDateText(row.kind, metadata, row.created_at),
+            n,
+          );
+          updated = true;
+        })
+        .immediate();
+    } finally {
+      this.recentTurns.clear();
+    }
+    return updated;
+  }
+
+  /**
+   * Delete the items expired at `now`, `batchSize` per IMMEDIATE transaction, at most `batches`
+   * transactions (all of them by default). Returns how many were deleted.
+   */
+  purgeExpired(now: number = Date.now(), batches = Infinity, batchSize = PURGE_BATCH): number {
+    this.requireWritable();
+    let purged = 0;
+    try {
+      for (let i = 0; i < batches; i++) {
+        let changes = 0;
+        this.db
+          .transaction(() => {
+            changes = this.stmts.purge!.run(now, batchSize).changes;
+          })
+          .immediate();
+        purged += changes;
+        if (changes < batchSize) break;
+      }
+    } finally {
+      if (purged > 0) this.recentTurns.clear();
+    }
+    return purged;
+  }
+
+  /** The user of the latest item of `session` that has one, or `undefined`. */
+  sessionUser(session: string): string | undefined {
+    const user = this.stmts.sessionUser.get(session) as string | null | undefined;
+    return user ?? undefined;
+  }
+
+  /**
+   * Make erased text leave the file: merge the FTS index into one segment (FTS5 'optimize'; deleted
+   * rows' terms otherwise stay in older segments until a merge), then copy the WAL into the
+   * database and truncate it. With `secure_delete` on, every page and cell freed on the way is
+   * zeroed. `walTruncated` is false when another connection kept the WAL in use (run it again
+   * once the agent is idle).
+   */
+  compact(): { beforeBytes: number; afterBytes: number; walTruncated: boolean } {
+    this.requireWritable();
+    const beforeBytes = this.stats().sizeBytes ?? 0;
+    this.db.exec(`INSERT INTO items_fts(items_fts) VALUES ('optimize')`);
+    const [result] = this.db.pragma("wal_checkpoint(TRUNCATE)") as Array<{ busy: number; log: number; checkpointed: number }>;
+    return { beforeBytes, afterBytes: this.stats().sizeBytes ?? 0, walTruncated: result === undefined || result.busy === 0 };
+  }
+
+  private requireWritable(): void {
+    if (this.db.readonly) {
+      throw new HermesMemoryError({
+        code: "STORAGE_FAILED",
+        message: `The SQLite memory database ${this.file} is open read-only ($HERMES_HOME or the file is not writable): nothing can be changed. Make it writable and restart.`,
+      });
+    }
   }
 
   /** True when a fact or checkpoint with this digest is stored (turn digests: see `turnDigests`). */
@@ -559,6 +795,7 @@ export class MemoryStore {
       session: options.sessionId ?? null,
       limit: clampLimit(options.limit, 20, 10_000),
       offset: Math.max(0, Math.floor(options.offset ?? 0)),
+      now: Date.now(),
     }) as Row[];
     return rows.map(toStored);
   }
@@ -598,6 +835,7 @@ export class MemoryStore {
       if (Object.keys(item.metadata).length > 0) record.metadata = item.metadata;
       record.digest = item.digest;
       record.createdAt = item.createdAt;
+      if (item.expiresAt !== undefined) record.expiresAt = item.expiresAt;
       yield record;
     }
   }
@@ -674,6 +912,15 @@ export function topScored(scored: Scored[], limit: number): Scored[] {
     .slice(0, limit);
 }
 
+/** The filter of the legacy options (one kind, a session, a user). */
+function legacyFilter(options: StoreSearchOptions): ParsedMemoryFilter {
+  const filter: { kinds?: MemoryKind[]; sessionId?: string; userId?: string } = {};
+  if (options.kind !== undefined) filter.kinds = [options.kind];
+  if (options.sessionId !== undefined) filter.sessionId = options.sessionId;
+  if (options.userId !== undefined) filter.userId = options.userId;
+  return filter;
+}
+
 function ascending(a: number, b: number): number {
   return a - b;
 }
@@ -721,10 +968,16 @@ function toStored(row: Row): StoredItem {
   };
   if (row.session_id !== null) item.sessionId = row.session_id;
   if (row.user_id !== null) item.userId = row.user_id;
+  if (row.expires_at !== null && row.expires_at !== undefined) item.expiresAt = new Date(row.expires_at).toISOString();
   return item;
 }
 
-function toHit(row: LinkedRow, content: string, metadata: string, score: number): MemoryHit {
+/** True when an item with this expiry time (epoch ms or null) has expired at `now`. */
+function isExpired(expiresAt: number | null | undefined, now: number): boolean {
+  return expiresAt !== null && expiresAt !== undefined && expiresAt <= now;
+}
+
+function toHit(row: LinkedRow, content: string, metadata: string, tags: string, expiresAt: number | null, score: number): MemoryHit {
   const hit: MemoryHit = {
     id: String(row[0]),
     content,
@@ -735,5 +988,8 @@ function toHit(row: LinkedRow, content: string, metadata: string, score: number)
   };
   if (row[2] !== null) hit.sessionId = row[2];
   if (row[3] !== null) hit.userId = row[3];
+  const tagList = parseJson<string[]>(tags, []);
+  if (Array.isArray(tagList) && tagList.length > 0) hit.tags = tagList;
+  if (expiresAt !== null) hit.expiresAt = new Date(expiresAt).toISOString();
   return hit;
 }

@@ -9,6 +9,7 @@ import {
   silentLogger,
   type ChatMessage,
   type ConfigField,
+  type ForgetScope,
   type InitContext,
   type Logger,
   type MemoryHit,
@@ -16,6 +17,8 @@ import {
   type MemoryKind,
   type MemorySearchOptions,
   type MemoryStats,
+  type MemoryUpdate,
+  type SearchCapabilities,
   type MemoryWriteAction,
   type MemoryWriteMetadata,
   type MemoryWriteTarget,
@@ -30,9 +33,10 @@ import {
 } from "@hermes/memory-core";
 import { CONFIG_SCHEMA, loadSqliteConfig, resolveDbPath, type ResolvedSqliteConfig, type SqliteProviderOptions } from "./config.js";
 import { closeDatabase, isBusyError, loadDriver, driverLoadError, openDatabase, storageError, type Db } from "./database.js";
-import { factDigest, MEMORY_KINDS, MemoryStore, type NewItem, type StoredItem } from "./memory-store.js";
+import { factDigest, MEMORY_KINDS, MemoryStore, type NewItem, type StoreUpdate, type StoredItem } from "./memory-store.js";
 import { runTool, TOOL_NAMES, TOOL_SCHEMAS } from "./tools.js";
-import { BatchingWriter, checkpointText, formatRecall as formatRecallBlock, needsExtendedFilter, parseMemoryFilter, PrefetchCache, turnSpeaker, turnText } from "@hermes/memory-provider-kit";
+import { BatchingWriter, checkpointText, formatRecall as formatRecallBlock, parseMemoryFilter, PrefetchCache, resolveExpiry, turnSpeaker, turnText } from "@hermes/memory-provider-kit";
+import { toEpochMs } from "@hermes/memory-provider-kit";
 
 // Work units (about three per stored turn) from which opening the database logs that it is migrating.
 const LARGE_MIGRATION = 300_000;
@@ -45,6 +49,14 @@ export interface SqliteMemoryProviderOptions extends SqliteProviderOptions {
 
 /** Most items kept in memory while the database refuses writes; older ones are dropped (logged). */
 const MAX_QUEUE = 100_000;
+/** Expired items are purged in the background at most this often (and once after opening). */
+const PURGE_INTERVAL_MS = 5 * 60_000;
+/**
+ * Expired items one background purge deletes at most: one short transaction (a deleted turn also
+ * refreshes the context of the turns after it, about 1 ms each at 100,000 items), so a write tick
+ * never stalls turns for long. When more are left, the next tick purges again.
+ */
+const BACKGROUND_PURGE_ITEMS = 64;
 /** How long `flush()` keeps retrying a busy database before giving up. */
 const FLUSH_BUSY_DEADLINE_MS = 60_000;
 
@@ -74,6 +86,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   private readonly writer = new BatchingWriter<NewItem>({
     write: (batch) => {
       this.store!.insertMany(batch);
+      this.purgeIfDue();
     },
     canWrite: () => this.store !== undefined,
     batchSize: () => this.config?.batchSize ?? 256,
@@ -90,6 +103,8 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   });
   private readonly prefetchCache = new PrefetchCache<MemoryHit[]>();
   private lastRecallCount = 0;
+  /** When expired items were last purged in the background (0: not since opening). */
+  private lastPurge = 0;
   private closed = false;
 
   /** Construct with explicit settings, or none to read `memory.sqlite.*` from config.yaml at `initialize`. */
@@ -154,6 +169,31 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
       }
     }
     this.store = new MemoryStore(db, config.path, { recencyHalfLifeDays: config.recencyHalfLifeDays });
+    this.lastPurge = 0;
+    // Expired items are purged soon after opening, outside initialize (a large purge must not delay start-up).
+    if (!inspection && !db.readonly) setImmediate(() => this.purgeIfDue()).unref();
+  }
+
+  /**
+   * Purge expired items when the last background purge is older than `PURGE_INTERVAL_MS` (or left
+   * items behind): one short transaction of at most `BACKGROUND_PURGE_ITEMS`, skipped when the
+   * database is busy. Expired items are never returned
+   * meanwhile; purging only frees their space. Never throws.
+   */
+  private purgeIfDue(): void {
+    const store = this.store;
+    if (!store || store.db.readonly || this.closed) return;
+    const now = Date.now();
+    if (this.lastPurge !== 0 && now - this.lastPurge < PURGE_INTERVAL_MS) return;
+    this.lastPurge = now;
+    try {
+      const purged = store.purgeExpired(now, 1, BACKGROUND_PURGE_ITEMS);
+      if (purged > 0) this.prefetchCache.clear();
+      // A full batch: more may be left; the next write tick or queued prefetch purges again.
+      if (purged === BACKGROUND_PURGE_ITEMS) this.lastPurge = 0;
+    } catch (error) {
+      if (!isBusyError(error)) this.logger.warn("sqlite memory: purging expired items failed; will retry", error);
+    }
   }
 
   getToolSchemas(): ToolSchema[] {
@@ -173,7 +213,14 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     const store = this.store;
     if (!store) return runTool(toolName, args, undefined);
     return runTool(toolName, args, {
-      search: (query, o) => this.search(query, o),
+      search: (query, o) => {
+        // The model searches as the current user when the host names one, never as another user.
+        const user = this.ctx?.userId;
+        if (user && o.userId !== undefined && o.userId !== user) {
+          throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "userId: this conversation can only search its own user's memory; leave userId out." });
+        }
+        return this.search(query, user ? { ...o, userId: user } : o);
+      },
       rememberFact: (content, tags) => this.remember({ content, kind: "fact", tags, ...this.identity() }),
       forget: (id) => this.forget(id),
       list: (o) => {
@@ -193,8 +240,10 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     this.lastRecallCount = 0;
     if (!this.store || !this.config || typeof query !== "string" || query.trim() === "") return "";
     try {
-      let hits = this.prefetchCache.get(options.sessionId, query);
-      if (!hits) hits = this.recall(query);
+      const now = Date.now();
+      // A cached recall may hold an item that has expired since it was computed.
+      let hits = this.prefetchCache.get(options.sessionId, query)?.filter((h) => h.expiresAt === undefined || Date.parse(h.expiresAt) > now);
+      if (!hits) hits = this.recall(query, options.sessionId);
       this.lastRecallCount = hits.length;
       return formatRecall(hits, this.config.prefetchMaxChars);
     } catch (error) {
@@ -209,8 +258,9 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     setImmediate(() => {
       try {
         if (!this.store) return;
-        const hits = this.recall(query);
+        const hits = this.recall(query, options.sessionId);
         this.prefetchCache.set(options.sessionId, query, hits);
+        this.purgeIfDue();
       } catch (error) {
         this.logger.warn("sqlite memory: queued prefetch failed", error);
       }
@@ -221,9 +271,14 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     return this.lastRecallCount > 0 ? { providerLabel: "SQLite memory", count: this.lastRecallCount } : null;
   }
 
-  private recall(query: string): MemoryHit[] {
+  /**
+   * Recall for a session: only the items of the session's user, which is the host's `userId`, or
+   * else the user of the session's stored items (several users may share one provider).
+   */
+  private recall(query: string, sessionId: string | undefined): MemoryHit[] {
     this.drainQueueSafely();
-    const userId = this.ctx?.userId;
+    const session = sessionId || this.sessionId;
+    const userId = this.ctx?.userId || (session ? this.store!.sessionUser(session) : undefined);
     return this.store!.search(query, { limit: this.config!.prefetchLimit, ...(userId ? { userId } : {}) });
   }
 
@@ -402,6 +457,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     }
     const metadata = item.metadata && typeof item.metadata === "object" ? item.metadata : {};
     const speaker = typeof metadata.speaker === "string" ? metadata.speaker : undefined;
+    const expiresAt = resolveExpiry(item);
     let id: string | undefined;
     try {
       this.drainQueue();
@@ -414,6 +470,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
           speaker,
           tags: Array.isArray(item.tags) ? item.tags.map(String) : [],
           metadata,
+          expiresAt,
         },
       ]);
     } catch (error) {
@@ -428,15 +485,9 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     const store = this.requireStore();
     this.drainQueueSafely();
     const filter = parseMemoryFilter(options, { what: "search options", ignore: ["limit"] });
-    if (needsExtendedFilter(filter)) {
-      throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "sqlite memory search filters by one kind, sessionId and userId only." });
-    }
-    const kind = filter.kinds?.[0];
     return store.search(typeof query === "string" ? query : String(query ?? ""), {
-      ...(options.limit !== undefined ? { limit: options.limit } : {}),
-      ...(kind !== undefined ? { kind } : {}),
-      ...(filter.sessionId !== undefined ? { sessionId: filter.sessionId } : {}),
-      ...(filter.userId !== undefined ? { userId: filter.userId } : {}),
+      ...(options?.limit !== undefined ? { limit: options.limit } : {}),
+      filter,
     });
   }
 
@@ -451,6 +502,79 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     const removed = this.requireStore().forget(id);
     if (removed) this.prefetchCache.clear();
     return removed;
+  }
+
+  /** Filters, expiry, erasure and update are all implemented. */
+  capabilities(): SearchCapabilities {
+    return { filters: true, expiry: true, erasure: true, update: true };
+  }
+
+  /**
+   * Erase every item in `scope` (ids and/or any filter key; at least one condition, else
+   * `INVALID_ARGUMENT`) in one transaction and return how many were erased. Queued turns are
+   * written first, so they are erased too. Reaches every copy: the items table, the FTS index,
+   * the stored context of later turns, checkpoints passing the scope, the prefetch cache and the
+   * cached last turns. Freed pages are zeroed; `hermes-memory sqlite forget --compact` also
+   * removes the text from FTS segments and the WAL.
+   */
+  forgetWhere(scope: ForgetScope): number {
+    const store = this.requireStore();
+    const filter = parseMemoryFilter(scope, { what: "forgetWhere scope", allowIds: true });
+    if (Object.keys(filter).length === 0) {
+      throw new HermesMemoryError({
+        code: "INVALID_ARGUMENT",
+        message: "forgetWhere needs at least one condition (ids, userId, sessionId, kind, tags, createdAt or metadata); an empty scope would erase everything.",
+      });
+    }
+    this.drainQueue();
+    try {
+      return store.forgetWhere(filter);
+    } catch (error) {
+      if (HermesMemoryError.isInstance(error)) throw error;
+      throw storageError("sqlite memory could not erase the items", error, "check free disk space and write permission on the database directory");
+    } finally {
+      this.prefetchCache.clear();
+    }
+  }
+
+  /**
+   * Change a stored item and re-index it; false when no (unexpired) item has `id`. Keys left out
+   * keep their value; `expiresAt: null` removes the expiry. A fact's new content may not equal
+   * another fact's (facts are unique by content): that is refused with `INVALID_ARGUMENT`.
+   */
+  update(id: string, changes: MemoryUpdate): boolean {
+    const store = this.requireStore();
+    const parsed = parseUpdate(changes);
+    this.drainQueue();
+    try {
+      return store.update(String(id), parsed);
+    } catch (error) {
+      if (HermesMemoryError.isInstance(error)) throw error;
+      throw storageError("sqlite memory could not update the item", error, "check free disk space and write permission on the database directory");
+    } finally {
+      this.prefetchCache.clear();
+    }
+  }
+
+  /** How many items `forgetWhere(scope)` would erase now (same validation). */
+  countWhere(scope: ForgetScope): number {
+    const store = this.requireStore();
+    const filter = parseMemoryFilter(scope, { what: "forgetWhere scope", allowIds: true });
+    this.drainQueueSafely();
+    return store.countWhere(filter);
+  }
+
+  /** Delete every expired item now; returns how many were deleted. */
+  purgeExpired(): number {
+    const store = this.requireStore();
+    try {
+      return store.purgeExpired();
+    } catch (error) {
+      if (HermesMemoryError.isInstance(error)) throw error;
+      throw storageError("sqlite memory could not purge expired items", error, "check free disk space and write permission on the database directory");
+    } finally {
+      this.prefetchCache.clear();
+    }
   }
 
   /** Counts, database path (`location`), size, plus `pending` (queued, not yet written). */
@@ -509,6 +633,41 @@ function storedToHit(item: StoredItem): MemoryHit {
   const hit: MemoryHit = { id: item.id, content: item.content, kind: item.kind, score: 0, createdAt: item.createdAt, metadata: item.metadata };
   if (item.sessionId !== undefined) hit.sessionId = item.sessionId;
   if (item.userId !== undefined) hit.userId = item.userId;
+  if (item.tags.length > 0) hit.tags = item.tags;
+  if (item.expiresAt !== undefined) hit.expiresAt = item.expiresAt;
   return hit;
+}
+
+const UPDATE_KEYS = new Set(["content", "tags", "metadata", "expiresAt"]);
+
+/** Validate `update()` changes: known keys only, each of the right type (`INVALID_ARGUMENT` otherwise). */
+function parseUpdate(changes: unknown): StoreUpdate {
+  const invalid = (message: string): never => {
+    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `update(): ${message}` });
+  };
+  if (changes === null || typeof changes !== "object" || Array.isArray(changes)) invalid("changes must be an object with content, tags, metadata or expiresAt.");
+  const out: StoreUpdate = {};
+  for (const [key, value] of Object.entries(changes as Record<string, unknown>)) {
+    if (value === undefined) continue;
+    if (!UPDATE_KEYS.has(key)) invalid(`unknown key "${key.slice(0, 40)}"; use content, tags, metadata or expiresAt.`);
+    switch (key) {
+      case "content":
+        if (typeof value !== "string" || value.trim() === "") invalid("content must be non-empty text.");
+        out.content = value as string;
+        break;
+      case "tags":
+        if (!Array.isArray(value) || !value.every((t) => typeof t === "string" && t !== "")) invalid("tags must be a list of non-empty text.");
+        out.tags = [...new Set(value as string[])];
+        break;
+      case "metadata":
+        if (value === null || typeof value !== "object" || Array.isArray(value)) invalid("metadata must be an object.");
+        out.metadata = value as Record<string, unknown>;
+        break;
+      case "expiresAt":
+        out.expiresAt = value === null ? null : toEpochMs(value, "update(): expiresAt");
+        break;
+    }
+  }
+  return out;
 }
 

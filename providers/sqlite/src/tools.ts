@@ -1,5 +1,5 @@
-import type { MemoryKind, ToolSchema } from "@hermes/memory-core";
-import { ToolRouter, toolError } from "@hermes/memory-provider-kit";
+import type { MemoryKind, MemorySearchOptions, ToolSchema } from "@hermes/memory-core";
+import { MEMORY_FILTER_TOOL_PROPERTIES, parseMemoryFilter, ToolRouter, toolError } from "@hermes/memory-provider-kit";
 import { clampLimit, MEMORY_KINDS, type StoredItem } from "./memory-store.js";
 
 /** Tool names (prefixed so they never clash with other providers' or core tools). */
@@ -17,13 +17,13 @@ export const TOOL_SCHEMAS: ToolSchema[] = [
   {
     name: TOOL_NAMES.search,
     description:
-      "Search long-term memory (past conversation turns, saved facts, compression checkpoints) by keywords. Returns the best matches with their ids.",
+      "Search long-term memory (past conversation turns, saved facts, compression checkpoints) by keywords. Returns the best matches with their ids. Optional filters (kind, sessionId, userId, tags, createdAt, metadata) restrict which items are searched; every filter given must hold.",
     parameters: {
       type: "object",
       properties: {
         query: { type: "string", minLength: 1, description: "What to look for, in plain words." },
         limit: { type: "integer", minimum: 1, maximum: 50, description: "Most results to return (default 10)." },
-        kind: kindSchema,
+        ...MEMORY_FILTER_TOOL_PROPERTIES,
       },
       required: ["query"],
       additionalProperties: false,
@@ -68,7 +68,10 @@ export const TOOL_SCHEMAS: ToolSchema[] = [
 
 /** What the tools need from the provider. */
 export interface ToolBackend {
-  search(query: string, options: { limit: number; kind?: MemoryKind }): Array<{ id: string; kind: MemoryKind; content: string; score: number; sessionId?: string; createdAt: string }>;
+  search(
+    query: string,
+    options: MemorySearchOptions & { limit: number },
+  ): Array<{ id: string; kind: MemoryKind; content: string; score: number; sessionId?: string; createdAt: string; tags?: string[]; expiresAt?: string }>;
   rememberFact(content: string, tags: string[]): string;
   forget(id: string): boolean;
   list(options: { limit: number; kind?: MemoryKind }): StoredItem[];
@@ -87,9 +90,22 @@ export function runTool(name: string, args: unknown, backend: ToolBackend | unde
   }
   return router.run(name, args, {
     [TOOL_NAMES.search]: (a) => {
+      const { query, limit, ...filterArgs } = a;
+      // Operators, values and limits the schema does not express are checked here (typed errors
+      // come back as the tool's JSON error); the validated arguments are passed on unchanged.
+      parseMemoryFilter(filterArgs, { what: "search filter" });
       const results = backend
-        .search(String(a.query), { limit: clampLimit(a.limit, 10, 50), ...(a.kind ? { kind: a.kind as MemoryKind } : {}) })
-        .map((h) => ({ id: h.id, kind: h.kind, content: h.content, score: round(h.score), sessionId: h.sessionId, createdAt: h.createdAt }));
+        .search(String(query), { ...(filterArgs as MemorySearchOptions), limit: clampLimit(limit, 10, 50) })
+        .map((h) => ({
+          id: h.id,
+          kind: h.kind,
+          content: h.content,
+          score: round(h.score),
+          sessionId: h.sessionId,
+          createdAt: h.createdAt,
+          ...(h.tags ? { tags: h.tags } : {}),
+          ...(h.expiresAt ? { expiresAt: h.expiresAt } : {}),
+        }));
       return { results, count: results.length };
     },
     [TOOL_NAMES.remember]: (a) => {
