@@ -377,6 +377,17 @@ describe("onMemoryWrite mirrors built-in writes", () => {
     p.onMemoryWrite("remove", "memory", "whatever", {});
     expect(p.stats().items).toBe(0);
   });
+
+  it("a removed fact is not served from a recall cached before the removal", async () => {
+    const p = await makeProvider();
+    p.onMemoryWrite("add", "user", "Allergic to hazelnuts", {});
+    p.queuePrefetch("hazelnuts allergy", { sessionId: "s1" });
+    await until(() => p.prefetch("hazelnuts allergy", { sessionId: "s1" }).includes("hazelnuts"));
+    p.queuePrefetch("hazelnuts allergy", { sessionId: "s1" });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    p.onMemoryWrite("remove", "user", "", { previousContent: "Allergic to hazelnuts" });
+    expect(p.prefetch("hazelnuts allergy", { sessionId: "s1" })).not.toContain("hazelnuts");
+  });
 });
 
 describe("tools", () => {

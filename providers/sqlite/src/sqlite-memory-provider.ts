@@ -376,8 +376,9 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     try {
       const userId = this.ctx?.userId || undefined;
       const previous = typeof metadata.previousContent === "string" ? metadata.previousContent.trim() : "";
-      if ((action === "replace" || action === "remove") && previous) {
-        this.store.forgetDigest(factDigest(previous, userId));
+      // A cached recall may quote the old text: it must not be served after the fact is gone.
+      if ((action === "replace" || action === "remove") && previous && this.store.forgetDigest(factDigest(previous, userId))) {
+        this.prefetchCache.clear();
       }
       if (action === "remove") return;
       const text = typeof content === "string" ? content.trim() : "";
