@@ -186,6 +186,10 @@ describe("publish → install end to end", () => {
     );
     run("npx", ["--no-install", "hermes-memory-contract", THIRD_PARTY], { cwd: consumer, env });
     run("npx", ["--no-install", "hermes-memory-contract", "@hermes/memory-vector"], { cwd: consumer, env });
+    // The SQLite provider's contract run includes the SearchableMemory v2 clauses it declares
+    // (filters, expiry, erasure, update, two users on one instance).
+    const sqliteContract = run("npx", ["--no-install", "hermes-memory-contract", "@hermes/memory-sqlite"], { cwd: consumer, env });
+    expect(sqliteContract.stdout).toMatch(/C-ERASURE-1/);
     cli("memory", "setup", "sqlite", "--yes");
     const demo = cli("demo");
     expect(demo.stdout).toMatch(/3\/3 facts from session one recalled/);
@@ -208,6 +212,36 @@ await second.shutdownAll();
     const host = JSON.parse(run(process.execPath, [script], { cwd: consumer, env }).stdout.trim().split("\n").pop()!) as { providers: string[]; recalled: string };
     expect(host.providers).toEqual(["builtin", "sqlite"]);
     expect(host.recalled).toContain("genmaicha");
+
+    // SearchableMemory v2 through the installed packages: a filtered search, a scoped erasure and
+    // an expiry, on the provider openMemory loaded.
+    const v2 = path.join(consumer, "v2.mjs");
+    fs.writeFileSync(
+      v2,
+      `import { openMemory, searchCapabilities } from "@hermes/memory-core";
+const memory = await openMemory({ hermesHome: ${JSON.stringify(home)}, cwd: ${JSON.stringify(consumer)}, sessionId: "v2" });
+const provider = memory.providers.find((p) => p.name === "sqlite");
+await provider.remember({ content: "Quarterly budget review with finance", userId: "ana", tags: ["work"], metadata: { priority: 3 } });
+await provider.remember({ content: "Budget for the family holiday", userId: "ben", tags: ["home"], metadata: { priority: 1 } });
+await provider.remember({ content: "Budget note that expires at once", userId: "ana", ttlMs: 1 });
+await new Promise((resolve) => setTimeout(resolve, 20));
+const filtered = (await provider.search("budget", { userId: "ana", metadata: { priority: { $gte: 2 } } })).map((h) => h.content);
+const erased = await provider.forgetWhere({ userId: "ben" });
+const after = (await provider.search("budget")).map((h) => h.content);
+let refused = "";
+try { await provider.search("budget", { metadata: { priority: { $regex: "1" } } }); } catch (error) { refused = error.code; }
+console.log(JSON.stringify({ capabilities: searchCapabilities(provider), filtered, erased, after, refused }));
+await memory.shutdownAll();
+`,
+    );
+    const v2Out = JSON.parse(run(process.execPath, [v2], { cwd: consumer, env }).stdout.trim().split("\n").pop()!) as Record<string, unknown>;
+    expect(v2Out).toEqual({
+      capabilities: { filters: true, expiry: true, erasure: true, update: true },
+      filtered: ["Quarterly budget review with finance"],
+      erased: 1,
+      after: ["Quarterly budget review with finance"],
+      refused: "INVALID_ARGUMENT",
+    });
 
     // The installed provider kit is importable from the consumer, and its functions work.
     fs.writeFileSync(path.join(consumer, "kit.mjs"), KIT_CONSUMER);
