@@ -11,14 +11,11 @@
  *   `u<user>.s<session>.` every item of one of their sessions; the kind is read from the id.
  * - dense values: the embedder's vector, scaled to unit length (so dotproduct = cosine);
  *   sparse values: `encodeDocument(text)` (see sparse-encoder.ts).
- * - metadata: `text`, `kind`, `created` (epoch ms), `expires` (epoch ms; `NO_EXPIRY` when the
- *   item does not expire, so "not expired" is one range condition), `seq` (order of remembering:
- *   epoch ms × 1000 plus a per-process counter from 0 to 999, ordering a session's turns),
- *   `session_id`, `user_id`, `tags` (list of text), `meta` (the caller's metadata as JSON, read
- *   back as given) and each top-level caller field again as `m_<field>` for filtering: text,
- *   finite numbers, booleans and lists of text as they are (Pinecone's metadata types); other
- *   values (objects, lists of numbers or booleans) as their JSON text, which is what a filter
- *   then compares with; `null` fields are left out (a filter treats them as missing).
+ * - metadata: the record metadata of both Pinecone layouts (see pinecone-metadata.ts: `text`,
+ *   `kind`, `created_at`, `created_ms`, `expires_at` when the item expires, `session_id`,
+ *   `user_id`, `tags`, the caller's metadata as JSON in `extra` and again as `meta_<field>` for
+ *   filtering), plus `seq` (order of remembering: epoch ms × 1000 plus a per-process counter from
+ *   0 to 999, ordering a session's turns).
  *
  * Search is one hybrid query (dense·alpha + sparse·(1 − alpha)) with the filter translated to
  * Pinecone's metadata filter and "not expired" added, so the hits are the best `limit` among the
@@ -40,9 +37,11 @@ import {
   type MemoryUpdate,
   type SearchCapabilities,
 } from "@hermes/memory-core";
-import { matchesFilter, parseMemoryFilter, resolveExpiry, toEpochMs, type MetadataNode, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
+import { matchesFilter, parseMemoryFilter, resolveExpiry, toEpochMs, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
 import { l2Normalize, type Embedder } from "./embedder.js";
 import type { VectorMetadata } from "./metadata-filter.js";
+import { expiredPineconeFilter, PINECONE_USER_FIELD_PREFIX, pineconeRecordMetadata, toPineconeFilter } from "./pinecone-metadata.js";
+import { userMetadataOf } from "./sidecar.js";
 import type { ExportedItem } from "./maintenance.js";
 import { Outbox } from "./outbox.js";
 import { PineconeRemoteClient, type PineconeRemoteClientOptions, type RemoteRecord } from "./pinecone-remote-client.js";
@@ -73,7 +72,7 @@ export interface RememberOptions {
 }
 
 const KINDS: readonly MemoryKind[] = ["turn", "fact", "checkpoint"];
-/** The `expires` value of an item that does not expire (the largest time a Date holds). */
+/** The expiry of an item that does not expire, inside this module (the largest time a Date holds; such records have no `expires_at`). */
 export const NO_EXPIRY = 8.64e15;
 /** Longest text accepted, in UTF-8 bytes (Pinecone holds 40 KB of metadata per record). */
 export const MAX_TEXT_BYTES = 30_000;
@@ -105,50 +104,6 @@ function kindOfId(id: string): MemoryKind | null {
   return KINDS.includes(kind as MemoryKind) ? (kind as MemoryKind) : null;
 }
 
-/** A metadata value as a Pinecone filterable field (`undefined` = left out). */
-function filterable(value: unknown): string | number | boolean | string[] | undefined {
-  if (value === null || value === undefined) return undefined;
-  if (typeof value === "string" || typeof value === "boolean") return value;
-  if (typeof value === "number") return Number.isFinite(value) ? value : JSON.stringify(value);
-  if (Array.isArray(value) && value.every((v) => typeof v === "string")) return value as string[];
-  return JSON.stringify(value);
-}
-
-/** Translate a parsed metadata condition to Pinecone's filter over the `m_<field>` copies. */
-function metadataFilter(node: MetadataNode): Record<string, unknown> {
-  switch (node.type) {
-    case "and":
-      return { $and: node.nodes.map(metadataFilter) };
-    case "or":
-      return { $or: node.nodes.map(metadataFilter) };
-    case "in":
-    case "nin":
-      return { [`m_${node.field}`]: { [`$${node.type}`]: [...node.values] } };
-    default:
-      return { [`m_${node.field}`]: { [`$${node.type}`]: node.value } };
-  }
-}
-
-/**
- * The Pinecone filter selecting the items that pass `filter` and have not expired at `now`
- * (ids are not a metadata condition: callers look those up by id).
- */
-export function toPineconeFilter(filter: ParsedMemoryFilter, now: number): Record<string, unknown> {
-  const clauses: Array<Record<string, unknown>> = [{ expires: { $gt: now } }];
-  if (filter.kinds) clauses.push({ kind: { $in: [...filter.kinds] } });
-  if (filter.sessionId !== undefined) clauses.push({ session_id: { $eq: filter.sessionId } });
-  if (filter.userId !== undefined) clauses.push({ user_id: { $eq: filter.userId } });
-  if (filter.tagsAny) clauses.push({ tags: { $in: [...filter.tagsAny] } });
-  if (filter.tagsAll) for (const tag of filter.tagsAll) clauses.push({ tags: { $eq: tag } });
-  if (filter.createdAt) {
-    const range: Record<string, number> = {};
-    for (const [op, bound] of Object.entries(filter.createdAt)) if (bound !== undefined) range[`$${op}`] = bound;
-    clauses.push({ created: range });
-  }
-  if (filter.metadata) clauses.push(metadataFilter(filter.metadata));
-  return clauses.length === 1 ? clauses[0]! : { $and: clauses };
-}
-
 /** What a stored record says about its item. */
 interface ItemView {
   id: string;
@@ -163,24 +118,17 @@ interface ItemView {
 }
 
 function viewOf(id: string, m: VectorMetadata): ItemView {
-  let userMetadata: Record<string, unknown> = {};
-  if (typeof m.meta === "string") {
-    try {
-      userMetadata = JSON.parse(m.meta) as Record<string, unknown>;
-    } catch {
-      userMetadata = {};
-    }
-  }
+  const created = typeof m.created_ms === "number" ? m.created_ms : typeof m.created_at === "string" ? Date.parse(m.created_at) : NaN;
   return {
     id,
     text: typeof m.text === "string" ? m.text : "",
     kind: KINDS.includes(m.kind as MemoryKind) ? (m.kind as MemoryKind) : "fact",
-    created: typeof m.created === "number" ? m.created : 0,
-    expires: typeof m.expires === "number" ? m.expires : NO_EXPIRY,
+    created: Number.isFinite(created) ? created : 0,
+    expires: typeof m.expires_at === "number" ? m.expires_at : NO_EXPIRY,
     ...(typeof m.session_id === "string" ? { sessionId: m.session_id } : {}),
     ...(typeof m.user_id === "string" ? { userId: m.user_id } : {}),
     tags: Array.isArray(m.tags) ? m.tags : [],
-    userMetadata,
+    userMetadata: userMetadataOf(m),
   };
 }
 
@@ -227,21 +175,19 @@ function buildMetadata(input: {
   if (textBytes > MAX_TEXT_BYTES) {
     invalid(`content is ${textBytes} bytes; the Pinecone remote layout stores at most ${MAX_TEXT_BYTES} bytes of text per item (Pinecone holds 40 KB of metadata per record). Split it into several items.`);
   }
-  const m: VectorMetadata = { text: input.text, kind: input.kind, created: input.created, expires: input.expires, seq: input.seq };
-  if (input.sessionId !== undefined) m.session_id = input.sessionId;
-  if (input.userId !== undefined) m.user_id = input.userId;
-  if (input.tags.length > 0) m.tags = input.tags;
+  const flat: VectorMetadata = { text: input.text, kind: input.kind, created_at: new Date(input.created).toISOString(), seq: input.seq };
+  if (input.expires < NO_EXPIRY) flat.expires_at = input.expires;
+  if (input.sessionId !== undefined) flat.session_id = input.sessionId;
+  if (input.userId !== undefined) flat.user_id = input.userId;
+  if (input.tags.length > 0) flat.tags = input.tags;
   let json: string;
   try {
     json = JSON.stringify(input.userMetadata);
   } catch (error) {
     invalid(`metadata must be JSON-serialisable: ${describeError(error)}`);
   }
-  if (json !== "{}") m.meta = json;
-  for (const [field, value] of Object.entries(input.userMetadata)) {
-    const v = filterable(value);
-    if (v !== undefined) m[`m_${field}`] = v;
-  }
+  if (json !== "{}") flat.extra = json;
+  const m = pineconeRecordMetadata(flat);
   const bytes = Buffer.byteLength(JSON.stringify(m));
   if (bytes > MAX_METADATA_BYTES) {
     invalid(`the item's text and metadata take ${bytes} bytes; Pinecone holds at most ${MAX_METADATA_BYTES} bytes of metadata per record. Shorten the content or the metadata.`);
@@ -407,7 +353,8 @@ export class PineconeRemoteMemory {
     const ids = new Map<string, string>();
     const batch: Array<{ id: string; text: string; metadata: VectorMetadata }> = [];
     for await (const row of items) {
-      const { kind, created_at, session_id, user_id, tags, extra, expires_at, text: _text, text_truncated: _cut, ...rest } = row.metadata;
+      const { kind, created_at, session_id, user_id, tags, extra, expires_at, text: _text, text_truncated: _cut, created_ms: _ms, seq: _seq, ...others } = row.metadata;
+      const rest = Object.fromEntries(Object.entries(others).filter(([k]) => !k.startsWith(PINECONE_USER_FIELD_PREFIX)));
       let user: Record<string, unknown> = {};
       if (typeof extra === "string") {
         try {
@@ -720,7 +667,7 @@ export class PineconeRemoteMemory {
     probe[0] = 1;
     const seen = new Set<string>();
     for (;;) {
-      const matches = await this.client.query(this.namespace, { vector: probe, topK: 1000, filter: { expires: { $lte: now } } });
+      const matches = await this.client.query(this.namespace, { vector: probe, topK: 1000, filter: expiredPineconeFilter(now) });
       const fresh = matches.map((m) => m.id).filter((id) => !seen.has(id));
       if (fresh.length === 0) break;
       await this.client.deleteIds(this.namespace, fresh);
