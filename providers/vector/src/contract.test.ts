@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll } from "vitest";
 import { describeMemoryProviderContract, type ContractCapabilities } from "@hermes/memory-contract/vitest";
@@ -52,4 +53,34 @@ describeMemoryProviderContract({
   packageDir,
   // Pinecone storage failing = the server answering 500 to everything.
   breakStorage: () => fake!.failNext(500, 1_000_000),
+});
+
+let remoteFake: PineconeFake | undefined;
+beforeAll(async () => {
+  remoteFake = await PineconeFake.start({ dimension: 256, indexName: "contract-remote", metric: "dotproduct" });
+});
+afterAll(async () => {
+  await remoteFake?.close();
+});
+
+describeMemoryProviderContract({
+  name: "vector",
+  // The remote layout: everything in Pinecone. Each profile directory gets its own namespace (the
+  // same one when a clause reopens that directory), as separate agents sharing one index would.
+  createProvider: ({ hermesHome }) => {
+    remoteFake!.clearFaults();
+    return new VectorMemoryProvider({
+      env: { PINECONE_API_KEY: "test-key" },
+      dimensions: 256,
+      store: "pinecone",
+      pineconeLayout: "remote",
+      pineconeNamespace: `contract-${createHash("sha256").update(hermesHome).digest("hex").slice(0, 12)}`,
+      pineconeIndex: "contract-remote",
+      pineconeControllerUrl: remoteFake!.url,
+      maxRetries: 1,
+    });
+  },
+  capabilities,
+  packageDir,
+  breakStorage: () => remoteFake!.failNext(500, 1_000_000),
 });
