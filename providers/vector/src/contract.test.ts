@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { describeMemoryProviderContract, type ContractCapabilities } from "@hermes/memory-contract/vitest";
 import { VectorMemoryProvider } from "./vector-memory-provider.js";
 import { PineconeFake } from "@hermes/pinecone-fake";
@@ -60,7 +60,10 @@ beforeAll(async () => {
   remoteFake = await PineconeFake.start({ dimension: 256, indexName: "contract-remote", metric: "dotproduct" });
 });
 afterAll(async () => {
+  // The run above used the remote layout: its items are records in the per-directory namespaces.
+  const namespaces = [...remoteFake!.namespaces.keys()].filter((ns) => ns.startsWith("contract-"));
   await remoteFake?.close();
+  expect(namespaces.length).toBeGreaterThan(0);
 });
 
 describeMemoryProviderContract({

@@ -582,15 +582,14 @@ export class PineconeRemoteMemory {
     return true;
   }
 
-  /**
-   * Erase every item in `scope` (expired ones included) and return how many were erased, after
-   * storing queued writes. Items are found by id prefix when the scope names a user (and session),
-   * else by listing the namespace; their metadata is fetched and checked against the rest of the
-   * scope only when it has other conditions. Throws `INVALID_ARGUMENT` for a malformed or empty
-   * scope.
-   */
-  async forgetWhere(scope: ForgetScope): Promise<number> {
+  /** How many stored items (expired ones included) `forgetWhere(scope)` would erase now, after storing queued writes. */
+  async countWhere(scope: ForgetScope): Promise<number> {
     this.assertOpen();
+    return (await this.selectWhere(scope)).length;
+  }
+
+  /** The ids of the stored items in `scope`, after storing queued writes (see `forgetWhere`). */
+  private async selectWhere(scope: ForgetScope): Promise<string[]> {
     const filter = parseMemoryFilter(scope, { what: "erasure scope", allowIds: true });
     if (Object.keys(filter).length === 0) invalid("erasure scope: give at least one condition (ids, kind, sessionId, userId, tags, createdAt or metadata); an empty scope would erase everything.");
     await this.flush();
@@ -613,6 +612,19 @@ export class PineconeRemoteMemory {
       const prefix = filter.userId !== undefined ? itemIdPrefix(filter.userId, filter.sessionId ?? null) : "";
       for await (const ids of this.client.listIds(this.namespace, prefix)) await check(ids);
     }
+    return doomed;
+  }
+
+  /**
+   * Erase every item in `scope` (expired ones included) and return how many were erased, after
+   * storing queued writes. Items are found by id prefix when the scope names a user (and session),
+   * else by listing the namespace; their metadata is fetched and checked against the rest of the
+   * scope only when it has other conditions. Throws `INVALID_ARGUMENT` for a malformed or empty
+   * scope.
+   */
+  async forgetWhere(scope: ForgetScope): Promise<number> {
+    this.assertOpen();
+    const doomed = await this.selectWhere(scope);
     await this.client.deleteIds(this.namespace, doomed);
     for (const id of doomed) this.cache(id, null);
     return doomed.length;

@@ -42,6 +42,7 @@ import { OnnxEmbedder, findOnnxModel, onnxRuntimeInstalled } from "./onnx-embedd
 import { OpenAIEmbedder } from "./openai-embedder.js";
 import { PineconeVectorStore, flattenMetadata } from "./pinecone-vector-store.js";
 import { itemIdPrefix, PineconeRemoteMemory } from "./pinecone-remote-store.js";
+import { SPARSE_ENCODER_ID } from "./sparse-encoder.js";
 import { hybridSearch, recordPasses, toMemoryHit } from "./hybrid-search.js";
 import { WriteQueue } from "./write-queue.js";
 import { exportAll, importAll, reindexAll, type ExportedItem, type PendingWrite, type ProgressCallback } from "./maintenance.js";
@@ -262,15 +263,15 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    * can rebuild them; otherwise such a mismatch still throws. `profile`/`user` pick the default
    * namespace.
    */
-  async openForMaintenance(hermesHome: string, options: { profile?: string; user?: string; allowReset?: boolean } = {}): Promise<void> {
+  async openForMaintenance(hermesHome: string, options: { profile?: string; user?: string; allowReset?: boolean; sidecarLayout?: boolean } = {}): Promise<void> {
     this.sessionId = "maintenance";
     this.profile = options.profile ?? "";
     this.userId = options.user ?? "local";
-    await this.open(hermesHome, { verifyIdentity: false, allowReset: options.allowReset === true });
+    await this.open(hermesHome, { verifyIdentity: false, allowReset: options.allowReset === true, sidecarLayout: options.sidecarLayout === true });
   }
 
-  private async open(hermesHome: string, options: { verifyIdentity: boolean; allowReset?: boolean }): Promise<void> {
-    if (this.sidecar) return;
+  private async open(hermesHome: string, options: { verifyIdentity: boolean; allowReset?: boolean; sidecarLayout?: boolean }): Promise<void> {
+    if (this.sidecar || this.remote) return;
     this.hermesHome = hermesHome;
     this.config = await loadVectorConfig(hermesHome, this.overrides(), this.options.env ?? process.env, (warning) => this.logger.warn(`vector memory: ${warning}`));
     this.problem = "";
@@ -280,7 +281,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       throw new HermesMemoryError({ code: "PROVIDER_UNAVAILABLE", message: `The vector memory provider is not configured: ${missing}.` });
     }
     const dir = path.join(hermesHome, VECTOR_DIR);
-    if (this.isRemoteLayout) return this.openRemote(dir);
+    if (this.isRemoteLayout && !options.sidecarLayout) return this.openRemote(dir);
     const sidecarFile = path.join(dir, "sidecar.sqlite");
     // A read-only home (read-only mount, a directory this user cannot write) still serves recall
     // from what is there; writes then fail with STORAGE_FAILED instead of initialise failing.
@@ -797,6 +798,11 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
 
   /** How many stored items `forgetWhere(scope)` would erase now (after queued writes are stored). */
   async countWhere(scope: ForgetScope): Promise<number> {
+    const remote = this.remoteOrNull();
+    if (remote) {
+      await this.mirrorOps;
+      return remote.countWhere(scope);
+    }
     const parsed = parseScope(scope);
     const { sidecar } = this.requireOpen();
     await this.mirrorOps;
@@ -950,7 +956,10 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   /** Item counts (from the sidecar), the store and its location. */
   async stats(): Promise<MemoryStats> {
     const remote = this.remoteOrNull();
-    if (remote) return { ...(await remote.stats()), store: "pinecone", dimensions: this.embedder!.dimensions };
+    if (remote) {
+      const stats = await remote.stats();
+      return { ...stats, store: "pinecone", dimensions: this.embedder!.dimensions, hybrid: true, namespaces: { [remote.namespace]: stats.items } };
+    }
     const { sidecar, store } = this.requireOpen();
     const byKind: Record<MemoryKind, number> = { turn: 0, fact: 0, checkpoint: 0 };
     for (const [kind, n] of Object.entries(sidecar.kindCounts())) {
@@ -1081,6 +1090,81 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     this.assertWritable();
     await this.flush();
     return reindexAll({ sidecar, store, embedder }, () => sidecar.setMeta(this.identityKey(), this.currentIdentity()), onProgress);
+  }
+
+  /**
+   * Move the sidecar layout's items into the remote layout (`hermes-memory vector reindex --to
+   * remote`): every item of the sidecar is re-embedded and stored in Pinecone as a sparse–dense
+   * record in `namespace`, keeping kind, time, session, user, tags, metadata and expiry. An item
+   * without a user gets the user its sidecar namespace stands for. The old id is the key of the new
+   * one, so running it again stores each item once. The sidecar is left as it was; the layout and
+   * the identity of the remote index (embedder, sparse encoder) are recorded in it. Needs the
+   * provider opened with `openForMaintenance(home, {sidecarLayout: true})`.
+   */
+  async migrateToRemote(namespace: string, onProgress?: ProgressCallback): Promise<{ items: number; namespace: string }> {
+    const { sidecar, embedder } = this.requireOpen();
+    this.assertWritable();
+    if (this.config.store !== "pinecone") {
+      throw invalidArgument("reindex --to remote needs memory.vector.store: pinecone (and the Pinecone index settings); the local store has no remote layout.");
+    }
+    if (typeof namespace !== "string" || namespace === "") {
+      throw invalidArgument("reindex --to remote needs the namespace every machine will share: set memory.vector.pinecone_namespace or pass --profile <name>.");
+    }
+    await this.flush();
+    const c = this.config;
+    const remote = PineconeRemoteMemory.open({
+      apiKey: c.pineconeApiKey!,
+      indexName: c.pineconeIndex,
+      ...(c.pineconeHost ? { host: c.pineconeHost } : {}),
+      ...(c.pineconeControllerUrl ? { controllerHostUrl: c.pineconeControllerUrl } : {}),
+      requestTimeoutMs: c.requestTimeoutMs,
+      retry: { maxRetries: c.maxRetries },
+      embedder,
+      namespace,
+      outboxFile: path.join(this.hermesHome, VECTOR_DIR, REMOTE_OUTBOX_FILE),
+      alpha: c.hybridAlpha,
+    });
+    const total = Object.values(sidecar.namespaceCounts()).reduce((a, b) => a + b, 0);
+    let done = 0;
+    onProgress?.(0, total);
+    const userOf = this.namespaceUserReader();
+    const items = (function* (): Generator<ExportedItem> {
+      for (const item of exportAll(sidecar)) {
+        const user = typeof item.metadata.user_id === "string" && item.metadata.user_id !== "" ? null : userOf(item.namespace);
+        yield user === null ? item : { ...item, metadata: { ...item.metadata, user_id: user } };
+      }
+    })();
+    try {
+      const batch: ExportedItem[] = [];
+      // Each batch is stored in Pinecone (flushed) before the next is read, so progress counts stored items.
+      const send = async (): Promise<void> => {
+        if (batch.length === 0) return;
+        const n = batch.length;
+        await remote.importSidecarItems(batch.splice(0));
+        done += n;
+        onProgress?.(done, total);
+      };
+      for (const item of items) {
+        batch.push(item);
+        if (batch.length >= 256) await send();
+      }
+      await send();
+      sidecar.setMeta("pinecone_layout", "remote");
+      sidecar.setMeta(`index:pinecone-remote:${c.pineconeIndex}/${namespace}`, `${embedder.id}/${embedder.dimensions}/${SPARSE_ENCODER_ID}`);
+    } finally {
+      await remote.close();
+    }
+    return { items: done, namespace };
+  }
+
+  /** The user a sidecar namespace stands for (per the namespace template), or null when it names none. */
+  private namespaceUserReader(): (namespace: string) => string | null {
+    const template = this.config.pineconeNamespaceTemplate;
+    if (!template.includes("{user}")) return () => null;
+    const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const parts = template.split("{user}").map((part) => escape(renderNamespace(part, this.profile, "")));
+    const pattern = new RegExp(`^${parts.join("(.+?)")}$`);
+    return (namespace) => pattern.exec(namespace)?.[1] ?? null;
   }
 
   /** Every stored item, for `hermes-memory vector export` (JSON Lines). */
