@@ -102,8 +102,8 @@ describe("pinecone_layout: remote", () => {
       { role: "user" as const, content: "the launch window opens at noon" },
       { role: "assistant" as const, content: "noted: launch window at noon" },
     ];
-    await p.onPreCompress(messages, {});
-    await p.onPreCompress(messages, {});
+    await p.onPreCompress(messages, { requireCheckpoint: true });
+    await p.onPreCompress(messages, { requireCheckpoint: true });
     expect(fake.count("team")).toBe(2);
     expect((await p.search("launch window", { kind: "checkpoint" })).length).toBe(2);
   });
