@@ -73,6 +73,26 @@ describe("pinecone_layout: remote", () => {
     expect(await c.search("deploy password")).toEqual([]);
   });
 
+  it("writes the same record metadata as the sidecar layout, so one filter translation serves both", async () => {
+    const item = { content: "quarterly numbers for the red team", tags: ["finance", "q3"], metadata: { team: "red", size: 3, nested: { a: 1 }, gone: null }, ttlMs: 60_000 };
+    const sidecarLayout = await start(tempHome(), { agentIdentity: "team", userId: "alice" }, { pineconeLayout: "sidecar" });
+    const sidecarId = sidecarLayout.remember({ ...item, userId: "alice", sessionId: "s1", kind: "fact" });
+    await sidecarLayout.flush();
+    const remote = await start(tempHome());
+    const remoteId = remote.remember({ ...item, userId: "alice", sessionId: "s1", kind: "fact" });
+    await remote.flush();
+    const a = fake.namespaces.get("team:alice")!.get(sidecarId)!.metadata!;
+    const b = fake.namespaces.get("team")!.get(remoteId)!.metadata!;
+    const { seq, ...remoteFields } = b;
+    expect(typeof seq).toBe("number");
+    expect(Object.keys(remoteFields).sort()).toEqual(Object.keys(a).sort());
+    for (const key of ["text", "kind", "session_id", "user_id", "tags", "extra", "meta_team", "meta_size", "meta_nested"]) expect(remoteFields[key]).toEqual(a[key]);
+    expect(a.meta_nested).toBe('{"a":1}');
+    expect(typeof a.expires_at).toBe("number");
+    expect(typeof b.expires_at).toBe("number");
+    expect(typeof b.created_ms).toBe("number");
+  });
+
   it("refuses to start without a namespace every machine can share, and accepts pinecone_namespace", async () => {
     const p = new VectorMemoryProvider(options());
     providers.push(p);
