@@ -66,7 +66,9 @@ describe("pinecone_layout: remote", () => {
     const hits = await b.search("deploy password");
     expect(hits[0]).toMatchObject({ content: "The deploy password rotates every friday", userId: "alice", tags: ["ops"] });
     expect((await a.search("deploy password")).map((h) => h.id)).toEqual(hits.map((h) => h.id));
-    expect(await b.stats()).toMatchObject({ items: 2, layout: "remote", store: "pinecone", pendingWrites: 0 });
+    expect(await b.stats()).toMatchObject({ items: 2, layout: "remote", store: "pinecone", pendingWrites: 0, alpha: 0.5 });
+    const meaningOnly = await start(tempHome(), { agentIdentity: "team", userId: "alice" }, { hybrid: false });
+    expect(await meaningOnly.stats()).toMatchObject({ items: 2, alpha: 1 });
     expect(await b.prefetch("deploy password", { sessionId: "s1" })).toContain("deploy password rotates");
     // Another user of the same namespace does not see alice's items.
     const c = await start(tempHome(), { agentIdentity: "team", userId: "bob" });

@@ -367,7 +367,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
         embedder,
         namespace,
         outboxFile: path.join(dir, REMOTE_OUTBOX_FILE),
-        alpha: c.hybridAlpha,
+        alpha: this.remoteAlpha(),
       });
     } catch (error) {
       await embedder.close?.();
@@ -376,6 +376,11 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     this.embedder = embedder;
     const waiting = this.remote.pendingWrites;
     if (waiting > 0) this.logger.info(`vector memory: re-sending ${waiting} writes Pinecone has not acknowledged yet (outbox ${this.remote.outbox.file}).`);
+  }
+
+  /** Remote layout: the weight of meaning in a search (`hybrid: false` = meaning only, as pure vector search elsewhere). */
+  private remoteAlpha(): number {
+    return this.config.hybrid ? this.config.hybridAlpha : 1;
   }
 
   /** The open remote layout, or null in the sidecar layouts. */
@@ -958,7 +963,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     const remote = this.remoteOrNull();
     if (remote) {
       const stats = await remote.stats();
-      return { ...stats, store: "pinecone", dimensions: this.embedder!.dimensions, hybrid: true, namespaces: { [remote.namespace]: stats.items } };
+      return { ...stats, store: "pinecone", dimensions: this.embedder!.dimensions, hybrid: this.config.hybrid, namespaces: { [remote.namespace]: stats.items } };
     }
     const { sidecar, store } = this.requireOpen();
     const byKind: Record<MemoryKind, number> = { turn: 0, fact: 0, checkpoint: 0 };
@@ -1122,7 +1127,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       embedder,
       namespace,
       outboxFile: path.join(this.hermesHome, VECTOR_DIR, REMOTE_OUTBOX_FILE),
-      alpha: c.hybridAlpha,
+      alpha: this.remoteAlpha(),
     });
     const total = Object.values(sidecar.namespaceCounts()).reduce((a, b) => a + b, 0);
     let done = 0;
