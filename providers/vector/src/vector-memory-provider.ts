@@ -393,7 +393,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     return (this.sidecar !== null || this.remote !== null) && !this.closed;
   }
 
-  /** The remote layout when it is the one configured and open (throws when nothing is open). */
+  /** The remote layout when it is the one configured (throws `PROVIDER_UNAVAILABLE` once shut down); null in the sidecar layouts. */
   private remoteOrNull(): PineconeRemoteMemory | null {
     if (this.remote) {
       if (this.closed) throw new HermesMemoryError({ code: "PROVIDER_UNAVAILABLE", message: "The vector memory provider is shut down; initialise a new one." });
@@ -402,7 +402,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     return null;
   }
 
-  /** A remote-layout id for a key: the item of `userId` without a session, kind `kind`. */
+  /** The remote-layout id of the initialised user's item with this kind and key (and session, when given). */
   private remoteId(kind: MemoryKind, key: string, sessionId?: string): string {
     return `${itemIdPrefix(this.userId, sessionId)}${kind}.${key}`;
   }
