@@ -80,6 +80,8 @@ const MAX_METADATA_BYTES = 40_960;
 const MAX_LIMIT = 200;
 const KEY_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
 const CACHE_LIMIT = 5000;
+/** Id of the identity record in {@link PineconeRemoteMemory.identityNamespace}. */
+const IDENTITY_ID = "identity";
 
 function invalid(message: string): never {
   throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message });
@@ -243,6 +245,7 @@ export class PineconeRemoteMemory {
   private readonly batchSize: number;
   private readonly recent = new Map<string, CachedItem>();
   private sending: Promise<void> | null = null;
+  private identity: Promise<void> | null = null;
   private lastFailure: unknown = null;
   private closed = false;
 
@@ -270,6 +273,45 @@ export class PineconeRemoteMemory {
     const store = new PineconeRemoteMemory(options, Outbox.open(options.outboxFile));
     if (store.outbox.count() > 0) store.kick();
     return store;
+  }
+
+  /** The namespace holding the one record that names the embedder and sparse encoder the items were written with. */
+  get identityNamespace(): string {
+    return `${this.namespace}.hermes-identity`;
+  }
+
+  /**
+   * Check once per process that the namespace's items were written with this embedder and sparse
+   * encoder (recording them when the namespace has no identity yet): scores of vectors from
+   * different embedders or encoders cannot be compared, so mixing them would silently spoil every
+   * ranking. Throws `EMBEDDING_DIMENSION_MISMATCH` naming both and the fix (kept for later calls);
+   * a network failure is thrown as it is and the check is retried by the next call.
+   */
+  private checkIdentity(budgetMs?: number): Promise<void> {
+    this.identity ??= (async () => {
+      const wanted = { embedder: this.embedder.id, dimensions: this.embedder.dimensions, sparse_encoder: SPARSE_ENCODER_ID };
+      const stored = (await this.client.fetch(this.identityNamespace, [IDENTITY_ID], budgetMs)).get(IDENTITY_ID);
+      if (!stored) {
+        const unit = new Array<number>(this.embedder.dimensions).fill(0);
+        unit[0] = 1;
+        await this.client.upsert(this.identityNamespace, [{ id: IDENTITY_ID, values: unit, metadata: { ...wanted, layout: "remote" } }], budgetMs);
+        return;
+      }
+      const m = stored.metadata;
+      if (m.embedder !== wanted.embedder || m.dimensions !== wanted.dimensions || m.sparse_encoder !== wanted.sparse_encoder) {
+        throw new HermesMemoryError({
+          code: "EMBEDDING_DIMENSION_MISMATCH",
+          message:
+            `The Pinecone namespace "${this.namespace}" of index "${this.indexName}" holds items written with embedder ${String(m.embedder)} (${String(m.dimensions)} dimensions) and sparse encoder ${String(m.sparse_encoder)}, ` +
+            `but this process uses embedder ${wanted.embedder} (${wanted.dimensions} dimensions) and sparse encoder ${wanted.sparse_encoder}; their scores cannot be mixed. ` +
+            `Configure the same embedder on every machine, or use another namespace (memory.vector.pinecone_namespace) and move the items there with \`hermes-memory vector reindex --to remote\`.`,
+        });
+      }
+    })().catch((error: unknown) => {
+      if (!HermesMemoryError.hasCode(error, "EMBEDDING_DIMENSION_MISMATCH")) this.identity = null;
+      throw error;
+    });
+    return this.identity;
   }
 
   /** Every optional part of `SearchableMemory` is implemented. */
@@ -418,6 +460,7 @@ export class PineconeRemoteMemory {
         while (!this.closed) {
           const entries = this.outbox.list(this.batchSize);
           if (entries.length === 0) return;
+          await this.checkIdentity();
           // Each entry goes to the namespace it was written for (a store reopened with another
           // namespace still delivers what the old one queued to where it belongs).
           const byNamespace = new Map<string, typeof entries>();
@@ -510,6 +553,7 @@ export class PineconeRemoteMemory {
     if (typeof rawLimit !== "number" || !Number.isFinite(rawLimit)) invalid(`search options: limit must be a number; got ${String(rawLimit)}.`);
     const limit = Math.max(1, Math.min(MAX_LIMIT, Math.floor(rawLimit)));
     if (typeof query !== "string" || query.trim() === "") return [];
+    await this.checkIdentity(options.budgetMs);
     const [dense] = await this.embedder.embed([query]);
     const unit = l2Normalize(Float32Array.from(dense!));
     const sparse = encodeQuery(query);
@@ -556,6 +600,7 @@ export class PineconeRemoteMemory {
   /** The stored record of `id`, read from Pinecone (by id, which does not wait for the query index); null when this process deleted it a moment ago. */
   private async record(id: string): Promise<RemoteRecord | null> {
     if (this.cached().get(id)?.record === null) return null;
+    await this.checkIdentity();
     return (await this.client.fetch(this.namespace, [id])).get(id) ?? null;
   }
 
@@ -593,6 +638,7 @@ export class PineconeRemoteMemory {
     const filter = parseMemoryFilter(scope, { what: "erasure scope", allowIds: true });
     if (Object.keys(filter).length === 0) invalid("erasure scope: give at least one condition (ids, kind, sessionId, userId, tags, createdAt or metadata); an empty scope would erase everything.");
     await this.flush();
+    await this.checkIdentity();
     const onlyPrefix = Object.keys(filter).every((k) => k === "userId" || k === "sessionId") && filter.userId !== undefined;
     const doomed: string[] = [];
     const check = async (ids: string[]): Promise<void> => {
@@ -674,6 +720,7 @@ export class PineconeRemoteMemory {
   async purgeExpired(): Promise<number> {
     this.assertOpen();
     await this.flush();
+    await this.checkIdentity();
     const now = Date.now();
     const probe = new Array<number>(this.embedder.dimensions).fill(0);
     probe[0] = 1;
@@ -699,6 +746,7 @@ export class PineconeRemoteMemory {
    */
   async stats(): Promise<MemoryStats> {
     this.assertOpen();
+    await this.checkIdentity();
     const byKind: Record<MemoryKind, number> = { turn: 0, fact: 0, checkpoint: 0 };
     const sessions = new Set<string>();
     let items = 0;

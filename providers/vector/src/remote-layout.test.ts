@@ -4,6 +4,8 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HermesMemoryError } from "@hermes/memory-core";
 import { PineconeFake } from "@hermes/pinecone-fake";
+import type { Embedder } from "./embedder.js";
+import { HashingEmbedder } from "./hashing-embedder.js";
 import { runForget, runReindex, runSearch, runStats, type CliIo } from "./cli.js";
 import { VectorMemoryProvider, type VectorMemoryProviderOptions } from "./vector-memory-provider.js";
 
@@ -93,6 +95,23 @@ describe("pinecone_layout: remote", () => {
     expect(typeof a.expires_at).toBe("number");
     expect(typeof b.expires_at).toBe("number");
     expect(typeof b.created_ms).toBe("number");
+  });
+
+  it("refuses to mix embedders in one namespace: a machine with another embedder gets EMBEDDING_DIMENSION_MISMATCH, nothing is written", async () => {
+    const a = await start(tempHome());
+    a.remember({ content: "written with the hashing embedder" });
+    await a.flush();
+    expect(fake.namespaces.get("team.hermes-identity")?.get("identity")?.metadata).toMatchObject({ embedder: "hashing-v1", dimensions: 128 });
+    const hashing = new HashingEmbedder({ dimensions: 128 });
+    const other: Embedder = { id: "other-model", dimensions: 128, embed: (texts) => hashing.embed(texts) };
+    const b = await start(tempHome(), { agentIdentity: "team", userId: "alice" }, { embedderInstance: other });
+    const error = await b.search("hashing embedder").catch((e: unknown) => e);
+    expect(HermesMemoryError.hasCode(error, "EMBEDDING_DIMENSION_MISMATCH")).toBe(true);
+    expect((error as Error).message).toMatch(/written with embedder hashing-v1 .* this process uses embedder other-model/);
+    b.remember({ content: "must not be mixed in" });
+    expect(HermesMemoryError.hasCode(await b.flush().catch((e: unknown) => e), "STORAGE_FAILED")).toBe(true);
+    expect(fake.count("team")).toBe(1);
+    expect(await b.shutdown().catch((e: unknown) => (e as Error).message)).toMatch(/1 writes not acknowledged/);
   });
 
   it("refuses to start without a namespace every machine can share, and accepts pinecone_namespace", async () => {
