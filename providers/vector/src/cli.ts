@@ -29,12 +29,17 @@ const processIo: CliIo = {
   isTTY: Boolean(process.stderr.isTTY),
 };
 
-async function withProvider<T>(ctx: VectorCliContext, options: CommonCliOptions & { allowReset?: boolean; writes?: boolean; io?: CliIo }, fn: (p: VectorMemoryProvider) => Promise<T>): Promise<T> {
+async function withProvider<T>(
+  ctx: VectorCliContext,
+  options: CommonCliOptions & { allowReset?: boolean; writes?: boolean; sidecarLayout?: boolean; io?: CliIo },
+  fn: (p: VectorMemoryProvider) => Promise<T>,
+): Promise<T> {
   const provider = new VectorMemoryProvider(ctx.providerOptions);
   await provider.openForMaintenance(ctx.hermesHome, {
     ...(options.profile ? { profile: options.profile } : {}),
     ...(options.user ? { user: options.user } : {}),
     allowReset: options.allowReset === true,
+    sidecarLayout: options.sidecarLayout === true,
   });
   let result: T;
   try {
@@ -132,10 +137,36 @@ export async function runSearch(
   }
 }
 
-/** `reindex`: re-embed everything into the configured store (progress bar on a TTY). */
-export async function runReindex(ctx: VectorCliContext, options: CommonCliOptions = {}, io: CliIo = processIo): Promise<number> {
-  const bar = progress(io, options, "Reindexing");
+/** Options of `reindex`. */
+export interface ReindexCliOptions extends CommonCliOptions {
+  /** `remote`: move the sidecar layout's items into the remote Pinecone layout (the sidecar is kept). */
+  to?: string;
+}
+
+/**
+ * `reindex`: re-embed everything into the configured store (progress bar on a TTY). With
+ * `--to remote`: move the sidecar layout's items into the remote Pinecone layout, in the namespace
+ * `memory.vector.pinecone_namespace` or `--profile`; safe to re-run, the sidecar is kept.
+ */
+export async function runReindex(ctx: VectorCliContext, options: ReindexCliOptions = {}, io: CliIo = processIo): Promise<number> {
+  const bar = progress(io, options, options.to === "remote" ? "Moving to the remote layout" : "Reindexing");
   try {
+    if (options.to !== undefined && options.to !== "remote") {
+      throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `--to accepts only "remote" (move the sidecar layout into Pinecone); got ${JSON.stringify(options.to.slice(0, 40))}.` });
+    }
+    if (options.to === "remote") {
+      const moved = await withProvider(ctx, { ...options, writes: true, sidecarLayout: true, io }, (p) =>
+        p.migrateToRemote(p.resolvedConfig.pineconeNamespace || options.profile || "", bar.update),
+      );
+      bar.stop();
+      if (options.json) io.stdout(`${JSON.stringify({ ...moved, layout: "remote" })}\n`);
+      else {
+        io.stdout(
+          `Moved ${moved.items} items into the remote Pinecone layout (namespace ${moved.namespace}). The local sidecar is kept; set memory.vector.pinecone_layout: remote (and pinecone_namespace: ${moved.namespace}) on every machine to use it.\n`,
+        );
+      }
+      return 0;
+    }
     const result = await withProvider(ctx, { ...options, allowReset: true, writes: true, io }, async (p) => ({ ...(await p.reindex(bar.update)), store: p.resolvedConfig.store }));
     bar.stop();
     if (options.json) io.stdout(`${JSON.stringify(result)}\n`);
@@ -291,9 +322,9 @@ export function registerCli(command: Command, context: ProviderCliContext): void
     .option("--kind <kind>", "turn | fact | checkpoint")
     .option("--session <id>", "only this session")
     .action(async (query: string[], opts: CommonCliOptions & { limit?: number; kind?: MemoryKind; session?: string }) => done(await runSearch(ctx, query.join(" "), opts)));
-  common(command.command("reindex").description("Re-embed every item into the configured store (after changing embedder, dimensions or store)")).action(
-    async (opts: CommonCliOptions) => done(await runReindex(ctx, opts)),
-  );
+  common(command.command("reindex").description("Re-embed every item into the configured store (after changing embedder, dimensions or store)"))
+    .option("--to <layout>", "remote: move the sidecar layout's items into the remote Pinecone layout (the sidecar is kept)")
+    .action(async (opts: ReindexCliOptions) => done(await runReindex(ctx, opts)));
   common(command.command("export").description("Write every item as JSON Lines").argument("[file]", "output file (default: stdout)")).action(
     async (file: string | undefined, opts: CommonCliOptions) => done(await runExport(ctx, file, opts)),
   );

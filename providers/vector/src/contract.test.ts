@@ -1,5 +1,6 @@
+import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { describeMemoryProviderContract, type ContractCapabilities } from "@hermes/memory-contract/vitest";
 import { VectorMemoryProvider } from "./vector-memory-provider.js";
 import { PineconeFake } from "@hermes/pinecone-fake";
@@ -52,4 +53,37 @@ describeMemoryProviderContract({
   packageDir,
   // Pinecone storage failing = the server answering 500 to everything.
   breakStorage: () => fake!.failNext(500, 1_000_000),
+});
+
+let remoteFake: PineconeFake | undefined;
+beforeAll(async () => {
+  remoteFake = await PineconeFake.start({ dimension: 256, indexName: "contract-remote", metric: "dotproduct" });
+});
+afterAll(async () => {
+  // The run above used the remote layout: its items are records in the per-directory namespaces.
+  const namespaces = [...remoteFake!.namespaces.keys()].filter((ns) => ns.startsWith("contract-"));
+  await remoteFake?.close();
+  expect(namespaces.length).toBeGreaterThan(0);
+});
+
+describeMemoryProviderContract({
+  name: "vector",
+  // The remote layout: everything in Pinecone. Each profile directory gets its own namespace (the
+  // same one when a clause reopens that directory), as separate agents sharing one index would.
+  createProvider: ({ hermesHome }) => {
+    remoteFake!.clearFaults();
+    return new VectorMemoryProvider({
+      env: { PINECONE_API_KEY: "test-key" },
+      dimensions: 256,
+      store: "pinecone",
+      pineconeLayout: "remote",
+      pineconeNamespace: `contract-${createHash("sha256").update(hermesHome).digest("hex").slice(0, 12)}`,
+      pineconeIndex: "contract-remote",
+      pineconeControllerUrl: remoteFake!.url,
+      maxRetries: 1,
+    });
+  },
+  capabilities,
+  packageDir,
+  breakStorage: () => remoteFake!.failNext(500, 1_000_000),
 });

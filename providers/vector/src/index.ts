@@ -23,6 +23,7 @@ export {
 } from "./vector-store.js";
 export { LocalVectorStore, DEFAULT_EXPANSION_SEARCH, type LocalVectorStoreOptions } from "./local-vector-store.js";
 export { PineconeVectorStore, flattenMetadata, type PineconeVectorStoreOptions } from "./pinecone-vector-store.js";
+export { PineconeRemoteMemory, type PineconeRemoteMemoryOptions, type RememberOptions as RemoteRememberOptions } from "./pinecone-remote-store.js";
 export { Sidecar, toFtsQuery, type SidecarRow, type KeywordHit } from "./sidecar.js";
 export { matchesFilter, type MetadataFilter, type MetadataValue, type VectorMetadata } from "./metadata-filter.js";
 export {
@@ -36,7 +37,7 @@ export {
   type FusionWeights,
 } from "./rank-fusion.js";
 export { NEIGHBOUR_WEIGHTS, SPEAKER_BOOST } from "./conversation-context.js";
-export { resolveVectorConfig, loadVectorConfig, loadVectorConfigSync, renderNamespace, DEFAULT_VECTOR_CONFIG, type VectorConfig, type StoreKind, type EmbedderKind } from "./vector-config.js";
+export { resolveVectorConfig, loadVectorConfig, loadVectorConfigSync, renderNamespace, DEFAULT_VECTOR_CONFIG, type VectorConfig, type StoreKind, type EmbedderKind, type PineconeLayout } from "./vector-config.js";
 export { VECTOR_TOOL_SCHEMAS, SEARCH_TOOL, REMEMBER_TOOL, FORGET_TOOL } from "./vector-tools.js";
 export { dimensionMismatchError } from "./index-identity.js";
 

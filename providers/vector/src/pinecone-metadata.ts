@@ -1,13 +1,15 @@
 /**
  * The filterable fields of a Pinecone record, and `MemoryFilter`s in Pinecone's filter syntax.
  *
- * A record's metadata holds, besides the sidecar's flat fields (`text`, `kind`, `session_id`,
- * `user_id`, `tags` as a list, `created_at` as ISO text, `expires_at` in epoch ms when the item
- * expires, the caller's metadata as JSON text in `extra`):
+ * Both Pinecone layouts (sidecar and remote) write the same record metadata and filter it with
+ * the same translation. A record's metadata holds the flat fields `text`, `kind`, `session_id`,
+ * `user_id`, `tags` (a list of text), `created_at` (ISO text), `expires_at` (epoch ms, only when
+ * the item expires) and the caller's metadata as JSON text in `extra` (read back as given), plus:
  * - `created_ms`: the creation time in epoch ms (Pinecone compares numbers only);
- * - `meta_<field>`: each top-level field of the caller's metadata whose value Pinecone can hold
- *   (text, a finite number, a boolean, a list of text). Other values (objects, lists of numbers)
- *   are left out, so Pinecone's filter does not see them.
+ * - `meta_<field>`: each top-level field of the caller's metadata again, for filtering: text,
+ *   finite numbers, booleans and lists of text as they are (Pinecone's metadata types); other
+ *   values (objects, lists of numbers or booleans) as their JSON text, which is what a filter then
+ *   compares with; `null` fields are left out (a filter treats them as missing).
  */
 import type { MetadataNode, ParsedMemoryFilter } from "@hermes/memory-provider-kit";
 import type { MetadataFilter, VectorMetadata } from "./metadata-filter.js";
@@ -16,6 +18,15 @@ import { userMetadataOf } from "./sidecar.js";
 /** Prefix of the caller's metadata fields in a Pinecone record. */
 export const PINECONE_USER_FIELD_PREFIX = "meta_";
 
+/** A caller's metadata value as a filterable Pinecone field (`undefined` = left out). */
+function filterable(value: unknown): string | number | boolean | string[] | undefined {
+  if (value === null || value === undefined) return undefined;
+  if (typeof value === "string" || typeof value === "boolean") return value;
+  if (typeof value === "number") return Number.isFinite(value) ? value : JSON.stringify(value);
+  if (Array.isArray(value) && value.every((v) => typeof v === "string")) return value as string[];
+  return JSON.stringify(value);
+}
+
 /** The record metadata written to Pinecone: the flat metadata plus `created_ms` and the caller's fields under `meta_`. */
 export function pineconeRecordMetadata(metadata: VectorMetadata): VectorMetadata {
   const out: VectorMetadata = {};
@@ -23,12 +34,15 @@ export function pineconeRecordMetadata(metadata: VectorMetadata): VectorMetadata
   const created = typeof metadata.created_at === "string" ? Date.parse(metadata.created_at) : NaN;
   if (Number.isFinite(created)) out.created_ms = created;
   for (const [field, value] of Object.entries(userMetadataOf(metadata))) {
-    const key = `${PINECONE_USER_FIELD_PREFIX}${field}`;
-    if (typeof value === "string" || typeof value === "boolean") out[key] = value;
-    else if (typeof value === "number" && Number.isFinite(value)) out[key] = value;
-    else if (Array.isArray(value) && value.every((v) => typeof v === "string")) out[key] = value as string[];
+    const v = filterable(value);
+    if (v !== undefined) out[`${PINECONE_USER_FIELD_PREFIX}${field}`] = v;
   }
   return out;
+}
+
+/** The Pinecone filter selecting the records whose expiry has passed at `now` (epoch ms). */
+export function expiredPineconeFilter(now: number): MetadataFilter {
+  return { expires_at: { $lte: now } };
 }
 
 function metadataNode(node: MetadataNode): MetadataFilter {

@@ -1,16 +1,14 @@
 /**
  * The Pinecone calls of the remote (no local memory) layout, through the official SDK: sparse–dense
  * upserts and queries on a `dotproduct` index, fetch, delete by ids, list by id prefix and
- * namespace counts. Every call has a per-request timeout and bounded retries with backoff on 429,
- * 5xx, timeouts and refused connections; a 401 becomes `PROVIDER_UNAVAILABLE` (never retried);
- * any other refusal becomes `STORAGE_FAILED` naming the HTTP status and Pinecone's message.
+ * namespace counts. Every call goes through `PineconeCaller` (timeouts, bounded retries, typed
+ * errors); an index refusing sparse values (not dotproduct) becomes `PROVIDER_UNAVAILABLE`.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
-import { Pinecone } from "@pinecone-database/pinecone";
 import type { Index, RecordMetadata } from "@pinecone-database/pinecone";
 import { HermesMemoryError, describeError } from "@hermes/memory-core";
 import type { VectorMetadata } from "./metadata-filter.js";
-import { backoffDelay, delay, DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry-policy.js";
+import { PineconeCaller } from "./pinecone-caller.js";
+import type { RetryPolicy } from "./retry-policy.js";
 import type { SparseVector } from "./sparse-encoder.js";
 
 /** Connection options of {@link PineconeRemoteClient}. */
@@ -45,12 +43,6 @@ export interface RemoteMatch {
   metadata: VectorMetadata;
 }
 
-interface AttemptState {
-  timeoutMs: number;
-  status?: number;
-  timedOut?: boolean;
-}
-
 /** Records per upsert request (Pinecone allows 1000 and 2 MB; sparse–dense records with text are large). */
 const UPSERT_BATCH = 100;
 const MAX_REQUEST_BYTES = 2 * 1024 * 1024 - 64 * 1024;
@@ -59,62 +51,47 @@ const MAX_REQUEST_BYTES = 2 * 1024 * 1024 - 64 * 1024;
 export class PineconeRemoteClient {
   readonly indexName: string;
   readonly dimensions: number;
-  private readonly client: Pinecone;
-  private readonly retry: RetryPolicy;
-  private readonly requestTimeoutMs: number;
-  private readonly attempt = new AsyncLocalStorage<AttemptState>();
+  private readonly caller: PineconeCaller;
   private index: Index<RecordMetadata> | null = null;
   private lookup: Promise<Index<RecordMetadata>> | null = null;
   private readonly namespaces = new Map<string, Index<RecordMetadata>>();
-  /** Set after a 401 or a wrongly configured index: further calls fail fast with the same error. */
-  fatal: HermesMemoryError | null = null;
 
   constructor(options: PineconeRemoteClientOptions) {
     this.indexName = options.indexName;
     this.dimensions = options.dimensions;
-    this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
-    this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
-    const fetchApi = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-      const state = this.attempt.getStore();
-      const timeoutMs = state?.timeoutMs ?? this.requestTimeoutMs;
-      const controller = new AbortController();
-      const timer = setTimeout(() => {
-        if (state) state.timedOut = true;
-        controller.abort(new Error(`Pinecone request timed out after ${timeoutMs} ms`));
-      }, timeoutMs);
-      const signal = init?.signal ? AbortSignal.any([init.signal, controller.signal]) : controller.signal;
-      try {
-        const response = await fetch(input, { ...init, signal });
-        if (state) state.status = response.status;
-        // The body is read inside the timeout too: a server may stall after the headers.
-        const body = await response.arrayBuffer();
-        return new Response(body.byteLength === 0 && (response.status === 204 || response.status === 304) ? null : body, {
-          status: response.status,
-          statusText: response.statusText,
-          headers: response.headers,
-        });
-      } finally {
-        clearTimeout(timer);
-      }
-    };
-    this.client = new Pinecone({
+    this.caller = new PineconeCaller({
       apiKey: options.apiKey,
+      indexName: options.indexName,
       ...(options.controllerHostUrl ? { controllerHostUrl: options.controllerHostUrl } : {}),
-      maxRetries: 0,
-      fetchApi: fetchApi as never,
+      ...(options.requestTimeoutMs !== undefined ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
+      ...(options.retry ? { retry: options.retry } : {}),
+      indexAdvice: `Check that the index exists with metric dotproduct and dimension ${options.dimensions}.`,
+      authAdvice: "Set a valid PINECONE_API_KEY in $HERMES_HOME/.env (or run `hermes-memory memory setup vector`).",
+      fatalError: (error) =>
+        /does not support sparse values/.test(describeError(error))
+          ? new HermesMemoryError({
+              code: "PROVIDER_UNAVAILABLE",
+              message: `Pinecone index "${options.indexName}" refused sparse values: its metric is not dotproduct. The remote layout needs an index with metric dotproduct and dimension ${options.dimensions}.`,
+              cause: error,
+            })
+          : null,
     });
-    if (options.host) this.index = this.client.index({ name: options.indexName, host: options.host });
+    if (options.host) this.index = this.caller.client.index({ name: options.indexName, host: options.host });
   }
 
-  private misconfigured(message: string, cause?: unknown): HermesMemoryError {
-    this.fatal = new HermesMemoryError({ code: "PROVIDER_UNAVAILABLE", message, ...(cause ? { cause } : {}) });
-    return this.fatal;
+  /** Set after a 401 or a wrongly configured index: further calls fail fast with the same error. */
+  get fatal(): HermesMemoryError | null {
+    return this.caller.fatal;
+  }
+
+  private misconfigured(message: string): HermesMemoryError {
+    return this.caller.markFatal(new HermesMemoryError({ code: "PROVIDER_UNAVAILABLE", message }));
   }
 
   /** The index handle; without a configured host, looked up once, checking metric and dimension. */
   private async base(budgetMs: number | undefined): Promise<Index<RecordMetadata>> {
     if (this.index) return this.index;
-    this.lookup ??= this.call("describe_index", budgetMs, () => this.client.describeIndex(this.indexName))
+    this.lookup ??= this.call("describe_index", budgetMs, () => this.caller.client.describeIndex(this.indexName))
       .then((model) => {
         if (model.metric !== "dotproduct") {
           throw this.misconfigured(
@@ -127,7 +104,7 @@ export class PineconeRemoteClient {
           );
         }
         const host = /^https?:\/\//.test(model.host) ? model.host : `https://${model.host}`;
-        this.index = this.client.index({ name: this.indexName, host });
+        this.index = this.caller.client.index({ name: this.indexName, host });
         return this.index;
       })
       .finally(() => {
@@ -146,54 +123,8 @@ export class PineconeRemoteClient {
     return idx;
   }
 
-  /** Run one SDK call with a timeout per attempt and bounded retries within `budgetMs`. */
-  private async call<T>(what: string, budgetMs: number | undefined, fn: () => Promise<T>): Promise<T> {
-    if (this.fatal) throw this.fatal;
-    const deadline = budgetMs === undefined ? Infinity : Date.now() + budgetMs;
-    let lastError: unknown;
-    let lastStatus: number | undefined;
-    let timedOut = false;
-    for (let attempt = 0; ; attempt++) {
-      const state: AttemptState = { timeoutMs: Math.max(1, Math.min(this.requestTimeoutMs, deadline - Date.now())) };
-      try {
-        return await this.attempt.run(state, fn);
-      } catch (error) {
-        if (error instanceof HermesMemoryError) throw error;
-        lastError = error;
-        lastStatus = state.status;
-        timedOut = Boolean(state.timedOut);
-        if (state.status === 401 || (error as Error)?.name === "PineconeAuthorizationError") {
-          throw this.misconfigured(
-            `Pinecone rejected the API key (401) for index "${this.indexName}". Set a valid PINECONE_API_KEY in $HERMES_HOME/.env (or run \`hermes-memory memory setup vector\`).`,
-            error,
-          );
-        }
-        if (/does not support sparse values/.test(describeError(error))) {
-          throw this.misconfigured(
-            `Pinecone index "${this.indexName}" refused sparse values: its metric is not dotproduct. The remote layout needs an index with metric dotproduct and dimension ${this.dimensions}.`,
-            error,
-          );
-        }
-        const retryable = state.timedOut || state.status === undefined || state.status === 429 || state.status >= 500;
-        if (!retryable || attempt >= this.retry.maxRetries) break;
-        const wait = backoffDelay(this.retry, attempt);
-        if (Date.now() + wait + 1 >= deadline) break;
-        await delay(wait);
-      }
-    }
-    if (lastStatus !== undefined && lastStatus !== 429 && lastStatus < 500) {
-      throw new HermesMemoryError({
-        code: "STORAGE_FAILED",
-        message: `Pinecone rejected ${what} on index "${this.indexName}" (HTTP ${lastStatus}: ${describeError(lastError)}). Check that the index exists with metric dotproduct and dimension ${this.dimensions}.`,
-        cause: lastError,
-      });
-    }
-    const detail = lastStatus ? `HTTP ${lastStatus}` : timedOut ? `timed out after ${this.requestTimeoutMs} ms` : describeError(lastError);
-    throw new HermesMemoryError({
-      code: "STORAGE_FAILED",
-      message: `Pinecone ${what} on index "${this.indexName}" failed (${detail}) after retries. Check Pinecone's status and your network; the call is safe to repeat.`,
-      cause: lastError,
-    });
+  private call<T>(what: string, budgetMs: number | undefined, fn: () => Promise<T>): Promise<T> {
+    return this.caller.call(what, budgetMs, fn);
   }
 
   /** Upsert records, in requests of at most 100 records and under 2 MB. */

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HermesMemoryError, type MemoryFilter, type MemoryItem } from "@hermes/memory-core";
 import { matchesFilter, parseMemoryFilter } from "@hermes/memory-provider-kit";
 import { PineconeFake } from "@hermes/pinecone-fake";
-import { itemIdPrefix, NO_EXPIRY, PineconeRemoteMemory, type PineconeRemoteMemoryOptions } from "./pinecone-remote-store.js";
+import { itemIdPrefix, PineconeRemoteMemory, type PineconeRemoteMemoryOptions } from "./pinecone-remote-store.js";
 import { encodeDocument } from "./sparse-encoder.js";
 import { ConceptEmbedder, CONCEPT_DIMENSIONS } from "./test-support/concept-embedder.js";
 import { VectorMemoryProvider } from "./vector-memory-provider.js";
@@ -63,16 +63,16 @@ describe("PineconeRemoteMemory: layout", () => {
     expect(stored.metadata).toMatchObject({
       text: "The launch code is tulip",
       kind: "fact",
-      expires: NO_EXPIRY,
       session_id: "s1",
       user_id: "alice",
       tags: ["secret", "ops"],
-      "m_priority": 3,
-      "m_team": "red",
-      "m_nested": '{"a":1}',
+      meta_priority: 3,
+      meta_team: "red",
+      meta_nested: '{"a":1}',
     });
-    expect(stored.metadata!.m_gone).toBeUndefined();
-    expect(typeof stored.metadata!.created).toBe("number");
+    expect(stored.metadata!.meta_gone).toBeUndefined();
+    expect(stored.metadata!.expires_at).toBeUndefined();
+    expect(typeof stored.metadata!.created_ms).toBe("number");
     expect(typeof stored.metadata!.seq).toBe("number");
     expect(fs.readdirSync(dir).filter((f) => !f.startsWith("outbox.sqlite"))).toEqual([]);
 

@@ -11,14 +11,11 @@
  *   `u<user>.s<session>.` every item of one of their sessions; the kind is read from the id.
  * - dense values: the embedder's vector, scaled to unit length (so dotproduct = cosine);
  *   sparse values: `encodeDocument(text)` (see sparse-encoder.ts).
- * - metadata: `text`, `kind`, `created` (epoch ms), `expires` (epoch ms; `NO_EXPIRY` when the
- *   item does not expire, so "not expired" is one range condition), `seq` (order of remembering:
- *   epoch ms × 1000 plus a per-process counter from 0 to 999, ordering a session's turns),
- *   `session_id`, `user_id`, `tags` (list of text), `meta` (the caller's metadata as JSON, read
- *   back as given) and each top-level caller field again as `m_<field>` for filtering: text,
- *   finite numbers, booleans and lists of text as they are (Pinecone's metadata types); other
- *   values (objects, lists of numbers or booleans) as their JSON text, which is what a filter
- *   then compares with; `null` fields are left out (a filter treats them as missing).
+ * - metadata: the record metadata of both Pinecone layouts (see pinecone-metadata.ts: `text`,
+ *   `kind`, `created_at`, `created_ms`, `expires_at` when the item expires, `session_id`,
+ *   `user_id`, `tags`, the caller's metadata as JSON in `extra` and again as `meta_<field>` for
+ *   filtering), plus `seq` (order of remembering: epoch ms × 1000 plus a per-process counter from
+ *   0 to 999, ordering a session's turns).
  *
  * Search is one hybrid query (dense·alpha + sparse·(1 − alpha)) with the filter translated to
  * Pinecone's metadata filter and "not expired" added, so the hits are the best `limit` among the
@@ -40,9 +37,11 @@ import {
   type MemoryUpdate,
   type SearchCapabilities,
 } from "@hermes/memory-core";
-import { matchesFilter, parseMemoryFilter, resolveExpiry, toEpochMs, type MetadataNode, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
+import { matchesFilter, parseMemoryFilter, resolveExpiry, toEpochMs, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
 import { l2Normalize, type Embedder } from "./embedder.js";
 import type { VectorMetadata } from "./metadata-filter.js";
+import { expiredPineconeFilter, PINECONE_USER_FIELD_PREFIX, pineconeRecordMetadata, toPineconeFilter } from "./pinecone-metadata.js";
+import { userMetadataOf } from "./sidecar.js";
 import type { ExportedItem } from "./maintenance.js";
 import { Outbox } from "./outbox.js";
 import { PineconeRemoteClient, type PineconeRemoteClientOptions, type RemoteRecord } from "./pinecone-remote-client.js";
@@ -73,7 +72,7 @@ export interface RememberOptions {
 }
 
 const KINDS: readonly MemoryKind[] = ["turn", "fact", "checkpoint"];
-/** The `expires` value of an item that does not expire (the largest time a Date holds). */
+/** The expiry of an item that does not expire, inside this module (the largest time a Date holds; such records have no `expires_at`). */
 export const NO_EXPIRY = 8.64e15;
 /** Longest text accepted, in UTF-8 bytes (Pinecone holds 40 KB of metadata per record). */
 export const MAX_TEXT_BYTES = 30_000;
@@ -81,6 +80,8 @@ const MAX_METADATA_BYTES = 40_960;
 const MAX_LIMIT = 200;
 const KEY_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
 const CACHE_LIMIT = 5000;
+/** Id of the identity record in {@link PineconeRemoteMemory.identityNamespace}. */
+const IDENTITY_ID = "identity";
 
 function invalid(message: string): never {
   throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message });
@@ -105,50 +106,6 @@ function kindOfId(id: string): MemoryKind | null {
   return KINDS.includes(kind as MemoryKind) ? (kind as MemoryKind) : null;
 }
 
-/** A metadata value as a Pinecone filterable field (`undefined` = left out). */
-function filterable(value: unknown): string | number | boolean | string[] | undefined {
-  if (value === null || value === undefined) return undefined;
-  if (typeof value === "string" || typeof value === "boolean") return value;
-  if (typeof value === "number") return Number.isFinite(value) ? value : JSON.stringify(value);
-  if (Array.isArray(value) && value.every((v) => typeof v === "string")) return value as string[];
-  return JSON.stringify(value);
-}
-
-/** Translate a parsed metadata condition to Pinecone's filter over the `m_<field>` copies. */
-function metadataFilter(node: MetadataNode): Record<string, unknown> {
-  switch (node.type) {
-    case "and":
-      return { $and: node.nodes.map(metadataFilter) };
-    case "or":
-      return { $or: node.nodes.map(metadataFilter) };
-    case "in":
-    case "nin":
-      return { [`m_${node.field}`]: { [`$${node.type}`]: [...node.values] } };
-    default:
-      return { [`m_${node.field}`]: { [`$${node.type}`]: node.value } };
-  }
-}
-
-/**
- * The Pinecone filter selecting the items that pass `filter` and have not expired at `now`
- * (ids are not a metadata condition: callers look those up by id).
- */
-export function toPineconeFilter(filter: ParsedMemoryFilter, now: number): Record<string, unknown> {
-  const clauses: Array<Record<string, unknown>> = [{ expires: { $gt: now } }];
-  if (filter.kinds) clauses.push({ kind: { $in: [...filter.kinds] } });
-  if (filter.sessionId !== undefined) clauses.push({ session_id: { $eq: filter.sessionId } });
-  if (filter.userId !== undefined) clauses.push({ user_id: { $eq: filter.userId } });
-  if (filter.tagsAny) clauses.push({ tags: { $in: [...filter.tagsAny] } });
-  if (filter.tagsAll) for (const tag of filter.tagsAll) clauses.push({ tags: { $eq: tag } });
-  if (filter.createdAt) {
-    const range: Record<string, number> = {};
-    for (const [op, bound] of Object.entries(filter.createdAt)) if (bound !== undefined) range[`$${op}`] = bound;
-    clauses.push({ created: range });
-  }
-  if (filter.metadata) clauses.push(metadataFilter(filter.metadata));
-  return clauses.length === 1 ? clauses[0]! : { $and: clauses };
-}
-
 /** What a stored record says about its item. */
 interface ItemView {
   id: string;
@@ -163,24 +120,17 @@ interface ItemView {
 }
 
 function viewOf(id: string, m: VectorMetadata): ItemView {
-  let userMetadata: Record<string, unknown> = {};
-  if (typeof m.meta === "string") {
-    try {
-      userMetadata = JSON.parse(m.meta) as Record<string, unknown>;
-    } catch {
-      userMetadata = {};
-    }
-  }
+  const created = typeof m.created_ms === "number" ? m.created_ms : typeof m.created_at === "string" ? Date.parse(m.created_at) : NaN;
   return {
     id,
     text: typeof m.text === "string" ? m.text : "",
     kind: KINDS.includes(m.kind as MemoryKind) ? (m.kind as MemoryKind) : "fact",
-    created: typeof m.created === "number" ? m.created : 0,
-    expires: typeof m.expires === "number" ? m.expires : NO_EXPIRY,
+    created: Number.isFinite(created) ? created : 0,
+    expires: typeof m.expires_at === "number" ? m.expires_at : NO_EXPIRY,
     ...(typeof m.session_id === "string" ? { sessionId: m.session_id } : {}),
     ...(typeof m.user_id === "string" ? { userId: m.user_id } : {}),
     tags: Array.isArray(m.tags) ? m.tags : [],
-    userMetadata,
+    userMetadata: userMetadataOf(m),
   };
 }
 
@@ -227,21 +177,19 @@ function buildMetadata(input: {
   if (textBytes > MAX_TEXT_BYTES) {
     invalid(`content is ${textBytes} bytes; the Pinecone remote layout stores at most ${MAX_TEXT_BYTES} bytes of text per item (Pinecone holds 40 KB of metadata per record). Split it into several items.`);
   }
-  const m: VectorMetadata = { text: input.text, kind: input.kind, created: input.created, expires: input.expires, seq: input.seq };
-  if (input.sessionId !== undefined) m.session_id = input.sessionId;
-  if (input.userId !== undefined) m.user_id = input.userId;
-  if (input.tags.length > 0) m.tags = input.tags;
+  const flat: VectorMetadata = { text: input.text, kind: input.kind, created_at: new Date(input.created).toISOString(), seq: input.seq };
+  if (input.expires < NO_EXPIRY) flat.expires_at = input.expires;
+  if (input.sessionId !== undefined) flat.session_id = input.sessionId;
+  if (input.userId !== undefined) flat.user_id = input.userId;
+  if (input.tags.length > 0) flat.tags = input.tags;
   let json: string;
   try {
     json = JSON.stringify(input.userMetadata);
   } catch (error) {
     invalid(`metadata must be JSON-serialisable: ${describeError(error)}`);
   }
-  if (json !== "{}") m.meta = json;
-  for (const [field, value] of Object.entries(input.userMetadata)) {
-    const v = filterable(value);
-    if (v !== undefined) m[`m_${field}`] = v;
-  }
+  if (json !== "{}") flat.extra = json;
+  const m = pineconeRecordMetadata(flat);
   const bytes = Buffer.byteLength(JSON.stringify(m));
   if (bytes > MAX_METADATA_BYTES) {
     invalid(`the item's text and metadata take ${bytes} bytes; Pinecone holds at most ${MAX_METADATA_BYTES} bytes of metadata per record. Shorten the content or the metadata.`);
@@ -297,6 +245,7 @@ export class PineconeRemoteMemory {
   private readonly batchSize: number;
   private readonly recent = new Map<string, CachedItem>();
   private sending: Promise<void> | null = null;
+  private identity: Promise<void> | null = null;
   private lastFailure: unknown = null;
   private closed = false;
 
@@ -324,6 +273,45 @@ export class PineconeRemoteMemory {
     const store = new PineconeRemoteMemory(options, Outbox.open(options.outboxFile));
     if (store.outbox.count() > 0) store.kick();
     return store;
+  }
+
+  /** The namespace holding the one record that names the embedder and sparse encoder the items were written with. */
+  get identityNamespace(): string {
+    return `${this.namespace}.hermes-identity`;
+  }
+
+  /**
+   * Check once per process that the namespace's items were written with this embedder and sparse
+   * encoder (recording them when the namespace has no identity yet): scores of vectors from
+   * different embedders or encoders cannot be compared, so mixing them would silently spoil every
+   * ranking. Throws `EMBEDDING_DIMENSION_MISMATCH` naming both and the fix (kept for later calls);
+   * a network failure is thrown as it is and the check is retried by the next call.
+   */
+  private checkIdentity(budgetMs?: number): Promise<void> {
+    this.identity ??= (async () => {
+      const wanted = { embedder: this.embedder.id, dimensions: this.embedder.dimensions, sparse_encoder: SPARSE_ENCODER_ID };
+      const stored = (await this.client.fetch(this.identityNamespace, [IDENTITY_ID], budgetMs)).get(IDENTITY_ID);
+      if (!stored) {
+        const unit = new Array<number>(this.embedder.dimensions).fill(0);
+        unit[0] = 1;
+        await this.client.upsert(this.identityNamespace, [{ id: IDENTITY_ID, values: unit, metadata: { ...wanted, layout: "remote" } }], budgetMs);
+        return;
+      }
+      const m = stored.metadata;
+      if (m.embedder !== wanted.embedder || m.dimensions !== wanted.dimensions || m.sparse_encoder !== wanted.sparse_encoder) {
+        throw new HermesMemoryError({
+          code: "EMBEDDING_DIMENSION_MISMATCH",
+          message:
+            `The Pinecone namespace "${this.namespace}" of index "${this.indexName}" holds items written with embedder ${String(m.embedder)} (${String(m.dimensions)} dimensions) and sparse encoder ${String(m.sparse_encoder)}, ` +
+            `but this process uses embedder ${wanted.embedder} (${wanted.dimensions} dimensions) and sparse encoder ${wanted.sparse_encoder}; their scores cannot be mixed. ` +
+            `Configure the same embedder on every machine, or use another namespace (memory.vector.pinecone_namespace) and move the items there with \`hermes-memory vector reindex --to remote\`.`,
+        });
+      }
+    })().catch((error: unknown) => {
+      if (!HermesMemoryError.hasCode(error, "EMBEDDING_DIMENSION_MISMATCH")) this.identity = null;
+      throw error;
+    });
+    return this.identity;
   }
 
   /** Every optional part of `SearchableMemory` is implemented. */
@@ -407,7 +395,8 @@ export class PineconeRemoteMemory {
     const ids = new Map<string, string>();
     const batch: Array<{ id: string; text: string; metadata: VectorMetadata }> = [];
     for await (const row of items) {
-      const { kind, created_at, session_id, user_id, tags, extra, expires_at, text: _text, text_truncated: _cut, ...rest } = row.metadata;
+      const { kind, created_at, session_id, user_id, tags, extra, expires_at, text: _text, text_truncated: _cut, created_ms: _ms, seq: _seq, ...others } = row.metadata;
+      const rest = Object.fromEntries(Object.entries(others).filter(([k]) => !k.startsWith(PINECONE_USER_FIELD_PREFIX)));
       let user: Record<string, unknown> = {};
       if (typeof extra === "string") {
         try {
@@ -471,6 +460,7 @@ export class PineconeRemoteMemory {
         while (!this.closed) {
           const entries = this.outbox.list(this.batchSize);
           if (entries.length === 0) return;
+          await this.checkIdentity();
           // Each entry goes to the namespace it was written for (a store reopened with another
           // namespace still delivers what the old one queued to where it belongs).
           const byNamespace = new Map<string, typeof entries>();
@@ -563,6 +553,7 @@ export class PineconeRemoteMemory {
     if (typeof rawLimit !== "number" || !Number.isFinite(rawLimit)) invalid(`search options: limit must be a number; got ${String(rawLimit)}.`);
     const limit = Math.max(1, Math.min(MAX_LIMIT, Math.floor(rawLimit)));
     if (typeof query !== "string" || query.trim() === "") return [];
+    await this.checkIdentity(options.budgetMs);
     const [dense] = await this.embedder.embed([query]);
     const unit = l2Normalize(Float32Array.from(dense!));
     const sparse = encodeQuery(query);
@@ -609,6 +600,7 @@ export class PineconeRemoteMemory {
   /** The stored record of `id`, read from Pinecone (by id, which does not wait for the query index); null when this process deleted it a moment ago. */
   private async record(id: string): Promise<RemoteRecord | null> {
     if (this.cached().get(id)?.record === null) return null;
+    await this.checkIdentity();
     return (await this.client.fetch(this.namespace, [id])).get(id) ?? null;
   }
 
@@ -635,18 +627,18 @@ export class PineconeRemoteMemory {
     return true;
   }
 
-  /**
-   * Erase every item in `scope` (expired ones included) and return how many were erased, after
-   * storing queued writes. Items are found by id prefix when the scope names a user (and session),
-   * else by listing the namespace; their metadata is fetched and checked against the rest of the
-   * scope only when it has other conditions. Throws `INVALID_ARGUMENT` for a malformed or empty
-   * scope.
-   */
-  async forgetWhere(scope: ForgetScope): Promise<number> {
+  /** How many stored items (expired ones included) `forgetWhere(scope)` would erase now, after storing queued writes. */
+  async countWhere(scope: ForgetScope): Promise<number> {
     this.assertOpen();
+    return (await this.selectWhere(scope)).length;
+  }
+
+  /** The ids of the stored items in `scope`, after storing queued writes (see `forgetWhere`). */
+  private async selectWhere(scope: ForgetScope): Promise<string[]> {
     const filter = parseMemoryFilter(scope, { what: "erasure scope", allowIds: true });
     if (Object.keys(filter).length === 0) invalid("erasure scope: give at least one condition (ids, kind, sessionId, userId, tags, createdAt or metadata); an empty scope would erase everything.");
     await this.flush();
+    await this.checkIdentity();
     const onlyPrefix = Object.keys(filter).every((k) => k === "userId" || k === "sessionId") && filter.userId !== undefined;
     const doomed: string[] = [];
     const check = async (ids: string[]): Promise<void> => {
@@ -666,6 +658,19 @@ export class PineconeRemoteMemory {
       const prefix = filter.userId !== undefined ? itemIdPrefix(filter.userId, filter.sessionId ?? null) : "";
       for await (const ids of this.client.listIds(this.namespace, prefix)) await check(ids);
     }
+    return doomed;
+  }
+
+  /**
+   * Erase every item in `scope` (expired ones included) and return how many were erased, after
+   * storing queued writes. Items are found by id prefix when the scope names a user (and session),
+   * else by listing the namespace; their metadata is fetched and checked against the rest of the
+   * scope only when it has other conditions. Throws `INVALID_ARGUMENT` for a malformed or empty
+   * scope.
+   */
+  async forgetWhere(scope: ForgetScope): Promise<number> {
+    this.assertOpen();
+    const doomed = await this.selectWhere(scope);
     await this.client.deleteIds(this.namespace, doomed);
     for (const id of doomed) this.cache(id, null);
     return doomed.length;
@@ -715,12 +720,13 @@ export class PineconeRemoteMemory {
   async purgeExpired(): Promise<number> {
     this.assertOpen();
     await this.flush();
+    await this.checkIdentity();
     const now = Date.now();
     const probe = new Array<number>(this.embedder.dimensions).fill(0);
     probe[0] = 1;
     const seen = new Set<string>();
     for (;;) {
-      const matches = await this.client.query(this.namespace, { vector: probe, topK: 1000, filter: { expires: { $lte: now } } });
+      const matches = await this.client.query(this.namespace, { vector: probe, topK: 1000, filter: expiredPineconeFilter(now) });
       const fresh = matches.map((m) => m.id).filter((id) => !seen.has(id));
       if (fresh.length === 0) break;
       await this.client.deleteIds(this.namespace, fresh);
@@ -740,6 +746,7 @@ export class PineconeRemoteMemory {
    */
   async stats(): Promise<MemoryStats> {
     this.assertOpen();
+    await this.checkIdentity();
     const byKind: Record<MemoryKind, number> = { turn: 0, fact: 0, checkpoint: 0 };
     const sessions = new Set<string>();
     let items = 0;

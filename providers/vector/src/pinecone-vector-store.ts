@@ -1,13 +1,12 @@
-import { AsyncLocalStorage } from "node:async_hooks";
-import { Pinecone } from "@pinecone-database/pinecone";
 import type { Index, RecordMetadata } from "@pinecone-database/pinecone";
-import { HermesMemoryError, describeError } from "@hermes/memory-core";
+import { HermesMemoryError } from "@hermes/memory-core";
 import { cosineSimilarity } from "./embedder.js";
 import { storageWriteError } from "./local-vector-store.js";
 import type { Sidecar, SidecarRow } from "./sidecar.js";
 import { matchesFilter, type VectorMetadata } from "./metadata-filter.js";
 import { pineconeRecordMetadata } from "./pinecone-metadata.js";
-import { backoffDelay, delay, DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry-policy.js";
+import { PineconeCaller } from "./pinecone-caller.js";
+import type { RetryPolicy } from "./retry-policy.js";
 import {
   DEFAULT_NAMESPACE,
   type ItemWrite,
@@ -69,12 +68,6 @@ export function flattenMetadata(metadata: Record<string, unknown> | undefined): 
   return out;
 }
 
-interface AttemptState {
-  timeoutMs: number;
-  status?: number;
-  timedOut?: boolean;
-}
-
 interface CachedWrite {
   record: VectorRecord | null; // null = deleted
   at: number;
@@ -93,56 +86,33 @@ export class PineconeVectorStore implements VectorStore {
   readonly needsOutbox = true;
   readonly dimensions: number;
   readonly indexName: string;
-  private readonly client: Pinecone;
+  private readonly caller: PineconeCaller;
   private index: Index<RecordMetadata> | null = null;
   private hostLookup: Promise<Index<RecordMetadata>> | null = null;
   private readonly namespaces = new Map<string, Index<RecordMetadata>>();
-  private readonly retry: RetryPolicy;
-  private readonly requestTimeoutMs: number;
   private readonly batchSize: number;
   private readonly rywMs: number;
-  private readonly attempt = new AsyncLocalStorage<AttemptState>();
   private readonly recent = new Map<string, Map<string, CachedWrite>>();
   /** Set after a 401: further calls fail fast with the same message. */
-  authError: HermesMemoryError | null = null;
+  get authError(): HermesMemoryError | null {
+    return this.caller.fatal;
+  }
 
   constructor(options: PineconeVectorStoreOptions) {
     this.dimensions = options.dimensions;
     this.indexName = options.indexName;
-    this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
-    this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
     this.batchSize = options.upsertBatchSize ?? 100;
     this.rywMs = options.readYourWritesMs ?? 60_000;
-    const fetchApi = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-      const state = this.attempt.getStore();
-      const timeoutMs = state?.timeoutMs ?? this.requestTimeoutMs;
-      const controller = new AbortController();
-      const timer = setTimeout(() => {
-        if (state) state.timedOut = true;
-        controller.abort(new Error(`Pinecone request timed out after ${timeoutMs} ms`));
-      }, timeoutMs);
-      const signal = init?.signal ? AbortSignal.any([init.signal, controller.signal]) : controller.signal;
-      try {
-        const response = await fetch(input, { ...init, signal });
-        if (state) state.status = response.status;
-        // Read the body inside the timeout too: a server may stall after the headers.
-        const body = await response.arrayBuffer();
-        return new Response(body.byteLength === 0 && (response.status === 204 || response.status === 304) ? null : body, {
-          status: response.status,
-          statusText: response.statusText,
-          headers: response.headers,
-        });
-      } finally {
-        clearTimeout(timer);
-      }
-    };
-    this.client = new Pinecone({
+    this.caller = new PineconeCaller({
       apiKey: options.apiKey,
+      indexName: options.indexName,
       ...(options.controllerHostUrl ? { controllerHostUrl: options.controllerHostUrl } : {}),
-      maxRetries: 0,
-      fetchApi: fetchApi as never,
+      ...(options.requestTimeoutMs !== undefined ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
+      ...(options.retry ? { retry: options.retry } : {}),
+      indexAdvice: `Check that the index exists and has the embedder's dimension (${options.dimensions}) and metric cosine.`,
+      authAdvice: "Set a valid PINECONE_API_KEY in $HERMES_HOME/.env (or run `hermes-memory memory setup vector`), or switch back with memory.vector.store: local.",
     });
-    if (options.host) this.index = this.client.index({ name: options.indexName, host: options.host });
+    if (options.host) this.index = this.caller.client.index({ name: options.indexName, host: options.host });
   }
 
   /**
@@ -152,10 +122,10 @@ export class PineconeVectorStore implements VectorStore {
    */
   private async baseIndex(budgetMs: number | undefined): Promise<Index<RecordMetadata>> {
     if (this.index) return this.index;
-    this.hostLookup ??= this.call("describe_index", budgetMs, () => this.client.describeIndex(this.indexName))
+    this.hostLookup ??= this.call("describe_index", budgetMs, () => this.caller.client.describeIndex(this.indexName))
       .then((model) => {
         const host = /^https?:\/\//.test(model.host) ? model.host : `https://${model.host}`;
-        this.index = this.client.index({ name: this.indexName, host });
+        this.index = this.caller.client.index({ name: this.indexName, host });
         return this.index;
       })
       .finally(() => {
@@ -176,49 +146,8 @@ export class PineconeVectorStore implements VectorStore {
   }
 
   /** Run one SDK call with timeouts and bounded retries. */
-  private async call<T>(what: string, budgetMs: number | undefined, fn: () => Promise<T>): Promise<T> {
-    if (this.authError) throw this.authError;
-    const deadline = budgetMs === undefined ? Infinity : Date.now() + budgetMs;
-    let lastError: unknown;
-    let lastStatus: number | undefined;
-    let timedOut = false;
-    for (let attempt = 0; ; attempt++) {
-      const remaining = deadline - Date.now();
-      const state: AttemptState = { timeoutMs: Math.max(1, Math.min(this.requestTimeoutMs, remaining)) };
-      try {
-        return await this.attempt.run(state, fn);
-      } catch (error) {
-        lastError = error;
-        lastStatus = state.status;
-        timedOut = Boolean(state.timedOut);
-        if (state.status === 401 || (error as Error)?.name === "PineconeAuthorizationError") {
-          this.authError = new HermesMemoryError({
-            code: "PROVIDER_UNAVAILABLE",
-            message: `Pinecone rejected the API key (401) for index "${this.indexName}". Set a valid PINECONE_API_KEY in $HERMES_HOME/.env (or run \`hermes-memory memory setup vector\`), or switch back with memory.vector.store: local.`,
-            cause: error,
-          });
-          throw this.authError;
-        }
-        const retryable = state.timedOut || state.status === undefined || state.status === 429 || state.status >= 500;
-        if (!retryable || attempt >= this.retry.maxRetries) break;
-        const wait = backoffDelay(this.retry, attempt);
-        if (Date.now() + wait + 1 >= deadline) break;
-        await delay(wait);
-      }
-    }
-    if (lastStatus !== undefined && lastStatus !== 429 && lastStatus < 500) {
-      throw new HermesMemoryError({
-        code: "STORAGE_FAILED",
-        message: `Pinecone rejected ${what} on index "${this.indexName}" (HTTP ${lastStatus}: ${describeError(lastError)}). Check that the index exists and has the embedder's dimension (${this.dimensions}) and metric cosine.`,
-        cause: lastError,
-      });
-    }
-    const detail = lastStatus ? `HTTP ${lastStatus}` : timedOut ? `timed out after ${this.requestTimeoutMs} ms` : describeError(lastError);
-    throw new HermesMemoryError({
-      code: "STORAGE_FAILED",
-      message: `Pinecone ${what} on index "${this.indexName}" failed (${detail}) after retries. Check Pinecone's status and your network; the call is safe to repeat.`,
-      cause: lastError,
-    });
+  private call<T>(what: string, budgetMs: number | undefined, fn: () => Promise<T>): Promise<T> {
+    return this.caller.call(what, budgetMs, fn);
   }
 
   private cacheFor(namespace: string): Map<string, CachedWrite> {

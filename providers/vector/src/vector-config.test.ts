@@ -80,6 +80,8 @@ describe("vector config", () => {
       embedder: "hashing",
       dimensions: 384,
       pineconeIndex: "hermes-memory",
+      pineconeLayout: "sidecar",
+      hybridAlpha: 0.5,
       pineconeNamespaceTemplate: "{profile}:{user}",
       embeddingsBaseUrl: "https://api.openai.com/v1",
       embeddingsModel: "text-embedding-3-small",
@@ -104,6 +106,12 @@ describe("vector config", () => {
     expect(warnings.join("\n")).toMatch(/does not know: shiny/);
     expect(warnings.join("\n")).toMatch(/pinecone_api_key .* ignored: secrets are read only from the environment.*PINECONE_API_KEY/);
     expect(() => resolveVectorConfig({ hybrid: "sometimes" }, {})).toThrow(/hybrid must be true or false/);
+  });
+
+  it("reads the Pinecone layout keys and refuses a layout or alpha out of range", () => {
+    expect(resolveVectorConfig({ pinecone_layout: "remote", pinecone_namespace: "team", hybrid_alpha: 0.3 }, {})).toMatchObject({ pineconeLayout: "remote", pineconeNamespace: "team", hybridAlpha: 0.3 });
+    expect(() => resolveVectorConfig({ pinecone_layout: "cloud" }, {})).toThrow(/pinecone_layout/);
+    expect(() => resolveVectorConfig({ hybrid_alpha: 1.5 }, {})).toThrow(/hybrid_alpha/);
   });
 
   it("the provider logs unknown memory.vector keys as a warning when it opens", async () => {

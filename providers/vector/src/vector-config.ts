@@ -3,6 +3,8 @@ import { configFilePath, parseConfig, readConfig, readEnvFileSync, resolveProvid
 
 /** Which store holds the vectors. */
 export type StoreKind = "local" | "pinecone";
+/** Where a Pinecone-backed memory keeps text, metadata and the keyword index: a local SQLite sidecar per machine, or Pinecone itself. */
+export type PineconeLayout = "sidecar" | "remote";
 /** Which embedder turns text into vectors. */
 export type EmbedderKind = "hashing" | "openai" | "onnx";
 
@@ -17,6 +19,12 @@ export interface VectorConfig {
   pineconeHost?: string;
   /** Optional control-plane URL (default Pinecone's). Include the scheme. */
   pineconeControllerUrl?: string;
+  /** `sidecar` (default): text and BM25 in a local SQLite sidecar, vectors in Pinecone. `remote`: everything in Pinecone (sparse–dense, dotproduct index), shared by every machine. */
+  pineconeLayout: PineconeLayout;
+  /** Remote layout: weight of the dense (meaning) part of a search, 0..1; keywords weigh 1 − alpha (default 0.5). */
+  hybridAlpha: number;
+  /** Remote layout: the namespace every machine shares (default: the profile's `agentIdentity`). */
+  pineconeNamespace?: string;
   /** Namespace template; `{profile}` and `{user}` are replaced. Default `{profile}:{user}`. */
   pineconeNamespaceTemplate: string;
   pineconeApiKey?: string;
@@ -51,6 +59,9 @@ export const VECTOR_CONFIG_FIELDS = [
   { key: "embedder", description: "Embedding model", choices: ["hashing", "openai", "onnx"], default: "hashing" },
   { key: "dimensions", description: "Vector dimensions", type: "integer", default: 384, minimum: 1 },
   { key: "pinecone_index", description: "Pinecone index name", type: "text", default: "hermes-memory", when: { store: "pinecone" } },
+  { key: "pinecone_layout", description: "Pinecone layout: sidecar (text and keyword index local) or remote (everything in Pinecone, shared across machines)", choices: ["sidecar", "remote"], default: "sidecar", when: { store: "pinecone" } },
+  { key: "pinecone_namespace", description: "Remote layout: namespace shared by every machine (default: the agent identity)", type: "text", advanced: true },
+  { key: "hybrid_alpha", description: "Remote layout: weight of meaning vs keywords in search (0 = keywords only, 1 = meaning only)", type: "number", default: 0.5, minimum: 0, maximum: 1, advanced: true },
   { key: "pinecone_namespace_template", description: "Pinecone namespace ({profile}, {user})", type: "text", default: "{profile}:{user}", when: { store: "pinecone" } },
   { key: "pinecone_api_key", description: "Pinecone API key", secret: true, required: true, envVar: "PINECONE_API_KEY", url: "https://app.pinecone.io", when: { store: "pinecone" } },
   { key: "pinecone_host", description: "Pinecone data-plane host, with https:// (skips the control-plane lookup)", type: "text", advanced: true },

@@ -41,6 +41,8 @@ import type { VectorMetadata } from "./metadata-filter.js";
 import { OnnxEmbedder, findOnnxModel, onnxRuntimeInstalled } from "./onnx-embedder.js";
 import { OpenAIEmbedder } from "./openai-embedder.js";
 import { PineconeVectorStore, flattenMetadata } from "./pinecone-vector-store.js";
+import { itemIdPrefix, PineconeRemoteMemory } from "./pinecone-remote-store.js";
+import { SPARSE_ENCODER_ID } from "./sparse-encoder.js";
 import { hybridSearch, recordPasses, toMemoryHit } from "./hybrid-search.js";
 import { WriteQueue } from "./write-queue.js";
 import { exportAll, importAll, reindexAll, type ExportedItem, type PendingWrite, type ProgressCallback } from "./maintenance.js";
@@ -80,6 +82,8 @@ export type { ExportedItem, PendingWrite, ProgressCallback } from "./maintenance
 
 const VECTOR_DIR = path.join("memory", "vector");
 const OUTBOX_FILE = "outbox.sqlite";
+/** The remote layout's only local state: writes Pinecone has not acknowledged yet. */
+export const REMOTE_OUTBOX_FILE = "remote-outbox.sqlite";
 const KINDS: MemoryKind[] = ["turn", "fact", "checkpoint"];
 const RESERVED_KEYS = new Set(["text", "kind", "session_id", "user_id", "created_at", "tags", "digest", "extra", "text_truncated", "source", "role", "expires_at", "created_ms"]);
 /** Keys of `MemoryUpdate`. */
@@ -154,6 +158,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   private writesAllowed = true;
   private sidecar: Sidecar | null = null;
   private store: VectorStore | null = null;
+  /** The remote Pinecone layout (`pinecone_layout: remote`): every call goes to it; no sidecar or store is open. */
+  private remote: PineconeRemoteMemory | null = null;
   private embedder: Embedder | null = null;
   private pending: PendingWrite[] = [];
   /** Accepted writes on their way to the store (outbox for stores that acknowledge remotely). */
@@ -257,15 +263,15 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    * can rebuild them; otherwise such a mismatch still throws. `profile`/`user` pick the default
    * namespace.
    */
-  async openForMaintenance(hermesHome: string, options: { profile?: string; user?: string; allowReset?: boolean } = {}): Promise<void> {
+  async openForMaintenance(hermesHome: string, options: { profile?: string; user?: string; allowReset?: boolean; sidecarLayout?: boolean } = {}): Promise<void> {
     this.sessionId = "maintenance";
     this.profile = options.profile ?? "";
     this.userId = options.user ?? "local";
-    await this.open(hermesHome, { verifyIdentity: false, allowReset: options.allowReset === true });
+    await this.open(hermesHome, { verifyIdentity: false, allowReset: options.allowReset === true, sidecarLayout: options.sidecarLayout === true });
   }
 
-  private async open(hermesHome: string, options: { verifyIdentity: boolean; allowReset?: boolean }): Promise<void> {
-    if (this.sidecar) return;
+  private async open(hermesHome: string, options: { verifyIdentity: boolean; allowReset?: boolean; sidecarLayout?: boolean }): Promise<void> {
+    if (this.sidecar || this.remote) return;
     this.hermesHome = hermesHome;
     this.config = await loadVectorConfig(hermesHome, this.overrides(), this.options.env ?? process.env, (warning) => this.logger.warn(`vector memory: ${warning}`));
     this.problem = "";
@@ -275,6 +281,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       throw new HermesMemoryError({ code: "PROVIDER_UNAVAILABLE", message: `The vector memory provider is not configured: ${missing}.` });
     }
     const dir = path.join(hermesHome, VECTOR_DIR);
+    if (this.isRemoteLayout && !options.sidecarLayout) return this.openRemote(dir);
     const sidecarFile = path.join(dir, "sidecar.sqlite");
     // A read-only home (read-only mount, a directory this user cannot write) still serves recall
     // from what is there; writes then fail with STORAGE_FAILED instead of initialise failing.
@@ -315,6 +322,89 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       this.logger.info(`vector memory: re-sending ${waiting} writes Pinecone has not acknowledged yet (outbox ${this.queue.attachedOutbox!.file}).`);
       this.queue.resendOutbox().catch((error: unknown) => this.logger.warn(`vector memory: re-sending the outbox failed: ${describeError(error)}`));
     }
+  }
+
+  /** Whether the configuration selects the remote Pinecone layout. */
+  private get isRemoteLayout(): boolean {
+    return this.config.store === "pinecone" && this.config.pineconeLayout === "remote";
+  }
+
+  /**
+   * The namespace of the remote layout: `pinecone_namespace`, else the agent identity. Every
+   * machine sharing the memory must compute the same one, so a per-home generated id is never used.
+   */
+  private remoteNamespace(): string {
+    const namespace = this.config.pineconeNamespace || this.profile;
+    if (!namespace) {
+      throw new HermesMemoryError({
+        code: "INVALID_CONFIG",
+        message:
+          "memory.vector.pinecone_layout is remote, but no namespace is known: every machine sharing the memory must use the same Pinecone namespace. Set memory.vector.pinecone_namespace, or give the agent an identity (agentIdentity).",
+      });
+    }
+    return renderNamespace("{profile}", namespace, "");
+  }
+
+  /** Open the remote layout: the embedder and the outbox, nothing else local. */
+  private async openRemote(dir: string): Promise<void> {
+    if (this.remote) return;
+    const namespace = this.remoteNamespace();
+    try {
+      fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch (error) {
+      if (!fs.existsSync(dir)) throw storageWriteError(`the vector memory directory ${dir} (it cannot be created)`, error);
+    }
+    const c = this.config;
+    const embedder = this.options.embedderInstance ?? (await this.createEmbedder());
+    try {
+      this.remote = PineconeRemoteMemory.open({
+        apiKey: c.pineconeApiKey!,
+        indexName: c.pineconeIndex,
+        ...(c.pineconeHost ? { host: c.pineconeHost } : {}),
+        ...(c.pineconeControllerUrl ? { controllerHostUrl: c.pineconeControllerUrl } : {}),
+        requestTimeoutMs: c.requestTimeoutMs,
+        retry: { maxRetries: c.maxRetries },
+        embedder,
+        namespace,
+        outboxFile: path.join(dir, REMOTE_OUTBOX_FILE),
+        alpha: this.remoteAlpha(),
+      });
+    } catch (error) {
+      await embedder.close?.();
+      throw error;
+    }
+    this.embedder = embedder;
+    const waiting = this.remote.pendingWrites;
+    if (waiting > 0) this.logger.info(`vector memory: re-sending ${waiting} writes Pinecone has not acknowledged yet (outbox ${this.remote.outbox.file}).`);
+  }
+
+  /** Remote layout: the weight of meaning in a search (`hybrid: false` = meaning only, as pure vector search elsewhere). */
+  private remoteAlpha(): number {
+    return this.config.hybrid ? this.config.hybridAlpha : 1;
+  }
+
+  /** The open remote layout, or null in the sidecar layouts. */
+  get remoteMemory(): PineconeRemoteMemory | null {
+    return this.remote;
+  }
+
+  /** Whether the provider is initialised (either layout) and not shut down. */
+  private get isOpen(): boolean {
+    return (this.sidecar !== null || this.remote !== null) && !this.closed;
+  }
+
+  /** The remote layout when it is the one configured (throws `PROVIDER_UNAVAILABLE` once shut down); null in the sidecar layouts. */
+  private remoteOrNull(): PineconeRemoteMemory | null {
+    if (this.remote) {
+      if (this.closed) throw new HermesMemoryError({ code: "PROVIDER_UNAVAILABLE", message: "The vector memory provider is shut down; initialise a new one." });
+      return this.remote;
+    }
+    return null;
+  }
+
+  /** The remote-layout id of the initialised user's item with this kind and key (and session, when given). */
+  private remoteId(kind: MemoryKind, key: string, sessionId?: string): string {
+    return `${itemIdPrefix(this.userId, sessionId)}${kind}.${key}`;
   }
 
   private async createEmbedder(): Promise<Embedder> {
@@ -386,6 +476,12 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   }
 
   private requireOpen(): { sidecar: Sidecar; store: VectorStore; embedder: Embedder } {
+    if (this.remote) {
+      throw new HermesMemoryError({
+        code: "INVALID_ARGUMENT",
+        message: "This operation works on the sidecar layout only; memory.vector.pinecone_layout is remote. Use `hermes-memory vector reindex --to remote` to move sidecar data, and search / stats / forget for the remote layout.",
+      });
+    }
     if (!this.sidecar || !this.store || !this.embedder) {
       throw new HermesMemoryError({ code: "PROVIDER_UNAVAILABLE", message: "The vector memory provider is not initialised. Call initialize(sessionId, {hermesHome}) first." });
     }
@@ -476,6 +572,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    */
   async flush(): Promise<void> {
     await this.mirrorOps;
+    const remote = this.remoteOrNull();
+    if (remote) return remote.flush();
     this.queue.requeueHeld();
     await this.flushWrites();
     if (this.queue.inOutbox > 0) await this.queue.resendOutbox();
@@ -489,7 +587,17 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
 
   /** Queue a completed turn (returns at once). Skipped for cron/subagent contexts. */
   override syncTurn(userContent: string, assistantContent: string, options: SyncTurnOptions): void {
-    if (!this.writesAllowed || !this.sidecar || this.closed) return;
+    if (!this.writesAllowed || !this.isOpen) return;
+    if (this.remote) {
+      const text = turnText(userContent, assistantContent, options.turnAuthor);
+      if (!text) return;
+      try {
+        this.remote.remember({ content: text, kind: "turn", sessionId: options.sessionId || this.sessionId, userId: this.userId });
+      } catch (error) {
+        this.logger.warn(`vector memory: a turn could not be queued for Pinecone: ${describeError(error)}`);
+      }
+      return;
+    }
     if (this.readOnly) return this.warnReadOnly();
     const content = turnText(userContent, assistantContent, options.turnAuthor);
     if (!content) return;
@@ -502,10 +610,23 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    * Mirrored operations run in order on their own chain; `flush()` waits for them.
    */
   override onMemoryWrite(action: MemoryWriteAction, target: MemoryWriteTarget, content: string, metadata: MemoryWriteMetadata): void {
-    if (!this.writesAllowed || !this.sidecar || this.closed) return;
+    if (!this.writesAllowed || !this.isOpen) return;
     if (this.readOnly) return this.warnReadOnly();
     const idFor = (text: string): string => `mem-${sha256(`${target}\u0000${text}`).slice(0, 32)}`;
     const old = action === "remove" ? (metadata.previousContent ?? content) : action === "replace" ? metadata.previousContent : undefined;
+    const remote = this.remote;
+    if (remote) {
+      // Mirrored facts carry no session in the remote layout, so the id of a fact follows from its content alone.
+      this.mirrorOps = this.mirrorOps
+        .then(async () => {
+          if (old && (action === "remove" || old !== content)) await remote.forget(this.remoteId("fact", idFor(old)));
+          if (action === "add" || action === "replace") {
+            remote.remember({ content, kind: "fact", tags: [target], userId: this.userId, metadata: { source: "builtin" } }, { key: idFor(content) });
+          }
+        })
+        .catch((error: unknown) => this.logger.warn(`vector memory: mirroring a built-in ${action} failed: ${describeError(error)}`));
+      return;
+    }
     const write =
       action === "add" || action === "replace"
         ? this.buildWrite({ content, kind: "fact", tags: [target], userId: this.userId, ...(metadata.sessionId ? { sessionId: metadata.sessionId } : {}) }, idFor(content), {
@@ -526,6 +647,24 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    * overlapping evidence never duplicate. Throws on any failure.
    */
   override async onPreCompress(messages: ChatMessage[], _options: PreCompressOptions): Promise<string> {
+    const remote = this.remoteOrNull();
+    if (remote) {
+      const seenDigests = new Set<string>();
+      for (const message of messages) {
+        if (message.role !== "user" && message.role !== "assistant") continue;
+        const text = messageText(message).trim();
+        if (!text) continue;
+        const digest = sha256(`${this.sessionId}\u0000${message.role}\u0000${text}`);
+        if (seenDigests.has(digest)) continue;
+        seenDigests.add(digest);
+        remote.remember(
+          { content: checkpointText(message.role, text), kind: "checkpoint", sessionId: this.sessionId, userId: this.userId, metadata: { digest, role: message.role } },
+          { key: `ckpt-${digest.slice(0, 32)}` },
+        );
+      }
+      await remote.flush();
+      return "";
+    }
     this.requireOpen();
     const writes: PendingWrite[] = [];
     const seen = new Set<string>();
@@ -572,6 +711,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
 
   /** SearchableMemory: queue an item; `flush()` makes it searchable. Returns its id. */
   remember(item: MemoryItem): string {
+    const remote = this.remoteOrNull();
+    if (remote) return remote.remember({ ...item, userId: item?.userId ?? this.userId });
     this.requireOpen();
     this.assertWritable();
     if (item.tags !== undefined && (!Array.isArray(item.tags) || item.tags.some((t) => typeof t !== "string" || t === ""))) {
@@ -600,6 +741,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    * `metadata.scores = {vector, bm25, fused}` (`null` = not found by that ranking).
    */
   async search(query: string, options: MemorySearchOptions & { budgetMs?: number } = {}): Promise<MemoryHit[]> {
+    const remote = this.remoteOrNull();
+    if (remote) return remote.search(query, { ...options, userId: options.userId ?? this.userId });
     const { sidecar, store, embedder } = this.requireOpen();
     const parsed = parseMemoryFilter(options, { what: "search options", ignore: ["limit", "budgetMs"] });
     if (options.limit !== undefined && (typeof options.limit !== "number" || !Number.isFinite(options.limit) || options.limit < 1)) {
@@ -647,6 +790,11 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    * delivered, and cached recall. Resolves to the number of items erased.
    */
   async forgetWhere(scope: ForgetScope): Promise<number> {
+    const remote = this.remoteOrNull();
+    if (remote) {
+      await this.mirrorOps;
+      return remote.forgetWhere(scope);
+    }
     const parsed = parseScope(scope);
     this.requireOpen();
     this.assertWritable();
@@ -655,6 +803,11 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
 
   /** How many stored items `forgetWhere(scope)` would erase now (after queued writes are stored). */
   async countWhere(scope: ForgetScope): Promise<number> {
+    const remote = this.remoteOrNull();
+    if (remote) {
+      await this.mirrorOps;
+      return remote.countWhere(scope);
+    }
     const parsed = parseScope(scope);
     const { sidecar } = this.requireOpen();
     await this.mirrorOps;
@@ -696,6 +849,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
 
   /** Delete the items that have expired from every copy; resolves to how many were deleted. */
   async purgeExpired(): Promise<number> {
+    const remote = this.remoteOrNull();
+    if (remote) return remote.purgeExpired();
     this.requireOpen();
     if (this.readOnly) return 0;
     this.purging ??= (async () => {
@@ -718,6 +873,11 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    * (`expiresAt: null` removes the expiry). False when no (unexpired) item has `id`.
    */
   async update(id: string, changes: MemoryUpdate): Promise<boolean> {
+    const remote = this.remoteOrNull();
+    if (remote) {
+      await this.mirrorOps;
+      return remote.update(id, changes);
+    }
     if (typeof id !== "string" || id === "") throw invalidArgument("update: id must be non-empty text.");
     if (changes === null || typeof changes !== "object" || Array.isArray(changes)) throw invalidArgument("update: changes must be an object.");
     for (const key of Object.keys(changes)) {
@@ -761,6 +921,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
 
   /** One item by id (from the sidecar; Pinecone-only items from the default namespace). */
   async get(id: string): Promise<MemoryHit | null> {
+    const remote = this.remoteOrNull();
+    if (remote) return remote.get(id);
     const { sidecar, store } = this.requireOpen();
     const now = Date.now();
     const row = sidecar.getByIds(null, [id])[0];
@@ -771,6 +933,11 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
 
   /** Delete an item everywhere. Returns false when no such id exists. Waits for queued writes first. */
   async forget(id: string): Promise<boolean> {
+    const remote = this.remoteOrNull();
+    if (remote) {
+      await this.mirrorOps;
+      return remote.forget(id);
+    }
     this.requireOpen();
     this.assertWritable();
     await this.flush();
@@ -793,6 +960,11 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
 
   /** Item counts (from the sidecar), the store and its location. */
   async stats(): Promise<MemoryStats> {
+    const remote = this.remoteOrNull();
+    if (remote) {
+      const stats = await remote.stats();
+      return { ...stats, store: "pinecone", dimensions: this.embedder!.dimensions, hybrid: this.config.hybrid, namespaces: { [remote.namespace]: stats.items } };
+    }
     const { sidecar, store } = this.requireOpen();
     const byKind: Record<MemoryKind, number> = { turn: 0, fact: 0, checkpoint: 0 };
     for (const [kind, n] of Object.entries(sidecar.kindCounts())) {
@@ -819,7 +991,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
 
   /** Start a search for the next turn in the background (served by `prefetch`). */
   override queuePrefetch(query: string, options: PrefetchOptions): void {
-    if (!this.sidecar || this.closed || !query.trim()) return;
+    if (!this.isOpen || !query.trim()) return;
     const promise = this.search(query, { limit: 8, budgetMs: this.config.prefetchTimeoutMs });
     promise.catch(() => undefined);
     this.prefetchCache.set(options.sessionId, query, promise);
@@ -831,7 +1003,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    */
   override async prefetch(query: string, options: PrefetchOptions): Promise<string> {
     this.lastRecallCount = 0;
-    if (!this.sidecar || this.closed || !query.trim()) return "";
+    if (!this.isOpen || !query.trim()) return "";
     const queued = this.prefetchCache.take(options.sessionId, query);
     const budget = this.config.prefetchTimeoutMs;
     const search = queued ?? this.search(query, { limit: 8, budgetMs: budget });
@@ -846,9 +1018,9 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   }
 
   override systemPromptBlock(): string {
-    if (!this.sidecar) return "";
+    if (!this.isOpen) return "";
     return (
-      `Long-term vector memory is active (${this.config.store} store, ${this.embedder?.id ?? this.config.embedder} embeddings). ` +
+      `Long-term vector memory is active (${this.remote ? "pinecone remote" : this.config.store} store, ${this.embedder?.id ?? this.config.embedder} embeddings). ` +
       `Relevant past context is recalled automatically; use ${SEARCH_TOOL} to look further, ${REMEMBER_TOOL} to store a durable fact, ${FORGET_TOOL} to delete one.`
     );
   }
@@ -864,7 +1036,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   override async handleToolCall(toolName: string, args: Record<string, unknown>, _options: ToolCallOptions = {}): Promise<string> {
     return VECTOR_TOOL_ROUTER.runAsync(toolName, args, {
       [SEARCH_TOOL]: async (args) => {
-        this.requireOpen();
+        if (!this.remoteOrNull()) this.requireOpen();
         const { query, limit, session_only: sessionOnly, ...conditions } = args;
         const filter = { ...conditions, ...(sessionOnly === true ? { sessionId: this.sessionId } : {}) } as MemorySearchOptions;
         let hits: MemoryHit[];
@@ -890,14 +1062,20 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
         };
       },
       [REMEMBER_TOOL]: async (args) => {
+        const tags = Array.isArray(args.tags) ? (args.tags as string[]) : [];
+        const remote = this.remoteOrNull();
+        if (remote) {
+          const remoteId = remote.remember({ content: String(args.content), kind: "fact", tags, sessionId: this.sessionId, userId: this.userId, metadata: { source: "tool" } });
+          await remote.flush();
+          return { id: remoteId, status: "stored" };
+        }
         this.requireOpen();
         const id = `fact-${randomUUID()}`;
-        const tags = Array.isArray(args.tags) ? (args.tags as string[]) : [];
         await this.writeNow([this.buildWrite({ content: String(args.content), kind: "fact", tags, sessionId: this.sessionId, userId: this.userId }, id, { source: "tool" })], { durable: true });
         return { id, status: "stored" };
       },
       [FORGET_TOOL]: async (args) => {
-        this.requireOpen();
+        if (!this.remoteOrNull()) this.requireOpen();
         const forgotten = await this.forget(String(args.id));
         return forgotten ? { id: args.id, status: "forgotten" } : { error: `No memory item with id ${String(args.id)}` };
       },
@@ -917,6 +1095,81 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     this.assertWritable();
     await this.flush();
     return reindexAll({ sidecar, store, embedder }, () => sidecar.setMeta(this.identityKey(), this.currentIdentity()), onProgress);
+  }
+
+  /**
+   * Move the sidecar layout's items into the remote layout (`hermes-memory vector reindex --to
+   * remote`): every item of the sidecar is re-embedded and stored in Pinecone as a sparse–dense
+   * record in `namespace`, keeping kind, time, session, user, tags, metadata and expiry. An item
+   * without a user gets the user its sidecar namespace stands for. The old id is the key of the new
+   * one, so running it again stores each item once. The sidecar is left as it was; the layout and
+   * the identity of the remote index (embedder, sparse encoder) are recorded in it. Needs the
+   * provider opened with `openForMaintenance(home, {sidecarLayout: true})`.
+   */
+  async migrateToRemote(namespace: string, onProgress?: ProgressCallback): Promise<{ items: number; namespace: string }> {
+    const { sidecar, embedder } = this.requireOpen();
+    this.assertWritable();
+    if (this.config.store !== "pinecone") {
+      throw invalidArgument("reindex --to remote needs memory.vector.store: pinecone (and the Pinecone index settings); the local store has no remote layout.");
+    }
+    if (typeof namespace !== "string" || namespace === "") {
+      throw invalidArgument("reindex --to remote needs the namespace every machine will share: set memory.vector.pinecone_namespace or pass --profile <name>.");
+    }
+    await this.flush();
+    const c = this.config;
+    const remote = PineconeRemoteMemory.open({
+      apiKey: c.pineconeApiKey!,
+      indexName: c.pineconeIndex,
+      ...(c.pineconeHost ? { host: c.pineconeHost } : {}),
+      ...(c.pineconeControllerUrl ? { controllerHostUrl: c.pineconeControllerUrl } : {}),
+      requestTimeoutMs: c.requestTimeoutMs,
+      retry: { maxRetries: c.maxRetries },
+      embedder,
+      namespace,
+      outboxFile: path.join(this.hermesHome, VECTOR_DIR, REMOTE_OUTBOX_FILE),
+      alpha: this.remoteAlpha(),
+    });
+    const total = Object.values(sidecar.namespaceCounts()).reduce((a, b) => a + b, 0);
+    let done = 0;
+    onProgress?.(0, total);
+    const userOf = this.namespaceUserReader();
+    const items = (function* (): Generator<ExportedItem> {
+      for (const item of exportAll(sidecar)) {
+        const user = typeof item.metadata.user_id === "string" && item.metadata.user_id !== "" ? null : userOf(item.namespace);
+        yield user === null ? item : { ...item, metadata: { ...item.metadata, user_id: user } };
+      }
+    })();
+    try {
+      const batch: ExportedItem[] = [];
+      // Each batch is stored in Pinecone (flushed) before the next is read, so progress counts stored items.
+      const send = async (): Promise<void> => {
+        if (batch.length === 0) return;
+        const n = batch.length;
+        await remote.importSidecarItems(batch.splice(0));
+        done += n;
+        onProgress?.(done, total);
+      };
+      for (const item of items) {
+        batch.push(item);
+        if (batch.length >= 256) await send();
+      }
+      await send();
+      sidecar.setMeta("pinecone_layout", "remote");
+      sidecar.setMeta(`index:pinecone-remote:${c.pineconeIndex}/${namespace}`, `${embedder.id}/${embedder.dimensions}/${SPARSE_ENCODER_ID}`);
+    } finally {
+      await remote.close();
+    }
+    return { items: done, namespace };
+  }
+
+  /** The user a sidecar namespace stands for (per the namespace template), or null when it names none. */
+  private namespaceUserReader(): (namespace: string) => string | null {
+    const template = this.config.pineconeNamespaceTemplate;
+    if (!template.includes("{user}")) return () => null;
+    const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const parts = template.split("{user}").map((part) => escape(renderNamespace(part, this.profile, "")));
+    const pattern = new RegExp(`^${parts.join("(.+?)")}$`);
+    return (namespace) => pattern.exec(namespace)?.[1] ?? null;
   }
 
   /** Every stored item, for `hermes-memory vector export` (JSON Lines). */
@@ -950,6 +1203,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    */
   override async shutdown(): Promise<void> {
     if (this.closed) return;
+    if (this.remote) return this.shutdownRemote(this.remote);
     let failure: unknown = null;
     try {
       await this.flush();
@@ -987,6 +1241,25 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       lost > 0 ? `${lost} accepted writes could not be stored and are lost` : "",
     ].filter(Boolean);
     throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `vector memory shutdown: ${parts.join("; ")} (${describeError(this.queue.lastFailure ?? failure)}).`, cause: failure });
+  }
+
+  /**
+   * Remote layout: wait for mirrored writes, send the outbox once more and close it. Throws
+   * `STORAGE_FAILED` (after closing) naming how many writes Pinecone did not acknowledge; they
+   * stay in the outbox and are re-sent on the next start.
+   */
+  private async shutdownRemote(remote: PineconeRemoteMemory): Promise<void> {
+    await this.mirrorOps;
+    this.closed = true;
+    const left = await remote.close();
+    await this.embedder?.close?.();
+    this.remote = null;
+    if (left > 0) {
+      throw new HermesMemoryError({
+        code: "STORAGE_FAILED",
+        message: `vector memory shutdown: ${left} writes not acknowledged by Pinecone are kept in the outbox ${remote.outbox.file} and re-sent on the next start.`,
+      });
+    }
   }
 }
 
