@@ -367,6 +367,34 @@ describe("Sidecar keyword ranking in large stores", () => {
     }
   });
 
+  it("a filter condition is part of the layered ranking: the best passing rows, as FTS5 ranks them", () => {
+    const sidecar = largeSidecar();
+    try {
+      const rank = vi.spyOn(LayeredRanker.prototype, "rank");
+      const exactPassing = (session: string, limit: number) =>
+        sidecar.db
+          .prepare(
+            `SELECT r.id AS id FROM records_fts JOIN records r ON r.key = records_fts.rowid
+             WHERE records_fts MATCH ? AND r.namespace = 'ns' AND json_extract(r.metadata, '$.session_id') = ? ORDER BY rank LIMIT ?`,
+          )
+          .pluck()
+          .all('"chat" OR "pottery" OR "glaze"', session, limit) as string[];
+      // Session s8 (150 of 6,000 rows): "chat" in every one, "pottery" or "glaze" in a few. A
+      // post-filtered top-k of the whole namespace would hold almost none of them.
+      const condition = sidecar.condition(parseMemoryFilter({ sessionId: "s8" }), null);
+      const ranked = sidecar.keywordRanks("ns", "chat pottery glaze", 5, undefined, condition);
+      expect(rank).toHaveBeenCalledTimes(1);
+      expect(rank.mock.calls[0]![1].where).toBeTruthy();
+      expect(ranked.map((r) => r.id)).toEqual(exactPassing("s8", 5));
+      // Session s7 holds no "chat" (odd rows) and few rare words: fewer pooled rows than the limit,
+      // so FTS5's exact ranking over the passing rows answers, with every passing match.
+      const odd = sidecar.keywordRanks("ns", "chat pottery glaze", 20, undefined, sidecar.condition(parseMemoryFilter({ sessionId: "s7" }), null));
+      expect(odd.map((r) => r.id)).toEqual(exactPassing("s7", 20));
+    } finally {
+      sidecar.close();
+    }
+  });
+
   it("keeps FTS5's own bm25() when every query word is rare, and finds nothing for words no item holds", () => {
     const sidecar = largeSidecar();
     try {

@@ -108,9 +108,9 @@ const SESSION_EXPR = `json_extract(metadata, '$.session_id')`;
 /** The records' kind as SQL; the session index is built on exactly this expression. */
 const KIND_EXPR = `json_extract(metadata, '$.kind')`;
 /** Kind, session and user of a row `r`, for compiled filters. */
-const KIND_SQL = `json_extract(r.metadata, '$.kind')`;
-const SESSION_SQL = `json_extract(r.metadata, '$.session_id')`;
-const USER_SQL = `json_extract(r.metadata, '$.user_id')`;
+const kindSql = (alias: string) => `json_extract(${alias}.metadata, '$.kind')`;
+const sessionSql = (alias: string) => `json_extract(${alias}.metadata, '$.session_id')`;
+const userSql = (alias: string) => `json_extract(${alias}.metadata, '$.user_id')`;
 
 /**
  * BM25 column weights of `records_fts` in column order (text, prev1, prev2, session_date): the
@@ -322,10 +322,16 @@ function registerFilterFunctions(db: SqliteDatabase): void {
   db.function("hermes_expires_at", { deterministic: true }, (raw: unknown) => filterColumnsOf(parseStoredMetadata(raw)).expiresAt);
 }
 
+/** A condition over `records r`: SQL with `?` placeholders bound, in order, to `params`. */
+export type SqlCondition = Pick<RowCondition, "sql" | "params">;
+
 /** A compiled row condition over `records r` (SQL with `?` parameters), as `Sidecar.condition` builds it. */
 export interface RowCondition {
   sql: string;
   params: unknown[];
+  /** What it was compiled from, to compile it again over another alias of `records`. */
+  filter: ParsedMemoryFilter;
+  now: number | null;
 }
 
 const SIDECAR_SPEC: SqliteStoreSpec = {
@@ -786,41 +792,54 @@ export class Sidecar {
   /**
    * `keywordSearch` without text or metadata: the best `limit` rows' keys, ids and BM25 scores,
    * best first. With a filter, more candidates are read and their metadata filtered in JS. A row
-   * `condition` is part of the FTS query itself, so the best `limit` passing rows are returned.
+   * `condition` is part of the ranking query itself (FTS5's bm25() query, or the layered ranker's
+   * candidate pools), so the best `limit` passing rows are returned, not a filtered remainder.
    */
   keywordRanks(namespace: string, query: string, limit: number, filter?: MetadataFilter, condition?: RowCondition | null): KeywordRank[] {
     if (limit <= 0 || typeof query !== "string") return [];
     const total = (this.prepare(`SELECT COALESCE(MAX(key), 0) AS n FROM records`).get() as { n: number }).n;
     const plan = planRanking(uniqueTerms(query), total, (term) => this.frequencies.get(term, total));
     if (!plan) return [];
-    const fetchLimit = filter || condition ? Math.max(limit * 10, 200) : limit;
+    const fetchLimit = filter ? Math.max(limit * 10, 200) : limit;
     const cols = filter ? "r.metadata, r.text" : "NULL AS metadata, NULL AS text";
-    let raws: Array<{ key: number; id: string; metadata: string | null; text: string | null; rank: number }>;
-    if (plan.mode === "bm25") {
-      raws = this
+    type Raw = { key: number; id: string; metadata: string | null; text: string | null; rank: number };
+    const words = plan.mode === "bm25" ? plan.terms : plan.terms.map((t) => t.term);
+    // FTS5's own bm25() over every matching row of the namespace that passes `condition`.
+    const exact = (): Raw[] =>
+      this
         .prepare(
           `SELECT r.key AS key, r.id AS id, ${cols}, ${this.contextColumns ? BM25_CALL : "bm25(records_fts)"} AS rank
            FROM records_fts JOIN records r ON r.key = records_fts.rowid
            WHERE records_fts MATCH ? AND r.namespace = ?${condition ? ` AND ${condition.sql}` : ""} ORDER BY rank LIMIT ?`,
         )
-        .all(plan.terms.map(quoteTerm).join(" OR "), namespace, ...(condition?.params ?? []), filter ? fetchLimit : limit) as typeof raws;
+        .all(words.map(quoteTerm).join(" OR "), namespace, ...(condition?.params ?? []), fetchLimit) as Raw[];
+    let raws: Raw[];
+    if (plan.mode === "bm25") {
+      raws = exact();
     } else {
       // A word in more than 0.2 % of a large store: FTS5's bm25() would walk its whole document
-      // list, so the kit's layered ranker scores a bounded candidate set with the same formula.
+      // list, so the kit's layered ranker scores a bounded candidate set with the same formula,
+      // pooling only rows that pass the condition.
       this.ranker ??= this.contextColumns
         ? new LayeredRanker(this.db, RANKER_WEIGHTS, RANKER_SCHEMA)
         : new LayeredRanker(this.db, { content: 1, speaker: 0 }, { ...RANKER_SCHEMA, extra: [] });
-      const ranked = this.ranker.rank(plan.terms, { limit: condition ? fetchLimit : limit, candidates: condition ? fetchLimit * 4 : fetchLimit, user: namespace });
-      const rows = new Map<number, { key: number; id: string; metadata: string | null; text: string | null }>();
-      const sql = `SELECT r.key AS key, r.id AS id, ${cols} FROM records r WHERE r.key IN (SELECT value FROM json_each(?))`;
-      for (const row of this.prepare(sql).all(JSON.stringify(ranked.map((r) => r.id))) as Array<{ key: number; id: string; metadata: string | null; text: string | null }>) {
-        rows.set(row.key, row);
-      }
-      raws = [];
-      const passing = condition ? this.filterKeys([...rows.keys()], condition) : null;
-      for (const r of ranked) {
-        const row = rows.get(r.id);
-        if (row && (!passing || passing.has(row.key))) raws.push({ ...row, rank: r.rank });
+      const where = condition ? this.conditionSql(condition.filter, condition.now, "i") : null;
+      const ranked = this.ranker.rank(plan.terms, { limit, candidates: fetchLimit, user: namespace, where });
+      if (condition && ranked.length < limit) {
+        // The ranker skips words found in most rows; when the passing rows hold only such words it
+        // finds fewer than `limit`, and FTS5's exact ranking over the passing rows gives them instead.
+        raws = exact();
+      } else {
+        const rows = new Map<number, { key: number; id: string; metadata: string | null; text: string | null }>();
+        const sql = `SELECT r.key AS key, r.id AS id, ${cols} FROM records r WHERE r.key IN (SELECT value FROM json_each(?))`;
+        for (const row of this.prepare(sql).all(JSON.stringify(ranked.map((r) => r.id))) as Array<{ key: number; id: string; metadata: string | null; text: string | null }>) {
+          rows.set(row.key, row);
+        }
+        raws = [];
+        for (const r of ranked) {
+          const row = rows.get(r.id);
+          if (row) raws.push({ ...row, rank: r.rank });
+        }
       }
     }
     const hits: KeywordRank[] = [];
@@ -916,16 +935,22 @@ export class Sidecar {
    * when nothing is left out.
    */
   condition(filter: ParsedMemoryFilter, now: number | null): RowCondition | null {
+    const compiled = this.conditionSql(filter, now, "r");
+    return compiled === null ? null : { ...compiled, filter, now };
+  }
+
+  /** `condition` as SQL over `records` under the alias `a`; `null` when nothing is left out. */
+  private conditionSql(filter: ParsedMemoryFilter, now: number | null, a: string): { sql: string; params: unknown[] } | null {
     const columns: FilterSqlColumns = this.filterColumns
-      ? { id: "r.id", kind: KIND_SQL, sessionId: SESSION_SQL, userId: USER_SQL, tags: "r.tags", metadata: "r.user_meta", createdAt: "r.created_ms" }
+      ? { id: `${a}.id`, kind: kindSql(a), sessionId: sessionSql(a), userId: userSql(a), tags: `${a}.tags`, metadata: `${a}.user_meta`, createdAt: `${a}.created_ms` }
       : {
-          id: "r.id",
-          kind: KIND_SQL,
-          sessionId: SESSION_SQL,
-          userId: USER_SQL,
-          tags: "hermes_tags(r.metadata)",
-          metadata: "hermes_user_meta(r.metadata)",
-          createdAt: "hermes_created_ms(r.metadata)",
+          id: `${a}.id`,
+          kind: kindSql(a),
+          sessionId: sessionSql(a),
+          userId: userSql(a),
+          tags: `hermes_tags(${a}.metadata)`,
+          metadata: `hermes_user_meta(${a}.metadata)`,
+          createdAt: `hermes_created_ms(${a}.metadata)`,
         };
     const parts: string[] = [];
     const params: unknown[] = [];
@@ -935,7 +960,7 @@ export class Sidecar {
       params.push(...compiled.params);
     }
     if (now !== null) {
-      const expires = this.filterColumns ? "r.expires_at" : "hermes_expires_at(r.metadata)";
+      const expires = this.filterColumns ? `${a}.expires_at` : `hermes_expires_at(${a}.metadata)`;
       parts.push(`(${expires} IS NULL OR ${expires} > ?)`);
       params.push(now);
     }
@@ -946,7 +971,7 @@ export class Sidecar {
    * Keys of the rows of `namespace` (every namespace when null) passing `condition`, in key order;
    * `null` when there are more than `cap` (the caller then filters another way).
    */
-  passingKeys(namespace: string | null, condition: RowCondition | null, cap = Number.MAX_SAFE_INTEGER): number[] | null {
+  passingKeys(namespace: string | null, condition: SqlCondition | null, cap = Number.MAX_SAFE_INTEGER): number[] | null {
     const where = [namespace === null ? "1" : "r.namespace = ?", condition ? condition.sql : "1"].join(" AND ");
     const params = [...(namespace === null ? [] : [namespace]), ...(condition?.params ?? [])];
     const limit = Math.min(cap, Number.MAX_SAFE_INTEGER - 1) + 1;
@@ -955,7 +980,7 @@ export class Sidecar {
   }
 
   /** The keys among `keys` whose rows pass `condition` (all existing ones when it is null). */
-  filterKeys(keys: readonly number[], condition: RowCondition | null): Set<number> {
+  filterKeys(keys: readonly number[], condition: SqlCondition | null): Set<number> {
     const out = new Set<number>();
     if (keys.length === 0) return out;
     const sql = `SELECT r.key FROM records r WHERE r.key IN (SELECT value FROM json_each(?)) AND ${condition ? condition.sql : "1"}`;
@@ -964,7 +989,7 @@ export class Sidecar {
   }
 
   /** Namespace, id and key of the rows passing `condition` (in every namespace, or one). */
-  rowsWhere(namespace: string | null, condition: RowCondition | null): Array<{ key: number; namespace: string; id: string }> {
+  rowsWhere(namespace: string | null, condition: SqlCondition | null): Array<{ key: number; namespace: string; id: string }> {
     const where = [namespace === null ? "1" : "r.namespace = ?", condition ? condition.sql : "1"].join(" AND ");
     const params = [...(namespace === null ? [] : [namespace]), ...(condition?.params ?? [])];
     return this.prepare(`SELECT r.key AS key, r.namespace AS namespace, r.id AS id FROM records r WHERE ${where} ORDER BY r.key`).all(...params) as Array<{
