@@ -629,19 +629,39 @@ export class MemoryStore {
     return row && !isExpired(row.expires_at, Date.now()) ? toStored(row) : null;
   }
 
+  /**
+   * Run `fn` with `secure_delete` fully on, then back to FAST. FAST zeroes deleted content only
+   * where that costs no extra I/O, which keeps the write path (FTS5 merges free many pages) at full
+   * speed; erasing, updating and compacting zero every page and cell they free, so erased text does
+   * not linger in the file's free space.
+   */
+  private erasing<T>(fn: () => T): T {
+    if (this.db.readonly) return fn();
+    this.db.pragma("secure_delete = ON");
+    try {
+      return fn();
+    } finally {
+      this.db.pragma("secure_delete = FAST");
+    }
+  }
+
   /** Delete the item with `id`; true when it existed. */
   forget(id: string): boolean {
-    const n = parseId(id);
-    if (n === null || !this.stmts.delete) return false;
-    this.recentTurns.clear();
-    return this.stmts.delete.run(n).changes > 0;
+    return this.erasing(() => {
+      const n = parseId(id);
+      if (n === null || !this.stmts.delete) return false;
+      this.recentTurns.clear();
+      return this.stmts.delete.run(n).changes > 0;
+    });
   }
 
   /** Delete the item with this digest; true when it existed. */
   forgetDigest(digest: string): boolean {
-    if (!this.stmts.deleteDigest) return false;
-    this.recentTurns.clear();
-    return this.stmts.deleteDigest.run(digest).changes > 0;
+    return this.erasing(() => {
+      if (!this.stmts.deleteDigest) return false;
+      this.recentTurns.clear();
+      return this.stmts.deleteDigest.run(digest).changes > 0;
+    });
   }
 
   /**
@@ -650,22 +670,24 @@ export class MemoryStore {
    * refill the stored context of the turns after it, so its text is no longer searchable anywhere.
    */
   forgetWhere(filter: ParsedMemoryFilter): number {
-    this.requireWritable();
-    if (isEmptyFilter(filter)) throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "forgetWhere needs at least one condition (ids, userId, sessionId or another filter key); an empty scope would erase everything." });
-    const condition = filterToSql(filter, FILTER_COLUMNS, { idValue: (id) => parseId(id) ?? undefined });
-    const erase = this.db.prepare(`DELETE FROM items WHERE id IN (SELECT i.id FROM items i WHERE ${condition.sql})`);
-    let erased = 0;
-    try {
-      this.db
-        .transaction(() => {
-          erased = erase.run(...condition.params).changes;
-        })
-        .immediate();
-    } finally {
-      // The remembered last turns of a session may be erased (or name rows that were rolled back).
-      this.recentTurns.clear();
-    }
-    return erased;
+    return this.erasing(() => {
+      this.requireWritable();
+      if (isEmptyFilter(filter)) throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "forgetWhere needs at least one condition (ids, userId, sessionId or another filter key); an empty scope would erase everything." });
+      const condition = filterToSql(filter, FILTER_COLUMNS, { idValue: (id) => parseId(id) ?? undefined });
+      const erase = this.db.prepare(`DELETE FROM items WHERE id IN (SELECT i.id FROM items i WHERE ${condition.sql})`);
+      let erased = 0;
+      try {
+        this.db
+          .transaction(() => {
+            erased = erase.run(...condition.params).changes;
+          })
+          .immediate();
+      } finally {
+        // The remembered last turns of a session may be erased (or name rows that were rolled back).
+        this.recentTurns.clear();
+      }
+      return erased;
+    });
   }
 
   /** How many items pass `filter` (expired ones included: erasure reaches them too). */
@@ -682,44 +704,46 @@ export class MemoryStore {
    * fact (nothing changes). A turn's date text is derived again from the new metadata.
    */
   update(id: string, changes: StoreUpdate): boolean {
-    this.requireWritable();
-    const n = parseId(id);
-    if (n === null) return false;
-    let updated = false;
-    try {
-      this.db
-        .transaction(() => {
-          const row = this.stmts.get.get(n) as Row | undefined;
-          if (!row || isExpired(row.expires_at, Date.now())) return;
-          const content = changes.content ?? row.content;
-          const metadata = changes.metadata ?? parseJson<Record<string, unknown>>(row.metadata, {});
-          let digest = row.digest;
-          if (row.kind === "fact" && content !== row.content) {
-            digest = itemDigest({ kind: "fact", content, userId: row.user_id ?? undefined }, 0);
-            const other = this.stmts.byDigest.get(digest) as { id: number } | undefined;
-            if (other && other.id !== n) {
-              throw new HermesMemoryError({
-                code: "INVALID_ARGUMENT",
-                message: `update(${n}): fact ${other.id} already says exactly this; facts are unique by content. Forget one of them, or update fact ${other.id} instead.`,
-              });
+    return this.erasing(() => {
+      this.requireWritable();
+      const n = parseId(id);
+      if (n === null) return false;
+      let updated = false;
+      try {
+        this.db
+          .transaction(() => {
+            const row = this.stmts.get.get(n) as Row | undefined;
+            if (!row || isExpired(row.expires_at, Date.now())) return;
+            const content = changes.content ?? row.content;
+            const metadata = changes.metadata ?? parseJson<Record<string, unknown>>(row.metadata, {});
+            let digest = row.digest;
+            if (row.kind === "fact" && content !== row.content) {
+              digest = itemDigest({ kind: "fact", content, userId: row.user_id ?? undefined }, 0);
+              const other = this.stmts.byDigest.get(digest) as { id: number } | undefined;
+              if (other && other.id !== n) {
+                throw new HermesMemoryError({
+                  code: "INVALID_ARGUMENT",
+                  message: `update(${n}): fact ${other.id} already says exactly this; facts are unique by content. Forget one of them, or update fact ${other.id} instead.`,
+                });
+              }
             }
-          }
-          this.stmts.update!.run(
-            content,
-            changes.tags !== undefined ? JSON.stringify(changes.tags) : row.tags,
-            changes.metadata !== undefined ? (Object.keys(changes.metadata).length > 0 ? JSON.stringify(changes.metadata) : "{}") : row.metadata,
-            changes.expiresAt !== undefined ? changes.expiresAt : row.expires_at,
-            digest,
-            turnDateText(row.kind, metadata, row.created_at),
-            n,
-          );
-          updated = true;
-        })
-        .immediate();
-    } finally {
-      this.recentTurns.clear();
-    }
-    return updated;
+            this.stmts.update!.run(
+              content,
+              changes.tags !== undefined ? JSON.stringify(changes.tags) : row.tags,
+              changes.metadata !== undefined ? (Object.keys(changes.metadata).length > 0 ? JSON.stringify(changes.metadata) : "{}") : row.metadata,
+              changes.expiresAt !== undefined ? changes.expiresAt : row.expires_at,
+              digest,
+              turnDateText(row.kind, metadata, row.created_at),
+              n,
+            );
+            updated = true;
+          })
+          .immediate();
+      } finally {
+        this.recentTurns.clear();
+      }
+      return updated;
+    });
   }
 
   /**
@@ -727,23 +751,25 @@ export class MemoryStore {
    * transactions (all of them by default). Returns how many were deleted.
    */
   purgeExpired(now: number = Date.now(), batches = Infinity, batchSize = PURGE_BATCH): number {
-    this.requireWritable();
-    let purged = 0;
-    try {
-      for (let i = 0; i < batches; i++) {
-        let changes = 0;
-        this.db
-          .transaction(() => {
-            changes = this.stmts.purge!.run(now, batchSize).changes;
-          })
-          .immediate();
-        purged += changes;
-        if (changes < batchSize) break;
+    return this.erasing(() => {
+      this.requireWritable();
+      let purged = 0;
+      try {
+        for (let i = 0; i < batches; i++) {
+          let changes = 0;
+          this.db
+            .transaction(() => {
+              changes = this.stmts.purge!.run(now, batchSize).changes;
+            })
+            .immediate();
+          purged += changes;
+          if (changes < batchSize) break;
+        }
+      } finally {
+        if (purged > 0) this.recentTurns.clear();
       }
-    } finally {
-      if (purged > 0) this.recentTurns.clear();
-    }
-    return purged;
+      return purged;
+    });
   }
 
   /** The user of the latest item of `session` that has one, or `undefined`. */
@@ -760,11 +786,13 @@ export class MemoryStore {
    * once the agent is idle).
    */
   compact(): { beforeBytes: number; afterBytes: number; walTruncated: boolean } {
-    this.requireWritable();
-    const beforeBytes = this.stats().sizeBytes ?? 0;
-    this.db.exec(`INSERT INTO items_fts(items_fts) VALUES ('optimize')`);
-    const [result] = this.db.pragma("wal_checkpoint(TRUNCATE)") as Array<{ busy: number; log: number; checkpointed: number }>;
-    return { beforeBytes, afterBytes: this.stats().sizeBytes ?? 0, walTruncated: result === undefined || result.busy === 0 };
+    return this.erasing(() => {
+      this.requireWritable();
+      const beforeBytes = this.stats().sizeBytes ?? 0;
+      this.db.exec(`INSERT INTO items_fts(items_fts) VALUES ('optimize')`);
+      const [result] = this.db.pragma("wal_checkpoint(TRUNCATE)") as Array<{ busy: number; log: number; checkpointed: number }>;
+      return { beforeBytes, afterBytes: this.stats().sizeBytes ?? 0, walTruncated: result === undefined || result.busy === 0 };
+    });
   }
 
   private requireWritable(): void {
