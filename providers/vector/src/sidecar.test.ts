@@ -117,7 +117,7 @@ describe("Sidecar schema migration", () => {
         expect(dump(sidecar.db)).toEqual(rows);
         expect(sidecar.getMeta("index_identity")).toBe("hashing-4");
         const indexes = sidecar.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'records_%' ORDER BY name`).pluck().all();
-        expect(indexes).toEqual(["records_by_id", "records_expiring", "records_turns_by_session", "records_with_vectors"]);
+        expect(indexes).toEqual(["records_by_id", "records_expiring", "records_filtering", "records_turns_by_session", "records_with_vectors"]);
         sidecar.db.exec(`INSERT INTO records_fts (records_fts, rank) VALUES ('integrity-check', 1)`);
         // The turn saying it first, then the next two turns of its session (s1: 1, 4, 7, 10), which
         // hold it as context since the upgrade.
@@ -168,6 +168,19 @@ describe("Sidecar schema migration", () => {
 });
 
 describe("Sidecar schema version 6 (filter columns)", () => {
+  it("filters a namespace from the covering filter index, without reading the rows (which hold the vectors)", () => {
+    const sidecar = Sidecar.open(":memory:");
+    try {
+      const condition = sidecar.condition(parseMemoryFilter({ tags: { any: ["a"] }, metadata: { project: "p" }, createdAt: { $gte: 0 } }), Date.now())!;
+      const plan = sidecar.db
+        .prepare(`EXPLAIN QUERY PLAN SELECT r.key FROM records r WHERE r.namespace = ? AND ${condition.sql}`)
+        .all("ns", ...condition.params) as Array<{ detail: string }>;
+      expect(plan.map((p) => p.detail).join("\n")).toContain("COVERING INDEX records_filtering");
+    } finally {
+      sidecar.close();
+    }
+  });
+
   it("upgrades a version 5 file in place: every row kept, tags, creation time, caller metadata and expiry filled from the stored metadata", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-vector-sidecar-v5-"));
     try {
@@ -181,7 +194,7 @@ describe("Sidecar schema version 6 (filter columns)", () => {
       writer.close();
       // The version 5 layout: the same table without the filter columns and the expiry index.
       const v5 = new Database(file);
-      v5.exec(`DROP INDEX records_expiring; ALTER TABLE records DROP COLUMN tags; ALTER TABLE records DROP COLUMN created_ms;
+      v5.exec(`DROP INDEX records_expiring; DROP INDEX records_filtering; ALTER TABLE records DROP COLUMN tags; ALTER TABLE records DROP COLUMN created_ms;
         ALTER TABLE records DROP COLUMN user_meta; ALTER TABLE records DROP COLUMN expires_at; INSERT INTO records_fts (records_fts, rank) VALUES ('secure-delete', 0); PRAGMA user_version = 5;`);
       const dump = (db: Database.Database) => db.prepare(`SELECT key, namespace, id, text, metadata, hex(vector) AS vector, prev1, prev2, session_date FROM records ORDER BY key`).all();
       const before = dump(v5);
@@ -207,7 +220,7 @@ describe("Sidecar schema version 6 (filter columns)", () => {
       }
       // Read-only opens of a version 5 file filter on the metadata JSON instead of the columns.
       const ro = new Database(file);
-      ro.exec(`DROP INDEX records_expiring; ALTER TABLE records DROP COLUMN tags; ALTER TABLE records DROP COLUMN created_ms;
+      ro.exec(`DROP INDEX records_expiring; DROP INDEX records_filtering; ALTER TABLE records DROP COLUMN tags; ALTER TABLE records DROP COLUMN created_ms;
         ALTER TABLE records DROP COLUMN user_meta; ALTER TABLE records DROP COLUMN expires_at; PRAGMA user_version = 5;`);
       ro.close();
       const readOnly = Sidecar.openReadOnly(file);

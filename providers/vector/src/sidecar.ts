@@ -163,8 +163,10 @@ function sessionTurnSql(row: "old" | "new"): string {
 // time, epoch ms), `user_meta` (the caller's metadata as a JSON object) and `expires_at` (epoch ms,
 // NULL when the item never expires, with a partial index for purging). Deleted rows are
 // overwritten (secure_delete, and FTS5's secure-delete), so erased text does not linger in the file.
+const FILTER_INDEX = `CREATE INDEX IF NOT EXISTS records_filtering ON records (namespace, created_ms, expires_at, tags, user_meta)`;
 const FILTER_SCHEMA = `
   CREATE INDEX IF NOT EXISTS records_expiring ON records (expires_at) WHERE expires_at IS NOT NULL;
+  ${FILTER_INDEX};
   INSERT INTO records_fts (records_fts, rank) VALUES ('secure-delete', 1);
 `;
 
@@ -519,6 +521,10 @@ export class Sidecar {
     registerFilterFunctions(db);
     // Deleted rows' pages are zeroed, so erased text does not linger in the file.
     if (!readOnly) db.pragma("secure_delete = ON");
+    // A filter over a namespace reads the filter columns from this covering index instead of every
+    // row (rows hold the vectors, so a table scan reads the whole namespace's vectors). Created here
+    // as well as in the schema so files written before it get it at their next writable open.
+    if (!readOnly && this.filterColumns) db.exec(FILTER_INDEX);
     this.statements = {
       // Read-only opens of a file older than version 6 lack the newer columns and never write.
       insertNew: !this.filterColumns
