@@ -50,7 +50,7 @@ export {
   type NeighbourLookup,
   type PropagateOptions,
 } from "./conversation-context.js";
-export { turnText, turnSpeaker, checkpointText, USER_LABEL, ASSISTANT_LABEL } from "./transcript-text.js";
+export { turnText, turnSpeaker, checkpointText, checkpointCopies, USER_LABEL, ASSISTANT_LABEL } from "./transcript-text.js";
 export { writeJsonlFile, readJsonlFile, readJsonlFileSync, countJsonlRecords, type JsonlLine, type ProgressCallback } from "./jsonl.js";
 export {
   CONTEXT_TURNS,

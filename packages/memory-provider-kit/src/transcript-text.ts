@@ -34,3 +34,29 @@ export function turnText(userContent: unknown, assistantContent: unknown, author
 export function checkpointText(role: string, text: string): string {
   return `${role === "user" ? USER_LABEL : ASSISTANT_LABEL}: ${text.trim()}`;
 }
+
+/**
+ * The texts under which the messages of a stored turn are archived as checkpoint items
+ * (`checkpointText` of its user part and of its assistant part), so erasing a turn can erase
+ * those copies too. A turn's text is `<speaker>: <user>` and/or `Assistant: <assistant>` on
+ * separate lines (`turnText`); `speaker` is the label it was stored with (default: the text before
+ * the first ": "). When a part itself holds a line starting "Assistant: ", every possible split is
+ * returned, so no archived copy is missed.
+ */
+export function checkpointCopies(turnContent: string, speaker?: string | null): string[] {
+  const out = new Set<string>();
+  const assistantPrefix = `${ASSISTANT_LABEL}: `;
+  const separator = `\n${assistantPrefix}`;
+  if (turnContent.startsWith(assistantPrefix)) out.add(checkpointText("assistant", turnContent.slice(assistantPrefix.length)));
+  const label = speaker && speaker.trim() ? speaker.trim() : turnContent.slice(0, Math.max(0, turnContent.indexOf(": ")));
+  const userPrefix = `${label}: `;
+  if (label && turnContent.startsWith(userPrefix)) {
+    const rest = turnContent.slice(userPrefix.length);
+    out.add(checkpointText("user", rest));
+    for (let p = rest.indexOf(separator); p >= 0; p = rest.indexOf(separator, p + 1)) {
+      out.add(checkpointText("user", rest.slice(0, p)));
+      out.add(checkpointText("assistant", rest.slice(p + separator.length)));
+    }
+  }
+  return [...out];
+}

@@ -119,6 +119,32 @@ describe("forgetWhere", () => {
     expect(provider.memoryStore!.doctor()).toMatchObject({ ok: true, ftsConsistent: true, items: 1 });
   });
 
+  it("erasing a turn by id also erases the checkpoint copies of its messages in its session, and nothing else", async () => {
+    const p = await makeProvider();
+    p.syncTurn("My badge pin is quokkaflume.", "Noted the pin.", { sessionId: "sa", author: { name: "Dana" } });
+    p.syncTurn("Lunch is at noon.", "Noted the lunch.", { sessionId: "sa" });
+    await p.flush();
+    await p.onPreCompress(
+      [
+        { role: "user", content: "My badge pin is quokkaflume." },
+        { role: "assistant", content: "Noted the pin." },
+        { role: "user", content: "Lunch is at noon." },
+      ],
+      { requireCheckpoint: true },
+    );
+    const turn = p.search("quokkaflume", { kind: "turn" })[0]!;
+    expect(p.search("quokkaflume", { kind: "checkpoint" })).toHaveLength(1);
+    // The turn, its user message and its assistant message: three items.
+    expect(p.forgetWhere({ ids: [turn.id] })).toBe(3);
+    expect(p.search("quokkaflume")).toEqual([]);
+    expect(p.search("pin")).toEqual([]);
+    expect(p.search("lunch noon", { kind: "checkpoint" })).toHaveLength(1);
+    expect(p.search("lunch noon", { kind: "turn" })).toHaveLength(1);
+    // forget(id) erases the same way.
+    expect(p.forget(p.search("lunch noon", { kind: "turn" })[0]!.id)).toBe(true);
+    expect(p.search("lunch noon")).toEqual([]);
+  });
+
   it("forget --compact removes the erased text from the database file and the WAL", async () => {
     const ctx: CommandContext = { hermesHome: home, providerName: "sqlite", providerOptions: { path: file }, io: { stdout: () => {}, stderr: () => {}, isTTY: false } };
     const seeded = await makeProvider({ userId: "a" });

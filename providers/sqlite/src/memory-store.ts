@@ -5,7 +5,7 @@ import { HermesMemoryError, type MemoryHit, type MemoryKind, type MemoryStats } 
 import { BM25_WEIGHTS, bm25Call, type Db } from "./database.js";
 import { NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, SPEAKER_BOOST, nextTurnShare, queryTokens, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
 import { DocumentFrequencies, LayeredRanker, planRanking, type CountedTerm } from "@hermes/memory-provider-kit";
-import { filterToSql, isEmptyFilter, type FilterSql, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
+import { checkpointCopies, filterToSql, isEmptyFilter, type FilterSql, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
 import { CONTEXT_TURNS, NO_CONTEXT, RecentTurns, turnContext, turnDateText, type TurnColumnWeights, type TurnContext } from "@hermes/memory-provider-kit";
 
 /** The kinds of items, in display order. */
@@ -645,14 +645,10 @@ export class MemoryStore {
     }
   }
 
-  /** Delete the item with `id`; true when it existed. */
+  /** Delete the item with `id` (a turn with the checkpoint copies of its messages, like `forgetWhere`); true when it existed. */
   forget(id: string): boolean {
-    return this.erasing(() => {
-      const n = parseId(id);
-      if (n === null || !this.stmts.delete) return false;
-      this.recentTurns.clear();
-      return this.stmts.delete.run(n).changes > 0;
-    });
+    if (parseId(id) === null || !this.stmts.delete) return false;
+    return this.forgetWhere({ ids: [id] }) > 0;
   }
 
   /** Delete the item with this digest; true when it existed. */
@@ -675,11 +671,27 @@ export class MemoryStore {
       if (isEmptyFilter(filter)) throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "forgetWhere needs at least one condition (ids, userId, sessionId or another filter key); an empty scope would erase everything." });
       const condition = filterToSql(filter, FILTER_COLUMNS, { idValue: (id) => parseId(id) ?? undefined });
       const erase = this.db.prepare(`DELETE FROM items WHERE id IN (SELECT i.id FROM items i WHERE ${condition.sql})`);
+      // An erased turn's messages may also be archived as checkpoint items of its session (by
+      // onPreCompress): those copies go too.
+      const turns = this.db.prepare(
+        `SELECT i.session_id AS session, i.speaker AS speaker, i.content AS content FROM items i
+         WHERE i.kind = 'turn' AND i.session_id IS NOT NULL AND ${condition.sql}`,
+      );
+      const eraseCopies = this.db.prepare(
+        `DELETE FROM items WHERE kind = 'checkpoint' AND session_id = ? AND content IN (SELECT value FROM json_each(?))`,
+      );
       let erased = 0;
       try {
         this.db
           .transaction(() => {
+            const copies = new Map<string, Set<string>>();
+            for (const turn of turns.iterate(...condition.params) as Iterable<{ session: string; speaker: string; content: string }>) {
+              let texts = copies.get(turn.session);
+              if (!texts) copies.set(turn.session, (texts = new Set()));
+              for (const text of checkpointCopies(turn.content, turn.speaker)) texts.add(text);
+            }
             erased = erase.run(...condition.params).changes;
+            for (const [session, texts] of copies) erased += eraseCopies.run(session, JSON.stringify([...texts])).changes;
           })
           .immediate();
       } finally {

@@ -137,6 +137,32 @@ describe.each([local, pinecone])("VectorMemoryProvider filters, expiry, erasure 
     if (mode.fake) expect(mode.fake.count("work:alice")).toBe(1);
   });
 
+  it("erasing a turn (forgetWhere by id, or forget) also erases the checkpoint copies of its messages, and nothing else", async () => {
+    const p = await open(mode, { hybrid: true });
+    p.syncTurn("My badge pin is quokkaflume.", "Noted the pin.", { sessionId: "s1" });
+    p.syncTurn("Lunch is at noon.", "Noted the lunch.", { sessionId: "s1" });
+    await p.flush();
+    await p.onPreCompress(
+      [
+        { role: "user", content: "My badge pin is quokkaflume." },
+        { role: "assistant", content: "Noted the pin." },
+        { role: "user", content: "Lunch is at noon." },
+      ],
+      { requireCheckpoint: true },
+    );
+    await p.flush();
+    const pinned = (await p.search("quokkaflume badge pin", { limit: 10 })).filter((h) => h.content.includes("quokkaflume"));
+    expect(pinned.map((h) => h.kind).sort()).toEqual(["checkpoint", "turn"]);
+    const turn = pinned.find((h) => h.kind === "turn")!;
+    // The turn, its user message and its assistant message.
+    expect(await p.forgetWhere({ ids: [turn.id] })).toBe(3);
+    expect(contents(await p.search("quokkaflume badge pin", { limit: 10 }))).not.toMatch(/quokkaflume|Noted the pin/);
+    const lunch = (await p.search("lunch noon", { limit: 10 })).filter((h) => h.content.includes("Lunch is at noon"));
+    expect(lunch.map((h) => h.kind).sort()).toEqual(["checkpoint", "turn"]);
+    expect(await p.forget(lunch.find((h) => h.kind === "turn")!.id)).toBe(true);
+    expect(contents(await p.search("lunch noon", { limit: 10 }))).not.toContain("Lunch is at noon");
+  });
+
   it("update re-embeds and re-indexes content and replaces tags, metadata and expiry", async () => {
     const p = await open(mode, { hybrid: false });
     const id = p.remember({ content: "the cat sleeps on the red sofa", tags: ["home"], metadata: { room: "living" }, ttlMs: 60_000 });

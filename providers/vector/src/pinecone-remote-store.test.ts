@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HermesMemoryError, type MemoryFilter, type MemoryItem } from "@hermes/memory-core";
-import { matchesFilter, parseMemoryFilter } from "@hermes/memory-provider-kit";
+import { checkpointText, matchesFilter, parseMemoryFilter, turnText } from "@hermes/memory-provider-kit";
 import { PineconeFake } from "@hermes/pinecone-fake";
 import { itemIdPrefix, PineconeRemoteMemory, type PineconeRemoteMemoryOptions } from "./pinecone-remote-store.js";
 import { encodeDocument } from "./sparse-encoder.js";
@@ -249,6 +249,25 @@ describe("PineconeRemoteMemory: erasure and update", () => {
     expect(await s.search("alice", { limit: 10 })).toEqual([]);
     const stats = await s.stats();
     expect(stats).toMatchObject({ items: 0, byKind: { turn: 0, fact: 0, checkpoint: 0 }, pendingWrites: 0 });
+  });
+
+  it("erasing a turn also erases the checkpoint copies of its messages in its session, and nothing else", async () => {
+    const s = store();
+    const turn = s.remember({ content: turnText("My badge pin is quokkaflume.", "Noted the pin."), userId: "alice", sessionId: "s1", kind: "turn" });
+    const other = s.remember({ content: turnText("Lunch is at noon.", "Noted the lunch."), userId: "alice", sessionId: "s1", kind: "turn" });
+    for (const [role, text] of [["user", "My badge pin is quokkaflume."], ["assistant", "Noted the pin."], ["user", "Lunch is at noon."]] as const) {
+      s.remember({ content: checkpointText(role, text), userId: "alice", sessionId: "s1", kind: "checkpoint" });
+    }
+    // Same text in another session is not a copy of this turn.
+    s.remember({ content: checkpointText("assistant", "Noted the pin."), userId: "alice", sessionId: "s2", kind: "checkpoint" });
+    await s.flush();
+    expect(await s.forgetWhere({ ids: [turn] })).toBe(3);
+    const left = (await s.search("quokkaflume pin", { limit: 10 })).map((h) => `${h.sessionId}: ${h.content}`);
+    expect(left.join(" | ")).not.toContain("quokkaflume");
+    expect(left.filter((h) => h.includes("Noted the pin"))).toEqual(["s2: Assistant: Noted the pin."]);
+    expect(fake.count("team")).toBe(3);
+    expect(await s.forget(other)).toBe(true);
+    expect(fake.count("team")).toBe(1);
   });
 
   it("update re-indexes new text (old keyword gone, new found) and replaces tags, metadata and expiry", async () => {

@@ -37,7 +37,7 @@ import {
   type MemoryUpdate,
   type SearchCapabilities,
 } from "@hermes/memory-core";
-import { matchesFilter, parseMemoryFilter, resolveExpiry, toEpochMs, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
+import { checkpointCopies, matchesFilter, parseMemoryFilter, resolveExpiry, toEpochMs, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
 import { l2Normalize, type Embedder } from "./embedder.js";
 import type { VectorMetadata } from "./metadata-filter.js";
 import { expiredPineconeFilter, PINECONE_USER_FIELD_PREFIX, pineconeRecordMetadata, toPineconeFilter } from "./pinecone-metadata.js";
@@ -622,9 +622,39 @@ export class PineconeRemoteMemory {
     checkText(id, "id");
     await this.flush();
     if (!(await this.record(id))) return false;
-    await this.client.deleteIds(this.namespace, [id]);
-    this.cache(id, null);
+    const doomed = [id, ...(await this.checkpointCopyIds([id]))];
+    await this.client.deleteIds(this.namespace, doomed);
+    for (const gone of doomed) this.cache(gone, null);
     return true;
+  }
+
+  /**
+   * Ids of the checkpoint items archiving a message of one of the turns with these ids (same user
+   * and session; the texts the kit's `checkpointCopies` gives), so erasing a turn erases them too.
+   */
+  private async checkpointCopyIds(ids: readonly string[]): Promise<string[]> {
+    const turns = [...new Set(ids)].filter((id) => kindOfId(id) === "turn");
+    if (turns.length === 0) return [];
+    const records = await this.client.fetch(this.namespace, turns);
+    const texts = new Map<string, Set<string>>();
+    for (const id of turns) {
+      const record = records.get(id);
+      if (!record) continue;
+      const view = viewOf(id, record.metadata);
+      if (view.sessionId === undefined) continue;
+      const prefix = `${itemIdPrefix(view.userId, view.sessionId)}checkpoint.`;
+      let set = texts.get(prefix);
+      if (!set) texts.set(prefix, (set = new Set()));
+      for (const text of checkpointCopies(view.text)) set.add(text);
+    }
+    const out: string[] = [];
+    for (const [prefix, wanted] of texts) {
+      for await (const page of this.client.listIds(this.namespace, prefix)) {
+        const copies = await this.client.fetch(this.namespace, page);
+        for (const [id, record] of copies) if (wanted.has(viewOf(id, record.metadata).text)) out.push(id);
+      }
+    }
+    return out;
   }
 
   /** How many stored items (expired ones included) `forgetWhere(scope)` would erase now, after storing queued writes. */
@@ -670,7 +700,9 @@ export class PineconeRemoteMemory {
    */
   async forgetWhere(scope: ForgetScope): Promise<number> {
     this.assertOpen();
-    const doomed = await this.selectWhere(scope);
+    const selected = await this.selectWhere(scope);
+    // Erased turns take the checkpoint copies of their messages with them.
+    const doomed = [...new Set([...selected, ...(await this.checkpointCopyIds(selected))])];
     await this.client.deleteIds(this.namespace, doomed);
     for (const id of doomed) this.cache(id, null);
     return doomed.length;

@@ -19,6 +19,7 @@ import {
   turnDateText,
   uniqueTerms,
   filterToSql,
+  checkpointCopies,
   isEmptyFilter,
   type FilterSqlColumns,
   type LayeredRankerSchema,
@@ -991,6 +992,35 @@ export class Sidecar {
     if (keys.length === 0) return out;
     const sql = `SELECT r.key FROM records r WHERE r.key IN (SELECT value FROM json_each(?)) AND ${condition ? condition.sql : "1"}`;
     for (const key of this.prepare(sql).pluck().all(JSON.stringify(keys), ...(condition?.params ?? [])) as number[]) out.add(key);
+    return out;
+  }
+
+  /**
+   * The checkpoint rows holding an archived copy of a message of one of the turn rows with these
+   * keys (same namespace and session; the texts the kit's `checkpointCopies` gives), so erasing a
+   * turn erases those copies too.
+   */
+  checkpointCopyRows(keys: readonly number[]): Array<{ key: number; namespace: string; id: string }> {
+    if (keys.length === 0) return [];
+    const turns = this.prepare(
+      `SELECT r.namespace AS namespace, ${sessionSql("r")} AS session, r.text AS text FROM records r
+       WHERE r.key IN (SELECT value FROM json_each(?)) AND ${kindSql("r")} = 'turn' AND ${sessionSql("r")} IS NOT NULL`,
+    ).all(JSON.stringify(keys)) as Array<{ namespace: string; session: string; text: string }>;
+    const groups = new Map<string, { namespace: string; session: string; texts: Set<string> }>();
+    for (const turn of turns) {
+      const group = `${turn.namespace}\u0000${turn.session}`;
+      let entry = groups.get(group);
+      if (!entry) groups.set(group, (entry = { namespace: turn.namespace, session: turn.session, texts: new Set() }));
+      for (const text of checkpointCopies(turn.text)) entry.texts.add(text);
+    }
+    const copies = this.prepare(
+      `SELECT r.key AS key, r.namespace AS namespace, r.id AS id FROM records r
+       WHERE r.namespace = ? AND ${kindSql("r")} = 'checkpoint' AND ${sessionSql("r")} = ? AND r.text IN (SELECT value FROM json_each(?))`,
+    );
+    const out: Array<{ key: number; namespace: string; id: string }> = [];
+    for (const { namespace, session, texts } of groups.values()) {
+      out.push(...(copies.all(namespace, session, JSON.stringify([...texts])) as Array<{ key: number; namespace: string; id: string }>));
+    }
     return out;
   }
 

@@ -826,7 +826,10 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     const inScope = (w: PendingWrite): boolean =>
       (namespace === null || w.namespace === namespace) && recordPasses(w.metadata, filter, Number.NEGATIVE_INFINITY, w.id);
     const discarded = this.queue.discard(inScope);
-    const rows = sidecar.rowsWhere(namespace, sidecar.condition(filter, null));
+    const inFilter = sidecar.rowsWhere(namespace, sidecar.condition(filter, null));
+    // Erased turns take the checkpoint copies of their messages with them.
+    const keys = new Set(inFilter.map((r) => r.key));
+    const rows = [...inFilter, ...sidecar.checkpointCopyRows([...keys]).filter((r) => !keys.has(r.key))];
     const erased = new Set(rows.map((r) => `${r.namespace}\u0000${r.id}`));
     if (rows.length > 0) await store.eraseRows(rows, sidecar);
     // Ids only a remote store holds (another machine wrote them).
@@ -954,7 +957,11 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       await store.delete({ ids: [id] }, { namespace });
       return true;
     }
+    // A turn takes the checkpoint copies of its messages with it (as forgetWhere does).
+    const copies = sidecar.checkpointCopyRows(rows.map((r) => r.key));
     for (const row of rows) await store.removeItem(id, row.namespace, sidecar);
+    for (const copy of copies) await store.removeItem(copy.id, copy.namespace, sidecar);
+    if (copies.length > 0) this.prefetchCache.clear();
     return true;
   }
 
