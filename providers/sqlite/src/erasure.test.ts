@@ -121,7 +121,7 @@ describe("forgetWhere", () => {
 
   it("erasing a turn by id also erases the checkpoint copies of its messages in its session, and nothing else", async () => {
     const p = await makeProvider();
-    p.syncTurn("My badge pin is quokkaflume.", "Noted the pin.", { sessionId: "sa", author: { name: "Dana" } });
+    p.syncTurn("My badge pin is quokkaflume.", "Noted the pin.", { sessionId: "sa", turnAuthor: { id: "u1", name: "Dana" } });
     p.syncTurn("Lunch is at noon.", "Noted the lunch.", { sessionId: "sa" });
     await p.flush();
     await p.onPreCompress(
