@@ -436,8 +436,10 @@ function eqSql(doc: string, field: string, value: FilterScalar, params: unknown[
     return `(IFNULL(json_type(${doc}, ?) = ?, 0) OR IFNULL(json_type(${doc}, ?) = 'array', 0) AND EXISTS (SELECT 1 FROM json_each(${doc}, ?) e WHERE e.type = ?))`;
   }
   const types = typeof value === "string" ? "('text')" : "('integer', 'real')";
-  params.push(path, path, value, path, path, value);
-  return `(IFNULL(json_type(${doc}, ?) IN ${types} AND json_extract(${doc}, ?) = ?, 0) OR IFNULL(json_type(${doc}, ?) = 'array', 0) AND EXISTS (SELECT 1 FROM json_each(${doc}, ?) e WHERE e.type IN ${types} AND e.value = ?))`;
+  // The value is compared first and its type checked only when it is equal (rare): one JSON
+  // look-up per row instead of two for the common, non-matching row.
+  params.push(path, value, path, path, path, value);
+  return `(IFNULL(json_extract(${doc}, ?) = ? AND json_type(${doc}, ?) IN ${types}, 0) OR IFNULL(json_type(${doc}, ?) = 'array', 0) AND EXISTS (SELECT 1 FROM json_each(${doc}, ?) e WHERE e.type IN ${types} AND e.value = ?))`;
 }
 
 function metadataSql(doc: string, node: MetadataNode, params: unknown[]): string {
