@@ -354,21 +354,9 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     } catch (error) {
       if (!fs.existsSync(dir)) throw storageWriteError(`the vector memory directory ${dir} (it cannot be created)`, error);
     }
-    const c = this.config;
     const embedder = this.options.embedderInstance ?? (await this.createEmbedder());
     try {
-      this.remote = PineconeRemoteMemory.open({
-        apiKey: c.pineconeApiKey!,
-        indexName: c.pineconeIndex,
-        ...(c.pineconeHost ? { host: c.pineconeHost } : {}),
-        ...(c.pineconeControllerUrl ? { controllerHostUrl: c.pineconeControllerUrl } : {}),
-        requestTimeoutMs: c.requestTimeoutMs,
-        retry: { maxRetries: c.maxRetries },
-        embedder,
-        namespace,
-        outboxFile: path.join(dir, REMOTE_OUTBOX_FILE),
-        alpha: this.remoteAlpha(),
-      });
+      this.remote = this.remoteStore(embedder, namespace, path.join(dir, REMOTE_OUTBOX_FILE));
     } catch (error) {
       await embedder.close?.();
       throw error;
@@ -649,14 +637,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   override async onPreCompress(messages: ChatMessage[], _options: PreCompressOptions): Promise<string> {
     const remote = this.remoteOrNull();
     if (remote) {
-      const seenDigests = new Set<string>();
-      for (const message of messages) {
-        if (message.role !== "user" && message.role !== "assistant") continue;
-        const text = messageText(message).trim();
-        if (!text) continue;
-        const digest = sha256(`${this.sessionId}\u0000${message.role}\u0000${text}`);
-        if (seenDigests.has(digest)) continue;
-        seenDigests.add(digest);
+      for (const { message, text, digest } of this.checkpointEvidence(messages)) {
         remote.remember(
           { content: checkpointText(message.role, text), kind: "checkpoint", sessionId: this.sessionId, userId: this.userId, metadata: { digest, role: message.role } },
           { key: `ckpt-${digest.slice(0, 32)}` },
@@ -667,14 +648,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     }
     this.requireOpen();
     const writes: PendingWrite[] = [];
-    const seen = new Set<string>();
-    for (const message of messages) {
-      if (message.role !== "user" && message.role !== "assistant") continue;
-      const text = messageText(message).trim();
-      if (!text) continue;
-      const digest = sha256(`${this.sessionId}\u0000${message.role}\u0000${text}`);
-      if (seen.has(digest)) continue;
-      seen.add(digest);
+    for (const { message, text, digest } of this.checkpointEvidence(messages)) {
       writes.push(
         this.buildWrite({ content: checkpointText(message.role, text), kind: "checkpoint", sessionId: this.sessionId, userId: this.userId }, `ckpt-${digest.slice(0, 32)}`, {
           digest,
@@ -685,6 +659,39 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     for (let i = 0; i < writes.length; i += 64) await this.writeNow(writes.slice(i, i + 64), { durable: true });
     await this.store!.flush();
     return "";
+  }
+
+  /** The remote layout's store over the configured Pinecone index, in `namespace`. */
+  private remoteStore(embedder: Embedder, namespace: string, outboxFile: string): PineconeRemoteMemory {
+    const c = this.config;
+    return PineconeRemoteMemory.open({
+      apiKey: c.pineconeApiKey!,
+      indexName: c.pineconeIndex,
+      ...(c.pineconeHost ? { host: c.pineconeHost } : {}),
+      ...(c.pineconeControllerUrl ? { controllerHostUrl: c.pineconeControllerUrl } : {}),
+      requestTimeoutMs: c.requestTimeoutMs,
+      retry: { maxRetries: c.maxRetries },
+      embedder,
+      namespace,
+      outboxFile,
+      alpha: this.remoteAlpha(),
+    });
+  }
+
+  /** The user and assistant messages of `messages` with text, once each, with their digest of (session, role, text). */
+  private checkpointEvidence(messages: ChatMessage[]): Array<{ message: ChatMessage & { role: "user" | "assistant" }; text: string; digest: string }> {
+    const out: Array<{ message: ChatMessage & { role: "user" | "assistant" }; text: string; digest: string }> = [];
+    const seen = new Set<string>();
+    for (const message of messages) {
+      if (message.role !== "user" && message.role !== "assistant") continue;
+      const text = messageText(message).trim();
+      if (!text) continue;
+      const digest = sha256(`${this.sessionId}\u0000${message.role}\u0000${text}`);
+      if (seen.has(digest)) continue;
+      seen.add(digest);
+      out.push({ message: message as ChatMessage & { role: "user" | "assistant" }, text, digest });
+    }
+    return out;
   }
 
   /**
@@ -1123,19 +1130,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       throw invalidArgument("reindex --to remote needs the namespace every machine will share: set memory.vector.pinecone_namespace or pass --profile <name>.");
     }
     await this.flush();
-    const c = this.config;
-    const remote = PineconeRemoteMemory.open({
-      apiKey: c.pineconeApiKey!,
-      indexName: c.pineconeIndex,
-      ...(c.pineconeHost ? { host: c.pineconeHost } : {}),
-      ...(c.pineconeControllerUrl ? { controllerHostUrl: c.pineconeControllerUrl } : {}),
-      requestTimeoutMs: c.requestTimeoutMs,
-      retry: { maxRetries: c.maxRetries },
-      embedder,
-      namespace,
-      outboxFile: path.join(this.hermesHome, VECTOR_DIR, REMOTE_OUTBOX_FILE),
-      alpha: this.remoteAlpha(),
-    });
+    const remote = this.remoteStore(embedder, namespace, path.join(this.hermesHome, VECTOR_DIR, REMOTE_OUTBOX_FILE));
     const total = Object.values(sidecar.namespaceCounts()).reduce((a, b) => a + b, 0);
     let done = 0;
     onProgress?.(0, total);
@@ -1162,7 +1157,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       }
       await send();
       sidecar.setMeta("pinecone_layout", "remote");
-      sidecar.setMeta(`index:pinecone-remote:${c.pineconeIndex}/${namespace}`, `${embedder.id}/${embedder.dimensions}/${SPARSE_ENCODER_ID}`);
+      sidecar.setMeta(`index:pinecone-remote:${this.config.pineconeIndex}/${namespace}`, `${embedder.id}/${embedder.dimensions}/${SPARSE_ENCODER_ID}`);
     } finally {
       await remote.close();
     }
