@@ -11,6 +11,23 @@ import { Pinecone } from "@pinecone-database/pinecone";
 import { HermesMemoryError, describeError } from "@hermes/memory-core";
 import { backoffDelay, delay, DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry-policy.js";
 
+/** How to reach a Pinecone index; what both Pinecone stores take. */
+export interface PineconeConnectionOptions {
+  apiKey: string;
+  /** Index name. */
+  indexName: string;
+  /** Index host (with scheme). Without it the host is looked up once through the control plane. */
+  host?: string;
+  /** Control-plane URL (default `https://api.pinecone.io`), with scheme. */
+  controllerHostUrl?: string;
+  /** The dense vectors' dimension (the embedder's). */
+  dimensions: number;
+  /** Per-request timeout in ms (default 10000). */
+  requestTimeoutMs?: number;
+  /** Retry policy for 429, 5xx, timeouts and refused connections. */
+  retry?: Partial<RetryPolicy>;
+}
+
 /** Options of {@link PineconeCaller}. */
 export interface PineconeCallerOptions {
   apiKey: string;

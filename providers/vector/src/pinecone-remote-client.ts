@@ -7,26 +7,15 @@
 import type { Index, RecordMetadata } from "@pinecone-database/pinecone";
 import { HermesMemoryError, describeError } from "@hermes/memory-core";
 import type { VectorMetadata } from "./metadata-filter.js";
-import { PineconeCaller } from "./pinecone-caller.js";
-import type { RetryPolicy } from "./retry-policy.js";
+import { PineconeCaller, type PineconeConnectionOptions } from "./pinecone-caller.js";
 import type { SparseVector } from "./sparse-encoder.js";
 
-/** Connection options of {@link PineconeRemoteClient}. */
-export interface PineconeRemoteClientOptions {
-  apiKey: string;
-  /** Index name. The index must exist with metric `dotproduct` and the embedder's dimension. */
-  indexName: string;
-  /** Index host (with scheme). Without it the host is looked up once through the control plane, which also checks the metric and dimension. */
-  host?: string;
-  /** Control-plane URL (default `https://api.pinecone.io`), with scheme. */
-  controllerHostUrl?: string;
-  /** The dense vectors' dimension (the embedder's). */
-  dimensions: number;
-  /** Per-request timeout in ms (default 10000). */
-  requestTimeoutMs?: number;
-  /** Retry policy for 429, 5xx, timeouts and refused connections. */
-  retry?: Partial<RetryPolicy>;
-}
+/**
+ * Connection options of {@link PineconeRemoteClient}. The index must exist with metric
+ * `dotproduct` and the embedder's dimension; without `host`, the control-plane lookup also checks
+ * the metric and dimension.
+ */
+export type PineconeRemoteClientOptions = PineconeConnectionOptions;
 
 /** One sparse–dense record. */
 export interface RemoteRecord {

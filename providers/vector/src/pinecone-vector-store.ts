@@ -5,8 +5,7 @@ import { storageWriteError } from "./local-vector-store.js";
 import type { Sidecar, SidecarRow } from "./sidecar.js";
 import { matchesFilter, type VectorMetadata } from "./metadata-filter.js";
 import { pineconeRecordMetadata } from "./pinecone-metadata.js";
-import { PineconeCaller } from "./pinecone-caller.js";
-import type { RetryPolicy } from "./retry-policy.js";
+import { PineconeCaller, type PineconeConnectionOptions } from "./pinecone-caller.js";
 import {
   DEFAULT_NAMESPACE,
   type ItemWrite,
@@ -19,20 +18,11 @@ import {
   type VectorStoreStats,
 } from "./vector-store.js";
 
-/** Options of {@link PineconeVectorStore}. */
-export interface PineconeVectorStoreOptions {
-  apiKey: string;
-  /** Index name (must exist; create it in the Pinecone console with the embedder's dimension and metric `cosine`). */
-  indexName: string;
-  /** Index host; when absent the SDK looks it up once through the control plane. Include the scheme. */
-  host?: string;
-  /** Control-plane URL (default `https://api.pinecone.io`). Include the scheme. */
-  controllerHostUrl?: string;
-  dimensions: number;
-  /** Per-request timeout in ms (default 10000). */
-  requestTimeoutMs?: number;
-  /** Retry policy for 429, 5xx, timeouts and refused connections. */
-  retry?: Partial<RetryPolicy>;
+/**
+ * Options of {@link PineconeVectorStore}. The index must exist: create it in the Pinecone console
+ * with the embedder's dimension and metric `cosine`.
+ */
+export interface PineconeVectorStoreOptions extends PineconeConnectionOptions {
   /** Vectors per upsert request (default 100, Pinecone's recommended batch; requests also stay under 2 MB). */
   upsertBatchSize?: number;
   /** How long recent writes are served from memory while Pinecone's index catches up (default 60000 ms). */
