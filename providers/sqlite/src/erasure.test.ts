@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HermesMemoryError } from "@hermes/memory-core";
 import { SqliteMemoryProvider } from "./sqlite-memory-provider.js";
 import { forgetCommand, type CommandContext } from "./commands.js";
+import { until } from "./test-support/until.js";
 
 let home: string;
 let file: string;
@@ -16,14 +17,6 @@ async function makeProvider(ctx: Record<string, unknown> = {}): Promise<SqliteMe
   await provider.initialize("sa", { hermesHome: home, ...ctx });
   open.push(provider);
   return provider;
-}
-
-async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
 }
 
 beforeEach(() => {

@@ -7,6 +7,7 @@ import { HermesMemoryError, isSearchableMemory, runWithProfile } from "@hermes/m
 import { SqliteMemoryProvider, formatRecall } from "./sqlite-memory-provider.js";
 import { register } from "./index.js";
 import { V2_SCHEMA_SQL } from "./test-support/v2-schema.js";
+import { until } from "./test-support/until.js";
 
 let home: string;
 const open: SqliteMemoryProvider[] = [];
@@ -16,14 +17,6 @@ async function makeProvider(options: ConstructorParameters<typeof SqliteMemoryPr
   await provider.initialize("s1", { hermesHome: home, ...ctx });
   open.push(provider);
   return provider;
-}
-
-async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
 }
 
 beforeEach(() => {
