@@ -8,16 +8,31 @@ describe("planRanking", () => {
     return { asked, df: (term: string) => (asked.push(term), counts[term] ?? 0) };
   };
 
-  it("keeps FTS5's bm25() over every word in stores of at most 2,000 items, without counting", () => {
+  it("uses FTS5's bm25() in stores of at most 2,000 items, over the words some item holds", () => {
     const c = counting();
-    expect(planRanking(["rare", "absent"], 2_000, c.df)).toEqual({ mode: "bm25", terms: ["rare", "absent"] });
-    expect(c.asked).toEqual([]);
+    expect(planRanking(["rare", "absent"], 2_000, c.df)).toEqual({ mode: "bm25", terms: ["rare"], floored: [] });
+    expect(c.asked).toEqual(["rare", "absent"]);
+    expect(planRanking(["absent"], 2_000, c.df)).toBeNull();
     expect(planRanking([], 2_000, c.df)).toBeNull();
+  });
+
+  it("leaves out words in at least half the items (FTS5's IDF floor) unless every word is one, offering the cheap ones back", () => {
+    const df: Record<string, number> = { name: 40, half: 50, topic: 3, also: 49 };
+    const count = (t: string) => df[t] ?? 0;
+    // 100 items: "name" (40) and "also" (49) carry weight, "half" (50) is at the floor.
+    expect(planRanking(["name", "half", "also"], 100, count)).toEqual({ mode: "bm25", terms: ["name", "also"], floored: ["half"] });
+    expect(planRanking(["half", "topic"], 100, count)).toEqual({ mode: "bm25", terms: ["topic"], floored: ["half"] });
+    // Only floored words: ranked by them, nothing left to offer back.
+    expect(planRanking(["half"], 100, count)).toEqual({ mode: "bm25", terms: ["half"], floored: [] });
+    // 80 items: "name" (40 = half) is floored too.
+    expect(planRanking(["name", "topic"], 80, count)).toEqual({ mode: "bm25", terms: ["topic"], floored: ["name"] });
+    // A floored word too common for FTS5's bm25() (60,000 of 100,000 items) is left out for good.
+    expect(planRanking(["rare", "huge"], 100_000, (t) => ({ rare: 40, huge: 60_000 })[t] ?? 0)).toEqual({ mode: "bm25", terms: ["rare"], floored: [] });
   });
 
   it("in larger stores drops words no item holds and uses the layered ranker only for a word in more than 0.2 % of the items", () => {
     const c = counting();
-    expect(planRanking(["rare", "absent"], 100_000, c.df)).toEqual({ mode: "bm25", terms: ["rare"] });
+    expect(planRanking(["rare", "absent"], 100_000, c.df)).toEqual({ mode: "bm25", terms: ["rare"], floored: [] });
     expect(c.asked).toEqual(["rare", "absent"]);
     expect(planRanking(["absent"], 100_000, c.df)).toBeNull();
     expect(planRanking(["rare", "common", "absent"], 100_000, c.df)).toEqual({
@@ -26,9 +41,10 @@ describe("planRanking", () => {
         { term: "rare", df: 40 },
         { term: "common", df: 9_000 },
       ],
+      floored: [],
     });
     // The threshold grows with the store: 0.2 % of 5 million is 10,000 > 9,000.
-    expect(planRanking(["common"], 5_000_000, c.df)).toEqual({ mode: "bm25", terms: ["common"] });
+    expect(planRanking(["common"], 5_000_000, c.df)).toEqual({ mode: "bm25", terms: ["common"], floored: [] });
   });
 });
 

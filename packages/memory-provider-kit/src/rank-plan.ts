@@ -17,26 +17,35 @@ export const COMMON_TERM_MIN_DOCS = 2000;
 /**
  * How to rank: `bm25` (FTS5's own ranking over `terms`, the words to OR together), `layered`
  * (the `LayeredRanker` over the words found, with their document counts) or `null` (no word is in
- * any item: nothing matches).
+ * any item: nothing matches). `floored` lists the words left out because their IDF is at FTS5's
+ * floor and that are in few enough items for FTS5's bm25() to rank cheaply: they only order rows
+ * that hold none of `terms`, after every row that does, so a caller that finds fewer hits than it
+ * wants can rank again with them added (with bm25()).
  */
-export type RankPlan = { mode: "bm25"; terms: string[] } | { mode: "layered"; terms: CountedTerm[] } | null;
+export type RankPlan = { mode: "bm25"; terms: string[]; floored: string[] } | { mode: "layered"; terms: CountedTerm[]; floored: string[] } | null;
 
 /**
- * The ranking rule. Stores of at most `max(COMMON_TERM_MIN_DOCS, COMMON_TERM_SHARE · total)` items
- * use FTS5's bm25() over every word, without counting anything. In larger stores each word's
- * document count is asked for (`documentFrequency`, which may cache and may stop counting past
- * half the store); words found nowhere are dropped; when every remaining word is in at most that
- * many items FTS5's bm25() ranks them, otherwise the layered ranker does. `total` is the number of
- * items (or an upper bound such as the largest row id); no words gives `null`.
+ * The ranking rule. Each word's document count is asked for (`documentFrequency`, which may cache
+ * and may stop counting past half the store); words found nowhere are dropped, and so are words
+ * counted in at least half of `total` items unless every word is: FTS5 floors such a word's IDF at
+ * 1e-6, so it adds nothing to any score, yet every row holding it would match and be scored (in a
+ * two-person chat each name is in about half the turns). Stores of at most
+ * `max(COMMON_TERM_MIN_DOCS, COMMON_TERM_SHARE · total)` items, and stores where every word left is
+ * in at most that many items, use FTS5's bm25() over those words; otherwise the layered ranker
+ * does. `total` is the number of items or an upper bound such as the largest row id (an upper bound
+ * only makes fewer words count as floored); no words gives `null`.
  */
 export function planRanking(terms: readonly string[], total: number, documentFrequency: (term: string) => number): RankPlan {
   if (terms.length === 0) return null;
-  const threshold = Math.max(COMMON_TERM_MIN_DOCS, Math.floor(total * COMMON_TERM_SHARE));
-  if (total <= threshold) return { mode: "bm25", terms: [...terms] };
   const found = terms.map((term) => ({ term, df: documentFrequency(term) })).filter((c) => c.df > 0);
   if (found.length === 0) return null;
-  if (found.every((c) => c.df <= threshold)) return { mode: "bm25", terms: found.map((c) => c.term) };
-  return { mode: "layered", terms: found };
+  const weighted = found.filter((c) => 2 * c.df < total);
+  const ranked = weighted.length > 0 ? weighted : found;
+  const threshold = Math.max(COMMON_TERM_MIN_DOCS, Math.floor(total * COMMON_TERM_SHARE));
+  // Floored words cheap enough for FTS5's bm25() are offered back; the others are left out for good.
+  const floored = weighted.length > 0 ? found.filter((c) => 2 * c.df >= total && c.df <= threshold).map((c) => c.term) : [];
+  if (total <= threshold || ranked.every((c) => c.df <= threshold)) return { mode: "bm25", terms: ranked.map((c) => c.term), floored };
+  return { mode: "layered", terms: ranked, floored };
 }
 
 /** Words whose document counts a `DocumentFrequencies` cache keeps (least recently used dropped). */

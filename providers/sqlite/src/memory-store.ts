@@ -377,20 +377,22 @@ export class MemoryStore {
   }
 
   /**
-   * How to rank `query`. Small stores, and queries whose words are all rare here, get FTS5's own
-   * BM25 over every word (exact). When a word occurs in more than 0.2 % of a large store, FTS5's
-   * bm25() would walk its whole document list on every call, so the layered ranker scores a bounded
-   * set of candidates with the same formula instead (see `LayeredRanker`).
+   * How to rank `query` (the kit's `planRanking`). Small stores, and queries whose words are all
+   * rare here, get FTS5's own BM25 (exact). When a word occurs in more than 0.2 % of a large store,
+   * FTS5's bm25() would walk its whole document list on every call, so the layered ranker scores a
+   * bounded set of candidates with the same formula instead (see `LayeredRanker`). Words in at least
+   * half the items carry no BM25 weight and are left out; `fallback`, when some were, is FTS5's
+   * ranking with them added.
    */
-  private rankPlan(terms: readonly string[]): { mode: "bm25"; match: string } | { mode: "layered"; terms: CountedTerm[] } | null {
+  private rankPlan(terms: readonly string[]): RankPlan | null {
     const total = terms.length === 0 ? 0 : (this.stmts.maxId.get() as { n: number }).n;
     const plan = planRanking(terms, total, (term) => this.frequencies.get(term, total));
-    if (plan === null || plan.mode === "layered") return plan;
-    return { mode: "bm25", match: plan.terms.map(quoteTerm).join(" OR ") };
+    if (plan === null) return null;
+    const words = plan.mode === "bm25" ? plan.terms : plan.terms.map((t) => t.term);
+    const fallback = plan.floored.length > 0 ? { mode: "bm25" as const, match: [...words, ...plan.floored].map(quoteTerm).join(" OR ") } : undefined;
+    if (plan.mode === "layered") return { mode: "layered", terms: plan.terms, fallback };
+    return { mode: "bm25", match: words.map(quoteTerm).join(" OR "), fallback };
   }
-
-
-
 
   /** Query words that name a speaker seen in this database. */
   private speakerNames(terms: readonly string[]): Set<string> {
@@ -417,20 +419,23 @@ export class MemoryStore {
     // Only items passing the filter (and not expired) are ranked, so the hits are the best among
     // them. Without a filter and without expired items the unconditioned statements are used.
     const condition = this.liveCondition(filter, Date.now());
-    const hits = this.rankAndScore(terms, plan, limit, filter, condition);
+    let hits = this.rankAndScore(terms, plan, limit, filter, condition);
     // The layered ranker skips rows holding only words found in most items (they score about 0).
     // Under a selective filter, the passing rows with a rarer word (and their neighbours) can be
     // fewer than `limit`: FTS5's exact ranking over the passing rows then gives the hits, so a
     // filtered search never returns fewer hits than there are passing matches.
     if (plan.mode === "layered" && condition !== null && hits.length < limit) {
-      return this.rankAndScore(terms, { mode: "bm25", match: plan.terms.map((t) => quoteTerm(t.term)).join(" OR ") }, limit, filter, condition);
+      hits = this.rankAndScore(terms, { mode: "bm25", match: plan.terms.map((t) => quoteTerm(t.term)).join(" OR ") }, limit, filter, condition);
     }
+    // Rows holding only words found in half the items or more score about 0 and come after every
+    // other match; they are ranked (with those words added) only to fill a short list of hits.
+    if (plan.fallback !== undefined && hits.length < limit) return this.rankAndScore(terms, plan.fallback, limit, filter, condition);
     return hits;
   }
 
   private rankAndScore(
     terms: readonly string[],
-    plan: { mode: "bm25"; match: string } | { mode: "layered"; terms: CountedTerm[] },
+    plan: RankPlan,
     limit: number,
     filter: ParsedMemoryFilter,
     condition: FilterSql | null,
@@ -924,6 +929,9 @@ export class MemoryStore {
     return { beforeBytes, afterBytes: this.stats().sizeBytes ?? 0 };
   }
 }
+
+/** How one search ranks: FTS5's bm25() over a MATCH expression, or the layered ranker; `fallback` fills a short list. */
+type RankPlan = { mode: "bm25"; match: string; fallback?: RankPlan } | { mode: "layered"; terms: CountedTerm[]; fallback?: RankPlan };
 
 /** A scored item of one search. */
 export interface Scored {

@@ -14,6 +14,21 @@ import { seededRandom } from "./test-support/prng.js";
  * same hits, same order, same scores, same fields. Small stores only (FTS5 bm25() ranking).
  */
 function referenceSearch(db: Db, query: string, options: StoreSearchOptions, halfLifeDays: number, now: number): MemoryHit[] {
+  // A word in at least half the items (counted against the largest id) carries no BM25 weight: it is
+  // left out unless every word found is one, and added back only when fewer than `limit` hits remain.
+  const terms = uniqueTerms(query);
+  const total = Number(db.prepare(`SELECT COALESCE(MAX(id), 0) FROM items`).pluck().get());
+  const df = (t: string) => Number(db.prepare(`SELECT COUNT(*) FROM items_fts WHERE items_fts MATCH ?`).pluck().get(quoteTerm(t)));
+  const found = terms.filter((t) => df(t) > 0);
+  const weighted = found.filter((t) => 2 * df(t) < total);
+  if (weighted.length === 0 || weighted.length === found.length) return referenceRanking(db, query, found, options, halfLifeDays, now);
+  const limit = clampLimit(options.limit, 10, 1000);
+  const hits = referenceRanking(db, query, weighted, options, halfLifeDays, now);
+  return hits.length < limit ? referenceRanking(db, query, found, options, halfLifeDays, now) : hits;
+}
+
+/** The reference ranking of `query` with these words matched. */
+function referenceRanking(db: Db, query: string, matchTerms: readonly string[], options: StoreSearchOptions, halfLifeDays: number, now: number): MemoryHit[] {
   interface LinkedRow {
     id: number;
     kind: MemoryKind;
@@ -28,8 +43,8 @@ function referenceSearch(db: Db, query: string, options: StoreSearchOptions, hal
     content: string | null;
   }
   const terms = uniqueTerms(query);
-  if (terms.length === 0) return [];
-  const match = terms.map(quoteTerm).join(" OR ");
+  if (matchTerms.length === 0) return [];
+  const match = matchTerms.map(quoteTerm).join(" OR ");
   // Schema v3: a turn's FTS document also holds its two previous turns and its date, each column
   // with its own weight; the rest of the reference ranking is unchanged.
   const bm25 = `bm25(items_fts, ${BM25_WEIGHTS.content}, ${BM25_WEIGHTS.speaker}, ${BM25_WEIGHTS.prev1}, ${BM25_WEIGHTS.prev2}, ${BM25_WEIGHTS.date})`;
@@ -194,6 +209,8 @@ describe("MemoryStore search returns exactly what the statement-per-step search 
     for (let q = 0; q < 120; q++) {
       const words = Array.from({ length: 1 + Math.floor(random() * 5) }, () => pick(WORDS));
       if (random() < 0.5) words.push(pick(["Caroline", "Melanie", "Jon", "Ada", "Snow"]));
+      // "said" is in most turns: no BM25 weight, left out unless it is the only word.
+      if (random() < 0.3) words.push("said");
       const query = `What did ${words.join(" ")} do?`;
       for (const limit of [1, 5, 10, 50, 200]) {
         const options = { ...pick(optionSets), limit };

@@ -96,7 +96,8 @@ export async function hybridSearch(parts: HybridSearchParts, query: string, opti
     const byId = new Map(rows.map((r) => [r.id, r.metadata]));
     return vectorHits.slice(0, limit).map((h) => toMemoryHit(h.id, byId.get(h.id) ?? h.metadata, h.score, { vector: h.score, bm25: null }));
   }
-  const keywordHits = sidecar.keywordRanks(namespace, query, depth, undefined, condition);
+  // Rows holding only words in half the rows or more (BM25 about 0) are left to the vector ranking.
+  const keywordHits = sidecar.keywordRanks(namespace, query, depth, undefined, condition, false);
   // Candidates are read without text (key, id, metadata and neighbour keys in one statement, the
   // neighbours not among them in a second); text is read only for the hits returned.
   const fused = scoreFusion(vectorHits, keywordHits, fusionWeightsFor(embedder.id));

@@ -299,6 +299,9 @@ describe("Sidecar batched reads for search", () => {
       const ranks = sidecar.keywordRanks("ns", "pottery class", 5);
       expect(ranks.map((r) => r.id)).toEqual(sidecar.keywordSearch("ns", "pottery class", 5).map((h) => h.id));
       expect(ranks.map((r) => r.id)).toEqual(["a", "b"]);
+      // "pottery" is in 2 of 3 rows (BM25 weight about 0): "b" holds only it, so it fills the list
+      // after "a", and is left out when the caller asks for weighted matches only (hybrid search).
+      expect(sidecar.keywordRanks("ns", "pottery class", 5, undefined, null, false).map((r) => r.id)).toEqual(["a"]);
       expect(ranks[0]).not.toHaveProperty("text");
       expect(sidecar.keywordRanks("ns", "pottery", 5, { kind: "fact" }).map((r) => r.id)).toEqual(["b"]);
     } finally {
@@ -310,7 +313,10 @@ describe("Sidecar batched reads for search", () => {
 describe("Sidecar keyword ranking in large stores", () => {
   afterEach(() => vi.restoreAllMocks());
 
-  /** 6,000 rows in "ns" ("chat" in every other one) and 400 in "other", deterministic. */
+  /**
+   * 6,000 rows in "ns" ("chat" in 2 of every 5: over 2,000 rows yet under half, so it counts) and
+   * 400 in "other", deterministic.
+   */
   function largeSidecar(): Sidecar {
     const sidecar = Sidecar.open(":memory:");
     let seed = 7;
@@ -324,7 +330,7 @@ describe("Sidecar keyword ranking in large stores", () => {
       return words.join(" ");
     };
     const rows = Array.from({ length: 6000 }, (_, i) => {
-      const extra = [...(i % 2 === 0 ? ["chat"] : []), ...(i % 37 === 0 ? ["pottery"] : []), ...(i % 53 === 0 ? ["glaze"] : []), ...(i % 401 === 0 ? ["pottery"] : [])];
+      const extra = [...(i % 5 === 0 || i % 5 === 3 ? ["chat"] : []), ...(i % 37 === 0 ? ["pottery"] : []), ...(i % 53 === 0 ? ["glaze"] : []), ...(i % 401 === 0 ? ["pottery"] : [])];
       return { id: `r${i}`, text: text(i, extra), metadata: { kind: i % 3 === 0 ? "fact" : "turn", session_id: `s${i % 40}` }, vector: null };
     });
     sidecar.upsert("ns", rows);
@@ -399,7 +405,7 @@ describe("Sidecar keyword ranking in large stores", () => {
       expect(rank).toHaveBeenCalledTimes(1);
       expect(rank.mock.calls[0]![1].where).toBeTruthy();
       expect(ranked.map((r) => r.id)).toEqual(exactPassing("s8", 5));
-      // Session s7 holds no "chat" (odd rows) and few rare words: fewer pooled rows than the limit,
+      // Session s7 holds no "chat" (i % 5 = 2) and few rare words: fewer pooled rows than the limit,
       // so FTS5's exact ranking over the passing rows answers, with every passing match.
       const odd = sidecar.keywordRanks("ns", "chat pottery glaze", 20, undefined, sidecar.condition(parseMemoryFilter({ sessionId: "s7" }), null));
       expect(odd.map((r) => r.id)).toEqual(exactPassing("s7", 20));

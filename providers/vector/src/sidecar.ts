@@ -801,8 +801,11 @@ export class Sidecar {
    * best first. With a filter, more candidates are read and their metadata filtered in JS. A row
    * `condition` is part of the ranking query itself (FTS5's bm25() query, or the layered ranker's
    * candidate pools), so the best `limit` passing rows are returned, not a filtered remainder.
+   * Words found in half the rows or more carry no BM25 weight and are left out of the ranking;
+   * rows holding only such words fill the list when fewer rows match, unless `fill` is false (a
+   * hybrid search, whose vector ranking orders those rows better than a score of about 0).
    */
-  keywordRanks(namespace: string, query: string, limit: number, filter?: MetadataFilter, condition?: RowCondition | null): KeywordRank[] {
+  keywordRanks(namespace: string, query: string, limit: number, filter?: MetadataFilter, condition?: RowCondition | null, fill = true): KeywordRank[] {
     if (limit <= 0 || typeof query !== "string") return [];
     const total = (this.prepare(`SELECT COALESCE(MAX(key), 0) AS n FROM records`).get() as { n: number }).n;
     const plan = planRanking(uniqueTerms(query), total, (term) => this.frequencies.get(term, total));
@@ -812,7 +815,7 @@ export class Sidecar {
     type Raw = { key: number; id: string; metadata: string | null; text: string | null; rank: number };
     const words = plan.mode === "bm25" ? plan.terms : plan.terms.map((t) => t.term);
     // FTS5's own bm25() over every matching row of the namespace that passes `condition`.
-    const exact = (): Raw[] =>
+    const exact = (words: readonly string[]): Raw[] =>
       this
         .prepare(
           `SELECT r.key AS key, r.id AS id, ${cols}, ${this.contextColumns ? BM25_CALL : "bm25(records_fts)"} AS rank
@@ -822,7 +825,7 @@ export class Sidecar {
         .all(words.map(quoteTerm).join(" OR "), namespace, ...(condition?.params ?? []), fetchLimit) as Raw[];
     let raws: Raw[];
     if (plan.mode === "bm25") {
-      raws = exact();
+      raws = exact(words);
     } else {
       // A word in more than 0.2 % of a large store: FTS5's bm25() would walk its whole document
       // list, so the kit's layered ranker scores a bounded candidate set with the same formula,
@@ -835,7 +838,7 @@ export class Sidecar {
       if (condition && ranked.length < limit) {
         // The ranker skips words found in most rows; when the passing rows hold only such words it
         // finds fewer than `limit`, and FTS5's exact ranking over the passing rows gives them instead.
-        raws = exact();
+        raws = exact(words);
       } else {
         const rows = new Map<number, { key: number; id: string; metadata: string | null; text: string | null }>();
         const sql = `SELECT r.key AS key, r.id AS id, ${cols} FROM records r WHERE r.key IN (SELECT value FROM json_each(?))`;
@@ -849,13 +852,20 @@ export class Sidecar {
         }
       }
     }
-    const hits: KeywordRank[] = [];
-    for (const raw of raws) {
-      // Filters see the metadata as stored rows carry it (text included).
-      if (filter && !matchesFilter(toRow({ ...raw, namespace, metadata: raw.metadata!, text: raw.text!, vector: null }).metadata, filter)) continue;
-      hits.push({ key: raw.key, id: raw.id, score: -raw.rank });
-      if (hits.length >= limit) break;
-    }
+    const toHits = (raws: readonly Raw[]): KeywordRank[] => {
+      const hits: KeywordRank[] = [];
+      for (const raw of raws) {
+        // Filters see the metadata as stored rows carry it (text included).
+        if (filter && !matchesFilter(toRow({ ...raw, namespace, metadata: raw.metadata!, text: raw.text!, vector: null }).metadata, filter)) continue;
+        hits.push({ key: raw.key, id: raw.id, score: -raw.rank });
+        if (hits.length >= limit) break;
+      }
+      return hits;
+    };
+    const hits = toHits(raws);
+    // Rows holding only words found in half the rows or more score about 0 and come after every
+    // other match; they are ranked (with those words added) only to fill a short list.
+    if (fill && hits.length < limit && plan.floored.length > 0) return toHits(exact([...words, ...plan.floored]));
     return hits;
   }
 
