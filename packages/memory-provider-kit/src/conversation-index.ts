@@ -95,14 +95,15 @@ let lastDayText = "";
 export const RECENT_SESSIONS = 256;
 
 /**
- * The texts of the last turns of recently written sessions, most recent first, as one connection
- * wrote them: the context of each session's next turn without a query per turn. Trusted only while
- * no other connection has committed: call `sync` with `PRAGMA data_version` at the start of every
+ * The last turns of recently written sessions, most recent first, as one connection wrote them:
+ * the context of each session's next turn without a query per turn. Each turn is what the
+ * caller keeps of it: its text (the default), or e.g. its id and text. Trusted only while no
+ * other connection has committed: call `sync` with `PRAGMA data_version` at the start of every
  * write transaction, and `clear` after a delete, an update of stored text or a rolled-back write.
  * Keeps at most `maxSessions` sessions (the least recently written is dropped).
  */
-export class RecentTurns {
-  private readonly tails = new Map<string, string[]>();
+export class RecentTurns<Turn = string> {
+  private readonly tails = new Map<string, Turn[]>();
   private version = -1;
 
   constructor(private readonly maxSessions = RECENT_SESSIONS) {}
@@ -114,11 +115,11 @@ export class RecentTurns {
   }
 
   /**
-   * The texts of `session`'s last `CONTEXT_TURNS` turns, most recent first: the remembered ones,
-   * else `load(session)` (the stored ones). Pass the result to `turnContext`, and to `push` once
-   * the turn is stored.
+   * `session`'s last `CONTEXT_TURNS` turns, most recent first: the remembered ones, else
+   * `load(session)` (the stored ones). Pass their texts to `turnContext`, and the result to `push`
+   * once the turn is stored.
    */
-  previous(session: string, load: (session: string) => string[]): string[] {
+  previous(session: string, load: (session: string) => Turn[]): Turn[] {
     const remembered = this.tails.get(session);
     if (remembered === undefined) return load(session);
     // Taken out, so that `push` puts the session back as the most recently written.
@@ -126,9 +127,9 @@ export class RecentTurns {
     return remembered;
   }
 
-  /** Remember that a turn with `text` was stored in `session` after the turns `previous`. */
-  push(session: string, text: string, previous: readonly string[]): void {
-    this.tails.set(session, [text, ...previous.slice(0, CONTEXT_TURNS - 1)]);
+  /** Remember that `turn` was stored in `session` after the turns `previous`. */
+  push(session: string, turn: Turn, previous: readonly Turn[]): void {
+    this.tails.set(session, [turn, ...previous.slice(0, CONTEXT_TURNS - 1)]);
     if (this.tails.size > this.maxSessions) this.tails.delete(this.tails.keys().next().value!);
   }
 

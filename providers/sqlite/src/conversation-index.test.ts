@@ -8,6 +8,7 @@ import { openDatabase } from "./database.js";
 import { MemoryStore } from "./memory-store.js";
 import { seededRandom } from "./test-support/prng.js";
 import { writeV2File } from "./test-support/v2-schema.js";
+import { downgradeToV4 } from "./test-support/v4-schema.js";
 
 let dir: string;
 beforeEach(() => {
@@ -37,7 +38,7 @@ function writeV2Store(file: string): void {
   );
 }
 
-describe("schema v2 → v4 migration (context columns, then expiry)", () => {
+describe("schema v2 → v5 migration (context columns, expiry, then previous-turn ids)", () => {
   it("keeps every item and fills each turn's context and date", () => {
     const file = path.join(dir, "m.db");
     writeV2Store(file);
@@ -47,7 +48,7 @@ describe("schema v2 → v4 migration (context columns, then expiry)", () => {
 
     const db = openDatabase(file);
     try {
-      expect(db.pragma("user_version", { simple: true })).toBe(4);
+      expect(db.pragma("user_version", { simple: true })).toBe(5);
       const newRows = db.prepare(`SELECT id, kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at FROM items ORDER BY id`).all();
       expect(newRows).toEqual(oldRows);
       const context = db.prepare(`SELECT id, prev1, prev2, session_date FROM items ORDER BY id`).raw(true).all();
@@ -208,7 +209,7 @@ describe("schema v2 → v4 migration (context columns, then expiry)", () => {
     try {
       const db = new Database(file, { readonly: true });
       try {
-        expect(db.pragma("user_version", { simple: true })).toBe(4);
+        expect(db.pragma("user_version", { simple: true })).toBe(5);
         expect(db.prepare(columns).all()).toEqual(before);
         // v4: no item of the release expires; the expiry and user indexes exist.
         expect(db.prepare(`SELECT COUNT(*) FROM items WHERE expires_at IS NULL`).pluck().get()).toBe(11);
@@ -228,7 +229,7 @@ describe("schema v2 → v4 migration (context columns, then expiry)", () => {
       expect(ids("hiking")).toEqual(expect.arrayContaining(["1", "2"]));
       expect(ids("green tea")).toContain("7");
       expect(ids("billing Postgres")).toEqual(expect.arrayContaining(["10", "11"]));
-      expect(provider.memoryStore!.doctor()).toMatchObject({ ok: true, ftsConsistent: true, items: 11, schemaVersion: 4 });
+      expect(provider.memoryStore!.doctor()).toMatchObject({ ok: true, ftsConsistent: true, items: 11, schemaVersion: 5 });
       // New turns of an upgraded session take their context from the turns written by the release.
       provider.syncTurn("Her name is Biscuit.", "Biscuit, got it.", { sessionId: "s3" });
       await provider.flush();
@@ -239,7 +240,7 @@ describe("schema v2 → v4 migration (context columns, then expiry)", () => {
   });
 });
 
-describe("schema v3 → v4 migration", () => {
+describe("schema v3 → v5 migration", () => {
   /** A v3 store: today's schema without what v4 added (expires_at and its two indexes). */
   function writeV3Store(file: string): void {
     const db = openDatabase(file);
@@ -249,6 +250,7 @@ describe("schema v3 → v4 migration", () => {
       { kind: "turn", sessionId: "s", userId: "a", content: "and then had lunch" },
       { kind: "fact", userId: "b", content: "b likes sailing", tags: ["hobby"] },
     ]);
+    downgradeToV4(db);
     db.exec(`DROP INDEX items_expires; DROP INDEX items_user; ALTER TABLE items DROP COLUMN expires_at;`);
     db.pragma("user_version = 3");
     db.close();
@@ -266,7 +268,7 @@ describe("schema v3 → v4 migration", () => {
 
     const db = openDatabase(file);
     try {
-      expect(db.pragma("user_version", { simple: true })).toBe(4);
+      expect(db.pragma("user_version", { simple: true })).toBe(5);
       expect(db.prepare(all).all()).toEqual(before);
       expect(db.prepare(`SELECT COUNT(*) FROM items WHERE expires_at IS NULL`).pluck().get()).toBe(3);
       // Expired-item lookups and erasure by user use the new partial indexes.
@@ -274,12 +276,99 @@ describe("schema v3 → v4 migration", () => {
       expect(plan(`SELECT 1 FROM items WHERE expires_at <= 5 LIMIT 1`)).toMatch(/items_expires/);
       expect(plan(`SELECT id FROM items i WHERE i.user_id = 'a'`)).toMatch(/items_user/);
       const store = new MemoryStore(db, file);
-      expect(store.doctor()).toMatchObject({ ok: true, ftsConsistent: true, items: 3, schemaVersion: 4 });
+      expect(store.doctor()).toMatchObject({ ok: true, ftsConsistent: true, items: 3, schemaVersion: 5 });
       expect(store.search("harbour lunch", { limit: 5 }).map((h) => h.id)).toEqual(expect.arrayContaining(["1", "2"]));
       const [id] = store.insertMany([{ kind: "fact", content: "expiring fact", expiresAt: Date.now() + 60_000 }]);
       expect(store.get(id!)?.expiresAt).toBeDefined();
     } finally {
       db.close();
+    }
+  });
+});
+
+/** Each turn's previous-turn ids and question flag as the session's turns say they are now. */
+function expectedLinks(db: Database.Database): unknown[] {
+  return db
+    .prepare(
+      `SELECT i.id,
+         (SELECT p.id FROM items p WHERE p.session_id = i.session_id AND p.kind = 'turn' AND p.id < i.id AND i.kind = 'turn' AND i.session_id <> '' ORDER BY p.id DESC LIMIT 1),
+         (SELECT p.id FROM items p WHERE p.session_id = i.session_id AND p.kind = 'turn' AND p.id < i.id AND i.kind = 'turn' AND i.session_id <> '' ORDER BY p.id DESC LIMIT 1 OFFSET 1),
+         CASE WHEN i.kind = 'turn' AND (instr(i.content, '?') > 0 OR instr(i.content, '？') > 0) THEN 1 ELSE 0 END
+       FROM items i ORDER BY i.id`,
+    )
+    .raw(true)
+    .all();
+}
+const storedLinks = (db: Database.Database) => db.prepare(`SELECT id, prev_id, prev2_id, asks FROM items ORDER BY id`).raw(true).all();
+
+describe("schema v4 → v5 migration (previous-turn ids stored with each turn)", () => {
+  it("migrates a database written by the v4 package, keeping every item, and fills the ids and flags as new writes do", async () => {
+    const { SqliteMemoryProvider } = await import("./sqlite-memory-provider.js");
+    const fixture = fileURLToPath(new URL("./test-support/fixtures/schema-v4.db", import.meta.url));
+    const file = path.join(dir, "memory.db");
+    fs.copyFileSync(fixture, file);
+    const columns = `SELECT id, kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at, prev1, prev2, session_date, expires_at FROM items ORDER BY id`;
+    const raw = new Database(file, { readonly: true });
+    expect(raw.pragma("user_version", { simple: true })).toBe(4);
+    const before = raw.prepare(columns).all();
+    const fts = raw.prepare(`SELECT rowid, content, prev1 FROM items_fts ORDER BY rowid`).all();
+    raw.close();
+    expect(before).toHaveLength(11);
+
+    const provider = new SqliteMemoryProvider({ path: file });
+    await provider.initialize("after-upgrade", { hermesHome: dir, platform: "cli" });
+    try {
+      const db = provider.memoryStore!.db;
+      expect(db.pragma("user_version", { simple: true })).toBe(5);
+      expect(db.prepare(columns).all()).toEqual(before);
+      expect(db.prepare(`SELECT rowid, content, prev1 FROM items_fts ORDER BY rowid`).all()).toEqual(fts);
+      expect(storedLinks(db)).toEqual(expectedLinks(db));
+      // The fixture's sessions: s1 (1–3), s2 (4–6), s3 (8, 9: two syncTurn pairs stored as turns).
+      expect(db.prepare(`SELECT prev_id, prev2_id FROM items WHERE id = 3`).raw(true).get()).toEqual([2, 1]);
+      expect(db.prepare(`SELECT asks FROM items WHERE id = 1`).pluck().get()).toBe(1);
+      expect(provider.memoryStore!.doctor()).toMatchObject({ ok: true, ftsConsistent: true, items: 11, schemaVersion: 5 });
+      // New turns of a migrated session point at the turns the v4 package wrote.
+      provider.syncTurn("Her name is Biscuit.", "Biscuit, got it.", { sessionId: "s1" });
+      await provider.flush();
+      expect(storedLinks(db)).toEqual(expectedLinks(db));
+      const newest = db.prepare(`SELECT id, prev_id, prev2_id FROM items WHERE session_id = 's1' ORDER BY id DESC LIMIT 1`).raw(true).get() as number[];
+      expect(newest[1]).toBe(3);
+      // The answer is still found through the question it follows.
+      expect(provider.search("hiking", { limit: 5 }).map((h) => h.id)).toEqual(expect.arrayContaining(["1", "2"]));
+    } finally {
+      await provider.shutdown();
+    }
+  });
+
+  it("keeps the ids and flags equal to what the sessions say through inserts, deletes and edits from two connections", () => {
+    const file = path.join(dir, "links.db");
+    const a = openDatabase(file);
+    const b = openDatabase(file);
+    try {
+      const storeA = new MemoryStore(a, file);
+      const storeB = new MemoryStore(b, file);
+      const random = seededRandom(11);
+      const ids: string[] = [];
+      for (let round = 0; round < 300; round++) {
+        const store = random() < 0.5 ? storeA : storeB;
+        const r = random();
+        if (r < 0.6 || ids.length < 5) {
+          const session = random() < 0.1 ? undefined : `s${Math.floor(random() * 4)}`;
+          const kind = random() < 0.85 ? "turn" : "fact";
+          const [id] = store.insertMany([{ kind, sessionId: session, content: `round ${round}${random() < 0.3 ? " why?" : ""}` }]);
+          ids.push(id!);
+        } else if (r < 0.85) {
+          const [id] = ids.splice(Math.floor(random() * ids.length), 1);
+          store.forget(id!);
+        } else {
+          const id = ids[Math.floor(random() * ids.length)]!;
+          store.update(id, { content: `edited ${round}${random() < 0.5 ? "？" : ""}` });
+        }
+        expect(storedLinks(a), `round ${round}`).toEqual(expectedLinks(a));
+      }
+    } finally {
+      b.close();
+      a.close();
     }
   });
 });

@@ -16,7 +16,7 @@ import { CONTEXT_CHARS, TURN_COLUMN_WEIGHTS, turnDateText, type TurnColumnWeight
 export type Db = SqliteDb;
 
 /** Schema version this code writes (`PRAGMA user_version`). */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /** FTS column weights for `bm25(items_fts, content, speaker, prev1, prev2, session_date)`. */
 export const BM25_WEIGHTS: Readonly<TurnColumnWeights> = TURN_COLUMN_WEIGHTS;
@@ -137,6 +137,64 @@ CREATE INDEX IF NOT EXISTS items_expires ON items(expires_at) WHERE expires_at I
 CREATE INDEX IF NOT EXISTS items_user ON items(user_id) WHERE user_id IS NOT NULL;
 `;
 
+// v5: each turn keeps the ids of the two turns before it in its session (NULL: none) and whether
+// its text asks a question (the kit's `asksQuestion` rule), written with the turn, so a search reads
+// them with the row instead of looking each up per candidate. Deleting or editing a turn re-points
+// the next two turns of its session, in the same statement that refills their context text.
+const SCHEMA_V5_COLUMNS = `
+ALTER TABLE items ADD COLUMN prev_id INTEGER;
+ALTER TABLE items ADD COLUMN prev2_id INTEGER;
+ALTER TABLE items ADD COLUMN asks INTEGER NOT NULL DEFAULT 0;
+`;
+const REPOINT_NEXT_TURNS = `UPDATE items SET
+    prev1 = COALESCE((SELECT substr(p.content, 1, ${CONTEXT_CHARS}) FROM items p WHERE p.session_id = items.session_id AND p.kind = 'turn' AND p.id < items.id ORDER BY p.id DESC LIMIT 1), ''),
+    prev2 = COALESCE((SELECT substr(p.content, 1, ${CONTEXT_CHARS}) FROM items p WHERE p.session_id = items.session_id AND p.kind = 'turn' AND p.id < items.id ORDER BY p.id DESC LIMIT 1 OFFSET 1), ''),
+    prev_id = (SELECT p.id FROM items p WHERE p.session_id = items.session_id AND p.kind = 'turn' AND p.id < items.id ORDER BY p.id DESC LIMIT 1),
+    prev2_id = (SELECT p.id FROM items p WHERE p.session_id = items.session_id AND p.kind = 'turn' AND p.id < items.id ORDER BY p.id DESC LIMIT 1 OFFSET 1)
+  WHERE id IN (SELECT n.id FROM items n WHERE n.session_id = old.session_id AND n.kind = 'turn' AND n.id > old.id ORDER BY n.id LIMIT 2);`;
+const SCHEMA_V5_TRIGGERS = `
+DROP TRIGGER IF EXISTS items_ad_context;
+DROP TRIGGER IF EXISTS items_au_context;
+CREATE TRIGGER items_ad_context AFTER DELETE ON items WHEN old.kind = 'turn' AND old.session_id <> '' BEGIN
+  ${REPOINT_NEXT_TURNS}
+END;
+CREATE TRIGGER items_au_context AFTER UPDATE OF content ON items WHEN old.kind = 'turn' AND old.session_id <> '' AND new.content IS NOT old.content BEGIN
+  ${REPOINT_NEXT_TURNS}
+END;
+`;
+
+/**
+ * Schema v5 on a v4 store: add the columns, fill them for every existing turn (a window over each
+ * session's turns, in steps of sessions, as v3 fills context) and replace the context triggers.
+ * Nothing else changes: the FTS index and every item stay as they are.
+ */
+function migrateToV5(db: Db, sessions: ReadonlyArray<[string, number]>, step: (units: number) => void): void {
+  db.exec(SCHEMA_V5_COLUMNS);
+  const fill = db.prepare(`
+    UPDATE items SET prev_id = c.prev_id, prev2_id = c.prev2_id, asks = c.asks
+    FROM (
+      SELECT id,
+        lag(id, 1) OVER session_turns AS prev_id,
+        lag(id, 2) OVER session_turns AS prev2_id,
+        instr(content, '?') > 0 OR instr(content, '？') > 0 AS asks
+      FROM items
+      WHERE kind = 'turn' AND session_id >= ? AND session_id <= ?
+      WINDOW session_turns AS (PARTITION BY session_id ORDER BY id)
+    ) AS c
+    WHERE items.id = c.id`);
+  for (let i = 0; i < sessions.length; ) {
+    let turns = 0;
+    let j = i;
+    while (j < sessions.length && (j === i || turns + sessions[j]![1] <= MIGRATION_STEP)) turns += sessions[j++]![1];
+    fill.run(sessions[i]![0], sessions[j - 1]![0]);
+    step(turns);
+    i = j;
+  }
+  // Turns outside any session have no previous turns; they still ask questions or not.
+  db.exec(`UPDATE items SET asks = 1 WHERE kind = 'turn' AND (session_id IS NULL OR session_id = '') AND (instr(content, '?') > 0 OR instr(content, '？') > 0)`);
+  db.exec(SCHEMA_V5_TRIGGERS);
+}
+
 /** Progress of a schema migration: `done` of `total` work units (rows dated, contexted, indexed). */
 export type MigrationProgress = (done: number, total: number) => void;
 
@@ -150,7 +208,7 @@ const MIGRATION_STEP = 20_000;
  * over each session's turns) in steps, so a store of millions of turns never sits in memory and
  * `progress` hears after each step.
  */
-function migrateToV3(db: Db, progress: MigrationProgress | undefined): void {
+function migrateToV3(db: Db, maxId: number, sessions: ReadonlyArray<[string, number]>, step: (units: number) => void): void {
   // The old FTS table and its triggers go first, so filling the columns touches no index.
   db.exec(SCHEMA_V3_COLUMNS);
   db.function("hermes_turn_date", { deterministic: true }, (metadata: unknown, createdAt: unknown) => {
@@ -163,20 +221,6 @@ function migrateToV3(db: Db, progress: MigrationProgress | undefined): void {
     }
     return turnDateText("turn", meta, Number(createdAt));
   });
-  const maxId = Number(db.prepare(`SELECT COALESCE(MAX(id), 0) FROM items`).pluck().get());
-  const sessions = db
-    .prepare(`SELECT session_id, COUNT(*) FROM items WHERE kind = 'turn' AND session_id <> '' GROUP BY session_id ORDER BY session_id`)
-    .raw(true)
-    .all() as Array<[string, number]>;
-  const contexted = sessions.reduce((sum, [, n]) => sum + n, 0);
-  const total = 2 * maxId + contexted;
-  let done = 0;
-  const step = (units: number) => {
-    done += units;
-    progress?.(Math.min(done, total), total);
-  };
-  progress?.(0, total);
-
   const date = db.prepare(`UPDATE items SET session_date = hermes_turn_date(metadata, created_at) WHERE kind = 'turn' AND id > ? AND id <= ?`);
   for (let from = 0; from < maxId; from += MIGRATION_STEP) {
     date.run(from, from + MIGRATION_STEP);
@@ -225,10 +269,27 @@ function storeSpec(progress?: MigrationProgress): SqliteStoreSpec {
       if (current < 1) db.exec(SCHEMA_V1);
       // v2: early v1 databases indexed inserts through a trigger; the store now does it directly.
       if (current < 2) db.exec("DROP TRIGGER IF EXISTS items_ai");
+      // Progress covers every step, measured up front: v3 dates and indexes every row (largest id)
+      // and fills every turn of a session; v5 fills those turns again.
+      const maxId = Number(db.prepare(`SELECT COALESCE(MAX(id), 0) FROM items`).pluck().get());
+      const sessions = db
+        .prepare(`SELECT session_id, COUNT(*) FROM items WHERE kind = 'turn' AND session_id <> '' GROUP BY session_id ORDER BY session_id`)
+        .raw(true)
+        .all() as Array<[string, number]>;
+      const inSessions = sessions.reduce((sum, [, n]) => sum + n, 0);
+      const total = (current < 3 ? 2 * maxId + inSessions : 0) + (current < 5 ? inSessions : 0);
+      let done = 0;
+      const step = (units: number) => {
+        done += units;
+        progress?.(Math.min(done, total), total);
+      };
+      if (current < 5) progress?.(0, total);
       // v3: each turn's FTS document also holds the two previous turns of its session and its date.
-      if (current < 3) migrateToV3(db, progress);
+      if (current < 3) migrateToV3(db, maxId, sessions, step);
       // v4: expires_at, and the indexes for expiry and for erasure by user.
       if (current < 4) db.exec(SCHEMA_V4);
+      // v5: the ids of each turn's two previous turns and whether it asks a question, stored with it.
+      if (current < 5) migrateToV5(db, sessions, step);
     },
   };
 }

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import type BetterSqlite3 from "better-sqlite3";
 import { HermesMemoryError, type MemoryHit, type MemoryKind, type MemoryStats } from "@hermes/memory-core";
 import { BM25_WEIGHTS, bm25Call, type Db } from "./database.js";
-import { NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, SPEAKER_BOOST, nextTurnShare, queryTokens, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
+import { NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, SPEAKER_BOOST, asksQuestion, nextTurnShare, queryTokens, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
 import { DocumentFrequencies, LayeredRanker, planRanking, type CountedTerm } from "@hermes/memory-provider-kit";
 import { checkpointCopies, filterToSql, isEmptyFilter, type FilterSql, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
 import { CONTEXT_TURNS, NO_CONTEXT, RecentTurns, turnContext, turnDateText, type TurnColumnWeights, type TurnContext } from "@hermes/memory-provider-kit";
@@ -215,7 +215,7 @@ export class MemoryStore {
   private readonly layered: LayeredRanker;
   private readonly insertTx: BetterSqlite3.Transaction<(items: readonly NewItem[], ids: string[]) => void>;
   /** The last turns of recently written sessions, as this connection wrote them (context without a query). */
-  private readonly recentTurns = new RecentTurns();
+  private readonly recentTurns = new RecentTurns<RecentTurn>();
   /** The `bm25(...)` call with this store's column weights. */
   private readonly bm25: string;
   /** Statements with a filter condition, by kind and condition text (most recently used last). */
@@ -245,16 +245,14 @@ export class MemoryStore {
       insert: readonly
         ? undefined
         : db.prepare(
-            `INSERT INTO items (kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at, prev1, prev2, session_date, expires_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            `INSERT INTO items (kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at, prev1, prev2, session_date, expires_at, prev_id, prev2_id, asks)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT(digest) WHERE digest IS NOT NULL DO NOTHING`,
           ),
       index: readonly ? undefined : db.prepare(`INSERT INTO items_fts (rowid, content, speaker, prev1, prev2, session_date) VALUES (?, ?, ?, ?, ?, ?)`),
       dataVersion: db.prepare(`PRAGMA data_version`).pluck(),
-      // The texts of the last turns of a session, most recent first (the context of its next turn).
-      lastTurns: db
-        .prepare(`SELECT content FROM items WHERE session_id = ? AND kind = 'turn' ORDER BY id DESC LIMIT ${CONTEXT_TURNS}`)
-        .pluck(),
+      // The ids and texts of the last turns of a session, most recent first (the context of its next turn).
+      lastTurns: db.prepare(`SELECT id, content FROM items WHERE session_id = ? AND kind = 'turn' ORDER BY id DESC LIMIT ${CONTEXT_TURNS}`).raw(true),
       byDigest: db.prepare(`SELECT id FROM items WHERE digest = ?`),
       addSpeaker: readonly ? undefined : db.prepare(`INSERT OR IGNORE INTO speakers (name) VALUES (?)`),
       speakersIn: db.prepare(`SELECT name FROM speakers WHERE name IN (SELECT value FROM json_each(?))`).pluck(),
@@ -265,14 +263,14 @@ export class MemoryStore {
       // `asksQuestion` rule), as one JSON array of
       // [id, kind, session_id, user_id, speaker, created_at, next1, next2, prev, asks, prev2] arrays. One
       // text value crosses into JavaScript instead of a row object per item, which costs more than the lookups.
+      // The previous turns and the question flag are stored with each turn; the next turns are found
+      // in the session's turn index.
       linkedRows: db
         .prepare(
           `SELECT json_group_array(json_array(i.id, i.kind, i.session_id, i.user_id, i.speaker, i.created_at,
              (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id > i.id AND n.kind = 'turn' ORDER BY n.id LIMIT 1),
              (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id > i.id AND n.kind = 'turn' ORDER BY n.id LIMIT 1 OFFSET 1),
-             (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id < i.id AND n.kind = 'turn' ORDER BY n.id DESC LIMIT 1),
-             instr(i.content, '?') > 0 OR instr(i.content, '？') > 0,
-             (SELECT n.id FROM items n WHERE n.session_id = i.session_id AND n.id < i.id AND n.kind = 'turn' ORDER BY n.id DESC LIMIT 1 OFFSET 1)))
+             i.prev_id, i.asks, i.prev2_id))
            FROM json_each(?) c JOIN items i ON i.id = c.value`,
         )
         .pluck(),
@@ -297,7 +295,7 @@ export class MemoryStore {
       delete: readonly ? undefined : db.prepare(`DELETE FROM items WHERE id = ?`),
       update: readonly
         ? undefined
-        : db.prepare(`UPDATE items SET content = ?, tags = ?, metadata = ?, expires_at = ?, digest = ?, session_date = ? WHERE id = ?`),
+        : db.prepare(`UPDATE items SET content = ?, tags = ?, metadata = ?, expires_at = ?, digest = ?, session_date = ?, asks = ? WHERE id = ?`),
       deleteDigest: readonly ? undefined : db.prepare(`DELETE FROM items WHERE digest = ?`),
       // Ranking statements return [id, rank] arrays (raw): an object per candidate costs more.
       rank: db.prepare(`SELECT rowid AS id, ${bm25} AS rank FROM items_fts WHERE items_fts MATCH ? ORDER BY rank LIMIT ?`).raw(true),
@@ -339,8 +337,8 @@ export class MemoryStore {
     const createdAt = item.createdAt ?? Date.now();
     const digest = item.kind === "turn" ? null : (item.digest ?? itemDigest(item, createdAt));
     const session = item.kind === "turn" && item.sessionId !== undefined && item.sessionId !== "" ? item.sessionId : undefined;
-    const previous = session === undefined ? undefined : this.recentTurns.previous(session, (s) => this.stmts.lastTurns.all(s) as string[]);
-    const context: TurnContext = previous === undefined ? NO_CONTEXT : turnContext(previous);
+    const previous = session === undefined ? undefined : this.recentTurns.previous(session, (s) => this.stmts.lastTurns.all(s) as RecentTurn[]);
+    const context: TurnContext = previous === undefined ? NO_CONTEXT : turnContext(previous.map((p) => p[1]));
     const date = turnDateText(item.kind, item.metadata, createdAt);
     // Positional parameters: binding an object costs measurably more per row.
     const result = this.stmts.insert!.run(
@@ -357,11 +355,14 @@ export class MemoryStore {
       context.prev2,
       date,
       item.expiresAt ?? null,
+      previous?.[0]?.[0] ?? null,
+      previous?.[1]?.[0] ?? null,
+      item.kind === "turn" && asksQuestion(item.content) ? 1 : 0,
     );
     if (result.changes > 0) {
       this.stmts.index!.run(result.lastInsertRowid, item.content, item.speaker ?? "", context.prev1, context.prev2, date);
       if (item.speaker) this.recordSpeaker(item.speaker);
-      if (session !== undefined) this.recentTurns.push(session, item.content, previous!);
+      if (session !== undefined) this.recentTurns.push(session, [Number(result.lastInsertRowid), item.content], previous!);
       return String(result.lastInsertRowid);
     }
     const existing = this.stmts.byDigest.get(digest) as { id: number } | undefined;
@@ -519,7 +520,7 @@ export class MemoryStore {
       let nonNegative = wAfterQuestion >= 0 && wAfterStatement >= 0 && wNext2 >= 0 && wPrev >= 0 && wPrev2 >= 0;
       for (const [row, score] of matched) {
         if (!(score >= 0)) nonNegative = false;
-        if (row[1] !== "turn" || row[2] === null) continue;
+        if (row[1] !== "turn" || !row[2]) continue;
         share(row[6], row[2], (row[9] === 1 ? wAfterQuestion : wAfterStatement) * score);
         share(row[7], row[2], wNext2 * score);
         share(row[8], row[2], wPrev * score);
@@ -558,7 +559,7 @@ export class MemoryStore {
       // outside the candidates were read under it.
       const accept = (row: LinkedRow | undefined): row is LinkedRow => row !== undefined;
       for (const [row, score] of matched) {
-        if (row[1] !== "turn" || row[2] === null) continue;
+        if (row[1] !== "turn" || !row[2]) continue;
         const next = row[6] === null ? undefined : linked.get(row[6]);
         const next2 = row[7] === null ? undefined : linked.get(row[7]);
         const prev = row[8] === null ? undefined : linked.get(row[8]);
@@ -751,6 +752,7 @@ export class MemoryStore {
               changes.expiresAt !== undefined ? changes.expiresAt : row.expires_at,
               digest,
               turnDateText(row.kind, metadata, row.created_at),
+              row.kind === "turn" && asksQuestion(content) ? 1 : 0,
               n,
             );
             updated = true;
@@ -932,6 +934,9 @@ export class MemoryStore {
 
 /** How one search ranks: FTS5's bm25() over a MATCH expression, or the layered ranker; `fallback` fills a short list. */
 type RankPlan = { mode: "bm25"; match: string; fallback?: RankPlan } | { mode: "layered"; terms: CountedTerm[]; fallback?: RankPlan };
+
+/** A turn as `RecentTurns` keeps it here: its id and text. */
+type RecentTurn = [id: number, content: string];
 
 /** A scored item of one search. */
 export interface Scored {

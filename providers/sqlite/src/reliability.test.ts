@@ -133,7 +133,7 @@ describe("reliability (real processes, real files)", () => {
 
     const db = openDatabase(file);
     try {
-      expect(db.pragma("user_version", { simple: true })).toBe(4);
+      expect(db.pragma("user_version", { simple: true })).toBe(5);
       expect(db.prepare(`SELECT COUNT(*), SUM(prev1 <> '') FROM items`).raw(true).get()).toEqual([100_000, 99_500]);
       expect(db.prepare(`SELECT COUNT(*) FROM items_fts WHERE items_fts MATCH 'session'`).pluck().get()).toBe(100_000);
     } finally {

@@ -1,5 +1,7 @@
 // Writes `fixtures/release-0.1.0.db`: a memory database written by a released @hermes/memory-sqlite
 // (0.1.0, schema v2) through its public API, which the migration tests open with the current code.
+// `fixtures/schema-v4.db` was written the same way by the package at commit a3953ba (schema v4, the
+// last before v5 stored each turn's previous-turn ids).
 // Run from a checkout or install of that release:
 //   node write-release-fixture.mjs <path to the release's dist/index.js> <output.db>
 import fs from "node:fs";
