@@ -140,6 +140,9 @@ export const CONTRACT_CLAUSES: readonly ContractClause[] = [
   clause("C-RECALL-2", "RECALL", "prefetch is never served a result queuePrefetch computed for another session",
     "Key the queuePrefetch cache by session id and query text (PrefetchCache in @hermes/memory-provider-kit), never by query text alone.", ["recall"]),
 
+  clause("C-RECALL-3", "RECALL", "an item remembered right after a search that found nothing is found by the next search for the same word",
+    "Never cache an empty result or a document count of 0 across writes (DocumentFrequencies in @hermes/memory-provider-kit does not); invalidate search caches on remember().", ["search"]),
+
   clause("C-ISOLATION-1", "ISOLATION", "two profiles used concurrently never see each other's data",
     "Keep all state per instance and derived from ctx.hermesHome; no module-level caches or singletons keyed by nothing.", ["readBack"]),
   clause("C-ISOLATION-2", "ISOLATION", "userId scoping keeps users of one profile apart",

@@ -32,6 +32,7 @@ import {
   PostFilterTopKProvider,
   SearchableV2Provider,
   UpdateKeepsOldTextProvider,
+  NegativeSearchCacheProvider,
 } from "./__fixtures__/searchable-v2-provider.js";
 import { CONTRACT_CLAUSES } from "./clauses.js";
 import type { ContractCapabilities, MemoryProviderContractSetup } from "./contract-setup.js";
@@ -174,6 +175,7 @@ describe("runMemoryProviderContract catches broken providers", () => {
     { mistake: "a forgetWhere that leaves the erased text searchable", Provider: ErasureLeavesTextProvider, fails: ["C-ERASURE-1"] },
     { mistake: "expiry accepted but ignored", Provider: IgnoresExpiryProvider, fails: ["C-EXPIRY-1"] },
     { mistake: "an update that keeps serving the old text", Provider: UpdateKeepsOldTextProvider, fails: ["C-UPDATE-1"] },
+    { mistake: "a search that keeps answering nothing for a query that once found nothing", Provider: NegativeSearchCacheProvider, fails: ["C-RECALL-3"] },
   ];
 
   for (const { mistake, Provider, fails } of cases) {

@@ -66,6 +66,17 @@ describe("DocumentFrequencies", () => {
     expect(calls).toHaveLength(3);
   });
 
+  it("never caches a count of 0: a word first written after a search is counted again", () => {
+    let df = 0;
+    const calls: string[] = [];
+    const frequencies = new DocumentFrequencies((term) => (calls.push(term), df));
+    expect(frequencies.get("zeppelin", 100)).toBe(0);
+    df = 1;
+    expect(frequencies.get("zeppelin", 101)).toBe(1);
+    expect(frequencies.get("zeppelin", 101)).toBe(1);
+    expect(calls).toEqual(["zeppelin", "zeppelin"]);
+  });
+
   it("keeps at most DOCUMENT_FREQUENCY_CACHE_SIZE words, dropping the least recently counted", () => {
     let counted = 0;
     const frequencies = new DocumentFrequencies(() => (counted++, 1));

@@ -184,6 +184,20 @@ describe("SearchableMemory", () => {
   });
 });
 
+describe("read your writes", () => {
+  it("finds a word written right after a search that found nothing, in a small and in a large store", async () => {
+    for (const size of [50, 2_500]) {
+      const provider = await makeProvider({ path: path.join(home, `rw-${size}.db`) });
+      for (let i = 0; i < size; i++) provider.remember({ kind: "fact", content: `fact number ${i} about tea and biscuits` });
+      expect(provider.search("zeppelin")).toEqual([]);
+      const id = provider.remember({ kind: "fact", content: "I once flew in a zeppelin" });
+      expect(provider.search("zeppelin").map((h) => h.id)).toEqual([id]);
+      // A word every item holds (no BM25 weight) still finds items once it is the only word.
+      expect(provider.search("tea", { limit: 3 })).toHaveLength(3);
+    }
+  });
+});
+
 describe("syncTurn and the write queue", () => {
   it("returns immediately, writes in the background and keeps session order", async () => {
     const p = await makeProvider({ flushIntervalMs: 5 });

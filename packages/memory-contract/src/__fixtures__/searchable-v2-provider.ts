@@ -275,3 +275,16 @@ export class SlowFlushV2Provider extends SearchableV2Provider {
     await super.flush();
   }
 }
+
+/** Remembers which queries found nothing and answers them from that memory, even after new writes. */
+export class NegativeSearchCacheProvider extends SearchableV2Provider {
+  private readonly missed = new Set<string>();
+
+  override search(query: string, options: MemorySearchOptions = {}): MemoryHit[] {
+    const key = `${query}\u0000${JSON.stringify(options)}`;
+    if (this.missed.has(key)) return [];
+    const hits = super.search(query, options);
+    if (hits.length === 0) this.missed.add(key);
+    return hits;
+  }
+}

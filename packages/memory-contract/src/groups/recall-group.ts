@@ -1,7 +1,11 @@
 import { fail, pass, type ContractContext } from "../clause-runner.js";
 import { distinctiveToken } from "../provider-harness.js";
+import { mentions, searchableClause } from "./searchable-support.js";
 
-/** RECALL: a fact from one session comes back through prefetch after a restart. */
+/**
+ * RECALL: a fact from one session comes back through prefetch after a restart; prefetch is never
+ * served another session's cached result; search finds what was written after it found nothing.
+ */
 export async function runRecallGroup(ctx: ContractContext): Promise<void> {
   await ctx.clause("C-RECALL-1", async () => {
     const { harness } = ctx;
@@ -57,5 +61,18 @@ export async function runRecallGroup(ctx: ContractContext): Promise<void> {
     } finally {
       await instance.close().catch(() => undefined);
     }
+  });
+
+  await searchableClause(ctx, "C-RECALL-3", "recall-after-miss", async (probe) => {
+    for (let i = 0; i < 20; i++) await probe.remember({ content: `Filler note ${i} about the weekly team lunch` });
+    await probe.settle();
+    const token = distinctiveToken("afterthemiss");
+    const before = await probe.search(token, { limit: 5 });
+    if (mentions(before, token)) return fail(`search(${JSON.stringify(token)}) found the word before any item held it`);
+    await probe.remember({ content: `The spare key is kept under the ${token} flowerpot` });
+    await probe.settle();
+    const after = await probe.search(token, { limit: 5 });
+    if (mentions(after, token)) return pass();
+    return fail(`search(${JSON.stringify(token)}) found nothing after remember() stored an item holding it, because an earlier search for it had found nothing`);
   });
 }
