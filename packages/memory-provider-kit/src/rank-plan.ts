@@ -54,7 +54,8 @@ export const DOCUMENT_FREQUENCY_CACHE_SIZE = 20_000;
 /**
  * Document counts of query words (the IDF input and `planRanking`'s `documentFrequency`), counted
  * up to half the store — beyond that FTS5's IDF is at its floor anyway — and cached until the store
- * grows by 20 % (a count of 0 is never cached, so a word first written after a search is found).
+ * grows by 20 % (a count of 0 only until the store grows at all, so a word first written after a
+ * search is found).
  * `count(term, limit)` counts the items holding `term`, stopping at `limit`; a miss
  * walks the word's document list once (about 1 ms per 30,000 items holding it).
  */
@@ -66,13 +67,11 @@ export class DocumentFrequencies {
   /** Items holding `term` in a store of `total` items (cached or counted). */
   get(term: string, total: number): number {
     const cached = this.cache.get(term);
-    if (cached && total <= cached.atCount * 1.2) return cached.df;
+    // A word no item held is counted again as soon as the store has grown at all: the next item may
+    // hold it, and a stale 0 would drop the word from every search until the store grew by 20 %.
+    if (cached && (cached.df > 0 ? total <= cached.atCount * 1.2 : total === cached.atCount)) return cached.df;
     const df = this.count(term, Math.floor(total / 2) + 1);
     this.cache.delete(term);
-    // A word no item holds is not remembered: an item written next may hold it, and a cached 0
-    // would drop the word from every search until the store grew by 20 %. Counting it again is
-    // one index look-up (its document list is empty).
-    if (df === 0) return 0;
     this.cache.set(term, { df, atCount: total });
     if (this.cache.size > DOCUMENT_FREQUENCY_CACHE_SIZE) {
       const oldest = this.cache.keys().next().value;
