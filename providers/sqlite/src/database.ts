@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import type BetterSqlite3 from "better-sqlite3";
 import {
   closeSqliteStore,
   createSqliteDriverLoader,
@@ -182,17 +183,26 @@ function migrateToV5(db: Db, sessions: ReadonlyArray<[string, number]>, step: (u
       WINDOW session_turns AS (PARTITION BY session_id ORDER BY id)
     ) AS c
     WHERE items.id = c.id`);
+  bySessionRanges(sessions, fill, step);
+  // Turns outside any session have no previous turns; they still ask questions or not.
+  db.exec(`UPDATE items SET asks = 1 WHERE kind = 'turn' AND (session_id IS NULL OR session_id = '') AND (instr(content, '?') > 0 OR instr(content, '？') > 0)`);
+  db.exec(SCHEMA_V5_TRIGGERS);
+}
+
+/**
+ * Run `statement` (bound to the first and last session id of a range) over consecutive ranges of
+ * `sessions` (sorted by id, with their turn counts) holding about `MIGRATION_STEP` turns each, so a
+ * store of millions of turns is filled in steps; `step` hears each range's turns.
+ */
+function bySessionRanges(sessions: ReadonlyArray<[string, number]>, statement: BetterSqlite3.Statement, step: (units: number) => void): void {
   for (let i = 0; i < sessions.length; ) {
     let turns = 0;
     let j = i;
     while (j < sessions.length && (j === i || turns + sessions[j]![1] <= MIGRATION_STEP)) turns += sessions[j++]![1];
-    fill.run(sessions[i]![0], sessions[j - 1]![0]);
+    statement.run(sessions[i]![0], sessions[j - 1]![0]);
     step(turns);
     i = j;
   }
-  // Turns outside any session have no previous turns; they still ask questions or not.
-  db.exec(`UPDATE items SET asks = 1 WHERE kind = 'turn' AND (session_id IS NULL OR session_id = '') AND (instr(content, '?') > 0 OR instr(content, '？') > 0)`);
-  db.exec(SCHEMA_V5_TRIGGERS);
 }
 
 /** Progress of a schema migration: `done` of `total` work units (rows dated, contexted, indexed). */
@@ -238,14 +248,7 @@ function migrateToV3(db: Db, maxId: number, sessions: ReadonlyArray<[string, num
       WINDOW session_turns AS (PARTITION BY session_id ORDER BY id)
     ) AS c
     WHERE items.id = c.id`);
-  for (let i = 0; i < sessions.length; ) {
-    let turns = 0;
-    let j = i;
-    while (j < sessions.length && (j === i || turns + sessions[j]![1] <= MIGRATION_STEP)) turns += sessions[j++]![1];
-    context.run(sessions[i]![0], sessions[j - 1]![0]);
-    step(turns);
-    i = j;
-  }
+  bySessionRanges(sessions, context, step);
 
   db.exec(SCHEMA_V3_FTS);
   const index = db.prepare(
