@@ -99,11 +99,27 @@ ALTER TABLE items ADD COLUMN prev2 TEXT NOT NULL DEFAULT '';
 ALTER TABLE items ADD COLUMN session_date TEXT NOT NULL DEFAULT '';
 `;
 // The next two turns of the deleted or edited turn's session take their context again from the turns
-// now before them (the trigger's \`old\` row names the session and position).
-const REFILL_NEXT_CONTEXT = `UPDATE items SET
-    prev1 = COALESCE((SELECT substr(p.content, 1, ${CONTEXT_CHARS}) FROM items p WHERE p.session_id = items.session_id AND p.kind = 'turn' AND p.id < items.id ORDER BY p.id DESC LIMIT 1), ''),
-    prev2 = COALESCE((SELECT substr(p.content, 1, ${CONTEXT_CHARS}) FROM items p WHERE p.session_id = items.session_id AND p.kind = 'turn' AND p.id < items.id ORDER BY p.id DESC LIMIT 1 OFFSET 1), '')
+// now before them (the trigger's \`old\` row names the session and position); from v5 on, also the ids
+// of those turns.
+function refillNextTurns(withIds: boolean): string {
+  const before = (offset: number, column: string) =>
+    `(SELECT ${column} FROM items p WHERE p.session_id = items.session_id AND p.kind = 'turn' AND p.id < items.id ORDER BY p.id DESC LIMIT 1${offset > 0 ? ` OFFSET ${offset}` : ""})`;
+  const text = (offset: number) => `COALESCE(${before(offset, `substr(p.content, 1, ${CONTEXT_CHARS})`)}, '')`;
+  const ids = withIds ? `,\n    prev_id = ${before(0, "p.id")},\n    prev2_id = ${before(1, "p.id")}` : "";
+  return `UPDATE items SET
+    prev1 = ${text(0)},
+    prev2 = ${text(1)}${ids}
   WHERE id IN (SELECT n.id FROM items n WHERE n.session_id = old.session_id AND n.kind = 'turn' AND n.id > old.id ORDER BY n.id LIMIT 2);`;
+}
+/** The triggers that run `body` (a `refillNextTurns` statement) after a turn is deleted or its text changes. */
+function contextTriggers(body: string): string {
+  return `CREATE TRIGGER items_ad_context AFTER DELETE ON items WHEN old.kind = 'turn' AND old.session_id <> '' BEGIN
+  ${body}
+END;
+CREATE TRIGGER items_au_context AFTER UPDATE OF content ON items WHEN old.kind = 'turn' AND old.session_id <> '' AND new.content IS NOT old.content BEGIN
+  ${body}
+END;`;
+}
 const SCHEMA_V3_FTS = `
 CREATE VIRTUAL TABLE items_fts USING fts5(
   content, speaker, prev1, prev2, session_date,
@@ -120,12 +136,7 @@ CREATE TRIGGER items_au AFTER UPDATE OF content, speaker, prev1, prev2, session_
   INSERT INTO items_fts(rowid, content, speaker, prev1, prev2, session_date)
     VALUES (new.id, new.content, new.speaker, new.prev1, new.prev2, new.session_date);
 END;
-CREATE TRIGGER items_ad_context AFTER DELETE ON items WHEN old.kind = 'turn' AND old.session_id <> '' BEGIN
-  ${REFILL_NEXT_CONTEXT}
-END;
-CREATE TRIGGER items_au_context AFTER UPDATE OF content ON items WHEN old.kind = 'turn' AND old.session_id <> '' AND new.content IS NOT old.content BEGIN
-  ${REFILL_NEXT_CONTEXT}
-END;
+${contextTriggers(refillNextTurns(false))}
 INSERT INTO items_fts(items_fts, rank) VALUES ('rank', '${bm25Call(BM25_WEIGHTS).replace("items_fts, ", "")}');
 `;
 
@@ -147,21 +158,10 @@ ALTER TABLE items ADD COLUMN prev_id INTEGER;
 ALTER TABLE items ADD COLUMN prev2_id INTEGER;
 ALTER TABLE items ADD COLUMN asks INTEGER NOT NULL DEFAULT 0;
 `;
-const REPOINT_NEXT_TURNS = `UPDATE items SET
-    prev1 = COALESCE((SELECT substr(p.content, 1, ${CONTEXT_CHARS}) FROM items p WHERE p.session_id = items.session_id AND p.kind = 'turn' AND p.id < items.id ORDER BY p.id DESC LIMIT 1), ''),
-    prev2 = COALESCE((SELECT substr(p.content, 1, ${CONTEXT_CHARS}) FROM items p WHERE p.session_id = items.session_id AND p.kind = 'turn' AND p.id < items.id ORDER BY p.id DESC LIMIT 1 OFFSET 1), ''),
-    prev_id = (SELECT p.id FROM items p WHERE p.session_id = items.session_id AND p.kind = 'turn' AND p.id < items.id ORDER BY p.id DESC LIMIT 1),
-    prev2_id = (SELECT p.id FROM items p WHERE p.session_id = items.session_id AND p.kind = 'turn' AND p.id < items.id ORDER BY p.id DESC LIMIT 1 OFFSET 1)
-  WHERE id IN (SELECT n.id FROM items n WHERE n.session_id = old.session_id AND n.kind = 'turn' AND n.id > old.id ORDER BY n.id LIMIT 2);`;
 const SCHEMA_V5_TRIGGERS = `
 DROP TRIGGER IF EXISTS items_ad_context;
 DROP TRIGGER IF EXISTS items_au_context;
-CREATE TRIGGER items_ad_context AFTER DELETE ON items WHEN old.kind = 'turn' AND old.session_id <> '' BEGIN
-  ${REPOINT_NEXT_TURNS}
-END;
-CREATE TRIGGER items_au_context AFTER UPDATE OF content ON items WHEN old.kind = 'turn' AND old.session_id <> '' AND new.content IS NOT old.content BEGIN
-  ${REPOINT_NEXT_TURNS}
-END;
+${contextTriggers(refillNextTurns(true))}
 `;
 
 /**

@@ -815,14 +815,14 @@ export class Sidecar {
     type Raw = { key: number; id: string; metadata: string | null; text: string | null; rank: number };
     const words = plan.mode === "bm25" ? plan.terms : plan.terms.map((t) => t.term);
     // FTS5's own bm25() over every matching row of the namespace that passes `condition`.
-    const exact = (words: readonly string[]): Raw[] =>
+    const exact = (matched: readonly string[]): Raw[] =>
       this
         .prepare(
           `SELECT r.key AS key, r.id AS id, ${cols}, ${this.contextColumns ? BM25_CALL : "bm25(records_fts)"} AS rank
            FROM records_fts JOIN records r ON r.key = records_fts.rowid
            WHERE records_fts MATCH ? AND r.namespace = ?${condition ? ` AND ${condition.sql}` : ""} ORDER BY rank LIMIT ?`,
         )
-        .all(words.map(quoteTerm).join(" OR "), namespace, ...(condition?.params ?? []), fetchLimit) as Raw[];
+        .all(matched.map(quoteTerm).join(" OR "), namespace, ...(condition?.params ?? []), fetchLimit) as Raw[];
     let raws: Raw[];
     if (plan.mode === "bm25") {
       raws = exact(words);
