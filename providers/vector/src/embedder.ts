@@ -16,6 +16,16 @@ export interface Embedder {
   close?(): Promise<void>;
 }
 
+/**
+ * True for a lexical embedder: its vectors hash the words and character n-grams of the text
+ * (the bundled `hashing` embedder, ids starting with `hashing`) instead of encoding meaning. Such
+ * vectors are nearly orthogonal unless texts share words, so they rank like keywords, and a
+ * proximity graph (HNSW) cannot be navigated over them.
+ */
+export function isLexicalEmbedder(embedderId: string): boolean {
+  return embedderId.startsWith("hashing");
+}
+
 /** Scale `vector` in place to unit length (a zero vector stays zero). Returns the same array. */
 export function l2Normalize(vector: Float32Array): Float32Array {
   let sum = 0;

@@ -6,7 +6,7 @@ import type { MemoryProvider } from "@hermes/memory-core";
 import { VectorMemoryProvider, type VectorMemoryProviderOptions } from "./vector-memory-provider.js";
 
 export { VectorMemoryProvider, type VectorMemoryProviderOptions, type ExportedItem, type ProgressCallback } from "./vector-memory-provider.js";
-export { type Embedder, l2Normalize, cosineSimilarity } from "./embedder.js";
+export { type Embedder, l2Normalize, cosineSimilarity, isLexicalEmbedder } from "./embedder.js";
 export { HashingEmbedder, type HashingEmbedderOptions } from "./hashing-embedder.js";
 export { OpenAIEmbedder, type OpenAIEmbedderOptions } from "./openai-embedder.js";
 export { OnnxEmbedder, type OnnxEmbedderOptions } from "./onnx-embedder.js";
@@ -21,7 +21,7 @@ export {
   type NamespaceOptions,
   type VectorStoreStats,
 } from "./vector-store.js";
-export { LocalVectorStore, DEFAULT_EXPANSION_SEARCH, type LocalVectorStoreOptions } from "./local-vector-store.js";
+export { LocalVectorStore, DEFAULT_EXPANSION_SEARCH, DEFAULT_EXACT_THRESHOLD, LEXICAL_EXACT_THRESHOLD, type LocalVectorStoreOptions } from "./local-vector-store.js";
 export { PineconeVectorStore, flattenMetadata, type PineconeVectorStoreOptions } from "./pinecone-vector-store.js";
 export { PineconeRemoteMemory, type PineconeRemoteMemoryOptions, type RememberOptions as RemoteRememberOptions } from "./pinecone-remote-store.js";
 export { Sidecar, toFtsQuery, type SidecarRow, type KeywordHit } from "./sidecar.js";

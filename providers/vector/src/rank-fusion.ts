@@ -1,3 +1,5 @@
+import { isLexicalEmbedder } from "./embedder.js";
+
 /** RRF constant from Cormack et al.: dampens the weight of top ranks so neither list dominates. */
 export const RRF_K = 60;
 
@@ -60,7 +62,7 @@ export const SEMANTIC_EMBEDDER_FUSION: FusionWeights = { bm25: 1, vector: 1, agr
  * embedder (ids starting with `hashing`), `SEMANTIC_EMBEDDER_FUSION` for every other embedder.
  */
 export function fusionWeightsFor(embedderId: string): FusionWeights {
-  return embedderId.startsWith("hashing") ? LEXICAL_EMBEDDER_FUSION : SEMANTIC_EMBEDDER_FUSION;
+  return isLexicalEmbedder(embedderId) ? LEXICAL_EMBEDDER_FUSION : SEMANTIC_EMBEDDER_FUSION;
 }
 
 /**

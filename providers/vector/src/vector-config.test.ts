@@ -86,7 +86,6 @@ describe("vector config", () => {
       embeddingsBaseUrl: "https://api.openai.com/v1",
       embeddingsModel: "text-embedding-3-small",
       hybrid: true,
-      exactThreshold: 10_000,
       prefetchChars: 3000,
       prefetchTimeoutMs: 2000,
       requestTimeoutMs: 10_000,

@@ -34,8 +34,12 @@ export interface VectorConfig {
   onnxModelDir?: string;
   /** Fuse vector similarity with BM25, conversational context and speaker boost (default on); false = pure vector search. */
   hybrid: boolean;
-  /** Local store: namespaces up to this size are searched exactly (default 10000). */
-  exactThreshold: number;
+  /**
+   * Local store: namespaces up to this size are searched exactly, larger ones through the HNSW
+   * graph. Unset: 100000 with the lexical `hashing` embedder (a graph over its vectors finds few
+   * true neighbours), 10000 with any other (`defaultExactThreshold`).
+   */
+  exactThreshold?: number;
   /** Character budget of `prefetch` output (default 3000). */
   prefetchChars: number;
   /** Time budget of a `prefetch` call, retries included (default 2000 ms). */
@@ -71,7 +75,7 @@ export const VECTOR_CONFIG_FIELDS = [
   { key: "embeddings_api_key", description: "Embeddings API key (blank for local servers)", secret: true, envVar: "EMBEDDINGS_API_KEY", url: "https://platform.openai.com/api-keys", when: { embedder: "openai" } },
   { key: "onnx_model_dir", description: "Local ONNX sentence-embedding model directory", type: "text", when: { embedder: "onnx" } },
   { key: "hybrid", description: "Fuse vector and BM25 keyword ranking", type: "boolean", default: true },
-  { key: "exact_threshold", description: "Local store: namespaces up to this size are searched exactly", type: "integer", default: 10_000, minimum: 0, advanced: true },
+  { key: "exact_threshold", description: "Local store: namespaces up to this size are searched exactly (default 100000 with the hashing embedder, 10000 with others)", type: "integer", minimum: 0, advanced: true },
   { key: "prefetch_chars", description: "Character budget of recalled context", type: "integer", default: 3000, minimum: 0, advanced: true },
   { key: "prefetch_timeout_ms", description: "Time budget of one prefetch, retries included (ms)", type: "integer", default: 2000, minimum: 1, advanced: true },
   { key: "request_timeout_ms", description: "Per-request timeout of Pinecone and the embeddings endpoint (ms)", type: "integer", default: 10_000, minimum: 1, advanced: true },

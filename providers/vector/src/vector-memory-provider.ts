@@ -32,7 +32,7 @@ import {
   type ToolCallOptions,
   type ToolSchema,
 } from "@hermes/memory-core";
-import type { Embedder } from "./embedder.js";
+import { isLexicalEmbedder, type Embedder } from "./embedder.js";
 import { HashingEmbedder } from "./hashing-embedder.js";
 import { dimensionMismatchError } from "./index-identity.js";
 import { LocalVectorStore, storageWriteError } from "./local-vector-store.js";
@@ -308,7 +308,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     if (!this.profile) this.profile = this.sidecar.getMeta("profile_id") ?? "profile-readonly";
     try {
       if (options.verifyIdentity) this.verifyIdentity();
-      this.store = await this.createStore(this.embedder.dimensions, options.allowReset ? "reset" : "throw");
+      this.store = await this.createStore(this.embedder, options.allowReset ? "reset" : "throw");
       if (this.store.needsOutbox && !this.readOnly) this.queue.attachOutbox(Outbox.open(path.join(dir, OUTBOX_FILE)));
     } catch (error) {
       this.sidecar.close();
@@ -411,8 +411,9 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     return new HashingEmbedder({ dimensions: c.dimensions });
   }
 
-  private async createStore(dimensions: number, onMismatch: "throw" | "reset"): Promise<VectorStore> {
+  private async createStore(embedder: Embedder, onMismatch: "throw" | "reset"): Promise<VectorStore> {
     const c = this.config;
+    const dimensions = embedder.dimensions;
     if (c.store === "pinecone") {
       return new PineconeVectorStore({
         apiKey: c.pineconeApiKey!,
@@ -428,7 +429,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       directory: path.join(this.hermesHome, VECTOR_DIR),
       sidecar: this.sidecar!,
       dimensions,
-      exactThreshold: c.exactThreshold,
+      ...(c.exactThreshold !== undefined ? { exactThreshold: c.exactThreshold } : {}),
+      lexicalVectors: isLexicalEmbedder(embedder.id),
       onDimensionMismatch: onMismatch,
       readOnly: this.readOnly,
       logger: this.logger,
