@@ -33,6 +33,7 @@ import {
   SearchableV2Provider,
   UpdateKeepsOldTextProvider,
   NegativeSearchCacheProvider,
+  UncheckedItemsProvider,
 } from "./__fixtures__/searchable-v2-provider.js";
 import { CONTRACT_CLAUSES } from "./clauses.js";
 import type { ContractCapabilities, MemoryProviderContractSetup } from "./contract-setup.js";
@@ -176,6 +177,7 @@ describe("runMemoryProviderContract catches broken providers", () => {
     { mistake: "expiry accepted but ignored", Provider: IgnoresExpiryProvider, fails: ["C-EXPIRY-1"] },
     { mistake: "an update that keeps serving the old text", Provider: UpdateKeepsOldTextProvider, fails: ["C-UPDATE-1"] },
     { mistake: "a search that keeps answering nothing for a query that once found nothing", Provider: NegativeSearchCacheProvider, fails: ["C-RECALL-3"] },
+    { mistake: "malformed remember() items accepted unchecked", Provider: UncheckedItemsProvider, fails: ["C-RECALL-4"] },
   ];
 
   for (const { mistake, Provider, fails } of cases) {

@@ -87,4 +87,14 @@ export {
   type FilterSqlColumns,
   type FilterSql,
   type FilterSqlOptions,
+  MEMORY_ITEM_KINDS,
 } from "./memory-filter.js";
+export {
+  parseMemoryItem,
+  parseItemMetadata,
+  parseMemoryUpdate,
+  MAX_ITEM_ID_LENGTH,
+  MAX_METADATA_DEPTH,
+  type ParsedMemoryItem,
+  type ParsedMemoryUpdate,
+} from "./memory-item.js";

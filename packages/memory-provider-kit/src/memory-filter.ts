@@ -67,7 +67,9 @@ export interface ParseFilterOptions {
   ignore?: readonly string[];
 }
 
-const KINDS: readonly MemoryKind[] = ["turn", "fact", "checkpoint"];
+/** The kinds of memory item, in the order messages list them. */
+export const MEMORY_ITEM_KINDS: readonly MemoryKind[] = ["turn", "fact", "checkpoint"];
+const KINDS = MEMORY_ITEM_KINDS;
 const FILTER_KEYS = new Set(["kind", "sessionId", "userId", "tags", "createdAt", "metadata", "ids"]);
 /** Deepest nesting of `$and` / `$or` accepted. */
 export const MAX_FILTER_DEPTH = 16;
@@ -83,7 +85,8 @@ function invalid(message: string): never {
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === "object" && !Array.isArray(v) && !(v instanceof Date);
 
-function describe(value: unknown): string {
+/** A short description of a value for error messages: quoted text (cut at 40 characters), "a list", "null" or its type. */
+export function describeValue(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "a list";
   if (typeof value === "number" && !Number.isFinite(value)) return String(value);
@@ -101,7 +104,7 @@ export function toEpochMs(value: unknown, what: string): number {
   else if (typeof value === "string" && value.trim() !== "") ms = Date.parse(value);
   else ms = Number.NaN;
   if (!Number.isFinite(ms) || Math.abs(ms) > 8.64e15) {
-    invalid(`${what} must be an ISO 8601 time, a Date or epoch milliseconds; got ${describe(value)}.`);
+    invalid(`${what} must be an ISO 8601 time, a Date or epoch milliseconds; got ${describeValue(value)}.`);
   }
   return Math.trunc(ms);
 }
@@ -122,7 +125,7 @@ export function resolveExpiry(item: { expiresAt?: unknown; ttlMs?: unknown }, no
   if (hasTtl) {
     const ttl = item.ttlMs;
     if (typeof ttl !== "number" || !Number.isFinite(ttl) || ttl <= 0 || ttl > MAX_TTL_MS) {
-      invalid(`ttlMs must be a positive number of milliseconds up to ${MAX_TTL_MS}; got ${describe(ttl)}.`);
+      invalid(`ttlMs must be a positive number of milliseconds up to ${MAX_TTL_MS}; got ${describeValue(ttl)}.`);
     }
     return now + Math.ceil(ttl);
   }
@@ -142,13 +145,13 @@ class FilterParser {
 
   text(value: unknown, path: string, maxLength = 4096): string {
     if (typeof value !== "string" || value === "" || value.length > maxLength) {
-      invalid(`${this.what}: ${path} must be non-empty text of at most ${maxLength} characters; got ${describe(value)}.`);
+      invalid(`${this.what}: ${path} must be non-empty text of at most ${maxLength} characters; got ${describeValue(value)}.`);
     }
     return value;
   }
 
   textList(value: unknown, path: string): string[] {
-    if (!Array.isArray(value) || value.length === 0) invalid(`${this.what}: ${path} must be a non-empty list of text; got ${describe(value)}.`);
+    if (!Array.isArray(value) || value.length === 0) invalid(`${this.what}: ${path} must be a non-empty list of text; got ${describeValue(value)}.`);
     this.count(value.length);
     return [...new Set(value.map((v, i) => this.text(v, `${path}[${i}]`)))];
   }
@@ -159,7 +162,7 @@ class FilterParser {
     return [
       ...new Set(
         list.map((k) => {
-          if (!KINDS.includes(k as MemoryKind)) invalid(`${this.what}: kind must be turn, fact or checkpoint; got ${describe(k)}.`);
+          if (!KINDS.includes(k as MemoryKind)) invalid(`${this.what}: kind must be turn, fact or checkpoint; got ${describeValue(k)}.`);
           return k as MemoryKind;
         }),
       ),
@@ -167,7 +170,7 @@ class FilterParser {
   }
 
   tags(value: unknown): { any?: string[]; all?: string[] } {
-    if (!isPlainObject(value)) invalid(`${this.what}: tags must be an object { any?: [...], all?: [...] }; got ${describe(value)}.`);
+    if (!isPlainObject(value)) invalid(`${this.what}: tags must be an object { any?: [...], all?: [...] }; got ${describeValue(value)}.`);
     const out: { any?: string[]; all?: string[] } = {};
     for (const [key, list] of Object.entries(value)) {
       if (list === undefined) continue;
@@ -179,7 +182,7 @@ class FilterParser {
   }
 
   range(value: unknown): ParsedTimeRange {
-    if (!isPlainObject(value)) invalid(`${this.what}: createdAt must be an object with $gt, $gte, $lt or $lte; got ${describe(value)}.`);
+    if (!isPlainObject(value)) invalid(`${this.what}: createdAt must be an object with $gt, $gte, $lt or $lte; got ${describeValue(value)}.`);
     const out: ParsedTimeRange = {};
     for (const [op, bound] of Object.entries(value)) {
       if (bound === undefined) continue;
@@ -195,7 +198,7 @@ class FilterParser {
   private scalar(value: unknown, path: string): FilterScalar {
     if (typeof value === "string" || typeof value === "boolean") return value;
     if (typeof value === "number" && Number.isFinite(value)) return value;
-    invalid(`${this.what}: ${path} must be text, a finite number or a boolean; got ${describe(value)}.`);
+    invalid(`${this.what}: ${path} must be text, a finite number or a boolean; got ${describeValue(value)}.`);
   }
 
   private field(name: string, path: string): string {
@@ -209,7 +212,7 @@ class FilterParser {
 
   metadata(value: unknown, path = "metadata", depth = 0): MetadataNode {
     if (depth > MAX_FILTER_DEPTH) invalid(`${this.what}: ${path} nests $and/$or deeper than ${MAX_FILTER_DEPTH} levels.`);
-    if (!isPlainObject(value)) invalid(`${this.what}: ${path} must be an object of field conditions; got ${describe(value)}.`);
+    if (!isPlainObject(value)) invalid(`${this.what}: ${path} must be an object of field conditions; got ${describeValue(value)}.`);
     const nodes: MetadataNode[] = [];
     for (const [key, condition] of Object.entries(value)) {
       if (condition === undefined) continue;
@@ -237,7 +240,7 @@ class FilterParser {
             break;
           case "$in":
           case "$nin":
-            if (!Array.isArray(operand)) invalid(`${this.what}: ${at}.${op} must be a list; got ${describe(operand)}.`);
+            if (!Array.isArray(operand)) invalid(`${this.what}: ${at}.${op} must be a list; got ${describeValue(operand)}.`);
             this.count(operand.length);
             nodes.push({ type: op === "$in" ? "in" : "nin", field, values: operand.map((v, i) => this.scalar(v, `${at}.${op}[${i}]`)) });
             break;
@@ -245,11 +248,11 @@ class FilterParser {
           case "$gte":
           case "$lt":
           case "$lte":
-            if (typeof operand !== "number" || !Number.isFinite(operand)) invalid(`${this.what}: ${at}.${op} compares numbers; got ${describe(operand)}.`);
+            if (typeof operand !== "number" || !Number.isFinite(operand)) invalid(`${this.what}: ${at}.${op} compares numbers; got ${describeValue(operand)}.`);
             nodes.push({ type: op.slice(1) as "gt" | "gte" | "lt" | "lte", field, value: operand });
             break;
           case "$exists":
-            if (typeof operand !== "boolean") invalid(`${this.what}: ${at}.$exists must be true or false; got ${describe(operand)}.`);
+            if (typeof operand !== "boolean") invalid(`${this.what}: ${at}.$exists must be true or false; got ${describeValue(operand)}.`);
             nodes.push({ type: "exists", field, value: operand });
             break;
           default:
@@ -271,7 +274,7 @@ class FilterParser {
 export function parseMemoryFilter(input: unknown, options: ParseFilterOptions = {}): ParsedMemoryFilter {
   const what = options.what ?? "filter";
   if (input === undefined || input === null) return {};
-  if (!isPlainObject(input)) invalid(`${what} must be an object; got ${describe(input)}.`);
+  if (!isPlainObject(input)) invalid(`${what} must be an object; got ${describeValue(input)}.`);
   const parser = new FilterParser(what);
   const ignore = new Set(options.ignore ?? []);
   const out: ParsedMemoryFilter = {};

@@ -171,7 +171,7 @@ describe("SearchableMemory", () => {
 
   it("rejects empty content with INVALID_ARGUMENT", async () => {
     const p = await makeProvider();
-    expect(() => p.remember({ content: "  " })).toThrow(/non-empty/);
+    expect(() => p.remember({ content: "  " })).toThrow(/content must be text with at least one non-blank character/);
   });
 
   it("indexes neighbouring turns of the same session, so a turn is found through its context", async () => {

@@ -33,10 +33,9 @@ import {
 } from "@hermes/memory-core";
 import { CONFIG_SCHEMA, loadSqliteConfig, resolveDbPath, type ResolvedSqliteConfig, type SqliteProviderOptions } from "./config.js";
 import { closeDatabase, isBusyError, loadDriver, driverLoadError, openDatabase, storageError, type Db } from "./database.js";
-import { factDigest, MEMORY_KINDS, MemoryStore, type NewItem, type StoreUpdate, type StoredItem } from "./memory-store.js";
+import { factDigest, MemoryStore, type NewItem, type StoredItem } from "./memory-store.js";
 import { runTool, TOOL_NAMES, TOOL_SCHEMAS } from "./tools.js";
-import { BatchingWriter, checkpointText, formatRecall as formatRecallBlock, parseMemoryFilter, PrefetchCache, resolveExpiry, turnSpeaker, turnText } from "@hermes/memory-provider-kit";
-import { toEpochMs } from "@hermes/memory-provider-kit";
+import { BatchingWriter, checkpointText, formatRecall as formatRecallBlock, parseMemoryFilter, parseMemoryItem, parseMemoryUpdate, PrefetchCache, turnSpeaker, turnText } from "@hermes/memory-provider-kit";
 
 // Work units (about three per stored turn) from which opening the database logs that it is migrating.
 const LARGE_MIGRATION = 300_000;
@@ -449,31 +448,12 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
    */
   remember(item: MemoryItem): string {
     const store = this.requireStore();
-    if (!item || typeof item.content !== "string" || item.content.trim() === "") {
-      throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "remember() needs an item with non-empty string content." });
-    }
-    const kind: MemoryKind = item.kind ?? "fact";
-    if (!MEMORY_KINDS.includes(kind)) {
-      throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `remember(): kind must be one of ${MEMORY_KINDS.join(", ")} (got ${String(kind)}).` });
-    }
-    const metadata = item.metadata && typeof item.metadata === "object" ? item.metadata : {};
+    const { content, kind, sessionId, userId, tags, metadata, expiresAt } = parseMemoryItem(item);
     const speaker = typeof metadata.speaker === "string" ? metadata.speaker : undefined;
-    const expiresAt = resolveExpiry(item);
     let id: string | undefined;
     try {
       this.drainQueue();
-      [id] = store.insertMany([
-        {
-          kind,
-          content: item.content,
-          sessionId: item.sessionId,
-          userId: item.userId,
-          speaker,
-          tags: Array.isArray(item.tags) ? item.tags.map(String) : [],
-          metadata,
-          expiresAt,
-        },
-      ]);
+      [id] = store.insertMany([{ kind, content, sessionId, userId, speaker, tags, metadata, expiresAt }]);
     } catch (error) {
       if (HermesMemoryError.isInstance(error)) throw error;
       throw storageError("sqlite memory could not store the item", error, "check free disk space and write permission on the database directory");
@@ -545,7 +525,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
    */
   update(id: string, changes: MemoryUpdate): boolean {
     const store = this.requireStore();
-    const parsed = parseUpdate(changes);
+    const parsed = parseMemoryUpdate(changes);
     this.drainQueue();
     try {
       return store.update(String(id), parsed);
@@ -639,36 +619,4 @@ function storedToHit(item: StoredItem): MemoryHit {
   return hit;
 }
 
-const UPDATE_KEYS = new Set(["content", "tags", "metadata", "expiresAt"]);
-
-/** Validate `update()` changes: known keys only, each of the right type (`INVALID_ARGUMENT` otherwise). */
-function parseUpdate(changes: unknown): StoreUpdate {
-  const invalid = (message: string): never => {
-    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `update(): ${message}` });
-  };
-  if (changes === null || typeof changes !== "object" || Array.isArray(changes)) invalid("changes must be an object with content, tags, metadata or expiresAt.");
-  const out: StoreUpdate = {};
-  for (const [key, value] of Object.entries(changes as Record<string, unknown>)) {
-    if (value === undefined) continue;
-    if (!UPDATE_KEYS.has(key)) invalid(`unknown key "${key.slice(0, 40)}"; use content, tags, metadata or expiresAt.`);
-    switch (key) {
-      case "content":
-        if (typeof value !== "string" || value.trim() === "") invalid("content must be non-empty text.");
-        out.content = value as string;
-        break;
-      case "tags":
-        if (!Array.isArray(value) || !value.every((t) => typeof t === "string" && t !== "")) invalid("tags must be a list of non-empty text.");
-        out.tags = [...new Set(value as string[])];
-        break;
-      case "metadata":
-        if (value === null || typeof value !== "object" || Array.isArray(value)) invalid("metadata must be an object.");
-        out.metadata = value as Record<string, unknown>;
-        break;
-      case "expiresAt":
-        out.expiresAt = value === null ? null : toEpochMs(value, "update(): expiresAt");
-        break;
-    }
-  }
-  return out;
-}
 

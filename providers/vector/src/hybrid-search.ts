@@ -3,7 +3,7 @@
  * sidecar (hybrid mode), then conversational context (neighbour score spreading, speaker boost).
  */
 import type { MemoryHit, MemoryKind } from "@hermes/memory-core";
-import { isEmptyFilter, matchesFilter as matchesMemoryFilter, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
+import { isEmptyFilter, matchesFilter as matchesMemoryFilter, MEMORY_ITEM_KINDS, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
 import { boostNamedSpeakers, propagateContext, SPEAKER_BOOST, type ContextCandidate } from "./conversation-context.js";
 import type { Embedder } from "./embedder.js";
 import type { VectorMetadata } from "./metadata-filter.js";
@@ -12,7 +12,7 @@ import { fusionWeightsFor, scoreFusion } from "./rank-fusion.js";
 import { userMetadataOf, type RowCondition, type Sidecar, type SidecarRef } from "./sidecar.js";
 import type { VectorMatch, VectorQueryOptions, VectorStore } from "./vector-store.js";
 
-const KINDS: MemoryKind[] = ["turn", "fact", "checkpoint"];
+const KINDS = MEMORY_ITEM_KINDS;
 
 /** What a search reads: the sidecar, the vector store, the embedder, and whether BM25 joins in. */
 export interface HybridSearchParts {

@@ -37,7 +37,7 @@ import {
   type MemoryUpdate,
   type SearchCapabilities,
 } from "@hermes/memory-core";
-import { checkpointCopies, matchesFilter, parseMemoryFilter, resolveExpiry, toEpochMs, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
+import { checkpointCopies, matchesFilter, MEMORY_ITEM_KINDS, parseMemoryFilter, parseMemoryItem, parseMemoryUpdate, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
 import { l2Normalize, type Embedder } from "./embedder.js";
 import type { VectorMetadata } from "./metadata-filter.js";
 import { expiredPineconeFilter, PINECONE_USER_FIELD_PREFIX, pineconeRecordMetadata, toPineconeFilter } from "./pinecone-metadata.js";
@@ -71,7 +71,7 @@ export interface RememberOptions {
   key?: string;
 }
 
-const KINDS: readonly MemoryKind[] = ["turn", "fact", "checkpoint"];
+const KINDS = MEMORY_ITEM_KINDS;
 /** The expiry of an item that does not expire, inside this module (the largest time a Date holds; such records have no `expires_at`). */
 export const NO_EXPIRY = 8.64e15;
 /** Longest text accepted, in UTF-8 bytes (Pinecone holds 40 KB of metadata per record). */
@@ -202,15 +202,8 @@ function checkText(value: unknown, what: string): string {
   return value;
 }
 
-function checkTags(value: unknown): string[] {
-  if (value === undefined) return [];
-  if (!Array.isArray(value) || !value.every((t) => typeof t === "string" && t !== "")) invalid("tags must be a list of non-empty text.");
-  return [...new Set(value as string[])];
-}
-
-function checkMetadata(value: unknown): Record<string, unknown> {
-  if (value === undefined || value === null) return {};
-  if (typeof value !== "object" || Array.isArray(value)) invalid("metadata must be an object.");
+/** Pinecone's rule for metadata field names, on metadata `parseMemoryItem` accepted. */
+function checkMetadataFields(value: Record<string, unknown>): Record<string, unknown> {
   for (const field of Object.keys(value)) {
     if (field === "" || field.startsWith("$") || field.length > 256) invalid(`metadata field "${field.slice(0, 40)}" must be 1–256 characters without a leading $.`);
   }
@@ -345,25 +338,20 @@ export class PineconeRemoteMemory {
 
   /** A validated write of `item` created at `created` (throws `INVALID_ARGUMENT`). */
   private prepare(item: MemoryItem, options: RememberOptions, created: number): { id: string; text: string; metadata: VectorMetadata } {
-    const text = checkText(item?.content, "content");
-    const kind = item.kind ?? "fact";
-    if (!KINDS.includes(kind)) invalid(`kind must be turn, fact or checkpoint; got ${String(kind)}.`);
-    if (item.sessionId !== undefined) checkText(item.sessionId, "sessionId");
-    if (item.userId !== undefined) checkText(item.userId, "userId");
+    const { content: text, kind, sessionId, userId, tags, metadata: userMetadata, expiresAt: expiry } = parseMemoryItem(item);
     if (options.key !== undefined && !KEY_PATTERN.test(options.key)) invalid(`key must be 1–128 letters, digits, _ or -; got ${JSON.stringify(String(options.key).slice(0, 40))}.`);
-    const expiry = resolveExpiry(item, Date.now());
     const metadata = buildMetadata({
       text,
       kind,
       created,
       expires: expiry ?? NO_EXPIRY,
       seq: nextSeq(created),
-      ...(item.sessionId !== undefined ? { sessionId: item.sessionId } : {}),
-      ...(item.userId !== undefined ? { userId: item.userId } : {}),
-      tags: checkTags(item.tags),
-      userMetadata: checkMetadata(item.metadata),
+      ...(sessionId !== undefined ? { sessionId } : {}),
+      ...(userId !== undefined ? { userId } : {}),
+      tags: [...new Set(tags)],
+      userMetadata: checkMetadataFields(userMetadata),
     });
-    const id = `${itemIdPrefix(item.userId, item.sessionId)}${kind}.${options.key ?? randomUUID()}`;
+    const id = `${itemIdPrefix(userId, sessionId)}${kind}.${options.key ?? randomUUID()}`;
     return { id, text, metadata };
   }
 
@@ -717,16 +705,13 @@ export class PineconeRemoteMemory {
   async update(id: string, changes: MemoryUpdate): Promise<boolean> {
     this.assertOpen();
     checkText(id, "id");
-    if (changes === null || typeof changes !== "object") invalid("update: changes must be an object.");
-    for (const key of Object.keys(changes)) {
-      if (!["content", "tags", "metadata", "expiresAt"].includes(key)) invalid(`update: unknown key "${key.slice(0, 40)}"; use content, tags, metadata or expiresAt.`);
-    }
+    const parsed = parseMemoryUpdate(changes);
     await this.flush();
     const record = await this.record(id);
     if (!record) return false;
     const view = viewOf(id, record.metadata);
-    const text = changes.content !== undefined ? checkText(changes.content, "content") : view.text;
-    const expires = changes.expiresAt === null ? NO_EXPIRY : changes.expiresAt !== undefined ? toEpochMs(changes.expiresAt, "expiresAt") : view.expires;
+    const text = parsed.content ?? view.text;
+    const expires = parsed.expiresAt === null ? NO_EXPIRY : parsed.expiresAt ?? view.expires;
     const metadata = buildMetadata({
       text,
       kind: view.kind,
@@ -735,8 +720,8 @@ export class PineconeRemoteMemory {
       seq: typeof record.metadata.seq === "number" ? record.metadata.seq : nextSeq(view.created),
       ...(view.sessionId !== undefined ? { sessionId: view.sessionId } : {}),
       ...(view.userId !== undefined ? { userId: view.userId } : {}),
-      tags: changes.tags !== undefined ? checkTags(changes.tags) : view.tags,
-      userMetadata: changes.metadata !== undefined ? checkMetadata(changes.metadata) : view.userMetadata,
+      tags: parsed.tags ?? view.tags,
+      userMetadata: parsed.metadata !== undefined ? checkMetadataFields(parsed.metadata) : view.userMetadata,
     });
     this.enqueue([{ id, text, metadata }]);
     await this.flush();

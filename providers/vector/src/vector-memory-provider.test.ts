@@ -334,3 +334,51 @@ describe("VectorMemoryProvider (pinecone store, loopback fake)", () => {
     expect(await p.prefetch("when is the meeting", { sessionId: "s1" })).toContain("Thursday 3pm");
   });
 });
+
+describe("VectorMemoryProvider: malformed items", () => {
+  // A malformed item used to be queued, fail to embed, and hold up every write queued with it
+  // (all were reported lost at shutdown). Each is now refused before anything is queued.
+  it("refuses a malformed item with INVALID_ARGUMENT and stores every item accepted around it", async () => {
+    const provider = await open();
+    const hostile: unknown[] = [
+      null,
+      5,
+      {},
+      { content: 5 },
+      { content: "   " },
+      { content: "x", kind: "bogus" },
+      { content: "x", tags: [1] },
+      { content: "x", metadata: "text" },
+      { content: "x", metadata: { n: 1n } },
+      { content: "x", sessionId: 7 },
+    ];
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    hostile.push({ content: "x", metadata: cyclic });
+    const accepted: string[] = [];
+    for (const [i, item] of hostile.entries()) {
+      accepted.push(provider.remember({ content: `accepted before ${i} zebra`, kind: "fact" }));
+      let error: unknown;
+      try {
+        provider.remember(item as never);
+      } catch (e) {
+        error = e;
+      }
+      expect(HermesMemoryError.hasCode(error, "INVALID_ARGUMENT"), `item ${i}`).toBe(true);
+    }
+    await provider.flush();
+    for (const id of accepted) expect((await provider.get(id))?.content).toMatch(/^accepted before \d+ zebra$/);
+    expect((await provider.stats()).items).toBe(accepted.length);
+    expect(provider.undeliveredWrites).toBe(0);
+  });
+
+  it("answers get and forget of a non-text id with null and false, and syncTurn without options", async () => {
+    const provider = await open();
+    expect(await provider.get({} as never)).toBeNull();
+    expect(await provider.get("" as never)).toBeNull();
+    expect(await provider.forget(null as never)).toBe(false);
+    provider.syncTurn("Where do we deploy?", "eu-west-1, as agreed", undefined as never);
+    await provider.flush();
+    expect((await provider.search("deploy", { limit: 1 }))[0]?.content).toMatch(/eu-west-1/);
+  });
+});

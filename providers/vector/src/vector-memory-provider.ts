@@ -54,7 +54,10 @@ import {
   checkpointText,
   formatRecall,
   isEmptyFilter,
+  MEMORY_ITEM_KINDS,
   parseMemoryFilter,
+  parseMemoryItem,
+  parseMemoryUpdate,
   PrefetchCache,
   recallEntryCount,
   resolveExpiry,
@@ -84,10 +87,8 @@ const VECTOR_DIR = path.join("memory", "vector");
 const OUTBOX_FILE = "outbox.sqlite";
 /** The remote layout's only local state: writes Pinecone has not acknowledged yet. */
 export const REMOTE_OUTBOX_FILE = "remote-outbox.sqlite";
-const KINDS: MemoryKind[] = ["turn", "fact", "checkpoint"];
+const KINDS = MEMORY_ITEM_KINDS;
 const RESERVED_KEYS = new Set(["text", "kind", "session_id", "user_id", "created_at", "tags", "digest", "extra", "text_truncated", "source", "role", "expires_at", "created_ms"]);
-/** Keys of `MemoryUpdate`. */
-const UPDATE_KEYS = new Set(["content", "tags", "metadata", "expiresAt"]);
 /** Delay before expired items found by a search are purged in the background. */
 const LAZY_PURGE_DELAY_MS = 1000;
 
@@ -576,7 +577,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   }
 
   /** Queue a completed turn (returns at once). Skipped for cron/subagent contexts. */
-  override syncTurn(userContent: string, assistantContent: string, options: SyncTurnOptions): void {
+  override syncTurn(userContent: string, assistantContent: string, options: SyncTurnOptions = { sessionId: "" }): void {
     if (!this.writesAllowed || !this.isOpen) return;
     if (this.remote) {
       const text = turnText(userContent, assistantContent, options.turnAuthor);
@@ -721,15 +722,14 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   /** SearchableMemory: queue an item; `flush()` makes it searchable. Returns its id. */
   remember(item: MemoryItem): string {
     const remote = this.remoteOrNull();
-    if (remote) return remote.remember({ ...item, userId: item?.userId ?? this.userId });
+    if (remote) return remote.remember(item !== null && typeof item === "object" && !Array.isArray(item) ? { ...item, userId: item.userId || this.userId } : item);
     this.requireOpen();
     this.assertWritable();
-    if (item.tags !== undefined && (!Array.isArray(item.tags) || item.tags.some((t) => typeof t !== "string" || t === ""))) {
-      throw invalidArgument("remember: tags must be a list of non-empty text.");
-    }
-    const id = `${item.kind ?? "fact"}-${randomUUID()}`;
-    // buildWrite validates expiresAt / ttlMs (INVALID_ARGUMENT) before anything is queued.
-    this.enqueue([this.buildWrite(item, id)]);
+    // Validated before anything is queued: an item accepted here can always be embedded and stored,
+    // so a malformed one never holds up the writes queued with it.
+    const { content, kind, sessionId, userId, tags, metadata, expiresAt } = parseMemoryItem(item);
+    const id = `${kind}-${randomUUID()}`;
+    this.enqueue([this.buildWrite({ content, kind, sessionId, userId, tags, metadata, ...(expiresAt !== null ? { expiresAt } : {}) }, id)]);
     return id;
   }
 
@@ -891,18 +891,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       return remote.update(id, changes);
     }
     if (typeof id !== "string" || id === "") throw invalidArgument("update: id must be non-empty text.");
-    if (changes === null || typeof changes !== "object" || Array.isArray(changes)) throw invalidArgument("update: changes must be an object.");
-    for (const key of Object.keys(changes)) {
-      if (!UPDATE_KEYS.has(key)) throw invalidArgument(`update: unknown key "${key.slice(0, 40)}"; use content, tags, metadata, expiresAt.`);
-    }
-    if (changes.content !== undefined && (typeof changes.content !== "string" || changes.content.trim() === "")) throw invalidArgument("update: content must be non-empty text.");
-    if (changes.tags !== undefined && (!Array.isArray(changes.tags) || changes.tags.some((t) => typeof t !== "string" || t === ""))) {
-      throw invalidArgument("update: tags must be a list of non-empty text.");
-    }
-    if (changes.metadata !== undefined && (changes.metadata === null || typeof changes.metadata !== "object" || Array.isArray(changes.metadata))) {
-      throw invalidArgument("update: metadata must be an object.");
-    }
-    const expiresAt = changes.expiresAt === undefined ? undefined : changes.expiresAt === null ? null : resolveExpiry({ expiresAt: changes.expiresAt });
+    const parsed = parseMemoryUpdate(changes);
+    const expiresAt = parsed.expiresAt;
     const { sidecar } = this.requireOpen();
     this.assertWritable();
     await this.mirrorOps;
@@ -910,19 +900,19 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     const row = sidecar.getByIds(null, [id])[0];
     if (!row || !recordPasses(row.metadata, {}, Date.now())) return false;
     const { text: _text, ...metadata } = row.metadata;
-    if (changes.tags !== undefined) {
-      if (changes.tags.length > 0) metadata.tags = [...new Set(changes.tags)];
+    if (parsed.tags !== undefined) {
+      if (parsed.tags.length > 0) metadata.tags = parsed.tags;
       else delete metadata.tags;
     }
-    if (changes.metadata !== undefined) {
+    if (parsed.metadata !== undefined) {
       const user: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(changes.metadata)) if (!RESERVED_KEYS.has(k)) user[k] = v;
+      for (const [k, v] of Object.entries(parsed.metadata)) if (!RESERVED_KEYS.has(k)) user[k] = v;
       if (Object.keys(user).length > 0) metadata.extra = JSON.stringify(user);
       else delete metadata.extra;
     }
     if (expiresAt === null) delete metadata.expires_at;
     else if (expiresAt !== undefined) metadata.expires_at = expiresAt;
-    const text = changes.content ?? row.text;
+    const text = parsed.content ?? row.text;
     await this.writeNow([{ id, namespace: row.namespace, text, metadata: flattenMetadata(metadata) }], { durable: true });
     await this.store!.flush();
     this.prefetchCache.clear();
@@ -936,6 +926,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     const remote = this.remoteOrNull();
     if (remote) return remote.get(id);
     const { sidecar, store } = this.requireOpen();
+    if (typeof id !== "string" || id === "") return null;
     const now = Date.now();
     const row = sidecar.getByIds(null, [id])[0];
     if (row) return recordPasses(row.metadata, {}, now) ? toMemoryHit(row.id, row.metadata, 1, {}) : null;
@@ -951,6 +942,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       return remote.forget(id);
     }
     this.requireOpen();
+    if (typeof id !== "string" || id === "") return false;
     this.assertWritable();
     await this.flush();
     return this.forgetNow(id);

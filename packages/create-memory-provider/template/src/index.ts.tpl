@@ -20,7 +20,7 @@ import {
   type ToolSchema,
   type MemoryProviderRegistrationContext,
 } from "@hermes/memory-core";
-import { formatRecall, queryTokens, ToolRouter, turnText } from "@hermes/memory-provider-kit";
+import { formatRecall, parseMemoryItem, queryTokens, ToolRouter, turnText } from "@hermes/memory-provider-kit";
 
 interface StoredNote {
   id: string;
@@ -171,14 +171,17 @@ export class {{className}} extends MemoryProvider implements SearchableMemory {
 
   remember(item: MemoryItem): string {
     if (!this.file) throw new Error("{{providerName}}: initialize() must be called first");
+    // Refuse (INVALID_ARGUMENT) an item that could not be stored before it is queued, so a malformed
+    // one never holds up the writes queued with it.
+    const { content, kind, sessionId, userId, metadata } = parseMemoryItem(item);
     const note: StoredNote = {
       id: `${Date.now().toString(36)}-${(this.counter++).toString(36)}`,
-      content: item.content,
-      kind: item.kind ?? "fact",
-      sessionId: item.sessionId,
-      userId: item.userId ?? this.userId,
+      content,
+      kind,
+      sessionId,
+      userId: userId ?? this.userId,
       createdAt: new Date().toISOString(),
-      metadata: item.metadata ?? {},
+      metadata,
     };
     this.notes.push(note);
     this.queue.push(note);

@@ -35,6 +35,8 @@ export declare class MinimalProvider extends MemoryProvider implements Searchabl
   scheduleWrite(): void;
   persist(): Promise<void>;
   addItem(item: MemoryItem & { id?: string }): string;
+  /** Throws INVALID_ARGUMENT for an item that could not be stored. */
+  checkItem(item: unknown): void;
   remember(item: MemoryItem): string;
   search(query: string, options?: MemorySearchOptions): MemoryHit[];
   get(id: string): MemoryHit | null;

@@ -4,7 +4,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { MemoryProvider, allowsAutomaticWrites, atomicJsonWrite } from "@hermes/memory-core";
+import { HermesMemoryError, MemoryProvider, allowsAutomaticWrites, atomicJsonWrite } from "@hermes/memory-core";
 
 const TOOL_NAME = "minimal_search";
 
@@ -120,7 +120,23 @@ export class MinimalProvider extends MemoryProvider {
     return stored.id;
   }
 
+  /** Refuse an item that could not be stored (the kit's parseMemoryItem checks more; this fixture stays dependency-free). */
+  checkItem(item) {
+    const refuse = (message) => {
+      throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `remember(): ${message}` });
+    };
+    if (item === null || typeof item !== "object") refuse("needs an item object with text content.");
+    if (typeof item.content !== "string" || item.content.trim() === "") refuse("content must be text with a non-blank character.");
+    if (item.kind !== undefined && !["turn", "fact", "checkpoint"].includes(item.kind)) refuse("kind must be turn, fact or checkpoint.");
+    try {
+      JSON.stringify(item.metadata ?? {});
+    } catch {
+      refuse("metadata must be serialisable as JSON.");
+    }
+  }
+
   remember(item) {
+    this.checkItem(item);
     const id = this.addItem(item);
     this.scheduleWrite();
     return id;

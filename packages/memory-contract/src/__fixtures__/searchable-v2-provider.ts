@@ -276,6 +276,11 @@ export class SlowFlushV2Provider extends SearchableV2Provider {
   }
 }
 
+/** Accepts any item into its write queue unchecked: a malformed one then fails at search and persist time. */
+export class UncheckedItemsProvider extends SearchableV2Provider {
+  override checkItem(): void {}
+}
+
 /** Remembers which queries found nothing and answers them from that memory, even after new writes. */
 export class NegativeSearchCacheProvider extends SearchableV2Provider {
   private readonly missed = new Set<string>();

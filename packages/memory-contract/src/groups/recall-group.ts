@@ -1,10 +1,12 @@
 import { fail, pass, type ContractContext } from "../clause-runner.js";
 import { distinctiveToken } from "../provider-harness.js";
-import { mentions, searchableClause } from "./searchable-support.js";
+import { describeError, type MemoryItem } from "@hermes/memory-core";
+import { mentions, refusalProblem, searchableClause } from "./searchable-support.js";
 
 /**
  * RECALL: a fact from one session comes back through prefetch after a restart; prefetch is never
- * served another session's cached result; search finds what was written after it found nothing.
+ * served another session's cached result; search finds what was written after it found nothing;
+ * a malformed item is refused at remember() and never holds up the items around it.
  */
 export async function runRecallGroup(ctx: ContractContext): Promise<void> {
   await ctx.clause("C-RECALL-1", async () => {
@@ -74,5 +76,37 @@ export async function runRecallGroup(ctx: ContractContext): Promise<void> {
     const after = await probe.search(token, { limit: 5 });
     if (mentions(after, token)) return pass();
     return fail(`search(${JSON.stringify(token)}) found nothing after remember() stored an item holding it, because an earlier search for it had found nothing`);
+  });
+
+  await searchableClause(ctx, "C-RECALL-4", "malformed-items", async (probe) => {
+    const circular: Record<string, unknown> = { note: "x" };
+    circular.self = circular;
+    const malformed: Array<[string, unknown]> = [
+      ["null", null],
+      ["content 42", { content: 42 }],
+      ["blank content", { content: "   " }],
+      ["kind 'note'", { content: "A note of an unknown kind", kind: "note" }],
+      ["metadata referring to itself", { content: "A note with circular metadata", metadata: circular }],
+      ["a BigInt in metadata", { content: "A note with a BigInt", metadata: { n: 10n } }],
+    ];
+    const problems: string[] = [];
+    const accepted: Array<[string, string]> = [];
+    for (const [label, item] of malformed) {
+      const token = distinctiveToken("aroundbad");
+      accepted.push([token, await probe.remember({ content: `The parcel locker code is ${token}` })]);
+      const problem = await refusalProblem(() => probe.remember(item as MemoryItem));
+      if (problem) problems.push(`${label}: ${problem}`);
+    }
+    // Flushing must succeed: a refused item was never queued.
+    try {
+      await probe.settle();
+    } catch (error) {
+      problems.push(`flush() failed after the malformed items: ${describeError(error)}`);
+    }
+    for (const [token, id] of accepted) {
+      const hit = await probe.get(id).catch(() => null);
+      if (!hit || !hit.content.includes(token)) problems.push(`the item remembered as ${id} before a malformed one was not stored`);
+    }
+    return problems.length > 0 ? fail(problems.join("; ")) : pass(`${malformed.length} malformed items refused, ${accepted.length} items around them stored`);
   });
 }
