@@ -41,7 +41,9 @@ describe("LocalVectorStore", () => {
   it("upserts, queries exactly and via HNSW with the same top result, fetches and deletes", async () => {
     const vectors = randomVectors(400, 32);
     for (const threshold of [Infinity, 0]) {
-      const store = await LocalVectorStore.open({ dimensions: 32, exactThreshold: threshold });
+      // A search beam as wide as the store: the graph's answer must then not depend on how the
+      // (multi-threaded, so not repeatable) build happened to link the vectors.
+      const store = await LocalVectorStore.open({ dimensions: 32, exactThreshold: threshold, expansionSearch: 512 });
       await store.upsert(vectors.map((v, i) => ({ id: `v${i}`, vector: v, metadata: { text: `doc ${i}`, even: i % 2 === 0 } })));
       const q = vectors[7]!;
       const hits = await store.query(q, { topK: 10 });
