@@ -90,6 +90,21 @@ describe("CLI commands", () => {
     await expect(importCommand(ctx, path.join(home, "missing.jsonl"))).rejects.toThrow(/Cannot read/);
   });
 
+  // SQLite's JSON functions refuse a document nested 1000 levels deep, so one such item made every
+  // metadata-filtered search fail ("malformed JSON"); import reports the line instead of storing it.
+  it("import refuses metadata nested too deep for SQLite's JSON functions, and metadata filters keep working", async () => {
+    const file = path.join(home, "deep.jsonl");
+    let deep = "1";
+    for (let i = 0; i < 1500; i++) deep = `{"x":${deep}}`;
+    fs.writeFileSync(file, `{"content":"deeply nested zebra note","metadata":{"d":${deep}}}\n{"content":"plain zebra note","metadata":{"project":"a"}}\n`);
+    const result = await importCommand(ctx, file, { json: true });
+    expect(result).toMatchObject({ imported: 1, invalid: 1 });
+    expect(result.errors[0]).toMatch(/^line 1: .*more than 64 levels deep/);
+    await withProvider(ctx, async (p) => {
+      expect((await p.search("zebra", { metadata: { project: "a" } })).map((h) => h.content)).toEqual(["plain zebra note"]);
+    });
+  });
+
   it("vacuum and doctor report a healthy database", async () => {
     const result = await vacuumCommand(ctx, { json: true });
     expect(result.afterBytes).toBeGreaterThan(0);

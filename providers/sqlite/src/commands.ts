@@ -1,7 +1,7 @@
 import path from "node:path";
 import cliProgress from "cli-progress";
 import { HermesMemoryError, type ForgetScope, type MemoryFilter, type MemoryHit, type MemoryKind, type ProviderCliIo } from "@hermes/memory-core";
-import { parseMemoryFilter, readJsonlFileSync, writeJsonlFile } from "@hermes/memory-provider-kit";
+import { parseItemMetadata, parseMemoryFilter, readJsonlFileSync, writeJsonlFile } from "@hermes/memory-provider-kit";
 import { itemDigest, MEMORY_KINDS, type DoctorReport, type ExportRecord, type NewItem, type StoredItem } from "./memory-store.js";
 import { SqliteMemoryProvider } from "./sqlite-memory-provider.js";
 import { loadSqliteConfig, type SqliteProviderOptions } from "./config.js";
@@ -307,6 +307,15 @@ function parseRecord(value: unknown): NewItem | string {
   if (!(MEMORY_KINDS as readonly string[]).includes(kind)) return `unknown kind ${String(kind)}`;
   const createdAt = typeof r.createdAt === "string" ? Date.parse(r.createdAt) : NaN;
   const str = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined);
+  let metadata: Record<string, unknown> = {};
+  if (r.metadata && typeof r.metadata === "object" && !Array.isArray(r.metadata)) {
+    // Metadata nested beyond what SQLite's JSON functions read would break every metadata filter.
+    try {
+      metadata = parseItemMetadata(r.metadata, "metadata");
+    } catch (error) {
+      return (error as Error).message.replace(/^metadata: /, "");
+    }
+  }
   const item: NewItem = {
     kind,
     content: r.content,
@@ -314,7 +323,7 @@ function parseRecord(value: unknown): NewItem | string {
     userId: str(r.userId),
     speaker: str(r.speaker),
     tags: Array.isArray(r.tags) ? r.tags.map(String) : [],
-    metadata: r.metadata && typeof r.metadata === "object" && !Array.isArray(r.metadata) ? r.metadata : {},
+    metadata,
     digest: typeof r.digest === "string" && /^[0-9a-f]{16,128}$/.test(r.digest) ? r.digest : undefined,
     createdAt: Number.isFinite(createdAt) ? createdAt : undefined,
     expiresAt: typeof r.expiresAt === "string" && Number.isFinite(Date.parse(r.expiresAt)) ? Date.parse(r.expiresAt) : undefined,

@@ -85,6 +85,28 @@ describe("vector CLI actions", () => {
     expect(JSON.parse(io.out).error).toMatch(/bad.jsonl:1 is not valid JSON/);
   });
 
+  // The caller's metadata becomes a filter column read by SQLite's JSON functions, which refuse a
+  // document nested 1000 levels deep: one such item made every metadata-filtered search fail.
+  it("refuses an import line whose metadata is nested too deep for SQLite, and metadata filters keep working", async () => {
+    const home = tempHome();
+    const file = path.join(home, "deep.jsonl");
+    let deep = "1";
+    for (let i = 0; i < 1500; i++) deep = `{"x":${deep}}`;
+    const plain = { id: "plain", namespace: "x", content: "plain zebra note", metadata: { kind: "fact", extra: JSON.stringify({ project: "a" }) } };
+    const nested = { id: "deep", namespace: "x", content: "deeply nested zebra note", metadata: { kind: "fact", extra: `{"d":${deep}}` } };
+    fs.writeFileSync(file, `${JSON.stringify(plain)}\n${JSON.stringify(nested)}\n`);
+    const io = capture();
+    expect(await runImport({ hermesHome: home, providerName: "vector", providerOptions: { env: {} } }, file, { json: true }, io)).toBe(1);
+    expect(JSON.parse(io.out).error).toMatch(/Import line 2: metadata nests objects or lists more than 64 levels deep/);
+    const p = new VectorMemoryProvider({ env: {} });
+    await p.initialize("s1", { hermesHome: home });
+    try {
+      expect((await p.search("zebra", { metadata: { project: "a" } })).map((h) => h.content)).toEqual(["plain zebra note"]);
+    } finally {
+      await p.shutdown();
+    }
+  });
+
   it("registers stats|search|reindex|export|import on a commander command", async () => {
     const home = tempHome();
     await seed(home, 384);

@@ -3,6 +3,7 @@
  * and JSON Lines export and import of the sidecar's items.
  */
 import { HermesMemoryError } from "@hermes/memory-core";
+import { parseItemMetadata } from "@hermes/memory-provider-kit";
 import type { Embedder } from "./embedder.js";
 import type { VectorMetadata } from "./metadata-filter.js";
 import { flattenMetadata } from "./pinecone-vector-store.js";
@@ -79,6 +80,27 @@ export function* exportAll(sidecar: Sidecar): Generator<ExportedItem> {
 }
 
 /**
+ * Refuse (INVALID_ARGUMENT) an import line that is not an exported item, or whose caller metadata
+ * (JSON text in `extra`, which becomes a filter column read by SQLite's JSON functions) is nested
+ * too deep for them: SQLite refuses documents nested 1000 levels deep, and every metadata filter
+ * over the store would then fail.
+ */
+function checkImported(item: ExportedItem, line: number): void {
+  if (typeof item?.id !== "string" || typeof item.content !== "string" || (item.metadata != null && (typeof item.metadata !== "object" || Array.isArray(item.metadata)))) {
+    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `Import line ${line} is not an exported item ({id, namespace, content, metadata}). Use a file written by \`hermes-memory vector export\`.` });
+  }
+  const extra = item.metadata?.extra;
+  if (typeof extra !== "string") return;
+  let parsed: unknown = null;
+  try {
+    parsed = JSON.parse(extra);
+  } catch {
+    return; // not JSON: kept as the text it is
+  }
+  if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) parseItemMetadata(parsed, `Import line ${line}`);
+}
+
+/**
  * Import exported items in batches through `sink.write` (ids kept, namespaces from
  * `sink.namespaceFor(userId)`). Throws `INVALID_ARGUMENT` at the first item that is not an export
  * record. Returns the number imported.
@@ -99,8 +121,13 @@ export async function importAll(
     batch = [];
   };
   for await (const item of items) {
-    if (typeof item?.id !== "string" || typeof item.content !== "string") {
-      throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `Import line ${done + batch.length + 1} is not an exported item ({id, namespace, content, metadata}). Use a file written by \`hermes-memory vector export\`.` });
+    const line = done + batch.length + 1;
+    try {
+      checkImported(item, line);
+    } catch (error) {
+      // The items before the refused line are stored, so importing again after fixing it completes the file.
+      await flushBatch();
+      throw error;
     }
     const userId = typeof item.metadata?.user_id === "string" ? item.metadata.user_id : undefined;
     batch.push({ id: item.id, namespace: sink.namespaceFor(userId), text: item.content, metadata: flattenMetadata(item.metadata ?? {}) });
