@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildFtsQuery, isStopword, MAX_QUERY_TERMS, queryTokens, uniqueTerms } from "./fts-query.js";
+import { buildFtsQuery, clipQuery, isStopword, MAX_QUERY_CHARS, MAX_QUERY_TERMS, queryTokens, uniqueTerms } from "./fts-query.js";
 
 describe("buildFtsQuery", () => {
   it("quotes every term, drops stopwords and question words, and ORs the rest", () => {
@@ -32,5 +32,21 @@ describe("uniqueTerms", () => {
   it("keeps unique terms in first-seen order and caps their number", () => {
     expect(uniqueTerms("dog cat dog bird cat")).toEqual(["dog", "cat", "bird"]);
     expect(uniqueTerms("one two three four", 2)).toEqual(["one", "two"]);
+  });
+});
+
+describe("clipQuery", () => {
+  it("keeps the first MAX_QUERY_CHARS characters, never half of a surrogate pair", () => {
+    expect(clipQuery("short")).toBe("short");
+    expect(clipQuery("x".repeat(MAX_QUERY_CHARS + 10))).toBe("x".repeat(MAX_QUERY_CHARS));
+    const split = "x".repeat(MAX_QUERY_CHARS - 1) + "😀" + "tail";
+    expect(clipQuery(split)).toBe("x".repeat(MAX_QUERY_CHARS - 1));
+    expect(clipQuery(42 as never)).toBe("");
+  });
+
+  it("is what queryTokens reads: words past the limit are not searched", () => {
+    const query = `${"filler ".repeat(MAX_QUERY_CHARS / 7 + 1)}zeppelin`;
+    expect(queryTokens(query)).not.toContain("zeppelin");
+    expect(queryTokens(clipQuery(`zeppelin ${query}`))).toContain("zeppelin");
   });
 });

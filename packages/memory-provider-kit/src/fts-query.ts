@@ -6,8 +6,11 @@
  * error.
  */
 
-/** Longest input we look at: a 100 KB paste must not turn into a 20,000-term query. */
-const MAX_INPUT_CHARS = 4096;
+/**
+ * Longest query text a search reads (its first characters): a 100 KB paste must not turn into a
+ * 20,000-term query, nor into an embedding of the whole paste.
+ */
+export const MAX_QUERY_CHARS = 4096;
 /** Most terms one query may carry; more terms cost latency without improving the top hits. */
 export const MAX_QUERY_TERMS = 24;
 /** Longest single term kept; longer "words" are hashes, base64 or noise. */
@@ -32,6 +35,18 @@ const STOPWORDS = new Set(
 
 const TOKEN_PATTERN = /[\p{L}\p{N}\p{M}]+(?:['’][\p{L}]+)*/gu;
 
+/**
+ * The part of a query a search reads: its first `MAX_QUERY_CHARS` characters (never ending in half
+ * of a surrogate pair). Providers that embed the query embed this, as the keyword side reads it.
+ * Anything but text gives "".
+ */
+export function clipQuery(text: string): string {
+  if (typeof text !== "string") return "";
+  if (text.length <= MAX_QUERY_CHARS) return text;
+  const last = text.charCodeAt(MAX_QUERY_CHARS - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? MAX_QUERY_CHARS - 1 : MAX_QUERY_CHARS);
+}
+
 /** True when `word` (lower-case) is a stopword the query builder drops. */
 export function isStopword(word: string): boolean {
   return STOPWORDS.has(word);
@@ -42,7 +57,7 @@ export function isStopword(word: string): boolean {
  * combining marks; apostrophe contractions stay one token then lose their suffix).
  */
 export function queryTokens(text: string): string[] {
-  const input = text.length > MAX_INPUT_CHARS ? text.slice(0, MAX_INPUT_CHARS) : text;
+  const input = clipQuery(text);
   const out: string[] = [];
   for (const match of input.toLowerCase().matchAll(TOKEN_PATTERN)) {
     let token = match[0].replace(/’/g, "'");

@@ -5,7 +5,7 @@
  * speaker boost), the stored text of turns and checkpoints, JSONL export/import files, and memory
  * filters (validation, evaluation in JavaScript and in SQL) and expiry times.
  */
-export { buildFtsQuery, queryTokens, uniqueTerms, quoteTerm, isStopword, MAX_QUERY_TERMS, type FtsQueryOptions } from "./fts-query.js";
+export { buildFtsQuery, queryTokens, uniqueTerms, quoteTerm, isStopword, clipQuery, MAX_QUERY_TERMS, MAX_QUERY_CHARS, type FtsQueryOptions } from "./fts-query.js";
 export { formatRecall, defaultRecallLabel, recallEntryCount, MIN_ENTRY_CHARS, type RecallFormatOptions } from "./recall-format.js";
 export { ToolRouter, toolError, type ToolHandler, type ToolRouterOptions } from "./tool-router.js";
 export { PrefetchCache, PREFETCH_CACHE_SIZE } from "./prefetch-cache.js";

@@ -3,7 +3,7 @@
  * sidecar (hybrid mode), then conversational context (neighbour score spreading, speaker boost).
  */
 import type { MemoryHit, MemoryKind } from "@hermes/memory-core";
-import { isEmptyFilter, matchesFilter as matchesMemoryFilter, MEMORY_ITEM_KINDS, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
+import { clipQuery, isEmptyFilter, matchesFilter as matchesMemoryFilter, MEMORY_ITEM_KINDS, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
 import { boostNamedSpeakers, propagateContext, SPEAKER_BOOST, type ContextCandidate } from "./conversation-context.js";
 import type { Embedder } from "./embedder.js";
 import type { VectorMetadata } from "./metadata-filter.js";
@@ -64,7 +64,9 @@ export async function hybridSearch(parts: HybridSearchParts, query: string, opti
   const expired = sidecar.hasExpired(namespace, now);
   const condition = filtered || expired ? sidecar.condition(filter, now) : null;
   const depth = parts.hybrid ? Math.max(limit * 3, 20) : limit;
-  const [vector] = await embedder.embed([query]);
+  // The query as the keyword side reads it (its first MAX_QUERY_CHARS characters): embedding a
+  // whole pasted document cost about a second per megabyte, and a remote model refuses long input.
+  const [vector] = await embedder.embed([clipQuery(query)]);
   // Local store: the passing items, scored exactly when few, else a predicate on the index's hits.
   // Pinecone: its native filter (which may select more, e.g. ids: checked below).
   let local: Pick<VectorQueryOptions, "candidateKeys" | "acceptKey"> = {};

@@ -37,7 +37,7 @@ import {
   type MemoryUpdate,
   type SearchCapabilities,
 } from "@hermes/memory-core";
-import { checkpointCopies, matchesFilter, MEMORY_ITEM_KINDS, parseMemoryFilter, parseMemoryItem, parseMemoryUpdate, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
+import { checkpointCopies, clipQuery, matchesFilter, MEMORY_ITEM_KINDS, parseMemoryFilter, parseMemoryItem, parseMemoryUpdate, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
 import { l2Normalize, type Embedder } from "./embedder.js";
 import type { VectorMetadata } from "./metadata-filter.js";
 import { expiredPineconeFilter, PINECONE_USER_FIELD_PREFIX, pineconeRecordMetadata, toPineconeFilter } from "./pinecone-metadata.js";
@@ -542,7 +542,7 @@ export class PineconeRemoteMemory {
     const limit = Math.max(1, Math.min(MAX_LIMIT, Math.floor(rawLimit)));
     if (typeof query !== "string" || query.trim() === "") return [];
     await this.checkIdentity(options.budgetMs);
-    const [dense] = await this.embedder.embed([query]);
+    const [dense] = await this.embedder.embed([clipQuery(query)]);
     const unit = l2Normalize(Float32Array.from(dense!));
     const sparse = encodeQuery(query);
     const q = hybridQuery(unit, sparse, this.alpha);

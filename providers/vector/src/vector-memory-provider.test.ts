@@ -6,6 +6,9 @@ import { HermesMemoryError, isSearchableMemory } from "@hermes/memory-core";
 import { VectorMemoryProvider, type VectorMemoryProviderOptions } from "./vector-memory-provider.js";
 import { PineconeFake } from "@hermes/pinecone-fake";
 import { register } from "./index.js";
+import { HashingEmbedder } from "./hashing-embedder.js";
+import type { Embedder } from "./embedder.js";
+import { MAX_QUERY_CHARS } from "@hermes/memory-provider-kit";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -380,5 +383,27 @@ describe("VectorMemoryProvider: malformed items", () => {
     provider.syncTurn("Where do we deploy?", "eu-west-1, as agreed", undefined as never);
     await provider.flush();
     expect((await provider.search("deploy", { limit: 1 }))[0]?.content).toMatch(/eu-west-1/);
+  });
+});
+
+describe("VectorMemoryProvider: long queries", () => {
+  it("embeds only the part of a query the keyword side reads (MAX_QUERY_CHARS characters)", async () => {
+    const inner = new HashingEmbedder({ dimensions: 64 });
+    const embedded: number[] = [];
+    const spy: Embedder = {
+      id: "hashing-v1",
+      dimensions: 64,
+      embed: (texts) => {
+        embedded.push(...texts.map((t) => t.length));
+        return inner.embed(texts);
+      },
+    };
+    const provider = await open({ embedderInstance: spy, dimensions: 64 });
+    provider.remember({ content: "The zeppelin hangar is in Friedrichshafen", kind: "fact" });
+    await provider.flush();
+    embedded.length = 0;
+    const hits = await provider.search(`zeppelin hangar ${"pasted text ".repeat(100_000)}`, { limit: 3 });
+    expect(hits[0]?.content).toMatch(/zeppelin hangar/);
+    expect(embedded).toEqual([MAX_QUERY_CHARS]);
   });
 });
