@@ -342,7 +342,7 @@ export async function runFilteredSuite(ctx: SuiteContext): Promise<SuiteResult> 
     columns: ["provider", "filter", "passing items", "median", "p95", "ratio median / p95", `recall@${K}`, "hits failing the filter", "exact hits per query (median)"],
     rows,
   });
-  rec.note("the unfiltered rows' recall@10 is each provider's own approximation of its exact ranking (SQLite weighs recency into BM25; the vector store searches an HNSW graph once a namespace holds more than 10,000 items and exactly below), so a filtered row is read against it");
+  rec.note("the unfiltered rows' recall@10 is each provider's own approximation of its exact ranking (SQLite weighs recency into BM25; the vector store searches a namespace exactly up to its exact threshold, 100,000 items with the hashing embedder used here and 10,000 with others, and through an HNSW graph above it), so a filtered row is read against it");
   rec.note(`the vector provider keeps each user in its own namespace: its unfiltered search covers the instance's own user (${OWNER_USER}, 99 % of the items), and the userId filter searches ${OTHER_USER}'s namespace`);
   rec.result.data = { seed: SEED, size, k: K, queries: QUERY_COUNT, sampleQueries: queries.slice(0, 3), measured };
   return rec.finish();
