@@ -144,6 +144,8 @@ export const CONTRACT_CLAUSES: readonly ContractClause[] = [
     "Never cache an empty result or a document count of 0 across writes (DocumentFrequencies in @hermes/memory-provider-kit does not); invalidate search caches on remember().", ["search"]),
   clause("C-RECALL-4", "RECALL", "remember() refuses a malformed item (no text content, an unknown kind, metadata JSON cannot hold) with INVALID_ARGUMENT, and the items remembered around it are stored",
     "Check each item with parseMemoryItem (@hermes/memory-provider-kit) before queueing it: an item that cannot be stored must be refused at the call, never accepted into a write queue where it fails, and holds up, the writes queued with it.", ["search"]),
+  clause("C-RECALL-5", "RECALL", "search refuses a limit that is not a number of at least 1 with INVALID_ARGUMENT, and returns at most 10 hits when no limit is given",
+    "Read the limit with parseSearchLimit (@hermes/memory-provider-kit): undefined or null means 10, a number of at least 1 is rounded down and capped; 0, negative numbers, NaN and text are refused, never replaced by the default.", ["search"]),
 
   clause("C-ISOLATION-1", "ISOLATION", "two profiles used concurrently never see each other's data",
     "Keep all state per instance and derived from ctx.hermesHome; no module-level caches or singletons keyed by nothing.", ["readBack"]),

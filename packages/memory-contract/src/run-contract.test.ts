@@ -34,6 +34,7 @@ import {
   UpdateKeepsOldTextProvider,
   NegativeSearchCacheProvider,
   UncheckedItemsProvider,
+  DefaultingLimitProvider,
 } from "./__fixtures__/searchable-v2-provider.js";
 import { CONTRACT_CLAUSES } from "./clauses.js";
 import type { ContractCapabilities, MemoryProviderContractSetup } from "./contract-setup.js";
@@ -178,6 +179,7 @@ describe("runMemoryProviderContract catches broken providers", () => {
     { mistake: "an update that keeps serving the old text", Provider: UpdateKeepsOldTextProvider, fails: ["C-UPDATE-1"] },
     { mistake: "a search that keeps answering nothing for a query that once found nothing", Provider: NegativeSearchCacheProvider, fails: ["C-RECALL-3"] },
     { mistake: "malformed remember() items accepted unchecked", Provider: UncheckedItemsProvider, fails: ["C-RECALL-4"] },
+    { mistake: "a search limit it cannot use replaced by the default", Provider: DefaultingLimitProvider, fails: ["C-RECALL-5"] },
   ];
 
   for (const { mistake, Provider, fails } of cases) {

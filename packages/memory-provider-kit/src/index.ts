@@ -88,6 +88,9 @@ export {
   type FilterSql,
   type FilterSqlOptions,
   MEMORY_ITEM_KINDS,
+  parseSearchLimit,
+  DEFAULT_SEARCH_LIMIT,
+  MAX_SEARCH_LIMIT,
 } from "./memory-filter.js";
 export {
   parseMemoryItem,

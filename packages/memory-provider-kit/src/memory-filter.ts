@@ -85,11 +85,11 @@ function invalid(message: string): never {
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === "object" && !Array.isArray(v) && !(v instanceof Date);
 
-/** A short description of a value for error messages: quoted text (cut at 40 characters), "a list", "null" or its type. */
+/** A short description of a value for error messages: quoted text (cut at 40 characters), a number or boolean as written, "a list", "null" or its type. */
 export function describeValue(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "a list";
-  if (typeof value === "number" && !Number.isFinite(value)) return String(value);
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
   return typeof value === "string" ? JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value) : typeof value;
 }
 
@@ -107,6 +107,27 @@ export function toEpochMs(value: unknown, what: string): number {
     invalid(`${what} must be an ISO 8601 time, a Date or epoch milliseconds; got ${describeValue(value)}.`);
   }
   return Math.trunc(ms);
+}
+
+/** Hits a search returns when the caller gives no `limit`. */
+export const DEFAULT_SEARCH_LIMIT = 10;
+/** Most hits one search returns by default (`parseSearchLimit`'s `max`). */
+export const MAX_SEARCH_LIMIT = 1000;
+
+/**
+ * The number of hits a search returns for the caller's `limit`: `fallback` (default
+ * `DEFAULT_SEARCH_LIMIT`) when it is `undefined` or `null`; a number of at least 1 is rounded down
+ * and capped at `max` (default `MAX_SEARCH_LIMIT`; `Infinity` means "as many as allowed").
+ * Anything else (0, a negative number, `NaN`, text) is refused with `INVALID_ARGUMENT`, never
+ * quietly replaced by the default.
+ */
+export function parseSearchLimit(value: unknown, options: { fallback?: number; max?: number; what?: string } = {}): number {
+  const max = options.max ?? MAX_SEARCH_LIMIT;
+  if (value === undefined || value === null) return Math.min(max, options.fallback ?? DEFAULT_SEARCH_LIMIT);
+  if (typeof value !== "number" || Number.isNaN(value) || value < 1) {
+    invalid(`${options.what ?? "search options"}: limit must be a number of at least 1; got ${describeValue(value)}.`);
+  }
+  return Math.min(max, Math.floor(value));
 }
 
 /** Longest time to live accepted (100 years), and longest accepted by `resolveExpiry` in general. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { HermesMemoryError } from "@hermes/memory-core";
 import { MAX_ITEM_ID_LENGTH, MAX_METADATA_DEPTH, parseItemMetadata, parseMemoryItem, parseMemoryUpdate } from "./memory-item.js";
+import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, parseSearchLimit } from "./memory-filter.js";
 
 /** The `INVALID_ARGUMENT` message `fn` throws (fails when it throws anything else or nothing). */
 function refusal(fn: () => unknown): string {
@@ -121,5 +122,21 @@ describe("parseMemoryUpdate", () => {
     [{ expiresAt: "never" }, /update\(\): expiresAt must be an ISO 8601 time/],
   ])("refuses %j", (changes, message) => {
     expect(refusal(() => parseMemoryUpdate(changes))).toMatch(message);
+  });
+});
+
+describe("parseSearchLimit", () => {
+  it("gives the default for none, rounds down and caps a number of at least 1, and refuses anything else", () => {
+    expect(parseSearchLimit(undefined)).toBe(DEFAULT_SEARCH_LIMIT);
+    expect(parseSearchLimit(null)).toBe(10);
+    expect(parseSearchLimit(undefined, { fallback: 8 })).toBe(8);
+    expect(parseSearchLimit(3.9)).toBe(3);
+    expect(parseSearchLimit(1)).toBe(1);
+    expect(parseSearchLimit(1e12)).toBe(MAX_SEARCH_LIMIT);
+    expect(parseSearchLimit(Infinity, { max: 200 })).toBe(200);
+    for (const bad of [0, 0.5, -1, Number.NaN, -Infinity, "5", true, {}]) {
+      expect(refusal(() => parseSearchLimit(bad))).toMatch(/^search options: limit must be a number of at least 1; got /);
+    }
+    expect(refusal(() => parseSearchLimit(-2, { what: "tool args" }))).toBe("tool args: limit must be a number of at least 1; got -2.");
   });
 });

@@ -35,7 +35,7 @@ import { CONFIG_SCHEMA, loadSqliteConfig, resolveDbPath, type ResolvedSqliteConf
 import { closeDatabase, isBusyError, loadDriver, driverLoadError, openDatabase, storageError, type Db } from "./database.js";
 import { factDigest, MemoryStore, type NewItem, type StoredItem } from "./memory-store.js";
 import { runTool, TOOL_NAMES, TOOL_SCHEMAS } from "./tools.js";
-import { BatchingWriter, checkpointText, formatRecall as formatRecallBlock, parseMemoryFilter, parseMemoryItem, parseMemoryUpdate, PrefetchCache, turnSpeaker, turnText } from "@hermes/memory-provider-kit";
+import { BatchingWriter, checkpointText, formatRecall as formatRecallBlock, parseMemoryFilter, parseMemoryItem, parseMemoryUpdate, parseSearchLimit, PrefetchCache, turnSpeaker, turnText } from "@hermes/memory-provider-kit";
 
 // Work units (about three per stored turn) from which opening the database logs that it is migrating.
 const LARGE_MIGRATION = 300_000;
@@ -466,10 +466,8 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     const store = this.requireStore();
     this.drainQueueSafely();
     const filter = parseMemoryFilter(options, { what: "search options", ignore: ["limit"] });
-    return store.search(typeof query === "string" ? query : String(query ?? ""), {
-      ...(options?.limit !== undefined ? { limit: options.limit } : {}),
-      filter,
-    });
+    const limit = parseSearchLimit(options?.limit);
+    return store.search(typeof query === "string" ? query : String(query ?? ""), { limit, filter });
   }
 
   /** The item with `id`, or `null`. */

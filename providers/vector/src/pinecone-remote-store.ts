@@ -37,7 +37,7 @@ import {
   type MemoryUpdate,
   type SearchCapabilities,
 } from "@hermes/memory-core";
-import { checkpointCopies, clipQuery, matchesFilter, MEMORY_ITEM_KINDS, parseMemoryFilter, parseMemoryItem, parseMemoryUpdate, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
+import { checkpointCopies, clipQuery, matchesFilter, MEMORY_ITEM_KINDS, parseMemoryFilter, parseMemoryItem, parseMemoryUpdate, parseSearchLimit, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
 import { l2Normalize, type Embedder } from "./embedder.js";
 import type { VectorMetadata } from "./metadata-filter.js";
 import { expiredPineconeFilter, PINECONE_USER_FIELD_PREFIX, pineconeRecordMetadata, toPineconeFilter } from "./pinecone-metadata.js";
@@ -537,9 +537,7 @@ export class PineconeRemoteMemory {
   async search(query: string, options: MemorySearchOptions & { budgetMs?: number } = {}): Promise<MemoryHit[]> {
     this.assertOpen();
     const filter = parseMemoryFilter(options, { what: "search options", ignore: ["limit", "budgetMs"] });
-    const rawLimit = options.limit ?? 10;
-    if (typeof rawLimit !== "number" || !Number.isFinite(rawLimit)) invalid(`search options: limit must be a number; got ${String(rawLimit)}.`);
-    const limit = Math.max(1, Math.min(MAX_LIMIT, Math.floor(rawLimit)));
+    const limit = parseSearchLimit(options.limit, { max: MAX_LIMIT });
     if (typeof query !== "string" || query.trim() === "") return [];
     await this.checkIdentity(options.budgetMs);
     const [dense] = await this.embedder.embed([clipQuery(query)]);

@@ -58,6 +58,7 @@ import {
   parseMemoryFilter,
   parseMemoryItem,
   parseMemoryUpdate,
+  parseSearchLimit,
   PrefetchCache,
   recallEntryCount,
   resolveExpiry,
@@ -749,14 +750,13 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    * Hybrid (or pure vector) search, best first (see `hybridSearch`). Hits carry
    * `metadata.scores = {vector, bm25, fused}` (`null` = not found by that ranking).
    */
-  async search(query: string, options: MemorySearchOptions & { budgetMs?: number } = {}): Promise<MemoryHit[]> {
+  async search(query: string, searchOptions: MemorySearchOptions & { budgetMs?: number } = {}): Promise<MemoryHit[]> {
+    const options = searchOptions ?? {};
     const remote = this.remoteOrNull();
     if (remote) return remote.search(query, { ...options, userId: options.userId ?? this.userId });
     const { sidecar, store, embedder } = this.requireOpen();
     const parsed = parseMemoryFilter(options, { what: "search options", ignore: ["limit", "budgetMs"] });
-    if (options.limit !== undefined && (typeof options.limit !== "number" || !Number.isFinite(options.limit) || options.limit < 1)) {
-      throw invalidArgument(`search options: limit must be a positive number; got ${String(options.limit)}.`);
-    }
+    const limit = parseSearchLimit(options.limit);
     // The namespace holds the user's items (also those remembered without a userId while that user was active).
     const { userId: _user, ...inNamespace } = parsed;
     const filter = this.userInNamespace ? inNamespace : parsed;
@@ -766,7 +766,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       filter,
       now,
       userInNamespace: this.userInNamespace,
-      ...(options.limit !== undefined ? { limit: options.limit } : {}),
+      limit,
       ...(options.budgetMs !== undefined ? { budgetMs: options.budgetMs } : {}),
     });
     this.purgeLater(now);

@@ -20,7 +20,7 @@ import {
   type ToolSchema,
   type MemoryProviderRegistrationContext,
 } from "@hermes/memory-core";
-import { formatRecall, parseMemoryItem, queryTokens, ToolRouter, turnText } from "@hermes/memory-provider-kit";
+import { formatRecall, parseMemoryItem, parseSearchLimit, queryTokens, ToolRouter, turnText } from "@hermes/memory-provider-kit";
 
 interface StoredNote {
   id: string;
@@ -190,6 +190,8 @@ export class {{className}} extends MemoryProvider implements SearchableMemory {
   }
 
   search(query: string, options: MemorySearchOptions = {}): MemoryHit[] {
+    // Absent: 10 hits; 0, negative numbers, NaN and text are refused (INVALID_ARGUMENT).
+    const limit = parseSearchLimit(options.limit);
     const wanted = new Set(tokens(query));
     if (wanted.size === 0) return [];
     return this.notes
@@ -197,7 +199,7 @@ export class {{className}} extends MemoryProvider implements SearchableMemory {
       .map((n) => ({ n, score: tokens(n.content).filter((t) => wanted.has(t)).length }))
       .filter((x) => x.score > 0)
       .sort((a, b) => b.score - a.score)
-      .slice(0, options.limit ?? 10)
+      .slice(0, limit)
       .map(({ n, score }) => ({ ...n, score }));
   }
 

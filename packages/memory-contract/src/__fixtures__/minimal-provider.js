@@ -143,6 +143,10 @@ export class MinimalProvider extends MemoryProvider {
   }
 
   search(query, options = {}) {
+    const limit = options.limit ?? 10;
+    if (typeof limit !== "number" || Number.isNaN(limit) || limit < 1) {
+      throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `search options: limit must be a number of at least 1; got ${String(limit)}.` });
+    }
     const wanted = new Set(terms(query));
     const hits = [];
     for (const item of this.items) {
@@ -152,7 +156,7 @@ export class MinimalProvider extends MemoryProvider {
       const score = terms(item.content).filter((t) => wanted.has(t)).length;
       if (score > 0) hits.push({ ...item, score });
     }
-    return hits.sort((a, b) => b.score - a.score).slice(0, options.limit ?? 10);
+    return hits.sort((a, b) => b.score - a.score).slice(0, Math.floor(limit));
   }
 
   get(id) {

@@ -253,10 +253,12 @@ export class IgnoresCreatedAtProvider extends SearchableV2Provider {
 /** Falls back to an unfiltered search when the filter does not parse, instead of refusing it. */
 export class LenientFilterProvider extends SearchableV2Provider {
   protected override parseSearch(options: MemorySearchOptions): { filter: ParsedMemoryFilter; limit: number } {
+    // Lenient about the filter only: the limit is still checked.
+    const { limit } = super.parseSearch({ limit: options.limit });
     try {
       return super.parseSearch(options);
     } catch {
-      return { filter: {}, limit: options.limit ?? 10 };
+      return { filter: {}, limit };
     }
   }
 }
@@ -273,6 +275,14 @@ export class SlowFlushV2Provider extends SearchableV2Provider {
   override async flush(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 1_600));
     await super.flush();
+  }
+}
+
+/** Replaces a limit it cannot use with the default instead of refusing it. */
+export class DefaultingLimitProvider extends SearchableV2Provider {
+  override search(query: string, options: MemorySearchOptions = {}): MemoryHit[] {
+    const limit = typeof options.limit === "number" && options.limit >= 1 ? options.limit : 10;
+    return super.search(query, { ...options, limit });
   }
 }
 

@@ -6,7 +6,8 @@ import { mentions, refusalProblem, searchableClause } from "./searchable-support
 /**
  * RECALL: a fact from one session comes back through prefetch after a restart; prefetch is never
  * served another session's cached result; search finds what was written after it found nothing;
- * a malformed item is refused at remember() and never holds up the items around it.
+ * a malformed item is refused at remember() and never holds up the items around it; a search limit
+ * it cannot use is refused, never replaced by the default.
  */
 export async function runRecallGroup(ctx: ContractContext): Promise<void> {
   await ctx.clause("C-RECALL-1", async () => {
@@ -108,5 +109,21 @@ export async function runRecallGroup(ctx: ContractContext): Promise<void> {
       if (!hit || !hit.content.includes(token)) problems.push(`the item remembered as ${id} before a malformed one was not stored`);
     }
     return problems.length > 0 ? fail(problems.join("; ")) : pass(`${malformed.length} malformed items refused, ${accepted.length} items around them stored`);
+  });
+
+  await searchableClause(ctx, "C-RECALL-5", "search-limit", async (probe) => {
+    const token = distinctiveToken("limitprobe");
+    for (let i = 0; i < 14; i++) await probe.remember({ content: `Limit probe note ${i} about ${token}` });
+    await probe.settle();
+    const problems: string[] = [];
+    const unlimited = await probe.search(token, {});
+    if (unlimited.length === 0 || unlimited.length > 10) problems.push(`search without a limit returned ${unlimited.length} hits for 14 matching items (expected 1 to 10)`);
+    const three = await probe.search(token, { limit: 3 });
+    if (three.length !== 3) problems.push(`search with limit 3 returned ${three.length} hits for 14 matching items`);
+    for (const limit of [0, -3, Number.NaN, "5"]) {
+      const problem = await refusalProblem(() => probe.search(token, { limit: limit as number }));
+      if (problem) problems.push(`limit ${typeof limit === "string" ? JSON.stringify(limit) : String(limit)} ${problem}`);
+    }
+    return problems.length > 0 ? fail(problems.join("; ")) : pass();
   });
 }
