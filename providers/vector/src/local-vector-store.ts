@@ -45,18 +45,36 @@ class ExactNamespace {
     this.data = new Float32Array(Math.max(16, capacity) * dims);
     this.norms = new Float32Array(Math.max(16, capacity));
   }
+  /**
+   * Append a vector given as its stored bytes (float32), copied straight into the matrix. Bytes of
+   * another length (a vector of other dimensions) are skipped.
+   */
+  append(key: number, id: string, bytes: Uint8Array): void {
+    if (bytes.byteLength !== this.dims * 4 || this.slot.has(key)) return;
+    const i = this.keys.length;
+    if ((i + 1) * this.dims > this.data.length) this.grow();
+    this.keys.push(key);
+    this.ids.push(id);
+    this.slot.set(key, i);
+    const base = i * this.dims;
+    new Uint8Array(this.data.buffer, base * 4, bytes.byteLength).set(bytes);
+    let n = 0;
+    for (let j = base; j < base + this.dims; j++) n += this.data[j]! * this.data[j]!;
+    this.norms[i] = Math.sqrt(n);
+  }
+  private grow(): void {
+    const grown = new Float32Array(this.data.length * 2);
+    grown.set(this.data);
+    this.data = grown;
+    const norms = new Float32Array(this.norms.length * 2);
+    norms.set(this.norms);
+    this.norms = norms;
+  }
   set(key: number, id: string, vector: Float32Array): void {
     let i = this.slot.get(key);
     if (i === undefined) {
       i = this.keys.length;
-      if ((i + 1) * this.dims > this.data.length) {
-        const grown = new Float32Array(this.data.length * 2);
-        grown.set(this.data);
-        this.data = grown;
-        const norms = new Float32Array(this.norms.length * 2);
-        norms.set(this.norms);
-        this.norms = norms;
-      }
+      if ((i + 1) * this.dims > this.data.length) this.grow();
       this.keys.push(key);
       this.ids.push(id);
       this.slot.set(key, i);
@@ -582,7 +600,8 @@ export class LocalVectorStore implements VectorStore {
     let cached = this.exactCache.get(namespace);
     if (!cached || cached.keys.length !== expected) {
       cached = new ExactNamespace(this.dimensions, expected);
-      for (const r of this.sidecar.vectorRows(namespace)) cached.set(r.key, r.id, r.vector);
+      const matrix = cached;
+      this.sidecar.eachVector(namespace, (key, id, bytes) => matrix.append(key, id, bytes));
       this.exactCache.set(namespace, cached);
     }
     return cached;

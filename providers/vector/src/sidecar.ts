@@ -739,6 +739,16 @@ export class Sidecar {
     return rows.map((r) => ({ key: r.key, id: r.id, vector: decodeVector(r.vector)! }));
   }
 
+  /**
+   * Visit the key, id and stored vector bytes (float32, little-endian) of every row of `namespace`
+   * that has a vector, streaming: no row objects or vector copies are kept (a 100k-row namespace
+   * holds 150 MB of vectors). `bytes` is only valid during the call.
+   */
+  eachVector(namespace: string, visit: (key: number, id: string, bytes: Buffer) => void): void {
+    const rows = this.prepare(`SELECT key, id, vector FROM records WHERE namespace = ? AND vector IS NOT NULL`).raw(true).iterate(namespace) as IterableIterator<[number, string, Buffer]>;
+    for (const [key, id, bytes] of rows) visit(key, id, bytes);
+  }
+
   /** Key, id and vector of the rows with these keys that have a vector. */
   vectorsByKeys(keys: readonly number[]): Array<{ key: number; id: string; vector: Float32Array }> {
     if (keys.length === 0) return [];
