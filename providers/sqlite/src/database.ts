@@ -171,22 +171,34 @@ ${contextTriggers(refillNextTurns(true))}
  */
 function migrateToV5(db: Db, sessions: ReadonlyArray<[string, number]>, step: (units: number) => void): void {
   db.exec(SCHEMA_V5_COLUMNS);
-  const fill = db.prepare(`
-    UPDATE items SET prev_id = c.prev_id, prev2_id = c.prev2_id, asks = c.asks
-    FROM (
-      SELECT id,
-        lag(id, 1) OVER session_turns AS prev_id,
-        lag(id, 2) OVER session_turns AS prev2_id,
-        instr(content, '?') > 0 OR instr(content, '？') > 0 AS asks
-      FROM items
-      WHERE kind = 'turn' AND session_id >= ? AND session_id <= ?
-      WINDOW session_turns AS (PARTITION BY session_id ORDER BY id)
-    ) AS c
-    WHERE items.id = c.id`);
+  const fill = db.prepare(
+    sessionWindowFill([
+      ["prev_id", "lag(id, 1) OVER session_turns"],
+      ["prev2_id", "lag(id, 2) OVER session_turns"],
+      ["asks", "instr(content, '?') > 0 OR instr(content, '？') > 0"],
+    ]),
+  );
   bySessionRanges(sessions, fill, step);
   // Turns outside any session have no previous turns; they still ask questions or not.
   db.exec(`UPDATE items SET asks = 1 WHERE kind = 'turn' AND (session_id IS NULL OR session_id = '') AND (instr(content, '?') > 0 OR instr(content, '？') > 0)`);
   db.exec(SCHEMA_V5_TRIGGERS);
+}
+
+/**
+ * An UPDATE setting `columns` of the turns of a range of sessions (bound to the range's first and
+ * last session id) to window expressions over each session's turns in id order (`session_turns`),
+ * for the migrations that fill per-turn columns from the turns before it.
+ */
+function sessionWindowFill(columns: ReadonlyArray<readonly [column: string, expression: string]>): string {
+  return `
+    UPDATE items SET ${columns.map(([column]) => `${column} = c.${column}`).join(", ")}
+    FROM (
+      SELECT id, ${columns.map(([column, expression]) => `${expression} AS ${column}`).join(", ")}
+      FROM items
+      WHERE kind = 'turn' AND session_id >= ? AND session_id <= ?
+      WINDOW session_turns AS (PARTITION BY session_id ORDER BY id)
+    ) AS c
+    WHERE items.id = c.id`;
 }
 
 /**
@@ -237,17 +249,12 @@ function migrateToV3(db: Db, maxId: number, sessions: ReadonlyArray<[string, num
     step(Math.min(MIGRATION_STEP, maxId - from));
   }
 
-  const context = db.prepare(`
-    UPDATE items SET prev1 = c.prev1, prev2 = c.prev2
-    FROM (
-      SELECT id,
-        substr(lag(content, 1, '') OVER session_turns, 1, ${CONTEXT_CHARS}) AS prev1,
-        substr(lag(content, 2, '') OVER session_turns, 1, ${CONTEXT_CHARS}) AS prev2
-      FROM items
-      WHERE kind = 'turn' AND session_id >= ? AND session_id <= ?
-      WINDOW session_turns AS (PARTITION BY session_id ORDER BY id)
-    ) AS c
-    WHERE items.id = c.id`);
+  const context = db.prepare(
+    sessionWindowFill([
+      ["prev1", `substr(lag(content, 1, '') OVER session_turns, 1, ${CONTEXT_CHARS})`],
+      ["prev2", `substr(lag(content, 2, '') OVER session_turns, 1, ${CONTEXT_CHARS})`],
+    ]),
+  );
   bySessionRanges(sessions, context, step);
 
   db.exec(SCHEMA_V3_FTS);
