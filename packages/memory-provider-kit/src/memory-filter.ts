@@ -69,7 +69,6 @@ export interface ParseFilterOptions {
 
 /** The kinds of memory item, in the order messages list them. */
 export const MEMORY_ITEM_KINDS: readonly MemoryKind[] = ["turn", "fact", "checkpoint"];
-const KINDS = MEMORY_ITEM_KINDS;
 const FILTER_KEYS = new Set(["kind", "sessionId", "userId", "tags", "createdAt", "metadata", "ids"]);
 /** Deepest nesting of `$and` / `$or` accepted. */
 export const MAX_FILTER_DEPTH = 16;
@@ -183,7 +182,7 @@ class FilterParser {
     return [
       ...new Set(
         list.map((k) => {
-          if (!KINDS.includes(k as MemoryKind)) invalid(`${this.what}: kind must be turn, fact or checkpoint; got ${describeValue(k)}.`);
+          if (!MEMORY_ITEM_KINDS.includes(k as MemoryKind)) invalid(`${this.what}: kind must be turn, fact or checkpoint; got ${describeValue(k)}.`);
           return k as MemoryKind;
         }),
       ),

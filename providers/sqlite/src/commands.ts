@@ -1,8 +1,8 @@
 import path from "node:path";
 import cliProgress from "cli-progress";
 import { HermesMemoryError, type ForgetScope, type MemoryFilter, type MemoryHit, type MemoryKind, type ProviderCliIo } from "@hermes/memory-core";
-import { parseItemMetadata, parseMemoryFilter, readJsonlFileSync, writeJsonlFile } from "@hermes/memory-provider-kit";
-import { itemDigest, MEMORY_KINDS, type DoctorReport, type ExportRecord, type NewItem, type StoredItem } from "./memory-store.js";
+import { MEMORY_ITEM_KINDS, parseItemMetadata, parseMemoryFilter, readJsonlFileSync, writeJsonlFile } from "@hermes/memory-provider-kit";
+import { itemDigest, type DoctorReport, type ExportRecord, type NewItem, type StoredItem } from "./memory-store.js";
 import { SqliteMemoryProvider } from "./sqlite-memory-provider.js";
 import { loadSqliteConfig, type SqliteProviderOptions } from "./config.js";
 import { closeDatabase, openDatabase, readSchemaVersion, SCHEMA_VERSION } from "./database.js";
@@ -57,8 +57,8 @@ function emit(ctx: CommandContext, options: JsonOption, value: unknown, human: (
 
 function parseKind(kind: unknown): MemoryKind | undefined {
   if (kind === undefined || kind === null || kind === "") return undefined;
-  if (typeof kind === "string" && (MEMORY_KINDS as readonly string[]).includes(kind)) return kind as MemoryKind;
-  throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `--kind must be one of ${MEMORY_KINDS.join(", ")} (got ${String(kind)}).` });
+  if (typeof kind === "string" && (MEMORY_ITEM_KINDS as readonly string[]).includes(kind)) return kind as MemoryKind;
+  throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `--kind must be one of ${MEMORY_ITEM_KINDS.join(", ")} (got ${String(kind)}).` });
 }
 
 function parsePositiveInt(value: unknown, name: string, fallback: number): number {
@@ -304,7 +304,7 @@ function parseRecord(value: unknown): NewItem | string {
   const r = value as Partial<ExportRecord> & Record<string, unknown>;
   if (typeof r.content !== "string" || r.content.trim() === "") return "missing content";
   const kind = r.kind ?? "fact";
-  if (!(MEMORY_KINDS as readonly string[]).includes(kind)) return `unknown kind ${String(kind)}`;
+  if (!(MEMORY_ITEM_KINDS as readonly string[]).includes(kind)) return `unknown kind ${String(kind)}`;
   const createdAt = typeof r.createdAt === "string" ? Date.parse(r.createdAt) : NaN;
   const str = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined);
   let metadata: Record<string, unknown> = {};

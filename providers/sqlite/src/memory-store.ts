@@ -5,11 +5,8 @@ import { HermesMemoryError, type MemoryHit, type MemoryKind, type MemoryStats } 
 import { BM25_WEIGHTS, bm25Call, type Db } from "./database.js";
 import { NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, SPEAKER_BOOST, asksQuestion, nextTurnShare, queryTokens, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
 import { DocumentFrequencies, LayeredRanker, planRanking, type CountedTerm } from "@hermes/memory-provider-kit";
-import { checkpointCopies, filterToSql, isEmptyFilter, MEMORY_ITEM_KINDS, type FilterSql, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
+import { checkpointCopies, filterToSql, isEmptyFilter, type FilterSql, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
 import { CONTEXT_TURNS, NO_CONTEXT, RecentTurns, turnContext, turnDateText, type TurnColumnWeights, type TurnContext } from "@hermes/memory-provider-kit";
-
-/** The kinds of items, in display order (the kit's list). */
-export const MEMORY_KINDS = MEMORY_ITEM_KINDS;
 
 /** An item about to be stored. `digest` defaults to one derived from the item (see `itemDigest`). */
 export interface NewItem {

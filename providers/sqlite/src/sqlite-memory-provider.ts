@@ -616,5 +616,3 @@ function storedToHit(item: StoredItem): MemoryHit {
   if (item.expiresAt !== undefined) hit.expiresAt = item.expiresAt;
   return hit;
 }
-
-

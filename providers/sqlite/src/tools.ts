@@ -1,6 +1,6 @@
 import type { MemoryKind, MemorySearchOptions, ToolSchema } from "@hermes/memory-core";
-import { MEMORY_FILTER_TOOL_PROPERTIES, parseMemoryFilter, ToolRouter, toolError } from "@hermes/memory-provider-kit";
-import { clampLimit, MEMORY_KINDS, type StoredItem } from "./memory-store.js";
+import { MEMORY_FILTER_TOOL_PROPERTIES, MEMORY_ITEM_KINDS, parseMemoryFilter, ToolRouter, toolError } from "@hermes/memory-provider-kit";
+import { clampLimit, type StoredItem } from "./memory-store.js";
 
 /** Tool names (prefixed so they never clash with other providers' or core tools). */
 export const TOOL_NAMES = {
@@ -10,7 +10,7 @@ export const TOOL_NAMES = {
   list: "sqlite_memory_list",
 } as const;
 
-const kindSchema = { type: "string", enum: [...MEMORY_KINDS], description: "Only items of this kind: turn, fact or checkpoint." };
+const kindSchema = { type: "string", enum: [...MEMORY_ITEM_KINDS], description: "Only items of this kind: turn, fact or checkpoint." };
 
 /** The four tool schemas, in the bare OpenAI function form. */
 export const TOOL_SCHEMAS: ToolSchema[] = [

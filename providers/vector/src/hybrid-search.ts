@@ -12,7 +12,6 @@ import { fusionWeightsFor, scoreFusion } from "./rank-fusion.js";
 import { userMetadataOf, type RowCondition, type Sidecar, type SidecarRef } from "./sidecar.js";
 import type { VectorMatch, VectorQueryOptions, VectorStore } from "./vector-store.js";
 
-const KINDS = MEMORY_ITEM_KINDS;
 
 /** What a search reads: the sidecar, the vector store, the embedder, and whether BM25 joins in. */
 export interface HybridSearchParts {
@@ -206,7 +205,7 @@ export function recordPasses(metadata: VectorMetadata, filter: ParsedMemoryFilte
   const created = typeof metadata.created_at === "string" ? Date.parse(metadata.created_at) : NaN;
   return matchesMemoryFilter(filter, {
     ...(id !== undefined ? { id } : {}),
-    kind: (KINDS.includes(metadata.kind as MemoryKind) ? metadata.kind : "fact") as MemoryKind,
+    kind: (MEMORY_ITEM_KINDS.includes(metadata.kind as MemoryKind) ? metadata.kind : "fact") as MemoryKind,
     sessionId: typeof metadata.session_id === "string" ? metadata.session_id : undefined,
     userId: typeof metadata.user_id === "string" ? metadata.user_id : undefined,
     tags: Array.isArray(metadata.tags) ? metadata.tags : [],
@@ -233,7 +232,7 @@ export function toMemoryHit(id: string, metadata: VectorMetadata, score: number,
   return {
     id,
     content: typeof text === "string" ? text : "",
-    kind: KINDS.includes(kind as MemoryKind) ? (kind as MemoryKind) : "fact",
+    kind: MEMORY_ITEM_KINDS.includes(kind as MemoryKind) ? (kind as MemoryKind) : "fact",
     score,
     ...(typeof session_id === "string" ? { sessionId: session_id } : {}),
     ...(typeof user_id === "string" ? { userId: user_id } : {}),

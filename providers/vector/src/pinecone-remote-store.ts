@@ -71,7 +71,6 @@ export interface RememberOptions {
   key?: string;
 }
 
-const KINDS = MEMORY_ITEM_KINDS;
 /** The expiry of an item that does not expire, inside this module (the largest time a Date holds; such records have no `expires_at`). */
 export const NO_EXPIRY = 8.64e15;
 /** Longest text accepted, in UTF-8 bytes (Pinecone holds 40 KB of metadata per record). */
@@ -103,7 +102,7 @@ export function itemIdPrefix(userId: string | undefined, sessionId?: string | nu
 /** The kind encoded in an item id, or null for an id of another layout. */
 function kindOfId(id: string): MemoryKind | null {
   const kind = id.split(".")[2];
-  return KINDS.includes(kind as MemoryKind) ? (kind as MemoryKind) : null;
+  return MEMORY_ITEM_KINDS.includes(kind as MemoryKind) ? (kind as MemoryKind) : null;
 }
 
 /** What a stored record says about its item. */
@@ -124,7 +123,7 @@ function viewOf(id: string, m: VectorMetadata): ItemView {
   return {
     id,
     text: typeof m.text === "string" ? m.text : "",
-    kind: KINDS.includes(m.kind as MemoryKind) ? (m.kind as MemoryKind) : "fact",
+    kind: MEMORY_ITEM_KINDS.includes(m.kind as MemoryKind) ? (m.kind as MemoryKind) : "fact",
     created: Number.isFinite(created) ? created : 0,
     expires: typeof m.expires_at === "number" ? m.expires_at : NO_EXPIRY,
     ...(typeof m.session_id === "string" ? { sessionId: m.session_id } : {}),
@@ -399,7 +398,7 @@ export class PineconeRemoteMemory {
         row.id,
         {
           content: row.content,
-          kind: KINDS.includes(kind as MemoryKind) ? (kind as MemoryKind) : "fact",
+          kind: MEMORY_ITEM_KINDS.includes(kind as MemoryKind) ? (kind as MemoryKind) : "fact",
           ...(typeof session_id === "string" && session_id !== "" ? { sessionId: session_id } : {}),
           ...(typeof user_id === "string" && user_id !== "" ? { userId: user_id } : {}),
           ...(Array.isArray(tags) ? { tags } : {}),

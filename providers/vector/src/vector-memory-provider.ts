@@ -88,7 +88,6 @@ const VECTOR_DIR = path.join("memory", "vector");
 const OUTBOX_FILE = "outbox.sqlite";
 /** The remote layout's only local state: writes Pinecone has not acknowledged yet. */
 export const REMOTE_OUTBOX_FILE = "remote-outbox.sqlite";
-const KINDS = MEMORY_ITEM_KINDS;
 const RESERVED_KEYS = new Set(["text", "kind", "session_id", "user_id", "created_at", "tags", "digest", "extra", "text_truncated", "source", "role", "expires_at", "created_ms"]);
 /** Delay before expired items found by a search are purged in the background. */
 const LAZY_PURGE_DELAY_MS = 1000;
@@ -976,7 +975,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     const { sidecar, store } = this.requireOpen();
     const byKind: Record<MemoryKind, number> = { turn: 0, fact: 0, checkpoint: 0 };
     for (const [kind, n] of Object.entries(sidecar.kindCounts())) {
-      if (KINDS.includes(kind as MemoryKind)) byKind[kind as MemoryKind] = n;
+      if (MEMORY_ITEM_KINDS.includes(kind as MemoryKind)) byKind[kind as MemoryKind] = n;
     }
     const sessions = sidecar.sessionCount();
     const namespaces = sidecar.namespaceCounts();
