@@ -372,7 +372,7 @@ export class LocalVectorStore implements VectorStore {
   rebuild(): void {
     this.invalidate(null);
     this.index = this.newIndex();
-    const rows = this.sidecar.vectorRows(null);
+    const rows = this.sidecar.vectorRows();
     const batch = 4096;
     for (let i = 0; i < rows.length; i += batch) {
       const chunk = rows.slice(i, i + batch);

@@ -729,13 +729,9 @@ export class Sidecar {
     }
   }
 
-  /** `(key, id, vector)` of every row that has a vector, optionally in one namespace. */
-  vectorRows(namespace: string | null): Array<{ key: number; id: string; vector: Float32Array }> {
-    const sql =
-      namespace === null
-        ? `SELECT key, id, vector FROM records WHERE vector IS NOT NULL`
-        : `SELECT key, id, vector FROM records WHERE namespace = ? AND vector IS NOT NULL`;
-    const rows = (namespace === null ? this.db.prepare(sql).all() : this.db.prepare(sql).all(namespace)) as Array<{ key: number; id: string; vector: Buffer }>;
+  /** Key, id and vector of every row that has a vector (rebuilding the index). */
+  vectorRows(): Array<{ key: number; id: string; vector: Float32Array }> {
+    const rows = this.prepare(`SELECT key, id, vector FROM records WHERE vector IS NOT NULL`).all() as Array<{ key: number; id: string; vector: Buffer }>;
     return rows.map((r) => ({ key: r.key, id: r.id, vector: decodeVector(r.vector)! }));
   }
 
