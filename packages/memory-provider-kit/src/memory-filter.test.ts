@@ -120,8 +120,10 @@ describe("filters evaluate alike in JavaScript and in SQL", () => {
   const rnd = seededRandom(20261203);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)]!;
   const kinds: MemoryKind[] = ["turn", "fact", "checkpoint"];
-  const fields = ["a", "b", "with space", "dot.ted", "ünï"];
-  const scalars = ["x", "y", "1", "", 1, 2, 2.5, -3, 0, true, false];
+  // A field named like a value, and values JSON escapes, so that a text test of the stored JSON
+  // (`stringifiedJson`) meets keys and escapes that look like the value.
+  const fields = ["a", "b", "with space", "dot.ted", "ünï", "x"];
+  const scalars = ["x", "y", "1", "", 'q"x', "back\\slash", "new\nline", "\u0001", "😀", "\u2028", 1, 2, 2.5, -3, 0, true, false];
   const value = (): unknown => {
     const r = rnd();
     if (r < 0.55) return pick(scalars);
@@ -135,7 +137,7 @@ describe("filters evaluate alike in JavaScript and in SQL", () => {
   for (let i = 1; i <= 400; i++) {
     const metadata: Record<string, unknown> = {};
     for (const f of fields) if (rnd() < 0.6) metadata[f] = value();
-    const tags = Array.from({ length: Math.floor(rnd() * 3) }, () => pick(["t1", "t2", "t3"]));
+    const tags = Array.from({ length: Math.floor(rnd() * 3) }, () => pick(["t1", "t2", "t3", 't"1', "t1x"]));
     const record: FilterRecord = {
       id: String(i),
       kind: pick(kinds),
@@ -180,29 +182,38 @@ describe("filters evaluate alike in JavaScript and in SQL", () => {
     if (rnd() < 0.2) f.kind = rnd() < 0.5 ? pick(kinds) : [pick(kinds), pick(kinds)];
     if (rnd() < 0.2) f.sessionId = pick(["s1", "s2", "s3"]);
     if (rnd() < 0.2) f.userId = pick(["u1", "u2"]);
-    if (rnd() < 0.2) f.tags = rnd() < 0.5 ? { any: [pick(["t1", "t2", "t9"])] } : { all: ["t1", pick(["t2", "t3"])] };
+    if (rnd() < 0.2) f.tags = rnd() < 0.5 ? { any: [pick(["t1", "t2", "t9", 't"1'])] } : { all: [pick(["t1", "t1x"]), pick(["t2", "t3", 't"1'])] };
     if (rnd() < 0.2) f.createdAt = { $gte: Math.floor(rnd() * 500), $lt: 500 + Math.floor(rnd() * 500) };
     if (rnd() < 0.2) f.ids = [String(1 + Math.floor(rnd() * 400)), "nope", String(1 + Math.floor(rnd() * 400))];
     if (rnd() < 0.8) f.metadata = condition(0);
     return f;
   };
 
-  const sqlIds = (filter: ParsedMemoryFilter): number[] => {
-    const { sql, params } = filterToSql(filter, columns, { idValue: (id) => (/^\d+$/.test(id) ? Number(id) : undefined) });
+  const sqlIds = (filter: ParsedMemoryFilter, stringifiedJson = false): number[] => {
+    const { sql, params } = filterToSql(filter, columns, { idValue: (id) => (/^\d+$/.test(id) ? Number(id) : undefined), stringifiedJson });
     return (db.prepare(`SELECT id FROM items WHERE ${sql} ORDER BY id`).pluck().all(...params) as number[]);
   };
 
-  it("on 600 random filters over 400 random records", () => {
+  it.each([false, true])("on 600 random filters over 400 random records (stringifiedJson %s)", (stringifiedJson) => {
     let nonTrivial = 0;
     for (let n = 0; n < 600; n++) {
       const input = randomFilter();
       const filter = parseMemoryFilter(input, { allowIds: true });
       const expected = records.filter((r) => matchesFilter(filter, r)).map((r) => Number(r.id));
-      expect(sqlIds(filter), JSON.stringify(input)).toEqual(expected);
+      expect(sqlIds(filter, stringifiedJson), JSON.stringify(input)).toEqual(expected);
       if (expected.length > 0 && expected.length < records.length) nonTrivial++;
     }
     // The comparison means something only when filters select some records and not others.
     expect(nonTrivial).toBeGreaterThan(300);
+  });
+
+  it("with stringifiedJson, tests the stored text for each text value before parsing it", () => {
+    const filter = parseMemoryFilter({ tags: { any: ["t1", "t2"], all: ["t3"] }, metadata: { a: "x", b: { $in: ["y", 2] }, c: true } });
+    const { sql, params } = filterToSql(filter, columns, { stringifiedJson: true });
+    // One test per tag and per text value; numbers and booleans have no text test.
+    expect(sql.match(/instr\(/g)).toHaveLength(5);
+    expect(params).toEqual(expect.arrayContaining(['"t1"', '"t2"', '"t3"', '"x"', '"y"']));
+    expect(filterToSql(filter, columns).sql).not.toContain("instr(");
   });
 
   it("follows the documented rules on lists, types and missing fields", () => {

@@ -443,15 +443,31 @@ export interface FilterSql {
 export interface FilterSqlOptions {
   /** The stored id value of an id of the API; `undefined` for an id that cannot exist (it matches nothing). */
   idValue?: (id: string) => unknown;
+  /**
+   * The tags and metadata columns hold text written by `JSON.stringify` (a provider's own columns,
+   * never text from elsewhere). A text value equal to `v` then appears in that text as
+   * `JSON.stringify(v)`, so an `instr` test of it is added before the JSON functions: it rules out
+   * most rows without parsing their JSON, and the result is the same. Default `false`.
+   */
+  stringifiedJson?: boolean;
 }
 
 function jsonPath(field: string): string {
   return `$."${field}"`;
 }
 
+// Longer tag lists are matched by the JSON functions alone (one `instr` per tag would cost more).
+const PREFILTERED_TAGS = 32;
+
+// `instr(doc, JSON of text) > 0`: true for every `doc` written by JSON.stringify holding `text` as a value.
+function containsSql(doc: string, text: string, params: unknown[]): string {
+  params.push(JSON.stringify(text));
+  return `instr(${doc}, ?) > 0`;
+}
+
 // SQL matching one scalar against a JSON value at `path` of `doc` (a scalar, or any element of a
 // list), typed like `sameScalar`. Returns 0/1, never NULL.
-function eqSql(doc: string, field: string, value: FilterScalar, params: unknown[]): string {
+function eqSql(doc: string, field: string, value: FilterScalar, params: unknown[], stringified: boolean): string {
   const path = jsonPath(field);
   if (typeof value === "boolean") {
     const type = value ? "true" : "false";
@@ -461,22 +477,26 @@ function eqSql(doc: string, field: string, value: FilterScalar, params: unknown[
   const types = typeof value === "string" ? "('text')" : "('integer', 'real')";
   // The value is compared first and its type checked only when it is equal (rare): one JSON
   // look-up per row instead of two for the common, non-matching row.
+  // In text written by JSON.stringify, an equal text value is there as its JSON form: a cheap
+  // necessary condition checked before any JSON is parsed.
+  const prefilter = stringified && typeof value === "string" ? containsSql(doc, value, params) : null;
   params.push(path, value, path, path, path, value);
-  return `(IFNULL(json_extract(${doc}, ?) = ? AND json_type(${doc}, ?) IN ${types}, 0) OR IFNULL(json_type(${doc}, ?) = 'array', 0) AND EXISTS (SELECT 1 FROM json_each(${doc}, ?) e WHERE e.type IN ${types} AND e.value = ?))`;
+  const exact = `(IFNULL(json_extract(${doc}, ?) = ? AND json_type(${doc}, ?) IN ${types}, 0) OR IFNULL(json_type(${doc}, ?) = 'array', 0) AND EXISTS (SELECT 1 FROM json_each(${doc}, ?) e WHERE e.type IN ${types} AND e.value = ?))`;
+  return prefilter === null ? exact : `(${prefilter} AND ${exact})`;
 }
 
-function metadataSql(doc: string, node: MetadataNode, params: unknown[]): string {
+function metadataSql(doc: string, node: MetadataNode, params: unknown[], stringified: boolean): string {
   switch (node.type) {
     case "and":
     case "or":
-      return `(${node.nodes.map((n) => metadataSql(doc, n, params)).join(node.type === "and" ? " AND " : " OR ")})`;
+      return `(${node.nodes.map((n) => metadataSql(doc, n, params, stringified)).join(node.type === "and" ? " AND " : " OR ")})`;
     case "eq":
-      return eqSql(doc, node.field, node.value, params);
+      return eqSql(doc, node.field, node.value, params, stringified);
     case "ne":
-      return `NOT ${eqSql(doc, node.field, node.value, params)}`;
+      return `NOT ${eqSql(doc, node.field, node.value, params, stringified)}`;
     case "in":
     case "nin": {
-      const any = node.values.length === 0 ? "0" : `(${node.values.map((v) => eqSql(doc, node.field, v, params)).join(" OR ")})`;
+      const any = node.values.length === 0 ? "0" : `(${node.values.map((v) => eqSql(doc, node.field, v, params, stringified)).join(" OR ")})`;
       return node.type === "in" ? any : `NOT ${any}`;
     }
     case "gt":
@@ -519,11 +539,15 @@ export function filterToSql(filter: ParsedMemoryFilter, columns: FilterSqlColumn
     params.push(filter.userId);
     parts.push(`${columns.userId} = ?`);
   }
+  const stringified = options.stringifiedJson === true;
   if (filter.tagsAny) {
+    // Some tag's JSON form must be in the text; only the lists that pass are parsed.
+    if (stringified && filter.tagsAny.length <= PREFILTERED_TAGS) parts.push(`(${filter.tagsAny.map((tag) => containsSql(columns.tags, tag, params)).join(" OR ")})`);
     params.push(JSON.stringify(filter.tagsAny));
     parts.push(`EXISTS (SELECT 1 FROM json_each(${columns.tags}) t WHERE t.type = 'text' AND t.value IN (SELECT value FROM json_each(?)))`);
   }
   if (filter.tagsAll) {
+    if (stringified && filter.tagsAll.length <= PREFILTERED_TAGS) parts.push(...filter.tagsAll.map((tag) => containsSql(columns.tags, tag, params)));
     params.push(JSON.stringify(filter.tagsAll));
     parts.push(
       `NOT EXISTS (SELECT 1 FROM json_each(?) w WHERE w.value NOT IN (SELECT t.value FROM json_each(${columns.tags}) t WHERE t.type = 'text'))`,
@@ -538,7 +562,7 @@ export function filterToSql(filter: ParsedMemoryFilter, columns: FilterSqlColumn
       parts.push(`${columns.createdAt} ${ops[key]} ?`);
     }
   }
-  if (filter.metadata) parts.push(metadataSql(columns.metadata, filter.metadata, params));
+  if (filter.metadata) parts.push(metadataSql(columns.metadata, filter.metadata, params, stringified));
   return { sql: parts.length === 0 ? "1" : parts.join(" AND "), params };
 }
 

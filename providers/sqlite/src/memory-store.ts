@@ -5,7 +5,7 @@ import { HermesMemoryError, type MemoryHit, type MemoryKind, type MemoryStats } 
 import { BM25_WEIGHTS, bm25Call, type Db } from "./database.js";
 import { NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, SPEAKER_BOOST, asksQuestion, nextTurnShare, queryTokens, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
 import { DocumentFrequencies, LayeredRanker, planRanking, type CountedTerm } from "@hermes/memory-provider-kit";
-import { checkpointCopies, filterToSql, isEmptyFilter, type FilterSql, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
+import { checkpointCopies, filterToSql, isEmptyFilter, type FilterSql, type FilterSqlOptions, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
 import { CONTEXT_TURNS, NO_CONTEXT, RecentTurns, turnContext, turnDateText, type TurnColumnWeights, type TurnContext } from "@hermes/memory-provider-kit";
 
 /** An item about to be stored. `digest` defaults to one derived from the item (see `itemDigest`). */
@@ -167,6 +167,9 @@ const FILTER_COLUMNS = {
   metadata: "i.metadata",
   createdAt: "i.created_at",
 } as const;
+
+/** How filters are compiled: ids are integers here, and tags and metadata are written by `JSON.stringify`. */
+const FILTER_OPTIONS: FilterSqlOptions = { idValue: (id) => parseId(id) ?? undefined, stringifiedJson: true };
 
 /** Not yet expired at `?` (bound to now). */
 const LIVE_SQL = "(i.expires_at IS NULL OR i.expires_at > ?)";
@@ -593,7 +596,7 @@ export class MemoryStore {
   private liveCondition(filter: ParsedMemoryFilter, now: number): FilterSql | null {
     const expired = this.stmts.anyExpired.get(now) !== undefined;
     if (isEmptyFilter(filter) && !expired) return null;
-    const compiled = filterToSql(filter, FILTER_COLUMNS, { idValue: (id) => parseId(id) ?? undefined });
+    const compiled = filterToSql(filter, FILTER_COLUMNS, FILTER_OPTIONS);
     if (!expired) return compiled;
     return { sql: `${compiled.sql} AND ${LIVE_SQL}`, params: [...compiled.params, now] };
   }
@@ -672,7 +675,7 @@ export class MemoryStore {
     return this.erasing(() => {
       this.requireWritable();
       if (isEmptyFilter(filter)) throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "forgetWhere needs at least one condition (ids, userId, sessionId or another filter key); an empty scope would erase everything." });
-      const condition = filterToSql(filter, FILTER_COLUMNS, { idValue: (id) => parseId(id) ?? undefined });
+      const condition = filterToSql(filter, FILTER_COLUMNS, FILTER_OPTIONS);
       const erase = this.db.prepare(`DELETE FROM items WHERE id IN (SELECT i.id FROM items i WHERE ${condition.sql})`);
       // An erased turn's messages may also be archived as checkpoint items of its session (by
       // onPreCompress): those copies go too.
@@ -707,7 +710,7 @@ export class MemoryStore {
 
   /** How many items pass `filter` (expired ones included: erasure reaches them too). */
   countWhere(filter: ParsedMemoryFilter): number {
-    const condition = filterToSql(filter, FILTER_COLUMNS, { idValue: (id) => parseId(id) ?? undefined });
+    const condition = filterToSql(filter, FILTER_COLUMNS, FILTER_OPTIONS);
     return Number(this.db.prepare(`SELECT COUNT(*) FROM items i WHERE ${condition.sql}`).pluck().get(...condition.params));
   }
 

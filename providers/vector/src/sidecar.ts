@@ -978,7 +978,8 @@ export class Sidecar {
     const parts: string[] = [];
     const params: unknown[] = [];
     if (!isEmptyFilter(filter)) {
-      const compiled = filterToSql(filter, columns);
+      // Tags and user metadata are stored by `filterColumnsOf` (JSON.stringify), on every path.
+      const compiled = filterToSql(filter, columns, { stringifiedJson: true });
       parts.push(`(${compiled.sql})`);
       params.push(...compiled.params);
     }
