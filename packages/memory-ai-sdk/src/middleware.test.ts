@@ -310,3 +310,60 @@ describe("memoryMiddleware with streamText", () => {
     await manager.shutdownAll();
   });
 });
+
+describe("the sessionId and timeoutMs options", () => {
+  it("refuses a missing or empty sessionId and a timeoutMs that would leave memory unbounded, when created", async () => {
+    const manager = await openManager("s-options");
+    for (const sessionId of [undefined, "", 5, null, {}]) {
+      expect(() => memoryMiddleware(manager, { sessionId } as never)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/sessionId/) }));
+    }
+    for (const sessionId of ["", 5, null]) {
+      expect(() => memoryTools(manager, { sessionId } as never)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+    }
+    expect(() => memoryTools(manager)).not.toThrow();
+    for (const timeoutMs of [Number.NaN, 0, -5, "5000"]) {
+      expect(() => memoryMiddleware(manager, { sessionId: "s", timeoutMs } as never)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/timeoutMs/) }));
+    }
+    expect(() => memoryMiddleware(manager, { sessionId: "s", timeoutMs: Number.POSITIVE_INFINITY })).not.toThrow();
+    await manager.shutdownAll();
+  });
+
+  it("calls the model without memory when the session getter throws or returns no id, and logs why", async () => {
+    const manager = await openManager("s-getter");
+    const warnings: string[] = [];
+    const logger = { debug() {}, info() {}, warn: (m: string) => void warnings.push(m), error() {} };
+    const syncAll = vi.spyOn(manager, "syncAll");
+    for (const getter of [
+      () => {
+        throw new Error("no current chat");
+      },
+      () => "" as string,
+      () => 42 as unknown as string,
+    ]) {
+      const model = new MockLanguageModelV3({ doGenerate: textResult("Still answered.") });
+      const wrapped = wrapLanguageModel({ model, middleware: memoryMiddleware(manager, { sessionId: getter, logger }) });
+      expect((await generateText({ model: wrapped, prompt: "What did we decide about the release?" })).text).toBe("Still answered.");
+      // The prompt went to the model as the caller wrote it.
+      expect(promptText(model.doGenerateCalls[0]!)).toBe("What did we decide about the release?");
+    }
+    expect(syncAll).not.toHaveBeenCalled();
+    expect(warnings).toHaveLength(3);
+    expect(warnings.join("\n")).toMatch(/no current chat/);
+    expect(warnings.join("\n")).toMatch(/empty string/);
+    await manager.shutdownAll();
+  });
+
+  it("a tool whose session getter throws returns a JSON error to the model instead of throwing", async () => {
+    const manager = await openManager("s-tool-getter");
+    const tools = memoryTools(manager, {
+      sessionId: () => {
+        throw new Error("no current chat");
+      },
+    });
+    const execute = tools.memory!.execute as (input: unknown, options: unknown) => Promise<string>;
+    const result = JSON.parse(await execute({ action: "add", target: "memory", content: "Uses pnpm." }, { toolCallId: "t1", messages: [] })) as { error?: string };
+    expect(result.error).toMatch(/no current chat/);
+    expect(fs.existsSync(path.join(home, "memories", "MEMORY.md")) ? fs.readFileSync(path.join(home, "memories", "MEMORY.md"), "utf8") : "").not.toContain("Uses pnpm.");
+    await manager.shutdownAll();
+  });
+});

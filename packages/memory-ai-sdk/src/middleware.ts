@@ -1,6 +1,7 @@
 import type { LanguageModelMiddleware } from "ai";
 import {
   DEFAULT_EXTERNAL_PREFETCH_TIMEOUT_MS,
+  HermesMemoryError,
   boundedCall,
   describeError,
   fenceRecall,
@@ -44,6 +45,37 @@ interface TurnState {
   sessionId: string;
   systemBlock: string;
   recall: string;
+}
+
+/**
+ * Throws `INVALID_ARGUMENT` unless `sessionId` is a non-empty string or a function (the option of
+ * `memoryMiddleware` and `memoryTools`, checked when they are created).
+ */
+export function checkSessionOption(sessionId: unknown, caller: string, optional = false): void {
+  if (optional && sessionId === undefined) return;
+  if (typeof sessionId === "function" || (typeof sessionId === "string" && sessionId !== "")) return;
+  throw new HermesMemoryError({
+    code: "INVALID_ARGUMENT",
+    message: `${caller}: sessionId must be a non-empty string or a function returning one, got ${describeValue(sessionId)}; pass the id of the conversation the calls belong to, e.g. { sessionId: "chat-42" }`,
+  });
+}
+
+/** The session id now: the string, or what the getter returns (which must be a non-empty string). */
+export function readSessionId(sessionId: string | (() => string)): string {
+  if (typeof sessionId !== "function") return sessionId;
+  const value: unknown = sessionId();
+  if (typeof value === "string" && value !== "") return value;
+  throw new HermesMemoryError({
+    code: "INVALID_ARGUMENT",
+    message: `the sessionId getter returned ${describeValue(value)}, not a non-empty string; return the id of the current conversation from it`,
+  });
+}
+
+function describeValue(value: unknown): string {
+  if (typeof value === "string") return value === "" ? "an empty string" : JSON.stringify(value.slice(0, 40));
+  if (typeof value === "number") return String(value);
+  if (value === null) return "null";
+  return Array.isArray(value) ? "an array" : typeof value;
 }
 
 /** The latest user message: its index in the prompt and the text of its text parts. */
@@ -101,18 +133,29 @@ function assistantTextOf(content: GenerateResult["content"]): string {
  *
  * Follow-up calls of the same turn (tool-call steps, which end with tool results rather than a new
  * user message) reuse the turn's recall and are not a new turn. A stream that is aborted or errors,
- * and a call that throws, sync nothing. Memory failures never fail the model call.
+ * and a call that throws, sync nothing. Memory failures never fail the model call (a session getter
+ * that throws or returns no id included: the call then goes to the model without memory). Throws
+ * `INVALID_ARGUMENT` at creation for a missing or empty `sessionId` or a `timeoutMs` that is not a
+ * positive number.
  */
 export function memoryMiddleware(manager: MemoryManager, options: MemoryMiddlewareOptions): LanguageModelMiddleware {
+  checkSessionOption(options?.sessionId, "memoryMiddleware");
   const logger = options.logger ?? silentLogger;
   const timeoutMs = options.timeoutMs ?? DEFAULT_EXTERNAL_PREFETCH_TIMEOUT_MS;
+  // NaN or text would leave the memory work unbounded: refused when the middleware is created.
+  if (typeof timeoutMs !== "number" || Number.isNaN(timeoutMs) || timeoutMs <= 0) {
+    throw new HermesMemoryError({
+      code: "INVALID_ARGUMENT",
+      message: `memoryMiddleware: timeoutMs must be a positive number of milliseconds (Infinity: unbounded), got ${describeValue(timeoutMs)}; e.g. { timeoutMs: 8000 }`,
+    });
+  }
   const includeSystemPrompt = options.systemPrompt !== false;
   let counter = 0;
   let current: TurnState | null = null;
   // The state of each transformed call, keyed by the params object the SDK hands back to wrap*.
   const calls = new WeakMap<CallOptions, TurnState>();
 
-  const sessionIdNow = (): string => (typeof options.sessionId === "function" ? options.sessionId() : options.sessionId);
+  const sessionIdNow = (): string => readSessionId(options.sessionId);
 
   async function startTurn(userText: string, sessionId: string): Promise<TurnState> {
     counter += 1;
@@ -147,7 +190,14 @@ export function memoryMiddleware(manager: MemoryManager, options: MemoryMiddlewa
     async transformParams({ params }) {
       const user = latestUserMessage(params.prompt);
       if (!user || user.text.trim() === "") return params;
-      const sessionId = sessionIdNow();
+      let sessionId: string;
+      try {
+        sessionId = sessionIdNow();
+      } catch (error) {
+        // A failing session getter is a memory failure: the model is called without memory.
+        logger.warn(`Memory before the model call skipped: ${describeError(error)}`);
+        return params;
+      }
       const lastRole = params.prompt[params.prompt.length - 1]?.role;
       const continuing = current !== null && lastRole !== "user" && current.userText === user.text && current.sessionId === sessionId;
       let state: TurnState;

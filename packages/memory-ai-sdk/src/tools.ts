@@ -1,5 +1,6 @@
 import { jsonSchema, tool, type ToolSet } from "ai";
-import type { JsonSchema, MemoryManager } from "@hermes/memory-core";
+import { describeError, type JsonSchema, type MemoryManager } from "@hermes/memory-core";
+import { checkSessionOption, readSessionId } from "./middleware.js";
 
 /** Options of `memoryTools`. */
 export interface MemoryToolsOptions {
@@ -24,6 +25,7 @@ function objectSchema(parameters: unknown): JsonSchema {
  * call it again after the active provider changes.
  */
 export function memoryTools(manager: MemoryManager, options: MemoryToolsOptions = {}): ToolSet {
+  checkSessionOption(options.sessionId, "memoryTools", true);
   const tools: ToolSet = {};
   for (const schema of manager.getToolSchemas()) {
     const name = schema.name;
@@ -31,7 +33,13 @@ export function memoryTools(manager: MemoryManager, options: MemoryToolsOptions 
       description: schema.description ?? `Memory tool ${name}`,
       inputSchema: jsonSchema<Record<string, unknown>>(objectSchema(schema.parameters) as Parameters<typeof jsonSchema>[0]),
       execute: async (input) => {
-        const sessionId = typeof options.sessionId === "function" ? options.sessionId() : options.sessionId;
+        let sessionId: string | undefined;
+        try {
+          sessionId = options.sessionId === undefined ? undefined : readSessionId(options.sessionId);
+        } catch (error) {
+          // Like every other failure of a memory tool: a JSON error result for the model, not a throw.
+          return JSON.stringify({ error: `Memory tool '${name}' not run: ${describeError(error)}` });
+        }
         return manager.handleToolCall(name, input ?? {}, sessionId ? { sessionId } : {});
       },
     });
