@@ -238,3 +238,31 @@ describe("withFileLock", () => {
     }
   });
 });
+
+describe("atomicWriteFile through symlinks", () => {
+  it("keeps a link whose target does not exist yet and creates the file it names", async () => {
+    const { atomicWriteFile } = await import("./fs.js");
+    const dotfiles = path.join(tmp.dir, "dotfiles");
+    fs.mkdirSync(dotfiles);
+    const link = path.join(tmp.dir, "config.yaml");
+    // A relative link to a second, also dangling, link: both are followed.
+    fs.symlinkSync("dotfiles/hop.yaml", link);
+    fs.symlinkSync(path.join(dotfiles, "config.yaml"), path.join(dotfiles, "hop.yaml"));
+    await atomicWriteFile(link, "memory:\n  provider: sqlite\n");
+    expect(fs.lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(fs.lstatSync(path.join(dotfiles, "hop.yaml")).isSymbolicLink()).toBe(true);
+    expect(fs.readFileSync(path.join(dotfiles, "config.yaml"), "utf8")).toBe("memory:\n  provider: sqlite\n");
+    expect(fs.readFileSync(link, "utf8")).toBe("memory:\n  provider: sqlite\n");
+  });
+
+  it("refuses a link cycle with ELOOP and writes nothing", async () => {
+    const { atomicWriteFile } = await import("./fs.js");
+    const a = path.join(tmp.dir, "a.md");
+    const b = path.join(tmp.dir, "b.md");
+    fs.symlinkSync(b, a);
+    fs.symlinkSync(a, b);
+    await expect(atomicWriteFile(a, "x")).rejects.toMatchObject({ code: "ELOOP" });
+    expect(fs.lstatSync(a).isSymbolicLink()).toBe(true);
+    expect(fs.readdirSync(tmp.dir).sort()).toEqual(["a.md", "b.md"]);
+  });
+});

@@ -15,12 +15,34 @@ export interface AtomicWriteOptions {
   fsyncDirectory?: boolean;
 }
 
-/** Resolve symlinks so an atomic replace writes the real target and keeps the link. */
+/** Most symlinks followed to a target that does not exist yet (as the OS's own limit, ELOOP past it). */
+const MAX_SYMLINK_HOPS = 40;
+
+/**
+ * Resolve symlinks so an atomic replace writes the real target and keeps the link. A link whose
+ * target does not exist yet (a dangling link, e.g. into a dotfiles checkout) is followed to the
+ * path it names, so the write creates that file instead of replacing the link; a link cycle is
+ * `ELOOP`.
+ */
 async function realTarget(file: string): Promise<string> {
   try {
     return await fsp.realpath(file);
   } catch {
-    return file;
+    let current = file;
+    for (let hops = 0; ; hops++) {
+      let link: string;
+      try {
+        if (!(await fsp.lstat(current)).isSymbolicLink()) return current;
+        link = await fsp.readlink(current);
+      } catch {
+        // Nothing at this path (or its directory is missing): the write creates it here.
+        return current;
+      }
+      if (hops >= MAX_SYMLINK_HOPS) {
+        throw Object.assign(new Error(`ELOOP: too many symbolic links to follow from ${file}`), { code: "ELOOP" });
+      }
+      current = path.resolve(path.dirname(current), link);
+    }
   }
 }
 

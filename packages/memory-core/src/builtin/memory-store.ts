@@ -7,6 +7,7 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import { HermesMemoryError, describeError } from "../errors.js";
 import { atomicWriteFile, normalizeNewlines, withFileLock } from "../fs.js";
+import { notUtf8Message, readUtf8File } from "../config/text-file.js";
 import { describeBlockedContent, sanitizeSnapshotEntry } from "./threat-scan.js";
 
 /** Separator between entries in MEMORY.md / USER.md: newline, section sign, newline. */
@@ -67,6 +68,9 @@ function consolidationFailure(result: MemoryToolResult): MemoryToolResult {
  * the lock and the event loop for seconds.
  */
 export const MAX_BATCH_OPERATIONS = 1000;
+
+/** Most previews a "Multiple entries matched" result lists; a line counts the rest. */
+const MAX_MATCH_PREVIEWS = 20;
 
 /**
  * Split file content into entries: line endings normalised (CRLF and lone CR, as Python's
@@ -420,11 +424,51 @@ export class BuiltinMemoryStore {
   }
 
   /**
+   * The file for a read-modify-write: "" only when it does not exist. Any other read error, or
+   * bytes that are not UTF-8 (which a rewrite would turn into U+FFFD), is a failed result, so
+   * a file that could not be read exactly is never replaced.
+   */
+  private async readForWrite(target: BuiltinMemoryTarget): Promise<string | MemoryToolResult> {
+    const file = this.filePath(target);
+    let content: Awaited<ReturnType<typeof readUtf8File>>;
+    try {
+      content = await readUtf8File(file);
+    } catch (error) {
+      return fail(`Cannot read memory file ${file}: ${describeError(error)}. Nothing was written; check that it is a readable regular file, then retry.`);
+    }
+    if (content.kind === "missing") return "";
+    if (content.kind === "not-utf8") {
+      return fail(`Refusing to write ${BUILTIN_MEMORY_FILES[target]}: ${notUtf8Message(file, content.offset)}. The file was left unchanged.`);
+    }
+    return content.text;
+  }
+
+  /**
    * Entries as error results echo them (`current_entries`): blocked entries are replaced by their
-   * `[BLOCKED: …]` placeholder so a poisoned entry never re-enters the model's context.
+   * `[BLOCKED: …]` placeholder so a poisoned entry never re-enters the model's context. Bounded
+   * like the snapshot: once the shown entries pass `max(2*limit, 4000)` chars (only a file far
+   * over its limit gets there), the rest is summarised by one `[... N more entries …]` line, so
+   * a huge file on disk never becomes a huge tool result.
    */
   sanitizedEntries(target: BuiltinMemoryTarget, entries: readonly string[]): string[] {
-    return entries.map((e) => sanitizeSnapshotEntry(e, BUILTIN_MEMORY_FILES[target]));
+    const fileName = BUILTIN_MEMORY_FILES[target];
+    const limit = this.limit(target);
+    const cap = Math.max(2 * limit, 4000);
+    const out: string[] = [];
+    let used = 0;
+    for (const [i, entry] of entries.entries()) {
+      const shown = sanitizeSnapshotEntry(entry, fileName);
+      used += countChars(shown);
+      if (out.length > 0 && used > cap) {
+        const rest = entries.slice(i);
+        out.push(
+          `[... ${withThousands(rest.length)} more entries (${withThousands(countChars(serializeMemoryEntries(rest)))} chars) not shown — ${fileName} is far over its ${withThousands(limit)}-char limit; remove stale entries (old_text may name any of them) or move the file away.]`,
+        );
+        break;
+      }
+      out.push(shown);
+    }
+    return out;
   }
 
   /** `"<cur>/<limit>"` as error results report usage. */
@@ -479,7 +523,7 @@ export class BuiltinMemoryStore {
       return {
         failure: consolidationFailure({
           success: false,
-          error: `No entry matched '${oldText}'. Check current_entries below and retry with the exact text of the entry you want to ${action}.`,
+          error: `No entry matched ${quoteOldText(oldText)}. Check current_entries below and retry with the exact text of the entry you want to ${action}.`,
           current_entries: this.echo(target, entries),
           usage: `${withThousands(current)}/${withThousands(limit)}`,
         }),
@@ -487,11 +531,16 @@ export class BuiltinMemoryStore {
     }
     const distinct = [...new Set(indices.map((i) => entries[i] as string))];
     if (distinct.length > 1) {
+      const matches = distinct
+        .slice(0, MAX_MATCH_PREVIEWS)
+        .map((e) => sanitizeSnapshotEntry(e, BUILTIN_MEMORY_FILES[target]))
+        .map((e) => (e.length > 80 ? `${e.slice(0, 80)}...` : e));
+      if (distinct.length > MAX_MATCH_PREVIEWS) matches.push(`[... ${withThousands(distinct.length - MAX_MATCH_PREVIEWS)} more matching entries not shown]`);
       return {
         failure: consolidationFailure({
           success: false,
-          error: `Multiple entries matched '${oldText}'. Be more specific.`,
-          matches: distinct.map((e) => sanitizeSnapshotEntry(e, BUILTIN_MEMORY_FILES[target])).map((e) => (e.length > 80 ? `${e.slice(0, 80)}...` : e)),
+          error: `Multiple entries matched ${quoteOldText(oldText)}. Be more specific.`,
+          matches,
         }),
       };
     }
@@ -548,7 +597,8 @@ export class BuiltinMemoryStore {
     try {
       await fsp.mkdir(this.dir, { recursive: true });
       return await withFileLock(file, async () => {
-        const raw = await this.readRaw(target);
+        const raw = await this.readForWrite(target);
+        if (typeof raw !== "string") return raw;
         if (options.driftCheck) {
           const drift = this.checkDrift(target, raw);
           if (drift) return this.refuseDrift(target, drift);
@@ -576,6 +626,15 @@ export class BuiltinMemoryStore {
       return fail(lockError ? `${message}.` : `${message}. Check that ${this.dir} is writable, then retry.`);
     }
   }
+}
+
+/** Longest `old_text` quoted whole in an error; a longer one is cut, with its length. */
+const MAX_QUOTED_OLD_TEXT = 200;
+
+/** `'old_text'` for an error message, cut after `MAX_QUOTED_OLD_TEXT` chars so a huge argument is not echoed back. */
+function quoteOldText(oldText: string): string {
+  const n = countChars(oldText);
+  return n > MAX_QUOTED_OLD_TEXT ? `'${sliceChars(oldText, 0, MAX_QUOTED_OLD_TEXT)}...' (${withThousands(n)} chars)` : `'${oldText}'`;
 }
 
 function fail(error: string): MemoryToolResult {

@@ -2,13 +2,14 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import { Document, isMap, isPair, isScalar, isSeq, parseDocument, YAMLMap } from "yaml";
 import { HermesMemoryError, describeError } from "../errors.js";
-import { atomicWriteFile, normalizeNewlines, readTextOrEmpty, stripBom, withFileLock } from "../fs.js";
+import { atomicWriteFile, normalizeNewlines, stripBom, withFileLock } from "../fs.js";
 import { getHermesHome } from "../profile.js";
 import { isValidProviderName } from "../provider.js";
 import { normalizeSpillConfig, type SpillConfig } from "../spill.js";
 import { isCoreMemoryProvider } from "../trivial-prompt.js";
 import { DEFAULT_MEMORY_CHAR_LIMIT, DEFAULT_USER_CHAR_LIMIT } from "../builtin/memory-store.js";
 import { isTruthyFlag } from "./environment.js";
+import { notUtf8Message, readUtf8File } from "./text-file.js";
 
 /** File name of the profile configuration inside `$HERMES_HOME`. */
 export const CONFIG_FILE_NAME = "config.yaml";
@@ -120,7 +121,8 @@ function parseYaml(text: string, file: string): Document {
   let doc: Document;
   try {
     // Line endings normalised first: the YAML parser accepts CRLF but reads a lone CR as no break.
-    doc = parseDocument(normalizeNewlines(stripBom(text)), { prettyErrors: false, keepSourceTokens: false, uniqueKeys: false });
+    // `merge`: YAML 1.1 merge keys (`<<: *base`), which the Python agent's PyYAML applies.
+    doc = parseDocument(normalizeNewlines(stripBom(text)), { prettyErrors: false, keepSourceTokens: false, uniqueKeys: false, merge: true });
   } catch (error) {
     // The parser recurses; hostile nesting can overflow its stack.
     throw invalidConfig(file, `cannot be parsed: ${describeError(error)}`, error);
@@ -184,7 +186,7 @@ export function parseConfig(text: string, file = CONFIG_FILE_NAME): HermesConfig
  * Read `$HERMES_HOME/config.yaml` (default: the active profile) into a typed object with
  * defaults; a missing file gives all defaults. The only reader of config.yaml in this project:
  * providers get their section through `config.memory.providerConfig(name)`. Throws
- * `INVALID_CONFIG` when the file is not valid YAML.
+ * `INVALID_CONFIG` when the file is not valid YAML, not UTF-8, or cannot be read.
  */
 export async function readConfig(hermesHome?: string): Promise<HermesConfig> {
   const file = configFilePath(hermesHome ?? getHermesHome());
@@ -193,7 +195,7 @@ export async function readConfig(hermesHome?: string): Promise<HermesConfig> {
     // Refuse a huge file before reading it into memory.
     const size = (await fsp.stat(file)).size;
     if (size > MAX_CONFIG_BYTES) throw invalidConfig(file, `is ${size} bytes, larger than the ${MAX_CONFIG_BYTES}-byte limit for a configuration`);
-    text = await fsp.readFile(file, "utf8");
+    text = await readConfigText(file);
   } catch (error) {
     if (HermesMemoryError.isInstance(error)) throw error;
     const code = (error as NodeJS.ErrnoException).code;
@@ -204,19 +206,49 @@ export async function readConfig(hermesHome?: string): Promise<HermesConfig> {
   return parseConfig(text, file);
 }
 
+/** config.yaml as text ("" when missing); INVALID_CONFIG when it is not UTF-8; other errors as thrown. */
+async function readConfigText(file: string): Promise<string> {
+  const content = await readUtf8File(file);
+  if (content.kind === "missing") return "";
+  if (content.kind === "not-utf8") {
+    throw new HermesMemoryError({ code: "INVALID_CONFIG", message: `${notUtf8Message(file, content.offset)}. Nothing was read or written.` });
+  }
+  return content.text;
+}
+
 /**
  * Edit config.yaml through the `yaml` Document API, so comments, key order and keys this project
  * does not know survive. Runs under a lock file and writes atomically; a missing file is created.
- * Refuses (INVALID_CONFIG) to touch a file that is not valid YAML rather than overwrite it.
+ * Refuses (INVALID_CONFIG) to touch a file that is not valid YAML, not UTF-8 or unreadable
+ * rather than overwrite it; a failed write is STORAGE_FAILED (the file is left unchanged).
  * `edit` must be synchronous and only change `doc`.
  */
 export async function updateConfig(hermesHome: string, edit: (doc: Document) => void): Promise<void> {
   const file = configFilePath(hermesHome);
-  await fsp.mkdir(path.dirname(file), { recursive: true });
+  try {
+    await fsp.mkdir(path.dirname(file), { recursive: true });
+  } catch (error) {
+    throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `Cannot create ${path.dirname(file)} for ${CONFIG_FILE_NAME}: ${describeError(error)}. Check that HERMES_HOME is a writable directory, then retry.`, cause: error });
+  }
   await withFileLock(file, async () => {
-    const doc = parseYaml(await readTextOrEmpty(file), file);
+    let text: string;
+    try {
+      text = await readConfigText(file);
+    } catch (error) {
+      if (HermesMemoryError.isInstance(error)) throw error;
+      throw new HermesMemoryError({ code: "INVALID_CONFIG", message: `Cannot read ${file}: ${describeError(error)}. It must be a readable regular file (or absent); nothing was written.`, cause: error });
+    }
+    const doc = parseYaml(text, file);
     edit(doc);
-    await atomicWriteFile(file, doc.toString());
+    try {
+      await atomicWriteFile(file, doc.toString());
+    } catch (error) {
+      throw new HermesMemoryError({
+        code: "STORAGE_FAILED",
+        message: `Cannot write ${file}: ${describeError(error)}. The file was left unchanged; check free disk space and that ${path.dirname(file)} is writable, then retry.`,
+        cause: error,
+      });
+    }
   });
 }
 

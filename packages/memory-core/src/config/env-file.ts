@@ -1,7 +1,8 @@
 import fsp from "node:fs/promises";
 import path from "node:path";
 import { HermesMemoryError, describeError } from "../errors.js";
-import { atomicWriteFile, normalizeNewlines, readTextOrEmpty, stripBom, withFileLock } from "../fs.js";
+import { atomicWriteFile, normalizeNewlines, stripBom, withFileLock } from "../fs.js";
+import { notUtf8Message, readUtf8File } from "./text-file.js";
 
 /** File name of the secrets file inside `$HERMES_HOME`. */
 export const ENV_FILE_NAME = ".env";
@@ -65,9 +66,10 @@ const LINE_PATTERN = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/;
 /**
  * A value written by `formatValue` as shell words: `'…'` segments (literal), `"…"` segments
  * (backslash escapes `\\ \" \$ \`` as in the shell, and `\n \r \t` as python-dotenv reads them) and `\'` between them, adjacent, up to whitespace; then
- * nothing or a `#` comment. `null` when `value` is not of that shape.
+ * nothing or a `#` comment. `null` when `value` is not of that shape; else the value and the
+ * comment (`""` when none).
  */
-function parseShellWord(value: string): string | null {
+function parseShellWord(value: string): { word: string; comment: string } | null {
   let out = "";
   let i = 0;
   while (i < value.length && !/\s/.test(value[i]!)) {
@@ -101,7 +103,7 @@ function parseShellWord(value: string): string | null {
     }
   }
   const rest = value.slice(i).trim();
-  return rest === "" || rest.startsWith("#") ? out : null;
+  return rest === "" || rest.startsWith("#") ? { word: out, comment: rest } : null;
 }
 
 function unquote(raw: string): string {
@@ -109,7 +111,7 @@ function unquote(raw: string): string {
   // Quoted forms, including the 'a'\''b' that `formatEnvValue` writes and a trailing comment.
   if (value.startsWith("'") || value.startsWith('"')) {
     const word = parseShellWord(value);
-    if (word !== null) return word;
+    if (word !== null) return word.word;
   }
   if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) {
     return value.slice(1, -1).replace(/\\(["\\nrt$`])/g, (_m, c: string) => ({ n: "\n", r: "\r", t: "\t" })[c] ?? c);
@@ -120,14 +122,70 @@ function unquote(raw: string): string {
   return (hash >= 0 ? value.slice(0, hash) : value).trim();
 }
 
-/** Parse `.env` text: `KEY=value`, optional `export`, quotes, `#` comments. Later lines win. */
-export function parseEnv(text: string): Record<string, string> {
-  const values: Record<string, string> = {};
-  for (const line of normalizeNewlines(stripBom(text)).split("\n")) {
+/** The `#` comment after a value (`"# note"`), or `""`; kept when setup rewrites the value. */
+function trailingComment(raw: string): string {
+  const value = raw.trim();
+  if (value.startsWith("'") || value.startsWith('"')) return parseShellWord(value)?.comment ?? "";
+  const hash = value.search(/\s#/);
+  return hash >= 0 ? value.slice(hash).trim() : "";
+}
+
+/** Index just past the quote that closes `line[from - 1]`'s quote `q` (a `"` honours backslash escapes), or -1. */
+function closingQuote(line: string, q: string, from: number): number {
+  for (let i = from; i < line.length; i++) {
+    if (q === '"' && line[i] === "\\") i++;
+    else if (line[i] === q) return i + 1;
+  }
+  return -1;
+}
+
+/** One assignment of a `.env` file: lines `start`..`end` (inclusive) and its raw value text. */
+interface EnvAssignment {
+  start: number;
+  end: number;
+  name: string;
+  raw: string;
+}
+
+/**
+ * The assignments of a `.env` file, in order. A quoted value whose quote does not close on its
+ * line continues on the following lines up to the closing quote, as python-dotenv reads it (PEM
+ * keys, JSON), when that quote ends its line (a `#` comment may follow); otherwise the value is
+ * that one line.
+ */
+function scanEnv(lines: readonly string[]): EnvAssignment[] {
+  const out: EnvAssignment[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
     if (/^\s*(#|$)/.test(line)) continue;
     const match = LINE_PATTERN.exec(line);
-    if (match) values[match[1]!] = unquote(match[2]!);
+    if (!match) continue;
+    const raw = match[2]!;
+    const q = raw[0];
+    let end = i;
+    if ((q === "'" || q === '"') && closingQuote(raw, q, 1) < 0) {
+      for (let j = i + 1; j < lines.length; j++) {
+        const close = closingQuote(lines[j]!, q, 0);
+        if (close < 0) continue;
+        // Only a clean close (nothing but a comment after it) makes a multi-line value; otherwise
+        // the first line is read alone, so a stray quote never swallows the lines below it.
+        if (/^\s*(#.*)?$/.test(lines[j]!.slice(close))) end = j;
+        break;
+      }
+    }
+    out.push({ start: i, end, name: match[1]!, raw: end === i ? raw : [raw, ...lines.slice(i + 1, end + 1)].join("\n") });
+    i = end;
   }
+  return out;
+}
+
+/**
+ * Parse `.env` text: `KEY=value`, optional `export`, quotes (a quoted value may span lines, as in
+ * python-dotenv), `#` comments. Later lines win.
+ */
+export function parseEnv(text: string): Record<string, string> {
+  const values: Record<string, string> = {};
+  for (const { name, raw } of scanEnv(normalizeNewlines(stripBom(text)).split("\n"))) values[name] = unquote(raw);
   return values;
 }
 
@@ -165,6 +223,9 @@ export function formatEnvValue(value: string): string {
  * comments and other lines kept. CR/LF are stripped from values (a value can never inject another
  * line). Names must match `^[A-Z_][A-Z0-9_]*$` and not be on `DENIED_ENV_NAMES`; if any name is
  * refused, nothing is written (`INVALID_ENV_NAME`). The file is written atomically with mode 0600.
+ * A multi-line quoted value is replaced whole; a `# comment` after a replaced value is kept. A file
+ * that is not UTF-8 is refused (`INVALID_CONFIG`) rather than rewritten lossily; read and write
+ * errors are `STORAGE_FAILED`.
  */
 export async function writeEnvValues(hermesHome: string, values: Record<string, string>): Promise<void> {
   const entries = Object.entries(values);
@@ -177,22 +238,41 @@ export async function writeEnvValues(hermesHome: string, values: Record<string, 
   }
   if (entries.length === 0) return;
   const file = envFilePath(hermesHome);
-  await fsp.mkdir(path.dirname(file), { recursive: true });
+  const storageFailed = (what: string, error: unknown) =>
+    new HermesMemoryError({ code: "STORAGE_FAILED", message: `${what} ${file}: ${describeError(error)}. Nothing was written; ${file} must be a readable regular file (or absent) in a writable directory with free space.`, cause: error });
+  try {
+    await fsp.mkdir(path.dirname(file), { recursive: true });
+  } catch (error) {
+    throw storageFailed("Cannot create the directory of", error);
+  }
   await withFileLock(file, async () => {
-    const text = await readTextOrEmpty(file);
+    let content: Awaited<ReturnType<typeof readUtf8File>>;
+    try {
+      content = await readUtf8File(file);
+    } catch (error) {
+      throw storageFailed("Cannot read", error);
+    }
+    if (content.kind === "not-utf8") {
+      throw new HermesMemoryError({ code: "INVALID_CONFIG", message: `Refusing to rewrite ${ENV_FILE_NAME}: ${notUtf8Message(file, content.offset)}. Nothing was written.` });
+    }
+    const text = content.kind === "text" ? content.text : "";
     const lines = text === "" ? [] : normalizeNewlines(stripBom(text)).split("\n");
     if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
     const pending = new Map(entries.map(([name, value]) => [name, String(value).replace(/[\r\n]/g, "")]));
     const written = new Set<string>();
-    for (let i = 0; i < lines.length; i++) {
-      const match = LINE_PATTERN.exec(lines[i]!);
-      const name = match?.[1];
-      if (name === undefined || !pending.has(name) || /^\s*#/.test(lines[i]!)) continue;
-      const exported = /^\s*export\s/.test(lines[i]!) ? "export " : "";
-      lines[i] = `${exported}${name}=${formatEnvValue(pending.get(name)!)}`;
+    // From the end, so replacing a multi-line value by one line leaves earlier indices valid.
+    for (const { start, end, name, raw } of scanEnv(lines).reverse()) {
+      if (!pending.has(name)) continue;
+      const exported = /^\s*export\s/.test(lines[start]!) ? "export " : "";
+      const comment = trailingComment(raw);
+      lines.splice(start, end - start + 1, `${exported}${name}=${formatEnvValue(pending.get(name)!)}${comment ? ` ${comment}` : ""}`);
       written.add(name);
     }
     for (const [name, value] of pending) if (!written.has(name)) lines.push(`${name}=${formatEnvValue(value)}`);
-    await atomicWriteFile(file, lines.join("\n") + "\n", { mode: 0o600 });
+    try {
+      await atomicWriteFile(file, lines.join("\n") + "\n", { mode: 0o600 });
+    } catch (error) {
+      throw storageFailed("Cannot write", error);
+    }
   });
 }

@@ -1,0 +1,112 @@
+import fs from "node:fs";
+import fsp from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { BuiltinMemoryStore } from "./memory-store.js";
+import { MemoryToolDispatcher } from "./memory-tool.js";
+
+let home: string;
+let dir: string;
+beforeEach(() => {
+  home = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-builtin-hostile-"));
+  dir = path.join(home, "memories");
+  fs.mkdirSync(dir, { recursive: true });
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+  fs.rmSync(home, { recursive: true, force: true });
+});
+const file = (name = "MEMORY.md") => path.join(dir, name);
+
+describe("a MEMORY.md that is not UTF-8 (saved by an editor in Latin-1)", () => {
+  // "café" in Latin-1, then a second entry.
+  const bytes = Buffer.concat([Buffer.from("caf"), Buffer.from([0xe9]), Buffer.from("\n§\nsecond entry")]);
+
+  it("is never rewritten: add, replace, remove and batch refuse and leave the bytes as they were", async () => {
+    fs.writeFileSync(file(), bytes);
+    const store = new BuiltinMemoryStore({ dir });
+    for (const attempt of [
+      () => store.add("memory", "new fact"),
+      () => store.replace("memory", "second", "changed"),
+      () => store.remove("memory", "second"),
+      () => store.applyBatch("memory", [{ action: "add", content: "x" }]),
+    ]) {
+      const result = await attempt();
+      expect(result.success).toBe(false);
+      expect(String(result.error)).toContain(file());
+      expect(String(result.error)).toMatch(/not valid UTF-8 text \(first invalid byte at offset 3\)/);
+      expect(fs.readFileSync(file()).equals(bytes)).toBe(true);
+    }
+  });
+
+  it("USER.md too, through the tool", async () => {
+    fs.writeFileSync(file("USER.md"), bytes);
+    const tool = new MemoryToolDispatcher(new BuiltinMemoryStore({ dir }));
+    const result = await tool.call({ target: "user", action: "add", content: "Prefers tea" });
+    expect(result).toMatchObject({ success: false, error: expect.stringContaining("UTF-8") });
+    expect(fs.readFileSync(file("USER.md")).equals(bytes)).toBe(true);
+  });
+});
+
+describe("a MEMORY.md that exists but cannot be read", () => {
+  it("add refuses instead of replacing the file with the new entry alone", async () => {
+    fs.writeFileSync(file(), "entry one\n§\nentry two");
+    const readFile = fsp.readFile.bind(fsp);
+    // EMFILE (too many open files), EACCES (as a non-root user), EIO: any read error but ENOENT.
+    vi.spyOn(fsp, "readFile").mockImplementation(async (target, options) => {
+      if (String(target) === file()) throw Object.assign(new Error(`EMFILE: too many open files, open '${file()}'`), { code: "EMFILE" });
+      return readFile(target, options as never);
+    });
+    const store = new BuiltinMemoryStore({ dir });
+    const result = await store.add("memory", "new fact");
+    vi.restoreAllMocks();
+    expect(result.success).toBe(false);
+    expect(String(result.error)).toContain("EMFILE");
+    expect(String(result.error)).toContain(file());
+    expect(fs.readFileSync(file(), "utf8")).toBe("entry one\n§\nentry two");
+  });
+});
+
+describe("a MEMORY.md far over its limit (hand-edited, or written by another tool)", () => {
+  // 20,000 entries, about 300 KB: a few hundred times the 2,200-char limit.
+  const entries = Array.from({ length: 20_000 }, (_, i) => `fact number ${i} about the project`);
+
+  it("error results echo a bounded view of current_entries, not the whole file", async () => {
+    fs.writeFileSync(file(), entries.join("\n§\n"));
+    const tool = new MemoryToolDispatcher(new BuiltinMemoryStore({ dir }));
+    for (const args of [
+      { target: "memory", action: "add", content: "one more" },
+      { target: "memory", action: "remove" },
+      { target: "memory", operations: [{ action: "add", content: "one more" }] },
+    ]) {
+      const result = await tool.call(args);
+      expect(result.success).toBe(false);
+      const shown = result.current_entries as string[];
+      expect(JSON.stringify(result).length).toBeLessThan(10_000);
+      expect(shown[0]).toBe(entries[0]);
+      expect(shown.at(-1)).toMatch(/^\[\.\.\. [\d,]+ more entries \([\d,]+ chars\) not shown/);
+    }
+    expect(fs.readFileSync(file(), "utf8")).toBe(entries.join("\n§\n"));
+  });
+
+  it("a multiple-match error lists a bounded number of matches", async () => {
+    fs.writeFileSync(file(), entries.slice(0, 100).join("\n§\n"));
+    const result = await new BuiltinMemoryStore({ dir, memoryCharLimit: 100_000 }).remove("memory", "fact number");
+    expect(result.error).toBe("Multiple entries matched 'fact number'. Be more specific.");
+    const matches = result.matches as string[];
+    expect(matches.length).toBeLessThanOrEqual(21);
+    expect(matches.at(-1)).toMatch(/^\[\.\.\. 80 more matching entries not shown/);
+  });
+});
+
+describe("an old_text of megabytes", () => {
+  it("is not echoed back whole in the no-match error", async () => {
+    fs.writeFileSync(file(), "hello");
+    const oldText = "y".repeat(10 * 1024 * 1024);
+    const result = await new BuiltinMemoryStore({ dir }).remove("memory", oldText);
+    expect(result.success).toBe(false);
+    expect(JSON.stringify(result).length).toBeLessThan(2_000);
+    expect(String(result.error)).toMatch(/^No entry matched 'y{200}\.\.\.' \(10,485,760 chars\)\. Check current_entries below/);
+  });
+});
