@@ -121,6 +121,36 @@ custom:
 `);
   });
 
+  it("writes every value it did not change exactly as it was written (the Python agent reads YAML 1.1)", async () => {
+    // Normalised, `017` would become `17` (octal 15 for PyYAML), `1e3` `1e+3` (text for PyYAML).
+    const untouched = `octal: 017
+big: 99999999999999999999999
+signed: +12
+short_float: .5
+exp: 1e3
+hex: 0x1F
+under: 1_000
+yes_word: yes
+tilde: ~
+upper: TRUE
+fraction: 1.50
+inf: .inf
+quoted: '017'
+`;
+    fs.writeFileSync(file(), `${untouched}memory:
+  provider: builtin
+  memory_char_limit: 0020
+  user_char_limit: 0030
+`);
+    await setActiveProvider(home, "sqlite");
+    await setConfigValue(home, ["memory", "memory_char_limit"], 1500);
+    expect(fs.readFileSync(file(), "utf8")).toBe(`${untouched}memory:
+  provider: sqlite
+  memory_char_limit: 1500
+  user_char_limit: 0030
+`);
+  });
+
   it("creates the file and missing or empty sections", async () => {
     await setConfigValue(home, ["hooks", "output_spill", "enabled"], false);
     expect((await readConfig(home)).hooks.outputSpill.enabled).toBe(false);

@@ -1,6 +1,6 @@
 import fsp from "node:fs/promises";
 import path from "node:path";
-import { Document, isMap, isPair, isScalar, isSeq, parseDocument, YAMLMap } from "yaml";
+import { Document, isMap, isPair, isScalar, isSeq, parseDocument, YAMLMap, type ScalarTag, type Tags } from "yaml";
 import { HermesMemoryError, describeError } from "../errors.js";
 import { atomicWriteFile, normalizeNewlines, stripBom, withFileLock } from "../fs.js";
 import { getHermesHome } from "../profile.js";
@@ -114,6 +114,46 @@ function flag(value: unknown, fallback: boolean): boolean {
   return Boolean(value);
 }
 
+/**
+ * The schema's scalar tags, each writing a scalar back exactly as it was written in the file
+ * (`017`, `+12`, `.5`, `1e3`, `0x1F`, `99999999999999999999999`) while its value is unchanged: the
+ * parser reads these as YAML 1.2 numbers and would print them normalised (`17`, `12`, `0.5`,
+ * `1e+3`, `0x1f`, `1e+23`), which the Python agent's YAML 1.1 reader reads as other values (`017`
+ * is octal 15 there, `1e+3` text). Only values an edit changed are printed anew.
+ */
+function keepScalarSource(tags: Tags): Tags {
+  type Implicit = ScalarTag & { test: RegExp };
+  const implicit = tags.filter((tag): tag is Implicit => typeof tag === "object" && "test" in tag && tag.test instanceof RegExp && typeof tag.resolve === "function");
+  // The value the parser gave `source` as a plain scalar: the first tag whose pattern matches it.
+  const resolvedAs = (source: string): { value: unknown } | null => {
+    const tag = implicit.find((t) => t.test.test(source));
+    if (!tag) return null;
+    try {
+      // Some tags (floats) resolve to a Scalar node carrying formatting, others to the value.
+      const resolved: unknown = tag.resolve(source, () => {}, {});
+      return { value: isScalar(resolved) ? resolved.value : resolved };
+    } catch {
+      return null;
+    }
+  };
+  return tags.map((tag) => {
+    if (typeof tag !== "object" || !("test" in tag) || typeof tag.stringify !== "function") return tag;
+    const scalar = tag as ScalarTag;
+    const wrapped: ScalarTag = {
+      ...scalar,
+      stringify(item, ctx, onComment, onChompKeep) {
+        const { source, type, value } = item as { source?: unknown; type?: unknown; value?: unknown };
+        if (typeof source === "string" && (type === undefined || type === "PLAIN")) {
+          const parsed = resolvedAs(source);
+          if (parsed !== null && Object.is(parsed.value, value)) return source;
+        }
+        return scalar.stringify!(item, ctx, onComment, onChompKeep);
+      },
+    };
+    return wrapped;
+  });
+}
+
 function parseYaml(text: string, file: string): Document {
   if (text.length > MAX_CONFIG_BYTES || Buffer.byteLength(text, "utf8") > MAX_CONFIG_BYTES) {
     throw invalidConfig(file, `is larger than ${MAX_CONFIG_BYTES} bytes`);
@@ -122,7 +162,7 @@ function parseYaml(text: string, file: string): Document {
   try {
     // Line endings normalised first: the YAML parser accepts CRLF but reads a lone CR as no break.
     // `merge`: YAML 1.1 merge keys (`<<: *base`), which the Python agent's PyYAML applies.
-    doc = parseDocument(normalizeNewlines(stripBom(text)), { prettyErrors: false, keepSourceTokens: false, uniqueKeys: false, merge: true });
+    doc = parseDocument(normalizeNewlines(stripBom(text)), { prettyErrors: false, keepSourceTokens: false, uniqueKeys: false, merge: true, customTags: keepScalarSource });
   } catch (error) {
     // The parser recurses; hostile nesting can overflow its stack.
     throw invalidConfig(file, `cannot be parsed: ${describeError(error)}`, error);
