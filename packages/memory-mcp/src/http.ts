@@ -47,9 +47,13 @@ export function assertLoopbackHost(host: string | undefined): string {
   return chosen;
 }
 
+/**
+ * Refuse a request. The connection is closed after the answer: the request body was not read, and
+ * keeping the connection alive would make Node read (and discard) whatever the client keeps sending.
+ */
 function reply(res: http.ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
   if (res.headersSent) return;
-  res.writeHead(status, { "content-type": "application/json", ...headers });
+  res.writeHead(status, { "content-type": "application/json", connection: "close", ...headers });
   res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
 }
 

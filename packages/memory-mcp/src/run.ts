@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { Readable, Writable } from "node:stream";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { HermesMemoryError, describeError, openMemory, type Logger, type MemoryManager } from "@hermes/memory-core";
 import { boundedProviderCall } from "./bounded.js";
 import { DEFAULT_MCP_HTTP_PORT, startMcpHttpServer, type McpHttpServer } from "./http.js";
 import { createMemoryMcpServer, searchableProvider, DEFAULT_TOOL_TIMEOUT_MS } from "./server.js";
+import { createStdioTransport } from "./stdio.js";
 import { ensureMcpToken, MCP_TOKEN_ENV } from "./token.js";
 import { MCP_VERSION } from "./version.js";
 
@@ -126,11 +126,18 @@ export async function runMcpServer(options: RunMcpServerOptions): Promise<Runnin
       const stdin = options.stdin ?? process.stdin;
       const stdout = options.stdout ?? process.stdout;
       const mcp = createMemoryMcpServer(manager, serverOptions);
-      const transport = new StdioServerTransport(stdin, stdout);
+      const transport = createStdioTransport(stdin, stdout, logger);
       transport.onclose = () => void close();
       const onStdinEnd = (): void => void close();
       stdin.once("end", onStdinEnd);
       stdin.once("close", onStdinEnd);
+      // The client closed its end of stdout (EPIPE): nothing can be answered any more, so stop
+      // like on stdin close (flushing memory) instead of dying on an unhandled 'error' event.
+      const onStdoutError = (error: Error): void => {
+        logger.warn(`Cannot write to stdout (${describeError(error)}); the MCP client is gone, stopping`);
+        void close();
+      };
+      stdout.on("error", onStdoutError);
       stopTransport = async () => {
         stdin.off("end", onStdinEnd);
         stdin.off("close", onStdinEnd);

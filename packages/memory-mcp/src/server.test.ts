@@ -112,6 +112,20 @@ describe("createMemoryMcpServer with a searchable provider", () => {
     expect((await client.callTool({ name: "remember", arguments: {} })).isError).toBe(true);
   });
 
+  it("refuses a limit that is not a JSON integer instead of coercing it", async () => {
+    for (const limit of [true, [3], "5", null]) {
+      const result = await client.callTool({ name: "search", arguments: { query: "x", limit } });
+      expect(result.isError, JSON.stringify(limit)).toBe(true);
+      expect(text(result)).toMatch(/'limit' must be an integer from 1 to 50/);
+    }
+  });
+
+  it("says what went wrong when forget finds no such item", async () => {
+    const result = await client.callTool({ name: "forget", arguments: { id: "m404" } });
+    expect(result.isError).toBe(true);
+    expect(JSON.parse(text(result))).toMatchObject({ success: false, id: "m404", error: expect.stringMatching(/No item 'm404'.*search/) });
+  });
+
   it("survives a provider that throws: tool errors, then normal service", async () => {
     provider.behaviour = "throw";
     for (const [name, args] of [["search", { query: "x" }], ["remember", { content: "y" }], ["forget", { id: "m1" }], ["scripted_echo", { text: "hi" }]] as const) {

@@ -8,6 +8,7 @@ import {
   ListToolsRequestSchema,
   McpError,
   ReadResourceRequestSchema,
+  RequestSchema,
   type CallToolResult,
   type Resource,
   type Tool,
@@ -163,6 +164,38 @@ function kindArg(args: Record<string, unknown>): MemoryKind | undefined {
 
 class ToolInputError extends Error {}
 
+/** The part of a zod schema `validRequest` uses (the SDK's request schemas are zod 4). */
+interface RequestParser<T> {
+  safeParse(data: unknown): { success: true; data: T } | { success: false; error: { issues: ReadonlyArray<{ path: readonly PropertyKey[]; message: string }> } };
+}
+
+/** What each method's params look like, for the -32602 message. */
+const PARAMS_HINTS: Record<string, string> = {
+  "tools/list": "params is optional: { cursor?: string }.",
+  "resources/list": "params is optional: { cursor?: string }.",
+  "resources/read": "Send params { uri: string } (resources/list gives the URIs).",
+};
+
+/**
+ * `request` checked against `schema`. The SDK parses a request before its handler runs and reports a
+ * failure as -32603 Internal error with a raw multi-line issue dump; here it is -32602 Invalid params
+ * naming each bad field, as JSON-RPC prescribes for a caller's mistake.
+ */
+function validRequest<T>(schema: RequestParser<T>, request: { method: string }): T {
+  const parsed = schema.safeParse(request);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues
+    .slice(0, 5)
+    .map((issue) => `${issue.path.map(String).join(".") || "request"}: ${issue.message.replace(/expected record/g, "expected an object")}`)
+    .join("; ");
+  throw new McpError(ErrorCode.InvalidParams, `Invalid params for ${request.method}: ${problems}. ${PARAMS_HINTS[request.method] ?? ""}`.trim());
+}
+
+/** The request envelope alone for `schema`'s method: the transport already checked it, params are checked by `validRequest`. */
+function envelope<S extends { shape: { method: Parameters<typeof RequestSchema.extend>[0][string] } }>(schema: S) {
+  return RequestSchema.extend({ method: schema.shape.method as S["shape"]["method"] });
+}
+
 /** The active external provider when it implements `SearchableMemory`. */
 export function searchableProvider(manager: MemoryManager): (MemoryProvider & SearchableMemory) | null {
   const provider = manager.providers.find((p) => p.name !== BUILTIN_PROVIDER_NAME && isSearchableMemory(p));
@@ -202,9 +235,15 @@ export function createMemoryMcpServer(manager: MemoryManager, options: MemoryMcp
     return tools;
   };
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listTools() }));
+  server.setRequestHandler(envelope(ListToolsRequestSchema), async (request) => {
+    validRequest(ListToolsRequestSchema, request);
+    return { tools: listTools() };
+  });
 
-  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+  // The SDK's Server answers bad tools/call params itself (-32602) once the envelope got through;
+  // the parse here still yields the arguments as the schema outputs them (no own `__proto__` key).
+  server.setRequestHandler(envelope(CallToolRequestSchema), async (envelopeRequest): Promise<CallToolResult> => {
+    const request = validRequest(CallToolRequestSchema, envelopeRequest);
     const name = request.params.name;
     const rawArgs: unknown = request.params.arguments ?? {};
     const args = typeof rawArgs === "object" && rawArgs !== null && !Array.isArray(rawArgs) ? (rawArgs as Record<string, unknown>) : {};
@@ -226,7 +265,8 @@ export function createMemoryMcpServer(manager: MemoryManager, options: MemoryMcp
     }
   });
 
-  server.setRequestHandler(ListResourcesRequestSchema, async () => {
+  server.setRequestHandler(envelope(ListResourcesRequestSchema), async (request) => {
+    validRequest(ListResourcesRequestSchema, request);
     const resources: Resource[] = [
       { uri: RESOURCE_URIS.memory, name: "MEMORY.md", description: "The agent's notes (built-in memory).", mimeType: "text/markdown" },
       { uri: RESOURCE_URIS.user, name: "USER.md", description: "What the agent knows about the user (built-in memory).", mimeType: "text/markdown" },
@@ -238,8 +278,8 @@ export function createMemoryMcpServer(manager: MemoryManager, options: MemoryMcp
     return { resources };
   });
 
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
-    const uri = request.params.uri;
+  server.setRequestHandler(envelope(ReadResourceRequestSchema), async (envelopeRequest) => {
+    const uri = validRequest(ReadResourceRequestSchema, envelopeRequest).params.uri;
     if (uri === RESOURCE_URIS.memory || uri === RESOURCE_URIS.user) {
       const file = path.join(options.hermesHome, "memories", BUILTIN_MEMORY_FILES[uri === RESOURCE_URIS.memory ? "memory" : "user"]);
       const text = await fs.readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
@@ -274,8 +314,8 @@ async function callSearchable(
   const label = `Memory provider '${provider.name}' ${name}()`;
   if (name === "search") {
     const query = scrubSecrets(stringArg(args, "query", true)!);
-    const limit = args.limit === undefined ? 10 : Number(args.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 50) throw new ToolInputError("'limit' must be an integer from 1 to 50");
+    const limit = args.limit === undefined ? 10 : args.limit;
+    if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > 50) throw new ToolInputError("'limit' must be an integer from 1 to 50");
     const session = stringArg(args, "sessionId", false);
     const options: MemorySearchOptions = { limit, ...(session ? { sessionId: session } : {}) };
     const capabilities = searchCapabilities(provider);
@@ -310,5 +350,7 @@ async function callSearchable(
   }
   const id = stringArg(args, "id", true)!;
   const removed = await boundedProviderCall(label, timeoutMs, () => provider.forget(id));
-  return textResult(JSON.stringify({ success: removed === true, id }), removed !== true);
+  if (removed === true) return textResult(JSON.stringify({ success: true, id }));
+  const error = `No item '${id}' in the '${provider.name}' memory store (already forgotten, or never stored); use search to find the ids of stored items.`;
+  return textResult(JSON.stringify({ success: false, id, error }), true);
 }
