@@ -51,7 +51,7 @@ export {
   type PropagateOptions,
 } from "./conversation-context.js";
 export { turnText, turnSpeaker, checkpointText, checkpointCopies, USER_LABEL, ASSISTANT_LABEL } from "./transcript-text.js";
-export { writeJsonlFile, readJsonlFile, readJsonlFileSync, countJsonlRecords, type JsonlLine, type ProgressCallback } from "./jsonl.js";
+export { writeJsonlFile, readJsonlFile, readJsonlFileSync, countJsonlRecords, checkJsonlTarget, checkJsonlSource, type JsonlLine, type ProgressCallback } from "./jsonl.js";
 export {
   CONTEXT_TURNS,
   CONTEXT_CHARS,

@@ -3,7 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { HermesMemoryError } from "@hermes/memory-core";
-import { countJsonlRecords, readJsonlFile, readJsonlFileSync, writeJsonlFile } from "./jsonl.js";
+import { execFileSync } from "node:child_process";
+import { checkJsonlSource, checkJsonlTarget, countJsonlRecords, readJsonlFile, readJsonlFileSync, writeJsonlFile } from "./jsonl.js";
 
 const dirs: string[] = [];
 const tmp = () => {
@@ -53,5 +54,57 @@ describe("JSONL files", () => {
       }
     })();
     expect(HermesMemoryError.hasCode(error, "INVALID_ARGUMENT")).toBe(true);
+  });
+
+  it("skips a leading byte order mark in both readers", async () => {
+    const file = path.join(tmp(), "bom.jsonl");
+    fs.writeFileSync(file, '\ufeff{"content":"a"}\r\n{"content":"b"}\n');
+    expect(readJsonlFileSync(file, "x export")).toEqual([
+      { lineNo: 1, value: { content: "a" } },
+      { lineNo: 2, value: { content: "b" } },
+    ]);
+    const streamed: unknown[] = [];
+    for await (const line of readJsonlFile(file, "x export")) streamed.push(line);
+    expect(streamed).toEqual(readJsonlFileSync(file, "x export"));
+  });
+
+  it("refuses to read a directory or a device, before reading anything, and reads a pipe", async () => {
+    const dir = tmp();
+    for (const bad of [dir, "/dev/zero"]) {
+      expect(() => readJsonlFileSync(bad, "x export")).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/x export/) }));
+      await expect((async () => {
+        for await (const _ of readJsonlFile(bad, "x export")) void _;
+      })()).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    }
+    const fifo = path.join(dir, "in.fifo");
+    execFileSync("mkfifo", [fifo]);
+    expect(checkJsonlSource(fifo, "x export")).toEqual({ regular: false });
+    expect(checkJsonlSource(__filename, "x export")).toEqual({ regular: true });
+  });
+
+  it("refuses to write over a directory, a device or a pipe, or into a missing folder, and leaves nothing behind", () => {
+    const dir = tmp();
+    const fifo = path.join(dir, "out.fifo");
+    execFileSync("mkfifo", [fifo]);
+    for (const bad of [dir, fifo, "/dev/null", path.join(dir, "missing", "out.jsonl")]) {
+      expect(() => writeJsonlFile(bad, [{ a: 1 }])).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+      expect(() => checkJsonlTarget(bad)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+    }
+    expect(fs.statSync(fifo).isFIFO()).toBe(true);
+    expect(fs.readdirSync(dir)).toEqual(["out.fifo"]);
+    expect(fs.readdirSync(path.dirname(dir)).filter((f) => f.startsWith(path.basename(dir)) && f.endsWith(".tmp"))).toEqual([]);
+  });
+
+  it("an error thrown by the records is passed on as it is, and the target and no temporary file are left", () => {
+    const dir = tmp();
+    const file = path.join(dir, "out.jsonl");
+    fs.writeFileSync(file, "before\n");
+    function* failing() {
+      yield { a: 1 };
+      throw new Error("database went away");
+    }
+    expect(() => writeJsonlFile(file, failing())).toThrow("database went away");
+    expect(fs.readFileSync(file, "utf8")).toBe("before\n");
+    expect(fs.readdirSync(dir)).toEqual(["out.jsonl"]);
   });
 });

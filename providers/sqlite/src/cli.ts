@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { describeError, type ProviderCliContext } from "@hermes/memory-core";
+import { describeError, type ProviderCliContext, type ProviderCliIo } from "@hermes/memory-core";
 import {
   doctorCommand,
   exportCommand,
@@ -11,7 +11,9 @@ import {
   searchCommand,
   statsCommand,
   vacuumCommand,
+  processIo,
   type CommandContext,
+  type CommandIo,
   type ForgetOptions,
 } from "./commands.js";
 
@@ -19,12 +21,32 @@ import {
 export type CliContext = ProviderCliContext;
 
 /**
+ * The host's streams, writing each line the commands emit with its newline: the host's
+ * `ProviderCliIo` writes text as given, and the commands (like `processIo`) emit one line per call,
+ * so without this `export` to stdout ran every record into one line.
+ */
+function lineIo(host: ProviderCliIo): CommandIo {
+  const line = (text: string) => (text.endsWith("\n") ? text : `${text}\n`);
+  return {
+    stdout: (text) => host.stdout(line(text)),
+    stderr: (text) => host.stderr(line(text)),
+    get isTTY() {
+      return host.isTTY;
+    },
+    ...(host.confirm ? { confirm: (question: string) => host.confirm!(question) } : {}),
+  };
+}
+
+/**
  * Add the provider's subcommands to `command` (the host creates `hermes-memory sqlite`): stats,
  * search, list, forget, purge, export, import, migrate, vacuum, doctor — each with `--json`. Failures print the
- * error's message and set `process.exitCode = 1`; nothing here calls `process.exit`.
+ * error's message and set `process.exitCode = 1`, as do `forget` erasing nothing, `doctor` finding
+ * problems and `import` refusing lines (the valid lines are still imported); nothing here calls
+ * `process.exit`.
  */
 export function registerCli(command: Command, context: CliContext): void {
-  const ctx: CommandContext = { hermesHome: context.hermesHome, providerName: context.providerName, ...(context.io ? { io: context.io } : {}) };
+  const io = context.io ? lineIo(context.io) : processIo;
+  const ctx: CommandContext = { hermesHome: context.hermesHome, providerName: context.providerName, io };
   const run =
     <A extends unknown[]>(fn: (...args: A) => Promise<unknown>, failed?: (result: unknown) => boolean) =>
     async (...args: A) => {
@@ -32,7 +54,7 @@ export function registerCli(command: Command, context: CliContext): void {
         const result = await fn(...args);
         if (failed?.(result)) process.exitCode = 1;
       } catch (error) {
-        process.stderr.write(`hermes-memory ${context.providerName}: ${describeError(error)}\n`);
+        io.stderr(`hermes-memory ${context.providerName}: ${describeError(error)}`);
         process.exitCode = 1;
       }
     };
@@ -89,7 +111,7 @@ export function registerCli(command: Command, context: CliContext): void {
     .command("import <file>")
     .description("Read a JSONL export; items already present (same digest) are skipped")
     .option("--json", "machine-readable summary, no progress bar")
-    .action(run((file: string, opts: { json?: boolean }) => importCommand(ctx, file, opts)));
+    .action(run((file: string, opts: { json?: boolean }) => importCommand(ctx, file, opts), (r) => (r as { invalid: number }).invalid > 0));
 
   command
     .command("migrate")

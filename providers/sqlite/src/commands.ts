@@ -1,7 +1,7 @@
 import path from "node:path";
 import cliProgress from "cli-progress";
 import { HermesMemoryError, type ForgetScope, type MemoryFilter, type MemoryHit, type MemoryKind, type ProviderCliIo } from "@hermes/memory-core";
-import { MEMORY_ITEM_KINDS, parseItemMetadata, parseMemoryFilter, readJsonlFileSync, writeJsonlFile } from "@hermes/memory-provider-kit";
+import { MEMORY_ITEM_KINDS, checkJsonlTarget, parseMemoryFilter, parseMemoryItem, readJsonlFileSync, toEpochMs, writeJsonlFile } from "@hermes/memory-provider-kit";
 import { itemDigest, type DoctorReport, type ExportRecord, type NewItem, type StoredItem } from "./memory-store.js";
 import { SqliteMemoryProvider } from "./sqlite-memory-provider.js";
 import { loadSqliteConfig, type SqliteProviderOptions } from "./config.js";
@@ -228,7 +228,8 @@ export async function exportCommand(ctx: CommandContext, file: string | undefine
     const store = p.memoryStore!;
     let count = 0;
     if (file) {
-      const target = path.resolve(file);
+      // The kit refuses a directory, device, pipe or missing folder before writing anything.
+      const target = checkJsonlTarget(file);
       count = writeJsonlFile(target, store.exportRecords());
       const result = { count, file: target };
       emit(ctx, options, result, () => `Exported ${count} item(s) to ${target}.`);
@@ -299,37 +300,41 @@ export async function importCommand(ctx: CommandContext, file: string, options: 
   return result;
 }
 
+/**
+ * One import record as an item, or why it was refused. Fields are checked like `remember()`'s
+ * (the kit's `parseMemoryItem`): a field of the wrong type (tags that are not a list of text,
+ * metadata that is not an object, an unreadable `expiresAt` or `createdAt`) refuses the line
+ * instead of being dropped or coerced, so an item is never stored without its expiry or with
+ * mangled tags.
+ */
 function parseRecord(value: unknown): NewItem | string {
   if (!value || typeof value !== "object" || Array.isArray(value)) return "not a JSON object";
   const r = value as Partial<ExportRecord> & Record<string, unknown>;
-  if (typeof r.content !== "string" || r.content.trim() === "") return "missing content";
-  const kind = r.kind ?? "fact";
-  if (!(MEMORY_ITEM_KINDS as readonly string[]).includes(kind)) return `unknown kind ${String(kind)}`;
-  const createdAt = typeof r.createdAt === "string" ? Date.parse(r.createdAt) : NaN;
-  const str = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined);
-  let metadata: Record<string, unknown> = {};
-  if (r.metadata && typeof r.metadata === "object" && !Array.isArray(r.metadata)) {
-    // Metadata nested beyond what SQLite's JSON functions read would break every metadata filter.
-    try {
-      metadata = parseItemMetadata(r.metadata, "metadata");
-    } catch (error) {
-      return (error as Error).message.replace(/^metadata: /, "");
+  let parsed: ReturnType<typeof parseMemoryItem>;
+  let createdAt: number | undefined;
+  try {
+    parsed = parseMemoryItem(r, "record");
+    if (r.speaker !== undefined && r.speaker !== null && typeof r.speaker !== "string") {
+      return `speaker must be text; got ${typeof r.speaker}.`;
     }
+    if (r.createdAt !== undefined && r.createdAt !== null) createdAt = toEpochMs(r.createdAt, "createdAt");
+  } catch (error) {
+    return (error as Error).message.replace(/^record: /, "");
   }
   const item: NewItem = {
-    kind,
-    content: r.content,
-    sessionId: str(r.sessionId),
-    userId: str(r.userId),
-    speaker: str(r.speaker),
-    tags: Array.isArray(r.tags) ? r.tags.map(String) : [],
-    metadata,
+    kind: parsed.kind,
+    content: parsed.content,
+    sessionId: parsed.sessionId,
+    userId: parsed.userId,
+    speaker: typeof r.speaker === "string" && r.speaker !== "" ? r.speaker : undefined,
+    tags: parsed.tags,
+    metadata: parsed.metadata,
     digest: typeof r.digest === "string" && /^[0-9a-f]{16,128}$/.test(r.digest) ? r.digest : undefined,
-    createdAt: Number.isFinite(createdAt) ? createdAt : undefined,
-    expiresAt: typeof r.expiresAt === "string" && Number.isFinite(Date.parse(r.expiresAt)) ? Date.parse(r.expiresAt) : undefined,
+    createdAt,
+    expiresAt: parsed.expiresAt ?? undefined,
   };
   // Records without a digest get the one the store would give them, so re-imports skip them.
-  item.digest ??= itemDigest(item, kind === "turn" ? (item.createdAt ??= Date.now()) : 0);
+  item.digest ??= itemDigest(item, item.kind === "turn" ? (item.createdAt ??= Date.now()) : 0);
   return item;
 }
 

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import type { ProviderCliContext, ProviderCliIo } from "@hermes/memory-core";
 import cliProgress from "cli-progress";
-import { countJsonlRecords, readJsonlFile, writeJsonlFile } from "@hermes/memory-provider-kit";
+import { checkJsonlSource, checkJsonlTarget, countJsonlRecords, readJsonlFile, writeJsonlFile } from "@hermes/memory-provider-kit";
 import { HermesMemoryError, describeError, type ForgetScope, type MemoryKind } from "@hermes/memory-core";
 import { VectorMemoryProvider, type ExportedItem, type ProgressCallback, type VectorMemoryProviderOptions } from "./vector-memory-provider.js";
 
@@ -181,6 +181,8 @@ export async function runReindex(ctx: VectorCliContext, options: ReindexCliOptio
 /** `export [file]`: every item as JSON Lines (to the file, or stdout). */
 export async function runExport(ctx: VectorCliContext, file: string | undefined, options: CommonCliOptions = {}, io: CliIo = processIo): Promise<number> {
   try {
+    // Refused before the provider opens: a directory, device, pipe or missing folder.
+    if (file) checkJsonlTarget(file);
     const count = await withProvider(ctx, { ...options, io }, async (p) => {
       if (file) return writeJsonlFile(file, p.exportItems());
       let n = 0;
@@ -213,7 +215,14 @@ async function* readJsonLines(file: string): AsyncGenerator<ExportedItem> {
 export async function runImport(ctx: VectorCliContext, file: string, options: CommonCliOptions = {}, io: CliIo = processIo): Promise<number> {
   const bar = progress(io, options, "Importing");
   try {
-    const total = countJsonlRecords(file);
+    // A pipe can be read once: counting its lines first would leave nothing to import.
+    const { regular } = checkJsonlSource(file, "hermes-memory vector export");
+    let total = 0;
+    try {
+      if (regular) total = countJsonlRecords(file);
+    } catch (error) {
+      throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `Cannot read ${file} (${describeError(error)}). Pass a JSON Lines file written by \`hermes-memory vector export\`.`, cause: error });
+    }
     const count = await withProvider(ctx, { ...options, writes: true, io }, (p) => p.importItems(readJsonLines(file), bar.update, total));
     bar.stop();
     if (options.json) io.stdout(`${JSON.stringify({ imported: count })}\n`);
@@ -313,23 +322,25 @@ function common(cmd: Command): Command {
  */
 export function registerCli(command: Command, context: ProviderCliContext): void {
   const ctx: VectorCliContext = { hermesHome: context.hermesHome, providerName: context.providerName };
+  // The host's streams for every subcommand (an embedding host such as `runCli(args, io)` gets the output).
+  const io = context.io ?? processIo;
   const done = (code: number): void => {
     if (code !== 0) process.exitCode = code;
   };
-  common(command.command("stats").description("Show item counts, store, embedder and location")).action(async (opts: CommonCliOptions) => done(await runStats(ctx, opts)));
+  common(command.command("stats").description("Show item counts, store, embedder and location")).action(async (opts: CommonCliOptions) => done(await runStats(ctx, opts, io)));
   common(command.command("search").description("Search vector memory").argument("<query...>", "what to look for"))
-    .option("--limit <n>", "maximum results", (v) => Number.parseInt(v, 10), 10)
+    .option("--limit <n>", "maximum results", (v) => (v.trim() !== "" && Number.isFinite(Number(v)) ? Number(v) : v), 10)
     .option("--kind <kind>", "turn | fact | checkpoint")
     .option("--session <id>", "only this session")
-    .action(async (query: string[], opts: CommonCliOptions & { limit?: number; kind?: MemoryKind; session?: string }) => done(await runSearch(ctx, query.join(" "), opts)));
+    .action(async (query: string[], opts: CommonCliOptions & { limit?: number; kind?: MemoryKind; session?: string }) => done(await runSearch(ctx, query.join(" "), opts, io)));
   common(command.command("reindex").description("Re-embed every item into the configured store (after changing embedder, dimensions or store)"))
     .option("--to <layout>", "remote: move the sidecar layout's items into the remote Pinecone layout (the sidecar is kept)")
-    .action(async (opts: ReindexCliOptions) => done(await runReindex(ctx, opts)));
+    .action(async (opts: ReindexCliOptions) => done(await runReindex(ctx, opts, io)));
   common(command.command("export").description("Write every item as JSON Lines").argument("[file]", "output file (default: stdout)")).action(
-    async (file: string | undefined, opts: CommonCliOptions) => done(await runExport(ctx, file, opts)),
+    async (file: string | undefined, opts: CommonCliOptions) => done(await runExport(ctx, file, opts, io)),
   );
   common(command.command("import").description("Import a JSON Lines export").argument("<file>", "file written by export")).action(
-    async (file: string, opts: CommonCliOptions) => done(await runImport(ctx, file, opts)),
+    async (file: string, opts: CommonCliOptions) => done(await runImport(ctx, file, opts, io)),
   );
   common(command.command("forget").description("Erase an item by id, or every item in a scope, from every copy").argument("[id]", "item id"))
     .option("--session <id>", "items of this session")
@@ -337,6 +348,6 @@ export function registerCli(command: Command, context: ProviderCliContext): void
     .option("--tag <tag>", "items with this tag (repeat for any of several)", (v: string, prev: string[] = []) => [...prev, v])
     .option("--filter <json>", 'a filter as JSON, e.g. \'{"metadata": {"project": "apollo"}}\'')
     .option("--yes", "erase without asking")
-    .action(async (id: string | undefined, opts: ForgetCliOptions) => done(await runForget(ctx, id, opts, context.io ?? processIo)));
-  common(command.command("purge").description("Delete the items that have expired")).action(async (opts: CommonCliOptions) => done(await runPurge(ctx, opts, context.io ?? processIo)));
+    .action(async (id: string | undefined, opts: ForgetCliOptions) => done(await runForget(ctx, id, opts, io)));
+  common(command.command("purge").description("Delete the items that have expired")).action(async (opts: CommonCliOptions) => done(await runPurge(ctx, opts, io)));
 }

@@ -27,8 +27,12 @@ export async function registerProviderCommands(program: Command, io: CliIo, ctx:
   let name = "";
   try {
     name = (await readConfig(ctx.hermesHome)).memory.provider.trim();
-  } catch {
-    return; // the built-in commands report an unreadable config.yaml themselves
+  } catch (error) {
+    // The built-in commands report an unreadable config.yaml themselves. A command line addressing
+    // a provider (`hermes-memory sqlite stats`) would otherwise end in commander's bare "unknown
+    // command": the config error is the answer.
+    if (operand !== undefined && operand !== "help" && !operand.startsWith("-")) throw error;
+    return;
   }
   if (operand !== undefined && operand !== "help" && operand !== name && !operand.startsWith("-")) {
     await explainInactiveProvider(ctx, operand, name);
