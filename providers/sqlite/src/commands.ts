@@ -1,4 +1,3 @@
-import path from "node:path";
 import cliProgress from "cli-progress";
 import { HermesMemoryError, type ForgetScope, type MemoryFilter, type MemoryHit, type MemoryKind, type ProviderCliIo } from "@hermes/memory-core";
 import { MEMORY_ITEM_KINDS, checkJsonlTarget, parseMemoryFilter, parseMemoryItem, readJsonlFileSync, toEpochMs, writeJsonlFile } from "@hermes/memory-provider-kit";
