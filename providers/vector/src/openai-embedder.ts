@@ -1,6 +1,6 @@
 import { HermesMemoryError, describeError } from "@hermes/memory-core";
 import { l2Normalize, type Embedder } from "./embedder.js";
-import { backoffDelay, delay, DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry-policy.js";
+import { backoffDelay, delay, DEFAULT_RETRY_POLICY, readBodyLimited, redactSecret, type RetryPolicy } from "./retry-policy.js";
 
 /** Options of {@link OpenAIEmbedder}. */
 export interface OpenAIEmbedderOptions {
@@ -23,8 +23,25 @@ export interface OpenAIEmbedderOptions {
   retry?: Partial<RetryPolicy>;
 }
 
-interface EmbeddingResponse {
-  data?: Array<{ embedding?: number[]; index?: number }>;
+/** Largest float32 magnitude: a bigger number would become Infinity in the stored vector. */
+const FLOAT32_MAX = 3.4028234663852886e38;
+
+/** A short, safe description of a JSON value for a message (never serialises nested structures). */
+function describeJson(value: unknown): string {
+  if (value === undefined) return "missing";
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a list";
+  if (typeof value === "string") return `the text ${JSON.stringify(value.slice(0, 40))}`;
+  if (typeof value === "object") return "an object";
+  return String(value);
+}
+
+/**
+ * Largest answer read for `texts` inputs of `dimensions` numbers: 64 bytes per number plus 1 MiB
+ * (a float in JSON takes about 20). A longer or endless body is cut off instead of filling memory.
+ */
+function responseLimit(texts: number, dimensions: number): number {
+  return 1024 * 1024 + texts * dimensions * 64;
 }
 
 /**
@@ -67,12 +84,23 @@ export class OpenAIEmbedder implements Embedder {
     const headers: Record<string, string> = { "content-type": "application/json" };
     if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
     let lastProblem = "";
+    const apiKey = this.options.apiKey;
     for (let attempt = 0; ; attempt++) {
       let retryAfterMs: number | undefined;
       try {
         const response = await fetch(url, { method: "POST", headers, body, signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000) });
-        if (response.ok) return this.parse((await response.json()) as EmbeddingResponse, texts.length);
-        const detail = (await response.text().catch(() => "")).slice(0, 300);
+        // At most responseLimit bytes are read: a broken server may send without end.
+        const limit = responseLimit(texts.length, this.dimensions);
+        const raw = await readBodyLimited(response, limit);
+        if (raw === null) {
+          throw new HermesMemoryError({
+            code: "STORAGE_FAILED",
+            message: `The embeddings endpoint ${url} answered HTTP ${response.status} with more than ${limit} bytes for ${texts.length} inputs of ${this.dimensions} dimensions; reading stopped. Check that memory.vector.embeddings_base_url points at an OpenAI-compatible /embeddings API.`,
+          });
+        }
+        const text = new TextDecoder().decode(raw);
+        if (response.ok) return this.parse(this.json(text, url), texts.length, url);
+        const detail = redactSecret(text.slice(0, 300), apiKey);
         lastProblem = `HTTP ${response.status}${detail ? `: ${detail}` : ""}`;
         if (response.status === 401 || response.status === 403) {
           throw new HermesMemoryError({
@@ -80,17 +108,23 @@ export class OpenAIEmbedder implements Embedder {
             message: `The embeddings endpoint ${url} refused the request (${lastProblem}). Set EMBEDDINGS_API_KEY in $HERMES_HOME/.env, or check memory.vector.embeddings_base_url.`,
           });
         }
+        if (response.status === 413) {
+          throw new HermesMemoryError({
+            code: "STORAGE_FAILED",
+            message: `The embeddings endpoint ${url} refused the input as too large (${lastProblem}). Shorten the text, or lower the batch size of the embedder.`,
+          });
+        }
         if (response.status !== 429 && response.status < 500) {
           throw new HermesMemoryError({
             code: "STORAGE_FAILED",
-            message: `The embeddings endpoint ${url} rejected the request (${lastProblem}). Check memory.vector.embeddings_model ("${this.options.model}") and memory.vector.dimensions.`,
+            message: `The embeddings endpoint ${url} rejected the request (${lastProblem}). Check memory.vector.embeddings_model ("${this.options.model}") and memory.vector.dimensions, and that the text is not longer than the model accepts.`,
           });
         }
         const retryAfter = Number(response.headers.get("retry-after"));
         if (Number.isFinite(retryAfter) && retryAfter > 0) retryAfterMs = Math.min(retryAfter * 1000, this.retry.maxDelayMs);
       } catch (error) {
         if (HermesMemoryError.isInstance(error)) throw error;
-        lastProblem = (error as Error)?.name === "TimeoutError" ? `timed out after ${this.options.timeoutMs ?? 30_000} ms` : describeError(error);
+        lastProblem = (error as Error)?.name === "TimeoutError" ? `timed out after ${this.options.timeoutMs ?? 30_000} ms` : redactSecret(describeError(error), apiKey);
       }
       if (attempt >= this.retry.maxRetries) break;
       await delay(retryAfterMs ?? backoffDelay(this.retry, attempt));
@@ -101,23 +135,67 @@ export class OpenAIEmbedder implements Embedder {
     });
   }
 
-  private parse(response: EmbeddingResponse, expected: number): Float32Array[] {
-    const data = [...(response.data ?? [])].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
+  /** A response body as JSON, or `STORAGE_FAILED` naming what came instead. */
+  private json(text: string, url: string): unknown {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw this.malformed(url, `not JSON: ${JSON.stringify(redactSecret(text.slice(0, 80), this.options.apiKey))}`);
+    }
+  }
+
+  private malformed(url: string, detail: string): HermesMemoryError {
+    return new HermesMemoryError({
+      code: "STORAGE_FAILED",
+      message: `The embeddings endpoint ${url} answered with a malformed response (${detail}). Check that memory.vector.embeddings_base_url points at an OpenAI-compatible /embeddings API and memory.vector.embeddings_model ("${this.options.model}") is an embedding model.`,
+    });
+  }
+
+  /**
+   * The vectors of a `{data: [{index, embedding}]}` answer, in input order: exactly one per input
+   * (by `index`, or in the given order when no entry has one), each a list of `dimensions` finite
+   * numbers. Anything else is `STORAGE_FAILED` naming what was wrong (a wrong length is
+   * `EMBEDDING_DIMENSION_MISMATCH`).
+   */
+  private parse(response: unknown, expected: number, url: string): Float32Array[] {
+    const data = typeof response === "object" && response !== null ? (response as { data?: unknown }).data : undefined;
+    if (!Array.isArray(data)) throw this.malformed(url, `"data" is ${describeJson(data)}, not a list`);
     if (data.length !== expected) {
       throw new HermesMemoryError({
         code: "STORAGE_FAILED",
         message: `The embeddings endpoint returned ${data.length} vectors for ${expected} inputs. Check that it is OpenAI-compatible.`,
       });
     }
-    return data.map((d) => {
-      const v = d.embedding ?? [];
+    const entries = data.map((d: unknown, i) => {
+      if (typeof d !== "object" || d === null) throw this.malformed(url, `data[${i}] is ${describeJson(d)}, not an object`);
+      return d as { index?: unknown; embedding?: unknown };
+    });
+    const ordered: Array<{ index?: unknown; embedding?: unknown }> = new Array(expected);
+    if (entries.every((d) => d.index === undefined || d.index === null)) entries.forEach((d, i) => (ordered[i] = d));
+    else {
+      for (const [i, d] of entries.entries()) {
+        const index = d.index;
+        if (typeof index !== "number" || !Number.isInteger(index) || index < 0 || index >= expected) {
+          throw this.malformed(url, `data[${i}].index is ${describeJson(index)}; expected an integer from 0 to ${expected - 1}`);
+        }
+        if (ordered[index]) throw this.malformed(url, `two vectors have index ${index}`);
+        ordered[index] = d;
+      }
+    }
+    return ordered.map((d, i) => {
+      const v = d.embedding;
+      if (!Array.isArray(v)) {
+        throw this.malformed(url, `the embedding of input ${i} is ${typeof v === "string" ? "text (base64? the request asks for encoding_format float)" : describeJson(v)}, not a list of numbers`);
+      }
       if (v.length !== this.dimensions) {
         throw new HermesMemoryError({
           code: "EMBEDDING_DIMENSION_MISMATCH",
           message: `Model "${this.options.model}" returned ${v.length}-dimensional vectors but memory.vector.dimensions is ${this.dimensions}. Set memory.vector.dimensions: ${v.length} and run \`hermes-memory vector reindex\`.`,
         });
       }
-      return l2Normalize(Float32Array.from(v));
+      const bad = v.findIndex((x) => typeof x !== "number" || !Number.isFinite(x) || Math.abs(x) > FLOAT32_MAX);
+      if (bad >= 0) throw this.malformed(url, `entry ${bad} of the embedding of input ${i} is ${describeJson(v[bad])}, not a finite number`);
+      return l2Normalize(Float32Array.from(v as number[]));
     });
   }
 }

@@ -9,7 +9,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { Pinecone } from "@pinecone-database/pinecone";
 import { HermesMemoryError, describeError } from "@hermes/memory-core";
-import { backoffDelay, delay, DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry-policy.js";
+import { backoffDelay, delay, DEFAULT_RETRY_POLICY, readBodyLimited, redactSecret, type RetryPolicy } from "./retry-policy.js";
 
 /** How to reach a Pinecone index; what both Pinecone stores take. */
 export interface PineconeConnectionOptions {
@@ -47,8 +47,41 @@ export interface PineconeCallerOptions {
 
 interface AttemptState {
   timeoutMs: number;
+  /** HTTP status of a response whose body was read completely. */
   status?: number;
   timedOut?: boolean;
+  /** A 3xx answer (never followed): its status and `Location`. */
+  redirect?: { status: number; location: string };
+  /** The answer's body was larger than {@link MAX_RESPONSE_BYTES} (reading stopped). */
+  tooLarge?: boolean;
+}
+
+/**
+ * Largest Pinecone answer read (64 MiB): a query of 1000 matches with 40 KB of metadata each, or a
+ * fetch of 100 records with values and metadata, stays well below it. A longer body (a broken or
+ * hostile server) is cut off instead of filling memory until the timeout.
+ */
+export const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+
+/** `error` as a cause that cannot carry `secret`: itself when its message does not contain it, else an Error with the redacted message. */
+export function redactedCause(error: unknown, secret: string | undefined): unknown {
+  const text = describeError(error);
+  if (!secret || secret.length < 4 || !text.includes(secret)) return error;
+  const safe = new Error(redactSecret(text, secret));
+  safe.name = (error as Error)?.name ?? "Error";
+  return safe;
+}
+
+/**
+ * The error for a Pinecone answer that is not what the protocol says (`detail` names the field):
+ * `STORAGE_FAILED`, never retried (the same server would answer the same).
+ */
+export function malformedPineconeResponse(indexName: string, what: string, detail: string, cause?: unknown): HermesMemoryError {
+  return new HermesMemoryError({
+    code: "STORAGE_FAILED",
+    message: `Pinecone answered ${what} on index "${indexName}" with a malformed response (${detail}). Check that memory.vector.pinecone_host / pinecone_controller_url point at Pinecone (not a proxy or another service); the call is safe to repeat.`,
+    ...(cause !== undefined ? { cause } : {}),
+  });
 }
 
 /** A Pinecone SDK client plus bounded, timed calls. */
@@ -77,10 +110,21 @@ export class PineconeCaller {
       }, timeoutMs);
       const signal = init?.signal ? AbortSignal.any([init.signal, controller.signal]) : controller.signal;
       try {
-        const response = await fetch(input, { ...init, signal });
+        // Redirects are not followed: fetch would re-send the Api-Key header to whatever host the
+        // Location names. A 3xx is reported by `call` as a refusal naming the target.
+        const response = await fetch(input, { ...init, signal, redirect: "manual" });
+        if (response.status >= 300 && response.status < 400 && state) {
+          state.redirect = { status: response.status, location: response.headers.get("location") ?? "(no Location)" };
+        }
+        // The body is read inside the timeout too (a server may stall after the headers), and at
+        // most MAX_RESPONSE_BYTES of it (a server may send without end).
+        const body = await readBodyLimited(response, MAX_RESPONSE_BYTES);
+        if (body === null) {
+          if (state) state.tooLarge = true;
+          throw new Error(`Pinecone's answer is larger than ${MAX_RESPONSE_BYTES} bytes`);
+        }
+        // Only a completely read answer has a status: a stall in the body is a timeout.
         if (state) state.status = response.status;
-        // The body is read inside the timeout too: a server may stall after the headers.
-        const body = await response.arrayBuffer();
         return new Response(body.byteLength === 0 && (response.status === 204 || response.status === 304) ? null : body, {
           status: response.status,
           statusText: response.statusText,
@@ -117,7 +161,8 @@ export class PineconeCaller {
         return await this.attempt.run(state, fn);
       } catch (error) {
         if (error instanceof HermesMemoryError) throw error;
-        lastError = error;
+        const apiKey = this.options.apiKey;
+        lastError = redactedCause(error, apiKey);
         lastStatus = state.status;
         timedOut = Boolean(state.timedOut);
         if (state.status === 401 || (error as Error)?.name === "PineconeAuthorizationError") {
@@ -125,9 +170,34 @@ export class PineconeCaller {
             new HermesMemoryError({
               code: "PROVIDER_UNAVAILABLE",
               message: `Pinecone rejected the API key (401) for index "${this.indexName}". ${this.options.authAdvice}`,
-              cause: error,
+              cause: lastError,
             }),
           );
+        }
+        if (state.status === 403) {
+          // Not remembered as fatal: a key without write permission may still read.
+          throw new HermesMemoryError({
+            code: "PROVIDER_UNAVAILABLE",
+            message: `Pinecone refused ${what} on index "${this.indexName}" (403 Forbidden: ${redactSecret(describeError(error), apiKey)}): the API key lacks permission for this index or operation. ${this.options.authAdvice}`,
+            cause: lastError,
+          });
+        }
+        if (state.redirect) {
+          throw new HermesMemoryError({
+            code: "STORAGE_FAILED",
+            message: `Pinecone answered ${what} on index "${this.indexName}" with a redirect (HTTP ${state.redirect.status} to ${redactSecret(state.redirect.location, apiKey).slice(0, 200)}), which is not followed so that the API key is never sent to another host. Check memory.vector.pinecone_host and pinecone_controller_url.`,
+            cause: lastError,
+          });
+        }
+        if (state.tooLarge) {
+          throw new HermesMemoryError({
+            code: "STORAGE_FAILED",
+            message: `Pinecone's answer to ${what} on index "${this.indexName}" was larger than ${MAX_RESPONSE_BYTES / 1024 / 1024} MiB; reading stopped. Check that memory.vector.pinecone_host / pinecone_controller_url point at Pinecone.`,
+            cause: lastError,
+          });
+        }
+        if (state.status !== undefined && state.status >= 200 && state.status < 300) {
+          throw malformedPineconeResponse(this.indexName, what, `HTTP ${state.status}: ${redactSecret(describeError(error), apiKey).slice(0, 300)}`, lastError);
         }
         const fatal = this.options.fatalError?.(error);
         if (fatal) throw this.markFatal(fatal);
@@ -141,7 +211,7 @@ export class PineconeCaller {
     if (lastStatus !== undefined && lastStatus !== 429 && lastStatus < 500) {
       throw new HermesMemoryError({
         code: "STORAGE_FAILED",
-        message: `Pinecone rejected ${what} on index "${this.indexName}" (HTTP ${lastStatus}: ${describeError(lastError)}). ${this.options.indexAdvice}`,
+        message: `Pinecone rejected ${what} on index "${this.indexName}" (HTTP ${lastStatus}: ${describeError(lastError).slice(0, 500)}). ${this.options.indexAdvice}`,
         cause: lastError,
       });
     }
@@ -152,4 +222,143 @@ export class PineconeCaller {
       cause: lastError,
     });
   }
+}
+
+// --- checks of Pinecone's answers -------------------------------------------------------------
+// The SDK passes the JSON it receives through without checking types, so a broken or hostile
+// server could hand a non-string id, a non-numeric score or a nested object to the callers.
+
+/** Metadata as Pinecone stores it (flat: text, finite numbers, booleans, lists of text). */
+export type PineconeFlatMetadata = Record<string, string | number | boolean | string[]>;
+
+function describeValue(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a list";
+  if (typeof value === "string") return `the text ${JSON.stringify(value.slice(0, 40))}`;
+  return typeof value === "number" ? String(value) : `a ${typeof value}`;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Check one record's metadata (`undefined`/`null` = none); `where` names it in the message. */
+export function checkPineconeMetadata(indexName: string, what: string, where: string, value: unknown): PineconeFlatMetadata {
+  if (value === undefined || value === null) return {};
+  if (!isRecord(value)) throw malformedPineconeResponse(indexName, what, `the metadata of ${where} is ${describeValue(value)}, not an object`);
+  for (const [field, v] of Object.entries(value)) {
+    const ok =
+      typeof v === "string" ||
+      typeof v === "boolean" ||
+      (typeof v === "number" && Number.isFinite(v)) ||
+      (Array.isArray(v) && v.every((x) => typeof x === "string"));
+    if (!ok) throw malformedPineconeResponse(indexName, what, `metadata field "${field.slice(0, 40)}" of ${where} is ${describeValue(v)}; Pinecone stores only text, finite numbers, booleans and lists of text`);
+  }
+  return value as PineconeFlatMetadata;
+}
+
+/** Check dense values: finite numbers, `dimensions` of them (an empty list = not returned). */
+export function checkPineconeValues(indexName: string, what: string, where: string, value: unknown, dimensions: number): number[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw malformedPineconeResponse(indexName, what, `the values of ${where} are ${describeValue(value)}, not a list`);
+  if (value.length !== 0 && value.length !== dimensions) {
+    throw malformedPineconeResponse(indexName, what, `${where} has ${value.length} values; the index's vectors have ${dimensions}`);
+  }
+  const bad = value.findIndex((v) => typeof v !== "number" || !Number.isFinite(v));
+  if (bad >= 0) throw malformedPineconeResponse(indexName, what, `value ${bad} of ${where} is ${describeValue(value[bad])}, not a finite number`);
+  return value as number[];
+}
+
+/** Check a sparse vector (parallel lists of indices and finite values), or none. */
+export function checkPineconeSparse(indexName: string, what: string, where: string, value: unknown): { indices: number[]; values: number[] } | undefined {
+  if (value === undefined || value === null) return undefined;
+  const ok =
+    isRecord(value) &&
+    Array.isArray(value.indices) &&
+    Array.isArray(value.values) &&
+    value.indices.length === value.values.length &&
+    value.indices.every((i) => typeof i === "number" && Number.isInteger(i) && i >= 0) &&
+    value.values.every((v) => typeof v === "number" && Number.isFinite(v));
+  if (!ok) throw malformedPineconeResponse(indexName, what, `the sparse values of ${where} are not parallel lists of indices and finite numbers`);
+  return { indices: value.indices as number[], values: value.values as number[] };
+}
+
+/** Check a query's matches: a list of `{id: text, score: finite number, metadata}`. */
+export function checkPineconeMatches(indexName: string, matches: unknown): Array<{ id: string; score: number; metadata: PineconeFlatMetadata }> {
+  if (matches === undefined || matches === null) return [];
+  if (!Array.isArray(matches)) throw malformedPineconeResponse(indexName, "query", `matches is ${describeValue(matches)}, not a list`);
+  return matches.map((m: unknown, i) => {
+    if (!isRecord(m)) throw malformedPineconeResponse(indexName, "query", `match ${i} is ${describeValue(m)}, not an object`);
+    if (typeof m.id !== "string") throw malformedPineconeResponse(indexName, "query", `the id of match ${i} is ${describeValue(m.id)}, not text`);
+    const score = m.score ?? 0;
+    if (typeof score !== "number" || !Number.isFinite(score)) {
+      throw malformedPineconeResponse(indexName, "query", `the score of match ${i} (${m.id.slice(0, 80)}) is ${describeValue(score)}, not a finite number`);
+    }
+    return { id: m.id, score, metadata: checkPineconeMetadata(indexName, "query", `match ${i}`, m.metadata) };
+  });
+}
+
+/** Check a fetch's records: an object of id → `{values, sparseValues?, metadata}`. */
+export function checkPineconeFetched(
+  indexName: string,
+  records: unknown,
+  dimensions: number,
+): Array<{ id: string; values: number[]; sparseValues?: { indices: number[]; values: number[] }; metadata: PineconeFlatMetadata }> {
+  if (records === undefined || records === null) return [];
+  if (!isRecord(records)) throw malformedPineconeResponse(indexName, "fetch", `records is ${describeValue(records)}, not an object`);
+  return Object.entries(records).map(([id, rec]) => {
+    const where = `record ${id.slice(0, 80)}`;
+    if (!isRecord(rec)) throw malformedPineconeResponse(indexName, "fetch", `${where} is ${describeValue(rec)}, not an object`);
+    const sparse = checkPineconeSparse(indexName, "fetch", where, rec.sparseValues);
+    return {
+      id,
+      values: checkPineconeValues(indexName, "fetch", where, rec.values, dimensions),
+      ...(sparse ? { sparseValues: sparse } : {}),
+      metadata: checkPineconeMetadata(indexName, "fetch", where, rec.metadata),
+    };
+  });
+}
+
+/**
+ * Check one page of `list`: its ids (text) and the next page's token. `seen` holds the tokens
+ * already followed: a token seen before would make the listing loop forever.
+ */
+export function checkPineconeListPage(indexName: string, page: unknown, seen: Set<string>): { ids: string[]; next: string | undefined } {
+  if (!isRecord(page)) throw malformedPineconeResponse(indexName, "list", `the page is ${describeValue(page)}, not an object`);
+  const vectors = page.vectors ?? [];
+  if (!Array.isArray(vectors)) throw malformedPineconeResponse(indexName, "list", `vectors is ${describeValue(vectors)}, not a list`);
+  const ids = vectors.flatMap((v: unknown, i) => {
+    const id = isRecord(v) ? v.id : undefined;
+    if (id === undefined || id === null || id === "") return [];
+    if (typeof id !== "string") throw malformedPineconeResponse(indexName, "list", `the id of entry ${i} is ${describeValue(id)}, not text`);
+    return [id];
+  });
+  const pagination = page.pagination;
+  const next = isRecord(pagination) ? pagination.next : undefined;
+  if (next !== undefined && next !== null && typeof next !== "string") {
+    throw malformedPineconeResponse(indexName, "list", `the pagination token is ${describeValue(next)}, not text`);
+  }
+  if (typeof next === "string" && next !== "") {
+    if (seen.has(next)) throw malformedPineconeResponse(indexName, "list", "it returned a pagination token it had returned before, so the listing would never end");
+    seen.add(next);
+    return { ids, next };
+  }
+  return { ids, next: undefined };
+}
+
+/** Check `describe_index_stats`: record counts are non-negative integers. */
+export function checkPineconeStats(indexName: string, stats: unknown): { dimension?: number; totalRecordCount?: number; namespaces: Record<string, number> } {
+  if (!isRecord(stats)) throw malformedPineconeResponse(indexName, "describe_index_stats", `the answer is ${describeValue(stats)}, not an object`);
+  const count = (value: unknown, where: string): number | undefined => {
+    if (value === undefined || value === null) return undefined;
+    if (typeof value !== "number" || !Number.isInteger(value) || value < 0) throw malformedPineconeResponse(indexName, "describe_index_stats", `${where} is ${describeValue(value)}, not a count`);
+    return value;
+  };
+  const namespaces: Record<string, number> = {};
+  const raw = stats.namespaces ?? {};
+  if (!isRecord(raw)) throw malformedPineconeResponse(indexName, "describe_index_stats", `namespaces is ${describeValue(raw)}, not an object`);
+  for (const [name, info] of Object.entries(raw)) namespaces[name] = count(isRecord(info) ? info.recordCount : info, `the record count of namespace ${name.slice(0, 80)}`) ?? 0;
+  const dimension = count(stats.dimension, "dimension");
+  const totalRecordCount = count(stats.totalRecordCount, "totalRecordCount");
+  return { ...(dimension !== undefined ? { dimension } : {}), ...(totalRecordCount !== undefined ? { totalRecordCount } : {}), namespaces };
 }

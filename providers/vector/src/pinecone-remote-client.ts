@@ -7,7 +7,7 @@
 import type { Index, RecordMetadata } from "@pinecone-database/pinecone";
 import { HermesMemoryError, describeError } from "@hermes/memory-core";
 import type { VectorMetadata } from "./metadata-filter.js";
-import { PineconeCaller, type PineconeConnectionOptions } from "./pinecone-caller.js";
+import { checkPineconeFetched, checkPineconeListPage, checkPineconeMatches, checkPineconeStats, PineconeCaller, type PineconeConnectionOptions } from "./pinecone-caller.js";
 import type { SparseVector } from "./sparse-encoder.js";
 
 /**
@@ -158,7 +158,7 @@ export class PineconeRemoteClient {
         ...(query.filter ? { filter: query.filter } : {}),
       }),
     );
-    return (response.matches ?? []).map((m) => ({ id: m.id, score: m.score ?? 0, metadata: (m.metadata ?? {}) as VectorMetadata }));
+    return checkPineconeMatches(this.indexName, response.matches);
   }
 
   /** Records by id, with their vectors and metadata (missing ids are left out); 100 ids per request. */
@@ -168,14 +168,7 @@ export class PineconeRemoteClient {
     for (let i = 0; i < ids.length; i += 100) {
       const chunk = ids.slice(i, i + 100);
       const response = await this.call("fetch", budgetMs, () => idx.fetch({ ids: chunk }));
-      for (const [id, rec] of Object.entries(response.records ?? {})) {
-        out.set(id, {
-          id,
-          values: rec.values ?? [],
-          ...(rec.sparseValues ? { sparseValues: { indices: rec.sparseValues.indices, values: rec.sparseValues.values } } : {}),
-          metadata: (rec.metadata ?? {}) as VectorMetadata,
-        });
-      }
+      for (const rec of checkPineconeFetched(this.indexName, response.records, this.dimensions)) out.set(rec.id, rec);
     }
     return out;
   }
@@ -193,18 +186,19 @@ export class PineconeRemoteClient {
   async *listIds(namespace: string, prefix: string): AsyncGenerator<string[]> {
     const idx = await this.ns(namespace);
     let token: string | undefined;
+    const seen = new Set<string>();
     do {
       const page = await this.call("list", undefined, () => idx.listPaginated({ ...(prefix ? { prefix } : {}), limit: 100, ...(token ? { paginationToken: token } : {}) }));
-      const ids = (page.vectors ?? []).flatMap((v) => (v.id ? [v.id] : []));
+      const { ids, next } = checkPineconeListPage(this.indexName, page, seen);
       if (ids.length > 0) yield ids;
-      token = page.pagination?.next;
+      token = next;
     } while (token);
   }
 
   /** Records in `namespace` (`describe_index_stats`). */
   async count(namespace: string, budgetMs?: number): Promise<number> {
     const idx = await this.base(budgetMs);
-    const stats = await this.call("describe_index_stats", budgetMs, () => idx.describeIndexStats());
-    return stats.namespaces?.[namespace === "" ? "__default__" : namespace]?.recordCount ?? 0;
+    const stats = checkPineconeStats(this.indexName, await this.call("describe_index_stats", budgetMs, () => idx.describeIndexStats()));
+    return stats.namespaces[namespace === "" ? "__default__" : namespace] ?? 0;
   }
 }

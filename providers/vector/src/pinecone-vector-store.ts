@@ -5,7 +5,7 @@ import { storageWriteError } from "./local-vector-store.js";
 import type { Sidecar, SidecarRow } from "./sidecar.js";
 import { matchesFilter, type VectorMetadata } from "./metadata-filter.js";
 import { pineconeRecordMetadata } from "./pinecone-metadata.js";
-import { PineconeCaller, type PineconeConnectionOptions } from "./pinecone-caller.js";
+import { checkPineconeFetched, checkPineconeListPage, checkPineconeMatches, checkPineconeStats, PineconeCaller, type PineconeConnectionOptions } from "./pinecone-caller.js";
 import {
   DEFAULT_NAMESPACE,
   type ItemWrite,
@@ -206,9 +206,9 @@ export class PineconeVectorStore implements VectorStore {
     );
     const cache = this.cacheFor(namespace);
     const byId = new Map<string, VectorMatch>();
-    for (const m of response.matches ?? []) {
+    for (const m of checkPineconeMatches(this.indexName, response.matches)) {
       if (cache.has(m.id)) continue; // the cached version is newer (or deleted)
-      byId.set(m.id, { id: m.id, score: m.score ?? 0, metadata: (m.metadata ?? {}) as VectorMetadata });
+      byId.set(m.id, { id: m.id, score: m.score, metadata: m.metadata });
     }
     for (const [id, entry] of cache) {
       if (!entry.record || !matchesFilter(entry.record.metadata ?? {}, options.filter)) continue;
@@ -225,8 +225,8 @@ export class PineconeVectorStore implements VectorStore {
       const chunk = ids.slice(i, i + 100);
       const idx = await this.ns(namespace, options.budgetMs);
       const response = await this.call("fetch", options.budgetMs, () => idx.fetch({ ids: chunk }));
-      for (const [id, rec] of Object.entries(response.records ?? {})) {
-        out.set(id, { id, vector: Float32Array.from(rec.values ?? []), metadata: (rec.metadata ?? {}) as VectorMetadata });
+      for (const rec of checkPineconeFetched(this.indexName, response.records, this.dimensions)) {
+        out.set(rec.id, { id: rec.id, vector: Float32Array.from(rec.values), metadata: rec.metadata });
       }
     }
     const cache = this.cacheFor(namespace);
@@ -263,6 +263,7 @@ export class PineconeVectorStore implements VectorStore {
   /** Every id in a namespace, page by page (`listPaginated`). */
   async *listIds(namespace: string = DEFAULT_NAMESPACE, options: { prefix?: string; pageSize?: number } = {}): AsyncGenerator<string> {
     let token: string | undefined;
+    const seen = new Set<string>();
     const idx = await this.ns(namespace);
     do {
       const page = await this.call("list", undefined, () =>
@@ -272,19 +273,18 @@ export class PineconeVectorStore implements VectorStore {
           ...(token ? { paginationToken: token } : {}),
         }),
       );
-      for (const v of page.vectors ?? []) if (v.id) yield v.id;
-      token = page.pagination?.next;
+      const checked = checkPineconeListPage(this.indexName, page, seen);
+      for (const id of checked.ids) yield id;
+      token = checked.next;
     } while (token);
   }
 
   /** `describe_index_stats`; the default namespace is reported as `""`. */
   async stats(options: { budgetMs?: number } = {}): Promise<VectorStoreStats> {
     const idx = await this.baseIndex(options.budgetMs);
-    const s = await this.call("describe_index_stats", options.budgetMs, () => idx.describeIndexStats());
+    const s = checkPineconeStats(this.indexName, await this.call("describe_index_stats", options.budgetMs, () => idx.describeIndexStats()));
     const namespaces: Record<string, number> = {};
-    for (const [name, info] of Object.entries(s.namespaces ?? {})) {
-      namespaces[name === "__default__" ? "" : name] = info.recordCount ?? 0;
-    }
+    for (const [name, count] of Object.entries(s.namespaces)) namespaces[name === "__default__" ? "" : name] = count;
     return {
       dimensions: s.dimension ?? this.dimensions,
       totalRecords: s.totalRecordCount ?? Object.values(namespaces).reduce((a, b) => a + b, 0),

@@ -1,3 +1,40 @@
+// Helpers of the HTTP callers (Pinecone, the embeddings endpoint).
+
+/** Read `response`'s body, at most `limit` bytes; null when it is longer (reading stops there). */
+export async function readBodyLimited(response: Response, limit: number): Promise<Uint8Array | null> {
+  if (!response.body) return new Uint8Array(0);
+  const declared = Number(response.headers.get("content-length"));
+  const reader = response.body.getReader();
+  if (Number.isFinite(declared) && declared > limit) {
+    await reader.cancel().catch(() => undefined);
+    return null;
+  }
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > limit) {
+      await reader.cancel().catch(() => undefined);
+      return null;
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return out;
+}
+
+/** `text` with every occurrence of `secret` replaced by `***` (a server may echo the key it was sent). */
+export function redactSecret(text: string, secret: string | undefined): string {
+  return secret && secret.length >= 4 ? text.split(secret).join("***") : text;
+}
+
 /** Bounded retry settings: exponential backoff with jitter, never past a deadline. */
 export interface RetryPolicy {
   /** Retries after the first attempt (default 4). */
