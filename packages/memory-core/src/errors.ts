@@ -108,13 +108,26 @@ export class CheckpointUnavailableError extends HermesMemoryError {
   }
 }
 
-/** Short human-readable text for any thrown value (used in logs and JSON error strings). */
+/**
+ * Short human-readable text for any thrown value (used in logs and JSON error strings). Never
+ * throws, whatever was thrown: an Error whose `message` getter throws, a Proxy whose traps throw,
+ * an object whose `toJSON` and `toString` both throw.
+ */
 export function describeError(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
-  if (typeof error === "string") return error;
   try {
-    return JSON.stringify(error) ?? String(error);
+    if (error instanceof Error) {
+      const message: unknown = error.message;
+      if (typeof message === "string" && message !== "") return message;
+      const name: unknown = error.name;
+      return typeof name === "string" && name !== "" ? name : "Error";
+    }
+    if (typeof error === "string") return error;
+    try {
+      return JSON.stringify(error) ?? String(error);
+    } catch {
+      return String(error);
+    }
   } catch {
-    return String(error);
+    return "a thrown value whose message could not be read";
   }
 }

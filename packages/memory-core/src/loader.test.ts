@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -202,6 +203,21 @@ describe("skills", () => {
     expect(listSkills(home)).toEqual([{ name: "skilled:recall-tips", path: path.join(home, "plugins", "skilled", "skills", "recall"), description: "How to recall" }]);
     expect(await skillView("skilled:recall-tips", home)).toBe("# Recall tips\nAsk precisely.\n");
     expect(warnings.join("\n")).toContain("invalid skill");
+  });
+
+  it("a skill file that is a FIFO, a device or too large is refused at once with STORAGE_FAILED, never read without end", async () => {
+    const dir = path.join(home, "plugins", "skilled", "skills", "recall");
+    fs.rmSync(path.join(dir, "SKILL.md"));
+    execFileSync("mkfifo", [path.join(dir, "SKILL.md")]);
+    await loadMemoryProvider("skilled", opts({ registerSkills: true }));
+    // Without a writer a blocking open of a FIFO never returns; this one is refused at once.
+    await expect(skillView("skilled:recall-tips", home)).rejects.toMatchObject({ code: "STORAGE_FAILED", message: expect.stringMatching(/not a regular file/) });
+    fs.rmSync(path.join(dir, "SKILL.md"));
+    fs.symlinkSync("/dev/zero", path.join(dir, "SKILL.md"));
+    await expect(skillView("skilled:recall-tips", home)).rejects.toMatchObject({ code: "STORAGE_FAILED" });
+    fs.rmSync(path.join(dir, "SKILL.md"));
+    fs.writeFileSync(path.join(dir, "SKILL.md"), "x".repeat(2 * 1024 * 1024));
+    await expect(skillView("skilled:recall-tips", home)).rejects.toMatchObject({ code: "STORAGE_FAILED", message: expect.stringMatching(/larger than/) });
   });
 
   it("registerSkills overrides the default; activating another provider retracts the old skills", async () => {

@@ -1,7 +1,8 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { boundedCall, formatSeconds } from "./bounded-call.js";
-import { HermesMemoryError, describeError } from "./errors.js";
+import { HermesMemoryError } from "./errors.js";
+import { describeProviderError, readProviderName } from "./plugin-describe.js";
 import { readConfig, type HermesConfig } from "./config/config-file.js";
 import { describeSearchedLocations, discoverMemoryProviders } from "./discovery/discover.js";
 import type { DiscoveredProvider, DiscoveryOptions, DiscoveryResult } from "./discovery/types.js";
@@ -125,19 +126,50 @@ async function importModule(file: string, name: string, what: string, timeoutMs:
   const error = outcome.error;
   throw new HermesMemoryError({
     code: "PROVIDER_LOAD_FAILED",
-    message: `Failed to load ${what} of memory provider '${name}' from ${file}: ${describeError(error)}. Fix the error, reinstall the provider, or check that its dependencies are installed.`,
+    message: `Failed to load ${what} of memory provider '${name}' from ${file}: ${describeProviderError(error)}. Fix the error, reinstall the provider, or check that its dependencies are installed.`,
     cause: error,
   });
 }
 
-function instantiate(value: unknown): MemoryProvider | null {
-  if (!isMemoryProviderClass(value)) return null;
+/**
+ * Construct an exported provider class. `null` when `value` is not one, or is the abstract base
+ * re-exported by a module (it constructs fine in JS but has no name); a constructor that throws is
+ * recorded in `failures` (for the error message) and yields `null`.
+ */
+function instantiate(value: unknown, failures: string[]): MemoryProvider | null {
+  let ctor: (new () => MemoryProvider) | null;
   try {
-    const instance = new value();
-    // The abstract base re-exported by a module constructs fine in JS but has no name.
-    return typeof instance.name === "string" && instance.name !== "" ? instance : null;
+    ctor = isMemoryProviderClass(value) ? value : null;
   } catch {
+    return null; // a Proxy export whose traps throw is no provider class
+  }
+  if (!ctor) return null;
+  let instance: MemoryProvider;
+  try {
+    instance = new ctor();
+  } catch (error) {
+    failures.push(`constructing the exported class ${safeClassName(ctor)} threw: ${describeProviderError(error)}`);
     return null;
+  }
+  const name = readProviderName(instance);
+  return name !== null && name !== "" ? instance : null;
+}
+
+function safeClassName(ctor: unknown): string {
+  try {
+    const name: unknown = (ctor as { name?: unknown }).name;
+    return typeof name === "string" && name !== "" ? name : "(anonymous)";
+  } catch {
+    return "(anonymous)";
+  }
+}
+
+/** `isMemoryProvider` that treats a value whose property access throws (a Proxy) as no provider. */
+function safeIsMemoryProvider(value: unknown): value is MemoryProvider {
+  try {
+    return isMemoryProvider(value);
+  } catch {
+    return false;
   }
 }
 
@@ -170,7 +202,7 @@ export async function loadMemoryProvider(name: string, options: LoadOptions = {}
     }
     const methods = {
       registerMemoryProvider(provider: MemoryProvider): void {
-        if (!isMemoryProvider(provider)) {
+        if (!safeIsMemoryProvider(provider)) {
           throw new HermesMemoryError({
             code: "INVALID_PROVIDER",
             message: `register(ctx) of memory provider '${found.name}' passed something that is not a MemoryProvider to registerMemoryProvider(); pass an instance of a class extending MemoryProvider from @hermes/memory-core.`,
@@ -206,35 +238,51 @@ export async function loadMemoryProvider(name: string, options: LoadOptions = {}
         const error = outcome.error;
         registerError = error;
         if (registered) {
-          logger.warn(`Memory provider '${found.name}' raised after registering (${describeError(error)}) — using the registered provider; later registrations were skipped`);
+          logger.warn(`Memory provider '${found.name}' raised after registering (${describeProviderError(error)}) — using the registered provider; later registrations were skipped`);
         } else {
-          logger.debug(`Memory provider '${found.name}' register(ctx) failed before registering: ${describeError(error)}`);
+          logger.debug(`Memory provider '${found.name}' register(ctx) failed before registering: ${describeProviderError(error)}`);
         }
       }
     }
     let provider: MemoryProvider | null = registered;
+    const constructFailures: string[] = [];
     if (!provider) {
       const fallback = module.default;
-      provider = isMemoryProvider(fallback) ? fallback : instantiate(fallback);
+      provider = safeIsMemoryProvider(fallback) ? fallback : instantiate(fallback, constructFailures);
     }
     if (!provider) {
       for (const key of Object.keys(module)) {
-        provider = instantiate(module[key]);
+        provider = instantiate(module[key], constructFailures);
         if (provider) break;
       }
     }
     if (!provider) {
-      const why = registerError !== undefined ? `register(ctx) threw before registering a provider: ${describeError(registerError)}` : "it exports no register(ctx), no default provider instance or class, and no MemoryProvider subclass";
+      const why =
+        registerError !== undefined
+          ? `register(ctx) threw before registering a provider: ${describeProviderError(registerError)}`
+          : constructFailures.length > 0
+            ? constructFailures.join("; ")
+            : "it exports no register(ctx), no default provider instance or class, and no MemoryProvider subclass";
       throw new HermesMemoryError({
         code: "PROVIDER_LOAD_FAILED",
         message: `Memory provider '${found.name}' loaded from ${found.entry} but no provider instance was found: ${why}. Export register(ctx) calling ctx.registerMemoryProvider(new YourProvider()).`,
         cause: registerError,
       });
     }
-    if (provider.name !== found.name) {
+    let providerName: unknown;
+    try {
+      providerName = provider.name;
+    } catch (error) {
+      throw new HermesMemoryError({
+        code: "INVALID_PROVIDER",
+        message: `Memory provider '${found.name}' loaded from ${found.entry} has a name getter that throws (${describeProviderError(error)}). Declare the name as a plain string property: readonly name = "${found.name}".`,
+      });
+    }
+    if (providerName !== found.name) {
+      const shown = typeof providerName === "string" ? `'${providerName.slice(0, 100)}'` : `not a string (${providerName === null ? "null" : typeof providerName})`;
       throw new HermesMemoryError({
         code: "PROVIDER_NAME_MISMATCH",
-        message: `Memory provider loaded from ${found.entry} is named '${String(provider.name)}', but it was discovered as '${found.name}' (${found.source === "package" ? `"hermesMemoryProvider" in ${found.packageName ?? found.dir}/package.json` : `plugin.yaml or folder name in ${found.dir}`}). Make the provider's name equal the manifest name.`,
+        message: `Memory provider loaded from ${found.entry} is named ${shown}, but it was discovered as '${found.name}' (${found.source === "package" ? `"hermesMemoryProvider" in ${found.packageName ?? found.dir}/package.json` : `plugin.yaml or folder name in ${found.dir}`}). Make the provider's name equal the manifest name.`,
       });
     }
     if (registerSkills) replaceProviderSkills(hermesHome, found.name, skills);

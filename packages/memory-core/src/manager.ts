@@ -14,7 +14,8 @@
  */
 import { BackgroundQueue, type BackgroundTaskKind } from "./background-queue.js";
 import { boundedCall, formatSeconds, type BoundedOutcome } from "./bounded-call.js";
-import { CheckpointUnavailableError, HermesMemoryError, describeError } from "./errors.js";
+import { CheckpointUnavailableError, HermesMemoryError } from "./errors.js";
+import { describeProviderError as describeError, readProviderName } from "./plugin-describe.js";
 import type { Logger } from "./logger.js";
 import { silentLogger } from "./logger.js";
 import { getHermesHome } from "./profile.js";
@@ -174,7 +175,12 @@ export function stripSkillScaffolding(text: string): string {
 
 /** Python `int(x)` for a provider's checkpoint version: absent → 1, unparseable → null. */
 function checkpointVersionOf(provider: MemoryProvider): number | null {
-  const raw: unknown = (provider as { preCompressCheckpointApiVersion?: unknown }).preCompressCheckpointApiVersion;
+  let raw: unknown;
+  try {
+    raw = (provider as { preCompressCheckpointApiVersion?: unknown }).preCompressCheckpointApiVersion;
+  } catch {
+    return null; // a getter that throws declares nothing usable
+  }
   if (raw === undefined || raw === null) return 1;
   if (typeof raw === "number") return Number.isFinite(raw) ? Math.trunc(raw) : null;
   if (typeof raw === "string" && /^\s*[+-]?\d+\s*$/.test(raw)) return Number.parseInt(raw, 10);
@@ -230,6 +236,11 @@ function checkTimeout(name: string, value: unknown, defaultMs: number, min: "pos
  */
 export class MemoryManager {
   private readonly list: MemoryProvider[] = [];
+  /**
+   * Each provider's name, read once in `addProvider`: a provider's `name` getter may throw or
+   * change later (even to `builtin`, which would lift its time bounds); the manager never re-reads it.
+   */
+  private readonly names = new WeakMap<MemoryProvider, string>();
   private readonly toolRoutes = new Map<string, MemoryProvider>();
   private externalName: string | null = null;
   private capturedSpillConfig: SpillConfig | null = null;
@@ -270,7 +281,7 @@ export class MemoryManager {
 
   /** The first registered provider with this name, if any. */
   getProvider(name: string): MemoryProvider | undefined {
-    return this.list.find((p) => p.name === name);
+    return this.list.find((p) => this.nameOf(p) === name);
   }
 
   /**
@@ -281,48 +292,91 @@ export class MemoryManager {
    * already routed to another provider are ignored with a warning — first registered wins.
    */
   addProvider(provider: MemoryProvider): boolean {
-    const isBuiltin = provider.name === BUILTIN_PROVIDER_NAME;
+    const providerName = readProviderName(provider);
+    if (providerName === null) {
+      throw new HermesMemoryError({
+        code: "INVALID_PROVIDER",
+        message: "addProvider() got a provider whose name is not a string (or whose name getter throws); declare the name as a plain string property, e.g. readonly name = \"my-memory\".",
+      });
+    }
+    const isBuiltin = providerName === BUILTIN_PROVIDER_NAME;
     if (!isBuiltin && this.externalName !== null) {
       this.logger.warn(
-        `Rejected memory provider '${provider.name}' — external provider '${this.externalName}' is already registered. Only one external memory provider is allowed at a time. Configure which one via memory.provider in config.yaml.`,
+        `Rejected memory provider '${providerName}' — external provider '${this.externalName}' is already registered. Only one external memory provider is allowed at a time. Configure which one via memory.provider in config.yaml.`,
       );
       return false;
     }
+    // Read and normalise every schema before any state changes: a throwing getToolSchemas() or a
+    // list whose iteration throws is rethrown with the manager unchanged; one bad schema is skipped.
     const schemas = provider.getToolSchemas();
-    const rawSchemas: unknown[] = Array.isArray(schemas) ? schemas : [];
+    const rawSchemas: unknown[] = Array.isArray(schemas) ? Array.from(schemas as unknown[]) : [];
+    const normalized: ToolSchema[] = [];
+    for (const raw of rawSchemas) {
+      const schema = this.safeNormalize(providerName, raw);
+      if (schema) normalized.push(schema);
+    }
 
+    this.names.set(provider, providerName);
     if (isBuiltin) {
       // The built-in provider always comes first, even when registered after the external one.
-      const firstExternal = this.list.findIndex((p) => p.name !== BUILTIN_PROVIDER_NAME);
+      const firstExternal = this.list.findIndex((p) => this.nameOf(p) !== BUILTIN_PROVIDER_NAME);
       if (firstExternal < 0) this.list.push(provider);
       else this.list.splice(firstExternal, 0, provider);
     } else {
-      this.externalName = provider.name;
+      this.externalName = providerName;
       this.capturedSpillConfig = normalizeSpillConfig(this.spillOptions);
       this.list.push(provider);
     }
 
-    for (const raw of rawSchemas) {
-      const schema = normalizeToolSchema(raw);
-      if (!schema) continue;
+    for (const schema of normalized) {
       const toolName = schema.name;
       if (!isBuiltin && RESERVED_CORE_TOOL_NAMES.has(toolName)) {
         this.logger.warn(
-          `Memory provider '${provider.name}' tool '${toolName}' shadows a reserved core tool name; registration ignored. Core tools always win — rename the provider's tool to something unique.`,
+          `Memory provider '${providerName}' tool '${toolName}' shadows a reserved core tool name; registration ignored. Core tools always win — rename the provider's tool to something unique.`,
         );
         continue;
       }
       const owner = this.toolRoutes.get(toolName);
       if (owner) {
         this.logger.warn(
-          `Memory tool name conflict: '${toolName}' already registered by ${owner.name}, ignoring from ${provider.name}`,
+          `Memory tool name conflict: '${toolName}' already registered by ${this.nameOf(owner)}, ignoring from ${providerName}`,
         );
         continue;
       }
       this.toolRoutes.set(toolName, provider);
     }
-    this.logger.info(`Memory provider '${provider.name}' registered (${rawSchemas.length} tools)`);
+    this.logger.info(`Memory provider '${providerName}' registered (${rawSchemas.length} tools)`);
     return true;
+  }
+
+  /** The name a provider had when it was registered (see `names`). */
+  private nameOf(provider: MemoryProvider): string {
+    return this.names.get(provider) ?? readProviderName(provider) ?? "(unnamed)";
+  }
+
+  /**
+   * `normalizeToolSchema` that never throws (a schema's getters are provider code), and returns
+   * plain JSON data: a schema that cannot be serialised (cyclic, BigInt) or whose getters throw is
+   * skipped with a warning, because the host sends every advertised schema to the model API.
+   */
+  private safeNormalize(providerName: string, raw: unknown, warnNameless = false): ToolSchema | null {
+    let schema: ToolSchema | null;
+    try {
+      schema = normalizeToolSchema(raw);
+    } catch (error) {
+      this.logger.warn(`Memory provider '${providerName}' returned a tool schema that cannot be read (${describeError(error)}); skipping it`);
+      return null;
+    }
+    if (!schema) {
+      if (warnNameless) this.logger.warn(`Memory provider '${providerName}' returned a tool schema without a name; skipping it`);
+      return null;
+    }
+    try {
+      return JSON.parse(JSON.stringify(schema)) as ToolSchema;
+    } catch (error) {
+      this.logger.warn(`Memory provider '${providerName}' tool '${schema.name}' schema is not JSON-serialisable (${describeError(error)}); skipping it`);
+      return null;
+    }
   }
 
   /**
@@ -341,13 +395,16 @@ export class MemoryManager {
         this.logHookFailure(provider, "get_tool_schemas", describeError(error));
         continue;
       }
-      if (!Array.isArray(schemas)) continue;
-      for (const raw of schemas) {
-        const schema = normalizeToolSchema(raw);
-        if (!schema) {
-          this.logger.warn(`Memory provider '${provider.name}' returned a tool schema without a name; skipping it`);
-          continue;
-        }
+      let list: unknown[];
+      try {
+        list = Array.isArray(schemas) ? Array.from(schemas as unknown[]) : [];
+      } catch (error) {
+        this.logHookFailure(provider, "get_tool_schemas", describeError(error));
+        continue;
+      }
+      for (const raw of list) {
+        const schema = this.safeNormalize(this.nameOf(provider), raw, true);
+        if (!schema) continue;
         if (seen.has(schema.name) || this.toolRoutes.get(schema.name) !== provider) continue;
         seen.add(schema.name);
         out.push(schema);
@@ -389,7 +446,7 @@ export class MemoryManager {
    */
   removeProvider(name: string): boolean {
     if (name === BUILTIN_PROVIDER_NAME) return false;
-    const index = this.list.findIndex((p) => p.name === name);
+    const index = this.list.findIndex((p) => this.nameOf(p) === name);
     if (index < 0) return false;
     const [provider] = this.list.splice(index, 1);
     for (const [tool, owner] of [...this.toolRoutes]) if (owner === provider) this.toolRoutes.delete(tool);
@@ -399,7 +456,7 @@ export class MemoryManager {
   }
 
   private isWithheld(provider: MemoryProvider): boolean {
-    return !this.externalOn && provider.name !== BUILTIN_PROVIDER_NAME;
+    return !this.externalOn && this.nameOf(provider) !== BUILTIN_PROVIDER_NAME;
   }
 
   private offeredProviders(): MemoryProvider[] {
@@ -424,14 +481,14 @@ export class MemoryManager {
   ): Promise<BoundedOutcome<Awaited<T>>> {
     // The built-in memory is core code working on local files (its own locks are bounded); timing
     // it out would only report a write as failed that still lands.
-    if (provider.name === BUILTIN_PROVIDER_NAME) timeoutMs = Number.POSITIVE_INFINITY;
+    if (this.nameOf(provider) === BUILTIN_PROVIDER_NAME) timeoutMs = Number.POSITIVE_INFINITY;
     const outcome = await boundedCall(fn, timeoutMs, {
       onLate: (late) =>
-        this.logger.debug(`Memory provider '${provider.name}' ${hook} settled after its timeout (${late.status}); the late result was dropped`),
+        this.logger.debug(`Memory provider '${this.nameOf(provider)}' ${hook} settled after its timeout (${late.status}); the late result was dropped`),
     });
     if (outcome.status === "timeout") {
       this.logger.warn(
-        `Memory provider '${provider.name}' ${hook} timed out after ${formatSeconds(timeoutMs)}; continuing without it (the call keeps running detached). Raise hookTimeoutMs if the provider is only slow.`,
+        `Memory provider '${this.nameOf(provider)}' ${hook} timed out after ${formatSeconds(timeoutMs)}; continuing without it (the call keeps running detached). Raise hookTimeoutMs if the provider is only slow.`,
       );
     }
     return outcome;
@@ -443,7 +500,7 @@ export class MemoryManager {
    */
   private logHookFailure(provider: MemoryProvider, hook: ProviderHook, reason: string, error?: unknown, label?: string): void {
     const entry: HookFailureLog = HOOK_FAILURE_LOG[hook];
-    const message = `Memory provider '${provider.name}' ${label ?? entry.label} failed${entry.note ?? ""}: ${reason}`;
+    const message = `Memory provider '${this.nameOf(provider)}' ${label ?? entry.label} failed${entry.note ?? ""}: ${reason}`;
     if (entry.attachError && error !== undefined) this.logger[entry.level](message, error);
     else this.logger[entry.level](message);
   }
@@ -502,7 +559,7 @@ export class MemoryManager {
     const provider = this.routeFor(name);
     if (!provider) return JSON.stringify({ error: `No memory provider handles tool '${name}'` });
     const given = plainArgs(args);
-    const builtinMemoryTool = name === "memory" && provider.name === BUILTIN_PROVIDER_NAME;
+    const builtinMemoryTool = name === "memory" && this.nameOf(provider) === BUILTIN_PROVIDER_NAME;
     let callArgs = given;
     if (!builtinMemoryTool) {
       const scrubbed = this.scrub(given, `the arguments of tool '${name}'`);
@@ -512,7 +569,7 @@ export class MemoryManager {
     const hook = `handle_tool_call(${name})`;
     const outcome = await this.callHook(provider, hook, () => provider.handleToolCall(name, callArgs, { ...options }));
     if (outcome.status === "timeout") {
-      return JSON.stringify({ error: `Memory tool '${name}' timed out after ${formatSeconds(outcome.timeoutMs)} (provider '${provider.name}'); the call was abandoned, try again later.` });
+      return JSON.stringify({ error: `Memory tool '${name}' timed out after ${formatSeconds(outcome.timeoutMs)} (provider '${this.nameOf(provider)}'); the call was abandoned, try again later.` });
     }
     let result: string;
     try {
@@ -581,12 +638,12 @@ export class MemoryManager {
   }
 
   private async prefetchProvider(provider: MemoryProvider, query: string, sessionId: string): Promise<string> {
-    if (provider.name === BUILTIN_PROVIDER_NAME) {
+    if (this.nameOf(provider) === BUILTIN_PROVIDER_NAME) {
       const value: unknown = await provider.prefetch(query, { sessionId });
       return typeof value === "string" ? value : value == null ? "" : String(value);
     }
     if (this.inflightPrefetch.has(provider)) {
-      this.logger.debug(`Memory provider '${provider.name}' prefetch still running; skipping this turn`);
+      this.logger.debug(`Memory provider '${this.nameOf(provider)}' prefetch still running; skipping this turn`);
       return "";
     }
     // While a timed-out call is still running the provider is skipped, not called again.
@@ -596,18 +653,23 @@ export class MemoryManager {
     });
     if (outcome.status === "timeout") {
       this.logger.warn(
-        `Memory provider '${provider.name}' prefetch timed out after ${this.prefetchTimeoutMs / 1000}s; skipping it until the stuck call returns`,
+        `Memory provider '${this.nameOf(provider)}' prefetch timed out after ${this.prefetchTimeoutMs / 1000}s; skipping it until the stuck call returns`,
       );
       return "";
     }
     this.inflightPrefetch.delete(provider);
     if (outcome.status === "error") throw outcome.error;
     const value: unknown = outcome.value;
-    const text = typeof value === "string" ? value : value == null ? "" : String(value);
+    if (value !== null && value !== undefined && typeof value !== "string") {
+      // "[object Object]" or "42" is no recall; never put it in front of the model.
+      this.logger.warn(`Memory provider '${this.nameOf(provider)}' prefetch returned ${Array.isArray(value) ? "an array" : typeof value}, not a string; ignored. A provider's prefetch() must return recalled text.`);
+      return "";
+    }
+    const text = value ?? "";
     if (text.trim() === "") return "";
     return spillIfOversized(text, {
       sessionId: sessionId || null,
-      source: `${provider.name} memory prefetch`,
+      source: `${this.nameOf(provider)} memory prefetch`,
       config: this.capturedSpillConfig ?? normalizeSpillConfig(this.spillOptions),
       hermesHome: this.hermesHome,
       logger: this.logger,
@@ -635,7 +697,12 @@ export class MemoryManager {
     const statuses: Array<RecallStatus | null> = [];
     for (const provider of this.list) {
       try {
-        statuses.push(provider.recallStatus());
+        const status: unknown = provider.recallStatus();
+        if (status === null || status === undefined) continue;
+        const { providerLabel, count, glyph } = status as Partial<RecallStatus>;
+        // Only plain values reach the indicator: a label whose toString throws cannot break it.
+        if (typeof providerLabel !== "string") throw new Error(`recallStatus() returned a providerLabel that is not a string`);
+        statuses.push({ providerLabel, count: typeof count === "number" ? count : 0, ...(typeof glyph === "string" ? { glyph } : {}) });
       } catch (error) {
         this.logHookFailure(provider, "recall_status", describeError(error));
       }
@@ -855,7 +922,7 @@ export class MemoryManager {
     if (!scrubbed.ok) return;
     const [safeContent, safeMetadata] = scrubbed.value;
     await this.fanOut(
-      this.list.filter((p) => p.name !== BUILTIN_PROVIDER_NAME),
+      this.list.filter((p) => this.nameOf(p) !== BUILTIN_PROVIDER_NAME),
       "on_memory_write",
       (provider) => provider.onMemoryWrite(action, target, safeContent, { ...(safeMetadata as MemoryWriteMetadata) }),
     );
@@ -969,9 +1036,9 @@ export class MemoryManager {
 
   private hookReport(provider: MemoryProvider, hook: string, outcome: BoundedOutcome<unknown>): ProviderHookReport | null {
     if (outcome.status === "timeout") {
-      return { name: provider.name, hook, outcome: "timeout", reason: `did not settle within ${formatSeconds(outcome.timeoutMs)}` };
+      return { name: this.nameOf(provider), hook, outcome: "timeout", reason: `did not settle within ${formatSeconds(outcome.timeoutMs)}` };
     }
-    if (outcome.status === "error") return { name: provider.name, hook, outcome: "error", reason: describeError(outcome.error) };
+    if (outcome.status === "error") return { name: this.nameOf(provider), hook, outcome: "error", reason: describeError(outcome.error) };
     return null;
   }
 

@@ -2,7 +2,8 @@ import path from "node:path";
 import { BuiltinMemoryProvider } from "./builtin/builtin-provider.js";
 import { checkpointRequiredWarning } from "./checkpoint.js";
 import { parseConfig, readConfig, type HermesConfig } from "./config/config-file.js";
-import { HermesMemoryError, describeError } from "./errors.js";
+import { HermesMemoryError } from "./errors.js";
+import { describeProviderError as describeError } from "./plugin-describe.js";
 import { loadMemoryProvider } from "./loader.js";
 import { silentLogger, type Logger } from "./logger.js";
 import { DEFAULT_HOOK_TIMEOUT_MS, MemoryManager } from "./manager.js";
@@ -135,14 +136,16 @@ export async function openMemory(options: OpenMemoryOptions): Promise<MemoryMana
     const failures = await manager.initializeAll(options.sessionId, ctx);
 
     // A provider that could not initialise is not usable: drop it so its tools are not offered.
-    const failed = external ? failures.find((f) => f.name === external.name) : undefined;
+    // It is known by the name it was loaded under (the loader checked its name equals `requested`);
+    // its own `name` getter is provider code and is not read again.
+    const failed = external ? failures.find((f) => f.name === requested) : undefined;
     if (external && failed) {
       const timeout = failed.outcome === "timeout";
       const message = timeout
         ? `Memory provider '${failed.name}' initialize timed out (${failed.reason}). Check its service/network, raise hookTimeoutMs, or run \`hermes-memory memory status\`.`
         : `Memory provider '${failed.name}' initialize failed: ${failed.reason}. Run \`hermes-memory memory status\` to see what is missing.`;
       manager.removeProvider(failed.name);
-      if (!timeout) await releaseFailed(external, options.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS, logger);
+      if (!timeout) await releaseFailed(external, requested, options.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS, logger);
       if (options.strict) {
         await manager.shutdownAll();
         throw new HermesMemoryError({ code: timeout ? "PROVIDER_TIMEOUT" : "PROVIDER_UNAVAILABLE", message });
@@ -162,9 +165,9 @@ export async function openMemory(options: OpenMemoryOptions): Promise<MemoryMana
 }
 
 /** Give a provider whose initialize() threw a bounded chance to release what it opened. */
-async function releaseFailed(provider: MemoryProvider, timeoutMs: number, logger: Logger): Promise<void> {
+async function releaseFailed(provider: MemoryProvider, name: string, timeoutMs: number, logger: Logger): Promise<void> {
   const outcome = await boundedCall(() => provider.shutdown(), timeoutMs);
-  if (outcome.status !== "ok") logger.debug(`Memory provider '${provider.name}' shutdown after a failed initialize: ${outcome.status === "timeout" ? "timed out" : describeError(outcome.error)}`);
+  if (outcome.status !== "ok") logger.debug(`Memory provider '${name}' shutdown after a failed initialize: ${outcome.status === "timeout" ? "timed out" : describeError(outcome.error)}`);
 }
 
 async function loadExternal(
@@ -195,7 +198,10 @@ async function loadExternal(
   let reason = "";
   try {
     available = provider.isAvailable() === true;
-    if (!available) reason = provider.unavailableReason?.() ?? "";
+    if (!available) {
+      const why: unknown = provider.unavailableReason?.();
+      reason = typeof why === "string" ? why : "";
+    }
   } catch (error) {
     reason = `isAvailable() failed: ${describeError(error)}`;
   }

@@ -1,6 +1,7 @@
 import fsp from "node:fs/promises";
 import path from "node:path";
-import { HermesMemoryError, describeError } from "./errors.js";
+import { HermesMemoryError } from "./errors.js";
+import { manifestReadReason, readManifestFile, type ManifestRead } from "./discovery/bounded-read.js";
 import { getHermesHome } from "./profile.js";
 
 /** A skill a provider registered: read-only instructions the agent can open with `skillView`. */
@@ -66,14 +67,21 @@ export async function skillView(qualifiedName: string, hermesHome: string = getH
     });
   }
   let file = record.path;
+  let read: ManifestRead;
   try {
     if ((await fsp.stat(file)).isDirectory()) file = path.join(file, "SKILL.md");
-    return await fsp.readFile(file, "utf8");
+    // Never blocks on a FIFO nor reads a device without end; a skill is a small text file.
+    read = await readManifestFile(file, MAX_SKILL_BYTES);
   } catch (error) {
-    throw new HermesMemoryError({
-      code: "STORAGE_FAILED",
-      message: `Cannot read skill '${qualifiedName}' at ${file}: ${describeError(error)}. Reinstall the '${record.provider}' memory provider.`,
-      cause: error,
-    });
+    read = { error: error as NodeJS.ErrnoException };
   }
+  if ("text" in read) return read.text;
+  throw new HermesMemoryError({
+    code: "STORAGE_FAILED",
+    message: `Cannot read skill '${qualifiedName}' at ${file}: ${manifestReadReason(read)}. Reinstall the '${record.provider}' memory provider.`,
+    ...("error" in read ? { cause: read.error } : {}),
+  });
 }
+
+/** Largest skill file read (a skill is instructions for the model, a few KB). */
+const MAX_SKILL_BYTES = 1024 * 1024;

@@ -51,9 +51,11 @@ function isPlainRecord(value: unknown): value is Record<string, unknown> {
  * `null` when it cannot be advertised. Accepts the wrapped OpenAI form
  * `{type: "function", function: {...}}` and unwraps it. A schema without a non-empty string `name`
  * yields `null` — advertising a nameless (often double-wrapped) tool makes strict providers reject
- * the whole request (#47707). Called at registration and whenever schemas are listed; never
- * throws and never mutates its input (extra keys are kept on a copy; a missing `description`
- * becomes `""` and missing `parameters` an empty object schema).
+ * the whole request (#47707). Called at registration and whenever schemas are listed. Never
+ * mutates its input (extra keys are kept on a copy; a missing `description` becomes `""` and
+ * missing `parameters` an empty object schema). Throws only what reading the schema throws (a
+ * getter or Proxy trap of provider code): the manager catches it and skips the schema, naming
+ * the error.
  */
 export function normalizeToolSchema(schema: unknown): ToolSchema | null {
   if (!isPlainRecord(schema)) return null;

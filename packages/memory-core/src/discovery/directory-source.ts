@@ -2,6 +2,7 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import { describeError } from "../errors.js";
 import { stripBom } from "../fs.js";
+import { MANIFEST_OPEN_FLAGS, MAX_PLUGIN_YAML_BYTES, readManifestFile } from "./bounded-read.js";
 import { isFile, parsePluginYaml, providerNameError, resolveInsideDir } from "./manifest.js";
 import type { DiscoveredProvider, DiscoveryProblem, ProviderSource } from "./types.js";
 
@@ -23,7 +24,7 @@ export interface DirectoryScan {
 export async function entryLooksLikeMemoryProvider(file: string): Promise<boolean> {
   let handle: fsp.FileHandle | undefined;
   try {
-    handle = await fsp.open(file, "r");
+    handle = await fsp.open(file, MANIFEST_OPEN_FLAGS);
     // A UTF-8 character is at most 4 bytes, so this many bytes always cover the character window.
     const buffer = Buffer.alloc(HEURISTIC_WINDOW_CHARS * 4);
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
@@ -38,16 +39,6 @@ export async function entryLooksLikeMemoryProvider(file: string): Promise<boolea
 
 function problem(source: ProviderSource, location: string, code: string, message: string, remedy: string, name?: string): DiscoveryProblem {
   return name === undefined ? { source, location, code, message, remedy } : { source, location, code, message, remedy, name };
-}
-
-async function readOptionalText(file: string): Promise<{ text: string | null; error?: NodeJS.ErrnoException }> {
-  try {
-    return { text: await fsp.readFile(file, "utf8") };
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return { text: null };
-    return { text: null, error: error as NodeJS.ErrnoException };
-  }
 }
 
 /** The first default entry file present in `dir`, refusing one that is a symlink out of `dir`. */
@@ -67,12 +58,19 @@ function outsideProblem(source: ProviderSource, dir: string, name: string, reaso
 
 async function scanOne(dir: string, dirName: string, source: ProviderSource): Promise<{ provider?: DiscoveredProvider; problem?: DiscoveryProblem }> {
   const manifestPath = path.join(dir, "plugin.yaml");
-  const manifestRead = await readOptionalText(manifestPath);
-  if (manifestRead.error) {
+  // Never blocks on a FIFO nor reads a device or a huge file into memory (see readManifestFile).
+  const manifestRead = await readManifestFile(manifestPath, MAX_PLUGIN_YAML_BYTES);
+  if ("error" in manifestRead) {
     return {
       problem: problem(source, dir, "UNREADABLE_DIRECTORY", `Skipping unreadable plugin directory ${dir}: ${describeError(manifestRead.error)}`, `Fix the permissions of ${dir} (it must be readable by this user) or remove it.`),
     };
   }
+  if ("refused" in manifestRead) {
+    return {
+      problem: problem(source, manifestPath, "INVALID_MANIFEST", `Invalid plugin.yaml in ${dir}: ${manifestRead.refused}`, `Replace ${manifestPath} with a regular YAML file under ${MAX_PLUGIN_YAML_BYTES / (1024 * 1024)} MiB (name, version, description, hooks, entry), or remove it.`),
+    };
+  }
+  const manifestText = "text" in manifestRead ? manifestRead.text : null;
 
   let name = dirName;
   let version: string | null = null;
@@ -80,8 +78,8 @@ async function scanOne(dir: string, dirName: string, source: ProviderSource): Pr
   let hooks: string[] = [];
   let entry: string | null = null;
 
-  if (manifestRead.text !== null) {
-    const parsed = parsePluginYaml(manifestRead.text);
+  if (manifestText !== null) {
+    const parsed = parsePluginYaml(manifestText);
     if (!parsed.ok) {
       return {
         problem: problem(source, manifestPath, "INVALID_MANIFEST", `Invalid plugin.yaml in ${dir}: ${parsed.errors.join("; ")}`, `Fix ${manifestPath}: it must be a YAML mapping with name (string), version (string), description (string), hooks (list of strings) and optional entry (relative path).`),

@@ -2,6 +2,7 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import { parseDocument } from "yaml";
 import { BUILTIN_PROVIDER_NAME, PROVIDER_NAME_PATTERN } from "../provider.js";
+import { describeError } from "../errors.js";
 import { normalizeNewlines, stripBom } from "../fs.js";
 
 /** Fields read from a provider folder's `plugin.yaml`. Unknown fields are ignored. */
@@ -30,15 +31,29 @@ export function providerNameError(name: unknown): string | null {
   if (typeof name !== "string") return `the name must be a string, got ${describeType(name)}`;
   if (name === BUILTIN_PROVIDER_NAME) return `'${BUILTIN_PROVIDER_NAME}' is reserved for the built-in memory`;
   if (!PROVIDER_NAME_PATTERN.test(name)) {
-    return `'${name}' does not match ${PROVIDER_NAME_PATTERN.source} (lower-case letters, digits, '.', '_', '-'; at most 64 characters)`;
+    return `${quoteBrief(name)} does not match ${PROVIDER_NAME_PATTERN.source} (lower-case letters, digits, '.', '_', '-'; at most 64 characters)`;
   }
   return null;
 }
 
+/** Longest excerpt of a manifest value quoted in a problem message. */
+const QUOTE_CHARS = 80;
+
+/** `'value'`, cut to `QUOTE_CHARS` characters so a huge manifest value cannot bloat a message. */
+function quoteBrief(text: string): string {
+  return text.length > QUOTE_CHARS ? `'${text.slice(0, QUOTE_CHARS)}…' (${text.length} characters)` : `'${text}'`;
+}
+
 function describeType(value: unknown): string {
+  if (value === undefined) return "nothing (the field is missing)";
   if (value === null) return "null";
   if (Array.isArray(value)) return "a list";
-  return typeof value === "object" ? "a mapping" : `${typeof value} ${JSON.stringify(value)}`;
+  if (typeof value === "object") return "a mapping";
+  if (typeof value === "string") {
+    const json = JSON.stringify(value);
+    return json.length > QUOTE_CHARS + 2 ? `string ${json.slice(0, QUOTE_CHARS + 1)}…" (${value.length} characters)` : `string ${json}`;
+  }
+  return `${typeof value} ${String(value)}`;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -54,13 +69,23 @@ function readStringList(value: unknown, field: string, errors: string[]): string
   return value as string[];
 }
 
+/** Most aliases `plugin.yaml` may resolve (the same cap as config.yaml). */
+const MAX_PLUGIN_YAML_ALIASES = 100;
+
 /** Parse `plugin.yaml` text. Never throws; YAML errors and wrong field types become `errors`. */
 export function parsePluginYaml(text: string): ManifestParse<PluginYaml> {
-  const doc = parseDocument(normalizeNewlines(stripBom(text)), { prettyErrors: false });
-  if (doc.errors.length > 0) {
-    return { ok: false, errors: doc.errors.map((e) => `invalid YAML: ${e.message.split("\n")[0]}`) };
+  let data: unknown;
+  try {
+    const doc = parseDocument(normalizeNewlines(stripBom(text)), { prettyErrors: false });
+    if (doc.errors.length > 0) {
+      return { ok: false, errors: doc.errors.map((e) => `invalid YAML: ${e.message.split("\n")[0]}`) };
+    }
+    // An alias bomb ("billion laughs") makes toJS() throw instead of expanding it.
+    data = doc.toJS({ maxAliasCount: MAX_PLUGIN_YAML_ALIASES });
+  } catch (error) {
+    const reason = error instanceof ReferenceError ? `more than ${MAX_PLUGIN_YAML_ALIASES} resolved aliases (an alias bomb?)` : describeError(error);
+    return { ok: false, errors: [`invalid YAML: ${reason}`] };
   }
-  const data: unknown = doc.toJS();
   if (data === null || data === undefined) return { ok: true, value: { version: null, description: "", hooks: [] } };
   if (!isPlainObject(data)) return { ok: false, errors: [`plugin.yaml must be a mapping, got ${describeType(data)}`] };
   const errors: string[] = [];
@@ -102,7 +127,8 @@ function parseProviderObject(value: unknown, label: string, errors: string[]): P
   const local: string[] = [];
   const nameError = providerNameError(value.name);
   if (nameError) local.push(`${label}.name: ${nameError}`);
-  const out: PackageProviderManifest = { name: String(value.name) };
+  // Only a string name is ever used (a bad one is refused above); never String() a JSON object.
+  const out: PackageProviderManifest = { name: typeof value.name === "string" ? value.name : "" };
   for (const key of ["entry", "cli", "description"] as const) {
     const v = value[key];
     if (v === undefined || v === null) continue;
