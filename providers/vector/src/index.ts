@@ -8,7 +8,7 @@ import { VectorMemoryProvider, type VectorMemoryProviderOptions } from "./vector
 export { VectorMemoryProvider, type VectorMemoryProviderOptions, type ExportedItem, type ProgressCallback } from "./vector-memory-provider.js";
 export { type Embedder, l2Normalize, cosineSimilarity, isLexicalEmbedder } from "./embedder.js";
 export { HashingEmbedder, type HashingEmbedderOptions } from "./hashing-embedder.js";
-export { OpenAIEmbedder, type OpenAIEmbedderOptions } from "./openai-embedder.js";
+export { OpenAIEmbedder, DEFAULT_EMBED_INPUT_CHARS, type OpenAIEmbedderOptions } from "./openai-embedder.js";
 export { OnnxEmbedder, type OnnxEmbedderOptions } from "./onnx-embedder.js";
 export { WordPieceTokenizer } from "./wordpiece-tokenizer.js";
 export {

@@ -2,7 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { HermesMemoryError } from "@hermes/memory-core";
-import { OpenAIEmbedder } from "./openai-embedder.js";
+import { DEFAULT_EMBED_INPUT_CHARS, OpenAIEmbedder } from "./openai-embedder.js";
 
 interface Seen {
   body: { model: string; input: string[]; dimensions?: number };
@@ -60,6 +60,16 @@ describe("OpenAIEmbedder against a loopback /v1/embeddings server", () => {
     expect(vectors[0]![2]).toBeCloseTo(0.8);
     expect(vectors[2]![3]).toBeCloseTo(0.6);
     expect(e.id).toBe("openai:text-embedding-3-small");
+  });
+
+  it("sends each text cut to maxInputChars (default 8,192), never splitting a surrogate pair", async () => {
+    const { url, seen } = await startServer(4);
+    const long = "a".repeat(20_000);
+    await new OpenAIEmbedder({ baseUrl: url, model: "nomic-embed-text", dimensions: 4 }).embed([long, "short"]);
+    expect(seen[0]!.body.input.map((t) => t.length)).toEqual([DEFAULT_EMBED_INPUT_CHARS, 5]);
+    await new OpenAIEmbedder({ baseUrl: url, model: "nomic-embed-text", dimensions: 4, maxInputChars: 3 }).embed(["ab😀cd"]);
+    expect(seen[1]!.body.input).toEqual(["ab"]);
+    expect(() => new OpenAIEmbedder({ baseUrl: url, model: "m", dimensions: 4, maxInputChars: 0 })).toThrow(expect.objectContaining({ code: "INVALID_CONFIG" }));
   });
 
   it("does not send dimensions to other models (Ollama, vLLM) and needs no key", async () => {

@@ -21,6 +21,24 @@ export interface OpenAIEmbedderOptions {
   /** Per-request timeout (default 30000 ms). */
   timeoutMs?: number;
   retry?: Partial<RetryPolicy>;
+  /** Characters of each text sent to be embedded (default `DEFAULT_EMBED_INPUT_CHARS`). */
+  maxInputChars?: number;
+}
+
+/**
+ * Characters of a text the embeddings endpoint is sent by default: its first 8,192 (about 2,000
+ * tokens, inside every common embedding model's limit). Endpoints refuse inputs over their token
+ * limit (400 or 413), and a text that can never be embedded would hold up every write queued
+ * behind it; an embedding of a text's start is how long texts are embedded anyway. The stored
+ * text is never cut, and keyword search sees all of it.
+ */
+export const DEFAULT_EMBED_INPUT_CHARS = 8192;
+
+/** `text` cut to `max` UTF-16 units, never between the two halves of a surrogate pair. */
+function clipInput(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const last = text.charCodeAt(max - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
 }
 
 /** Largest float32 magnitude: a bigger number would become Infinity in the stored vector. */
@@ -56,6 +74,10 @@ export class OpenAIEmbedder implements Embedder {
   private readonly retry: RetryPolicy;
 
   constructor(options: OpenAIEmbedderOptions) {
+    const max = options.maxInputChars;
+    if (max !== undefined && !(Number.isInteger(max) && max >= 1)) {
+      throw new HermesMemoryError({ code: "INVALID_CONFIG", message: `OpenAIEmbedder: maxInputChars must be a positive integer, got ${String(max)}.` });
+    }
     this.options = options;
     this.dimensions = options.dimensions;
     this.id = `openai:${options.model}`;
@@ -72,7 +94,8 @@ export class OpenAIEmbedder implements Embedder {
 
   private async embedBatch(texts: string[]): Promise<Float32Array[]> {
     // Empty strings are rejected by some servers; a single space embeds as "nothing".
-    const input = texts.map((t) => (t.trim() === "" ? " " : t));
+    const max = this.options.maxInputChars ?? DEFAULT_EMBED_INPUT_CHARS;
+    const input = texts.map((t) => (t.trim() === "" ? " " : clipInput(t, max)));
     const sendDimensions = this.options.sendDimensions ?? this.options.model.startsWith("text-embedding-3");
     const body = JSON.stringify({
       model: this.options.model,
