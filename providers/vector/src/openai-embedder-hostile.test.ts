@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { HermesMemoryError } from "@hermes/memory-core";
 import { OpenAIEmbedder } from "./openai-embedder.js";
+import { sendHugeBody } from "./test-support/huge-body.js";
 
 /** A broken or hostile OpenAI-compatible /v1/embeddings server on loopback. */
 const KEY = "sk-hostile-test-SECRET-0123456789";
@@ -103,25 +104,15 @@ describe("OpenAIEmbedder against a broken or hostile endpoint", () => {
   });
 
   it("stops reading an answer far larger than the vectors asked for (a 200 MB body) with STORAGE_FAILED", async () => {
-    let sent = 0;
+    let sentSoFar = (): number => 0;
     const { url } = await startServer((_input, res) => {
-      res.writeHead(200, { "content-type": "application/json" });
-      const chunk = Buffer.alloc(1 << 20, 0x20);
-      const pump = (): void => {
-        while (sent < 200 * (1 << 20) && !res.destroyed) {
-          sent += chunk.length;
-          if (!res.write(chunk)) return void res.once("drain", pump);
-        }
-        res.end();
-      };
-      res.write('{"data":');
-      pump();
+      sentSoFar = sendHugeBody(res, '{"data":');
     });
     const started = Date.now();
     const error = await failure(embedder(url, { retry: { maxRetries: 0 } }).embed(["a"]));
     expect(error.code).toBe("STORAGE_FAILED");
     expect(error.message).toMatch(/with more than \d+ bytes for 1 inputs of 4 dimensions; reading stopped/);
-    expect(sent).toBeLessThan(200 * (1 << 20));
+    expect(sentSoFar()).toBeLessThan(200 * (1 << 20));
     expect(Date.now() - started).toBeLessThan(10_000);
   }, 30_000);
 

@@ -9,6 +9,7 @@ import { PineconeFake } from "@hermes/pinecone-fake";
 import { PineconeVectorStore } from "./pinecone-vector-store.js";
 import { PineconeRemoteMemory } from "./pinecone-remote-store.js";
 import { ConceptEmbedder, CONCEPT_DIMENSIONS } from "./test-support/concept-embedder.js";
+import { sendHugeBody } from "./test-support/huge-body.js";
 
 /** A Pinecone server that is broken or hostile, on loopback: each test answers as it likes. */
 const KEY = "pcsk_hostile-test-SECRET-0123456789";
@@ -211,25 +212,15 @@ describe("Pinecone answering with the wrong shape", () => {
 
 describe("Pinecone answering with a huge, endless or stalled body", () => {
   it("stops reading an answer larger than 64 MiB (a 200 MB body) with STORAGE_FAILED saying so", async () => {
-    let sent = 0;
+    let sentSoFar = (): number => 0;
     const pinecone = await serve((_req, res) => {
-      res.writeHead(200, { "content-type": "application/json" });
-      const chunk = Buffer.alloc(1 << 20, 0x20);
-      const pump = (): void => {
-        while (sent < 200 * (1 << 20) && !res.destroyed) {
-          sent += chunk.length;
-          if (!res.write(chunk)) return void res.once("drain", pump);
-        }
-        res.end();
-      };
-      res.write('{"matches":');
-      pump();
+      sentSoFar = sendHugeBody(res, '{"matches":');
     });
     const started = Date.now();
     const error = await failure(query(store(pinecone.url, { requestTimeoutMs: 20_000 })));
     expect(error.code).toBe("STORAGE_FAILED");
     expect(error.message).toMatch(/answer to query on index "mem" was larger than 64 MiB; reading stopped/);
-    expect(sent).toBeLessThan(200 * (1 << 20));
+    expect(sentSoFar()).toBeLessThan(200 * (1 << 20));
     expect(Date.now() - started).toBeLessThan(10_000);
   }, 30_000);
 
