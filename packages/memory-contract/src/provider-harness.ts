@@ -19,13 +19,23 @@ export class ProviderCallTimeoutError extends Error {
   }
 }
 
-/** Await `value` for at most `ms`; the timer is always cleared so it never counts as a leak. */
+/**
+ * Await `value` for at most `ms`; the timer is always cleared so it never counts as a leak. Any
+ * thenable is bounded, not only a native Promise: `await` adopts a thenable's `then`, so one that
+ * never calls back (or whose `then` getter throws) would otherwise stall the run.
+ */
 export async function withTimeout<T>(value: MaybePromise<T>, ms: number, what: string): Promise<T> {
-  if (!(value instanceof Promise)) return value;
+  let then: unknown;
+  try {
+    then = value !== null && (typeof value === "object" || typeof value === "function") ? (value as { then?: unknown }).then : undefined;
+  } catch (error) {
+    throw new Error(`${what} returned a value whose "then" cannot be read: ${describeError(error)}`);
+  }
+  if (typeof then !== "function") return value;
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([
-      value,
+      Promise.resolve(value),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new ProviderCallTimeoutError(what, ms)), ms);
       }),
@@ -34,6 +44,9 @@ export async function withTimeout<T>(value: MaybePromise<T>, ms: number, what: s
     if (timer) clearTimeout(timer);
   }
 }
+
+/** `initialize()` timeouts after which the harness stops waiting for it (see `openInstance`). */
+const INIT_TIMEOUTS_BEFORE_GIVING_UP = 2;
 
 /** A short random marker for facts the kit writes and later looks for. */
 export function distinctiveToken(prefix: string): string {
@@ -77,6 +90,9 @@ export interface OpenOptions {
  */
 export class ProviderHarness {
   private readonly open = new Set<ProviderInstance>();
+
+  /** `initialize()` calls that timed out so far in this run. */
+  private initTimeouts = 0;
 
   constructor(
     private readonly setup: MemoryProviderContractSetup,
@@ -129,14 +145,23 @@ export class ProviderHarness {
     return instance;
   }
 
-  /** Create and `initialize()` an instance with the standard context. */
+  /**
+   * Create and `initialize()` an instance with the standard context. Once `initialize()` has
+   * timed out `INIT_TIMEOUTS_BEFORE_GIVING_UP` times, later calls fail at once instead of waiting
+   * the full call timeout again in every clause (a provider whose initialize hangs would otherwise
+   * make the run last about a minute per 4 clauses).
+   */
   async openInstance(label: string, options: OpenOptions = {}): Promise<ProviderInstance> {
+    if (this.initTimeouts >= INIT_TIMEOUTS_BEFORE_GIVING_UP) {
+      throw new ProviderCallTimeoutError(`initialize() (not waited for again: it did not settle in ${this.initTimeouts} earlier clauses)`, this.timeouts.callMs);
+    }
     const instance = await this.create(label, options);
     const sessionId = instance.sessionId;
     const ctx: InitContext = { platform: "cli", agentContext: "primary", ...options.context, hermesHome: instance.hermesHome };
     try {
       await instance.call("initialize()", (p) => p.initialize(sessionId, ctx));
     } catch (error) {
+      if (error instanceof ProviderCallTimeoutError) this.initTimeouts++;
       await instance.close().catch(() => undefined);
       throw error;
     }

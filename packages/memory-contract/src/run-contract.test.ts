@@ -9,6 +9,8 @@ import {
   FetchInIsAvailableProvider,
   HomeWritingProvider,
   LeakyProfileProvider,
+  HangingInitializeProvider,
+  NeverSettlingThenableProvider,
   SubagentWritingProvider,
   NoFlushOnSessionEndProvider,
   NoFlushOnSessionSwitchProvider,
@@ -70,6 +72,31 @@ function failures(report: ContractReport): string {
 
 const MANIFEST_IDS = ["C-MANIFEST-1", "C-MANIFEST-2", "C-MANIFEST-3", "C-MANIFEST-4"];
 const V2_IDS = ["C-FILTERS-1", "C-FILTERS-2", "C-FILTERS-3", "C-EXPIRY-1", "C-ERASURE-1", "C-ERASURE-2", "C-UPDATE-1"];
+
+describe("runMemoryProviderContract on a provider returning a thenable that never settles", () => {
+  it("bounds it like a Promise: the run finishes and the recall clauses fail naming prefetch()", async () => {
+    const report = await runMemoryProviderContract(setupFor(NeverSettlingThenableProvider, { timeouts: { callMs: 300 } }));
+    const failed = report.results.filter((r) => r.status === "fail");
+    expect(failed.length).toBeGreaterThan(0);
+    expect(failed.some((r) => /prefetch\(\) did not settle within 300 ms/.test(r.reason ?? ""))).toBe(true);
+  }, 60_000);
+});
+
+describe("runMemoryProviderContract on a provider whose initialize() never settles", () => {
+  it("waits the call timeout twice, then fails the remaining clauses at once, naming initialize()", async () => {
+    const started = Date.now();
+    const report = await runMemoryProviderContract(setupFor(HangingInitializeProvider, { timeouts: { callMs: 1_000 } }));
+    const elapsed = Date.now() - started;
+    const timedOut = report.results.filter((r) => r.status === "fail" && /initialize\(\) did not settle within 1000 ms/.test(r.reason ?? ""));
+    const gaveUp = report.results.filter((r) => r.status === "fail" && /not waited for again/.test(r.reason ?? ""));
+    // The first two waits (and any clause that calls initialize() itself) time out; the rest do not wait.
+    expect(timedOut.length).toBeGreaterThanOrEqual(2);
+    expect(timedOut.length).toBeLessThanOrEqual(4);
+    expect(gaveUp.length).toBeGreaterThan(10);
+    // Two waits of 1 s, not one per clause (about 40 clauses need an initialised provider).
+    expect(elapsed).toBeLessThan(15_000);
+  }, 60_000);
+});
 
 describe("runMemoryProviderContract on the correct minimal provider", () => {
   it("passes every clause, skipping only MANIFEST without a package dir and the v2 clauses it does not declare", async () => {

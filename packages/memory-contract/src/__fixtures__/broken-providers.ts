@@ -203,3 +203,18 @@ export class QueryKeyedPrefetchCacheProvider extends MinimalProvider {
     return this.cache.get(query) ?? super.prefetch(query);
   }
 }
+
+/** prefetch() returns a thenable (not a native Promise) that never calls back. */
+export class NeverSettlingThenableProvider extends MinimalProvider {
+  override prefetch(): string {
+    // Typed as text like the base; at run time a thenable that never calls back.
+    return { then() {} } as unknown as string;
+  }
+}
+
+/** initialize() never settles. */
+export class HangingInitializeProvider extends MinimalProvider {
+  override initialize(): Promise<void> {
+    return new Promise<void>(() => {});
+  }
+}
