@@ -220,6 +220,8 @@ export class MemoryStore {
   private readonly bm25: string;
   /** Statements with a filter condition, by kind and condition text (most recently used last). */
   private readonly filteredStatements = new Map<string, BetterSqlite3.Statement>();
+  /** The file's size at the last `checkFile()` (-1: not checked yet). */
+  private mappedSize = -1;
 
   constructor(db: Db, file: string, options: MemoryStoreOptions = {}) {
     this.db = db;
@@ -309,6 +311,28 @@ export class MemoryStore {
       all: db.prepare(`SELECT * FROM items ORDER BY id`),
       turns: db.prepare(`SELECT * FROM items WHERE kind = 'turn'`),
     };
+  }
+
+  /**
+   * Drop the memory map when the database file shrank since the last call. SQLite maps the file
+   * once and does not notice a truncation it did not make (another program, a damaged copy): a
+   * read of a mapped page past the new end of file raises SIGBUS and kills the whole process. After
+   * a remap, such a page is read with read() and reported as an error. A file that shrank through
+   * SQLite itself (a vacuum in another process) only costs one remap. Call before using the store.
+   */
+  checkFile(): void {
+    if (this.file === ":memory:" || this.file === "") return;
+    let size: number;
+    try {
+      size = fs.statSync(this.file).size;
+    } catch {
+      return;
+    }
+    if (size < this.mappedSize) {
+      this.db.pragma("mmap_size = 0");
+      this.db.pragma(`mmap_size = ${MMAP_BYTES}`);
+    }
+    this.mappedSize = size;
   }
 
   /**

@@ -84,6 +84,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   private ctx: InitContext | undefined;
   private readonly writer = new BatchingWriter<NewItem>({
     write: (batch) => {
+      this.store!.checkFile();
       this.store!.insertMany(batch);
       this.purgeIfDue();
     },
@@ -148,6 +149,8 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     for (const warning of warnings) this.logger.warn(warning);
     this.config = config;
     let db: Db;
+    /** Why the writable open failed, when the database was opened read-only instead. */
+    let writeFailure: unknown;
     if (inspection) {
       if (!fs.existsSync(config.path)) return;
       db = openDatabase(config.path, { readonly: true });
@@ -163,11 +166,33 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
       } catch (error) {
         if (HermesMemoryError.hasCode(error, "SCHEMA_TOO_NEW") || !fs.existsSync(config.path)) throw error;
         // A read-only disk or directory: serve recall from what is there; writes will fail loudly.
-        db = openDatabase(config.path, { readonly: true });
+        // When the file cannot be read either (a damaged database), the first failure is the report.
+        writeFailure = error;
+        try {
+          db = openDatabase(config.path, { readonly: true });
+        } catch {
+          throw error;
+        }
         this.logger.warn(`sqlite memory: ${config.path} is read-only; recall works, new memories cannot be saved`, error);
       }
     }
-    this.store = new MemoryStore(db, config.path, { recencyHalfLifeDays: config.recencyHalfLifeDays });
+    try {
+      this.store = new MemoryStore(db, config.path, { recencyHalfLifeDays: config.recencyHalfLifeDays });
+    } catch (error) {
+      // Preparing the statements reads the schema: a damaged file is reported, never used or wiped.
+      try {
+        closeDatabase(db);
+      } catch {
+        // The connection is unusable anyway.
+      }
+      if (writeFailure !== undefined) throw writeFailure;
+      if (HermesMemoryError.isInstance(error)) throw error;
+      throw storageError(
+        `cannot open the SQLite memory database at ${config.path}`,
+        error,
+        "the file is damaged: run `hermes-memory sqlite doctor`, restore it from a backup, or move it away to start fresh (it was not modified)",
+      );
+    }
     this.lastPurge = 0;
     // Expired items are purged soon after opening, outside initialize (a large purge must not delay start-up).
     if (!inspection && !db.readonly) setImmediate(() => this.purgeIfDue()).unref();
@@ -186,6 +211,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     if (this.lastPurge !== 0 && now - this.lastPurge < PURGE_INTERVAL_MS) return;
     this.lastPurge = now;
     try {
+      store.checkFile();
       const purged = store.purgeExpired(now, 1, BACKGROUND_PURGE_ITEMS);
       if (purged > 0) this.prefetchCache.clear();
       // A full batch: more may be left; the next write tick or queued prefetch purges again.
@@ -211,6 +237,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   override handleToolCall(toolName: string, args: Record<string, unknown>, _options: ToolCallOptions = {}): string {
     const store = this.store;
     if (!store) return runTool(toolName, args, undefined);
+    store.checkFile();
     return runTool(toolName, args, {
       search: (query, o) => {
         // The model searches as the current user when the host names one, never as another user.
@@ -275,6 +302,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
    * else the user of the session's stored items (several users may share one provider).
    */
   private recall(query: string, sessionId: string | undefined): MemoryHit[] {
+    this.store!.checkFile();
     this.drainQueueSafely();
     const session = sessionId || this.sessionId;
     const userId = this.ctx?.userId || (session ? this.store!.sessionUser(session) : undefined);
@@ -373,6 +401,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   override onMemoryWrite(action: MemoryWriteAction, target: MemoryWriteTarget, content: string, metadata: MemoryWriteMetadata = {}): void {
     if (!this.store) return;
     try {
+      this.store.checkFile();
       const userId = this.ctx?.userId || undefined;
       const previous = typeof metadata.previousContent === "string" ? metadata.previousContent.trim() : "";
       // A cached recall may quote the old text: it must not be served after the fact is gone.
@@ -478,7 +507,14 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
 
   /** Delete one item; true when it existed. */
   forget(id: string): boolean {
-    const removed = this.requireStore().forget(id);
+    const store = this.requireStore();
+    let removed: boolean;
+    try {
+      removed = store.forget(id);
+    } catch (error) {
+      if (HermesMemoryError.isInstance(error)) throw error;
+      throw storageError("sqlite memory could not forget the item", error, "check free disk space and write permission on the database directory");
+    }
     if (removed) this.prefetchCache.clear();
     return removed;
   }
@@ -505,8 +541,8 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
         message: "forgetWhere needs at least one condition (ids, userId, sessionId, kind, tags, createdAt or metadata); an empty scope would erase everything.",
       });
     }
-    this.drainQueue();
     try {
+      this.drainQueue();
       return store.forgetWhere(filter);
     } catch (error) {
       if (HermesMemoryError.isInstance(error)) throw error;
@@ -524,8 +560,8 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   update(id: string, changes: MemoryUpdate): boolean {
     const store = this.requireStore();
     const parsed = parseMemoryUpdate(changes);
-    this.drainQueue();
     try {
+      this.drainQueue();
       return store.update(String(id), parsed);
     } catch (error) {
       if (HermesMemoryError.isInstance(error)) throw error;
@@ -573,6 +609,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   }
 
   private requireStore(): MemoryStore {
+    this.store?.checkFile();
     if (!this.store) {
       throw new HermesMemoryError({
         code: "PROVIDER_UNAVAILABLE",

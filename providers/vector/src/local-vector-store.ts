@@ -728,7 +728,12 @@ export class LocalVectorStore implements VectorStore {
   /** Delete by ids, filter or the whole namespace (sidecar first, then the index). */
   async delete(target: VectorDeleteTarget, options: NamespaceOptions = {}): Promise<void> {
     this.assertWritable();
-    const keys = this.sidecar.delete(options.namespace ?? DEFAULT_NAMESPACE, target);
+    let keys: number[];
+    try {
+      keys = this.sidecar.delete(options.namespace ?? DEFAULT_NAMESPACE, target);
+    } catch (error) {
+      throw storageWriteError(`the vector sidecar ${this.sidecar.file}`, error);
+    }
     this.invalidate(options.namespace ?? DEFAULT_NAMESPACE);
     const present = keys.filter((k) => this.index.contains(BigInt(k)) === true);
     if (present.length > 0) this.index.remove(BigUint64Array.from(present.map((k) => BigInt(k))));
@@ -794,7 +799,12 @@ export class LocalVectorStore implements VectorStore {
   /** Delete the rows (sidecar rows and FTS entries) and their index entries. */
   async eraseRows(rows: ReadonlyArray<{ key: number; namespace: string; id: string }>, sidecar: Sidecar): Promise<void> {
     this.assertWritable();
-    const removed = sidecar.deleteKeys(rows.map((r) => r.key));
+    let removed: ReturnType<Sidecar["deleteKeys"]>;
+    try {
+      removed = sidecar.deleteKeys(rows.map((r) => r.key));
+    } catch (error) {
+      throw storageWriteError(`the vector sidecar ${sidecar.file}`, error);
+    }
     for (const [namespace, keys] of removed) {
       this.invalidate(namespace);
       const present = keys.filter((k) => this.index.contains(BigInt(k)) === true);
