@@ -76,6 +76,9 @@ main(process.argv).catch((error: unknown) => {
     console.error(`error: ${error.message}`);
     process.exit(1);
   }
-  console.error(error);
+  // Unexpected: one line; HERMES_MEMORY_DEBUG=1 adds the stack.
+  const message = error instanceof Error ? error.message : String(error);
+  console.error(`error: unexpected failure: ${message.split("\n")[0]}. Rerun with HERMES_MEMORY_DEBUG=1 for details and report it.`);
+  if (process.env.HERMES_MEMORY_DEBUG && error instanceof Error && error.stack) console.error(error.stack);
   process.exit(2);
 });

@@ -54,6 +54,44 @@ describe("scaffoldProvider", () => {
     expect(fs.existsSync(dir)).toBe(false);
   });
 
+  it.each(["node_modules", "favicon.ico", "http", "fs"])("rejects the npm-reserved package name %j before writing anything", async (name) => {
+    const dir = path.join(tempDir(), name);
+    const error = await scaffoldProvider({ directory: dir, providerName: "ok" }).catch((e: unknown) => e);
+    expect(HermesMemoryError.isInstance(error) && error.code).toBe("INVALID_ARGUMENT");
+    expect(String((error as Error).message)).toContain("--package-name");
+    expect(fs.existsSync(dir)).toBe(false);
+  });
+
+  it("refuses a target that is a file or a dangling symlink with a typed error, leaving it untouched", async () => {
+    const root = tempDir();
+    const file = path.join(root, "afile");
+    fs.writeFileSync(file, "mine");
+    const onFile = await scaffoldProvider({ directory: file, providerName: "ok", packageName: "ok-pkg" }).catch((e: unknown) => e);
+    expect(HermesMemoryError.isInstance(onFile) && onFile.code).toBe("INVALID_ARGUMENT");
+    expect(String((onFile as Error).message)).toContain("not a directory");
+    expect(fs.readFileSync(file, "utf8")).toBe("mine");
+    const link = path.join(root, "dangling");
+    fs.symlinkSync(path.join(root, "nowhere"), link);
+    const onLink = await scaffoldProvider({ directory: link, providerName: "ok", packageName: "ok-pkg" }).catch((e: unknown) => e);
+    expect(HermesMemoryError.isInstance(onLink) && onLink.code).toBe("INVALID_ARGUMENT");
+    expect(fs.existsSync(path.join(root, "nowhere"))).toBe(false);
+  });
+
+  it("keeps package.json valid JSON and index.ts a closed comment whatever the description holds", async () => {
+    const dir = path.join(tempDir(), "hermes-memory-desc");
+    const description = 'Tab\there */ evil /* "quoted" back\\slash\r\nnext\u0007bell';
+    await scaffoldProvider({ directory: dir, providerName: "desc", description });
+    const pkg = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8"));
+    expect([...String(pkg.description)].some((ch) => ch.charCodeAt(0) < 0x20)).toBe(false);
+    expect(pkg.hermesMemoryProvider.description).toBe(pkg.description);
+    const source = fs.readFileSync(path.join(dir, "src/index.ts"), "utf8");
+    const head = source.slice(0, source.indexOf("export class"));
+    const doc = head.slice(head.lastIndexOf("/**")).trimEnd();
+    // The class's doc comment closes only at its own end, right before `export class`.
+    expect(doc.indexOf("*/")).toBe(doc.length - 2);
+    expect(doc).toContain("evil");
+  });
+
   it("derives provider names from package names", () => {
     expect(deriveProviderName("@acme/hermes-memory-notes")).toBe("notes");
     expect(deriveProviderName("My_Store")).toBe("my_store");

@@ -1,9 +1,9 @@
 import fs from "node:fs";
 import fsp from "node:fs/promises";
-import { createRequire } from "node:module";
+import { builtinModules, createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { HermesMemoryError, isValidProviderName, PROVIDER_NAME_PATTERN } from "@hermes/memory-core";
+import { describeError, HermesMemoryError, isValidProviderName, PROVIDER_NAME_PATTERN } from "@hermes/memory-core";
 
 /** What the scaffolder needs to know; everything but `directory` has a default. */
 export interface ScaffoldOptions {
@@ -25,6 +25,8 @@ export interface ScaffoldResult {
 
 const TEMPLATE_DIR = fileURLToPath(new URL("../template/", import.meta.url));
 const NPM_NAME = /^(?:@[a-z0-9-*~][a-z0-9-*._~]*\/)?[a-z0-9-~][a-z0-9-._~]*$/;
+/** Names npm refuses for a new package: its blacklist and Node's core modules. */
+const RESERVED_NPM_NAMES = new Set(["node_modules", "favicon.ico", ...builtinModules.filter((m) => !m.startsWith("_") && !m.includes(":"))]);
 
 /** Derive a provider name from a directory or package name: `@acme/hermes-memory-notes` → `notes`. */
 export function deriveProviderName(source: string): string {
@@ -52,10 +54,59 @@ export function validateProviderName(name: string): void {
 }
 
 function validatePackageName(name: string): void {
+  if (RESERVED_NPM_NAMES.has(name)) {
+    throw new HermesMemoryError({
+      code: "INVALID_ARGUMENT",
+      message: `The npm package name '${name}' is reserved (npm refuses it for a new package). Choose another directory name or pass --package-name.`,
+    });
+  }
   if (!NPM_NAME.test(name) || name.length > 214) {
     throw new HermesMemoryError({
       code: "INVALID_ARGUMENT",
       message: `Invalid npm package name '${name}'. Use lowercase letters, digits and '-', optionally scoped (@scope/name); pass --package-name.`,
+    });
+  }
+}
+
+/**
+ * The description goes into JSON strings, a JSDoc comment and Markdown: one line without control
+ * characters, quotes, backslashes or a comment terminator.
+ */
+function sanitizeDescription(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/["\\\u0000-\u001f\u007f\u2028\u2029]/g, " ").replace(/\*\//g, "* /");
+}
+
+/** Refuses a target that exists but is not a directory (a file, a dangling symlink) or is not empty. */
+function checkTarget(directory: string): void {
+  let isDirectory: boolean;
+  try {
+    isDirectory = fs.statSync(directory).isDirectory();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    // ENOTDIR: a parent is a file; creating it below reports that.
+    if (code === "ENOTDIR") return;
+    if (code !== "ENOENT") {
+      throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `Cannot inspect ${directory}: ${describeError(error)}. Choose another directory.`, cause: error });
+    }
+    let linked = false;
+    try {
+      linked = fs.lstatSync(directory).isSymbolicLink();
+    } catch {
+      // Absent: it is created below.
+    }
+    if (linked) {
+      throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `${directory} is a symbolic link to a path that does not exist; refusing to write through it. Choose a new directory name.` });
+    }
+    return;
+  }
+  if (!isDirectory) {
+    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `${directory} exists and is not a directory; refusing to overwrite it. Choose a new directory name.` });
+  }
+  if (fs.readdirSync(directory).length > 0) {
+    throw new HermesMemoryError({
+      code: "INVALID_ARGUMENT",
+      message: `Directory ${directory} is not empty; refusing to overwrite it. Choose a new directory name.`,
     });
   }
 }
@@ -102,30 +153,45 @@ export async function scaffoldProvider(options: ScaffoldOptions): Promise<Scaffo
   const providerName = options.providerName ?? deriveProviderName(packageName);
   validateProviderName(providerName);
   validatePackageName(packageName);
-  if (fs.existsSync(directory) && fs.readdirSync(directory).length > 0) {
-    throw new HermesMemoryError({
-      code: "INVALID_ARGUMENT",
-      message: `Directory ${directory} is not empty; refusing to overwrite it. Choose a new directory name.`,
-    });
-  }
+  checkTarget(directory);
   const values: Record<string, string> = {
     providerName,
     packageName,
-    description: (options.description ?? `A Hermes memory provider (${providerName}).`).replace(/["\\\n]/g, " "),
+    description: sanitizeDescription(options.description ?? `A Hermes memory provider (${providerName}).`),
     className: className(providerName),
     toolPrefix: toolPrefix(providerName),
     coreRange: rangeFor("@hermes/memory-core"),
     contractRange: rangeFor("@hermes/memory-contract"),
     kitRange: rangeFor("@hermes/memory-provider-kit"),
   };
+  const storageFailed = (target: string, error: unknown) =>
+    new HermesMemoryError({
+      code: "STORAGE_FAILED",
+      message: `Cannot create ${target}: ${describeError(error)}. Choose a directory in a writable location.`,
+      cause: error,
+    });
+  try {
+    // The parents recursively, the target itself not: a recursive mkdir can loop forever where the
+    // kernel refuses a new entry with ENOENT (e.g. under /proc).
+    await fsp.mkdir(path.dirname(directory), { recursive: true });
+    await fsp.mkdir(directory).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== "EEXIST") throw error;
+    });
+  } catch (error) {
+    throw storageFailed(directory, error);
+  }
   const files: string[] = [];
   for (const rel of await listTemplate(TEMPLATE_DIR)) {
     const text = await fsp.readFile(path.join(TEMPLATE_DIR, rel), "utf8");
     const rendered = text.replace(/\{\{(\w+)\}\}/g, (match, key: string) => values[key] ?? match);
     // npm drops files named .gitignore from published tarballs, so the template ships it without the dot.
     const target = rel.replace(/\.tpl$/, "").replace(/^gitignore$/, ".gitignore");
-    await fsp.mkdir(path.dirname(path.join(directory, target)), { recursive: true });
-    await fsp.writeFile(path.join(directory, target), rendered, { flag: "wx" });
+    try {
+      await fsp.mkdir(path.dirname(path.join(directory, target)), { recursive: true });
+      await fsp.writeFile(path.join(directory, target), rendered, { flag: "wx" });
+    } catch (error) {
+      throw storageFailed(path.join(directory, target), error);
+    }
     files.push(target);
   }
   return { directory, providerName, packageName, files };

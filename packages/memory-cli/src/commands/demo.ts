@@ -4,6 +4,7 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import type { Command } from "commander";
 import {
+  HermesMemoryError,
   applySetup,
   defaultPackageRoots,
   describeError,
@@ -211,7 +212,15 @@ export async function demoCommand(ctx: CliContext, options: DemoOptions): Promis
   const warnings: string[] = [];
   const logger = collectingLogger(warnings);
   try {
-    fs.mkdirSync(home, { recursive: true });
+    try {
+      fs.mkdirSync(home, { recursive: true });
+    } catch (error) {
+      throw new HermesMemoryError({
+        code: "STORAGE_FAILED",
+        message: `Cannot use ${home} as the demo's Hermes home: ${describeError(error)}. Pass --hermes-home a directory (new or existing), or omit it for a temporary home.`,
+        cause: error,
+      });
+    }
     out.line(c.bold("Hermes memory demo"));
     out.line(`Home: ${home}${temporary ? c.dim(keep ? " (temporary, kept: --keep)" : " (temporary; removed at the end, --keep keeps it)") : ""}`);
     out.line("");

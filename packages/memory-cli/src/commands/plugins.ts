@@ -187,18 +187,44 @@ async function readHomeManifest(home: string): Promise<HomeManifest | null> {
 
 /**
  * User-level installs live in `$HERMES_HOME` with its own package.json, which discovery treats as a
- * package root; no project is touched.
+ * package root; no project is touched. Only a missing package.json is created: one that exists but
+ * cannot be read or parsed is the user's and is never overwritten.
  */
 async function ensureHomeManifest(home: string): Promise<void> {
-  await fsp.mkdir(home, { recursive: true });
-  if (await readHomeManifest(home)) return;
-  const manifest = {
-    name: "hermes-home-memory-providers",
-    private: true,
-    description: "Memory providers installed with `hermes-memory plugins add` (discovered from this folder).",
-    dependencies: {},
-  };
-  await fsp.writeFile(path.join(home, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+  const file = path.join(home, "package.json");
+  try {
+    await fsp.mkdir(home, { recursive: true });
+  } catch (error) {
+    throw new CliUsageError(`Cannot use ${home} as the Hermes home: ${describeError(error)}. Point --hermes-home (or HERMES_HOME) at a writable directory.`, "STORAGE_FAILED");
+  }
+  let text: string;
+  try {
+    text = await fsp.readFile(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
+      throw new CliUsageError(`Cannot read ${file}: ${describeError(error)}. It must be a readable JSON file (or absent); fix or move it, then retry.`, "STORAGE_FAILED");
+    }
+    const manifest = {
+      name: "hermes-home-memory-providers",
+      private: true,
+      description: "Memory providers installed with `hermes-memory plugins add` (discovered from this folder).",
+      dependencies: {},
+    };
+    try {
+      // "wx": a package.json that appeared meanwhile is kept.
+      await fsp.writeFile(file, `${JSON.stringify(manifest, null, 2)}\n`, { flag: "wx" });
+    } catch (writeError) {
+      if ((writeError as NodeJS.ErrnoException).code !== "EEXIST") {
+        throw new CliUsageError(`Cannot create ${file}: ${describeError(writeError)}. Point --hermes-home (or HERMES_HOME) at a writable directory.`, "STORAGE_FAILED");
+      }
+    }
+    return;
+  }
+  try {
+    JSON.parse(text);
+  } catch (error) {
+    throw new CliUsageError(`${file} is not valid JSON (${describeError(error)}); it was left unchanged. Fix it or move it aside, then retry \`hermes-memory plugins add\`.`, "INVALID_CONFIG");
+  }
 }
 
 async function addPlugin(ctx: CliContext, spec: string): Promise<void> {
