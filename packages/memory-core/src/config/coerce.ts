@@ -13,7 +13,8 @@ export function looselyEqual(a: unknown, b: unknown): boolean {
  * The one coercion and validation of a config value against its field, shared by setup
  * (`applySetup`) and the runtime resolver (`resolveProviderConfig`):
  * - strings are trimmed;
- * - `integer`: an integer number or a string of digits (optional sign);
+ * - `integer`: an integer number or a string of digits (optional sign), exactly representable
+ *   (at most 2^53 - 1 in magnitude);
  * - `number`: a finite number or a string that parses as one;
  * - `boolean`: a boolean or one of true/false/yes/no/on/off/1/0 (any case);
  * - `text` and secrets: converted to a string;
@@ -28,6 +29,8 @@ export function coerceConfigValue(field: ConfigField, value: unknown): CoercedCo
   if (field.type === "integer") {
     const n = typeof out === "string" && /^[+-]?\d+$/.test(out) ? Number.parseInt(out, 10) : out;
     if (typeof n !== "number" || !Number.isInteger(n)) return { ok: false, problem: "must be an integer" };
+    // Past 2^53 a number is not the integer that was written (99999999999999999999999 is stored as 1e+23).
+    if (!Number.isSafeInteger(n)) return { ok: false, problem: `must be an integer between ${Number.MIN_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}` };
     out = n;
   } else if (field.type === "number") {
     const n = typeof out === "string" && out !== "" ? Number(out) : out;

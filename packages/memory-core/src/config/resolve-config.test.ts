@@ -59,6 +59,11 @@ describe("resolveProviderConfig", () => {
     const fromEnv = catchError(() => resolveProviderConfig(FIELDS, { provider: "acme", env: { ACME_VERBOSE: "maybe" } }));
     expect(fromEnv.message).toContain("must be true or false");
     expect(fromEnv.message).toContain("the environment variable ACME_VERBOSE");
+    // An integer past 2^53 would be stored as another number (1e+23): refused, not rounded.
+    const FREE = [{ key: "count", type: "integer", default: 1 }] as const satisfies readonly ConfigField[];
+    const huge = catchError(() => resolveProviderConfig(FREE, { provider: "acme", section: { count: "99999999999999999999999" }, env: {} }));
+    expect(huge.message).toContain("memory.acme.count must be an integer between -9007199254740991 and 9007199254740991");
+    expect(resolveProviderConfig(FREE, { provider: "acme", section: { count: String(Number.MAX_SAFE_INTEGER) }, env: {} }).config.count).toBe(Number.MAX_SAFE_INTEGER);
     const choice = catchError(() => resolveProviderConfig(FIELDS, { provider: "acme", section: { mode: "redis" }, env: {} }));
     expect(choice.message).toContain("memory.acme.mode must be one of local, cloud");
   });
