@@ -19,6 +19,14 @@ describe(".env", () => {
     expect(await readEnvFile(home)).toEqual({});
   });
 
+  it("says what is wrong when the home is a file or .env a directory (no permission advice)", async () => {
+    fs.writeFileSync(home, "not a directory");
+    await expect(readEnvFile(home)).rejects.toMatchObject({ code: "STORAGE_FAILED", message: expect.stringContaining(`${home} is not a directory: point HERMES_HOME`) });
+    fs.rmSync(home);
+    fs.mkdirSync(envFile(), { recursive: true });
+    await expect(readEnvFile(home)).rejects.toMatchObject({ code: "STORAGE_FAILED", message: expect.stringMatching(/\.env is a directory: move it away/) });
+  });
+
   it("parses comments, export, quotes and inline comments", () => {
     expect(parseEnv(`# comment\nexport A=1\nB = "two words"\nC='single # not comment'\nD=plain # comment\nE="esc \\"q\\" \\n"\n\nbad line\nA=override\n`)).toEqual({
       A: "override",

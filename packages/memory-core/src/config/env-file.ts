@@ -197,8 +197,16 @@ export async function readEnvFile(hermesHome: string): Promise<Record<string, st
   try {
     return parseEnv(await fsp.readFile(envFilePath(hermesHome), "utf8"));
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return {};
-    throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `Cannot read ${envFilePath(hermesHome)}: ${describeError(error)}. Check its permissions (it should be readable by you only, mode 0600).`, cause: error });
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return {};
+    // Say what is actually wrong: a home that is a file, or a .env that is a directory, is no permission problem.
+    const remedy =
+      code === "ENOTDIR"
+        ? `${hermesHome} is not a directory: point HERMES_HOME (or --hermes-home) at the Hermes home directory`
+        : code === "EISDIR"
+          ? `${envFilePath(hermesHome)} is a directory: move it away; secrets live in a file named .env`
+          : "Check its permissions (it should be readable by you only, mode 0600)";
+    throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `Cannot read ${envFilePath(hermesHome)}: ${describeError(error)}. ${remedy}.`, cause: error });
   }
 }
 
