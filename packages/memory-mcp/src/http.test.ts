@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import http from "node:http";
+import net from "node:net";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -96,6 +97,37 @@ describe("the Streamable HTTP transport", () => {
 describe("startMcpHttpServer", () => {
   it("refuses to bind anywhere but 127.0.0.1", async () => {
     await expect(startMcpHttpServer({ createServer: () => { throw new Error("unused"); }, token: "t", host: "0.0.0.0", port: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+  });
+
+  it("cuts off a client that trickles its request, and refuses connections past maxConnections", async () => {
+    const server = await startMcpHttpServer({ createServer: () => { throw new Error("unused"); }, token: "t", port: 0, requestTimeoutMs: 400, headersTimeoutMs: 300, maxConnections: 2 });
+    try {
+      // Each socket with the time from its connection to its close, listened for from the start.
+      const open = (): Promise<{ socket: net.Socket; closed: Promise<number> }> =>
+        new Promise((resolve, reject) => {
+          const socket = net.connect(server.port, "127.0.0.1");
+          const started = Date.now();
+          const closed = new Promise<number>((done) => socket.on("close", () => done(Date.now() - started)));
+          socket.on("error", () => undefined);
+          socket.resume(); // read what the server sends, so its close is seen
+          socket.once("connect", () => resolve({ socket, closed }));
+          socket.once("error", reject);
+        });
+      // Headers never finished: closed after the headers timeout, not Node's 300 s.
+      const slow = await open();
+      slow.socket.write("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+      expect(await slow.closed).toBeLessThan(5_000);
+      // Two idle connections fill the server; a third is closed at once.
+      const a = await open();
+      const b = await open();
+      const c = await open();
+      expect(await c.closed).toBeLessThan(2_000);
+      a.socket.destroy();
+      b.socket.destroy();
+    } finally {
+      await server.close();
+    }
+    await expect(startMcpHttpServer({ createServer: () => { throw new Error("unused"); }, token: "t", port: 0, maxConnections: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
   });
 });
 

@@ -25,7 +25,19 @@ export interface McpHttpServerOptions {
   /** Extra browser origins allowed besides the server's own (`http://127.0.0.1:<port>`, `http://localhost:<port>`). */
   allowedOrigins?: string[];
   logger?: Logger;
+  /**
+   * Longest time a client may take to send one whole request, headers and body (default 30 s;
+   * Node's own default is 300 s). A client that trickles a body is cut off after it.
+   */
+  requestTimeoutMs?: number;
+  /** Longest time a client may take to send the headers of a request (default 10 s). */
+  headersTimeoutMs?: number;
+  /** Most connections open at once (default 256); further ones are closed at once. */
+  maxConnections?: number;
 }
+
+/** Defaults of the HTTP server's limits (see `McpHttpServerOptions`). */
+export const MCP_HTTP_LIMITS = { requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, maxConnections: 256 } as const;
 
 /** A running HTTP transport. */
 export interface McpHttpServer {
@@ -76,12 +88,28 @@ export async function startMcpHttpServer(options: McpHttpServerOptions): Promise
     origins: new Set([`http://${MCP_HTTP_HOST}:${port}`, `http://localhost:${port}`, ...(options.allowedOrigins ?? [])]),
   });
 
-  const server = http.createServer((req, res) => {
+  // A loopback client sends a request in milliseconds; holding sockets open for Node's 300 s
+  // default would let one slow or stuck client pile up connections.
+  const limit = (name: keyof typeof MCP_HTTP_LIMITS): number => {
+    const value = options[name] ?? MCP_HTTP_LIMITS[name];
+    if (!Number.isInteger(value) || value < 1) {
+      throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `startMcpHttpServer: ${name} must be a positive integer, got ${String(value)}.` });
+    }
+    return value;
+  };
+  const requestTimeout = limit("requestTimeoutMs");
+  const headersTimeout = Math.min(limit("headersTimeoutMs"), requestTimeout);
+  const maxConnections = limit("maxConnections");
+
+  // Node checks those timeouts every `connectionsCheckingInterval` (30 s by default).
+  const server = http.createServer({ requestTimeout, headersTimeout, connectionsCheckingInterval: Math.min(1_000, Math.ceil(headersTimeout / 2)) }, (req, res) => {
     void handle(req, res).catch((error: unknown) => {
       logger.error(`MCP HTTP request failed: ${describeError(error)}`);
       reply(res, 500, "Internal error");
     });
   });
+
+  server.maxConnections = maxConnections;
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const { hosts, origins } = allowed();

@@ -17,6 +17,7 @@ export {
   MCP_HTTP_HOST,
   MCP_HTTP_PATH,
   DEFAULT_MCP_HTTP_PORT,
+  MCP_HTTP_LIMITS,
   type McpHttpServer,
   type McpHttpServerOptions,
 } from "./http.js";
