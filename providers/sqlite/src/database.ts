@@ -93,7 +93,6 @@ INSERT INTO items_fts(items_fts, rank) VALUES ('rank', 'bm25(${BM25_WEIGHTS.cont
 const SCHEMA_V3_COLUMNS = `
 DROP TRIGGER IF EXISTS items_ad;
 DROP TRIGGER IF EXISTS items_au;
-DROP TABLE IF EXISTS items_fts;
 ALTER TABLE items ADD COLUMN prev1 TEXT NOT NULL DEFAULT '';
 ALTER TABLE items ADD COLUMN prev2 TEXT NOT NULL DEFAULT '';
 ALTER TABLE items ADD COLUMN session_date TEXT NOT NULL DEFAULT '';
@@ -230,8 +229,9 @@ const MIGRATION_STEP = 20_000;
  * over each session's turns) in steps, so a store of millions of turns never sits in memory and
  * `progress` hears after each step.
  */
-function migrateToV3(db: Db, maxId: number, sessions: ReadonlyArray<[string, number]>, step: (units: number) => void): void {
+function migrateToV3(db: Db, idRanges: ReadonlyArray<IdRange>, sessions: ReadonlyArray<[string, number]>, step: (units: number) => void): void {
   // The old FTS table and its triggers go first, so filling the columns touches no index.
+  dropOldIndex(db);
   db.exec(SCHEMA_V3_COLUMNS);
   db.function("hermes_turn_date", { deterministic: true }, (metadata: unknown, createdAt: unknown) => {
     let meta: Record<string, unknown> | undefined;
@@ -244,9 +244,9 @@ function migrateToV3(db: Db, maxId: number, sessions: ReadonlyArray<[string, num
     return turnDateText("turn", meta, Number(createdAt));
   });
   const date = db.prepare(`UPDATE items SET session_date = hermes_turn_date(metadata, created_at) WHERE kind = 'turn' AND id > ? AND id <= ?`);
-  for (let from = 0; from < maxId; from += MIGRATION_STEP) {
-    date.run(from, from + MIGRATION_STEP);
-    step(Math.min(MIGRATION_STEP, maxId - from));
+  for (const [from, to, rows] of idRanges) {
+    date.run(from, to);
+    step(rows);
   }
 
   const context = db.prepare(
@@ -262,10 +262,66 @@ function migrateToV3(db: Db, maxId: number, sessions: ReadonlyArray<[string, num
     `INSERT INTO items_fts(rowid, content, speaker, prev1, prev2, session_date)
      SELECT id, content, speaker, prev1, prev2, session_date FROM items WHERE id > ? AND id <= ?`,
   );
-  for (let from = 0; from < maxId; from += MIGRATION_STEP) {
-    index.run(from, from + MIGRATION_STEP);
-    step(Math.min(MIGRATION_STEP, maxId - from));
+  for (const [from, to, rows] of idRanges) {
+    index.run(from, to);
+    step(rows);
   }
+}
+
+/** Ids `from` (exclusive) to `to` (inclusive) holding `rows` items. */
+type IdRange = readonly [from: bigint | number, to: bigint, rows: number];
+
+/**
+ * Consecutive id ranges covering every item, about `MIGRATION_STEP` items each, for the migrations
+ * that touch every row in steps. Ranges follow the rows, not the id values: ids may have gaps of any
+ * size (up to the largest rowid), which steps of fixed id width would walk through one by one.
+ * Ids are read as bigints, since those beyond 2^53 are not exact as numbers.
+ */
+function itemIdRanges(db: Db): IdRange[] {
+  const ends = db
+    .prepare(`SELECT id, n FROM (SELECT id, row_number() OVER (ORDER BY id) AS n, COUNT(*) OVER () AS total FROM items) WHERE n % ${MIGRATION_STEP} = 0 OR n = total`)
+    .safeIntegers(true)
+    .raw(true)
+    .all() as Array<[bigint, bigint]>;
+  const ranges: IdRange[] = [];
+  // Below every id, the smallest rowid included (ids may be zero or negative).
+  let from: bigint | number = -1e19;
+  let counted = 0n;
+  for (const [to, n] of ends) {
+    ranges.push([from, to, Number(n - counted)]);
+    from = to;
+    counted = n;
+  }
+  return ranges;
+}
+
+// The tables FTS5 keeps an index in (`items_fts_data`, ...).
+const FTS_SHADOW_TABLES = ["data", "idx", "content", "docsize", "config"].map((t) => `items_fts_${t}`);
+
+/**
+ * Drop the pre-v3 FTS table, which v3 rebuilds from items anyway. A damaged one (a shadow table
+ * missing or unreadable, e.g. its config) cannot be dropped by FTS5 itself: its schema entry is
+ * removed instead. Shadow tables left without their FTS table go too, so the new one can be created.
+ * Runs inside the migration's transaction: a failure rolls all of it back.
+ */
+function dropOldIndex(db: Db): void {
+  try {
+    db.exec(`DROP TABLE IF EXISTS items_fts`);
+  } catch {
+    db.unsafeMode(true);
+    try {
+      const cookie = Number(db.pragma("schema_version", { simple: true }));
+      db.pragma("writable_schema = ON");
+      db.prepare(`DELETE FROM sqlite_master WHERE type = 'table' AND name = 'items_fts'`).run();
+      db.pragma("writable_schema = OFF");
+      // A new schema cookie makes the connection read the schema again, now without the table.
+      db.pragma(`schema_version = ${cookie + 1}`);
+      for (const table of FTS_SHADOW_TABLES) db.exec(`DROP TABLE IF EXISTS ${table}`);
+    } finally {
+      db.unsafeMode(false);
+    }
+  }
+  for (const table of FTS_SHADOW_TABLES) db.exec(`DROP TABLE IF EXISTS ${table}`);
 }
 
 function storeSpec(progress?: MigrationProgress): SqliteStoreSpec {
@@ -279,15 +335,16 @@ function storeSpec(progress?: MigrationProgress): SqliteStoreSpec {
       if (current < 1) db.exec(SCHEMA_V1);
       // v2: early v1 databases indexed inserts through a trigger; the store now does it directly.
       if (current < 2) db.exec("DROP TRIGGER IF EXISTS items_ai");
-      // Progress covers every step, measured up front: v3 dates and indexes every row (largest id)
-      // and fills every turn of a session; v5 fills those turns again.
-      const maxId = Number(db.prepare(`SELECT COALESCE(MAX(id), 0) FROM items`).pluck().get());
+      // Progress covers every step, measured up front: v3 dates and indexes every row and fills
+      // every turn of a session; v5 fills those turns again.
+      const idRanges = current < 3 ? itemIdRanges(db) : [];
+      const rows = idRanges.reduce((sum, [, , n]) => sum + n, 0);
       const sessions = db
         .prepare(`SELECT session_id, COUNT(*) FROM items WHERE kind = 'turn' AND session_id <> '' GROUP BY session_id ORDER BY session_id`)
         .raw(true)
         .all() as Array<[string, number]>;
       const inSessions = sessions.reduce((sum, [, n]) => sum + n, 0);
-      const total = (current < 3 ? 2 * maxId + inSessions : 0) + (current < 5 ? inSessions : 0);
+      const total = (current < 3 ? 2 * rows + inSessions : 0) + (current < 5 ? inSessions : 0);
       let done = 0;
       const step = (units: number) => {
         done += units;
@@ -295,7 +352,7 @@ function storeSpec(progress?: MigrationProgress): SqliteStoreSpec {
       };
       if (current < 5) progress?.(0, total);
       // v3: each turn's FTS document also holds the two previous turns of its session and its date.
-      if (current < 3) migrateToV3(db, maxId, sessions, step);
+      if (current < 3) migrateToV3(db, idRanges, sessions, step);
       // v4: expires_at, and the indexes for expiry and for erasure by user.
       if (current < 4) db.exec(SCHEMA_V4);
       // v5: the ids of each turn's two previous turns and whether it asks a question, stored with it.
