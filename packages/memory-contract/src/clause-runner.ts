@@ -4,6 +4,15 @@ import type { ContractRunOptions, MemoryProviderContractSetup } from "./contract
 import type { ClauseStatus, ContractResult } from "./contract-report.js";
 import type { ProviderHarness } from "./provider-harness.js";
 import type { Sandbox } from "./sandbox.js";
+import { takeStrayErrors } from "./stray-errors.js";
+
+/** Longest reason kept in a result; a provider with thousands of tools would otherwise make one clause's reason megabytes long. */
+export const MAX_REASON_LENGTH = 4000;
+
+function capReason(reason: string): string {
+  if (reason.length <= MAX_REASON_LENGTH) return reason;
+  return `${reason.slice(0, MAX_REASON_LENGTH)}… (${reason.length - MAX_REASON_LENGTH} more characters)`;
+}
 
 /** What a clause body decides. */
 export interface ClauseOutcome {
@@ -98,6 +107,12 @@ export class ClauseRunner {
       } catch (error) {
         outcome = fail(`threw: ${describeError(error)}`);
       }
+      // Errors the provider threw from a callback, or promises it left rejected, while this clause ran.
+      const strays = takeStrayErrors();
+      if (strays.length > 0) {
+        const stray = `the provider raised errors outside the calls the kit made (they may come from a callback started earlier): ${strays.join("; ")}`;
+        outcome = fail(outcome.status === "fail" && outcome.reason ? `${outcome.reason}; ${stray}` : stray);
+      }
     }
     this.record(clause, outcome, performance.now() - started);
     return outcome;
@@ -119,7 +134,7 @@ export class ClauseRunner {
       hint: clause.hint,
       durationMs: Math.round(durationMs),
     };
-    if (outcome.reason !== undefined) result.reason = outcome.reason;
+    if (outcome.reason !== undefined) result.reason = capReason(outcome.reason);
     this.results.set(clause.id, result);
   }
 

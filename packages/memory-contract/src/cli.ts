@@ -3,6 +3,7 @@ import { describeError } from "@hermes/memory-core";
 import { formatContractReport } from "./format-report.js";
 import { createSetupFromPackage, resolvePackageDir } from "./package-setup.js";
 import { runMemoryProviderContract } from "./run-contract.js";
+import { captureStrayErrors, takeStrayErrors } from "./stray-errors.js";
 
 /** Where the CLI writes; injectable for tests. */
 export interface CliIo {
@@ -11,11 +12,35 @@ export interface CliIo {
   cwd: string;
 }
 
+// The real stdout write, kept before `guardProcess` sends provider output to stderr.
+const writeStdout = process.stdout.write.bind(process.stdout);
+
 const defaultIo: CliIo = {
-  stdout: (text) => process.stdout.write(text),
+  stdout: (text) => writeStdout(text),
   stderr: (text) => process.stderr.write(text),
   cwd: process.cwd(),
 };
+
+/**
+ * While a provider package is loaded and tested in this process: `process.exit()` throws instead
+ * of ending the process (the call, or the import, that made it fails), whatever the provider
+ * writes to stdout goes to stderr (so it cannot corrupt the report or `--json`), and uncaught
+ * exceptions / unhandled rejections are queued for the clauses. Returns the function that undoes it.
+ */
+function guardProcess(): () => void {
+  const exit = process.exit;
+  const write = process.stdout.write;
+  process.exit = ((code?: number | string | null) => {
+    throw new Error(`the provider called process.exit(${code === undefined ? "" : String(code)}); a provider must never end the host process`);
+  }) as typeof process.exit;
+  process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
+  const releaseStrayErrors = captureStrayErrors();
+  return () => {
+    process.exit = exit;
+    process.stdout.write = write;
+    releaseStrayErrors();
+  };
+}
 
 /**
  * Run `hermes-memory-contract [package-dir | package-name] [--json] [--provider name]
@@ -34,23 +59,32 @@ export async function runContractCli(argv: readonly string[], io: CliIo = defaul
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .action(async (target: string | undefined, opts: { json?: boolean; provider?: string; only?: string[] }) => {
-      let prepared;
+      const release = guardProcess();
       try {
-        const dir = resolvePackageDir(target, io.cwd);
-        prepared = await createSetupFromPackage(dir, opts.provider ? { providerName: opts.provider } : {});
-      } catch (error) {
-        io.stderr(`hermes-memory-contract: ${describeError(error)}\n`);
-        exitCode = 2;
-        return;
-      }
-      try {
-        const report = await runMemoryProviderContract(prepared.setup, opts.only ? { only: opts.only } : {});
-        io.stdout(opts.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatContractReport(report)}\n`);
-        exitCode = report.ok ? 0 : 1;
+        exitCode = await runAction(target, opts);
       } finally {
-        prepared.dispose();
+        release();
+        const strays = takeStrayErrors();
+        if (strays.length > 0) io.stderr(`hermes-memory-contract: the provider package raised errors outside the clauses: ${strays.join("; ")}\n`);
       }
     });
+  const runAction = async (target: string | undefined, opts: { json?: boolean; provider?: string; only?: string[] }): Promise<number> => {
+    let prepared;
+    try {
+      const dir = resolvePackageDir(target, io.cwd);
+      prepared = await createSetupFromPackage(dir, opts.provider ? { providerName: opts.provider } : {});
+    } catch (error) {
+      io.stderr(`hermes-memory-contract: ${describeError(error)}\n`);
+      return 2;
+    }
+    try {
+      const report = await runMemoryProviderContract(prepared.setup, opts.only ? { only: opts.only } : {});
+      io.stdout(opts.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatContractReport(report)}\n`);
+      return report.ok ? 0 : 1;
+    } finally {
+      prepared.dispose();
+    }
+  };
   try {
     await program.parseAsync([...argv], { from: "user" });
   } catch (error) {

@@ -45,7 +45,7 @@ export async function withTimeout<T>(value: MaybePromise<T>, ms: number, what: s
   }
 }
 
-/** `initialize()` timeouts after which the harness stops waiting for it (see `openInstance`). */
+/** `createProvider()` or `initialize()` timeouts after which the harness stops waiting for it (see `create`, `openInstance`). */
 const INIT_TIMEOUTS_BEFORE_GIVING_UP = 2;
 
 /** A short random marker for facts the kit writes and later looks for. */
@@ -93,6 +93,8 @@ export class ProviderHarness {
 
   /** `initialize()` calls that timed out so far in this run. */
   private initTimeouts = 0;
+  /** `createProvider()` calls (e.g. a package import that never finishes) that timed out so far. */
+  private createTimeouts = 0;
 
   constructor(
     private readonly setup: MemoryProviderContractSetup,
@@ -102,14 +104,23 @@ export class ProviderHarness {
 
   /** A new, uninitialised instance (for methods callable before `initialize`). */
   async create(label: string, options: { hermesHome?: string; sessionId?: string } = {}): Promise<ProviderInstance> {
+    if (this.createTimeouts >= INIT_TIMEOUTS_BEFORE_GIVING_UP) {
+      throw new ProviderCallTimeoutError(`createProvider() (not waited for again: it did not settle in ${this.createTimeouts} earlier clauses)`, this.timeouts.callMs);
+    }
     const hermesHome = options.hermesHome ?? this.sandbox.newHermesHome(label);
     const factoryCtx = { hermesHome };
     const scope = { label };
-    const provider = await withTimeout(
-      providerCallScope.run(scope, () => runWithProfile(hermesHome, () => this.setup.createProvider(factoryCtx))),
-      this.timeouts.callMs,
-      "createProvider()",
-    );
+    let provider: MemoryProvider;
+    try {
+      provider = await withTimeout(
+        providerCallScope.run(scope, () => runWithProfile(hermesHome, () => this.setup.createProvider(factoryCtx))),
+        this.timeouts.callMs,
+        "createProvider()",
+      );
+    } catch (error) {
+      if (error instanceof ProviderCallTimeoutError) this.createTimeouts++;
+      throw error;
+    }
     const callMs = this.timeouts.callMs;
     let closed = false;
     const instance: ProviderInstance = {

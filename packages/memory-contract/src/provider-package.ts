@@ -42,7 +42,9 @@ export function readProviderPackage(dir: string): ProviderPackage {
   const file = path.join(realDir, "package.json");
   let packageJson: Record<string, unknown>;
   try {
-    const parsed: unknown = JSON.parse(fs.readFileSync(file, "utf8"));
+    // A leading byte-order mark is accepted, as core's discovery accepts it.
+    const text = fs.readFileSync(file, "utf8");
+    const parsed: unknown = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
     if (!isPlainObject(parsed)) throw new Error("not a JSON object");
     packageJson = parsed;
   } catch (error) {

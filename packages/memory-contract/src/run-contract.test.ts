@@ -82,6 +82,16 @@ describe("runMemoryProviderContract on a provider returning a thenable that neve
   }, 60_000);
 });
 
+describe("runMemoryProviderContract with a createProvider() that never settles (a package import that hangs)", () => {
+  it("waits the call timeout twice, then fails the remaining clauses at once", async () => {
+    const started = Date.now();
+    const report = await runMemoryProviderContract({ name: "minimal", capabilities: ALL_CAPABILITIES, timeouts: { callMs: 1_000 }, createProvider: () => new Promise<never>(() => {}) });
+    const gaveUp = report.results.filter((r) => r.status === "fail" && /createProvider\(\) \(not waited for again/.test(r.reason ?? ""));
+    expect(gaveUp.length).toBeGreaterThan(10);
+    expect(Date.now() - started).toBeLessThan(15_000);
+  }, 60_000);
+});
+
 describe("runMemoryProviderContract on a provider whose initialize() never settles", () => {
   it("waits the call timeout twice, then fails the remaining clauses at once, naming initialize()", async () => {
     const started = Date.now();

@@ -19,6 +19,7 @@ import { runToolsGroup } from "./groups/tools-group.js";
 import { runUpdateGroup } from "./groups/update-group.js";
 import { ProviderHarness } from "./provider-harness.js";
 import { Sandbox } from "./sandbox.js";
+import { captureStrayErrors } from "./stray-errors.js";
 
 const GROUP_RUNNERS: Array<[ContractGroup, (ctx: ContractContext) => Promise<void>]> = [
   ["MANIFEST", runManifestGroup],
@@ -66,6 +67,8 @@ async function runExclusive(setup: MemoryProviderContractSetup, options: Contrac
     harness,
     clause: (id, body) => runner.run(id, body),
   };
+  // A provider's uncaught exception or unhandled rejection fails the clause running, not the process.
+  const releaseStrayErrors = captureStrayErrors();
   sandbox.enter();
   try {
     for (const [group, runGroup] of GROUP_RUNNERS) {
@@ -81,6 +84,7 @@ async function runExclusive(setup: MemoryProviderContractSetup, options: Contrac
     await harness.closeAll();
   } finally {
     sandbox.dispose();
+    releaseStrayErrors();
   }
   const results = runner.list(CONTRACT_CLAUSES);
   const summary = summarizeResults(results);

@@ -1,0 +1,121 @@
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { ContractReport } from "./contract-report.js";
+
+// Broken and hostile provider packages given to the built CLI: it must always print a report (valid
+// --json), exit with the documented code, and leave nothing in its temp dir.
+const here = path.dirname(fileURLToPath(import.meta.url));
+const bin = path.resolve(here, "..", "dist", "bin.js");
+const minimalProvider = pathToFileURL(path.join(here, "__fixtures__", "minimal-provider.js")).href;
+
+const temps: string[] = [];
+afterEach(() => {
+  for (const dir of temps.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(prefix: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  temps.push(dir);
+  return dir;
+}
+
+/** A provider package whose entry runs `code` and registers `new P()` (default: the minimal provider). */
+function providerPackage(code: string, packageJsonText?: string): string {
+  const dir = tempDir("contract-hostile-");
+  const manifest = { name: "@contract-fixtures/hostile", version: "1.0.0", type: "module", hermesMemoryProvider: { name: "minimal", entry: "./index.js" } };
+  fs.writeFileSync(path.join(dir, "package.json"), packageJsonText ?? JSON.stringify(manifest));
+  fs.writeFileSync(
+    path.join(dir, "index.js"),
+    `import { MinimalProvider } from ${JSON.stringify(minimalProvider)};\nlet P = MinimalProvider;\n${code}\nexport function register(ctx) { ctx.registerMemoryProvider(new P()); }\n`,
+  );
+  return dir;
+}
+
+/** Run the CLI with its own TMPDIR, so whatever it leaves behind can be seen. */
+function runBin(args: string[]): Promise<{ code: number; stdout: string; stderr: string; leftInTmp: string[] }> {
+  const tmp = tempDir("contract-hostile-tmp-");
+  return new Promise((resolve) => {
+    execFile(process.execPath, [bin, ...args], { env: { ...process.env, TMPDIR: tmp }, timeout: 30_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === "number" ? error.code : -1) : 0;
+      resolve({ code, stdout, stderr, leftInTmp: fs.readdirSync(tmp) });
+    });
+  });
+}
+
+function failures(report: ContractReport): Record<string, string> {
+  return Object.fromEntries(report.results.filter((r) => r.status === "fail").map((r) => [r.id, r.reason ?? ""]));
+}
+
+describe("hermes-memory-contract CLI with hostile provider packages", () => {
+  beforeAll(() => {
+    if (!fs.existsSync(bin)) throw new Error(`${bin} is missing: run pnpm --filter @hermes/memory-contract build first`);
+  });
+
+  it("reports process.exit(0) inside initialize() as a failure instead of exiting 0 without a report", async () => {
+    const dir = providerPackage("P = class extends MinimalProvider { initialize() { process.exit(0); } };");
+    const { code, stdout, leftInTmp } = await runBin([dir, "--json", "--only", "INIT"]);
+    const report = JSON.parse(stdout) as ContractReport;
+    expect(failures(report)["C-INIT-1"]).toContain("process.exit(0)");
+    expect(code).toBe(1);
+    expect(leftInTmp).toEqual([]);
+  });
+
+  it("reports process.exit(1) at import under C-MANIFEST-3", async () => {
+    const dir = providerPackage("process.exit(1);");
+    const { code, stdout, leftInTmp } = await runBin([dir, "--json", "--only", "MANIFEST"]);
+    const report = JSON.parse(stdout) as ContractReport;
+    expect(failures(report)["C-MANIFEST-3"]).toContain("process.exit(1)");
+    expect(code).toBe(1);
+    expect(leftInTmp).toEqual([]);
+  });
+
+  it.each([
+    ["an exception thrown from a timer", "setTimeout(() => { throw new Error('hostile-timer-boom'); }, 1);", "uncaught exception: hostile-timer-boom"],
+    ["an unhandled rejection", "void Promise.reject(new Error('hostile-rejection'));", "unhandled promise rejection: hostile-rejection"],
+  ])("fails the clause for %s instead of crashing with a stack", async (_label, statement, expected) => {
+    const dir = providerPackage(`P = class extends MinimalProvider { initialize(...args) { ${statement} return super.initialize(...args); } };`);
+    const { code, stdout, stderr, leftInTmp } = await runBin([dir, "--json", "--only", "INIT"]);
+    const report = JSON.parse(stdout) as ContractReport;
+    expect(Object.values(failures(report)).join("\n")).toContain(expected);
+    expect(stderr).not.toMatch(/^\s+at /m);
+    expect(code).toBe(1);
+    expect(leftInTmp).toEqual([]);
+  });
+
+  it("keeps --json valid when the provider writes to stdout (its output goes to stderr)", async () => {
+    const dir = providerPackage(
+      'process.stdout.write("garbage-at-import\\n"); P = class extends MinimalProvider { initialize(...args) { console.log("garbage-in-init"); return super.initialize(...args); } };',
+    );
+    const { code, stdout, stderr } = await runBin([dir, "--json", "--only", "IDENTITY", "INIT"]);
+    const report = JSON.parse(stdout) as ContractReport;
+    expect(failures(report)).toEqual({});
+    expect(code).toBe(0);
+    expect(stderr).toContain("garbage-at-import");
+    expect(stderr).toContain("garbage-in-init");
+  });
+
+  it("reads a package.json with a byte-order mark, as core's discovery does", async () => {
+    const manifest = { name: "@contract-fixtures/bom", version: "1.0.0", type: "module", hermesMemoryProvider: { name: "minimal", entry: "./index.js" } };
+    const dir = providerPackage("", `\ufeff${JSON.stringify(manifest)}`);
+    const { code, stdout, stderr } = await runBin([dir, "--json", "--only", "MANIFEST"]);
+    expect(stderr).toBe("");
+    expect(failures(JSON.parse(stdout) as ContractReport)).toEqual({});
+    expect(code).toBe(0);
+  });
+
+  it("caps a clause's reason when the provider returns 10,000 failing tools", async () => {
+    const dir = providerPackage(
+      "P = class extends MinimalProvider { getToolSchemas() { return Array.from({ length: 10000 }, (_, i) => ({ name: `t${i}`, description: 'd', parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } })); } handleToolCall() { return {}; } };",
+    );
+    const { code, stdout } = await runBin([dir, "--json", "--only", "C-TOOLS-6"]);
+    const reason = failures(JSON.parse(stdout) as ContractReport)["C-TOOLS-6"] ?? "";
+    expect(reason).toContain("t0 with no arguments");
+    expect(reason.length).toBeLessThan(4200);
+    expect(reason).toMatch(/more characters\)$/);
+    expect(code).toBe(1);
+  }, 30_000);
+});
