@@ -40,6 +40,38 @@ describe("openSqliteStore", () => {
     expect(migrated).toEqual([0]);
   });
 
+  it("a migration that fails is STORAGE_FAILED and leaves the file as it was: same rows, same journal mode, no -wal/-shm", () => {
+    const dir = tmp();
+    const file = path.join(dir, "s.db");
+    const first = openSqliteStore(file, spec(1));
+    first.exec("INSERT INTO t VALUES ('kept')");
+    closeSqliteStore(first);
+    const before = fs.readFileSync(file);
+    const failing: SqliteStoreSpec = {
+      ...spec(2),
+      migrate(db) {
+        db.exec("CREATE TABLE half (x TEXT)");
+        throw new Error("step 2 failed");
+      },
+    };
+    expect(() => openSqliteStore(file, failing)).toThrow(expect.objectContaining({ code: "STORAGE_FAILED", message: expect.stringMatching(/step 2 failed/) }));
+    expect(fs.readdirSync(dir)).toEqual(["s.db"]);
+    // Only the header's change counters may differ: the schema, the rows and the journal mode are as before.
+    const Driver = loader.load()!;
+    const read = (bytes: Buffer) => {
+      const copy = path.join(tmp(), "copy.db");
+      fs.writeFileSync(copy, bytes);
+      const db = new Driver(copy, { readonly: true });
+      try {
+        return { schema: db.prepare("SELECT sql FROM sqlite_master ORDER BY name").pluck().all(), rows: db.prepare("SELECT x FROM t").pluck().all(), version: db.pragma("user_version", { simple: true }), journal: db.pragma("journal_mode", { simple: true }) };
+      } finally {
+        db.close();
+      }
+    };
+    expect(read(fs.readFileSync(file))).toEqual(read(before));
+    expect(read(before)).toMatchObject({ rows: ["kept"], journal: "delete" });
+  });
+
   it("rejects a newer schema with SCHEMA_TOO_NEW and leaves the file untouched", () => {
     const file = path.join(tmp(), "s.db");
     closeSqliteStore(openSqliteStore(file, spec(5)));

@@ -133,9 +133,23 @@ function prepareStore(db: SqliteDb, file: string, readonly: boolean, spec: Sqlit
       });
     }
     if (!readonly) {
+      const journal = String(db.pragma("journal_mode", { simple: true }));
       db.pragma("journal_mode = WAL");
       db.pragma("synchronous = NORMAL");
-      if (version < spec.schemaVersion) migrateStore(db, spec);
+      try {
+        if (version < spec.schemaVersion) migrateStore(db, spec);
+      } catch (error) {
+        // The migration rolled back; the file goes back to the journal mode it had (no -wal/-shm
+        // left), so a file that cannot be migrated is left as it was found.
+        if (journal !== "wal") {
+          try {
+            db.pragma(`journal_mode = ${journal === "memory" || journal === "off" ? "DELETE" : journal}`);
+          } catch {
+            // Another connection has it open; its close switches it back.
+          }
+        }
+        throw error;
+      }
     } else if (version < 1) {
       throw storageError(`the ${spec.label} at ${file} has not been initialised`, undefined, "open it once with write access");
     } else if (version < (spec.minReadableVersion ?? spec.schemaVersion)) {
