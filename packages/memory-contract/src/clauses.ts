@@ -84,8 +84,8 @@ export const CONTRACT_CLAUSES: readonly ContractClause[] = [
 
   clause("C-IDENTITY-1", "IDENTITY", "name matches ^[a-z0-9][a-z0-9._-]{0,63}$, is not reserved and equals setup.name",
     'Use a lowercase constant name (e.g. readonly name = "my-provider"); "builtin" is reserved.'),
-  clause("C-IDENTITY-2", "IDENTITY", "isAvailable() is synchronous and returns a boolean",
-    "isAvailable() must not be async: check config, environment variables and installed dependencies only, and return true/false."),
+  clause("C-IDENTITY-2", "IDENTITY", "isAvailable() is synchronous, quick (under 1 s) and returns a boolean",
+    "isAvailable() must not be async or slow: check config, environment variables and installed dependencies only (no blocking I/O or heavy work), and return true/false."),
   clause("C-IDENTITY-3", "IDENTITY", "isAvailable(), getToolSchemas() and getConfigSchema() make no network calls",
     "Move connectivity checks into initialize() or the first real call; these methods run at start-up and in status screens, often offline."),
 

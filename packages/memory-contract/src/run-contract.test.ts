@@ -9,6 +9,7 @@ import {
   FetchInIsAvailableProvider,
   HomeWritingProvider,
   LeakyProfileProvider,
+  SlowIsAvailableProvider,
   HangingInitializeProvider,
   NeverSettlingThenableProvider,
   SubagentWritingProvider,
@@ -191,6 +192,7 @@ describe("runMemoryProviderContract catches broken providers", () => {
   const cases: Array<{ mistake: string; Provider: new () => MinimalProvider; fails: string[] }> = [
     { mistake: "a blocking syncTurn", Provider: BlockingSyncProvider, fails: ["C-HOOKS-1"] },
     { mistake: "a fetch in isAvailable", Provider: FetchInIsAvailableProvider, fails: ["C-IDENTITY-3"] },
+    { mistake: "an isAvailable that blocks for over a second", Provider: SlowIsAvailableProvider, fails: ["C-IDENTITY-2"] },
     { mistake: "a write to HOME", Provider: HomeWritingProvider, fails: ["C-INIT-2"] },
     { mistake: "a leaky profile (global static storage)", Provider: LeakyProfileProvider, fails: ["C-ISOLATION-1"] },
     { mistake: "a duplicating checkpoint", Provider: DuplicatingCheckpointProvider, fails: ["C-CHECKPOINT-2", "C-CHECKPOINT-3"] },

@@ -218,3 +218,14 @@ export class HangingInitializeProvider extends MinimalProvider {
     return new Promise<void>(() => {});
   }
 }
+
+/** isAvailable() blocks for over a second (e.g. a synchronous probe of a backend). */
+export class SlowIsAvailableProvider extends MinimalProvider {
+  override isAvailable(): boolean {
+    const until = Date.now() + 1_200;
+    while (Date.now() < until) {
+      // busy: what a synchronous network probe or a heavy scan does to the host's start
+    }
+    return true;
+  }
+}

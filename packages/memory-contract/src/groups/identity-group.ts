@@ -6,6 +6,13 @@ function isThenable(value: unknown): boolean {
   return typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function";
 }
 
+/**
+ * Longest `isAvailable()` call that passes C-IDENTITY-2. Checking config, environment variables and
+ * installed dependencies takes well under a millisecond to a few; a second leaves room for a slow
+ * machine while catching blocking I/O or computation.
+ */
+export const IS_AVAILABLE_MAX_MS = 1_000;
+
 /** IDENTITY: name, synchronous isAvailable, no network in the start-up methods. */
 export async function runIdentityGroup(ctx: ContractContext): Promise<void> {
   const probe = await ctx.harness.create("identity");
@@ -21,10 +28,16 @@ export async function runIdentityGroup(ctx: ContractContext): Promise<void> {
     });
 
     await ctx.clause("C-IDENTITY-2", async () => {
+      const started = performance.now();
       const { value, error } = withNetworkTrap(() => runWithProfile(probe.hermesHome, () => provider.isAvailable()));
+      const tookMs = performance.now() - started;
       if (error !== undefined) return fail(`isAvailable() threw: ${describeError(error)}`);
       if (isThenable(value)) return fail("isAvailable() returned a Promise; it must be synchronous");
       if (typeof value !== "boolean") return fail(`isAvailable() returned ${typeof value}, expected a boolean`);
+      // The host calls it at every start, synchronously: no timeout can bound it.
+      if (tookMs > IS_AVAILABLE_MAX_MS) {
+        return fail(`isAvailable() took ${Math.round(tookMs)} ms (more than ${IS_AVAILABLE_MAX_MS} ms); it blocks every start of the host, and no timeout can bound synchronous work`);
+      }
       return pass(`isAvailable() = ${value}`);
     });
 
