@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
 import os from "node:os";
@@ -52,11 +53,11 @@ describe("a MEMORY.md that is not UTF-8 (saved by an editor in Latin-1)", () => 
 describe("a MEMORY.md that exists but cannot be read", () => {
   it("add refuses instead of replacing the file with the new entry alone", async () => {
     fs.writeFileSync(file(), "entry one\n§\nentry two");
-    const readFile = fsp.readFile.bind(fsp);
+    const open = fsp.open.bind(fsp);
     // EMFILE (too many open files), EACCES (as a non-root user), EIO: any read error but ENOENT.
-    vi.spyOn(fsp, "readFile").mockImplementation(async (target, options) => {
+    vi.spyOn(fsp, "open").mockImplementation(async (target, flags, mode) => {
       if (String(target) === file()) throw Object.assign(new Error(`EMFILE: too many open files, open '${file()}'`), { code: "EMFILE" });
-      return readFile(target, options as never);
+      return open(target, flags as never, mode as never);
     });
     const store = new BuiltinMemoryStore({ dir });
     const result = await store.add("memory", "new fact");
@@ -65,6 +66,17 @@ describe("a MEMORY.md that exists but cannot be read", () => {
     expect(String(result.error)).toContain("EMFILE");
     expect(String(result.error)).toContain(file());
     expect(fs.readFileSync(file(), "utf8")).toBe("entry one\n§\nentry two");
+  });
+});
+
+describe("a FIFO in place of MEMORY.md", () => {
+  it("is refused at once by a write, never waited on, and reads as empty", async () => {
+    execFileSync("mkfifo", [file()]);
+    const store = new BuiltinMemoryStore({ dir });
+    const result = await store.add("memory", "new fact");
+    expect(result.success).toBe(false);
+    expect(String(result.error)).toMatch(/not a regular file/);
+    expect(fs.statSync(file()).isFIFO()).toBe(true);
   });
 });
 

@@ -7,7 +7,7 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import { HermesMemoryError, describeError } from "../errors.js";
 import { atomicWriteFile, normalizeNewlines, withFileLock } from "../fs.js";
-import { notUtf8Message, readUtf8File } from "../config/text-file.js";
+import { notUtf8Message, readTextLenient, readUtf8File } from "../config/text-file.js";
 import { describeBlockedContent, sanitizeSnapshotEntry } from "./threat-scan.js";
 
 /** Separator between entries in MEMORY.md / USER.md: newline, section sign, newline. */
@@ -417,7 +417,8 @@ export class BuiltinMemoryStore {
 
   private async readRaw(target: BuiltinMemoryTarget): Promise<string> {
     try {
-      return await fsp.readFile(this.filePath(target), "utf8");
+      // Never blocks: a FIFO or device in place of the file reads as nothing (writes refuse it).
+      return await readTextLenient(this.filePath(target));
     } catch {
       return "";
     }

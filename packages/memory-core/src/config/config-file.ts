@@ -240,7 +240,8 @@ export async function readConfig(hermesHome?: string): Promise<HermesConfig> {
     if (HermesMemoryError.isInstance(error)) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== "ENOENT" && code !== "ENOTDIR") {
-      throw new HermesMemoryError({ code: "INVALID_CONFIG", message: `Cannot read ${file}: ${describeError(error)}. Check its permissions.`, cause: error });
+      const fix = code === "EINVAL" ? "Replace it with a regular YAML file" : "Check its permissions";
+      throw new HermesMemoryError({ code: "INVALID_CONFIG", message: `Cannot read ${file}: ${describeError(error)}. ${fix}.`, cause: error });
     }
   }
   return parseConfig(text, file);
@@ -248,7 +249,7 @@ export async function readConfig(hermesHome?: string): Promise<HermesConfig> {
 
 /** config.yaml as text ("" when missing); INVALID_CONFIG when it is not UTF-8; other errors as thrown. */
 async function readConfigText(file: string): Promise<string> {
-  const content = await readUtf8File(file);
+  const content = await readUtf8File(file, MAX_CONFIG_BYTES);
   if (content.kind === "missing") return "";
   if (content.kind === "not-utf8") {
     throw new HermesMemoryError({ code: "INVALID_CONFIG", message: `${notUtf8Message(file, content.offset)}. Nothing was read or written.` });

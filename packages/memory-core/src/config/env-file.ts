@@ -2,7 +2,7 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import { HermesMemoryError, describeError } from "../errors.js";
 import { atomicWriteFile, normalizeNewlines, stripBom, withFileLock } from "../fs.js";
-import { notUtf8Message, readUtf8File } from "./text-file.js";
+import { notUtf8Message, readTextLenient, readUtf8File } from "./text-file.js";
 
 /** File name of the secrets file inside `$HERMES_HOME`. */
 export const ENV_FILE_NAME = ".env";
@@ -194,19 +194,26 @@ export function parseEnv(text: string): Record<string, string> {
  * not touch `process.env` — callers decide what to do with the values.
  */
 export async function readEnvFile(hermesHome: string): Promise<Record<string, string>> {
+  const file = envFilePath(hermesHome);
   try {
-    return parseEnv(await fsp.readFile(envFilePath(hermesHome), "utf8"));
+    // Never blocks: a FIFO in place of .env is refused, not waited on.
+    const text = await readTextLenient(file);
+    if (text !== "" || (await fsp.stat(hermesHome).catch(() => null))?.isFile() !== true) return parseEnv(text);
+    throw Object.assign(new Error(`ENOTDIR: not a directory, open '${file}'`), { code: "ENOTDIR" });
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    let code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT") return {};
+    if (code === "EINVAL" && (await fsp.stat(file).catch(() => null))?.isDirectory()) code = "EISDIR";
     // Say what is actually wrong: a home that is a file, or a .env that is a directory, is no permission problem.
     const remedy =
       code === "ENOTDIR"
         ? `${hermesHome} is not a directory: point HERMES_HOME (or --hermes-home) at the Hermes home directory`
         : code === "EISDIR"
-          ? `${envFilePath(hermesHome)} is a directory: move it away; secrets live in a file named .env`
-          : "Check its permissions (it should be readable by you only, mode 0600)";
-    throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `Cannot read ${envFilePath(hermesHome)}: ${describeError(error)}. ${remedy}.`, cause: error });
+          ? `${file} is a directory: move it away; secrets live in a file named .env`
+          : code === "EINVAL"
+            ? "Replace it with a regular file of KEY=value lines"
+            : "Check its permissions (it should be readable by you only, mode 0600)";
+    throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `Cannot read ${file}: ${describeError(error)}. ${remedy}.`, cause: error });
   }
 }
 

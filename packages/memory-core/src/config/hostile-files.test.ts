@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -37,7 +38,8 @@ describe("config.yaml that cannot be read or written", () => {
     fs.mkdirSync(configFile());
     const error = await setActiveProvider(home, "vector").catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "INVALID_CONFIG", message: expect.stringContaining(configFile()) });
-    expect((error as Error).message).toMatch(/EISDIR/);
+    // Refused before any read (a directory, like a FIFO, is not a regular file), not a raw EISDIR.
+    expect((error as Error).message).toMatch(/is not a regular file \(a FIFO, device, socket or directory\)/);
   });
 
   it("an edit through a symlink loop is a typed error", async () => {
@@ -71,7 +73,24 @@ describe(".env that is not UTF-8", () => {
 describe(".env that cannot be read", () => {
   it("writeEnvValues on a directory in place of .env is a typed error", async () => {
     fs.mkdirSync(envFile());
-    await expect(writeEnvValues(home, { NEW_KEY: "v" })).rejects.toMatchObject({ code: "STORAGE_FAILED", message: expect.stringContaining("EISDIR") });
+    await expect(writeEnvValues(home, { NEW_KEY: "v" })).rejects.toMatchObject({ code: "STORAGE_FAILED", message: expect.stringContaining("is not a regular file") });
+  });
+});
+
+describe("a FIFO in place of a shared file is refused at once, never waited on", () => {
+  // Without a writer, a blocking open of a FIFO never returns (and keeps the process from exiting).
+  const fifo = (file: string) => execFileSync("mkfifo", [file]);
+
+  it("config.yaml: readConfig and an edit are INVALID_CONFIG", async () => {
+    fifo(configFile());
+    await expect(readConfig(home)).rejects.toMatchObject({ code: "INVALID_CONFIG", message: expect.stringMatching(/not a regular file/) });
+    await expect(setActiveProvider(home, "vector")).rejects.toMatchObject({ code: "INVALID_CONFIG" });
+  });
+
+  it(".env: reading and writing are STORAGE_FAILED", async () => {
+    fifo(envFile());
+    await expect(readEnvFile(home)).rejects.toMatchObject({ code: "STORAGE_FAILED", message: expect.stringMatching(/not a regular file/) });
+    await expect(writeEnvValues(home, { NEW_KEY: "v" })).rejects.toMatchObject({ code: "STORAGE_FAILED" });
   });
 });
 

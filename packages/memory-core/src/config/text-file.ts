@@ -1,5 +1,5 @@
 import { isUtf8 } from "node:buffer";
-import fsp from "node:fs/promises";
+import { readBoundedFile } from "../discovery/bounded-read.js";
 
 /** What `readUtf8File` found: the text, no file, or bytes that are not UTF-8. */
 export type Utf8FileContent = { kind: "text"; text: string } | { kind: "missing" } | { kind: "not-utf8"; offset: number };
@@ -21,22 +21,43 @@ function firstInvalidUtf8Byte(bytes: Buffer): number {
 }
 
 /**
+ * Largest shared text file read (MEMORY.md, USER.md, `.env`): far above any real one, below what
+ * a string can hold. config.yaml has its own, smaller cap.
+ */
+export const MAX_SHARED_TEXT_BYTES = 256 * 1024 * 1024;
+
+/** Why a file could not be read: a refused (non-regular or oversized) file, or the OS error. */
+function readFailure(file: string, read: { refused: string } | { error: NodeJS.ErrnoException }): Error {
+  if ("error" in read) return read.error;
+  return Object.assign(new Error(read.refused), { code: "EINVAL", path: file });
+}
+
+/**
  * Read a text file shared with the Python agent, for a read-modify-write. Unlike
  * `fs.readFile(file, "utf8")`, bytes that are not UTF-8 are reported instead of being replaced by
  * U+FFFD, which the write would then store: a file saved in another encoding must never be
- * rewritten lossily. A missing file is `missing`; any other error (permissions, a directory,
- * a symlink loop, a file too large) is thrown as the Node error.
+ * rewritten lossily. The read never blocks (a FIFO in place of the file is refused, not waited
+ * on) and stops at `maxBytes`. A missing file is `missing`; any other failure (permissions, a
+ * directory, a FIFO or device, a symlink loop, a file over the cap) is thrown as an Error with
+ * the OS's `code` (`EINVAL` for a refused file).
  */
-export async function readUtf8File(file: string): Promise<Utf8FileContent> {
-  let bytes: Buffer;
-  try {
-    bytes = await fsp.readFile(file);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { kind: "missing" };
-    throw error;
-  }
-  if (!isUtf8(bytes)) return { kind: "not-utf8", offset: firstInvalidUtf8Byte(bytes) };
-  return { kind: "text", text: bytes.toString("utf8") };
+export async function readUtf8File(file: string, maxBytes = MAX_SHARED_TEXT_BYTES): Promise<Utf8FileContent> {
+  const read = await readBoundedFile(file, maxBytes);
+  if ("missing" in read) return { kind: "missing" };
+  if (!("bytes" in read)) throw readFailure(file, read);
+  if (!isUtf8(read.bytes)) return { kind: "not-utf8", offset: firstInvalidUtf8Byte(read.bytes) };
+  return { kind: "text", text: read.bytes.toString("utf8") };
+}
+
+/**
+ * A shared text file as text, read leniently (invalid bytes become U+FFFD; for reading only,
+ * never for a rewrite), "" when it does not exist. Never blocks; throws like `readUtf8File`.
+ */
+export async function readTextLenient(file: string, maxBytes = MAX_SHARED_TEXT_BYTES): Promise<string> {
+  const read = await readBoundedFile(file, maxBytes);
+  if ("missing" in read) return "";
+  if (!("bytes" in read)) throw readFailure(file, read);
+  return read.bytes.toString("utf8");
 }
 
 /** The sentence every "not UTF-8" refusal uses. */

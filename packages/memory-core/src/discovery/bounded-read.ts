@@ -14,7 +14,7 @@ export const MAX_PACKAGE_JSON_BYTES = 4 * 1024 * 1024;
  */
 export const MANIFEST_OPEN_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0);
 
-/** Outcome of reading one manifest: its text, missing, or why it was refused. */
+/** Outcome of reading one manifest (`readManifestFile`): its text, missing, or why it was refused. */
 export type ManifestRead = { text: string } | { missing: true } | { refused: string } | { error: NodeJS.ErrnoException };
 
 function sizeLabel(bytes: number): string {
@@ -36,13 +36,17 @@ function isMissing(error: unknown): boolean {
   return code === "ENOENT" || code === "ENOTDIR";
 }
 
+/** Outcome of `readBoundedFile`: the bytes, missing, or why it was refused. */
+export type BoundedRead = { bytes: Buffer } | { missing: true } | { refused: string } | { error: NodeJS.ErrnoException };
+
 /**
- * Read a manifest (`plugin.yaml`, `package.json`) as UTF-8 without ever blocking on it or reading
- * more than `maxBytes`: a FIFO, a device (a symlink to /dev/zero), a socket or a directory is
- * refused after one non-blocking open and an fstat, a file over the cap before it is read. Never
- * throws: a missing file is `{missing}`, other OS errors are `{error}`.
+ * Read a file without ever blocking on it or reading more than `maxBytes`: a FIFO, a device (a
+ * symlink to /dev/zero), a socket or a directory is refused after one non-blocking open and an
+ * fstat, a file over the cap before it is read. Never throws: a missing file is `{missing}`, other
+ * OS errors are `{error}`. The one way core reads a file a user or another program may have put
+ * in place (manifests, skills, config.yaml, `.env`, MEMORY.md / USER.md).
  */
-export async function readManifestFile(file: string, maxBytes: number): Promise<ManifestRead> {
+export async function readBoundedFile(file: string, maxBytes: number): Promise<BoundedRead> {
   let handle: fsp.FileHandle;
   try {
     handle = await fsp.open(file, MANIFEST_OPEN_FLAGS);
@@ -65,12 +69,18 @@ export async function readManifestFile(file: string, maxBytes: number): Promise<
       total += bytesRead;
     }
     if (total > maxBytes) return { refused: tooLarge(file, maxBytes) };
-    return { text: Buffer.concat(chunks, total).toString("utf8") };
+    return { bytes: Buffer.concat(chunks, total) };
   } catch (error) {
     return { error: error as NodeJS.ErrnoException };
   } finally {
     await handle.close().catch(() => undefined);
   }
+}
+
+/** `readBoundedFile` for a manifest, as UTF-8 text. */
+export async function readManifestFile(file: string, maxBytes: number): Promise<ManifestRead> {
+  const read = await readBoundedFile(file, maxBytes);
+  return "bytes" in read ? { text: read.bytes.toString("utf8") } : read;
 }
 
 /** Human-readable reason of a refused or failed `ManifestRead`. */
