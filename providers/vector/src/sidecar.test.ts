@@ -288,6 +288,24 @@ describe("Sidecar batched reads for search", () => {
     }
   });
 
+  it("reads metadata and ids another program stored as BLOBs (UTF-8 JSON), as the row-by-row reads do", () => {
+    const sidecar = Sidecar.open(":memory:");
+    try {
+      sidecar.upsert("ns", [0, 1, 2].map((i) => ({ id: `t${i}`, text: `apple pie ${i}`, metadata: { kind: "turn", session_id: "s" }, vector: null })));
+      const key = sidecar.getByIds("ns", ["t1"])[0]!.key;
+      sidecar.db.prepare(`UPDATE records SET metadata = CAST(metadata AS BLOB), id = CAST(id AS BLOB) WHERE key = ?`).run(key);
+      expect(sidecar.db.prepare(`SELECT typeof(metadata) FROM records WHERE key = ?`).pluck().get(key)).toBe("blob");
+      const linked = sidecar.linkedRefs("ns", ["t0", "t2"], 2);
+      expect(linked.get("t0")!.next).toContain(key);
+      const refs = sidecar.refsByKeys([key]);
+      expect(refs.get(key)).toEqual({ key, id: "t1", metadata: { kind: "turn", session_id: "s" } });
+      const byKey = sidecar.linkedRefs("ns", ["t1"], 1, 1, [key]);
+      expect(byKey.get("t1")).toMatchObject({ key, metadata: { kind: "turn", session_id: "s" } });
+    } finally {
+      sidecar.close();
+    }
+  });
+
   it("keywordRanks ranks like keywordSearch, without text", () => {
     const sidecar = Sidecar.open(":memory:");
     try {

@@ -895,8 +895,9 @@ export class Sidecar {
           ORDER BY n.key ${direction === "next" ? "" : "DESC"} LIMIT 1 OFFSET ${offset})`;
     // CROSS JOIN keeps the id list outside, so each id is one look-up in the (namespace, id) index.
     // The rows come back as one JSON text of [key, id, metadata, next1, next2, prev, prev2, asks]
-    // arrays: building a row object per candidate in JavaScript cost more than the look-ups.
-    const sql = `SELECT json_group_array(json_array(r.key, r.id, CASE WHEN c.key < @meta THEN r.metadata END,
+    // arrays: building a row object per candidate in JavaScript cost more than the look-ups. Text
+    // values are cast, as JSON cannot hold a BLOB (another program may have written one).
+    const sql = `SELECT json_group_array(json_array(r.key, CAST(r.id AS TEXT), CASE WHEN c.key < @meta THEN CAST(r.metadata AS TEXT) END,
         CASE WHEN c.key < @link THEN ${neighbour("next", 0)} END,
         CASE WHEN c.key < @link THEN ${neighbour("next", 1)} END,
         CASE WHEN c.key < @link THEN ${neighbour("prev", 0)} END,
@@ -935,8 +936,8 @@ export class Sidecar {
   refsByKeys(keys: readonly number[]): Map<number, SidecarRef> {
     const out = new Map<number, SidecarRef>();
     if (keys.length === 0) return out;
-    // One JSON text of [key, id, metadata] arrays (cheaper than a row object per row).
-    const sql = `SELECT json_group_array(json_array(key, id, metadata)) FROM records WHERE key IN (SELECT value FROM json_each(?))`;
+    // One JSON text of [key, id, metadata] arrays (cheaper than a row object per row; text cast as above).
+    const sql = `SELECT json_group_array(json_array(key, CAST(id AS TEXT), CAST(metadata AS TEXT))) FROM records WHERE key IN (SELECT value FROM json_each(?))`;
     const json = this.prepare(sql).pluck().get(JSON.stringify(keys)) as string;
     for (const [key, id, metadata] of JSON.parse(json) as Array<[number, string, string]>) out.set(key, toRef({ key, id, metadata }));
     return out;
