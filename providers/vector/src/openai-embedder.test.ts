@@ -16,8 +16,11 @@ afterEach(async () => {
   server = null;
 });
 
-/** A loopback OpenAI-compatible /v1/embeddings server; `plan` returns a status (or "hang") per request. */
-async function startServer(dims: number, plan: (n: number) => number | "hang" = () => 200): Promise<{ url: string; seen: Seen[] }> {
+/** What the server does with request `n`: answer a status (a 429 with `Retry-After: 0`), a status with the given `Retry-After`, or never answer. */
+type Action = number | "hang" | { status: number; retryAfter: string };
+
+/** A loopback OpenAI-compatible /v1/embeddings server; `plan` returns an {@link Action} per request. */
+async function startServer(dims: number, plan: (n: number) => Action = () => 200): Promise<{ url: string; seen: Seen[] }> {
   const seen: Seen[] = [];
   server = http.createServer((req, res) => {
     let raw = "";
@@ -28,8 +31,10 @@ async function startServer(dims: number, plan: (n: number) => number | "hang" = 
       const action = plan(seen.length);
       if (action === "hang") return; // never answer
       if (action !== 200) {
-        res.writeHead(action, { "content-type": "application/json", ...(action === 429 ? { "retry-after": "0" } : {}) });
-        res.end(JSON.stringify({ error: { message: `status ${action}` } }));
+        const status = typeof action === "number" ? action : action.status;
+        const retryAfter = typeof action === "number" ? (action === 429 ? "0" : undefined) : action.retryAfter;
+        res.writeHead(status, { "content-type": "application/json", ...(retryAfter !== undefined ? { "retry-after": retryAfter } : {}) });
+        res.end(JSON.stringify({ error: { message: `status ${status}` } }));
         return;
       }
       // Deterministic fake embeddings: one-hot-ish on the text length; returned out of order.
@@ -84,6 +89,37 @@ describe("OpenAIEmbedder against a loopback /v1/embeddings server", () => {
     const vectors = await new OpenAIEmbedder({ baseUrl: url, model: "m", dimensions: 4, retry: { baseDelayMs: 1, maxDelayMs: 5 } }).embed(["x"]);
     expect(vectors).toHaveLength(1);
     expect(seen).toHaveLength(3);
+  });
+
+  describe("a 429 or 503 carrying Retry-After", () => {
+    // The backoff alone would wait about 1 ms (baseDelayMs 1): a longer wait is the server's.
+    async function timedEmbed(retryAfter: string, maxDelayMs = 5000, status = 429): Promise<number> {
+      const { url, seen } = await startServer(4, (n) => (n === 1 ? { status, retryAfter } : 200));
+      const e = new OpenAIEmbedder({ baseUrl: url, model: "m", dimensions: 4, retry: { baseDelayMs: 1, maxDelayMs, random: () => 0.5 } });
+      const started = Date.now();
+      expect(await e.embed(["x"])).toHaveLength(1);
+      const waited = Date.now() - started;
+      expect(seen).toHaveLength(2);
+      return waited;
+    }
+
+    it("waits the seconds it asks for (Retry-After: 1), then succeeds", async () => {
+      expect(await timedEmbed("1")).toBeGreaterThanOrEqual(900);
+    });
+
+    it("waits until the HTTP-date it names, then succeeds", async () => {
+      expect(await timedEmbed(new Date(Date.now() + 2000).toUTCString(), 5000, 503)).toBeGreaterThanOrEqual(900);
+    });
+
+    it("waits at most maxDelayMs however long it asks", async () => {
+      const waited = await timedEmbed("86400", 300);
+      expect(waited).toBeGreaterThanOrEqual(250);
+      expect(waited).toBeLessThan(5000);
+    });
+
+    it("ignores a Retry-After that is not seconds or an HTTP-date (here 1e3, not 1000 s), and backs off as usual", async () => {
+      expect(await timedEmbed("1e3", 3000)).toBeLessThan(1500);
+    });
   });
 
   it("fails clearly: 401 without retry, repeated 500 after bounded retries, wrong dimensions", async () => {

@@ -1,6 +1,6 @@
 import { HermesMemoryError, describeError } from "@hermes/memory-core";
 import { l2Normalize, type Embedder } from "./embedder.js";
-import { backoffDelay, delay, DEFAULT_RETRY_POLICY, readBodyLimited, redactSecret, type RetryPolicy } from "./retry-policy.js";
+import { delay, DEFAULT_RETRY_POLICY, parseRetryAfter, readBodyLimited, redactSecret, retryWait, type RetryPolicy } from "./retry-policy.js";
 
 /** Options of {@link OpenAIEmbedder}. */
 export interface OpenAIEmbedderOptions {
@@ -65,7 +65,8 @@ function responseLimit(texts: number, dimensions: number): number {
 /**
  * Embeddings from any OpenAI-compatible `/embeddings` endpoint (OpenAI, Ollama, vLLM, LM Studio):
  * batches, per-request timeouts, retries with exponential backoff and jitter on 429/5xx and
- * network errors (honouring `Retry-After`), and a dimension check on every vector.
+ * network errors (a 429 or 5xx carrying `Retry-After`, in seconds or as an HTTP-date, waits what it
+ * asks, at most the policy's `maxDelayMs`), and a dimension check on every vector.
  */
 export class OpenAIEmbedder implements Embedder {
   readonly id: string;
@@ -143,14 +144,13 @@ export class OpenAIEmbedder implements Embedder {
             message: `The embeddings endpoint ${url} rejected the request (${lastProblem}). Check memory.vector.embeddings_model ("${this.options.model}") and memory.vector.dimensions, and that the text is not longer than the model accepts.`,
           });
         }
-        const retryAfter = Number(response.headers.get("retry-after"));
-        if (Number.isFinite(retryAfter) && retryAfter > 0) retryAfterMs = Math.min(retryAfter * 1000, this.retry.maxDelayMs);
+        retryAfterMs = parseRetryAfter(response.headers.get("retry-after"));
       } catch (error) {
         if (HermesMemoryError.isInstance(error)) throw error;
         lastProblem = (error as Error)?.name === "TimeoutError" ? `timed out after ${this.options.timeoutMs ?? 30_000} ms` : redactSecret(describeError(error), apiKey);
       }
       if (attempt >= this.retry.maxRetries) break;
-      await delay(retryAfterMs ?? backoffDelay(this.retry, attempt));
+      await delay(retryWait(this.retry, attempt, retryAfterMs));
     }
     throw new HermesMemoryError({
       code: "STORAGE_FAILED",

@@ -1,15 +1,16 @@
 /**
  * The one way this package calls Pinecone: an SDK client whose requests each have a timeout (the
  * body is read inside it too), and bounded retries with backoff and jitter on 429, 5xx, timeouts
- * and refused connections, never past a call's budget. A 401 becomes `PROVIDER_UNAVAILABLE` and is
- * never retried (later calls fail fast with the same error); any other refusal becomes
- * `STORAGE_FAILED` naming the HTTP status and Pinecone's message. Both Pinecone layouts (sidecar
- * and remote) make their calls through it.
+ * and refused connections, never past a call's budget; a 429 or 5xx carrying `Retry-After` waits
+ * what it asks (at most the policy's `maxDelayMs`) instead of the backoff. A 401 becomes
+ * `PROVIDER_UNAVAILABLE` and is never retried (later calls fail fast with the same error); any
+ * other refusal becomes `STORAGE_FAILED` naming the HTTP status and Pinecone's message. Both
+ * Pinecone layouts (sidecar and remote) make their calls through it.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { Pinecone } from "@pinecone-database/pinecone";
 import { HermesMemoryError, describeError } from "@hermes/memory-core";
-import { backoffDelay, delay, DEFAULT_RETRY_POLICY, readBodyLimited, redactSecret, type RetryPolicy } from "./retry-policy.js";
+import { delay, DEFAULT_RETRY_POLICY, parseRetryAfter, readBodyLimited, redactSecret, retryWait, type RetryPolicy } from "./retry-policy.js";
 
 /** How to reach a Pinecone index; what both Pinecone stores take. */
 export interface PineconeConnectionOptions {
@@ -49,6 +50,8 @@ interface AttemptState {
   timeoutMs: number;
   /** HTTP status of a response whose body was read completely. */
   status?: number;
+  /** That response's `Retry-After`, in ms (absent or unreadable: undefined). */
+  retryAfterMs?: number;
   timedOut?: boolean;
   /** A 3xx answer (never followed): its status and `Location`. */
   redirect?: { status: number; location: string };
@@ -124,7 +127,10 @@ export class PineconeCaller {
           throw new Error(`Pinecone's answer is larger than ${MAX_RESPONSE_BYTES} bytes`);
         }
         // Only a completely read answer has a status: a stall in the body is a timeout.
-        if (state) state.status = response.status;
+        if (state) {
+          state.status = response.status;
+          state.retryAfterMs = parseRetryAfter(response.headers.get("retry-after"));
+        }
         return new Response(body.byteLength === 0 && (response.status === 204 || response.status === 304) ? null : body, {
           status: response.status,
           statusText: response.statusText,
@@ -154,6 +160,7 @@ export class PineconeCaller {
     const deadline = budgetMs === undefined ? Infinity : Date.now() + budgetMs;
     let lastError: unknown;
     let lastStatus: number | undefined;
+    let lastRetryAfterMs: number | undefined;
     let timedOut = false;
     for (let attempt = 0; ; attempt++) {
       const state: AttemptState = { timeoutMs: Math.max(1, Math.min(this.requestTimeoutMs, deadline - Date.now())) };
@@ -164,6 +171,7 @@ export class PineconeCaller {
         const apiKey = this.options.apiKey;
         lastError = redactedCause(error, apiKey);
         lastStatus = state.status;
+        lastRetryAfterMs = state.retryAfterMs;
         timedOut = Boolean(state.timedOut);
         if (state.status === 401 || (error as Error)?.name === "PineconeAuthorizationError") {
           throw this.markFatal(
@@ -203,7 +211,9 @@ export class PineconeCaller {
         if (fatal) throw this.markFatal(fatal);
         const retryable = state.timedOut || state.status === undefined || state.status === 429 || state.status >= 500;
         if (!retryable || attempt >= this.retry.maxRetries) break;
-        const wait = backoffDelay(this.retry, attempt);
+        // The server's Retry-After when it sent one, else the backoff; a wait that would end past
+        // the deadline is not started: the call fails now, as it would then.
+        const wait = retryWait(this.retry, attempt, state.retryAfterMs);
         if (Date.now() + wait + 1 >= deadline) break;
         await delay(wait);
       }
@@ -215,7 +225,8 @@ export class PineconeCaller {
         cause: lastError,
       });
     }
-    const detail = lastStatus ? `HTTP ${lastStatus}` : timedOut ? `timed out after ${this.requestTimeoutMs} ms` : describeError(lastError);
+    const asked = lastRetryAfterMs !== undefined ? `; it asked to retry after ${Math.ceil(lastRetryAfterMs / 1000)} s` : "";
+    const detail = lastStatus ? `HTTP ${lastStatus}${asked}` : timedOut ? `timed out after ${this.requestTimeoutMs} ms` : describeError(lastError);
     throw new HermesMemoryError({
       code: "STORAGE_FAILED",
       message: `Pinecone ${what} on index "${this.indexName}" failed (${detail}) after retries. Check Pinecone's status and your network; the call is safe to repeat.`,

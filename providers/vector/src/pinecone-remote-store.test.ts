@@ -320,6 +320,18 @@ describe("PineconeRemoteMemory: outages", () => {
     expect((await reopened.search("outage"))[0]!.id).toBe(ids[0]);
   });
 
+  it("a write answered 429 with Retry-After waits what Pinecone asks (within maxDelayMs) and is then acknowledged", async () => {
+    const s = store({ retry: { maxRetries: 1, baseDelayMs: 5, maxDelayMs: 5000, random: () => 0.5 } });
+    await s.stats(); // the index identity is checked before the write is timed
+    fake.failNext(429, 1, "/vectors/upsert", "Too many requests", { "retry-after": "1" });
+    const id = s.remember({ content: "sent after the rate limit" });
+    const started = Date.now();
+    await s.flush();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    expect(s.pendingWrites).toBe(0);
+    expect([...fake.namespaces.get("team")!.keys()]).toContain(id);
+  });
+
   it("delivers what the outbox holds to the namespace it was written for, also after reopening with another namespace", async () => {
     fake.failNext(503, 1_000_000, "/vectors/upsert");
     const first = store({ namespace: "first" });

@@ -115,6 +115,58 @@ describe("PineconeVectorStore against the loopback fake", () => {
     expect(Date.now() - started).toBeLessThan(1000);
   });
 
+  describe("a 429 or 503 carrying Retry-After", () => {
+    // The backoff alone would wait at most a few ms (baseDelayMs 5): a longer wait is the server's.
+    const patient = { retry: { baseDelayMs: 5, maxDelayMs: 5000, random: () => 0.5 } };
+
+    async function timedUpsert(s: PineconeVectorStore): Promise<number> {
+      const recs = await records(["hello"]);
+      const started = Date.now();
+      await s.upsert(recs);
+      return Date.now() - started;
+    }
+
+    it("waits the seconds it asks for (Retry-After: 1), then succeeds", async () => {
+      fake.failNext(429, 1, "/vectors/upsert", "Too many requests", { "retry-after": "1" });
+      expect(await timedUpsert(store({ host: fake.url, ...patient }))).toBeGreaterThanOrEqual(900);
+      expect(fake.count()).toBe(1);
+      expect(fake.requests.filter((r) => r.path === "/vectors/upsert")).toHaveLength(2);
+    });
+
+    it("waits until the HTTP-date it names, then succeeds", async () => {
+      fake.failNext(503, 1, "/vectors/upsert", "Service unavailable", { "retry-after": new Date(Date.now() + 2000).toUTCString() });
+      expect(await timedUpsert(store({ host: fake.url, ...patient }))).toBeGreaterThanOrEqual(900);
+      expect(fake.count()).toBe(1);
+    });
+
+    it("waits at most maxDelayMs however long it asks (a day, or 31 years)", async () => {
+      const s = store({ host: fake.url, retry: { baseDelayMs: 5, maxDelayMs: 300, random: () => 0.5 } });
+      fake.failNext(429, 1, "/vectors/upsert", "Too many requests", { "retry-after": "86400" });
+      const waited = await timedUpsert(s);
+      expect(waited).toBeGreaterThanOrEqual(250); // the cap, not the backoff
+      expect(waited).toBeLessThan(5000);
+      fake.failNext(429, 1, "/vectors/upsert", "Too many requests", { "retry-after": "999999999" });
+      expect(await timedUpsert(s)).toBeLessThan(5000);
+      expect(fake.requests.filter((r) => r.path === "/vectors/upsert")).toHaveLength(4);
+    });
+
+    it("ignores a Retry-After that is not seconds or an HTTP-date, and backs off as usual", async () => {
+      fake.failNext(429, 3, "/vectors/upsert", "Too many requests", { "retry-after": "soon" });
+      expect(await timedUpsert(store({ host: fake.url, ...patient }))).toBeLessThan(900);
+      expect(fake.requests.filter((r) => r.path === "/vectors/upsert")).toHaveLength(4);
+    });
+
+    it("does not start a wait that would end past the call's budget: fails at once saying what Pinecone asked", async () => {
+      const s = store({ host: fake.url, ...patient });
+      fake.failNext(429, 1000, "/query", "Too many requests", { "retry-after": "2" });
+      const [q] = await embedder.embed(["x"]);
+      const error = await s.query(q!, { topK: 1, budgetMs: 1000 }).catch((e: unknown) => e);
+      expect(HermesMemoryError.hasCode(error, "STORAGE_FAILED")).toBe(true);
+      expect((error as Error).message).toMatch(/failed \(HTTP 429; it asked to retry after 2 s\) after retries/);
+      expect(fake.requests.filter((r) => r.path === "/query")).toHaveLength(1);
+    });
+  });
+
   it("turns a 401 into PROVIDER_UNAVAILABLE with a setup message and does not retry", async () => {
     const s = store({ apiKey: "wrong", host: fake.url });
     const error = await s.stats().catch((e: unknown) => e);

@@ -60,6 +60,77 @@ export function backoffDelay(policy: RetryPolicy, attempt: number): number {
 }
 
 /**
+ * Largest `Retry-After` read, in ms (about 24.8 days, the longest timer Node can set): a longer or
+ * unrepresentable value (`1e400`, thirty digits, a date in the year 9999) is garbage, not a
+ * request to wait. Whatever is read, the wait used is capped by {@link retryWait}.
+ */
+export const MAX_RETRY_AFTER_MS = 2 ** 31 - 1;
+
+const DAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+const LONG_DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+const TIME = "(\\d{2}):(\\d{2}):(\\d{2})";
+/** `Sun, 06 Nov 1994 08:49:37 GMT` (the form servers send). */
+const IMF_FIXDATE = new RegExp(`^(${DAYS.join("|")}), (\\d{2}) (${MONTHS.join("|")}) (\\d{4}) ${TIME} GMT$`);
+/** `Sunday, 06-Nov-94 08:49:37 GMT` (obsolete, still to be accepted). */
+const RFC850_DATE = new RegExp(`^(${LONG_DAYS.join("|")}), (\\d{2})-(${MONTHS.join("|")})-(\\d{2}) ${TIME} GMT$`);
+/** `Sun Nov  6 08:49:37 1994` (C's asctime, obsolete, in GMT). */
+const ASCTIME_DATE = new RegExp(`^(${DAYS.join("|")}) (${MONTHS.join("|")}) ([ \\d]\\d) ${TIME} (\\d{4})$`);
+
+/** Milliseconds since the epoch of an HTTP-date in any of its three forms, or NaN. */
+function parseHttpDate(text: string, now: number): number {
+  const utc = (year: number, month: string, day: string, h: string, m: string, s: string): number => {
+    const [dd, hh, mm, ss] = [Number(day), Number(h), Number(m), Number(s)];
+    if (dd < 1 || dd > 31 || hh > 23 || mm > 59 || ss > 60) return NaN;
+    const time = Date.UTC(year, MONTHS.indexOf(month), dd, hh, mm, ss);
+    // Date.UTC rolls 31 Feb over into March: such a date does not exist.
+    return new Date(time).getUTCDate() === dd ? time : NaN;
+  };
+  let match = IMF_FIXDATE.exec(text);
+  if (match) return utc(Number(match[4]), match[3]!, match[2]!, match[5]!, match[6]!, match[7]!);
+  match = RFC850_DATE.exec(text);
+  if (match) {
+    // A two-digit year more than 50 years in the future names the most recent past year ending so.
+    const thisYear = new Date(now).getUTCFullYear();
+    let year = Math.floor(thisYear / 100) * 100 + Number(match[4]);
+    if (year > thisYear + 50) year -= 100;
+    return utc(year, match[3]!, match[2]!, match[5]!, match[6]!, match[7]!);
+  }
+  match = ASCTIME_DATE.exec(text);
+  if (match) return utc(Number(match[7]), match[2]!, match[3]!.trim(), match[4]!, match[5]!, match[6]!);
+  return NaN;
+}
+
+/**
+ * A `Retry-After` header as a wait in ms, from `now`: delta-seconds (`120`; fractions such as
+ * `1.5` are accepted too, as some servers send them; `0` is "retry now") or an HTTP-date (a date
+ * already past is "retry now"). `undefined` when the header is absent, empty, negative, not one of
+ * these forms, or longer than {@link MAX_RETRY_AFTER_MS}: the caller then uses its own backoff.
+ */
+export function parseRetryAfter(header: string | null | undefined, now: number = Date.now()): number | undefined {
+  const text = header?.trim();
+  if (!text) return undefined;
+  let ms: number;
+  if (/^\d+(\.\d+)?$/.test(text)) ms = Math.ceil(Number(text) * 1000);
+  else {
+    const date = parseHttpDate(text, now);
+    if (Number.isNaN(date)) return undefined;
+    ms = Math.max(0, date - now);
+  }
+  return Number.isFinite(ms) && ms <= MAX_RETRY_AFTER_MS ? ms : undefined;
+}
+
+/**
+ * The wait before retry number `attempt` (0-based): what the server asked for in `Retry-After`
+ * (`retryAfterMs`, from {@link parseRetryAfter}) when it asked, else {@link backoffDelay}; never
+ * more than `policy.maxDelayMs`, so a server asking for hours cannot stall the caller. Callers
+ * still stop retrying when the wait would end past their deadline.
+ */
+export function retryWait(policy: RetryPolicy, attempt: number, retryAfterMs: number | undefined): number {
+  return retryAfterMs === undefined ? backoffDelay(policy, attempt) : Math.min(retryAfterMs, policy.maxDelayMs);
+}
+
+/**
  * Resolve after `ms`. The timer is deliberately not unref'd: a caller awaiting a retry (a script's
  * `flush()`, a CLI command) must keep the process alive until the call succeeds or fails with an
  * error; an unref'd backoff let Node exit mid-retry with nothing reported. Retries are bounded by

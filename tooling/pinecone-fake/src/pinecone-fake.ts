@@ -22,7 +22,7 @@
  * when metadata or values are included; `list` pages of 1 to 100 ids (ids in sorted order, the
  * pagination token being opaque to callers).
  *
- * Fault injection: `failNext(status, times)`, `delayNext(ms, times)`, and `lagQueries` (upserts
+ * Fault injection: `failNext(status, times, pathPrefix, message, headers)`, `delayNext(ms, times)`, and `lagQueries` (upserts
  * become visible to `query` only after `catchUp()`, like Pinecone's eventual consistency).
  */
 import http from "node:http";
@@ -81,6 +81,7 @@ interface Fault {
   remaining: number;
   pathPrefix?: string;
   message?: string;
+  headers?: Record<string, string>;
 }
 
 /** A request the fake refuses: answered with `status` and Pinecone's error body. */
@@ -203,9 +204,12 @@ export class PineconeFake {
     return fake;
   }
 
-  /** Answer the next `times` requests (optionally only those whose path starts with `pathPrefix`) with `status`. */
-  failNext(status: number, times = 1, pathPrefix?: string, message?: string): void {
-    this.faults.push({ status, remaining: times, pathPrefix, message });
+  /**
+   * Answer the next `times` requests (optionally only those whose path starts with `pathPrefix`)
+   * with `status`, and `headers` added to the answer (e.g. `{"retry-after": "1"}` with a 429).
+   */
+  failNext(status: number, times = 1, pathPrefix?: string, message?: string, headers?: Record<string, string>): void {
+    this.faults.push({ status, remaining: times, pathPrefix, message, headers });
   }
 
   /** Drop every pending fault and delay. */
@@ -251,9 +255,9 @@ export class PineconeFake {
     const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : null;
     this.requests.push({ method: req.method ?? "GET", path: url.pathname, query: url.searchParams, body, headers: req.headers });
 
-    const send = (status: number, payload: unknown): void => {
+    const send = (status: number, payload: unknown, headers: Record<string, string> = {}): void => {
       const text = JSON.stringify(payload);
-      res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+      res.writeHead(status, { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(text) });
       res.end(text);
     };
     const delay = this.delays.find((d) => d.remaining > 0);
@@ -269,7 +273,7 @@ export class PineconeFake {
     const fault = this.faults.find((f) => f.remaining > 0 && (!f.pathPrefix || url.pathname.startsWith(f.pathPrefix)));
     if (fault) {
       fault.remaining--;
-      send(fault.status, { message: fault.message ?? `injected ${fault.status}` });
+      send(fault.status, { message: fault.message ?? `injected ${fault.status}` }, fault.headers);
       return;
     }
     try {
