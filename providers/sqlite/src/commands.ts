@@ -1,7 +1,7 @@
 import cliProgress from "cli-progress";
 import { HermesMemoryError, type ForgetScope, type MemoryFilter, type MemoryHit, type MemoryKind, type ProviderCliIo } from "@hermes/memory-core";
 import { MEMORY_ITEM_KINDS, checkJsonlTarget, parseMemoryFilter, parseMemoryItem, readJsonlFileSync, toEpochMs, writeJsonlFile } from "@hermes/memory-provider-kit";
-import { itemDigest, type DoctorReport, type ExportRecord, type NewItem, type StoredItem } from "./memory-store.js";
+import { itemDigest, undatedTurnDigest, type DoctorReport, type ExportRecord, type NewItem, type StoredItem } from "./memory-store.js";
 import { SqliteMemoryProvider } from "./sqlite-memory-provider.js";
 import { loadSqliteConfig, type SqliteProviderOptions } from "./config.js";
 import { closeDatabase, openDatabase, readSchemaVersion, SCHEMA_VERSION } from "./database.js";
@@ -253,8 +253,10 @@ export interface ImportResult {
 
 /**
  * `import <file>`: read JSONL written by `export` (or by hand: `{kind?, content, ...}` per line).
- * Idempotent: records whose digest is already stored are skipped. Shows a progress bar on a TTY
- * unless `--json`.
+ * Idempotent: records whose digest is already stored are skipped (a record without a digest gets
+ * the one the store would give it; a turn without a creation time gets `undatedTurnDigest`).
+ * `imported` counts the items this run stored: records stored meanwhile by another process (two
+ * imports of one file at once) count as skipped. Shows a progress bar on a TTY unless `--json`.
  */
 export async function importCommand(ctx: CommandContext, file: string, options: JsonOption = {}): Promise<ImportResult> {
   const lines = readJsonlFileSync(file, "hermes-memory sqlite export");
@@ -267,13 +269,19 @@ export async function importCommand(ctx: CommandContext, file: string, options: 
     let batch: NewItem[] = [];
     let turnDigests: Set<string> | undefined;
     const seen = new Set<string>();
+    // How many undated turns saying exactly the same came before each one in this file.
+    const undated = new Map<string, number>();
     const commit = () => {
       if (batch.length === 0) return;
-      store.insertMany(batch);
+      // Counted from what the transaction stored: a record stored meanwhile by another process
+      // (after the checks below) is skipped by the digest's unique index.
+      const stored = store.insertNew(batch);
+      result.imported += stored;
+      result.skipped += batch.length - stored;
       batch = [];
     };
     for (const line of lines) {
-      const item = "error" in line ? line.error : parseRecord(line.value);
+      const item = "error" in line ? line.error : parseRecord(line.value, undated);
       if (typeof item === "string") {
         result.invalid++;
         if (result.errors.length < 20) result.errors.push(`line ${line.lineNo}: ${item}`);
@@ -285,7 +293,6 @@ export async function importCommand(ctx: CommandContext, file: string, options: 
       } else {
         seen.add(item.digest!);
         batch.push(item);
-        result.imported++;
         if (batch.length >= 500) commit();
       }
       bar?.increment();
@@ -306,7 +313,7 @@ export async function importCommand(ctx: CommandContext, file: string, options: 
  * instead of being dropped or coerced, so an item is never stored without its expiry or with
  * mangled tags.
  */
-function parseRecord(value: unknown): NewItem | string {
+function parseRecord(value: unknown, undated: Map<string, number>): NewItem | string {
   if (!value || typeof value !== "object" || Array.isArray(value)) return "not a JSON object";
   const r = value as Partial<ExportRecord> & Record<string, unknown>;
   let parsed: ReturnType<typeof parseMemoryItem>;
@@ -332,8 +339,17 @@ function parseRecord(value: unknown): NewItem | string {
     createdAt,
     expiresAt: parsed.expiresAt ?? undefined,
   };
-  // Records without a digest get the one the store would give them, so re-imports skip them.
-  item.digest ??= itemDigest(item, item.kind === "turn" ? (item.createdAt ??= Date.now()) : 0);
+  // Records without a digest get the one the store would give them, so re-imports skip them. A
+  // turn without a creation time is stored as of now, but its digest comes from what the record
+  // says and how often the file said it before: a time generated per import would make every
+  // re-import a new turn.
+  if (item.digest === undefined && item.kind === "turn" && item.createdAt === undefined) {
+    const said = undatedTurnDigest(item, 0);
+    const occurrence = undated.get(said) ?? 0;
+    undated.set(said, occurrence + 1);
+    item.digest = occurrence === 0 ? said : undatedTurnDigest(item, occurrence);
+  }
+  item.digest ??= itemDigest(item, item.kind === "turn" ? item.createdAt! : 0);
   return item;
 }
 

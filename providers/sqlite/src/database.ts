@@ -11,6 +11,7 @@ import {
   type SqliteStoreSpec,
 } from "@hermes/memory-provider-kit";
 import { describeError, HermesMemoryError } from "@hermes/memory-core";
+import { repairUnreadableValues } from "./unreadable-values.js";
 import { CONTEXT_CHARS, TURN_COLUMN_WEIGHTS, turnDateText, type TurnColumnWeights } from "@hermes/memory-provider-kit";
 
 /** A better-sqlite3 connection. */
@@ -357,6 +358,10 @@ function storeSpec(progress?: MigrationProgress): SqliteStoreSpec {
       if (current < 4) db.exec(SCHEMA_V4);
       // v5: the ids of each turn's two previous turns and whether it asks a question, stored with it.
       if (current < 5) migrateToV5(db, sessions, step);
+      // Every migration also makes values the JSON functions cannot read (BLOBs, non-JSON metadata
+      // or tags, written by older versions or other programs) readable, keeping their originals.
+      // Last, so the final triggers index and re-contextualise each rewritten turn.
+      repairUnreadableValues(db);
     },
   };
 }

@@ -2,7 +2,8 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import type BetterSqlite3 from "better-sqlite3";
 import { HermesMemoryError, type MemoryHit, type MemoryKind, type MemoryStats } from "@hermes/memory-core";
-import { BM25_WEIGHTS, bm25Call, type Db } from "./database.js";
+import { BM25_WEIGHTS, bm25Call, storageError, type Db } from "./database.js";
+import { readableValues, repairUnreadableValues, unreadableItemIds, UNREADABLE_KEY } from "./unreadable-values.js";
 import { NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, SPEAKER_BOOST, asksQuestion, nextTurnShare, queryTokens, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
 import { DocumentFrequencies, LayeredRanker, planRanking, type CountedTerm } from "@hermes/memory-provider-kit";
 import { checkpointCopies, filterToSql, isEmptyFilter, type FilterSql, type FilterSqlOptions, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
@@ -176,8 +177,10 @@ const LIVE_SQL = "(i.expires_at IS NULL OR i.expires_at > ?)";
 
 /**
  * Content digest of an item. Facts and checkpoints are keyed by what they say (so re-sending them is
- * a no-op). Turns are events: their digest covers session, user, time and text, is computed when
- * needed (export, import) and is not stored, which keeps the unique index out of the turn write path.
+ * a no-op). Turns are events: their digest covers session, user, time and text. A turn written live
+ * carries no digest: it is computed when needed (export, import) and not stored, which keeps the
+ * unique index out of the turn write path. An imported turn carries one and it is stored, so the
+ * same turn imported again (also by another process at the same time) is not stored twice.
  */
 export function itemDigest(item: Pick<NewItem, "kind" | "content" | "sessionId" | "userId" | "speaker">, createdAt: number): string {
   const hash = createHash("sha256");
@@ -190,6 +193,32 @@ export function itemDigest(item: Pick<NewItem, "kind" | "content" | "sessionId" 
     hash.update(item.sessionId ?? "").update("\0").update(String(createdAt)).update("\0").update(item.content);
   }
   return hash.digest("hex");
+}
+
+/**
+ * Digest of an imported turn that has no creation time (written by hand): its identity is what the
+ * record says (user, session, speaker, content, tags, metadata and expiry, key order not counting)
+ * plus `occurrence`, how many records saying exactly the same came before it in the same file.
+ * Re-importing the file gives every such turn the same digest again (so it is skipped), while two
+ * identical lines of one file stay two turns (someone said "yes" twice).
+ */
+export function undatedTurnDigest(item: Pick<NewItem, "content" | "sessionId" | "userId" | "speaker" | "tags" | "metadata" | "expiresAt">, occurrence: number): string {
+  const said = canonicalJson([item.userId ?? null, item.sessionId ?? null, item.speaker ?? null, item.content, item.tags ?? [], item.metadata ?? {}, item.expiresAt ?? null]);
+  return createHash("sha256").update("undated turn\0").update(said).update("\0").update(String(occurrence)).digest("hex");
+}
+
+/** `value` (JSON data) as JSON text with object keys sorted, so equal data gives equal text. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const object = value as Record<string, unknown>;
+    return `{${Object.keys(object)
+      .sort()
+      .filter((key) => object[key] !== undefined)
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson(object[key])}`)
+      .join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
 }
 
 /** Digest a mirrored or remembered fact gets for `content` (used to find it again on remove). */
@@ -213,7 +242,7 @@ export class MemoryStore {
   private readonly knownSpeakerWords = new Set<string>();
   private readonly stmts;
   private readonly layered: LayeredRanker;
-  private readonly insertTx: BetterSqlite3.Transaction<(items: readonly NewItem[], ids: string[]) => void>;
+  private readonly insertTx: BetterSqlite3.Transaction<(items: readonly NewItem[], ids: string[]) => number>;
   /** The last turns of recently written sessions, as this connection wrote them (context without a query). */
   private readonly recentTurns = new RecentTurns<RecentTurn>();
   /** The `bm25(...)` call with this store's column weights. */
@@ -228,7 +257,13 @@ export class MemoryStore {
     this.file = file;
     this.insertTx = db.transaction((items: readonly NewItem[], ids: string[]) => {
       this.recentTurns.sync(this.stmts.dataVersion.get() as number);
-      for (const item of items) ids.push(this.insertOne(item));
+      let stored = 0;
+      for (const item of items) {
+        const [id, inserted] = this.insertOne(item);
+        ids.push(id);
+        if (inserted) stored++;
+      }
+      return stored;
     });
     this.halfLifeDays = Math.max(0, options.recencyHalfLifeDays ?? 0);
     this.recencyWeight = Math.min(1, Math.max(0, options.recencyWeight ?? 0.25));
@@ -340,26 +375,39 @@ export class MemoryStore {
    * digest already exists returns the existing id (idempotent facts, checkpoints and imports).
    */
   insertMany(items: readonly NewItem[]): string[] {
+    const ids: string[] = [];
+    this.insertCounted(items, ids);
+    return ids;
+  }
+
+  /**
+   * Store items like `insertMany` and return how many of them this call stored: an item whose
+   * digest is already stored (by anyone, up to the moment the transaction writes) is not counted.
+   */
+  insertNew(items: readonly NewItem[]): number {
+    return this.insertCounted(items, []);
+  }
+
+  private insertCounted(items: readonly NewItem[], ids: string[]): number {
     if (!this.stmts.insert) {
       throw new HermesMemoryError({
         code: "STORAGE_FAILED",
         message: `The SQLite memory database ${this.file} is open read-only ($HERMES_HOME or the file is not writable): search works, nothing can be saved. Make it writable and restart.`,
       });
     }
-    const ids: string[] = [];
     try {
-      this.insertTx.immediate(items, ids);
+      return this.insertTx.immediate(items, ids);
     } catch (error) {
       // Rolled back: the remembered last turns may name rows that were never committed.
       this.recentTurns.clear();
       throw error;
     }
-    return ids;
   }
 
-  private insertOne(item: NewItem): string {
+  /** Store one item; its id, and whether it was stored now (false: its digest was already stored). */
+  private insertOne(item: NewItem): [id: string, inserted: boolean] {
     const createdAt = item.createdAt ?? Date.now();
-    const digest = item.kind === "turn" ? null : (item.digest ?? itemDigest(item, createdAt));
+    const digest = item.kind === "turn" ? (item.digest ?? null) : (item.digest ?? itemDigest(item, createdAt));
     const session = item.kind === "turn" && item.sessionId !== undefined && item.sessionId !== "" ? item.sessionId : undefined;
     const previous = session === undefined ? undefined : this.recentTurns.previous(session, (s) => this.stmts.lastTurns.all(s) as RecentTurn[]);
     const context: TurnContext = previous === undefined ? NO_CONTEXT : turnContext(previous.map((p) => p[1]));
@@ -387,10 +435,10 @@ export class MemoryStore {
       this.stmts.index!.run(result.lastInsertRowid, item.content, item.speaker ?? "", context.prev1, context.prev2, date);
       if (item.speaker) this.recordSpeaker(item.speaker);
       if (session !== undefined) this.recentTurns.push(session, [Number(result.lastInsertRowid), item.content], previous!);
-      return String(result.lastInsertRowid);
+      return [String(result.lastInsertRowid), true];
     }
     const existing = this.stmts.byDigest.get(digest) as { id: number } | undefined;
-    return String(existing?.id ?? "");
+    return [String(existing?.id ?? ""), false];
   }
 
   private recordSpeaker(speaker: string): void {
@@ -436,6 +484,35 @@ export class MemoryStore {
    * query text is safe; text with no searchable word gives `[]`.
    */
   search(query: string, options: StoreSearchOptions = {}): MemoryHit[] {
+    return this.readingValues("search", () => this.searchUnchecked(query, options));
+  }
+
+  /**
+   * Run `fn`, a read or erasure evaluated by SQLite's JSON functions over stored values. When it
+   * fails on a value those functions cannot read (a BLOB or non-JSON metadata or tags, left by an
+   * older version or another program), it throws `STORAGE_FAILED` naming those items and the
+   * repair, instead of SQLite's own error: results that skip such items silently could miss an
+   * item a filter or an erasure should reach.
+   */
+  private readingValues<T>(what: string, fn: () => T): T {
+    try {
+      return fn();
+    } catch (error) {
+      if (HermesMemoryError.isInstance(error) || !/\bJSON/.test(String((error as Error | null)?.message))) throw error;
+      const ids = unreadableItemIds(this.db, 6);
+      if (ids.length === 0) throw error;
+      const named = ids.length > 5 ? `${ids.slice(0, 5).join(", ")} and more` : ids.join(", ");
+      throw new HermesMemoryError({
+        code: "STORAGE_FAILED",
+        message:
+          `The ${what} failed: the SQLite memory database ${this.file} holds item(s) whose text, tags or metadata cannot be read as text or JSON (id ${named}), ` +
+          `written by an older version or another program. Run \`hermes-memory sqlite vacuum\` to repair them: every item is kept, and unreadable originals move to metadata.${UNREADABLE_KEY}.`,
+        cause: error,
+      });
+    }
+  }
+
+  private searchUnchecked(query: string, options: StoreSearchOptions): MemoryHit[] {
     const terms = uniqueTerms(query);
     const plan = this.rankPlan(terms);
     if (!plan) return [];
@@ -712,18 +789,20 @@ export class MemoryStore {
       );
       let erased = 0;
       try {
-        this.db
-          .transaction(() => {
-            const copies = new Map<string, Set<string>>();
-            for (const turn of turns.iterate(...condition.params) as Iterable<{ session: string; speaker: string; content: string }>) {
-              let texts = copies.get(turn.session);
-              if (!texts) copies.set(turn.session, (texts = new Set()));
-              for (const text of checkpointCopies(turn.content, turn.speaker)) texts.add(text);
-            }
-            erased = erase.run(...condition.params).changes;
-            for (const [session, texts] of copies) erased += eraseCopies.run(session, JSON.stringify([...texts])).changes;
-          })
-          .immediate();
+        this.readingValues("erasure", () =>
+          this.db
+            .transaction(() => {
+              const copies = new Map<string, Set<string>>();
+              for (const turn of turns.iterate(...condition.params) as Iterable<{ session: string; speaker: string; content: string }>) {
+                let texts = copies.get(turn.session);
+                if (!texts) copies.set(turn.session, (texts = new Set()));
+                for (const text of checkpointCopies(turn.content, turn.speaker)) texts.add(text);
+              }
+              erased = erase.run(...condition.params).changes;
+              for (const [session, texts] of copies) erased += eraseCopies.run(session, JSON.stringify([...texts])).changes;
+            })
+            .immediate(),
+        );
       } finally {
         // The remembered last turns of a session may be erased (or name rows that were rolled back).
         this.recentTurns.clear();
@@ -735,7 +814,7 @@ export class MemoryStore {
   /** How many items pass `filter` (expired ones included: erasure reaches them too). */
   countWhere(filter: ParsedMemoryFilter): number {
     const condition = filterToSql(filter, FILTER_COLUMNS, FILTER_OPTIONS);
-    return Number(this.db.prepare(`SELECT COUNT(*) FROM items i WHERE ${condition.sql}`).pluck().get(...condition.params));
+    return this.readingValues("count", () => Number(this.db.prepare(`SELECT COUNT(*) FROM items i WHERE ${condition.sql}`).pluck().get(...condition.params)));
   }
 
   /**
@@ -896,8 +975,16 @@ export class MemoryStore {
 
   /** Every item, oldest first, as export records (streams rows; no full copy in memory). */
   *exportRecords(): Generator<ExportRecord> {
-    for (const row of this.stmts.all.iterate() as Iterable<Row>) {
-      const item = toStored(row);
+    const rows = this.stmts.all.iterate() as IterableIterator<Row>;
+    for (;;) {
+      let next: IteratorResult<Row>;
+      try {
+        next = rows.next();
+      } catch (error) {
+        throw storageError(`cannot read the SQLite memory database ${this.file} for export`, error, "run `hermes-memory sqlite doctor` to check it");
+      }
+      if (next.done) return;
+      const item = toStored(next.value);
       const record: ExportRecord = { kind: item.kind, content: item.content };
       if (item.sessionId !== undefined) record.sessionId = item.sessionId;
       if (item.userId !== undefined) record.userId = item.userId;
@@ -935,6 +1022,17 @@ export class MemoryStore {
     } catch (error) {
       problems.push(`cannot count items: ${(error as Error).message}`);
     }
+    try {
+      const ids = unreadableItemIds(this.db, 11);
+      if (ids.length > 0) {
+        problems.push(
+          `item(s) ${ids.slice(0, 10).join(", ")}${ids.length > 10 ? " and more" : ""} hold text, tags or metadata that cannot be read as text or JSON (filtered searches fail on them); ` +
+            `run \`hermes-memory sqlite vacuum\` to repair them (unreadable originals move to metadata.${UNREADABLE_KEY})`,
+        );
+      }
+    } catch (error) {
+      problems.push(`cannot check stored values: ${(error as Error).message}`);
+    }
     return {
       ok: problems.length === 0,
       integrity,
@@ -946,9 +1044,19 @@ export class MemoryStore {
     };
   }
 
-  /** Rebuild the FTS index, optimise it, checkpoint the WAL and VACUUM the file. Returns bytes saved. */
+  /**
+   * Make every stored value readable (`repairUnreadableValues`: BLOBs and non-JSON metadata or tags
+   * of older versions or other programs; originals are kept), rebuild the FTS index, optimise it,
+   * checkpoint the WAL and VACUUM the file. Returns the sizes before and after.
+   */
   vacuum(): { beforeBytes: number; afterBytes: number } {
+    this.requireWritable();
     const beforeBytes = this.stats().sizeBytes ?? 0;
+    try {
+      this.db.transaction(() => repairUnreadableValues(this.db)).immediate();
+    } finally {
+      this.recentTurns.clear();
+    }
     this.db.exec(`INSERT INTO items_fts(items_fts) VALUES ('rebuild'); INSERT INTO items_fts(items_fts) VALUES ('optimize');`);
     this.db.exec("VACUUM");
     this.db.pragma("wal_checkpoint(TRUNCATE)");
@@ -1032,14 +1140,17 @@ function parseJson<T>(text: string, fallback: T): T {
   }
 }
 
-function toStored(row: Row): StoredItem {
+/** A row as an item; values stored unreadably read as a repair would store them (`readableValues`). */
+function toStored(stored: Row): StoredItem {
+  const values = readableValues(stored);
+  const row: Row = values.changed ? { ...stored, ...values } : stored;
   const item: StoredItem = {
     id: String(row.id),
     kind: row.kind,
     content: row.content,
     speaker: row.speaker,
-    tags: parseJson<string[]>(row.tags, []),
-    metadata: parseJson<Record<string, unknown>>(row.metadata, {}),
+    tags: values.parsedTags as string[],
+    metadata: values.parsedMetadata,
     digest: rowDigest(row),
     createdAt: new Date(row.created_at).toISOString(),
   };
@@ -1054,19 +1165,21 @@ function isExpired(expiresAt: number | null | undefined, now: number): boolean {
   return expiresAt !== null && expiresAt !== undefined && expiresAt <= now;
 }
 
-function toHit(row: LinkedRow, content: string, metadata: string, tags: string, expiresAt: number | null, score: number): MemoryHit {
+/** A search hit; values stored unreadably read as a repair would store them (`readableValues`). */
+function toHit(row: LinkedRow, content: unknown, metadata: unknown, tags: unknown, expiresAt: number | null, score: number): MemoryHit {
+  const values = readableValues({ session_id: row[2], user_id: row[3], speaker: row[4], content, tags, metadata });
   const hit: MemoryHit = {
     id: String(row[0]),
-    content,
+    content: values.content,
     kind: row[1],
     score,
     createdAt: new Date(row[5]).toISOString(),
-    metadata: parseJson<Record<string, unknown>>(metadata, {}),
+    metadata: values.parsedMetadata,
   };
   if (row[2] !== null) hit.sessionId = row[2];
   if (row[3] !== null) hit.userId = row[3];
-  const tagList = parseJson<string[]>(tags, []);
-  if (Array.isArray(tagList) && tagList.length > 0) hit.tags = tagList;
+  const tagList = values.parsedTags as string[];
+  if (tagList.length > 0) hit.tags = tagList;
   if (expiresAt !== null) hit.expiresAt = new Date(expiresAt).toISOString();
   return hit;
 }

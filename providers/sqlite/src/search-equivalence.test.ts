@@ -138,7 +138,8 @@ function referenceRanking(db: Db, query: string, matchTerms: readonly string[], 
       try {
         metadata = (JSON.parse(t.metadata) as Record<string, unknown>) ?? {};
       } catch {
-        metadata = {};
+        // Unreadable metadata reads as {} holding the original text (what a repair stores).
+        metadata = { hermesUnreadable: { metadata: { text: t.metadata } } };
       }
       const hit: MemoryHit = { id: String(row.id), content: t.content, kind: row.kind, score, createdAt: new Date(row.created_at).toISOString(), metadata };
       if (row.session_id !== null) hit.sessionId = row.session_id;
@@ -191,7 +192,7 @@ describe("MemoryStore search returns exactly what the statement-per-step search 
     const ids = store.insertMany(items);
     // Gaps in ids and sessions: deleted items must not be hits or neighbours.
     for (let i = 0; i < ids.length; i += 17) store.forget(ids[i]!);
-    // A metadata column that is not valid JSON (hand-edited database) reads as {}.
+    // A metadata column that is not valid JSON (hand-edited database) reads as {} holding the original.
     db.prepare(`UPDATE items SET metadata = 'not json' WHERE id = ?`).run(Number(ids[5]));
     vi.spyOn(Date, "now").mockReturnValue(NOW);
   });

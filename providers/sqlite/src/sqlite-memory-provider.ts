@@ -496,12 +496,13 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     this.drainQueueSafely();
     const filter = parseMemoryFilter(options, { what: "search options", ignore: ["limit"] });
     const limit = parseSearchLimit(options?.limit);
-    return store.search(typeof query === "string" ? query : String(query ?? ""), { limit, filter });
+    return readFailure("search", () => store.search(typeof query === "string" ? query : String(query ?? ""), { limit, filter }));
   }
 
   /** The item with `id`, or `null`. */
   get(id: string): MemoryHit | null {
-    const item = this.requireStore().get(id);
+    const store = this.requireStore();
+    const item = readFailure("read the item", () => store.get(id));
     return item ? storedToHit(item) : null;
   }
 
@@ -576,7 +577,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     const store = this.requireStore();
     const filter = parseMemoryFilter(scope, { what: "forgetWhere scope", allowIds: true });
     this.drainQueueSafely();
-    return store.countWhere(filter);
+    return readFailure("count the items", () => store.countWhere(filter));
   }
 
   /** Delete every expired item now; returns how many were deleted. */
@@ -600,7 +601,8 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   /** List stored items, newest first (CLI and tools). */
   list(options: { limit?: number; offset?: number; kind?: MemoryKind; sessionId?: string } = {}): StoredItem[] {
     this.drainQueueSafely();
-    return this.requireStore().list(options);
+    const store = this.requireStore();
+    return readFailure("list the items", () => store.list(options));
   }
 
   /** The open store (CLI commands use it for export, import, vacuum and doctor). */
@@ -624,6 +626,16 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     if (this.sessionId) out.sessionId = this.sessionId;
     if (this.ctx?.userId) out.userId = this.ctx.userId;
     return out;
+  }
+}
+
+/** Run the read `fn`; SQLite's own failures become `STORAGE_FAILED` saying how to check the database. */
+function readFailure<T>(what: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (error) {
+    if (HermesMemoryError.isInstance(error)) throw error;
+    throw storageError(`sqlite memory could not ${what}`, error, "run `hermes-memory sqlite doctor` to check the database");
   }
 }
 
