@@ -71,6 +71,7 @@ export class BuiltinMemoryProvider extends MemoryProvider {
     await store.loadFromDisk();
     this.storeInstance = store;
     this.dispatcher = new MemoryToolDispatcher(store);
+    for (const problem of store.loadProblems()) this.options.logger.warn(problem);
     this.options.logger.debug(`builtin memory loaded from ${store.dir}`);
   }
 

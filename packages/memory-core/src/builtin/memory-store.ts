@@ -69,6 +69,13 @@ function consolidationFailure(result: MemoryToolResult): MemoryToolResult {
  */
 export const MAX_BATCH_OPERATIONS = 1000;
 
+/**
+ * Largest MEMORY.md / USER.md read (64 MiB, tens of thousands of times the default limits). A
+ * larger file is never loaded into memory: its snapshot is empty (`loadProblems` says why) and
+ * writes refuse it, leaving it unchanged, until it is trimmed by hand.
+ */
+export const MAX_MEMORY_FILE_BYTES = 64 * 1024 * 1024;
+
 /** Most previews a "Multiple entries matched" result lists; a line counts the rest. */
 const MAX_MATCH_PREVIEWS = 20;
 
@@ -77,10 +84,17 @@ const MAX_MATCH_PREVIEWS = 20;
  * universal-newline reader does), split on the full delimiter, each trimmed, empties dropped.
  */
 export function parseMemoryEntries(raw: string): string[] {
-  return normalizeNewlines(raw)
-    .split(MEMORY_ENTRY_DELIMITER)
-    .map((entry) => entry.trim())
-    .filter((entry) => entry.length > 0);
+  const text = normalizeNewlines(raw);
+  const entries: string[] = [];
+  // One pass with indexOf: no intermediate arrays of pieces, trimmed pieces and kept pieces.
+  for (let start = 0; start <= text.length; ) {
+    const found = text.indexOf(MEMORY_ENTRY_DELIMITER, start);
+    const end = found === -1 ? text.length : found;
+    const entry = text.slice(start, end).trim();
+    if (entry.length > 0) entries.push(entry);
+    start = end + MEMORY_ENTRY_DELIMITER.length;
+  }
+  return entries;
 }
 
 /**
@@ -117,6 +131,16 @@ export function countChars(text: string): number {
   let n = 0;
   for (const _ of text) n++;
   return n;
+}
+
+/**
+ * `countChars(serializeMemoryEntries(entries.slice(from)))` without building the joined text: the
+ * delimiter holds no surrogate, so no character spans two entries.
+ */
+function joinedChars(entries: readonly string[], from = 0): number {
+  let n = 0;
+  for (let i = from; i < entries.length; i++) n += countChars(entries[i] as string);
+  return entries.length > from ? n + MEMORY_ENTRY_DELIMITER.length * (entries.length - from - 1) : 0;
 }
 
 function sliceChars(text: string, start: number, end?: number): string {
@@ -171,6 +195,7 @@ export class BuiltinMemoryStore {
   readonly userCharLimit: number;
   private readonly now: () => number;
   private snapshot: Record<BuiltinMemoryTarget, string[]> = { memory: [], user: [] };
+  private problems: string[] = [];
 
   constructor(options: BuiltinMemoryStoreOptions) {
     if (!options || typeof options.dir !== "string" || options.dir === "") {
@@ -201,13 +226,24 @@ export class BuiltinMemoryStore {
    * prompt prefix cacheable) until the next `loadFromDisk`.
    */
   async loadFromDisk(): Promise<void> {
-    const [memory, user] = await Promise.all([this.entries("memory"), this.entries("user")]);
+    const problems: string[] = [];
+    const [memory, user] = await Promise.all([this.readEntries("memory", problems), this.readEntries("user", problems)]);
     this.snapshot = { memory, user };
+    this.problems = problems;
+  }
+
+  /**
+   * Why the last `loadFromDisk` left a file out of the snapshot (it exists but could not be read:
+   * not a regular file, over `MAX_MEMORY_FILE_BYTES`, unreadable), one message per file, saying
+   * how to fix it; `[]` when both were read or are simply absent.
+   */
+  loadProblems(): string[] {
+    return [...this.problems];
   }
 
   /** Current entries on disk (deduplicated; `[]` when the file is missing, unreadable or blank). */
   async entries(target: BuiltinMemoryTarget): Promise<string[]> {
-    return dedupe(parseMemoryEntries(await this.readRaw(target)));
+    return this.readEntries(target);
   }
 
   /** Entries captured by the last `loadFromDisk` (raw, not sanitised). */
@@ -218,7 +254,7 @@ export class BuiltinMemoryStore {
   /** Usage of the entries currently on disk. */
   async usage(target: BuiltinMemoryTarget): Promise<MemoryUsage> {
     const entries = await this.entries(target);
-    const current = countChars(serializeMemoryEntries(entries));
+    const current = joinedChars(entries);
     const limit = this.limit(target);
     return { current, limit, percent: percent(current, limit), entryCount: entries.length };
   }
@@ -232,19 +268,34 @@ export class BuiltinMemoryStore {
     const entries = this.snapshot[target];
     if (entries.length === 0) return "";
     const limit = this.limit(target);
-    const current = countChars(serializeMemoryEntries(entries));
     const fileName = BUILTIN_MEMORY_FILES[target];
-    let content = serializeMemoryEntries(entries.map((e) => sanitizeSnapshotEntry(e, fileName)));
     const cap = Math.max(2 * limit, 4000);
-    const shown = countChars(content);
-    if (shown > cap) {
+    // Character counts of the raw and the sanitised joined content, entry by entry: only the
+    // entries the cut keeps are ever joined, so a huge file costs one scan, not copies of itself.
+    let current = 0;
+    let shown = 0;
+    for (const entry of entries) {
+      const chars = countChars(entry);
+      const sanitized = sanitizeSnapshotEntry(entry, fileName);
+      current += chars;
+      shown += sanitized === entry ? chars : countChars(sanitized);
+    }
+    const delimiters = MEMORY_ENTRY_DELIMITER.length * (entries.length - 1);
+    current += delimiters;
+    shown += delimiters;
+    let content: string;
+    if (shown <= cap) {
+      content = serializeMemoryEntries(entries.map((e) => sanitizeSnapshotEntry(e, fileName)));
+    } else {
       const head = Math.floor(cap * 0.7);
       const tail = Math.floor(cap * 0.2);
       const omitted = shown - head - tail;
+      const headText = joinSanitizedUntil(entries, fileName, head, "head");
+      const tailText = joinSanitizedUntil(entries, fileName, tail, "tail");
       content = [
-        sliceChars(content, 0, head),
+        sliceChars(headText, 0, head),
         `[... ${withThousands(omitted)} chars truncated — memory over budget (${withThousands(current)}/${withThousands(limit)}); consolidate via memory(action=remove/replace) ...]`,
-        sliceChars(content, shown - tail),
+        sliceChars(tailText, countChars(tailText) - tail),
       ].join("\n");
     }
     const over = current > limit ? " ⚠ OVER BUDGET" : "";
@@ -266,9 +317,9 @@ export class BuiltinMemoryStore {
       if (entries.includes(text)) return { entries: null, result: await this.success(target, entries, "Entry already exists (no duplicate added).") };
       const next = [...entries, text];
       const limit = this.limit(target);
-      const projected = countChars(serializeMemoryEntries(next));
+      const projected = joinedChars(next);
       if (projected > limit) {
-        const current = countChars(serializeMemoryEntries(entries));
+        const current = joinedChars(entries);
         return {
           entries: null,
           result: consolidationFailure({
@@ -393,9 +444,9 @@ export class BuiltinMemoryStore {
         present = new Set(work);
       }
       const limit = this.limit(target);
-      const projected = countChars(serializeMemoryEntries(work));
+      const projected = joinedChars(work);
       if (projected > limit) {
-        const current = countChars(serializeMemoryEntries(entries));
+        const current = joinedChars(entries);
         return {
           entries: null,
           result: consolidationFailure(
@@ -415,13 +466,35 @@ export class BuiltinMemoryStore {
 
   // -------------------------------------------------------------------------------------------
 
-  private async readRaw(target: BuiltinMemoryTarget): Promise<string> {
+  /**
+   * The entries on disk; a file that is missing or cannot be read has none (then, for an existing
+   * file, why it was not read is added to `problems`).
+   */
+  private async readEntries(target: BuiltinMemoryTarget, problems?: string[]): Promise<string[]> {
+    const file = this.filePath(target);
+    let raw: string;
     try {
-      // Never blocks: a FIFO or device in place of the file reads as nothing (writes refuse it).
-      return await readTextLenient(this.filePath(target));
-    } catch {
-      return "";
+      // Never blocks: a FIFO or device in place of the file reads as nothing (writes refuse it),
+      // and a file over the cap is not read at all.
+      raw = await readTextLenient(file, MAX_MEMORY_FILE_BYTES);
+    } catch (error) {
+      const size = await this.oversize(target);
+      const remedy =
+        size !== null
+          ? `It is ${withThousands(size)} bytes, far over its ${withThousands(this.limit(target))}-char limit: trim it by hand to the entries worth keeping (or move it away to start fresh), then start a new session.`
+          : (error as NodeJS.ErrnoException).code === "EINVAL"
+            ? "Replace it with a regular text file (or remove it), then start a new session."
+            : "Check that it is a readable regular file, then start a new session.";
+      problems?.push(`${file} was not loaded, so this session has no ${BUILTIN_MEMORY_FILES[target]} snapshot: ${describeError(error)}. ${remedy} The file was left unchanged.`);
+      return [];
     }
+    return dedupe(parseMemoryEntries(raw));
+  }
+
+  /** The size of the target's file when it is a regular file over `MAX_MEMORY_FILE_BYTES`, else `null`. */
+  private async oversize(target: BuiltinMemoryTarget): Promise<number | null> {
+    const stat = await fsp.stat(this.filePath(target)).catch(() => null);
+    return stat?.isFile() && stat.size > MAX_MEMORY_FILE_BYTES ? stat.size : null;
   }
 
   /**
@@ -433,8 +506,14 @@ export class BuiltinMemoryStore {
     const file = this.filePath(target);
     let content: Awaited<ReturnType<typeof readUtf8File>>;
     try {
-      content = await readUtf8File(file);
+      content = await readUtf8File(file, MAX_MEMORY_FILE_BYTES);
     } catch (error) {
+      const size = await this.oversize(target);
+      if (size !== null) {
+        return fail(
+          `Refusing to write ${BUILTIN_MEMORY_FILES[target]}: ${file} is ${withThousands(size)} bytes, larger than the ${MAX_MEMORY_FILE_BYTES / (1024 * 1024)} MiB a memory file may be (its limit is ${withThousands(this.limit(target))} chars), so it was not read. Nothing was written and the file was left unchanged; the user must trim it by hand (keep the entries worth keeping, or move it away to start fresh).`,
+        );
+      }
       return fail(`Cannot read memory file ${file}: ${describeError(error)}. Nothing was written; check that it is a readable regular file, then retry.`);
     }
     if (content.kind === "missing") return "";
@@ -461,9 +540,8 @@ export class BuiltinMemoryStore {
       const shown = sanitizeSnapshotEntry(entry, fileName);
       used += countChars(shown);
       if (out.length > 0 && used > cap) {
-        const rest = entries.slice(i);
         out.push(
-          `[... ${withThousands(rest.length)} more entries (${withThousands(countChars(serializeMemoryEntries(rest)))} chars) not shown — ${fileName} is far over its ${withThousands(limit)}-char limit; remove stale entries (old_text may name any of them) or move the file away.]`,
+          `[... ${withThousands(entries.length - i)} more entries (${withThousands(joinedChars(entries, i))} chars) not shown — ${fileName} is far over its ${withThousands(limit)}-char limit; remove stale entries (old_text may name any of them) or move the file away.]`,
         );
         break;
       }
@@ -474,7 +552,7 @@ export class BuiltinMemoryStore {
 
   /** `"<cur>/<limit>"` as error results report usage. */
   usageText(target: BuiltinMemoryTarget, entries: readonly string[]): string {
-    return `${withThousands(countChars(serializeMemoryEntries(entries)))}/${withThousands(this.limit(target))}`;
+    return `${withThousands(joinedChars(entries))}/${withThousands(this.limit(target))}`;
   }
 
   private echo(target: BuiltinMemoryTarget, entries: readonly string[]): string[] {
@@ -483,7 +561,7 @@ export class BuiltinMemoryStore {
 
   private async success(target: BuiltinMemoryTarget, entries: readonly string[], message: string): Promise<MemoryToolResult> {
     const limit = this.limit(target);
-    const current = countChars(serializeMemoryEntries(entries));
+    const current = joinedChars(entries);
     return {
       success: true,
       done: true,
@@ -497,9 +575,9 @@ export class BuiltinMemoryStore {
 
   private overBudget(target: BuiltinMemoryTarget, before: readonly string[], after: readonly string[], what: string): MemoryToolResult | null {
     const limit = this.limit(target);
-    const projected = countChars(serializeMemoryEntries(after));
+    const projected = joinedChars(after);
     if (projected <= limit) return null;
-    const current = countChars(serializeMemoryEntries(before));
+    const current = joinedChars(before);
     return consolidationFailure({
       success: false,
       error: `${what} at ${withThousands(projected)}/${withThousands(limit)} chars, over the limit. Consolidate: use shorter content, or remove stale entries first.`,
@@ -520,7 +598,7 @@ export class BuiltinMemoryStore {
     });
     if (indices.length === 0) {
       const limit = this.limit(target);
-      const current = countChars(serializeMemoryEntries(entries));
+      const current = joinedChars(entries);
       return {
         failure: consolidationFailure({
           success: false,
@@ -627,6 +705,27 @@ export class BuiltinMemoryStore {
       return fail(lockError ? `${message}.` : `${message}. Check that ${this.dir} is writable, then retry.`);
     }
   }
+}
+
+/**
+ * The start (`head`) or end (`tail`) of the sanitised entries joined by the delimiter, just long
+ * enough to hold `chars` characters: the part of the joined content a cut keeps, built without
+ * joining the rest.
+ */
+function joinSanitizedUntil(entries: readonly string[], fileName: string, chars: number, end: "head" | "tail"): string {
+  const parts: string[] = [];
+  let count = 0;
+  for (let k = 0; k < entries.length && count < chars; k++) {
+    const sanitized = sanitizeSnapshotEntry(entries[end === "head" ? k : entries.length - 1 - k] as string, fileName);
+    if (k > 0) {
+      parts.push(MEMORY_ENTRY_DELIMITER);
+      count += MEMORY_ENTRY_DELIMITER.length;
+    }
+    parts.push(sanitized);
+    count += countChars(sanitized);
+  }
+  if (end === "tail") parts.reverse();
+  return parts.join("");
 }
 
 /** Longest `old_text` quoted whole in an error; a longer one is cut, with its length. */

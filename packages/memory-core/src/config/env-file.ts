@@ -49,6 +49,13 @@ export const DENIED_ENV_NAMES: ReadonlySet<string> = new Set([
   "HERMES_ENABLE_PROJECT_PLUGINS",
 ]);
 
+/**
+ * Largest `.env` read or rewritten (1 MiB). A secrets file of KEY=value lines is a few KB; a larger
+ * one is refused (`readEnvFile` and `writeEnvValues` fail with STORAGE_FAILED, `getEnv` sees no
+ * values from it) instead of being read into memory.
+ */
+export const MAX_ENV_FILE_BYTES = 1024 * 1024;
+
 /** Absolute path of `.env` for a home. */
 export function envFilePath(hermesHome: string): string {
   return path.join(path.resolve(hermesHome), ENV_FILE_NAME);
@@ -197,7 +204,7 @@ export async function readEnvFile(hermesHome: string): Promise<Record<string, st
   const file = envFilePath(hermesHome);
   try {
     // Never blocks: a FIFO in place of .env is refused, not waited on.
-    const text = await readTextLenient(file);
+    const text = await readTextLenient(file, MAX_ENV_FILE_BYTES);
     if (text !== "" || (await fsp.stat(hermesHome).catch(() => null))?.isFile() !== true) return parseEnv(text);
     throw Object.assign(new Error(`ENOTDIR: not a directory, open '${file}'`), { code: "ENOTDIR" });
   } catch (error) {
@@ -263,7 +270,7 @@ export async function writeEnvValues(hermesHome: string, values: Record<string, 
   await withFileLock(file, async () => {
     let content: Awaited<ReturnType<typeof readUtf8File>>;
     try {
-      content = await readUtf8File(file);
+      content = await readUtf8File(file, MAX_ENV_FILE_BYTES);
     } catch (error) {
       throw storageFailed("Cannot read", error);
     }

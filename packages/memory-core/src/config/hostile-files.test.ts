@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeTempDir } from "../test-support/temp-tree.js";
 import { parseConfig, readConfig, setActiveProvider } from "./config-file.js";
-import { parseEnv, readEnvFile, writeEnvValues } from "./env-file.js";
+import { MAX_ENV_FILE_BYTES, parseEnv, readEnvFile, writeEnvValues } from "./env-file.js";
 
 let tmp: ReturnType<typeof makeTempDir>;
 let home: string;
@@ -74,6 +74,16 @@ describe(".env that cannot be read", () => {
   it("writeEnvValues on a directory in place of .env is a typed error", async () => {
     fs.mkdirSync(envFile());
     await expect(writeEnvValues(home, { NEW_KEY: "v" })).rejects.toMatchObject({ code: "STORAGE_FAILED", message: expect.stringContaining("is not a regular file") });
+  });
+});
+
+describe(".env over MAX_ENV_FILE_BYTES", () => {
+  it("readEnvFile and writeEnvValues refuse it with STORAGE_FAILED and leave it as it was", async () => {
+    const text = `KEY=1\n# ${"x".repeat(MAX_ENV_FILE_BYTES)}\n`;
+    fs.writeFileSync(envFile(), text);
+    await expect(readEnvFile(home)).rejects.toMatchObject({ code: "STORAGE_FAILED", message: expect.stringContaining("is larger than 1 MiB") });
+    await expect(writeEnvValues(home, { NEW_KEY: "v" })).rejects.toMatchObject({ code: "STORAGE_FAILED", message: expect.stringContaining("is larger than 1 MiB") });
+    expect(fs.readFileSync(envFile(), "utf8")).toBe(text);
   });
 });
 

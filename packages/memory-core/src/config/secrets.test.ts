@@ -1,9 +1,12 @@
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runWithProfile } from "../profile.js";
 import { makeTempDir } from "../test-support/temp-tree.js";
-import { writeEnvValues } from "./env-file.js";
+import { MAX_ENV_FILE_BYTES, writeEnvValues } from "./env-file.js";
 import { getEnv, getEnvView } from "./secrets.js";
 
 const NAME = "HERMES_SECRETS_TEST_KEY";
@@ -66,5 +69,63 @@ describe("getEnv", () => {
   it("a missing or unreadable .env is empty", () => {
     fs.mkdirSync(path.join(a, ".env"), { recursive: true });
     expect(getEnv(NAME, a)).toBeUndefined();
+  });
+});
+
+describe("a hostile .env in the profile home", () => {
+  const canMkfifo = process.platform !== "win32" && spawnSync("mkfifo", ["--help"]).error === undefined;
+
+  /**
+   * Run `getEnv` / `getEnvView` in a child process: a synchronous read blocked on a FIFO freezes
+   * its whole process, so only a child that is killed after a deadline lets a regression fail
+   * this test instead of hanging the suite.
+   */
+  function envInChild(home: string): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+    const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+    const secretsUrl = pathToFileURL(path.join(import.meta.dirname, "secrets.ts")).href;
+    const script = path.join(tmp.dir, "read-env.mts");
+    fs.writeFileSync(
+      script,
+      `const { getEnv, getEnvView } = await import(${JSON.stringify(secretsUrl)});
+const [home, name] = process.argv.slice(2);
+console.log(JSON.stringify({ value: getEnv(name, home), view: getEnvView(home)[name] }));
+`,
+    );
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, ["--import", tsx, script, home, NAME], { env: { ...process.env, [NAME]: "from-process" } });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+      // Far longer than a non-blocking read ever takes; only a process stuck on the FIFO reaches it.
+      const deadline = setTimeout(() => child.kill("SIGKILL"), 15_000);
+      child.on("error", reject);
+      child.on("exit", (code, signal) => {
+        clearTimeout(deadline);
+        resolve({ code, signal, stdout, stderr });
+      });
+    });
+  }
+
+  it.skipIf(!canMkfifo)("a FIFO in place of .env (no writer) is not waited on: no values from it, process.env still counts", async () => {
+    fs.mkdirSync(a, { recursive: true });
+    execFileSync("mkfifo", [path.join(a, ".env")]);
+    const result = await envInChild(a);
+    expect(result.signal, `getEnv blocked on the FIFO and was killed; stderr: ${result.stderr}`).toBeNull();
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ value: "from-process", view: "from-process" });
+    expect(fs.statSync(path.join(a, ".env")).isFIFO()).toBe(true);
+  }, 30_000);
+
+  it("a .env over MAX_ENV_FILE_BYTES is not read into memory: it gives no values, like an unreadable one", () => {
+    fs.mkdirSync(a, { recursive: true });
+    const file = path.join(a, ".env");
+    fs.writeFileSync(file, `${NAME}=from-huge-file\n# ${"x".repeat(MAX_ENV_FILE_BYTES)}\n`);
+    process.env[NAME] = "from-process";
+    expect(getEnv(NAME, a)).toBe("from-process");
+    expect(getEnvView(a)[NAME]).toBe("from-process");
+    // Trimmed back under the cap, it is read again (the cache does not keep the refusal).
+    fs.writeFileSync(file, `${NAME}=from-small-file\n`);
+    expect(getEnv(NAME, a)).toBe("from-small-file");
   });
 });

@@ -1,6 +1,7 @@
 import fs from "node:fs";
+import { readBoundedFileSync } from "../discovery/bounded-read.js";
 import { getHermesHome } from "../profile.js";
-import { envFilePath, parseEnv } from "./env-file.js";
+import { MAX_ENV_FILE_BYTES, envFilePath, parseEnv } from "./env-file.js";
 
 interface CachedEnvFile {
   mtimeMs: number;
@@ -14,9 +15,10 @@ interface CachedEnvFile {
 const cache = new Map<string, CachedEnvFile>();
 
 /**
- * The parsed `$HERMES_HOME/.env` of `hermesHome` (`{}` when it does not exist or cannot be read),
- * read synchronously because `isAvailable()` is synchronous. Never copies anything to
- * `process.env`.
+ * The parsed `$HERMES_HOME/.env` of `hermesHome`, read synchronously because `isAvailable()` is
+ * synchronous. `{}` when it does not exist or cannot be read, and also when it is not a regular
+ * file (a FIFO, a device, a directory: refused without blocking, never waited on) or is larger
+ * than `MAX_ENV_FILE_BYTES` (never read into memory). Never copies anything to `process.env`.
  */
 export function readEnvFileSync(hermesHome: string): Readonly<Record<string, string>> {
   const file = envFilePath(hermesHome);
@@ -29,14 +31,12 @@ export function readEnvFileSync(hermesHome: string): Readonly<Record<string, str
   }
   const hit = cache.get(file);
   if (hit && hit.mtimeMs === stat.mtimeMs && hit.size === stat.size && hit.ino === stat.ino) return hit.values;
-  let text: string;
-  try {
-    text = fs.readFileSync(file, "utf8");
-  } catch {
+  const read = readBoundedFileSync(file, MAX_ENV_FILE_BYTES);
+  if (!("bytes" in read)) {
     cache.delete(file);
     return {};
   }
-  const values = Object.freeze(parseEnv(text));
+  const values = Object.freeze(parseEnv(read.bytes.toString("utf8")));
   cache.set(file, { mtimeMs: stat.mtimeMs, size: stat.size, ino: stat.ino, values });
   return values;
 }

@@ -21,8 +21,8 @@ function firstInvalidUtf8Byte(bytes: Buffer): number {
 }
 
 /**
- * Largest shared text file read (MEMORY.md, USER.md, `.env`): far above any real one, below what
- * a string can hold. config.yaml has its own, smaller cap.
+ * Largest shared text file read (MEMORY.md, USER.md): far above any real one, below what a string
+ * can hold. config.yaml and `.env` have their own, smaller caps.
  */
 export const MAX_SHARED_TEXT_BYTES = 256 * 1024 * 1024;
 

@@ -44,7 +44,8 @@ export type BoundedRead = { bytes: Buffer } | { missing: true } | { refused: str
  * symlink to /dev/zero), a socket or a directory is refused after one non-blocking open and an
  * fstat, a file over the cap before it is read. Never throws: a missing file is `{missing}`, other
  * OS errors are `{error}`. The one way core reads a file a user or another program may have put
- * in place (manifests, skills, config.yaml, `.env`, MEMORY.md / USER.md).
+ * in place (manifests, skills, config.yaml, `.env`, MEMORY.md / USER.md); `readBoundedFileSync` is
+ * its synchronous twin.
  */
 export async function readBoundedFile(file: string, maxBytes: number): Promise<BoundedRead> {
   let handle: fsp.FileHandle;
@@ -74,6 +75,46 @@ export async function readBoundedFile(file: string, maxBytes: number): Promise<B
     return { error: error as NodeJS.ErrnoException };
   } finally {
     await handle.close().catch(() => undefined);
+  }
+}
+
+/**
+ * `readBoundedFile` for callers that must stay synchronous (`getEnv` inside a provider's
+ * `isAvailable()`): the same non-blocking open, fstat, refusals and cap, with the same outcomes.
+ * Reads in chunks of at most 1 MiB, so nothing larger than the file (or the cap) is allocated.
+ */
+export function readBoundedFileSync(file: string, maxBytes: number): BoundedRead {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, MANIFEST_OPEN_FLAGS);
+  } catch (error) {
+    return isMissing(error) ? { missing: true } : { error: error as NodeJS.ErrnoException };
+  }
+  try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) return { refused: notRegularFile(file) };
+    if (stat.size > maxBytes) return { refused: tooLarge(file, maxBytes) };
+    // The file may grow after the fstat: read at most one byte past the cap to notice.
+    const limit = maxBytes + 1;
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (let want = Math.min(limit, stat.size + 1); want > 0; want = Math.min(limit - total, 1024 * 1024)) {
+      const buffer = Buffer.allocUnsafe(want);
+      const bytesRead = fs.readSync(fd, buffer, 0, want, total);
+      if (bytesRead === 0) break;
+      chunks.push(buffer.subarray(0, bytesRead));
+      total += bytesRead;
+    }
+    if (total > maxBytes) return { refused: tooLarge(file, maxBytes) };
+    return { bytes: Buffer.concat(chunks, total) };
+  } catch (error) {
+    return { error: error as NodeJS.ErrnoException };
+  } finally {
+    try {
+      fs.closeSync(fd);
+    } catch {
+      // Closing a descriptor that was only read cannot lose data.
+    }
   }
 }
 
