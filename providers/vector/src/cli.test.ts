@@ -113,7 +113,7 @@ describe("vector CLI actions", () => {
     const program = new Command("hermes-memory").exitOverride();
     const vector = program.command("vector");
     registerCli(vector, { hermesHome: home, providerName: "vector" });
-    expect(vector.commands.map((c) => c.name())).toEqual(["stats", "search", "reindex", "export", "import", "forget", "purge"]);
+    expect(vector.commands.map((c) => c.name())).toEqual(["stats", "search", "reindex", "export", "import", "forget", "purge", "refused"]);
     const file = path.join(home, "out.jsonl");
     await program.parseAsync(["node", "hermes-memory", "vector", "export", file, "--json"]);
     expect(fs.readFileSync(file, "utf8").trim().split("\n")).toHaveLength(2);

@@ -3,7 +3,10 @@ import type { ProviderCliContext, ProviderCliIo } from "@hermes/memory-core";
 import cliProgress from "cli-progress";
 import { checkJsonlSource, checkJsonlTarget, countJsonlRecords, readJsonlFile, writeJsonlFile } from "@hermes/memory-provider-kit";
 import { HermesMemoryError, describeError, type ForgetScope, type MemoryKind } from "@hermes/memory-core";
-import { VectorMemoryProvider, type ExportedItem, type ProgressCallback, type VectorMemoryProviderOptions } from "./vector-memory-provider.js";
+import fs from "node:fs";
+import path from "node:path";
+import { Outbox } from "./outbox.js";
+import { OUTBOX_FILE, REMOTE_OUTBOX_FILE, VECTOR_DIR, VectorMemoryProvider, type ExportedItem, type ProgressCallback, type VectorMemoryProviderOptions } from "./vector-memory-provider.js";
 
 /** Where CLI actions write, and whether stderr is a terminal (progress bars). Injectable for tests. */
 export type CliIo = ProviderCliIo;
@@ -309,6 +312,57 @@ export async function runPurge(ctx: VectorCliContext, options: CommonCliOptions 
   }
 }
 
+/** Options of `refused`. */
+export interface RefusedCliOptions extends CommonCliOptions {
+  /** Queue the set-aside writes again (sent at the next start or flush). */
+  retry?: boolean;
+  /** Delete the set-aside writes for good. */
+  drop?: boolean;
+}
+
+/**
+ * `refused`: list the writes set aside because Pinecone or the embeddings endpoint refused their
+ * content (HTTP 400/413/422), from both outboxes of the home; `--retry` queues them again (after
+ * the cause is fixed), `--drop` deletes them. Reads only the outbox files: no network call.
+ */
+export async function runRefused(ctx: VectorCliContext, options: RefusedCliOptions = {}, io: CliIo = processIo): Promise<number> {
+  try {
+    if (options.retry && options.drop) throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "Pass either --retry or --drop, not both." });
+    const refused: Array<{ id: string; namespace: string; reason: string; refusedAt: string; outbox: string }> = [];
+    let changed = 0;
+    for (const name of [OUTBOX_FILE, REMOTE_OUTBOX_FILE]) {
+      const file = path.join(ctx.hermesHome, VECTOR_DIR, name);
+      // A missing outbox has nothing set aside (and is not created here).
+      if (!fs.existsSync(file)) continue;
+      const outbox = Outbox.open(file);
+      try {
+        for (const entry of outbox.refused()) {
+          refused.push({ id: entry.id, namespace: entry.namespace, reason: entry.reason, refusedAt: new Date(entry.refusedAt).toISOString(), outbox: file });
+        }
+        if (options.retry) changed += outbox.retryRefused();
+        if (options.drop) changed += outbox.dropRefused();
+      } finally {
+        outbox.close();
+      }
+    }
+    if (options.json) {
+      io.stdout(`${JSON.stringify({ refused, ...(options.retry ? { retried: changed } : {}), ...(options.drop ? { dropped: changed } : {}) })}\n`);
+      return 0;
+    }
+    if (refused.length === 0) {
+      io.stdout("No writes are set aside.\n");
+      return 0;
+    }
+    for (const r of refused) io.stdout(`${r.refusedAt}  ${r.namespace || "(default)"}  ${r.id}  ${r.reason.replace(/\s+/g, " ").slice(0, 240)}\n`);
+    if (options.retry) io.stdout(`Queued ${changed} writes again; they are sent at the next start or flush (a write of the same id made since keeps the newer version).\n`);
+    else if (options.drop) io.stdout(`Deleted ${changed} set-aside writes.\n`);
+    else io.stdout(`${refused.length} writes are set aside. After fixing the cause, queue them again with --retry, or delete them with --drop.\n`);
+    return 0;
+  } catch (error) {
+    return fail(io, options, error);
+  }
+}
+
 function common(cmd: Command): Command {
   return cmd
     .option("--json", "machine-readable output")
@@ -317,7 +371,7 @@ function common(cmd: Command): Command {
 }
 
 /**
- * Add `stats | search | reindex | export | import | forget | purge` under the host's `vector` command. Each action
+ * Add `stats | search | reindex | export | import | forget | purge | refused` under the host's `vector` command. Each action
  * sets `process.exitCode` (never calls `process.exit`).
  */
 export function registerCli(command: Command, context: ProviderCliContext): void {
@@ -350,4 +404,8 @@ export function registerCli(command: Command, context: ProviderCliContext): void
     .option("--yes", "erase without asking")
     .action(async (id: string | undefined, opts: ForgetCliOptions) => done(await runForget(ctx, id, opts, io)));
   common(command.command("purge").description("Delete the items that have expired")).action(async (opts: CommonCliOptions) => done(await runPurge(ctx, opts, io)));
+  common(command.command("refused").description("List the writes set aside because Pinecone or the embedder refused their content"))
+    .option("--retry", "queue them again (sent at the next start or flush)")
+    .option("--drop", "delete them for good")
+    .action(async (opts: RefusedCliOptions) => done(await runRefused(ctx, opts, io)));
 }

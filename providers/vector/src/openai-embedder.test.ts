@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { HermesMemoryError } from "@hermes/memory-core";
 import { DEFAULT_EMBED_INPUT_CHARS, OpenAIEmbedder } from "./openai-embedder.js";
+import { contentRefusalStatus } from "./retry-policy.js";
 
 interface Seen {
   body: { model: string; input: string[]; dimensions?: number };
@@ -53,6 +54,23 @@ async function startServer(dims: number, plan: (n: number) => Action = () => 200
 }
 
 describe("OpenAIEmbedder against a loopback /v1/embeddings server", () => {
+  it("marks a refusal of the input (400, 413, 422) as a content refusal, so a sender can set that write aside; not an outage", async () => {
+    for (const status of [400, 413, 422]) {
+      const { url } = await startServer(4, () => status);
+      const error = await new OpenAIEmbedder({ baseUrl: url, model: "m", dimensions: 4, retry: { maxRetries: 0 } }).embed(["text"]).catch((e: unknown) => e);
+      expect(HermesMemoryError.hasCode(error, "STORAGE_FAILED")).toBe(true);
+      expect(contentRefusalStatus(error)).toBe(status);
+      server?.close();
+    }
+    for (const status of [401, 404, 503]) {
+      const { url } = await startServer(4, () => status);
+      const error = await new OpenAIEmbedder({ baseUrl: url, model: "m", dimensions: 4, retry: { maxRetries: 0 } }).embed(["text"]).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(Error);
+      expect(contentRefusalStatus(error)).toBeUndefined();
+      server?.close();
+    }
+  });
+
   it("batches, sends model/dimensions/auth, restores order and normalises", async () => {
     const { url, seen } = await startServer(8);
     const e = new OpenAIEmbedder({ baseUrl: url, model: "text-embedding-3-small", apiKey: "sk-test", dimensions: 8, batchSize: 2 });

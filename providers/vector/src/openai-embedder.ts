@@ -1,6 +1,6 @@
 import { HermesMemoryError, describeError } from "@hermes/memory-core";
 import { l2Normalize, type Embedder } from "./embedder.js";
-import { delay, DEFAULT_RETRY_POLICY, parseRetryAfter, readBodyLimited, redactSecret, retryWait, type RetryPolicy } from "./retry-policy.js";
+import { delay, DEFAULT_RETRY_POLICY, markContentRefusal, parseRetryAfter, readBodyLimited, redactSecret, retryWait, type RetryPolicy } from "./retry-policy.js";
 
 /** Options of {@link OpenAIEmbedder}. */
 export interface OpenAIEmbedderOptions {
@@ -133,16 +133,22 @@ export class OpenAIEmbedder implements Embedder {
           });
         }
         if (response.status === 413) {
-          throw new HermesMemoryError({
-            code: "STORAGE_FAILED",
-            message: `The embeddings endpoint ${url} refused the input as too large (${lastProblem}). Shorten the text, or lower the batch size of the embedder.`,
-          });
+          throw markContentRefusal(
+            new HermesMemoryError({
+              code: "STORAGE_FAILED",
+              message: `The embeddings endpoint ${url} refused the input as too large (${lastProblem}). Shorten the text, or lower the batch size of the embedder.`,
+            }),
+            413,
+          );
         }
         if (response.status !== 429 && response.status < 500) {
-          throw new HermesMemoryError({
-            code: "STORAGE_FAILED",
-            message: `The embeddings endpoint ${url} rejected the request (${lastProblem}). Check memory.vector.embeddings_model ("${this.options.model}") and memory.vector.dimensions, and that the text is not longer than the model accepts.`,
-          });
+          throw markContentRefusal(
+            new HermesMemoryError({
+              code: "STORAGE_FAILED",
+              message: `The embeddings endpoint ${url} rejected the request (${lastProblem}). Check memory.vector.embeddings_model ("${this.options.model}") and memory.vector.dimensions, and that the text is not longer than the model accepts.`,
+            }),
+            response.status,
+          );
         }
         retryAfterMs = parseRetryAfter(response.headers.get("retry-after"));
       } catch (error) {

@@ -1,7 +1,9 @@
 import Database from "better-sqlite3";
 import type { Database as SqliteDatabase, Statement } from "better-sqlite3";
 import { closeSqliteStore, openSqliteStore, type SqliteStoreSpec } from "@hermes/memory-provider-kit";
+import { describeError, HermesMemoryError } from "@hermes/memory-core";
 import type { VectorMetadata } from "./metadata-filter.js";
+import { contentRefusalStatus } from "./retry-policy.js";
 
 /** One write waiting for its store to acknowledge it. */
 export interface OutboxEntry {
@@ -31,6 +33,29 @@ const OUTBOX_SPEC: SqliteStoreSpec = {
   },
 };
 
+/** A write its store refused for its content, set aside so the writes behind it go through. */
+export interface RefusedEntry extends OutboxEntry {
+  /** Why the store refused it (the error message). */
+  reason: string;
+  /** When it was set aside (epoch ms). */
+  refusedAt: number;
+}
+
+/**
+ * Writes refused for their content (HTTP 400/413/422: re-sending them is refused again). Created on
+ * every open rather than by a schema version, so an older release can still open the file (it
+ * leaves this table alone).
+ */
+const REFUSED_TABLE = `CREATE TABLE IF NOT EXISTS refused (
+  seq INTEGER PRIMARY KEY,
+  namespace TEXT NOT NULL,
+  id TEXT NOT NULL,
+  text TEXT NOT NULL,
+  metadata TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  refused_at INTEGER NOT NULL
+)`;
+
 /**
  * Writes a remote store (Pinecone) has not acknowledged yet, on disk next to the sidecar
  * (`$HERMES_HOME/memory/vector/outbox.sqlite`). Every `put` is one transaction committed with
@@ -41,7 +66,17 @@ const OUTBOX_SPEC: SqliteStoreSpec = {
 export class Outbox {
   readonly file: string;
   private readonly db: SqliteDatabase;
-  private readonly statements: { put: Statement; remove: Statement; list: Statement; count: Statement };
+  private readonly statements: {
+    put: Statement;
+    remove: Statement;
+    list: Statement;
+    count: Statement;
+    setAside: Statement;
+    listRefused: Statement;
+    countRefused: Statement;
+    removeRefused: Statement;
+    queued: Statement;
+  };
 
   private constructor(file: string, db: SqliteDatabase) {
     this.file = file;
@@ -55,6 +90,14 @@ export class Outbox {
       remove: db.prepare(`DELETE FROM outbox WHERE seq = ?`),
       list: db.prepare(`SELECT seq, namespace, id, text, metadata FROM outbox ORDER BY seq LIMIT ?`),
       count: db.prepare(`SELECT COUNT(*) AS n FROM outbox`),
+      setAside: db.prepare(
+        `INSERT INTO refused (seq, namespace, id, text, metadata, reason, refused_at)
+         SELECT seq, namespace, id, text, metadata, ?, ? FROM outbox WHERE seq = ?`,
+      ),
+      listRefused: db.prepare(`SELECT seq, namespace, id, text, metadata, reason, refused_at FROM refused ORDER BY seq LIMIT ?`),
+      countRefused: db.prepare(`SELECT COUNT(*) AS n FROM refused`),
+      removeRefused: db.prepare(`DELETE FROM refused WHERE seq = ?`),
+      queued: db.prepare(`SELECT 1 FROM outbox WHERE namespace = ? AND id = ?`),
     };
   }
 
@@ -64,6 +107,7 @@ export class Outbox {
     try {
       // FULL: a commit is fsynced before `put` returns, so an entry outlives a crash or power loss.
       db.pragma("synchronous = FULL");
+      db.exec(REFUSED_TABLE);
       return new Outbox(file, db);
     } catch (error) {
       closeSqliteStore(db);
@@ -101,9 +145,126 @@ export class Outbox {
     return (this.statements.count.get() as { n: number }).n;
   }
 
+  /**
+   * Move entries their store refused for their content out of the queue, each with `reason`, in
+   * one transaction: they stop holding up the writes behind them and stay listed (`refused()`)
+   * until retried or dropped. Only these versions move: a newer write of the same id stays queued.
+   */
+  setAside(seqs: number[], reason: string, now = Date.now()): void {
+    if (seqs.length === 0) return;
+    this.db.transaction(() => {
+      for (const seq of seqs) {
+        this.statements.setAside.run(reason, now, seq);
+        this.statements.remove.run(seq);
+      }
+    })();
+  }
+
+  /** The oldest `limit` writes set aside by `setAside`. */
+  refused(limit = Number.MAX_SAFE_INTEGER): RefusedEntry[] {
+    const rows = this.statements.listRefused.all(limit) as Array<{ seq: number; namespace: string; id: string; text: string; metadata: string; reason: string; refused_at: number }>;
+    return rows.map((r) => ({ seq: r.seq, id: r.id, namespace: r.namespace, text: r.text, metadata: JSON.parse(r.metadata) as VectorMetadata, reason: r.reason, refusedAt: r.refused_at }));
+  }
+
+  /** Writes set aside. */
+  refusedCount(): number {
+    return (this.statements.countRefused.get() as { n: number }).n;
+  }
+
+  /**
+   * Queue set-aside writes again (all, or those with these `seqs`), oldest first, behind what is
+   * queued. A write whose id was written again since keeps the newer version (the refused one is
+   * dropped). Returns how many were queued again.
+   */
+  retryRefused(seqs?: readonly number[]): number {
+    return this.db.transaction(() => {
+      const wanted = seqs ? new Set(seqs) : null;
+      let queued = 0;
+      for (const entry of this.refused()) {
+        if (wanted && !wanted.has(entry.seq)) continue;
+        this.statements.removeRefused.run(entry.seq);
+        if (this.statements.queued.get(entry.namespace, entry.id)) continue;
+        this.statements.put.get(entry.namespace, entry.id, entry.text, JSON.stringify(entry.metadata));
+        queued++;
+      }
+      return queued;
+    })();
+  }
+
+  /** Delete set-aside writes (all, or those with these `seqs`) for good. Returns how many. */
+  dropRefused(seqs?: readonly number[]): number {
+    return this.db.transaction(() => {
+      let dropped = 0;
+      for (const entry of this.refused()) {
+        if (seqs && !seqs.includes(entry.seq)) continue;
+        dropped += this.statements.removeRefused.run(entry.seq).changes;
+      }
+      return dropped;
+    })();
+  }
+
   /** Close the file (back in rollback-journal mode when this was the last connection). Idempotent. */
   close(): void {
     closeSqliteStore(this.db);
   }
 
+}
+
+/**
+ * Send outbox `entries` with `send` and remove what was delivered. When the store refuses a batch
+ * for its content (`contentRefusalStatus`: 400, 413, 422), halves are sent to find the writes it
+ * refuses on their own, and those are set aside (`Outbox.setAside`) so they stop holding up the
+ * writes behind them, but only once the store is known to take writes: another entry of this call
+ * was delivered, or `storeAccepted` (the caller's store took a write before). While neither holds
+ * (a wrong dimension, a misconfigured index or model refuses every write), nothing is set aside
+ * and the first refusal is thrown, so everything stays queued. Any other failure is thrown at once
+ * (what was delivered before it stays delivered).
+ */
+export async function deliverIsolating<E extends OutboxEntry>(
+  outbox: Outbox,
+  entries: readonly E[],
+  send: (entries: E[]) => Promise<void>,
+  options: { storeAccepted?: boolean } = {},
+): Promise<{ delivered: E[]; refused: E[] }> {
+  const delivered: E[] = [];
+  const refused: Array<{ entry: E; error: unknown }> = [];
+  const attempt = async (part: E[]): Promise<void> => {
+    try {
+      await send(part);
+    } catch (error) {
+      if (contentRefusalStatus(error) === undefined) throw error;
+      if (part.length === 1) {
+        refused.push({ entry: part[0]!, error });
+        return;
+      }
+      const half = Math.ceil(part.length / 2);
+      await attempt(part.slice(0, half));
+      await attempt(part.slice(half));
+      return;
+    }
+    outbox.remove(part.map((e) => e.seq));
+    delivered.push(...part);
+  };
+  await attempt([...entries]);
+  if (refused.length > 0 && delivered.length === 0 && options.storeAccepted !== true) throw refused[0]!.error;
+  for (const { entry, error } of refused) outbox.setAside([entry.seq], describeError(error).slice(0, 2000));
+  return { delivered, refused: refused.map((r) => r.entry) };
+}
+
+/**
+ * `STORAGE_FAILED` naming the writes `outbox` holds set aside (refused by their store for their
+ * content), the first refusal and what to do; `null` when there are none. Reported by every
+ * `flush()` until they are retried or dropped, as they are accepted writes that are not stored.
+ */
+export function refusedWritesError(outbox: Outbox): HermesMemoryError | null {
+  const count = outbox.refusedCount();
+  if (count === 0) return null;
+  const first = outbox.refused(1)[0];
+  return new HermesMemoryError({
+    code: "STORAGE_FAILED",
+    message:
+      `${count} accepted ${count === 1 ? "write was" : "writes were"} refused for ${count === 1 ? "its" : "their"} content and set aside in ${outbox.file}, so the writes behind them went through` +
+      `${first ? ` (first: item ${JSON.stringify(first.id.slice(0, 80))}: ${first.reason.slice(0, 300)})` : ""}. ` +
+      "List them with `hermes-memory vector refused`; after fixing the cause, queue them again with `hermes-memory vector refused --retry`, or delete them with `--drop`.",
+  });
 }

@@ -10,7 +10,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { Pinecone } from "@pinecone-database/pinecone";
 import { HermesMemoryError, describeError } from "@hermes/memory-core";
-import { delay, DEFAULT_RETRY_POLICY, parseRetryAfter, readBodyLimited, redactSecret, retryWait, type RetryPolicy } from "./retry-policy.js";
+import { delay, DEFAULT_RETRY_POLICY, markContentRefusal, parseRetryAfter, readBodyLimited, redactSecret, retryWait, type RetryPolicy } from "./retry-policy.js";
 
 /** How to reach a Pinecone index; what both Pinecone stores take. */
 export interface PineconeConnectionOptions {
@@ -219,11 +219,14 @@ export class PineconeCaller {
       }
     }
     if (lastStatus !== undefined && lastStatus !== 429 && lastStatus < 500) {
-      throw new HermesMemoryError({
-        code: "STORAGE_FAILED",
-        message: `Pinecone rejected ${what} on index "${this.indexName}" (HTTP ${lastStatus}: ${describeError(lastError).slice(0, 500)}). ${this.options.indexAdvice}`,
-        cause: lastError,
-      });
+      throw markContentRefusal(
+        new HermesMemoryError({
+          code: "STORAGE_FAILED",
+          message: `Pinecone rejected ${what} on index "${this.indexName}" (HTTP ${lastStatus}: ${describeError(lastError).slice(0, 500)}). ${this.options.indexAdvice}`,
+          cause: lastError,
+        }),
+        lastStatus,
+      );
     }
     const asked = lastRetryAfterMs !== undefined ? `; it asked to retry after ${Math.ceil(lastRetryAfterMs / 1000)} s` : "";
     const detail = lastStatus ? `HTTP ${lastStatus}${asked}` : timedOut ? `timed out after ${this.requestTimeoutMs} ms` : describeError(lastError);

@@ -43,7 +43,7 @@ import type { VectorMetadata } from "./metadata-filter.js";
 import { expiredPineconeFilter, PINECONE_USER_FIELD_PREFIX, pineconeRecordMetadata, toPineconeFilter } from "./pinecone-metadata.js";
 import { userMetadataOf } from "./sidecar.js";
 import type { ExportedItem } from "./maintenance.js";
-import { Outbox } from "./outbox.js";
+import { deliverIsolating, Outbox, refusedWritesError } from "./outbox.js";
 import { PineconeRemoteClient, type PineconeRemoteClientOptions, type RemoteRecord } from "./pinecone-remote-client.js";
 import type { RetryPolicy } from "./retry-policy.js";
 import { encodeDocument, encodeQuery, hybridQuery, sparseDot, SPARSE_ENCODER_ID } from "./sparse-encoder.js";
@@ -240,6 +240,10 @@ export class PineconeRemoteMemory {
   private identity: Promise<void> | null = null;
   private lastFailure: unknown = null;
   private closed = false;
+  /** Pinecone took a write from this instance (so a write it refuses alone is refused for its content). */
+  private storeAccepted = false;
+  /** What `refusedWritesError` said when the outbox was closed. */
+  private refusedAtClose: HermesMemoryError | null = null;
 
   private constructor(options: PineconeRemoteMemoryOptions, outbox: Outbox) {
     this.namespace = options.namespace;
@@ -452,11 +456,20 @@ export class PineconeRemoteMemory {
           // namespace still delivers what the old one queued to where it belongs).
           const byNamespace = new Map<string, typeof entries>();
           for (const e of entries) byNamespace.set(e.namespace, [...(byNamespace.get(e.namespace) ?? []), e]);
+          // A write refused for its content is set aside (once another went through), so it does
+          // not hold up the writes behind it; `flush()` reports it.
           for (const [namespace, group] of byNamespace) {
-            const records = await this.toRecords(group);
-            await this.client.upsert(namespace, records);
-            this.outbox.remove(group.map((e) => e.seq));
-            if (namespace === this.namespace) for (const record of records) this.cache(record.id, record);
+            const { delivered } = await deliverIsolating(
+              this.outbox,
+              group,
+              async (part) => {
+                const records = await this.toRecords(part);
+                await this.client.upsert(namespace, records);
+                if (namespace === this.namespace) for (const record of records) this.cache(record.id, record);
+              },
+              { storeAccepted: this.storeAccepted },
+            );
+            if (delivered.length > 0) this.storeAccepted = true;
           }
           this.lastFailure = null;
         }
@@ -492,7 +505,11 @@ export class PineconeRemoteMemory {
   async flush(): Promise<void> {
     this.assertOpen();
     while (this.sending) await this.sending.catch(() => undefined);
-    if (this.outbox.count() === 0) return;
+    if (this.outbox.count() === 0) {
+      const refused = refusedWritesError(this.outbox);
+      if (refused) throw refused;
+      return;
+    }
     try {
       await this.send();
     } catch {
@@ -506,6 +523,8 @@ export class PineconeRemoteMemory {
         ...(this.lastFailure ? { cause: this.lastFailure } : {}),
       });
     }
+    const refused = refusedWritesError(this.outbox);
+    if (refused) throw refused;
   }
 
   // --- read-your-writes cache -----------------------------------------------------------------
@@ -784,6 +803,7 @@ export class PineconeRemoteMemory {
       sparseEncoder: SPARSE_ENCODER_ID,
       alpha: this.alpha,
       pendingWrites: this.outbox.count(),
+      refusedWrites: this.outbox.refusedCount(),
     };
   }
 
@@ -792,6 +812,14 @@ export class PineconeRemoteMemory {
    * acknowledge stay in the outbox file for the next `open` (nothing is lost); the returned count
    * says how many.
    */
+  /**
+   * `STORAGE_FAILED` naming the writes set aside because Pinecone or the embedder refused their
+   * content (see `refusedWritesError`), `null` when there are none; after `close()`, as it was then.
+   */
+  refusedWrites(): HermesMemoryError | null {
+    return this.closed ? this.refusedAtClose : refusedWritesError(this.outbox);
+  }
+
   async close(): Promise<number> {
     if (this.closed) return 0;
     try {
@@ -802,6 +830,7 @@ export class PineconeRemoteMemory {
     this.closed = true;
     while (this.sending) await this.sending.catch(() => undefined);
     const left = this.outbox.count();
+    this.refusedAtClose = refusedWritesError(this.outbox);
     this.outbox.close();
     this.recent.clear();
     return left;

@@ -139,3 +139,27 @@ export function retryWait(policy: RetryPolicy, attempt: number, retryAfterMs: nu
 export function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+const REFUSED_STATUS = Symbol.for("@hermes/memory-vector.refusedStatus");
+
+/**
+ * HTTP statuses with which a remote service refuses what it was sent (the request's content), not
+ * the caller or the moment: sending the same content again is refused again.
+ */
+const CONTENT_REFUSALS = new Set([400, 413, 422]);
+
+/**
+ * Mark `error` as a refusal of the request's content when `status` is one (400, 413, 422), so a
+ * sender can set the refused writes aside instead of re-sending them forever. Returns `error`.
+ */
+export function markContentRefusal<E extends Error>(error: E, status: number | undefined): E {
+  if (status !== undefined && CONTENT_REFUSALS.has(status)) Object.defineProperty(error, REFUSED_STATUS, { value: status, enumerable: false });
+  return error;
+}
+
+/** The HTTP status of an error marked by {@link markContentRefusal}, else undefined. */
+export function contentRefusalStatus(error: unknown): number | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  const status = (error as Record<symbol, unknown>)[REFUSED_STATUS];
+  return typeof status === "number" ? status : undefined;
+}

@@ -36,7 +36,7 @@ import { isLexicalEmbedder, type Embedder } from "./embedder.js";
 import { HashingEmbedder } from "./hashing-embedder.js";
 import { dimensionMismatchError } from "./index-identity.js";
 import { LocalVectorStore, storageWriteError } from "./local-vector-store.js";
-import { Outbox } from "./outbox.js";
+import { Outbox, refusedWritesError } from "./outbox.js";
 import type { VectorMetadata } from "./metadata-filter.js";
 import { OnnxEmbedder, findOnnxModel, onnxRuntimeInstalled } from "./onnx-embedder.js";
 import { OpenAIEmbedder } from "./openai-embedder.js";
@@ -84,8 +84,10 @@ export interface VectorMemoryProviderOptions extends Partial<VectorConfig> {
 
 export type { ExportedItem, PendingWrite, ProgressCallback } from "./maintenance.js";
 
-const VECTOR_DIR = path.join("memory", "vector");
-const OUTBOX_FILE = "outbox.sqlite";
+/** Where the provider keeps its files, under `$HERMES_HOME`. */
+export const VECTOR_DIR = path.join("memory", "vector");
+/** The sidecar layout's writes Pinecone has not acknowledged yet (Pinecone store only). */
+export const OUTBOX_FILE = "outbox.sqlite";
 /** The remote layout's only local state: writes Pinecone has not acknowledged yet. */
 export const REMOTE_OUTBOX_FILE = "remote-outbox.sqlite";
 const RESERVED_KEYS = new Set(["text", "kind", "session_id", "user_id", "created_at", "tags", "digest", "extra", "text_truncated", "source", "role", "expires_at", "created_ms"]);
@@ -569,6 +571,9 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     await this.flushWrites();
     if (this.queue.inOutbox > 0) await this.queue.resendOutbox();
     if (this.queue.hasUndelivered) throw this.queue.undeliveredError();
+    const outbox = this.queue.attachedOutbox;
+    const refused = outbox ? refusedWritesError(outbox) : null;
+    if (refused) throw refused;
   }
 
   private async flushWrites(): Promise<void> {
@@ -991,6 +996,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       hybrid: this.config.hybrid,
       namespaces,
       pendingWrites: this.undeliveredWrites,
+      ...(this.queue.attachedOutbox ? { refusedWrites: this.queue.attachedOutbox.refusedCount() } : {}),
       ...(this.readOnly ? { readOnly: true } : {}),
       ...store.statsDetails(),
     };
@@ -1207,6 +1213,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     }
     const lost = this.queue.inMemory;
     const kept = this.queue.inOutbox;
+    const outbox = this.queue.attachedOutbox;
+    const refused = outbox ? refusedWritesError(outbox) : null;
     this.closed = true;
     if (this.purgeTimer) clearTimeout(this.purgeTimer);
     this.purgeTimer = null;
@@ -1223,6 +1231,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     this.sidecar = null;
     this.queue.attachOutbox(null);
     if (!failure) return;
+    // Writes set aside because their store refused their content: flush() named them.
+    if (lost === 0 && kept === 0 && refused) throw refused;
     if (lost === 0 && kept === 0) {
       // Only the index file failed to save: the sidecar holds everything and the next start rebuilds it.
       throw new HermesMemoryError({
@@ -1255,6 +1265,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
         message: `vector memory shutdown: ${left} writes not acknowledged by Pinecone are kept in the outbox ${remote.outbox.file} and re-sent on the next start.`,
       });
     }
+    const refused = remote.refusedWrites();
+    if (refused) throw refused;
   }
 }
 

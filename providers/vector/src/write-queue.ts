@@ -7,7 +7,7 @@
 import { HermesMemoryError, describeError, type Logger } from "@hermes/memory-core";
 import { storageWriteError } from "./local-vector-store.js";
 import type { PendingWrite } from "./maintenance.js";
-import type { Outbox } from "./outbox.js";
+import { deliverIsolating, type Outbox } from "./outbox.js";
 
 /** What the queue needs from the provider. */
 export interface WriteQueueOptions {
@@ -33,6 +33,8 @@ export class WriteQueue {
   private resending: Promise<void> | null = null;
   private draining: Promise<void> | null = null;
   private drainScheduled = false;
+  /** The store took a write from this queue (so a write it refuses alone is refused for its content). */
+  private storeAccepted = false;
   /** The last delivery failure (for reports). */
   lastFailure: unknown = null;
 
@@ -157,6 +159,7 @@ export class WriteQueue {
       }
     }
     await this.options.write(batch);
+    this.storeAccepted = true;
     const seqs = batch.flatMap((w) => (w.seq === undefined ? [] : [w.seq]));
     if (seqs.length > 0) this.outbox!.remove(seqs);
   }
@@ -189,13 +192,15 @@ export class WriteQueue {
         while (this.outbox && !this.options.isClosed()) {
           const entries = this.outbox.list(this.options.batchSize);
           if (entries.length === 0) return;
+          // A write refused for its content is set aside (once another went through), so it does
+          // not hold up the writes behind it; flush() reports it.
           try {
-            await this.options.write(entries);
+            const { delivered } = await deliverIsolating(this.outbox, entries, (part) => this.options.write(part), { storeAccepted: this.storeAccepted });
+            if (delivered.length > 0) this.storeAccepted = true;
           } catch (error) {
             this.lastFailure = error;
             return;
           }
-          this.outbox?.remove(entries.map((e) => e.seq));
         }
       } finally {
         this.resending = null;

@@ -22,7 +22,7 @@
  * when metadata or values are included; `list` pages of 1 to 100 ids (ids in sorted order, the
  * pagination token being opaque to callers).
  *
- * Fault injection: `failNext(status, times, pathPrefix, message, headers)`, `delayNext(ms, times)`, and `lagQueries` (upserts
+ * Fault injection: `failNext(status, times, pathPrefix, message, headers)`, `refuseRecords(predicate)`, `delayNext(ms, times)`, and `lagQueries` (upserts
  * become visible to `query` only after `catchUp()`, like Pinecone's eventual consistency).
  */
 import http from "node:http";
@@ -176,6 +176,7 @@ export class PineconeFake {
   lagQueries = false;
   private readonly indexes = new Map<string, FakeIndex>();
   private faults: Fault[] = [];
+  private refusal: { refuse: (record: { id: string; metadata?: Record<string, unknown> }) => boolean; message: string } | null = null;
   private delays: Array<{ ms: number; remaining: number }> = [];
   private server: http.Server | null = null;
   url = "";
@@ -210,6 +211,14 @@ export class PineconeFake {
    */
   failNext(status: number, times = 1, pathPrefix?: string, message?: string, headers?: Record<string, string>): void {
     this.faults.push({ status, remaining: times, pathPrefix, message, headers });
+  }
+
+  /**
+   * Refuse (HTTP 400, nothing of the request stored) every upsert holding a record `refuse` picks,
+   * as Pinecone refuses a whole request for one invalid record; `null` stops refusing.
+   */
+  refuseRecords(refuse: ((record: { id: string; metadata?: Record<string, unknown> }) => boolean) | null, message = "Record refused"): void {
+    this.refusal = refuse ? { refuse, message } : null;
   }
 
   /** Drop every pending fault and delay. */
@@ -356,6 +365,7 @@ export class PineconeFake {
       if (vectors.length > MAX_BATCH) throw badRequest(`Upsert of ${vectors.length} vectors exceeds the maximum of ${MAX_BATCH} per request`);
       // Validate the whole batch first: a refused request stores nothing.
       const checked = vectors.map((v) => {
+        if (this.refusal?.refuse({ id: v.id, ...(v.metadata ? { metadata: v.metadata as Record<string, unknown> } : {}) })) throw badRequest(`${this.refusal.message}: ${v.id}`);
         if (!Array.isArray(v.values) || v.values.length !== index.dimension) {
           throw badRequest(`Vector dimension ${Array.isArray(v.values) ? v.values.length : 0} does not match the dimension of the index ${index.dimension}`);
         }
