@@ -107,6 +107,7 @@ export {
   type ProviderHookReport,
 } from "./manager.js";
 export { boundedCall, detachedCallCount, type BoundedOutcome, type BoundedCallOptions } from "./bounded-call.js";
+export { readBoundedFile, readBoundedFileSync, type BoundedRead } from "./discovery/bounded-read.js";
 export { scrubSecrets, redactSecrets } from "./scrub.js";
 export { spillIfOversized, type SpillConfig, type SpillOptions } from "./spill.js";
 export { isTrivialPrompt, isCoreMemoryProvider } from "./trivial-prompt.js";
