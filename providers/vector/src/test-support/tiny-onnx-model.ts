@@ -6,12 +6,17 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { onnx } from "onnx-proto";
+import onnxProto, { type onnx as proto } from "onnx-proto";
+
+// onnx-proto is CommonJS: its default export is the only import plain Node ESM (a child process
+// run with tsx) and vitest both resolve.
+const { onnx } = onnxProto;
 
 export const TINY_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "cat", "dog", "##s", "car", "the", "!"] as const;
 export const TINY_DIMS = 4;
 
-const TABLE: number[][] = [
+/** The hand-made embedding table: one row of TINY_DIMS numbers per TINY_VOCAB token. */
+export const TINY_TABLE: readonly number[][] = [
   [0, 0, 0, 0], // [PAD]
   [0, 0, 0, 0.1], // [UNK]
   [0, 0, 0, 0], // [CLS]
@@ -24,7 +29,7 @@ const TABLE: number[][] = [
   [0, 0, 0, 0.05], // !
 ];
 
-function valueInfo(name: string, elemType: number, dims: Array<number | string>): onnx.IValueInfoProto {
+function valueInfo(name: string, elemType: number, dims: Array<number | string>): proto.IValueInfoProto {
   return {
     name,
     type: {
@@ -36,22 +41,45 @@ function valueInfo(name: string, elemType: number, dims: Array<number | string>)
   };
 }
 
-/** Create the model directory under `dir` (model.onnx + tokenizer.json) and return its path. */
-export function writeTinyOnnxModel(dir: string): string {
-  fs.mkdirSync(dir, { recursive: true });
+/**
+ * Variations of the tiny graph, for tests of models that load but misbehave: another embedding
+ * table (one row of TINY_DIMS numbers per TINY_VOCAB token), another name for the token-id input,
+ * or `tail` nodes that turn the gathered `hidden` states ([batch, seq, TINY_DIMS]) into the graph
+ * output `last_hidden_state` of the declared type and shape.
+ */
+export interface TinyOnnxModelVariant {
+  table?: readonly number[][];
+  idsInput?: string;
+  tail?: { nodes: proto.INodeProto[]; initializers?: proto.ITensorProto[]; outputType?: number; outputShape: Array<number | string> };
+}
+
+/** The bytes of the tiny model.onnx (or of a variant of it). */
+export function tinyOnnxModelBytes(variant: TinyOnnxModelVariant = {}): Uint8Array {
+  const table = variant.table ?? TINY_TABLE;
+  const ids = variant.idsInput ?? "input_ids";
+  const tail = variant.tail;
   const model = onnx.ModelProto.create({
     irVersion: 8,
     producerName: "hermes-memory-vector-test",
     opsetImport: [{ domain: "", version: 13 }],
     graph: {
       name: "tiny-embedder",
-      node: [{ opType: "Gather", input: ["embeddings", "input_ids"], output: ["last_hidden_state"], attribute: [{ name: "axis", type: onnx.AttributeProto.AttributeType.INT, i: 0 }] }],
-      initializer: [{ name: "embeddings", dims: [TABLE.length, TINY_DIMS], dataType: onnx.TensorProto.DataType.FLOAT, floatData: TABLE.flat() }],
-      input: [valueInfo("input_ids", onnx.TensorProto.DataType.INT64, ["batch", "seq"]), valueInfo("attention_mask", onnx.TensorProto.DataType.INT64, ["batch", "seq"])],
-      output: [valueInfo("last_hidden_state", onnx.TensorProto.DataType.FLOAT, ["batch", "seq", TINY_DIMS])],
+      node: [
+        { opType: "Gather", input: ["embeddings", ids], output: [tail ? "hidden" : "last_hidden_state"], attribute: [{ name: "axis", type: onnx.AttributeProto.AttributeType.INT, i: 0 }] },
+        ...(tail?.nodes ?? []),
+      ],
+      initializer: [{ name: "embeddings", dims: [table.length, TINY_DIMS], dataType: onnx.TensorProto.DataType.FLOAT, floatData: table.flat() }, ...(tail?.initializers ?? [])],
+      input: [valueInfo(ids, onnx.TensorProto.DataType.INT64, ["batch", "seq"]), valueInfo("attention_mask", onnx.TensorProto.DataType.INT64, ["batch", "seq"])],
+      output: [valueInfo("last_hidden_state", tail?.outputType ?? onnx.TensorProto.DataType.FLOAT, tail?.outputShape ?? ["batch", "seq", TINY_DIMS])],
     },
   });
-  fs.writeFileSync(path.join(dir, "model.onnx"), onnx.ModelProto.encode(model).finish());
+  return onnx.ModelProto.encode(model).finish();
+}
+
+/** Create the model directory under `dir` (model.onnx + tokenizer.json) and return its path. */
+export function writeTinyOnnxModel(dir: string, variant: TinyOnnxModelVariant = {}): string {
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, "model.onnx"), tinyOnnxModelBytes(variant));
   const tokenizer = {
     version: "1.0",
     normalizer: { type: "BertNormalizer", lowercase: true, strip_accents: null, clean_text: true, handle_chinese_chars: true },
