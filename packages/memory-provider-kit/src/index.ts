@@ -3,7 +3,8 @@
  * formatting, tool-argument validation and routing, the prefetch cache, SQLite store opening, the
  * batching writer, the layered BM25 ranker, conversational context (neighbour score spreading,
  * speaker boost), the stored text of turns and checkpoints, JSONL export/import files, and memory
- * filters (validation, evaluation in JavaScript and in SQL) and expiry times.
+ * filters (validation, evaluation in JavaScript and in SQL) and expiry times, and the rule that makes
+ * stored values readable (BLOBs or non-JSON text left by older versions or other programs).
  */
 export { buildFtsQuery, queryTokens, uniqueTerms, quoteTerm, isStopword, clipQuery, MAX_QUERY_TERMS, MAX_QUERY_CHARS, type FtsQueryOptions } from "./fts-query.js";
 export { formatRecall, defaultRecallLabel, recallEntryCount, MIN_ENTRY_CHARS, type RecallFormatOptions } from "./recall-format.js";
@@ -15,6 +16,8 @@ export {
   createSqliteDriverLoader,
   storageError,
   isBusyError,
+  isUnwritableError,
+  DEFAULT_SQLITE_LOCK_WAIT_MS,
   type SqliteDb,
   type SqliteDriver,
   type SqliteDriverLoader,
@@ -101,3 +104,14 @@ export {
   type ParsedMemoryItem,
   type ParsedMemoryUpdate,
 } from "./memory-item.js";
+export {
+  UNREADABLE_KEY,
+  decodeUtf8,
+  keptValue,
+  readableText,
+  readableJson,
+  keepUnreadable,
+  type KeptValue,
+  type ReadableText,
+  type ReadableJson,
+} from "./unreadable-values.js";

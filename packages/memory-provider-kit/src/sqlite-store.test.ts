@@ -1,9 +1,22 @@
+import { fork, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { HermesMemoryError } from "@hermes/memory-core";
-import { closeSqliteStore, createSqliteDriverLoader, isBusyError, openSqliteStore, storageError, type SqliteStoreSpec } from "./sqlite-store.js";
+import {
+  closeSqliteStore,
+  createSqliteDriverLoader,
+  DEFAULT_SQLITE_LOCK_WAIT_MS,
+  isBusyError,
+  isUnwritableError,
+  openSqliteStore,
+  storageError,
+  type SqliteStoreSpec,
+} from "./sqlite-store.js";
+
+const WRITE_LOCK_CHILD = fileURLToPath(new URL("./test-support/write-lock-child.ts", import.meta.url));
 
 const loader = createSqliteDriverLoader(import.meta.url);
 const dirs: string[] = [];
@@ -12,9 +25,34 @@ const tmp = () => {
   dirs.push(dir);
   return dir;
 };
+const children: ChildProcess[] = [];
 afterEach(() => {
+  for (const child of children.splice(0)) child.kill();
   for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
+
+/**
+ * Another process holding the write lock of `file` (BEGIN IMMEDIATE) for `holdMs`, or until
+ * `release()`. Resolves once the lock is held.
+ */
+async function holdWriteLock(file: string, holdMs: number): Promise<{ release(): Promise<void> }> {
+  const child = fork(WRITE_LOCK_CHILD, [file, String(holdMs)], { execArgv: ["--import", "tsx"], stdio: ["ignore", "ignore", "pipe", "ipc"] });
+  children.push(child);
+  let stderr = "";
+  child.stderr!.on("data", (chunk) => (stderr += String(chunk)));
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    child.on("message", (m) => (m as { type?: string }).type === "locked" && resolve());
+    child.once("exit", (code) => reject(new Error(`lock holder exited with ${code} before locking: ${stderr}`)));
+  });
+  return {
+    async release() {
+      // The child may be releasing on its own already: a send that finds it gone is fine.
+      if (child.connected) child.send("release", () => undefined);
+      await exited;
+    },
+  };
+}
 
 const spec = (version = 2, migrated: number[] = []): SqliteStoreSpec => ({
   driver: loader.load(),
@@ -103,6 +141,77 @@ describe("openSqliteStore", () => {
     expect(() => openSqliteStore(empty, spec(), { readonly: true })).toThrow(/has not been initialised/);
   });
 
+  it("a file another process is writing is waited for, then opened writable and migrated", async () => {
+    const dir = tmp();
+    const file = path.join(dir, "s.db");
+    closeSqliteStore(openSqliteStore(file, spec(1)));
+    // Cleanly closed: rollback-journal mode, where switching to WAL needs the other writer gone.
+    const holder = await holdWriteLock(file, 1000);
+    const migrated: number[] = [];
+    const db = openSqliteStore(file, spec(2, migrated));
+    expect(db.readonly).toBe(false);
+    expect(migrated).toEqual([1]);
+    expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
+    db.exec("INSERT INTO t VALUES ('written after the wait')");
+    expect(db.prepare("SELECT x FROM t").pluck().all()).toEqual(["written after the wait"]);
+    // The open's wait does not linger: the busy timeout is the connection's usual one.
+    expect(Number(db.pragma("busy_timeout", { simple: true }))).toBe(5000);
+    closeSqliteStore(db);
+    await holder.release();
+  });
+
+  it("a lock held past lockWaitMs is STORAGE_FAILED naming the other process, and the file is left as it was", async () => {
+    const dir = tmp();
+    const file = path.join(dir, "s.db");
+    const first = openSqliteStore(file, spec(1));
+    first.exec("INSERT INTO t VALUES ('kept')");
+    closeSqliteStore(first);
+    const holder = await holdWriteLock(file, 60_000);
+    try {
+      for (const version of [1, 2]) {
+        const error = (() => {
+          try {
+            openSqliteStore(file, spec(version), { lockWaitMs: 200 });
+          } catch (e) {
+            return e;
+          }
+        })();
+        expect(HermesMemoryError.hasCode(error, "STORAGE_FAILED")).toBe(true);
+        expect(String((error as Error).message)).toMatch(/another process has held its lock for more than 0\.2 s.*retry once it has finished/);
+        expect(isUnwritableError(error)).toBe(false);
+      }
+    } finally {
+      await holder.release();
+    }
+    expect(fs.readdirSync(dir)).toEqual(["s.db"]);
+    const db = openSqliteStore(file, spec(1), { readonly: true });
+    expect(db.pragma("journal_mode", { simple: true })).toBe("delete");
+    expect(db.prepare("SELECT x FROM t").pluck().all()).toEqual(["kept"]);
+    closeSqliteStore(db);
+  });
+
+  it("the default wait is $HERMES_SQLITE_LOCK_WAIT_MS, else DEFAULT_SQLITE_LOCK_WAIT_MS; a bad value is INVALID_CONFIG", async () => {
+    expect(DEFAULT_SQLITE_LOCK_WAIT_MS).toBe(10_000);
+    const file = path.join(tmp(), "s.db");
+    closeSqliteStore(openSqliteStore(file, spec()));
+    const saved = process.env.HERMES_SQLITE_LOCK_WAIT_MS;
+    try {
+      process.env.HERMES_SQLITE_LOCK_WAIT_MS = "soon";
+      expect(() => openSqliteStore(file, spec())).toThrow(expect.objectContaining({ code: "INVALID_CONFIG", message: expect.stringMatching(/HERMES_SQLITE_LOCK_WAIT_MS="soon"/) }));
+      expect(() => openSqliteStore(file, spec(), { lockWaitMs: -1 })).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
+      process.env.HERMES_SQLITE_LOCK_WAIT_MS = "100";
+      const holder = await holdWriteLock(file, 60_000);
+      try {
+        expect(() => openSqliteStore(file, spec())).toThrow(/more than 0\.1 s/);
+      } finally {
+        await holder.release();
+      }
+    } finally {
+      if (saved === undefined) delete process.env.HERMES_SQLITE_LOCK_WAIT_MS;
+      else process.env.HERMES_SQLITE_LOCK_WAIT_MS = saved;
+    }
+  });
+
   it("without a driver throws PROVIDER_UNAVAILABLE with the spec's remedy", () => {
     expect(() => openSqliteStore(":memory:", { ...spec(), driver: undefined, unavailable: "install it" })).toThrow(/install it/);
   });
@@ -114,6 +223,19 @@ describe("errors", () => {
     expect(storageError("x", { code: "SQLITE_READONLY_DBMOVED" }, "fix").message).toMatch(/read-only/);
     expect(storageError("x", undefined, "fix it").message).toBe("x: fix it.");
     expect(storageError("x", undefined, "f").code).toBe("STORAGE_FAILED");
+  });
+
+  it("isUnwritableError recognises permission and read-only failures, also wrapped, and nothing else", () => {
+    for (const code of ["EACCES", "EPERM", "EROFS", "SQLITE_READONLY", "SQLITE_READONLY_DIRECTORY", "SQLITE_CANTOPEN", "SQLITE_PERM"]) {
+      expect(isUnwritableError({ code }), code).toBe(true);
+      expect(isUnwritableError(storageError("x", { code }, "f")), code).toBe(true);
+    }
+    for (const code of ["SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_LOCKED", "SQLITE_CORRUPT", "SQLITE_NOTADB", "SQLITE_FULL", "ENOSPC"]) {
+      expect(isUnwritableError({ code }), code).toBe(false);
+      expect(isUnwritableError(storageError("x", { code }, "f")), code).toBe(false);
+    }
+    expect(isUnwritableError(null)).toBe(false);
+    expect(isUnwritableError(new HermesMemoryError({ code: "SCHEMA_TOO_NEW", message: "newer" }))).toBe(false);
   });
 
   it("isBusyError recognises busy and locked codes", () => {

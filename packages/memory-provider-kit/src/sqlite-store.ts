@@ -3,6 +3,8 @@
  * timeout, the schema version in `PRAGMA user_version` (a file written by a newer version is
  * rejected with `SCHEMA_TOO_NEW` and left untouched; an older one is migrated inside one IMMEDIATE
  * transaction so concurrent openers never both migrate), and a read-only open for read-only homes.
+ * A file another process is writing is waited for, never opened read-only instead: read-only is
+ * only for a file or directory this process cannot write (`isUnwritableError`).
  * The better-sqlite3 driver is passed in by the provider, which owns that dependency.
  */
 import fs from "node:fs";
@@ -74,6 +76,46 @@ export interface OpenSqliteStoreOptions {
   busyTimeoutMs?: number;
   /** Remedy of the `STORAGE_FAILED` error when the file cannot be opened for writing. */
   openFix?: string;
+  /**
+   * How long a writable open waits, in all, for another connection's lock on the file (switching
+   * to WAL and migrating need the write lock) before failing with `STORAGE_FAILED`, in ms.
+   * Default: `$HERMES_SQLITE_LOCK_WAIT_MS`, else `DEFAULT_SQLITE_LOCK_WAIT_MS`.
+   */
+  lockWaitMs?: number;
+}
+
+/**
+ * How long a writable open waits for another process's lock by default (ms). Another agent's write
+ * batch or an import chunk holds the lock for milliseconds to a few seconds; 10 s covers those and
+ * leaves a third of a memory manager's default 15 s bound on `initialize()` for the rest of it.
+ */
+export const DEFAULT_SQLITE_LOCK_WAIT_MS = 10_000;
+
+/** Pause between attempts to take a lock that does not invoke SQLite's busy handler (ms). */
+const LOCK_RETRY_MS = 20;
+
+function lockWaitMs(options: OpenSqliteStoreOptions): number {
+  if (options.lockWaitMs !== undefined) {
+    if (!Number.isFinite(options.lockWaitMs) || options.lockWaitMs < 0) {
+      throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `lockWaitMs must be a non-negative number of milliseconds; got ${String(options.lockWaitMs)}.` });
+    }
+    return options.lockWaitMs;
+  }
+  const env = process.env.HERMES_SQLITE_LOCK_WAIT_MS;
+  if (env === undefined || env.trim() === "") return DEFAULT_SQLITE_LOCK_WAIT_MS;
+  const ms = Number(env);
+  if (!Number.isFinite(ms) || ms < 0) {
+    throw new HermesMemoryError({
+      code: "INVALID_CONFIG",
+      message: `HERMES_SQLITE_LOCK_WAIT_MS=${JSON.stringify(env)} is not a number of milliseconds: set it to a non-negative number (default ${DEFAULT_SQLITE_LOCK_WAIT_MS}) or unset it.`,
+    });
+  }
+  return ms;
+}
+
+/** Block this thread for `ms` (the open is synchronous, like every better-sqlite3 call). */
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 /**
@@ -87,6 +129,7 @@ export function openSqliteStore(file: string, spec: SqliteStoreSpec, options: Op
     throw new HermesMemoryError({ code: "PROVIDER_UNAVAILABLE", message: spec.unavailable ?? `better-sqlite3 could not be loaded. Reinstall ${spec.packageName} so its native addon is built.` });
   }
   const readonly = options.readonly === true;
+  const waitMs = lockWaitMs(options);
   let db: SqliteDb;
   try {
     if (!readonly && file !== ":memory:") fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
@@ -102,7 +145,7 @@ export function openSqliteStore(file: string, spec: SqliteStoreSpec, options: Op
       readonly ? "check that it exists and is readable" : (options.openFix ?? "check that the directory exists and is writable, and that there is free space"),
     );
   }
-  return prepareStore(db, file, readonly, spec, options);
+  return prepareStore(db, file, readonly, spec, options, waitMs);
 }
 
 function openReadOnlyCopy(file: string, spec: SqliteStoreSpec, options: OpenSqliteStoreOptions): SqliteDb {
@@ -118,14 +161,39 @@ function openReadOnlyCopy(file: string, spec: SqliteStoreSpec, options: OpenSqli
   } catch (error) {
     throw storageError(`cannot open the ${spec.label} at ${file} read-only`, error, "check that it exists and is readable");
   }
-  return prepareStore(db, file, true, spec, options);
+  return prepareStore(db, file, true, spec, options, lockWaitMs(options));
 }
 
-function prepareStore(db: SqliteDb, file: string, readonly: boolean, spec: SqliteStoreSpec, options: OpenSqliteStoreOptions): SqliteDb {
+function prepareStore(db: SqliteDb, file: string, readonly: boolean, spec: SqliteStoreSpec, options: OpenSqliteStoreOptions, waitMs: number): SqliteDb {
+  const deadline = Date.now() + waitMs;
+  /**
+   * Run one step of the open, waiting while another connection holds the lock it needs, until the
+   * open's deadline. SQLite's busy handler (bounded here by the time left) covers most steps; a
+   * step that needs to upgrade a lock while another connection holds the write lock (switching to
+   * WAL) fails at once instead, so it is retried after a pause.
+   */
+  const whenUnlocked = <T>(step: () => T): T => {
+    for (;;) {
+      db.pragma(`busy_timeout = ${Math.max(0, Math.ceil(deadline - Date.now()))}`);
+      try {
+        return step();
+      } catch (error) {
+        if (!isBusyError(error)) throw error;
+        const left = deadline - Date.now();
+        if (left <= 0) {
+          throw storageError(
+            `cannot open the ${spec.label} at ${file}${readonly ? " read-only" : " for writing"}: another process has held its lock for more than ${Number((waitMs / 1000).toFixed(3))} s`,
+            error,
+            "another agent or an import using the same $HERMES_HOME is writing to it; retry once it has finished (nothing in the file was changed)",
+          );
+        }
+        sleepSync(Math.min(LOCK_RETRY_MS, left));
+      }
+    }
+  };
   try {
-    db.pragma(`busy_timeout = ${Math.max(5000, options.busyTimeoutMs ?? 5000)}`);
     // Read the version before anything else writes to the file: a newer schema stays untouched.
-    const version = Number(db.pragma("user_version", { simple: true }));
+    const version = whenUnlocked(() => Number(db.pragma("user_version", { simple: true })));
     if (version > spec.schemaVersion) {
       throw new HermesMemoryError({
         code: "SCHEMA_TOO_NEW",
@@ -133,11 +201,11 @@ function prepareStore(db: SqliteDb, file: string, readonly: boolean, spec: Sqlit
       });
     }
     if (!readonly) {
-      const journal = String(db.pragma("journal_mode", { simple: true }));
-      db.pragma("journal_mode = WAL");
+      const journal = whenUnlocked(() => String(db.pragma("journal_mode", { simple: true })));
+      whenUnlocked(() => db.pragma("journal_mode = WAL"));
       db.pragma("synchronous = NORMAL");
       try {
-        if (version < spec.schemaVersion) migrateStore(db, spec);
+        if (version < spec.schemaVersion) whenUnlocked(() => migrateStore(db, spec));
       } catch (error) {
         // The migration rolled back; the file goes back to the journal mode it had (no -wal/-shm
         // left), so a file that cannot be migrated is left as it was found.
@@ -159,6 +227,7 @@ function prepareStore(db: SqliteDb, file: string, readonly: boolean, spec: Sqlit
         "open it once with write access to migrate it in place (every item is kept); it was not modified",
       );
     }
+    db.pragma(`busy_timeout = ${Math.max(5000, options.busyTimeoutMs ?? 5000)}`);
     return db;
   } catch (error) {
     db.close();
@@ -209,6 +278,20 @@ export function closeSqliteStore(db: SqliteDb): void {
     }
   }
   db.close();
+}
+
+/**
+ * True when `error` (or an error it wraps, through `cause`) says this process cannot write the
+ * file or its directory: permissions, a read-only mount, a read-only database. Only these make a
+ * provider fall back to a read-only open; a busy or locked file is not one of them.
+ */
+export function isUnwritableError(error: unknown): boolean {
+  for (let e = error, depth = 0; e !== null && typeof e === "object" && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code !== "string") continue;
+    if (code === "EACCES" || code === "EPERM" || code === "EROFS" || code === "SQLITE_PERM" || code.startsWith("SQLITE_READONLY") || code.startsWith("SQLITE_CANTOPEN")) return true;
+  }
+  return false;
 }
 
 /** True for SQLite "database is busy/locked" errors, which a later retry can clear. */

@@ -4,6 +4,7 @@ import {
   closeSqliteStore,
   createSqliteDriverLoader,
   isBusyError,
+  isUnwritableError,
   openSqliteStore,
   storageError,
   type SqliteDb,
@@ -428,4 +429,4 @@ export function closeDatabase(db: Db): void {
   closeSqliteStore(db);
 }
 
-export { isBusyError, storageError };
+export { isBusyError, isUnwritableError, storageError };

@@ -32,7 +32,7 @@ import {
   type ToolSchema,
 } from "@hermes/memory-core";
 import { CONFIG_SCHEMA, loadSqliteConfig, resolveDbPath, type ResolvedSqliteConfig, type SqliteProviderOptions } from "./config.js";
-import { closeDatabase, isBusyError, loadDriver, driverLoadError, openDatabase, storageError, type Db } from "./database.js";
+import { closeDatabase, isBusyError, isUnwritableError, loadDriver, driverLoadError, openDatabase, storageError, type Db } from "./database.js";
 import { factDigest, MemoryStore, type NewItem, type StoredItem } from "./memory-store.js";
 import { runTool, TOOL_NAMES, TOOL_SCHEMAS } from "./tools.js";
 import { BatchingWriter, checkpointText, formatRecall as formatRecallBlock, parseMemoryFilter, parseMemoryItem, parseMemoryUpdate, parseSearchLimit, PrefetchCache, turnSpeaker, turnText } from "@hermes/memory-provider-kit";
@@ -164,9 +164,12 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
           },
         });
       } catch (error) {
-        if (HermesMemoryError.hasCode(error, "SCHEMA_TOO_NEW") || !fs.existsSync(config.path)) throw error;
-        // A read-only disk or directory: serve recall from what is there; writes will fail loudly.
-        // When the file cannot be read either (a damaged database), the first failure is the report.
+        // Only a file or directory this process cannot write (permissions, a read-only mount) is
+        // opened read-only: serve recall from what is there; writes will fail loudly. Anything
+        // else is the report: a file another process kept locked (the open already waited for
+        // it), a newer schema, a damaged file. When the file cannot be read either, the first
+        // failure is the report.
+        if (!isUnwritableError(error) || !fs.existsSync(config.path)) throw error;
         writeFailure = error;
         try {
           db = openDatabase(config.path, { readonly: true });

@@ -37,7 +37,10 @@ const BATCH = 64;
 /**
  * Re-embed every sidecar item with `embedder` into `store` (the store decides what a reindex
  * replaces first), then `recordIdentity()` and flush the store. Text comes from the sidecar, so
- * nothing is lost. Returns the number of items and namespaces indexed.
+ * nothing is lost. First, values an older version or another program stored unreadably (BLOBs,
+ * non-JSON metadata) are made readable (`Sidecar.repairUnreadableValues`: no item is dropped, the
+ * originals are kept in the item's metadata), so the items are indexed and stored as they now read.
+ * Returns the number of items and namespaces indexed.
  */
 export async function reindexAll(
   parts: { sidecar: Sidecar; store: VectorStore; embedder: Embedder },
@@ -45,6 +48,7 @@ export async function reindexAll(
   onProgress?: ProgressCallback,
 ): Promise<{ items: number; namespaces: number }> {
   const { sidecar, store, embedder } = parts;
+  sidecar.repairUnreadableValues();
   const counts = sidecar.namespaceCounts();
   const total = Object.values(counts).reduce((a, b) => a + b, 0);
   let done = 0;

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import Database from "better-sqlite3";
 import type { Database as SqliteDatabase, Statement } from "better-sqlite3";
+import { HermesMemoryError } from "@hermes/memory-core";
 import {
   buildFtsQuery,
   CONTEXT_CHARS,
@@ -25,8 +26,12 @@ import {
   type LayeredRankerSchema,
   type ParsedMemoryFilter,
   type SqliteStoreSpec,
+  UNREADABLE_KEY,
+  keepUnreadable,
+  keptValue,
 } from "@hermes/memory-provider-kit";
 import { matchesFilter, type MetadataFilter, type VectorMetadata } from "./metadata-filter.js";
+import { hasFilterColumns, isUnreadable, readableRecord, suspectRecordsSql, textOf, unreadableRecordIds, type SuspectRecord } from "./sidecar-values.js";
 
 /** One sidecar row: the text and metadata of a record, plus its vector when the local store holds it. */
 export interface SidecarRow {
@@ -54,14 +59,17 @@ export interface SidecarRef {
   metadata: VectorMetadata;
 }
 
-interface RawRef {
-  key: number;
-  id: string;
-  metadata: string;
-}
-
-function toRef(raw: RawRef): SidecarRef {
-  return { key: raw.key, id: raw.id, metadata: JSON.parse(raw.metadata) as VectorMetadata };
+/**
+ * The metadata of a row read as JSON text (`CAST(metadata AS TEXT)`), or `undefined` when it is not
+ * a JSON object: the row is then read again whole, as `readableRecord` makes it readable.
+ */
+function parseRefMetadata(text: string): VectorMetadata | undefined {
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    return parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as VectorMetadata) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -93,12 +101,13 @@ export interface KeywordHit {
   metadata: VectorMetadata;
 }
 
+/** A row as stored: the text columns may hold a BLOB another program wrote (`readableRecord` reads it). */
 interface RawRow {
   key: number;
-  namespace: string;
-  id: string;
-  text: string;
-  metadata: string;
+  namespace: unknown;
+  id: unknown;
+  text: unknown;
+  metadata: unknown;
   vector: Buffer | null;
 }
 
@@ -253,7 +262,7 @@ function fillContext(db: SqliteDatabase): void {
     }
     return recordDateText(metadata);
   });
-  db.exec(`UPDATE records SET session_date = hermes_record_date(metadata) WHERE ${KIND_EXPR} = 'turn'`);
+  db.exec(`UPDATE records SET session_date = hermes_record_date(metadata) WHERE ${KIND_EXPR} = 'turn' AND session_date IS NOT hermes_record_date(metadata)`);
   db.exec(`
     UPDATE records SET prev1 = c.prev1, prev2 = c.prev2
     FROM (
@@ -264,7 +273,7 @@ function fillContext(db: SqliteDatabase): void {
       WHERE ${KIND_EXPR} = 'turn' AND json_type(metadata, '$.session_id') = 'text' AND ${SESSION_EXPR} <> ''
       WINDOW session_turns AS (PARTITION BY namespace, ${SESSION_EXPR} ORDER BY key)
     ) AS c
-    WHERE records.key = c.key`);
+    WHERE records.key = c.key AND (records.prev1 IS NOT c.prev1 OR records.prev2 IS NOT c.prev2)`);
 }
 
 /** The values of a row's filter columns (version 6), derived from its flat metadata. */
@@ -371,6 +380,10 @@ const SIDECAR_SPEC: SqliteStoreSpec = {
       `);
       return;
     }
+    // Every migration first makes the values of older versions or other programs readable (BLOBs,
+    // non-JSON metadata), keeping their originals: the session index and context filling below read
+    // the metadata with SQLite's JSON functions.
+    repairRecords(db);
     if (current < 5) migrateToV5(db);
     // Version 6: the filter columns, filled from each row's stored metadata (no row is dropped).
     db.exec(`
@@ -457,10 +470,66 @@ function encodeVector(vector: Float32Array | null): Buffer | null {
   return vector ? Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength) : null;
 }
 
+/** Whether `error` is SQLite refusing a value its JSON functions cannot read ("malformed JSON", "JSON cannot hold BLOB values"). */
+function isJsonError(error: unknown): boolean {
+  return !HermesMemoryError.isInstance(error) && /\bJSON\b/.test(String((error as Error | null)?.message));
+}
+
+/** A stored row; values stored unreadably read as a repair would store them (`readableRecord`). */
 function toRow(raw: RawRow): SidecarRow {
-  const metadata = JSON.parse(raw.metadata) as VectorMetadata;
-  if (raw.text) metadata.text = raw.text;
-  return { key: raw.key, namespace: raw.namespace, id: raw.id, text: raw.text, metadata, vector: decodeVector(raw.vector) };
+  const { namespace, id, text, metadata } = readableRecord(raw);
+  if (text) metadata.text = text;
+  return { key: raw.key, namespace, id, text, metadata, vector: decodeVector(raw.vector) };
+}
+
+/**
+ * Make every unreadable value of `records` readable (see `readableRecord`), in the caller's
+ * transaction; returns how many rows were rewritten. No row is deleted: a row whose readable id is
+ * already another row's id in its namespace gets `~<key>` appended to it (the original is kept).
+ * The derived columns of a rewritten row (filter columns, date) are computed again from its
+ * readable metadata. The context trigger reads the old metadata with SQLite's JSON functions,
+ * which fail on the values being rewritten, so it is dropped meanwhile; every turn's context is then
+ * computed again (only rows whose context changes are written) and the session index is recreated
+ * if another program dropped it.
+ */
+function repairRecords(db: SqliteDatabase): number {
+  const filterColumns = hasFilterColumns(db);
+  const contextColumns = (db.pragma("table_info(records)") as Array<{ name: string }>).some((c) => c.name === "prev1");
+  const rows = (db.prepare(suspectRecordsSql(filterColumns)).all() as SuspectRecord[]).filter(isUnreadable);
+  if (rows.length === 0) return 0;
+  const trigger = db.prepare(`SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'records_au_context'`).pluck().get() as string | undefined;
+  if (trigger) db.exec(`DROP TRIGGER records_au_context`);
+  const taken = db.prepare(`SELECT 1 FROM records WHERE namespace = ? AND id = ? AND key <> ?`).pluck();
+  const set = ["namespace = ?", "id = ?", "text = ?", "metadata = ?"];
+  if (filterColumns) set.push("tags = ?", "created_ms = ?", "user_meta = ?", "expires_at = ?");
+  if (contextColumns) set.push("session_date = ?", "prev1 = CASE WHEN ? THEN prev1 ELSE '' END", "prev2 = CASE WHEN ? THEN prev2 ELSE '' END");
+  const update = db.prepare(`UPDATE records SET ${set.join(", ")} WHERE key = ?`);
+  for (const row of rows) {
+    const readable = readableRecord(row);
+    let { id, metadata } = readable;
+    for (let n = 0; taken.get(readable.namespace, id, row.key) !== undefined; n++) id = `${readable.id}~${row.key}${n === 0 ? "" : `-${n}`}`;
+    // The id changes from what was stored, so the stored one is kept (unless it already is).
+    const keptIds = metadata[UNREADABLE_KEY] as unknown as Record<string, unknown> | undefined;
+    if (id !== readable.id && keptIds?.id === undefined) metadata = keepUnreadable(metadata, { id: keptValue(row.id) }) as VectorMetadata;
+    const { text: _text, ...stored } = metadata;
+    const values: unknown[] = [readable.namespace, id, readable.text, id === readable.id ? readable.metadataText : JSON.stringify(metadata)];
+    if (filterColumns) {
+      const columns = filterColumnsOf(stored);
+      values.push(columns.tags, columns.createdMs, columns.userMeta, columns.expiresAt);
+    }
+    if (contextColumns) {
+      const turn = contextSession(stored) !== undefined ? 1 : 0;
+      values.push(recordDateText(stored), turn, turn);
+    }
+    update.run(...values, row.key);
+  }
+  if (contextColumns) {
+    fillContext(db);
+    db.exec(`CREATE INDEX IF NOT EXISTS records_turns_by_session ON records (namespace, ${SESSION_EXPR}, ${KIND_EXPR}, key)`);
+  }
+  if (trigger) db.exec(trigger);
+  db.prepare(`INSERT INTO meta (key, value) VALUES ('generation', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)`).run();
+  return rows.length;
 }
 
 /**
@@ -663,8 +732,10 @@ export class Sidecar {
   getByIds(namespace: string | null, ids: string[]): SidecarRow[] {
     if (ids.length === 0) return [];
     const out: SidecarRow[] = [];
-    for (let i = 0; i < ids.length; i += 500) {
-      const chunk = ids.slice(i, i + 500);
+    for (let i = 0; i < ids.length; i += 250) {
+      // Each id also as UTF-8 bytes: another program may have stored an id as a BLOB, which reads
+      // as its text (both are look-ups in the id index).
+      const chunk = ids.slice(i, i + 250).flatMap((id) => [id, Buffer.from(id)]);
       const marks = chunk.map(() => "?").join(",");
       const sql =
         namespace === null
@@ -690,6 +761,10 @@ export class Sidecar {
 
   /** Delete rows; returns the keys removed (so the ANN index can drop them too). */
   delete(namespace: string, target: { ids: string[] } | { filter: MetadataFilter } | { all: true }): number[] {
+    return this.readingValues("deletion", () => this.deleteUnchecked(namespace, target));
+  }
+
+  private deleteUnchecked(namespace: string, target: { ids: string[] } | { filter: MetadataFilter } | { all: true }): number[] {
     const run = this.db.transaction((): number[] => {
       let keys: number[];
       if ("ids" in target) {
@@ -731,8 +806,8 @@ export class Sidecar {
 
   /** Key, id and vector of every row that has a vector (rebuilding the index). */
   vectorRows(): Array<{ key: number; id: string; vector: Float32Array }> {
-    const rows = this.prepare(`SELECT key, id, vector FROM records WHERE vector IS NOT NULL`).all() as Array<{ key: number; id: string; vector: Buffer }>;
-    return rows.map((r) => ({ key: r.key, id: r.id, vector: decodeVector(r.vector)! }));
+    const rows = this.prepare(`SELECT key, id, vector FROM records WHERE vector IS NOT NULL`).all() as Array<{ key: number; id: unknown; vector: Buffer }>;
+    return rows.map((r) => ({ key: r.key, id: textOf(r.id), vector: decodeVector(r.vector)! }));
   }
 
   /**
@@ -741,16 +816,16 @@ export class Sidecar {
    * holds 150 MB of vectors). `bytes` is only valid during the call.
    */
   eachVector(namespace: string, visit: (key: number, id: string, bytes: Buffer) => void): void {
-    const rows = this.prepare(`SELECT key, id, vector FROM records WHERE namespace = ? AND vector IS NOT NULL`).raw(true).iterate(namespace) as IterableIterator<[number, string, Buffer]>;
-    for (const [key, id, bytes] of rows) visit(key, id, bytes);
+    const rows = this.prepare(`SELECT key, id, vector FROM records WHERE namespace = ? AND vector IS NOT NULL`).raw(true).iterate(namespace) as IterableIterator<[number, unknown, Buffer]>;
+    for (const [key, id, bytes] of rows) visit(key, textOf(id), bytes);
   }
 
   /** Key, id and vector of the rows with these keys that have a vector. */
   vectorsByKeys(keys: readonly number[]): Array<{ key: number; id: string; vector: Float32Array }> {
     if (keys.length === 0) return [];
     const sql = `SELECT key, id, vector FROM records WHERE key IN (SELECT value FROM json_each(?)) AND vector IS NOT NULL`;
-    const rows = this.prepare(sql).all(JSON.stringify(keys)) as Array<{ key: number; id: string; vector: Buffer }>;
-    return rows.map((r) => ({ key: r.key, id: r.id, vector: decodeVector(r.vector)! }));
+    const rows = this.prepare(sql).all(JSON.stringify(keys)) as Array<{ key: number; id: unknown; vector: Buffer }>;
+    return rows.map((r) => ({ key: r.key, id: textOf(r.id), vector: decodeVector(r.vector)! }));
   }
 
   /** Number of rows with a vector, optionally in one namespace. */
@@ -812,13 +887,17 @@ export class Sidecar {
    * hybrid search, whose vector ranking orders those rows better than a score of about 0).
    */
   keywordRanks(namespace: string, query: string, limit: number, filter?: MetadataFilter, condition?: RowCondition | null, fill = true): KeywordRank[] {
+    return this.readingValues("keyword search", () => this.keywordRanksUnchecked(namespace, query, limit, filter, condition, fill));
+  }
+
+  private keywordRanksUnchecked(namespace: string, query: string, limit: number, filter: MetadataFilter | undefined, condition: RowCondition | null | undefined, fill: boolean): KeywordRank[] {
     if (limit <= 0 || typeof query !== "string") return [];
     const total = (this.prepare(`SELECT COALESCE(MAX(key), 0) AS n FROM records`).get() as { n: number }).n;
     const plan = planRanking(uniqueTerms(query), total, (term) => this.frequencies.get(term, total));
     if (!plan) return [];
     const fetchLimit = filter ? Math.max(limit * 10, 200) : limit;
     const cols = filter ? "r.metadata, r.text" : "NULL AS metadata, NULL AS text";
-    type Raw = { key: number; id: string; metadata: string | null; text: string | null; rank: number };
+    type Raw = { key: number; id: unknown; metadata: unknown; text: unknown; rank: number };
     const words = plan.mode === "bm25" ? plan.terms : plan.terms.map((t) => t.term);
     // FTS5's own bm25() over every matching row of the namespace that passes `condition`.
     // Rows are read as arrays (cheaper than a row object each), in rank order.
@@ -830,7 +909,7 @@ export class Sidecar {
            WHERE records_fts MATCH ? AND r.namespace = ?${condition ? ` AND ${condition.sql}` : ""} ORDER BY rank LIMIT ?`,
         )
           .raw(true)
-          .all(matched.map(quoteTerm).join(" OR "), namespace, ...(condition?.params ?? []), fetchLimit) as Array<[number, string, string | null, string | null, number]>
+          .all(matched.map(quoteTerm).join(" OR "), namespace, ...(condition?.params ?? []), fetchLimit) as Array<[number, unknown, unknown, unknown, number]>
       ).map(([key, id, metadata, text, rank]) => ({ key, id, metadata, text, rank }));
     let raws: Raw[];
     if (plan.mode === "bm25") {
@@ -849,9 +928,9 @@ export class Sidecar {
         // finds fewer than `limit`, and FTS5's exact ranking over the passing rows gives them instead.
         raws = exact(words);
       } else {
-        const rows = new Map<number, { key: number; id: string; metadata: string | null; text: string | null }>();
+        const rows = new Map<number, { key: number; id: unknown; metadata: unknown; text: unknown }>();
         const sql = `SELECT r.key AS key, r.id AS id, ${cols} FROM records r WHERE r.key IN (SELECT value FROM json_each(?))`;
-        for (const row of this.prepare(sql).all(JSON.stringify(ranked.map((r) => r.id))) as Array<{ key: number; id: string; metadata: string | null; text: string | null }>) {
+        for (const row of this.prepare(sql).all(JSON.stringify(ranked.map((r) => r.id))) as Array<{ key: number; id: unknown; metadata: unknown; text: unknown }>) {
           rows.set(row.key, row);
         }
         raws = [];
@@ -865,8 +944,8 @@ export class Sidecar {
       const hits: KeywordRank[] = [];
       for (const raw of raws) {
         // Filters see the metadata as stored rows carry it (text included).
-        if (filter && !matchesFilter(toRow({ ...raw, namespace, metadata: raw.metadata!, text: raw.text!, vector: null }).metadata, filter)) continue;
-        hits.push({ key: raw.key, id: raw.id, score: -raw.rank });
+        if (filter && !matchesFilter(toRow({ ...raw, namespace, vector: null }).metadata, filter)) continue;
+        hits.push({ key: raw.key, id: textOf(raw.id), score: -raw.rank });
         if (hits.length >= limit) break;
       }
       return hits;
@@ -887,6 +966,10 @@ export class Sidecar {
    * look-up one by key.
    */
   linkedRefs(namespace: string, ids: readonly string[], linkFirst: number, metadataFirst = ids.length, keys?: readonly number[]): Map<string, LinkedRef> {
+    return this.readingValues("search", () => this.linkedRefsUnchecked(namespace, ids, linkFirst, metadataFirst, keys));
+  }
+
+  private linkedRefsUnchecked(namespace: string, ids: readonly string[], linkFirst: number, metadataFirst: number, keys?: readonly number[]): Map<string, LinkedRef> {
     const out = new Map<string, LinkedRef>();
     if (ids.length === 0) return out;
     const neighbour = (direction: "next" | "prev", offset: number) =>
@@ -894,29 +977,52 @@ export class Sidecar {
           AND json_extract(n.metadata, '$.kind') = 'turn' AND n.key ${direction === "next" ? ">" : "<"} r.key
           ORDER BY n.key ${direction === "next" ? "" : "DESC"} LIMIT 1 OFFSET ${offset})`;
     // CROSS JOIN keeps the id list outside, so each id is one look-up in the (namespace, id) index.
-    // The rows come back as one JSON text of [key, id, metadata, next1, next2, prev, prev2, asks]
-    // arrays: building a row object per candidate in JavaScript cost more than the look-ups. Text
-    // values are cast, as JSON cannot hold a BLOB (another program may have written one).
+    // The rows come back as one JSON text of [key, id, metadata, next1, next2, prev, prev2, asks,
+    // stored as text] arrays: building a row object per candidate in JavaScript cost more than the
+    // look-ups. Text values are cast, as JSON cannot hold a BLOB (another program may have written
+    // one); rows holding one, or metadata that is not a JSON object, are read again whole.
     const sql = `SELECT json_group_array(json_array(r.key, CAST(r.id AS TEXT), CASE WHEN c.key < @meta THEN CAST(r.metadata AS TEXT) END,
         CASE WHEN c.key < @link THEN ${neighbour("next", 0)} END,
         CASE WHEN c.key < @link THEN ${neighbour("next", 1)} END,
         CASE WHEN c.key < @link THEN ${neighbour("prev", 0)} END,
         CASE WHEN c.key < @link THEN ${neighbour("prev", 1)} END,
-        CASE WHEN c.key < @link THEN instr(r.text, '?') > 0 OR instr(r.text, '？') > 0 END))
+        CASE WHEN c.key < @link THEN instr(r.text, '?') > 0 OR instr(r.text, '？') > 0 END,
+        typeof(r.id) = 'text' AND typeof(r.text) = 'text' AND typeof(r.metadata) = 'text'))
       FROM json_each(@ids) c CROSS JOIN records r ON r.namespace = @namespace AND ${keys ? "r.key" : "r.id"} = c.value`;
     const json = this.prepare(sql)
       .pluck()
       .get({ link: linkFirst, meta: metadataFirst, ids: JSON.stringify(keys ?? ids), namespace }) as string;
-    type Linked = [key: number, id: string, metadata: string | null, next1: number | null, next2: number | null, prev: number | null, prev2: number | null, asks: number | null];
-    for (const [key, id, rawMetadata, next1, next2, prev, prev2, asks] of JSON.parse(json) as Linked[]) {
+    type Linked = [
+      key: number,
+      id: string,
+      metadata: string | null,
+      next1: number | null,
+      next2: number | null,
+      prev: number | null,
+      prev2: number | null,
+      asks: number | null,
+      stored: number,
+    ];
+    const rows = JSON.parse(json) as Linked[];
+    const metadataOf = new Map<number, VectorMetadata>();
+    const unread: number[] = [];
+    for (const [key, , rawMetadata, , , , , , stored] of rows) {
+      const metadata = rawMetadata === null ? undefined : parseRefMetadata(rawMetadata);
+      if (metadata) metadataOf.set(key, metadata);
+      if (stored !== 1 || (rawMetadata !== null && metadata === undefined)) unread.push(key);
+    }
+    const reread = this.readableRefs(unread);
+    for (const [key, castId, rawMetadata, next1, next2, prev, prev2, asks] of rows) {
       const next: number[] = [];
       if (next1 !== null) next.push(next1);
       if (next2 !== null) next.push(next2);
-      const metadata = rawMetadata === null ? {} : (JSON.parse(rawMetadata) as VectorMetadata);
       const previous: number[] = [];
       if (prev !== null) previous.push(prev);
       if (prev !== null && prev2 !== null) previous.push(prev2);
-      out.set(id, { key, id, metadata, hasMetadata: rawMetadata !== null, next, previous, asksQuestion: asks === 1 });
+      const whole = reread.get(key);
+      const id = whole ? whole.id : castId;
+      const metadata = whole ? whole.metadata : (metadataOf.get(key) ?? {});
+      out.set(id, { key, id, metadata, hasMetadata: whole !== undefined || rawMetadata !== null, next, previous, asksQuestion: asks === 1 });
     }
     return out;
   }
@@ -926,8 +1032,8 @@ export class Sidecar {
     const out = new Map<number, { key: number; id: string; namespace: string; metadata: VectorMetadata }>();
     if (keys.length === 0) return out;
     const sql = `SELECT key, id, namespace FROM records WHERE key IN (SELECT value FROM json_each(?))`;
-    for (const raw of this.prepare(sql).all(JSON.stringify(keys)) as Array<{ key: number; id: string; namespace: string }>) {
-      out.set(raw.key, { key: raw.key, id: raw.id, namespace: raw.namespace, metadata: {} });
+    for (const raw of this.prepare(sql).all(JSON.stringify(keys)) as Array<{ key: number; id: unknown; namespace: unknown }>) {
+      out.set(raw.key, { key: raw.key, id: textOf(raw.id), namespace: textOf(raw.namespace), metadata: {} });
     }
     return out;
   }
@@ -936,10 +1042,30 @@ export class Sidecar {
   refsByKeys(keys: readonly number[]): Map<number, SidecarRef> {
     const out = new Map<number, SidecarRef>();
     if (keys.length === 0) return out;
-    // One JSON text of [key, id, metadata] arrays (cheaper than a row object per row; text cast as above).
-    const sql = `SELECT json_group_array(json_array(key, CAST(id AS TEXT), CAST(metadata AS TEXT))) FROM records WHERE key IN (SELECT value FROM json_each(?))`;
+    // One JSON text of [key, id, metadata, stored as text] arrays (cheaper than a row object per
+    // row; text cast and unreadable rows read again whole, as above).
+    const sql = `SELECT json_group_array(json_array(key, CAST(id AS TEXT), CAST(metadata AS TEXT),
+        typeof(id) = 'text' AND typeof(text) = 'text' AND typeof(metadata) = 'text')) FROM records WHERE key IN (SELECT value FROM json_each(?))`;
     const json = this.prepare(sql).pluck().get(JSON.stringify(keys)) as string;
-    for (const [key, id, metadata] of JSON.parse(json) as Array<[number, string, string]>) out.set(key, toRef({ key, id, metadata }));
+    const unread: number[] = [];
+    for (const [key, id, text, stored] of JSON.parse(json) as Array<[number, string, string, number]>) {
+      const metadata = stored === 1 ? parseRefMetadata(text) : undefined;
+      if (metadata) out.set(key, { key, id, metadata });
+      else unread.push(key);
+    }
+    for (const [key, ref] of this.readableRefs(unread)) out.set(key, ref);
+    return out;
+  }
+
+  /** Key, readable id and metadata (`readableRecord`, with the originals it keeps) of the rows with these keys. */
+  private readableRefs(keys: readonly number[]): Map<number, SidecarRef> {
+    const out = new Map<number, SidecarRef>();
+    if (keys.length === 0) return out;
+    const sql = `SELECT key, namespace, id, text, metadata FROM records WHERE key IN (SELECT value FROM json_each(?))`;
+    for (const raw of this.prepare(sql).all(JSON.stringify(keys)) as RawRow[]) {
+      const { id, metadata } = readableRecord(raw);
+      out.set(raw.key, { key: raw.key, id, metadata });
+    }
     return out;
   }
 
@@ -948,7 +1074,7 @@ export class Sidecar {
     const out = new Map<number, string>();
     if (keys.length === 0) return out;
     const sql = `SELECT key, text FROM records WHERE key IN (SELECT value FROM json_each(?))`;
-    for (const [key, text] of this.prepare(sql).raw(true).all(JSON.stringify(keys)) as Array<[number, string]>) out.set(key, text);
+    for (const [key, text] of this.prepare(sql).raw(true).all(JSON.stringify(keys)) as Array<[number, unknown]>) out.set(key, textOf(text));
     return out;
   }
 
@@ -1001,7 +1127,7 @@ export class Sidecar {
     const where = [namespace === null ? "1" : "r.namespace = ?", condition ? condition.sql : "1"].join(" AND ");
     const params = [...(namespace === null ? [] : [namespace]), ...(condition?.params ?? [])];
     const limit = Math.min(cap, Number.MAX_SAFE_INTEGER - 1) + 1;
-    const keys = this.prepare(`SELECT r.key FROM records r WHERE ${where} ORDER BY r.key LIMIT ?`).pluck().all(...params, limit) as number[];
+    const keys = this.readingValues("filter", () => this.prepare(`SELECT r.key FROM records r WHERE ${where} ORDER BY r.key LIMIT ?`).pluck().all(...params, limit) as number[]);
     return keys.length > cap ? null : keys;
   }
 
@@ -1010,7 +1136,7 @@ export class Sidecar {
     const out = new Set<number>();
     if (keys.length === 0) return out;
     const sql = `SELECT r.key FROM records r WHERE r.key IN (SELECT value FROM json_each(?)) AND ${condition ? condition.sql : "1"}`;
-    for (const key of this.prepare(sql).pluck().all(JSON.stringify(keys), ...(condition?.params ?? [])) as number[]) out.add(key);
+    for (const key of this.readingValues("filter", () => this.prepare(sql).pluck().all(JSON.stringify(keys), ...(condition?.params ?? [])) as number[])) out.add(key);
     return out;
   }
 
@@ -1020,17 +1146,22 @@ export class Sidecar {
    * turn erases those copies too.
    */
   checkpointCopyRows(keys: readonly number[]): Array<{ key: number; namespace: string; id: string }> {
+    return this.readingValues("erasure", () => this.checkpointCopyRowsUnchecked(keys));
+  }
+
+  private checkpointCopyRowsUnchecked(keys: readonly number[]): Array<{ key: number; namespace: string; id: string }> {
     if (keys.length === 0) return [];
     const turns = this.prepare(
       `SELECT r.namespace AS namespace, ${sessionSql("r")} AS session, r.text AS text FROM records r
        WHERE r.key IN (SELECT value FROM json_each(?)) AND ${kindSql("r")} = 'turn' AND ${sessionSql("r")} IS NOT NULL`,
-    ).all(JSON.stringify(keys)) as Array<{ namespace: string; session: string; text: string }>;
+    ).all(JSON.stringify(keys)) as Array<{ namespace: unknown; session: string; text: unknown }>;
     const groups = new Map<string, { namespace: string; session: string; texts: Set<string> }>();
     for (const turn of turns) {
-      const group = `${turn.namespace}\u0000${turn.session}`;
+      const namespace = textOf(turn.namespace);
+      const group = `${namespace}\u0000${turn.session}`;
       let entry = groups.get(group);
-      if (!entry) groups.set(group, (entry = { namespace: turn.namespace, session: turn.session, texts: new Set() }));
-      for (const text of checkpointCopies(turn.text)) entry.texts.add(text);
+      if (!entry) groups.set(group, (entry = { namespace, session: turn.session, texts: new Set() }));
+      for (const text of checkpointCopies(textOf(turn.text))) entry.texts.add(text);
     }
     const copies = this.prepare(
       `SELECT r.key AS key, r.namespace AS namespace, r.id AS id FROM records r
@@ -1038,7 +1169,9 @@ export class Sidecar {
     );
     const out: Array<{ key: number; namespace: string; id: string }> = [];
     for (const { namespace, session, texts } of groups.values()) {
-      out.push(...(copies.all(namespace, session, JSON.stringify([...texts])) as Array<{ key: number; namespace: string; id: string }>));
+      for (const row of copies.all(namespace, session, JSON.stringify([...texts])) as Array<{ key: number; namespace: unknown; id: unknown }>) {
+        out.push({ key: row.key, namespace: textOf(row.namespace), id: textOf(row.id) });
+      }
     }
     return out;
   }
@@ -1047,11 +1180,12 @@ export class Sidecar {
   rowsWhere(namespace: string | null, condition: SqlCondition | null): Array<{ key: number; namespace: string; id: string }> {
     const where = [namespace === null ? "1" : "r.namespace = ?", condition ? condition.sql : "1"].join(" AND ");
     const params = [...(namespace === null ? [] : [namespace]), ...(condition?.params ?? [])];
-    return this.prepare(`SELECT r.key AS key, r.namespace AS namespace, r.id AS id FROM records r WHERE ${where} ORDER BY r.key`).all(...params) as Array<{
+    const rows = this.readingValues("filter", () => this.prepare(`SELECT r.key AS key, r.namespace AS namespace, r.id AS id FROM records r WHERE ${where} ORDER BY r.key`).all(...params)) as Array<{
       key: number;
-      namespace: string;
-      id: string;
+      namespace: unknown;
+      id: unknown;
     }>;
+    return rows.map((r) => ({ key: r.key, namespace: textOf(r.namespace), id: textOf(r.id) }));
   }
 
   /** Whether any row of `namespace` (any namespace when null) has expired at `now`. Served by the expiry index. */
@@ -1075,7 +1209,9 @@ export class Sidecar {
   deleteKeys(keys: readonly number[]): Map<string, number[]> {
     const run = this.db.transaction((): Map<string, number[]> => {
       const byNamespace = new Map<string, number[]>();
-      const found = this.prepare(`SELECT key, namespace FROM records WHERE key IN (SELECT value FROM json_each(?))`).all(JSON.stringify(keys)) as Array<{ key: number; namespace: string }>;
+      const found = (this.prepare(`SELECT key, namespace FROM records WHERE key IN (SELECT value FROM json_each(?))`).all(JSON.stringify(keys)) as Array<{ key: number; namespace: unknown }>).map(
+        (row) => ({ key: row.key, namespace: textOf(row.namespace) }),
+      );
       const del = this.prepare(`DELETE FROM records WHERE key = ?`);
       this.recentTurns.clear();
       // Newest first, so a deleted turn's following turns are gone before the trigger refills them.
@@ -1086,7 +1222,7 @@ export class Sidecar {
       this.statements.bump.run();
       return byNamespace;
     });
-    return run();
+    return this.readingValues("erasure", () => run());
   }
 
   /** Database file size in bytes (0 in memory). */
@@ -1106,7 +1242,8 @@ export class Sidecar {
   /** Stored records per `metadata.kind`. */
   kindCounts(): Record<string, number> {
     const out: Record<string, number> = {};
-    for (const r of this.prepare(`SELECT json_extract(metadata, '$.kind') AS kind, COUNT(*) AS n FROM records GROUP BY kind`).all() as Array<{ kind: string | null; n: number }>) {
+    const rows = this.tolerantRead(`SELECT json_extract(metadata, '$.kind') AS kind, COUNT(*) AS n FROM records GROUP BY kind`) as Array<{ kind: string | null; n: number }>;
+    for (const r of rows) {
       if (typeof r.kind === "string") out[r.kind] = r.n;
     }
     return out;
@@ -1114,7 +1251,62 @@ export class Sidecar {
 
   /** Number of distinct sessions the records belong to. */
   sessionCount(): number {
-    return (this.prepare(`SELECT COUNT(DISTINCT json_extract(metadata, '$.session_id')) AS n FROM records`).get() as { n: number }).n;
+    return (this.tolerantRead(`SELECT COUNT(DISTINCT json_extract(metadata, '$.session_id')) AS n FROM records`)[0] as { n: number }).n;
+  }
+
+  /**
+   * The rows of `sql`, a read over every row's metadata. When SQLite's JSON functions refuse some
+   * row's metadata (a BLOB or non-JSON text another program wrote), it runs again reading such
+   * metadata as `{}`, as a repair stores it; the first form uses the session index.
+   */
+  private tolerantRead(sql: string): unknown[] {
+    try {
+      return this.prepare(sql).all();
+    } catch (error) {
+      if (!isJsonError(error)) throw error;
+      const readable = `CASE WHEN typeof(metadata) = 'text' AND json_valid(metadata) AND json_type(metadata) = 'object' THEN metadata ELSE '{}' END`;
+      return this.prepare(sql.replace(/json_extract\(metadata,/g, `json_extract(${readable},`)).all();
+    }
+  }
+
+  /**
+   * Run `fn`, a read, filter or erasure evaluated by SQLite's JSON functions over stored values.
+   * When it fails on a value those functions cannot read (a BLOB or non-JSON metadata, tags or user
+   * metadata, left by an older version or another program), it throws `STORAGE_FAILED` naming those
+   * items and the repair, instead of SQLite's own error: results that skip such items silently could
+   * miss an item a filter or an erasure should reach.
+   */
+  private readingValues<T>(what: string, fn: () => T): T {
+    try {
+      return fn();
+    } catch (error) {
+      if (!isJsonError(error)) throw error;
+      const ids = unreadableRecordIds(this.db, 6).map((id) => JSON.stringify(id.length > 80 ? `${id.slice(0, 80)}…` : id));
+      if (ids.length === 0) throw error;
+      const named = ids.length > 5 ? `${ids.slice(0, 5).join(", ")} and more` : ids.join(", ");
+      throw new HermesMemoryError({
+        code: "STORAGE_FAILED",
+        message:
+          `The ${what} failed: the vector sidecar ${this.file} holds item(s) whose id, text or metadata cannot be read as text or JSON (id ${named}), ` +
+          `written by an older version or another program. Run \`hermes-memory vector reindex\` to repair them: every item is kept, and unreadable originals move to metadata.${UNREADABLE_KEY}.`,
+        cause: error,
+      });
+    }
+  }
+
+  /**
+   * Make every stored value readable (see `readableRecord`: BLOBs and non-JSON metadata of older
+   * versions or other programs; no item is dropped and unreadable originals are kept in the item's
+   * metadata under `UNREADABLE_KEY`), in one transaction. Returns how many items were rewritten.
+   */
+  repairUnreadableValues(): number {
+    if (this.readOnly) throw storageError(`the vector sidecar ${this.file} is open read-only`, undefined, "open it with write access to repair it");
+    try {
+      return this.db.transaction(() => repairRecords(this.db)).immediate();
+    } finally {
+      // Texts and sessions of rows may have changed.
+      this.recentTurns.clear();
+    }
   }
 
   /**

@@ -1,0 +1,103 @@
+/**
+ * A database another process is writing (a second agent on the same $HERMES_HOME, an import) when
+ * the provider starts: initialize waits for the lock and opens writable; a lock held past the
+ * wait fails initialize with STORAGE_FAILED. It never opens read-only because of a lock.
+ */
+import { fork, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { SqliteMemoryProvider } from "./sqlite-memory-provider.js";
+
+/** The kit's child process that holds a SQLite file's write lock (BEGIN IMMEDIATE). */
+const WRITE_LOCK_CHILD = path.join(path.dirname(createRequire(import.meta.url).resolve("@hermes/memory-provider-kit/package.json")), "src/test-support/write-lock-child.ts");
+
+let home: string;
+const children: ChildProcess[] = [];
+const providers: SqliteMemoryProvider[] = [];
+const savedWait = process.env.HERMES_SQLITE_LOCK_WAIT_MS;
+beforeEach(() => {
+  home = fs.mkdtempSync(path.join(os.tmpdir(), "sqlite-locked-"));
+});
+afterEach(async () => {
+  if (savedWait === undefined) delete process.env.HERMES_SQLITE_LOCK_WAIT_MS;
+  else process.env.HERMES_SQLITE_LOCK_WAIT_MS = savedWait;
+  for (const p of providers.splice(0)) await p.shutdown();
+  for (const child of children.splice(0)) child.kill();
+  fs.rmSync(home, { recursive: true, force: true });
+});
+
+/** Another process holding the write lock of `file` for `holdMs`, or until `release()`. Resolves once it holds it. */
+async function holdWriteLock(file: string, holdMs: number): Promise<{ release(): Promise<void> }> {
+  const child = fork(WRITE_LOCK_CHILD, [file, String(holdMs)], { execArgv: ["--import", "tsx"], stdio: ["ignore", "ignore", "pipe", "ipc"] });
+  children.push(child);
+  let stderr = "";
+  child.stderr!.on("data", (chunk) => (stderr += String(chunk)));
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    child.on("message", (m) => (m as { type?: string }).type === "locked" && resolve());
+    child.once("exit", (code) => reject(new Error(`lock holder exited with ${code} before locking: ${stderr}`)));
+  });
+  return {
+    async release() {
+      // The child may be releasing on its own already: a send that finds it gone is fine.
+      if (child.connected) child.send("release", () => undefined);
+      await exited;
+    },
+  };
+}
+
+/** A database with one memory, closed cleanly (so in rollback-journal mode, as a home is between sessions). */
+async function seededDatabase(): Promise<string> {
+  const first = new SqliteMemoryProvider({ path: path.join(home, "memory", "sqlite.db") });
+  await first.initialize("s1", { hermesHome: home });
+  first.remember({ content: "stored before the other process started writing" });
+  await first.shutdown();
+  return path.join(home, "memory", "sqlite.db");
+}
+
+async function opened(): Promise<SqliteMemoryProvider> {
+  const p = new SqliteMemoryProvider({ path: path.join(home, "memory", "sqlite.db") });
+  providers.push(p);
+  await p.initialize("s2", { hermesHome: home });
+  return p;
+}
+
+describe("SqliteMemoryProvider on a database another process is writing", () => {
+  it("initialize waits for the other process's write lock and opens writable: remember and flush work", async () => {
+    const file = await seededDatabase();
+    const holder = await holdWriteLock(file, 1000);
+    const p = await opened();
+    expect(p.memoryStore!.db.readonly).toBe(false);
+    p.remember({ content: "the harbourmaster note, saved while another agent was writing" });
+    await p.flush();
+    expect(p.stats().byKind.fact).toBe(2);
+    expect(p.search("harbourmaster").map((hit) => hit.content)).toEqual(["the harbourmaster note, saved while another agent was writing"]);
+    await holder.release();
+  });
+
+  it("a lock held past the wait fails initialize with STORAGE_FAILED saying to retry, never a read-only open", async () => {
+    const file = await seededDatabase();
+    process.env.HERMES_SQLITE_LOCK_WAIT_MS = "200";
+    const holder = await holdWriteLock(file, 60_000);
+    try {
+      const p = new SqliteMemoryProvider({ path: file });
+      await expect(p.initialize("s2", { hermesHome: home })).rejects.toMatchObject({
+        code: "STORAGE_FAILED",
+        message: expect.stringMatching(/another process has held its lock for more than 0\.2 s.*retry once it has finished/),
+      });
+      expect(p.memoryStore).toBeUndefined();
+      await p.shutdown();
+    } finally {
+      await holder.release();
+    }
+    // Once the other process is done, the next start opens it writable with everything kept.
+    const p = await opened();
+    expect(p.memoryStore!.db.readonly).toBe(false);
+    p.remember({ content: "saved on the retry" });
+    await p.flush();
+    expect(p.stats().byKind.fact).toBe(2);
+  });
+});
