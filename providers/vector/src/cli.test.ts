@@ -70,7 +70,7 @@ describe("vector CLI actions", () => {
     expect(io.err).toMatch(/reindex/);
     io = capture();
     expect(await runReindex(bigger, { json: true }, io)).toBe(0);
-    expect(JSON.parse(io.out)).toEqual({ items: 2, namespaces: 1, store: "local" });
+    expect(JSON.parse(io.out)).toEqual({ items: 2, namespaces: 1, unembedded: 0, store: "local" });
     io = capture();
     expect(await runSearch(bigger, "server room", { json: true }, io)).toBe(0);
     expect(JSON.parse(io.out)[0].content).toContain("2468");

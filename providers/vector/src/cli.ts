@@ -173,7 +173,12 @@ export async function runReindex(ctx: VectorCliContext, options: ReindexCliOptio
     const result = await withProvider(ctx, { ...options, allowReset: true, writes: true, io }, async (p) => ({ ...(await p.reindex(bar.update)), store: p.resolvedConfig.store }));
     bar.stop();
     if (options.json) io.stdout(`${JSON.stringify(result)}\n`);
-    else io.stdout(`Reindexed ${result.items} items in ${result.namespaces} namespaces into the ${result.store} store.\n`);
+    else {
+      io.stdout(`Reindexed ${result.items} items in ${result.namespaces} namespaces into the ${result.store} store.\n`);
+      if (result.unembedded > 0) {
+        io.stdout(`${result.unembedded} items were refused for their text and stay without a vector: keyword search finds them. Run reindex again once the embedder accepts them.\n`);
+      }
+    }
     return 0;
   } catch (error) {
     bar.stop();

@@ -4,7 +4,7 @@ import path from "node:path";
 import usearch from "usearch";
 import { HermesMemoryError, describeError, silentLogger, type Logger } from "@hermes/memory-core";
 import { matchesFilter, type VectorMetadata } from "./metadata-filter.js";
-import { Sidecar, type KeywordHit, type SidecarRow } from "./sidecar.js";
+import { Sidecar, type KeywordHit, type SidecarRow, type SidecarWrite } from "./sidecar.js";
 import {
   DEFAULT_NAMESPACE,
   type ItemWrite,
@@ -786,6 +786,22 @@ export class LocalVectorStore implements VectorStore {
     this.upsertSync(write.records, write.namespace);
   }
 
+  /** Sidecar rows with `vector = NULL`; an earlier vector of the same ids leaves the index. */
+  async writeUnembedded(namespace: string, rows: SidecarWrite[], _sidecar: Sidecar): Promise<void> {
+    if (rows.length === 0) return;
+    this.assertWritable();
+    let keys: number[];
+    try {
+      keys = this.sidecar.upsert(namespace, rows.map((r) => ({ ...r, vector: null })));
+    } catch (error) {
+      throw storageWriteError(`the vector sidecar ${this.sidecar.file}`, error);
+    }
+    this.invalidate(namespace);
+    const present = keys.filter((k) => this.index.contains(BigInt(k)) === true);
+    if (present.length > 0) this.index.remove(BigUint64Array.from(present.map((k) => BigInt(k))));
+    this.markDirty();
+  }
+
   /** The sidecar holds every local item. */
   async fetchUnindexed(_id: string, _namespace: string): Promise<VectorRecord | null> {
     return null;
@@ -824,9 +840,10 @@ export class LocalVectorStore implements VectorStore {
     this.setVectors(rows.map((r, i) => ({ key: r.key, vector: vectors[i]! })));
   }
 
-  /** `indexedVectors`: vectors in the ANN index. */
+  /** `indexedVectors`: vectors in the ANN index; `unembeddedItems`: stored items without a vector (their text was refused by the embedder). */
   statsDetails(): Record<string, unknown> {
-    return { indexedVectors: this.indexSize() };
+    const rows = Object.values(this.sidecar.namespaceCounts()).reduce((a, b) => a + b, 0);
+    return { indexedVectors: this.indexSize(), unembeddedItems: rows - this.sidecar.countVectors() };
   }
 
   async close(): Promise<void> {

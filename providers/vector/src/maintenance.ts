@@ -7,6 +7,7 @@ import { parseItemMetadata } from "@hermes/memory-provider-kit";
 import type { Embedder } from "./embedder.js";
 import type { VectorMetadata } from "./metadata-filter.js";
 import { flattenMetadata } from "./pinecone-vector-store.js";
+import { isolateRefused } from "./retry-policy.js";
 import type { Sidecar, SidecarRow } from "./sidecar.js";
 import type { VectorStore } from "./vector-store.js";
 
@@ -40,26 +41,34 @@ const BATCH = 64;
  * nothing is lost. First, values an older version or another program stored unreadably (BLOBs,
  * non-JSON metadata) are made readable (`Sidecar.repairUnreadableValues`: no item is dropped, the
  * originals are kept in the item's metadata), so the items are indexed and stored as they now read.
- * Returns the number of items and namespaces indexed.
+ * An item whose text is refused for its content (by the embedder or the store) is found by
+ * `isolateRefused` and left without a vector (keyword search still finds it) instead of failing
+ * the reindex, once another item was indexed; while none was, the refusal is thrown (a
+ * misconfigured embedder refuses every text). Returns the number of items indexed, of namespaces,
+ * and of items left without a vector (`unembedded`).
  */
 export async function reindexAll(
   parts: { sidecar: Sidecar; store: VectorStore; embedder: Embedder },
   recordIdentity: () => void,
   onProgress?: ProgressCallback,
-): Promise<{ items: number; namespaces: number }> {
+): Promise<{ items: number; namespaces: number; unembedded: number }> {
   const { sidecar, store, embedder } = parts;
   sidecar.repairUnreadableValues();
   const counts = sidecar.namespaceCounts();
   const total = Object.values(counts).reduce((a, b) => a + b, 0);
   let done = 0;
+  let indexed = 0;
+  let unembedded = 0;
   onProgress?.(0, total);
   store.beginReindex(sidecar);
   for (const namespace of Object.keys(counts)) {
     let batch: SidecarRow[] = [];
     const flushBatch = async (): Promise<void> => {
       if (batch.length === 0) return;
-      const vectors = await embedder.embed(batch.map((r) => r.text));
-      await store.reindexRows(batch, vectors, namespace);
+      const send = async (rows: SidecarRow[]): Promise<void> => store.reindexRows(rows, await embedder.embed(rows.map((r) => r.text)), namespace);
+      const { delivered, refused } = await isolateRefused(batch, send, { accepted: indexed > 0 });
+      indexed += delivered.length;
+      unembedded += refused.length;
       done += batch.length;
       onProgress?.(done, total);
       batch = [];
@@ -72,7 +81,7 @@ export async function reindexAll(
   }
   recordIdentity();
   await store.flush();
-  return { items: done, namespaces: Object.keys(counts).length };
+  return { items: indexed, namespaces: Object.keys(counts).length, unembedded };
 }
 
 /** Every sidecar item as an `ExportedItem`. */

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { HermesMemoryError, describeError } from "@hermes/memory-core";
 import { l2Normalize, type Embedder } from "./embedder.js";
+import { markContentRefusal } from "./retry-policy.js";
 import { MODEL_DIR_FIX, WordPieceTokenizer, checkModelFile, type Encoding } from "./wordpiece-tokenizer.js";
 
 /** Options of {@link OnnxEmbedder.load}. */
@@ -232,7 +233,9 @@ export class OnnxEmbedder implements Embedder {
       }
       const vector = Float32Array.from(sum);
       if (!vector.every(Number.isFinite)) {
-        throw this.modelError(stage, stage === "load" ? "it produced NaN or infinite numbers" : `produced NaN or infinite numbers for text ${first + b + 1}; such a vector cannot be stored`);
+        if (stage === "load") throw this.modelError(stage, "it produced NaN or infinite numbers");
+        // Inference is deterministic: this text gives the same numbers every time, a refusal of its content.
+        throw markContentRefusal(this.modelError(stage, `produced NaN or infinite numbers for text ${first + b + 1}; such a vector cannot be stored`), "local");
       }
       if (this.dimensions !== 0 && vector.length !== this.dimensions) {
         throw new HermesMemoryError({

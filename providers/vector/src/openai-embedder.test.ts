@@ -1,78 +1,29 @@
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { HermesMemoryError } from "@hermes/memory-core";
 import { DEFAULT_EMBED_INPUT_CHARS, OpenAIEmbedder } from "./openai-embedder.js";
 import { contentRefusalStatus } from "./retry-policy.js";
+import { closeEmbeddingsServers, startEmbeddingsServer } from "./test-support/embeddings-server.js";
 
-interface Seen {
-  body: { model: string; input: string[]; dimensions?: number };
-  auth: string | undefined;
-}
-
-let server: http.Server | null = null;
-afterEach(async () => {
-  server?.closeAllConnections();
-  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-  server = null;
-});
-
-/** What the server does with request `n`: answer a status (a 429 with `Retry-After: 0`), a status with the given `Retry-After`, or never answer. */
-type Action = number | "hang" | { status: number; retryAfter: string };
-
-/** A loopback OpenAI-compatible /v1/embeddings server; `plan` returns an {@link Action} per request. */
-async function startServer(dims: number, plan: (n: number) => Action = () => 200): Promise<{ url: string; seen: Seen[] }> {
-  const seen: Seen[] = [];
-  server = http.createServer((req, res) => {
-    let raw = "";
-    req.on("data", (c: Buffer) => (raw += c.toString()));
-    req.on("end", () => {
-      const body = JSON.parse(raw) as Seen["body"];
-      seen.push({ body, auth: req.headers.authorization });
-      const action = plan(seen.length);
-      if (action === "hang") return; // never answer
-      if (action !== 200) {
-        const status = typeof action === "number" ? action : action.status;
-        const retryAfter = typeof action === "number" ? (action === 429 ? "0" : undefined) : action.retryAfter;
-        res.writeHead(status, { "content-type": "application/json", ...(retryAfter !== undefined ? { "retry-after": retryAfter } : {}) });
-        res.end(JSON.stringify({ error: { message: `status ${status}` } }));
-        return;
-      }
-      // Deterministic fake embeddings: one-hot-ish on the text length; returned out of order.
-      const data = body.input.map((text, index) => {
-        const v = new Array(dims).fill(0);
-        v[text.length % dims] = 3;
-        v[(text.length + 1) % dims] = 4;
-        return { object: "embedding", index, embedding: v };
-      });
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ object: "list", data: data.reverse(), model: body.model }));
-    });
-  });
-  await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
-  return { url: `http://127.0.0.1:${(server!.address() as AddressInfo).port}/v1`, seen };
-}
+afterEach(closeEmbeddingsServers);
 
 describe("OpenAIEmbedder against a loopback /v1/embeddings server", () => {
   it("marks a refusal of the input (400, 413, 422) as a content refusal, so a sender can set that write aside; not an outage", async () => {
     for (const status of [400, 413, 422]) {
-      const { url } = await startServer(4, () => status);
+      const { url } = await startEmbeddingsServer(4, () => status);
       const error = await new OpenAIEmbedder({ baseUrl: url, model: "m", dimensions: 4, retry: { maxRetries: 0 } }).embed(["text"]).catch((e: unknown) => e);
       expect(HermesMemoryError.hasCode(error, "STORAGE_FAILED")).toBe(true);
       expect(contentRefusalStatus(error)).toBe(status);
-      server?.close();
     }
     for (const status of [401, 404, 503]) {
-      const { url } = await startServer(4, () => status);
+      const { url } = await startEmbeddingsServer(4, () => status);
       const error = await new OpenAIEmbedder({ baseUrl: url, model: "m", dimensions: 4, retry: { maxRetries: 0 } }).embed(["text"]).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(Error);
       expect(contentRefusalStatus(error)).toBeUndefined();
-      server?.close();
     }
   });
 
   it("batches, sends model/dimensions/auth, restores order and normalises", async () => {
-    const { url, seen } = await startServer(8);
+    const { url, seen } = await startEmbeddingsServer(8);
     const e = new OpenAIEmbedder({ baseUrl: url, model: "text-embedding-3-small", apiKey: "sk-test", dimensions: 8, batchSize: 2 });
     const vectors = await e.embed(["a", "bb", "ccc", ""]);
     expect(seen).toHaveLength(2);
@@ -86,7 +37,7 @@ describe("OpenAIEmbedder against a loopback /v1/embeddings server", () => {
   });
 
   it("sends each text cut to maxInputChars (default 8,192), never splitting a surrogate pair", async () => {
-    const { url, seen } = await startServer(4);
+    const { url, seen } = await startEmbeddingsServer(4);
     const long = "a".repeat(20_000);
     await new OpenAIEmbedder({ baseUrl: url, model: "nomic-embed-text", dimensions: 4 }).embed([long, "short"]);
     expect(seen[0]!.body.input.map((t) => t.length)).toEqual([DEFAULT_EMBED_INPUT_CHARS, 5]);
@@ -96,14 +47,14 @@ describe("OpenAIEmbedder against a loopback /v1/embeddings server", () => {
   });
 
   it("does not send dimensions to other models (Ollama, vLLM) and needs no key", async () => {
-    const { url, seen } = await startServer(4);
+    const { url, seen } = await startEmbeddingsServer(4);
     await new OpenAIEmbedder({ baseUrl: url, model: "nomic-embed-text", dimensions: 4 }).embed(["x"]);
     expect(seen[0]!.body.dimensions).toBeUndefined();
     expect(seen[0]!.auth).toBeUndefined();
   });
 
   it("retries 429 and 5xx with backoff, then succeeds", async () => {
-    const { url, seen } = await startServer(4, (n) => (n === 1 ? 429 : n === 2 ? 503 : 200));
+    const { url, seen } = await startEmbeddingsServer(4, (n) => (n === 1 ? 429 : n === 2 ? 503 : 200));
     const vectors = await new OpenAIEmbedder({ baseUrl: url, model: "m", dimensions: 4, retry: { baseDelayMs: 1, maxDelayMs: 5 } }).embed(["x"]);
     expect(vectors).toHaveLength(1);
     expect(seen).toHaveLength(3);
@@ -112,7 +63,7 @@ describe("OpenAIEmbedder against a loopback /v1/embeddings server", () => {
   describe("a 429 or 503 carrying Retry-After", () => {
     // The backoff alone would wait about 1 ms (baseDelayMs 1): a longer wait is the server's.
     async function timedEmbed(retryAfter: string, maxDelayMs = 5000, status = 429): Promise<number> {
-      const { url, seen } = await startServer(4, (n) => (n === 1 ? { status, retryAfter } : 200));
+      const { url, seen } = await startEmbeddingsServer(4, (n) => (n === 1 ? { status, retryAfter } : 200));
       const e = new OpenAIEmbedder({ baseUrl: url, model: "m", dimensions: 4, retry: { baseDelayMs: 1, maxDelayMs, random: () => 0.5 } });
       const started = Date.now();
       expect(await e.embed(["x"])).toHaveLength(1);
@@ -141,7 +92,7 @@ describe("OpenAIEmbedder against a loopback /v1/embeddings server", () => {
   });
 
   it("fails clearly: 401 without retry, repeated 500 after bounded retries, wrong dimensions", async () => {
-    const { url, seen } = await startServer(4, (n) => (n === 1 ? 401 : 500));
+    const { url, seen } = await startEmbeddingsServer(4, (n) => (n === 1 ? 401 : 500));
     const e = new OpenAIEmbedder({ baseUrl: url, model: "m", dimensions: 4, retry: { maxRetries: 2, baseDelayMs: 1, maxDelayMs: 2 } });
     const unauthorized = await e.embed(["x"]).catch((err: unknown) => err);
     expect(HermesMemoryError.hasCode(unauthorized, "PROVIDER_UNAVAILABLE")).toBe(true);
@@ -154,14 +105,14 @@ describe("OpenAIEmbedder against a loopback /v1/embeddings server", () => {
   });
 
   it("reports a dimension mismatch naming both sizes and the reindex fix", async () => {
-    const { url } = await startServer(6);
+    const { url } = await startEmbeddingsServer(6);
     const error = await new OpenAIEmbedder({ baseUrl: url, model: "m", dimensions: 4 }).embed(["x"]).catch((err: unknown) => err);
     expect(HermesMemoryError.hasCode(error, "EMBEDDING_DIMENSION_MISMATCH")).toBe(true);
     expect((error as Error).message).toMatch(/6-dimensional.*dimensions is 4.*reindex/);
   });
 
   it("honours the request timeout", async () => {
-    const { url } = await startServer(4, () => "hang");
+    const { url } = await startEmbeddingsServer(4, () => "hang");
     const started = Date.now();
     const error = await new OpenAIEmbedder({ baseUrl: url, model: "m", dimensions: 4, timeoutMs: 100, retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 1 } })
       .embed(["x"])

@@ -3,7 +3,7 @@ import type { Database as SqliteDatabase, Statement } from "better-sqlite3";
 import { closeSqliteStore, openSqliteStore, type SqliteStoreSpec } from "@hermes/memory-provider-kit";
 import { describeError, HermesMemoryError } from "@hermes/memory-core";
 import type { VectorMetadata } from "./metadata-filter.js";
-import { contentRefusalStatus } from "./retry-policy.js";
+import { isolateRefused } from "./retry-policy.js";
 
 /** One write waiting for its store to acknowledge it. */
 export interface OutboxEntry {
@@ -212,13 +212,13 @@ export class Outbox {
 
 /**
  * Send outbox `entries` with `send` and remove what was delivered. When the store refuses a batch
- * for its content (`contentRefusalStatus`: 400, 413, 422), halves are sent to find the writes it
- * refuses on their own, and those are set aside (`Outbox.setAside`) so they stop holding up the
- * writes behind them, but only once the store is known to take writes: another entry of this call
- * was delivered, or `storeAccepted` (the caller's store took a write before). While neither holds
- * (a wrong dimension, a misconfigured index or model refuses every write), nothing is set aside
- * and the first refusal is thrown, so everything stays queued. Any other failure is thrown at once
- * (what was delivered before it stays delivered).
+ * for its content (HTTP 400, 413, 422, or an embedder that cannot embed a text), `isolateRefused`
+ * finds the writes it refuses on their own, and those are set aside (`Outbox.setAside`) so they
+ * stop holding up the writes behind them, but only once the store is known to take writes: another
+ * entry of this call was delivered, or `storeAccepted` (the caller's store took a write before).
+ * While neither holds (a wrong dimension, a misconfigured index or model refuses every write),
+ * nothing is set aside and the first refusal is thrown, so everything stays queued. Any other
+ * failure is thrown at once (what was delivered before it stays delivered).
  */
 export async function deliverIsolating<E extends OutboxEntry>(
   outbox: Outbox,
@@ -226,29 +226,12 @@ export async function deliverIsolating<E extends OutboxEntry>(
   send: (entries: E[]) => Promise<void>,
   options: { storeAccepted?: boolean } = {},
 ): Promise<{ delivered: E[]; refused: E[] }> {
-  const delivered: E[] = [];
-  const refused: Array<{ entry: E; error: unknown }> = [];
-  const attempt = async (part: E[]): Promise<void> => {
-    try {
-      await send(part);
-    } catch (error) {
-      if (contentRefusalStatus(error) === undefined) throw error;
-      if (part.length === 1) {
-        refused.push({ entry: part[0]!, error });
-        return;
-      }
-      const half = Math.ceil(part.length / 2);
-      await attempt(part.slice(0, half));
-      await attempt(part.slice(half));
-      return;
-    }
-    outbox.remove(part.map((e) => e.seq));
-    delivered.push(...part);
-  };
-  await attempt([...entries]);
-  if (refused.length > 0 && delivered.length === 0 && options.storeAccepted !== true) throw refused[0]!.error;
-  for (const { entry, error } of refused) outbox.setAside([entry.seq], describeError(error).slice(0, 2000));
-  return { delivered, refused: refused.map((r) => r.entry) };
+  const { delivered, refused } = await isolateRefused(entries, send, {
+    accepted: options.storeAccepted === true,
+    onDelivered: (part) => outbox.remove(part.map((e) => e.seq)),
+  });
+  for (const { item, error } of refused) outbox.setAside([item.seq], describeError(error).slice(0, 2000));
+  return { delivered, refused: refused.map((r) => r.item) };
 }
 
 /**

@@ -2,7 +2,7 @@ import type { Index, RecordMetadata } from "@pinecone-database/pinecone";
 import { HermesMemoryError } from "@hermes/memory-core";
 import { cosineSimilarity } from "./embedder.js";
 import { storageWriteError } from "./local-vector-store.js";
-import type { Sidecar, SidecarRow } from "./sidecar.js";
+import type { Sidecar, SidecarRow, SidecarWrite } from "./sidecar.js";
 import { matchesFilter, type VectorMetadata } from "./metadata-filter.js";
 import { pineconeRecordMetadata } from "./pinecone-metadata.js";
 import { checkPineconeFetched, checkPineconeListPage, checkPineconeMatches, checkPineconeStats, PineconeCaller, type PineconeConnectionOptions } from "./pinecone-caller.js";
@@ -318,6 +318,17 @@ export class PineconeVectorStore implements VectorStore {
     if (!write.durable) toSidecar();
     await this.upsert(write.records, { namespace: write.namespace });
     if (write.durable) toSidecar();
+  }
+
+  /** Delete the ids' records from Pinecone (they hold an earlier text), then write the sidecar rows. */
+  async writeUnembedded(namespace: string, rows: SidecarWrite[], sidecar: Sidecar): Promise<void> {
+    if (rows.length === 0) return;
+    await this.delete({ ids: rows.map((r) => r.id) }, { namespace });
+    try {
+      sidecar.upsert(namespace, rows.map((r) => ({ ...r, vector: null })));
+    } catch (error) {
+      throw storageWriteError(`the vector sidecar ${sidecar.file}`, error);
+    }
   }
 
   /** An item another machine wrote to the index. */

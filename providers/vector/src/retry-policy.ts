@@ -1,4 +1,4 @@
-// Helpers of the HTTP callers (Pinecone, the embeddings endpoint).
+// Helpers of the HTTP callers (Pinecone, the embeddings endpoint), and the rule for content they refuse.
 
 /** Read `response`'s body, at most `limit` bytes; null when it is longer (reading stops there). */
 export async function readBodyLimited(response: Response, limit: number): Promise<Uint8Array | null> {
@@ -149,17 +149,71 @@ const REFUSED_STATUS = Symbol.for("@hermes/memory-vector.refusedStatus");
 const CONTENT_REFUSALS = new Set([400, 413, 422]);
 
 /**
- * Mark `error` as a refusal of the request's content when `status` is one (400, 413, 422), so a
- * sender can set the refused writes aside instead of re-sending them forever. Returns `error`.
+ * What refused the content: an HTTP status (a remote service), or `"local"` for a local model that
+ * cannot embed a text (its vector comes out NaN or infinite, every time).
  */
-export function markContentRefusal<E extends Error>(error: E, status: number | undefined): E {
-  if (status !== undefined && CONTENT_REFUSALS.has(status)) Object.defineProperty(error, REFUSED_STATUS, { value: status, enumerable: false });
+export type ContentRefusal = number | "local";
+
+/**
+ * Mark `error` as a refusal of the request's content when `refusal` is one (HTTP 400, 413, 422, or
+ * `"local"`), so a sender can set the refused writes aside instead of re-sending them forever.
+ * Any other status leaves `error` unmarked. Returns `error`.
+ */
+export function markContentRefusal<E extends Error>(error: E, refusal: ContentRefusal | undefined): E {
+  if (refusal === "local" || (refusal !== undefined && CONTENT_REFUSALS.has(refusal))) Object.defineProperty(error, REFUSED_STATUS, { value: refusal, enumerable: false });
   return error;
 }
 
-/** The HTTP status of an error marked by {@link markContentRefusal}, else undefined. */
+/** True for an error marked by {@link markContentRefusal}: sending the same content again is refused again. */
+export function isContentRefusal(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  const mark = (error as Record<symbol, unknown>)[REFUSED_STATUS];
+  return typeof mark === "number" || mark === "local";
+}
+
+/** The HTTP status of an error marked by {@link markContentRefusal}, else undefined (also for a local refusal). */
 export function contentRefusalStatus(error: unknown): number | undefined {
   if (typeof error !== "object" || error === null) return undefined;
   const status = (error as Record<symbol, unknown>)[REFUSED_STATUS];
   return typeof status === "number" ? status : undefined;
+}
+
+/**
+ * Send `items` with `send`, finding the ones refused for their content on their own. When `send`
+ * throws a content refusal ({@link isContentRefusal}) for several items, each half is sent again
+ * (recursively), so a refused item costs about log2(n) extra sends and the others go through in
+ * order. The refused items are returned with their refusal, but only once the receiver is known to
+ * take content: another item of this call was delivered, or `accepted` (it took one before). While
+ * neither holds (a misconfigured model, index or dimension refuses everything), nothing is called
+ * refused and the first refusal is thrown, so the caller keeps every item for a later attempt. Any
+ * other failure is thrown at once (what was delivered before it stays delivered, and `onDelivered`
+ * has been told).
+ */
+export async function isolateRefused<T>(
+  items: readonly T[],
+  send: (part: T[]) => Promise<void>,
+  options: { accepted?: boolean; onDelivered?: (part: T[]) => void } = {},
+): Promise<{ delivered: T[]; refused: Array<{ item: T; error: unknown }> }> {
+  const delivered: T[] = [];
+  const refused: Array<{ item: T; error: unknown }> = [];
+  const attempt = async (part: T[]): Promise<void> => {
+    try {
+      await send(part);
+    } catch (error) {
+      if (!isContentRefusal(error)) throw error;
+      if (part.length === 1) {
+        refused.push({ item: part[0]!, error });
+        return;
+      }
+      const half = Math.ceil(part.length / 2);
+      await attempt(part.slice(0, half));
+      await attempt(part.slice(half));
+      return;
+    }
+    options.onDelivered?.(part);
+    delivered.push(...part);
+  };
+  if (items.length > 0) await attempt([...items]);
+  if (refused.length > 0 && delivered.length === 0 && options.accepted !== true) throw refused[0]!.error;
+  return { delivered, refused };
 }

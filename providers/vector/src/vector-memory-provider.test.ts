@@ -163,7 +163,7 @@ describe("VectorMemoryProvider (local store)", () => {
     const maintenance = new VectorMemoryProvider({ env: {}, dimensions: 96 });
     await maintenance.openForMaintenance(home, { allowReset: true });
     const progress: number[] = [];
-    expect(await maintenance.reindex((done) => progress.push(done))).toEqual({ items: 2, namespaces: 1 });
+    expect(await maintenance.reindex((done) => progress.push(done))).toEqual({ items: 2, namespaces: 1, unembedded: 0 });
     expect(progress.at(-1)).toBe(2);
     await maintenance.shutdown();
 
@@ -282,7 +282,7 @@ describe("VectorMemoryProvider (pinecone store, loopback fake)", () => {
 
     const maintenance = new VectorMemoryProvider({ ...pineconeOptions(fake), dimensions: 128 });
     await maintenance.openForMaintenance(home, { user: "u1", allowReset: true });
-    expect(await maintenance.reindex()).toEqual({ items: 70, namespaces: 2 });
+    expect(await maintenance.reindex()).toEqual({ items: 70, namespaces: 2, unembedded: 0 });
     await maintenance.shutdown();
     expect([...fake.namespaces.values()].reduce((n, m) => n + m.size, 0)).toBe(70);
     expect(fake.namespaces.size).toBe(2);

@@ -182,6 +182,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     this.logger = options.logger ?? silentLogger;
     this.queue = new WriteQueue({
       write: (batch) => this.writeNow(batch),
+      writeUnembedded: (refused) => this.writeUnembedded(refused),
       batchSize: options.writeBatchSize ?? 32,
       logger: this.logger,
       isClosed: () => this.closed,
@@ -554,6 +555,26 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       if (!sidecar.getMeta(this.identityKey())) sidecar.setMeta(this.identityKey(), this.currentIdentity());
     } catch {
       // The batch is stored; an unrecorded embedder identity is recorded by a later write.
+    }
+  }
+
+  /**
+   * Store writes whose text the embedder refused for its content without a vector: text, metadata
+   * and keyword index are kept (keyword search finds them, `hermes-memory vector reindex` tries to
+   * embed them again), and each is named in a warning with the refusal.
+   */
+  private async writeUnembedded(refused: Array<{ write: PendingWrite; error: unknown }>): Promise<void> {
+    const { sidecar, store } = this.requireOpen();
+    this.assertWritable();
+    const byNamespace = new Map<string, PendingWrite[]>();
+    for (const { write } of refused) byNamespace.set(write.namespace, [...(byNamespace.get(write.namespace) ?? []), write]);
+    for (const [namespace, writes] of byNamespace) {
+      await store.writeUnembedded(namespace, writes.map((w) => ({ id: w.id, text: w.text, metadata: w.metadata, vector: null })), sidecar);
+    }
+    for (const { write, error } of refused) {
+      this.logger.warn(
+        `vector memory: item ${JSON.stringify(write.id.slice(0, 80))} is stored without a vector: the embedder refused its text (${describeError(error).slice(0, 300)}). Keyword search finds it; \`hermes-memory vector reindex\` tries to embed it again.`,
+      );
     }
   }
 
@@ -1101,9 +1122,11 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   /**
    * Re-embed every stored item with the configured embedder into the configured store (repairs
    * `EMBEDDING_DIMENSION_MISMATCH`; moves everything after switching `store`). Text comes from
-   * the sidecar, so nothing is lost. Returns the number of items indexed.
+   * the sidecar, so nothing is lost. Items whose text is still refused for its content stay
+   * without a vector (keyword search finds them). Returns the number of items indexed and of
+   * those left without a vector (`unembedded`).
    */
-  async reindex(onProgress?: ProgressCallback): Promise<{ items: number; namespaces: number }> {
+  async reindex(onProgress?: ProgressCallback): Promise<{ items: number; namespaces: number; unembedded: number }> {
     const { sidecar, store, embedder } = this.requireOpen();
     this.assertWritable();
     await this.flush();

@@ -101,6 +101,12 @@ export interface VectorStore {
   readonly locationLabel: string;
   /** Store items: their vectors here and their text in `sidecar`, in the order `write.durable` needs. */
   writeItems(write: ItemWrite, sidecar: Sidecar): Promise<void>;
+  /**
+   * Store items whose text the embedder refused for its content: their sidecar rows (text,
+   * metadata, keyword index) with no vector, so keyword search still finds them; a vector an
+   * earlier version of the same id left here is removed (it belongs to another text).
+   */
+  writeUnembedded(namespace: string, rows: SidecarWrite[], sidecar: Sidecar): Promise<void>;
   /** An item the sidecar does not know but this store holds (another machine wrote it); local stores hold none. */
   fetchUnindexed(id: string, namespace: string): Promise<VectorRecord | null>;
   /** Delete an item from this store and from the sidecar. */

@@ -8,11 +8,17 @@ import { HermesMemoryError, describeError, type Logger } from "@hermes/memory-co
 import { storageWriteError } from "./local-vector-store.js";
 import type { PendingWrite } from "./maintenance.js";
 import { deliverIsolating, type Outbox } from "./outbox.js";
+import { isolateRefused } from "./retry-policy.js";
 
 /** What the queue needs from the provider. */
 export interface WriteQueueOptions {
   /** Embed and store one batch now; throws on failure. */
   write(batch: PendingWrite[]): Promise<void>;
+  /**
+   * Store writes whose text the embedder refused for its content (without a vector: their text
+   * stays searchable by keyword), when the store needs no outbox; throws on failure.
+   */
+  writeUnembedded(refused: Array<{ write: PendingWrite; error: unknown }>): Promise<void>;
   /** Items per background batch. */
   batchSize: number;
   logger: Logger;
@@ -33,7 +39,7 @@ export class WriteQueue {
   private resending: Promise<void> | null = null;
   private draining: Promise<void> | null = null;
   private drainScheduled = false;
-  /** The store took a write from this queue (so a write it refuses alone is refused for its content). */
+  /** The store (and its embedder) took a write from this queue (so a write it refuses alone is refused for its content). */
   private storeAccepted = false;
   /** The last delivery failure (for reports). */
   lastFailure: unknown = null;
@@ -147,21 +153,28 @@ export class WriteQueue {
 
   /**
    * With an outbox: put the batch there (fsynced) before sending, remove it once the store
-   * acknowledged it. A failed send leaves it there for the next start or `flush()`.
+   * acknowledged it. A failed send leaves it there for the next start or `flush()`. Without one
+   * (local store): texts the embedder refuses for their content are found by `isolateRefused` and
+   * stored without a vector, so they do not hold up the writes behind them; while the embedder has
+   * embedded nothing (a misconfigured one refuses every text), the refusal is thrown and the batch held.
    */
   private async deliver(batch: PendingWrite[]): Promise<void> {
-    if (this.outbox) {
-      const fresh = batch.filter((w) => w.seq === undefined);
-      try {
-        this.outbox.put(fresh).forEach((seq, i) => (fresh[i]!.seq = seq));
-      } catch (error) {
-        this.options.logger.warn(`vector memory: ${describeError(storageWriteError(`the outbox ${this.outbox.file}`, error))}`);
-      }
+    if (!this.outbox) {
+      const { delivered, refused } = await isolateRefused(batch, (part) => this.options.write(part), { accepted: this.storeAccepted });
+      if (delivered.length > 0) this.storeAccepted = true;
+      if (refused.length > 0) await this.options.writeUnembedded(refused.map(({ item, error }) => ({ write: item, error })));
+      return;
+    }
+    const fresh = batch.filter((w) => w.seq === undefined);
+    try {
+      this.outbox.put(fresh).forEach((seq, i) => (fresh[i]!.seq = seq));
+    } catch (error) {
+      this.options.logger.warn(`vector memory: ${describeError(storageWriteError(`the outbox ${this.outbox.file}`, error))}`);
     }
     await this.options.write(batch);
     this.storeAccepted = true;
     const seqs = batch.flatMap((w) => (w.seq === undefined ? [] : [w.seq]));
-    if (seqs.length > 0) this.outbox!.remove(seqs);
+    if (seqs.length > 0) this.outbox.remove(seqs);
   }
 
   /** Keep failed writes: in the outbox when they are there (or can be put there), else in memory. Returns what happened, for the log. */
