@@ -40,6 +40,32 @@ export interface ReadableValues {
  * tags and metadata parsed.
  */
 export function readableValues(row: RawValues): ReadableValues & { changed: boolean; parsedTags: unknown[]; parsedMetadata: Record<string, unknown> } {
+  // Every row this package writes: text columns hold text, tags a JSON array, metadata a JSON
+  // object. Checked first, as every search hit and read goes through here.
+  const { session_id: sessionId, user_id: userId, speaker, content, tags, metadata } = row;
+  if (
+    typeof content === "string" &&
+    typeof speaker === "string" &&
+    typeof tags === "string" &&
+    typeof metadata === "string" &&
+    (sessionId === null || typeof sessionId === "string") &&
+    (userId === null || typeof userId === "string")
+  ) {
+    try {
+      const parsedTags = JSON.parse(tags) as unknown;
+      const parsedMetadata = JSON.parse(metadata) as unknown;
+      if (Array.isArray(parsedTags) && parsedMetadata !== null && typeof parsedMetadata === "object" && !Array.isArray(parsedMetadata)) {
+        return { session_id: sessionId, user_id: userId, speaker, content, tags, metadata, changed: false, parsedTags, parsedMetadata: parsedMetadata as Record<string, unknown> };
+      }
+    } catch {
+      // Not JSON: the rule below keeps the original.
+    }
+  }
+  return readableValuesSlow(row);
+}
+
+/** `readableValues` for a row holding at least one value that is not as this package writes it. */
+function readableValuesSlow(row: RawValues): ReadableValues & { changed: boolean; parsedTags: unknown[]; parsedMetadata: Record<string, unknown> } {
   const kept: Record<string, KeptValue> = {};
   const text = (column: "session_id" | "user_id" | "speaker" | "content", nullable: boolean) => {
     const out = readableText(row[column], nullable);

@@ -37,6 +37,24 @@ export interface ReadableRecord {
 
 /** The readable values of a row's source columns (the rule above). */
 export function readableRecord(raw: RawRecord): ReadableRecord {
+  // Every row this package writes: text columns hold text, metadata a JSON object. Checked first,
+  // as every row read goes through here.
+  const { namespace, id, text, metadata } = raw;
+  if (typeof namespace === "string" && typeof id === "string" && typeof text === "string" && typeof metadata === "string") {
+    try {
+      const parsed = JSON.parse(metadata) as unknown;
+      if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) {
+        return { namespace, id, text, metadata: parsed as VectorMetadata, metadataText: metadata, changed: false };
+      }
+    } catch {
+      // Not JSON: the rule below keeps the original.
+    }
+  }
+  return readableRecordSlow(raw);
+}
+
+/** `readableRecord` for a row holding at least one value that is not as this package writes it. */
+function readableRecordSlow(raw: RawRecord): ReadableRecord {
   const kept: Record<string, KeptValue> = {};
   const text = (column: "namespace" | "id" | "text"): string => {
     const out = readableText(raw[column]);
