@@ -1176,8 +1176,8 @@ function toHit(row: LinkedRow, content: unknown, metadata: unknown, tags: unknow
     createdAt: new Date(row[5]).toISOString(),
     metadata: values.parsedMetadata,
   };
-  if (row[2] !== null) hit.sessionId = row[2];
-  if (row[3] !== null) hit.userId = row[3];
+  if (values.session_id !== null) hit.sessionId = values.session_id;
+  if (values.user_id !== null) hit.userId = values.user_id;
   const tagList = values.parsedTags as string[];
   if (tagList.length > 0) hit.tags = tagList;
   if (expiresAt !== null) hit.expiresAt = new Date(expiresAt).toISOString();

@@ -33,7 +33,10 @@ const OUTBOX_SPEC: SqliteStoreSpec = {
   },
 };
 
-/** A write its store refused for its content, set aside so the writes behind it go through. */
+/**
+ * A write its store refused for its content, set aside so the writes behind it go through. Its
+ * `seq` numbers it among the set-aside writes (not an outbox row).
+ */
 export interface RefusedEntry extends OutboxEntry {
   /** Why the store refused it (the error message). */
   reason: string;
@@ -47,7 +50,7 @@ export interface RefusedEntry extends OutboxEntry {
  * leaves this table alone).
  */
 const REFUSED_TABLE = `CREATE TABLE IF NOT EXISTS refused (
-  seq INTEGER PRIMARY KEY,
+  rid INTEGER PRIMARY KEY AUTOINCREMENT,
   namespace TEXT NOT NULL,
   id TEXT NOT NULL,
   text TEXT NOT NULL,
@@ -75,6 +78,7 @@ export class Outbox {
     listRefused: Statement;
     countRefused: Statement;
     removeRefused: Statement;
+    supersede: Statement;
     queued: Statement;
   };
 
@@ -90,13 +94,15 @@ export class Outbox {
       remove: db.prepare(`DELETE FROM outbox WHERE seq = ?`),
       list: db.prepare(`SELECT seq, namespace, id, text, metadata FROM outbox ORDER BY seq LIMIT ?`),
       count: db.prepare(`SELECT COUNT(*) AS n FROM outbox`),
+      // A refused write gets its own row id: outbox row numbers are reused once the newest is gone.
       setAside: db.prepare(
-        `INSERT INTO refused (seq, namespace, id, text, metadata, reason, refused_at)
-         SELECT seq, namespace, id, text, metadata, ?, ? FROM outbox WHERE seq = ?`,
+        `INSERT INTO refused (namespace, id, text, metadata, reason, refused_at)
+         SELECT namespace, id, text, metadata, ?, ? FROM outbox WHERE seq = ?`,
       ),
-      listRefused: db.prepare(`SELECT seq, namespace, id, text, metadata, reason, refused_at FROM refused ORDER BY seq LIMIT ?`),
+      listRefused: db.prepare(`SELECT rid, namespace, id, text, metadata, reason, refused_at FROM refused ORDER BY rid LIMIT ?`),
       countRefused: db.prepare(`SELECT COUNT(*) AS n FROM refused`),
-      removeRefused: db.prepare(`DELETE FROM refused WHERE seq = ?`),
+      removeRefused: db.prepare(`DELETE FROM refused WHERE rid = ?`),
+      supersede: db.prepare(`DELETE FROM refused WHERE namespace = ? AND id = ?`),
       queued: db.prepare(`SELECT 1 FROM outbox WHERE namespace = ? AND id = ?`),
     };
   }
@@ -115,10 +121,18 @@ export class Outbox {
     }
   }
 
-  /** Store writes durably (one fsynced transaction). Returns each entry's `seq`, in order. */
+  /**
+   * Store writes durably (one fsynced transaction). Returns each entry's `seq`, in order. A write
+   * replaces a set-aside (refused) version of the same id: the newer one is what should be stored.
+   */
   put(writes: Array<{ id: string; namespace: string; text: string; metadata: VectorMetadata }>): number[] {
     if (writes.length === 0) return [];
-    return this.db.transaction(() => writes.map((w) => (this.statements.put.get(w.namespace, w.id, w.text, JSON.stringify(w.metadata)) as { seq: number }).seq))();
+    return this.db.transaction(() =>
+      writes.map((w) => {
+        this.statements.supersede.run(w.namespace, w.id);
+        return (this.statements.put.get(w.namespace, w.id, w.text, JSON.stringify(w.metadata)) as { seq: number }).seq;
+      }),
+    )();
   }
 
   /** Forget acknowledged entries (only these versions: a newer write of the same id stays). */
@@ -162,8 +176,17 @@ export class Outbox {
 
   /** The oldest `limit` writes set aside by `setAside`. */
   refused(limit = Number.MAX_SAFE_INTEGER): RefusedEntry[] {
-    const rows = this.statements.listRefused.all(limit) as Array<{ seq: number; namespace: string; id: string; text: string; metadata: string; reason: string; refused_at: number }>;
-    return rows.map((r) => ({ seq: r.seq, id: r.id, namespace: r.namespace, text: r.text, metadata: JSON.parse(r.metadata) as VectorMetadata, reason: r.reason, refusedAt: r.refused_at }));
+    const rows = this.statements.listRefused.all(limit) as Array<{ rid: number; namespace: string; id: string; text: string; metadata: string; reason: string; refused_at: number }>;
+    return rows.map((r) => ({ seq: r.rid, id: r.id, namespace: r.namespace, text: r.text, metadata: JSON.parse(r.metadata) as VectorMetadata, reason: r.reason, refusedAt: r.refused_at }));
+  }
+
+  /** Delete the set-aside writes `inScope` selects (an erasure reaches them too). Returns them. */
+  dropRefusedWhere(inScope: (entry: RefusedEntry) => boolean): RefusedEntry[] {
+    return this.db.transaction(() => {
+      const gone = this.refused().filter(inScope);
+      for (const entry of gone) this.statements.removeRefused.run(entry.seq);
+      return gone;
+    })();
   }
 
   /** Writes set aside. */

@@ -416,11 +416,11 @@ export class PineconeRemoteMemory {
       batch.push(write);
       if (batch.length >= 256) {
         this.enqueue(batch.splice(0));
-        await this.flush();
+        await this.drain();
       }
     }
     this.enqueue(batch);
-    await this.flush();
+    await this.drain();
     return ids;
   }
 
@@ -500,16 +500,23 @@ export class PineconeRemoteMemory {
    * Resolve once everything remembered so far is stored in Pinecone (the outbox is empty). Rejects
    * with `STORAGE_FAILED`, naming how many writes wait in the outbox and the last failure, while
    * Pinecone does not acknowledge them; they stay queued and are re-sent by the next `flush()` or
-   * `open`.
+   * `open`. Also rejects while writes Pinecone refused for their content are set aside
+   * (`refusedWritesError`): they are accepted writes that are not stored.
    */
   async flush(): Promise<void> {
+    await this.drain();
+    const refused = refusedWritesError(this.outbox);
+    if (refused) throw refused;
+  }
+
+  /**
+   * `flush()` without the report of set-aside writes: what erasure, update, purge and import wait
+   * for (a write set aside earlier must not stop them).
+   */
+  async drain(): Promise<void> {
     this.assertOpen();
     while (this.sending) await this.sending.catch(() => undefined);
-    if (this.outbox.count() === 0) {
-      const refused = refusedWritesError(this.outbox);
-      if (refused) throw refused;
-      return;
-    }
+    if (this.outbox.count() === 0) return;
     try {
       await this.send();
     } catch {
@@ -523,8 +530,6 @@ export class PineconeRemoteMemory {
         ...(this.lastFailure ? { cause: this.lastFailure } : {}),
       });
     }
-    const refused = refusedWritesError(this.outbox);
-    if (refused) throw refused;
   }
 
   // --- read-your-writes cache -----------------------------------------------------------------
@@ -624,8 +629,10 @@ export class PineconeRemoteMemory {
   async forget(id: string): Promise<boolean> {
     this.assertOpen();
     checkText(id, "id");
-    await this.flush();
-    if (!(await this.record(id))) return false;
+    await this.drain();
+    // A set-aside (refused) copy goes too: a later `refused --retry` must not bring it back.
+    const setAside = this.outbox.dropRefusedWhere((e) => e.namespace === this.namespace && e.id === id);
+    if (!(await this.record(id))) return setAside.length > 0;
     const doomed = [id, ...(await this.checkpointCopyIds([id]))];
     await this.client.deleteIds(this.namespace, doomed);
     for (const gone of doomed) this.cache(gone, null);
@@ -671,7 +678,7 @@ export class PineconeRemoteMemory {
   private async selectWhere(scope: ForgetScope): Promise<string[]> {
     const filter = parseMemoryFilter(scope, { what: "erasure scope", allowIds: true });
     if (Object.keys(filter).length === 0) invalid("erasure scope: give at least one condition (ids, kind, sessionId, userId, tags, createdAt or metadata); an empty scope would erase everything.");
-    await this.flush();
+    await this.drain();
     await this.checkIdentity();
     const onlyPrefix = Object.keys(filter).every((k) => k === "userId" || k === "sessionId") && filter.userId !== undefined;
     const doomed: string[] = [];
@@ -709,7 +716,10 @@ export class PineconeRemoteMemory {
     const doomed = [...new Set([...selected, ...(await this.checkpointCopyIds(selected))])];
     await this.client.deleteIds(this.namespace, doomed);
     for (const id of doomed) this.cache(id, null);
-    return doomed.length;
+    // Set-aside (refused) writes in the scope go too: a later `refused --retry` must not bring them back.
+    const filter = parseMemoryFilter(scope, { what: "erasure scope", allowIds: true });
+    const setAside = this.outbox.dropRefusedWhere((e) => e.namespace === this.namespace && !doomed.includes(e.id) && passes(filter, viewOf(e.id, e.metadata)));
+    return doomed.length + setAside.length;
   }
 
   /**
@@ -722,7 +732,7 @@ export class PineconeRemoteMemory {
     this.assertOpen();
     checkText(id, "id");
     const parsed = parseMemoryUpdate(changes);
-    await this.flush();
+    await this.drain();
     const record = await this.record(id);
     if (!record) return false;
     const view = viewOf(id, record.metadata);
@@ -740,7 +750,15 @@ export class PineconeRemoteMemory {
       userMetadata: parsed.metadata !== undefined ? checkMetadataFields(parsed.metadata) : view.userMetadata,
     });
     this.enqueue([{ id, text, metadata }]);
-    await this.flush();
+    await this.drain();
+    // This change was refused for its content (set aside): the caller must know it is not stored.
+    const refused = this.outbox.refused().find((e) => e.namespace === this.namespace && e.id === id);
+    if (refused) {
+      throw new HermesMemoryError({
+        code: "STORAGE_FAILED",
+        message: `The change to item ${JSON.stringify(id.slice(0, 80))} was refused for its content (${refused.reason.slice(0, 300)}); the item is unchanged in Pinecone and the change is set aside (see \`hermes-memory vector refused\`).`,
+      });
+    }
     return true;
   }
 
@@ -752,7 +770,7 @@ export class PineconeRemoteMemory {
    */
   async purgeExpired(): Promise<number> {
     this.assertOpen();
-    await this.flush();
+    await this.drain();
     await this.checkIdentity();
     const now = Date.now();
     const probe = new Array<number>(this.embedder.dimensions).fill(0);

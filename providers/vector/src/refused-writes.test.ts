@@ -69,6 +69,32 @@ describe("Outbox: writes set aside", () => {
     }
   });
 
+  it("a newer write of a set-aside id replaces it, also once delivered (a retry never restores the old version); set-aside rows keep their own numbers", () => {
+    const outbox = Outbox.open(path.join(dir, "outbox.sqlite"));
+    try {
+      const [v1] = outbox.put([write("a", "v1, refused")]);
+      outbox.setAside([v1!], "refused");
+      const [v2] = outbox.put([write("a", "v2")]);
+      expect(outbox.refusedCount()).toBe(0);
+      outbox.remove([v2!]); // delivered
+      expect(outbox.retryRefused()).toBe(0);
+      expect(outbox.list(10)).toEqual([]);
+      // The outbox reuses the number of its newest row once it is gone; set-aside rows do not clash.
+      const [b] = outbox.put([write("b")]);
+      outbox.setAside([b!], "refused b");
+      const [c] = outbox.put([write("c")]);
+      expect(c).toBe(b);
+      outbox.setAside([c!], "refused c");
+      expect(outbox.refused().map((e) => [e.id, e.reason])).toEqual([
+        ["b", "refused b"],
+        ["c", "refused c"],
+      ]);
+      expect(outbox.count()).toBe(0);
+    } finally {
+      outbox.close();
+    }
+  });
+
   it("adds its table to an outbox of schema version 1 without changing the version (an older release still opens it)", () => {
     const file = path.join(dir, "outbox.sqlite");
     const old = new Database(file);
@@ -211,6 +237,51 @@ describe.each(["remote", "sidecar"] as const)("Pinecone %s layout: a write Pinec
     fake.refuseRecords(null);
     await p.flush();
     expect(storedTexts()).toEqual(["one fact", "two fact"]);
+  });
+
+  it("sets aside a second refusal after the first (row numbers are not reused), and never stops erasure, update or the flush of other writes", async () => {
+    fake.refuseRecords((r) => String(r.metadata?.text ?? "").includes("FORBIDDEN"));
+    const p = await start(layout);
+    p.remember({ content: "ok one" });
+    p.remember({ content: "first FORBIDDEN" });
+    await expect(p.flush()).rejects.toThrow(/1 accepted write was refused/);
+    p.remember({ content: "ok two" });
+    p.remember({ content: "second FORBIDDEN" });
+    await expect(p.flush()).rejects.toThrow(/2 accepted writes were refused/);
+    expect(await p.stats()).toMatchObject({ pendingWrites: 0, refusedWrites: 2 });
+    expect(storedTexts()).toEqual(["ok one", "ok two"]);
+    // Erasing another item works while writes are set aside.
+    const hit = (await p.search("ok two", { limit: 5 })).find((h) => h.content === "ok two")!;
+    expect(await p.forget(hit.id)).toBe(true);
+    expect(storedTexts()).toEqual(["ok one"]);
+  });
+
+  it("erasing a set-aside write removes it: `refused --retry` cannot bring it back", async () => {
+    fake.refuseRecords((r) => String(r.metadata?.text ?? "").includes("FORBIDDEN"));
+    const p = await start(layout);
+    p.remember({ content: "ok fact" });
+    const secret = p.remember({ content: "my FORBIDDEN secret", sessionId: "s-secret" });
+    await expect(p.flush()).rejects.toThrow(/set aside/);
+    expect(await p.forgetWhere({ ids: [secret] })).toBeGreaterThanOrEqual(1);
+    await p.flush();
+    fake.refuseRecords(null);
+    const retried = io();
+    expect(await runRefused({ hermesHome: dir, providerName: "vector" }, { retry: true, json: true }, retried)).toBe(0);
+    expect(JSON.parse(retried.out)).toMatchObject({ refused: [], retried: 0 });
+    await p.flush();
+    expect(storedTexts()).toEqual(["ok fact"]);
+  });
+
+  it("sets a refused write aside in the background too: the writes queued with it reach Pinecone without a flush()", async () => {
+    fake.refuseRecords((r) => String(r.metadata?.text ?? "").includes("FORBIDDEN"));
+    const p = await start(layout);
+    p.remember({ content: "warm up" });
+    await p.flush();
+    for (const content of ["good A", "x FORBIDDEN", "good B"]) p.remember({ content });
+    const deadline = Date.now() + 5_000;
+    while (storedTexts().length < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(storedTexts()).toEqual(["good A", "good B", "warm up"]);
+    expect(await p.stats()).toMatchObject({ pendingWrites: 0, refusedWrites: 1 });
   });
 
   it("can drop what was set aside; later flushes succeed", async () => {

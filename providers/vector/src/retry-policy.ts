@@ -183,8 +183,9 @@ export function contentRefusalStatus(error: unknown): number | undefined {
  * throws a content refusal ({@link isContentRefusal}) for several items, each half is sent again
  * (recursively), so a refused item costs about log2(n) extra sends and the others go through in
  * order. The refused items are returned with their refusal, but only once the receiver is known to
- * take content: another item of this call was delivered, or `accepted` (it took one before). While
- * neither holds (a misconfigured model, index or dimension refuses everything), nothing is called
+ * take content: another item of this call was delivered, or `accepted` (it took one before), or
+ * every refusal is a local model's (`"local"`: it embedded a test text when loaded). While none
+ * holds (a misconfigured service, index or dimension refuses everything), nothing is called
  * refused and the first refusal is thrown, so the caller keeps every item for a later attempt. Any
  * other failure is thrown at once (what was delivered before it stays delivered, and `onDelivered`
  * has been told).
@@ -214,6 +215,8 @@ export async function isolateRefused<T>(
     delivered.push(...part);
   };
   if (items.length > 0) await attempt([...items]);
-  if (refused.length > 0 && delivered.length === 0 && options.accepted !== true) throw refused[0]!.error;
+  // A local model's refusal needs no such proof: it embedded its test text when it was loaded.
+  const unproven = refused.length > 0 && delivered.length === 0 && options.accepted !== true && refused.some((r) => contentRefusalStatus(r.error) !== undefined);
+  if (unproven) throw refused[0]!.error;
   return { delivered, refused };
 }

@@ -585,16 +585,25 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    * store; a resolved flush() means everything accepted so far is on disk (or in Pinecone).
    */
   async flush(): Promise<void> {
+    await this.drain();
+    const remote = this.remoteOrNull();
+    const outbox = this.queue.attachedOutbox;
+    const refused = remote ? remote.refusedWrites() : outbox ? refusedWritesError(outbox) : null;
+    if (refused) throw refused;
+  }
+
+  /**
+   * `flush()` without the report of writes set aside because Pinecone refused their content: what
+   * erasure, reindex and the remember tool wait for (a write set aside earlier must not stop them).
+   */
+  private async drain(): Promise<void> {
     await this.mirrorOps;
     const remote = this.remoteOrNull();
-    if (remote) return remote.flush();
+    if (remote) return remote.drain();
     this.queue.requeueHeld();
     await this.flushWrites();
     if (this.queue.inOutbox > 0) await this.queue.resendOutbox();
     if (this.queue.hasUndelivered) throw this.queue.undeliveredError();
-    const outbox = this.queue.attachedOutbox;
-    const refused = outbox ? refusedWritesError(outbox) : null;
-    if (refused) throw refused;
   }
 
   private async flushWrites(): Promise<void> {
@@ -672,7 +681,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
           { key: `ckpt-${digest.slice(0, 32)}` },
         );
       }
-      await remote.flush();
+      await remote.drain();
       return "";
     }
     this.requireOpen();
@@ -969,7 +978,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     this.requireOpen();
     if (typeof id !== "string" || id === "") return false;
     this.assertWritable();
-    await this.flush();
+    await this.drain();
     return this.forgetNow(id);
   }
 
@@ -1100,7 +1109,9 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
         const remote = this.remoteOrNull();
         if (remote) {
           const remoteId = remote.remember({ content: String(args.content), kind: "fact", tags, sessionId: this.sessionId, userId: this.userId, metadata: { source: "tool" } });
-          await remote.flush();
+          await remote.drain();
+          const refused = remote.outbox.refused().find((e) => e.id === remoteId);
+          if (refused) throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `Pinecone refused this memory for its content (${refused.reason.slice(0, 300)}); it was not stored.` });
           return { id: remoteId, status: "stored" };
         }
         this.requireOpen();
@@ -1129,7 +1140,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   async reindex(onProgress?: ProgressCallback): Promise<{ items: number; namespaces: number; unembedded: number }> {
     const { sidecar, store, embedder } = this.requireOpen();
     this.assertWritable();
-    await this.flush();
+    await this.drain();
     return reindexAll({ sidecar, store, embedder }, () => sidecar.setMeta(this.identityKey(), this.currentIdentity()), onProgress);
   }
 
@@ -1151,7 +1162,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     if (typeof namespace !== "string" || namespace === "") {
       throw invalidArgument("reindex --to remote needs the namespace every machine will share: set memory.vector.pinecone_namespace or pass --profile <name>.");
     }
-    await this.flush();
+    await this.drain();
     const remote = this.remoteStore(embedder, namespace, path.join(this.hermesHome, VECTOR_DIR, REMOTE_OUTBOX_FILE));
     const total = Object.values(sidecar.namespaceCounts()).reduce((a, b) => a + b, 0);
     let done = 0;

@@ -101,6 +101,8 @@ export class WriteQueue {
       const gone = this.outbox.list(Number.MAX_SAFE_INTEGER).filter((w) => inScope(w));
       this.outbox.remove(gone.map((w) => w.seq));
       dropped.push(...gone);
+      // Set-aside (refused) writes too: a later `refused --retry` must not bring an erased item back.
+      dropped.push(...this.outbox.dropRefusedWhere((w) => inScope(w)).map(({ seq: _seq, ...w }) => w));
     }
     return dropped;
   }
@@ -170,6 +172,12 @@ export class WriteQueue {
       this.outbox.put(fresh).forEach((seq, i) => (fresh[i]!.seq = seq));
     } catch (error) {
       this.options.logger.warn(`vector memory: ${describeError(storageWriteError(`the outbox ${this.outbox.file}`, error))}`);
+    }
+    if (batch.every((w): w is PendingWrite & { seq: number } => w.seq !== undefined)) {
+      // In the outbox: a write refused for its content is set aside now, not held with the batch.
+      const { delivered } = await deliverIsolating(this.outbox, batch, (part) => this.options.write(part), { storeAccepted: this.storeAccepted });
+      if (delivered.length > 0) this.storeAccepted = true;
+      return;
     }
     await this.options.write(batch);
     this.storeAccepted = true;
