@@ -111,6 +111,8 @@ export {
   readableText,
   readableJson,
   keepUnreadable,
+  tooDeepForSqlite,
+  SQLITE_JSON_MAX_DEPTH,
   type KeptValue,
   type ReadableText,
   type ReadableJson,

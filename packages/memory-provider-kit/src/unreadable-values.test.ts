@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decodeUtf8, keepUnreadable, keptValue, readableJson, readableText, UNREADABLE_KEY } from "./unreadable-values.js";
+import { decodeUtf8, keepUnreadable, keptValue, readableJson, readableText, SQLITE_JSON_MAX_DEPTH, tooDeepForSqlite, UNREADABLE_KEY } from "./unreadable-values.js";
 
 /** Bytes that are not UTF-8 (and not JSON). */
 const GARBAGE = Buffer.from([0xff, 0xfe, 0x00, 0x7b]);
@@ -80,5 +80,16 @@ describe("keepUnreadable", () => {
     expect(keepUnreadable({ hermesUnreadable: "odd" }, { metadata: { text: "[1]" } })).toEqual({ hermesUnreadable: { metadata: { text: "[1]" } } });
     // The input is not changed.
     expect(earlier.hermesUnreadable).toEqual({ tags: { text: "x" }, speaker: { base64: "AA==" } });
+  });
+});
+
+describe("tooDeepForSqlite", () => {
+  it("is true only past SQLite's JSON depth limit (brackets inside strings do not count); readableJson refuses such JSON", () => {
+    const nest = (n: number) => `${"[".repeat(n)}${"]".repeat(n)}`;
+    expect(tooDeepForSqlite(nest(SQLITE_JSON_MAX_DEPTH))).toBe(false);
+    expect(tooDeepForSqlite(nest(SQLITE_JSON_MAX_DEPTH + 1))).toBe(true);
+    expect(tooDeepForSqlite(JSON.stringify({ a: "[".repeat(5000) }))).toBe(false);
+    const deep = `{"a":${nest(SQLITE_JSON_MAX_DEPTH + 1)}}`;
+    expect(readableJson(deep, "object")).toEqual({ text: "{}", parsed: {}, kept: { text: deep } });
   });
 });

@@ -96,7 +96,7 @@ export function readableJson(value: unknown, shape: "object" | "array"): Readabl
 export function readableJson(value: unknown, shape: "object" | "array"): ReadableJson<Record<string, unknown> | unknown[]> {
   const isShape = shape === "object" ? isPlainObject : Array.isArray;
   const text = typeof value === "string" ? value : isBytes(value) ? decodeUtf8(value) : undefined;
-  if (text !== undefined) {
+  if (text !== undefined && !tooDeepForSqlite(text)) {
     try {
       const parsed = JSON.parse(text) as unknown;
       if (isShape(parsed)) return { text: typeof value === "string" ? text : JSON.stringify(parsed), parsed: parsed as Record<string, unknown> | unknown[] };
@@ -116,4 +116,29 @@ export function keepUnreadable(metadata: Record<string, unknown>, kept: Readonly
   if (Object.keys(kept).length === 0) return metadata;
   const earlier = isPlainObject(metadata[UNREADABLE_KEY]) ? metadata[UNREADABLE_KEY] : {};
   return { ...metadata, [UNREADABLE_KEY]: { ...earlier, ...kept } };
+}
+
+/** SQLite's JSON functions refuse JSON nested deeper than this (`JSON_MAX_DEPTH`). */
+export const SQLITE_JSON_MAX_DEPTH = 1000;
+
+/**
+ * Whether JSON `text` nests arrays and objects deeper than SQLite's JSON functions accept
+ * (`SQLITE_JSON_MAX_DEPTH`): `JSON.parse` reads it, but every filter over it fails, so it is
+ * unreadable too. Text too short to nest that deep is not scanned.
+ */
+export function tooDeepForSqlite(text: string): boolean {
+  if (text.length <= 2 * SQLITE_JSON_MAX_DEPTH) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > SQLITE_JSON_MAX_DEPTH) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
 }

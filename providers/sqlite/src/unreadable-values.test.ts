@@ -148,4 +148,27 @@ describe("values SQLite's JSON functions cannot read", () => {
       ["text", "text"],
     ]);
   });
+
+  it("metadata nested deeper than SQLite's JSON functions read (1001 levels) is unreadable too: doctor lists it, vacuum repairs it, filters work again", async () => {
+    const ctx: CommandContext = { hermesHome: dir, providerName: "sqlite", io: { stdout: () => {}, stderr: () => {}, isTTY: false } };
+    let dbFile = "";
+    await withProvider(ctx, (p) => {
+      p.remember({ content: "the lighthouse keeper", kind: "fact", metadata: { project: "sea" } });
+      p.remember({ content: "lighthouse lamps need oil", kind: "fact", metadata: { project: "land" } });
+      dbFile = p.memoryStore!.file;
+    });
+    const deep = `{"project":"sea","a":${"[".repeat(1001)}${"]".repeat(1001)}}`;
+    const other = new Database(dbFile);
+    other.prepare(`UPDATE items SET metadata = ? WHERE id = 2`).run(deep);
+    other.close();
+    await withProvider(ctx, async (p) => {
+      await expectStorageFailed(() => p.search("keeper lamps", { metadata: { project: "sea" } }), /id 2\b.*hermes-memory sqlite vacuum/);
+      expect(p.get("2")!.metadata).toEqual({ hermesUnreadable: { metadata: { text: deep } } });
+    });
+    expect((await doctorCommand(ctx, { json: true })).problems.join("\n")).toMatch(/item\(s\) 2 /);
+    await vacuumCommand(ctx, { json: true });
+    await withProvider(ctx, (p) => {
+      expect(p.search("keeper lamps", { metadata: { project: "sea" } }).map((h) => h.id)).toEqual(["1"]);
+    });
+  });
 });

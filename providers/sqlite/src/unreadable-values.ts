@@ -1,5 +1,5 @@
 import type BetterSqlite3 from "better-sqlite3";
-import { keepUnreadable, readableJson, readableText, UNREADABLE_KEY, type KeptValue } from "@hermes/memory-provider-kit";
+import { keepUnreadable, readableJson, readableText, tooDeepForSqlite, UNREADABLE_KEY, type KeptValue } from "@hermes/memory-provider-kit";
 import type { Db } from "./database.js";
 
 /**
@@ -49,7 +49,9 @@ export function readableValues(row: RawValues): ReadableValues & { changed: bool
     typeof tags === "string" &&
     typeof metadata === "string" &&
     (sessionId === null || typeof sessionId === "string") &&
-    (userId === null || typeof userId === "string")
+    (userId === null || typeof userId === "string") &&
+    !tooDeepForSqlite(tags) &&
+    !tooDeepForSqlite(metadata)
   ) {
     try {
       const parsedTags = JSON.parse(tags) as unknown;

@@ -13,7 +13,7 @@
  *   with any unreadable value gets them computed again from its readable metadata.
  */
 import type { Database as SqliteDatabase } from "better-sqlite3";
-import { keepUnreadable, readableJson, readableText, type KeptValue } from "@hermes/memory-provider-kit";
+import { keepUnreadable, readableJson, readableText, tooDeepForSqlite, type KeptValue } from "@hermes/memory-provider-kit";
 import type { VectorMetadata } from "./metadata-filter.js";
 
 /** The source columns of a sidecar row, as stored. */
@@ -40,7 +40,7 @@ export function readableRecord(raw: RawRecord): ReadableRecord {
   // Every row this package writes: text columns hold text, metadata a JSON object. Checked first,
   // as every row read goes through here.
   const { namespace, id, text, metadata } = raw;
-  if (typeof namespace === "string" && typeof id === "string" && typeof text === "string" && typeof metadata === "string") {
+  if (typeof namespace === "string" && typeof id === "string" && typeof text === "string" && typeof metadata === "string" && !tooDeepForSqlite(metadata)) {
     try {
       const parsed = JSON.parse(metadata) as unknown;
       if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) {
