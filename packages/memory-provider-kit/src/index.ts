@@ -18,6 +18,7 @@ export {
   isBusyError,
   isUnwritableError,
   DEFAULT_SQLITE_LOCK_WAIT_MS,
+  sqliteLockWaitMs,
   type SqliteDb,
   type SqliteDriver,
   type SqliteDriverLoader,

@@ -113,6 +113,16 @@ function lockWaitMs(options: OpenSqliteStoreOptions): number {
   return ms;
 }
 
+/**
+ * The wait for another process's lock an open gets by default (ms): `$HERMES_SQLITE_LOCK_WAIT_MS`,
+ * else `DEFAULT_SQLITE_LOCK_WAIT_MS`. A provider opening several files at start-up shares it among
+ * them (passing each the `lockWaitMs` left), so its start stays inside one bound. Throws
+ * `INVALID_CONFIG` for a variable that is not a number of milliseconds.
+ */
+export function sqliteLockWaitMs(): number {
+  return lockWaitMs({});
+}
+
 /** Block this thread for `ms` (the open is synchronous, like every better-sqlite3 call). */
 function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);

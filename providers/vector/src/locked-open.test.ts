@@ -9,6 +9,7 @@ import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { PineconeFake } from "@hermes/pinecone-fake";
 import { VectorMemoryProvider } from "./vector-memory-provider.js";
 
 /** The kit's child process that holds a SQLite file's write lock (BEGIN IMMEDIATE). */
@@ -100,5 +101,34 @@ describe("VectorMemoryProvider on a sidecar another process is writing", () => {
     p.remember({ content: "saved on the retry" });
     await p.flush();
     expect((await p.stats()).items).toBe(2);
+  });
+
+  it("the sidecar and the outbox share one wait: a start blocked on both fails inside it, not after two", async () => {
+    const fake = await PineconeFake.start({ dimension: 64, indexName: "mem", metric: "cosine" });
+    try {
+      const pinecone = () => new VectorMemoryProvider({ env: { PINECONE_API_KEY: "test-key" }, dimensions: 64, store: "pinecone", pineconeIndex: "mem", pineconeControllerUrl: fake.url, maxRetries: 0 });
+      const first = pinecone();
+      await first.initialize("s1", { hermesHome: home });
+      first.remember({ content: "stored in Pinecone through the outbox" });
+      await first.flush();
+      await first.shutdown();
+      const dir = path.join(home, "memory", "vector");
+      process.env.HERMES_SQLITE_LOCK_WAIT_MS = "2500";
+      const outboxHolder = await holdWriteLock(path.join(dir, "outbox.sqlite"), 60_000);
+      const sidecarHolder = await holdWriteLock(path.join(dir, "sidecar.sqlite"), 2000);
+      try {
+        const p = pinecone();
+        const started = Date.now();
+        await expect(p.initialize("s2", { hermesHome: home })).rejects.toMatchObject({ code: "STORAGE_FAILED", message: expect.stringMatching(/outbox.*another process/) });
+        // One shared 2.5 s wait (the sidecar took up to 2 s of it); separate waits take up to 4.5 s.
+        expect(Date.now() - started).toBeLessThan(3600);
+        await p.shutdown();
+      } finally {
+        await sidecarHolder.release();
+        await outboxHolder.release();
+      }
+    } finally {
+      await fake.close();
+    }
   });
 });

@@ -1,6 +1,6 @@
 import Database from "better-sqlite3";
 import type { Database as SqliteDatabase, Statement } from "better-sqlite3";
-import { closeSqliteStore, openSqliteStore, type SqliteStoreSpec } from "@hermes/memory-provider-kit";
+import { closeSqliteStore, openSqliteStore, storageError, type SqliteStoreSpec } from "@hermes/memory-provider-kit";
 import { describeError, HermesMemoryError } from "@hermes/memory-core";
 import type { VectorMetadata } from "./metadata-filter.js";
 import { isolateRefused } from "./retry-policy.js";
@@ -108,15 +108,20 @@ export class Outbox {
   }
 
   /** Open (creating) the outbox file. Throws `STORAGE_FAILED` when it cannot be created, `SCHEMA_TOO_NEW` for a newer file. */
-  static open(file: string): Outbox {
-    const db = openSqliteStore(file, OUTBOX_SPEC, { openFix: "check free space and write permission on $HERMES_HOME/memory/vector" });
+  static open(file: string, options: { lockWaitMs?: number } = {}): Outbox {
+    const db = openSqliteStore(file, OUTBOX_SPEC, {
+      openFix: "check free space and write permission on $HERMES_HOME/memory/vector",
+      ...(options.lockWaitMs !== undefined ? { lockWaitMs: options.lockWaitMs } : {}),
+    });
     try {
       // FULL: a commit is fsynced before `put` returns, so an entry outlives a crash or power loss.
       db.pragma("synchronous = FULL");
-      db.exec(REFUSED_TABLE);
+      // Created once (it needs the write lock, which another process may hold).
+      if (!db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'refused'`).get()) db.exec(REFUSED_TABLE);
       return new Outbox(file, db);
     } catch (error) {
       closeSqliteStore(db);
+      if (!HermesMemoryError.isInstance(error)) throw storageError(`cannot prepare the vector write outbox ${file}`, error, "retry once the other process using it has finished; check free space and write permission on $HERMES_HOME/memory/vector");
       throw error;
     }
   }

@@ -60,6 +60,7 @@ import {
   parseMemoryUpdate,
   parseSearchLimit,
   PrefetchCache,
+  sqliteLockWaitMs,
   recallEntryCount,
   resolveExpiry,
   turnText,
@@ -302,6 +303,10 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       });
     }
     this.embedder = this.options.embedderInstance ?? (await this.createEmbedder());
+    // The sidecar and the outbox share one wait for another process's lock, so a start-up stays
+    // inside it (and inside the manager's bound on initialize).
+    const lockWait = sqliteLockWaitMs();
+    const opening = Date.now();
     this.sidecar = Sidecar.open(sidecarFile, { readOnly: this.readOnly });
     if (this.readOnly) this.logger.warn(`vector memory: ${dir} is read-only; recall works, new memories cannot be saved until it is writable.`);
     // Profiles share one Pinecone index, so each home needs its own namespace even when the host
@@ -313,7 +318,9 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     try {
       if (options.verifyIdentity) this.verifyIdentity();
       this.store = await this.createStore(this.embedder, options.allowReset ? "reset" : "throw");
-      if (this.store.needsOutbox && !this.readOnly) this.queue.attachOutbox(Outbox.open(path.join(dir, OUTBOX_FILE)));
+      if (this.store.needsOutbox && !this.readOnly) {
+        this.queue.attachOutbox(Outbox.open(path.join(dir, OUTBOX_FILE), { lockWaitMs: Math.max(0, lockWait - (Date.now() - opening)) }));
+      }
     } catch (error) {
       this.sidecar.close();
       this.sidecar = null;
