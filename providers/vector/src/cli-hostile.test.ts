@@ -1,15 +1,14 @@
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
-import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Command } from "commander";
 import { afterEach, describe, expect, it } from "vitest";
 import { registerCli, runExport, runImport, type CliIo } from "./cli.js";
+import { runScriptInChild } from "./test-support/run-script.js";
 import { VectorMemoryProvider } from "./vector-memory-provider.js";
 
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx/esm")).href;
 const CLI_MODULE = pathToFileURL(fileURLToPath(new URL("./cli.ts", import.meta.url))).href;
 const hasMkfifo = spawnSync("mkfifo", ["--version"]).status === 0;
 
@@ -43,20 +42,7 @@ function importInChild(home: string, file: string, ms = 20_000): Promise<{ code:
   const script = `const { runImport } = await import(${JSON.stringify(CLI_MODULE)});
 const io = { isTTY: false, stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) };
 process.exitCode = await runImport({ hermesHome: ${JSON.stringify(home)}, providerName: "vector", providerOptions: { env: {} } }, ${JSON.stringify(file)}, { json: true }, io);`;
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", TSX, "--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill("SIGKILL");
-    }, ms);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, out, timedOut });
-    });
-  });
+  return runScriptInChild(script, { ms }).then(({ code, out, timedOut }) => ({ code, out, timedOut }));
 }
 
 describe("vector import: paths that are not JSON Lines files", () => {

@@ -1,6 +1,5 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
-import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -10,11 +9,11 @@ import { HermesMemoryError } from "@hermes/memory-core";
 import { MAX_ONNX_MODEL_BYTES, OnnxEmbedder } from "./onnx-embedder.js";
 import { isContentRefusal } from "./retry-policy.js";
 import { MAX_TOKENIZER_JSON_BYTES, MAX_VOCAB_TOKENS, WordPieceTokenizer } from "./wordpiece-tokenizer.js";
+import { runScriptInChild } from "./test-support/run-script.js";
 import { TINY_DIMS, TINY_TABLE, TINY_VOCAB, tinyOnnxModelBytes, writeTinyOnnxModel, type TinyOnnxModelVariant } from "./test-support/tiny-onnx-model.js";
 
 const { onnx } = onnxProto;
 const DataType = onnx.TensorProto.DataType;
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx/esm")).href;
 const EMBEDDER_MODULE = pathToFileURL(fileURLToPath(new URL("./onnx-embedder.ts", import.meta.url))).href;
 const hasMkfifo = spawnSync("mkfifo", ["--version"]).status === 0;
 
@@ -92,26 +91,14 @@ try {
 } catch (error) {
   out({ ok: false, code: error?.code, message: String(error?.message) });
 }`;
-  const flags = options.heapMb ? [`--max-old-space-size=${options.heapMb}`] : [];
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...flags, "--import", TSX, "--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill("SIGKILL");
-    }, ms);
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      let result: ChildResult["result"] = null;
-      try {
-        result = JSON.parse(out) as ChildResult["result"];
-      } catch {
-        // No (complete) answer: the child hung, crashed or ran out of memory.
-      }
-      resolve({ code, signal, timedOut, result });
-    });
+  return runScriptInChild(script, { ms, ...(options.heapMb ? { heapMb: options.heapMb } : {}) }).then(({ code, signal, out, timedOut }) => {
+    let result: ChildResult["result"] = null;
+    try {
+      result = JSON.parse(out) as ChildResult["result"];
+    } catch {
+      // No (complete) answer: the child hung, crashed or ran out of memory.
+    }
+    return { code, signal, timedOut, result };
   });
 }
 

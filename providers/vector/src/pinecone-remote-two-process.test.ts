@@ -1,17 +1,16 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import fs from "node:fs";
-import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { MemoryHit } from "@hermes/memory-core";
 import { PineconeFake } from "@hermes/pinecone-fake";
 import { CONCEPT_DIMENSIONS } from "./test-support/concept-embedder.js";
+import { TSX } from "./test-support/run-script.js";
 
 const CHILD = fileURLToPath(new URL("./test-support/pinecone-remote-child.ts", import.meta.url));
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx/esm")).href;
 
 type Reply = { ok: true; result: unknown } | { ok: false; code: string; message: string };
 
