@@ -113,6 +113,7 @@ export {
   readableJson,
   keepUnreadable,
   tooDeepForSqlite,
+  jsonNestsDeeperThan,
   SQLITE_JSON_MAX_DEPTH,
   type KeptValue,
   type ReadableText,

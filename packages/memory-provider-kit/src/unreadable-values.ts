@@ -127,17 +127,24 @@ export const SQLITE_JSON_MAX_DEPTH = 1000;
  * unreadable too. Text too short to nest that deep is not scanned.
  */
 export function tooDeepForSqlite(text: string): boolean {
-  if (text.length <= 2 * SQLITE_JSON_MAX_DEPTH) return false;
+  return text.length > 2 * SQLITE_JSON_MAX_DEPTH && jsonNestsDeeperThan(text, SQLITE_JSON_MAX_DEPTH);
+}
+
+/**
+ * Whether JSON `text` nests arrays and objects more than `max` deep (brackets inside strings do not
+ * count), found without parsing it: `JSON.parse` of a text nesting deep builds one value per level.
+ */
+export function jsonNestsDeeperThan(text: string, max: number): boolean {
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++;
+      if (c === 0x5c) i++; // backslash: the next character is escaped
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x5b || c === 0x7b) {
-      if (++depth > SQLITE_JSON_MAX_DEPTH) return true;
+      if (++depth > max) return true;
     } else if (c === 0x5d || c === 0x7d) depth--;
   }
   return false;

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { HermesMemoryError, describeError, readBoundedFileSync } from "@hermes/memory-core";
+import { jsonNestsDeeperThan } from "@hermes/memory-provider-kit";
 
 /** Token ids and attention mask of one text. */
 export interface Encoding {
@@ -91,24 +92,6 @@ export function checkModelFile(file: string, maxBytes: number, read: boolean): B
   if ("refused" in bounded) throw unusableFile(file, `it changed while being checked (${bounded.refused})`);
   if ("missing" in bounded) throw unusableFile(file, "it was removed while being checked");
   throw unusableFile(file, `it cannot be read (${describeError(bounded.error)})`, bounded.error);
-}
-
-/** Deepest nesting of arrays and objects in JSON `bytes` (brackets inside strings do not count). */
-function jsonDepth(bytes: Uint8Array): number {
-  let depth = 0;
-  let max = 0;
-  let inString = false;
-  for (let i = 0; i < bytes.length; i++) {
-    const c = bytes[i]!;
-    if (inString) {
-      if (c === 0x5c) i++; // backslash: the next byte is escaped
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) {
-      if (++depth > max) max = depth;
-    } else if (c === 0x5d || c === 0x7d) depth--;
-  }
-  return max;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -208,11 +191,11 @@ export class WordPieceTokenizer {
   }
 
   private static fromTokenizerJson(file: string): WordPieceTokenizer {
-    const bytes = checkModelFile(file, MAX_TOKENIZER_JSON_BYTES, true);
-    if (jsonDepth(bytes) > MAX_TOKENIZER_JSON_DEPTH) throw unusableFile(file, `it nests arrays or objects more than ${MAX_TOKENIZER_JSON_DEPTH} deep, which no tokenizer.json does`);
+    const text = checkModelFile(file, MAX_TOKENIZER_JSON_BYTES, true).toString("utf8");
+    if (jsonNestsDeeperThan(text, MAX_TOKENIZER_JSON_DEPTH)) throw unusableFile(file, `it nests arrays or objects more than ${MAX_TOKENIZER_JSON_DEPTH} deep, which no tokenizer.json does`);
     let spec: unknown;
     try {
-      spec = JSON.parse(bytes.toString("utf8"));
+      spec = JSON.parse(text);
     } catch (error) {
       throw unusableFile(file, `it is not JSON (${describeError(error)})`, error);
     }
