@@ -41,6 +41,9 @@ export async function boundedCall<T>(fn: () => T | PromiseLike<T>, timeoutMs: nu
   let settled: Promise<{ status: "ok"; value: Awaited<T> } | { status: "error"; error: unknown }>;
   try {
     const result = fn();
+    // A synchronous result cannot time out: settle without a timer or a race (hot hooks such as a
+    // turn's sync return nothing, and a timer per call is most of what bounding them costs).
+    if (!isThenable(result)) return { status: "ok", value: result as Awaited<T> };
     settled = Promise.resolve(result).then(
       (value) => ({ status: "ok" as const, value: value as Awaited<T> }),
       (error: unknown) => ({ status: "error" as const, error }),
@@ -63,6 +66,14 @@ export async function boundedCall<T>(fn: () => T | PromiseLike<T>, timeoutMs: nu
     });
   }
   return outcome;
+}
+
+/**
+ * True when `value` has a callable `then` (what `await` would wait for). A `then` getter that
+ * throws makes the call an error, as awaiting the value would.
+ */
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && (typeof value === "object" || typeof value === "function") && typeof (value as { then?: unknown }).then === "function";
 }
 
 /** `"2s"` / `"0.25s"` for log lines. */

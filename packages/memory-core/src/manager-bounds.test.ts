@@ -52,6 +52,23 @@ describe("boundedCall", () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  it("settles a synchronous result without arming a timer, and awaits only real thenables", async () => {
+    const setTimer = vi.spyOn(globalThis, "setTimeout");
+    const plain = { then: 5 };
+    expect(await boundedCall(() => undefined, 60_000)).toEqual({ status: "ok", value: undefined });
+    expect(await boundedCall(() => plain, 60_000)).toEqual({ status: "ok", value: plain });
+    expect(setTimer).not.toHaveBeenCalled();
+    const hostile = Object.defineProperty({}, "then", {
+      get() {
+        throw new Error("then getter");
+      },
+    });
+    const outcome = await boundedCall(() => hostile, 60_000);
+    expect(outcome.status).toBe("error");
+    expect(await boundedCall(() => ({ then: (ok: (v: number) => void) => ok(9) }), 60_000)).toEqual({ status: "ok", value: 9 });
+    setTimer.mockRestore();
+  });
+
   it("turns a synchronous throw and a rejection into an error outcome", async () => {
     const boom = new Error("boom");
     expect(
