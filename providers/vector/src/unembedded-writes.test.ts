@@ -166,3 +166,56 @@ describe("local store: a text the embedder refuses for its content", () => {
     expect(warnings.filter((w) => w.includes("stored without a vector"))).toEqual([expect.stringMatching(/NaN or infinite numbers/)]);
   });
 });
+
+describe("local store: synchronous writes with a text the embedder refuses", () => {
+  it("the remember tool stores it without a vector and says so; the answer is still 'stored'", async () => {
+    const p = await start(await embeddingsServer());
+    p.remember({ content: "a warm-up fact" });
+    await p.flush();
+    const out = JSON.parse(await p.handleToolCall("vector_memory_remember", { content: `the yak ${MARKER} fact` })) as { id: string; status: string; warning?: string };
+    expect(out).toMatchObject({ status: "stored", warning: expect.stringMatching(/without a vector/) });
+    expect(storedRows()).toContainEqual([`the yak ${MARKER} fact`, false]);
+    expect((await p.search("yak", { limit: 3 })).map((h) => h.id)).toContain(out.id);
+    const plain = JSON.parse(await p.handleToolCall("vector_memory_remember", { content: "an ordinary fact" })) as Record<string, unknown>;
+    expect(plain).toEqual({ id: expect.any(String), status: "stored" });
+  });
+
+  it("an import stores every item: the refused ones without a vector, the others embedded, none lost", async () => {
+    const p = await start(await embeddingsServer());
+    const items = ["one", "two", `three ${MARKER}`, "four", "five", `six ${MARKER}`, "seven"].map((word, i) => ({
+      id: `fact-imported-${i}`,
+      namespace: "ignored",
+      content: `imported fact ${word}`,
+      metadata: { kind: "fact" },
+    }));
+    expect(await p.importItems(items)).toBe(7);
+    const rows = storedRows();
+    expect(rows).toHaveLength(7);
+    expect(rows.filter(([, embedded]) => !embedded).map(([text]) => text)).toEqual([`imported fact six ${MARKER}`, `imported fact three ${MARKER}`]);
+    expect(await p.stats()).toMatchObject({ items: 7, unembeddedItems: 2 });
+  });
+
+  it("an import that the embedder refuses entirely, before it embedded anything, fails and stores nothing (a misconfiguration)", async () => {
+    const p = await start(await embeddingsServer(() => true));
+    const items = [1, 2].map((i) => ({ id: `fact-imported-${i}`, namespace: "ignored", content: `fact ${i}`, metadata: { kind: "fact" } }));
+    await expect(p.importItems(items)).rejects.toThrow(/HTTP 400/);
+    expect(await p.stats()).toMatchObject({ items: 0 });
+  });
+
+  it("a pre-compression checkpoint with a refused message does not fail the compression; every message is kept", async () => {
+    const p = await start(await embeddingsServer());
+    p.remember({ content: "a warm-up fact" });
+    await p.flush();
+    await p.onPreCompress(
+      [
+        { role: "user", content: `my locker code is ${MARKER} 4411` },
+        { role: "assistant", content: "Noted the locker code." },
+      ],
+      { requireCheckpoint: true },
+    );
+    const rows = storedRows().filter(([text]) => /locker/.test(text));
+    expect(rows).toHaveLength(2);
+    expect(rows.find(([text]) => text.includes(MARKER))?.[1]).toBe(false);
+    expect(rows.find(([text]) => text.includes("Noted"))?.[1]).toBe(true);
+  });
+});

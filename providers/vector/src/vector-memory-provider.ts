@@ -44,6 +44,7 @@ import { PineconeVectorStore, flattenMetadata } from "./pinecone-vector-store.js
 import { itemIdPrefix, PineconeRemoteMemory } from "./pinecone-remote-store.js";
 import { SPARSE_ENCODER_ID } from "./sparse-encoder.js";
 import { hybridSearch, recordPasses, toMemoryHit } from "./hybrid-search.js";
+import { isolateRefused } from "./retry-policy.js";
 import { WriteQueue } from "./write-queue.js";
 import { exportAll, importAll, reindexAll, type ExportedItem, type PendingWrite, type ProgressCallback } from "./maintenance.js";
 import { Sidecar } from "./sidecar.js";
@@ -171,6 +172,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   /** `$HERMES_HOME` is not writable: opened read-only, search works, writes throw. */
   private readOnly = false;
   private readOnlyWarned = false;
+  /** True once a write was embedded and stored in this process: a refusal after that is about a text, not the set-up. */
+  private writesAccepted = false;
   private mirrorOps: Promise<void> = Promise.resolve();
   private readonly prefetchCache = new PrefetchCache<Promise<MemoryHit[]>>();
   private lastRecallCount = 0;
@@ -558,11 +561,26 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       const rows = indexes.map((i) => ({ id: batch[i]!.id, text: batch[i]!.text, metadata: batch[i]!.metadata, vector: null }));
       await store.writeItems({ namespace, records, rows, durable: options.durable === true }, sidecar);
     }
+    this.writesAccepted = true;
     try {
       if (!sidecar.getMeta(this.identityKey())) sidecar.setMeta(this.identityKey(), this.currentIdentity());
     } catch {
       // The batch is stored; an unrecorded embedder identity is recorded by a later write.
     }
+  }
+
+  /**
+   * A synchronous write (`durable`) of `batch` in which a text refused for its content (the
+   * embedder's or Pinecone's HTTP 400/413/422, a local model's NaN) does not fail the others: the
+   * refused writes are found by `isolateRefused` and stored without a vector (`writeUnembedded`),
+   * as the background queue does. While nothing was stored in this process yet, a refusal may be a
+   * misconfiguration instead, so it is thrown unless another write of the batch went through.
+   * Returns the ids stored without a vector.
+   */
+  private async writeDurable(batch: PendingWrite[]): Promise<Set<string>> {
+    const { refused } = await isolateRefused(batch, (part) => this.writeNow(part, { durable: true }), { accepted: this.writesAccepted });
+    if (refused.length > 0) await this.writeUnembedded(refused.map(({ item, error }) => ({ write: item, error })));
+    return new Set(refused.map(({ item }) => item.id));
   }
 
   /**
@@ -701,7 +719,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
         }),
       );
     }
-    for (let i = 0; i < writes.length; i += 64) await this.writeNow(writes.slice(i, i + 64), { durable: true });
+    for (let i = 0; i < writes.length; i += 64) await this.writeDurable(writes.slice(i, i + 64));
     await this.store!.flush();
     return "";
   }
@@ -954,7 +972,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     if (expiresAt === null) delete metadata.expires_at;
     else if (expiresAt !== undefined) metadata.expires_at = expiresAt;
     const text = parsed.content ?? row.text;
-    await this.writeNow([{ id, namespace: row.namespace, text, metadata: flattenMetadata(metadata) }], { durable: true });
+    await this.writeDurable([{ id, namespace: row.namespace, text, metadata: flattenMetadata(metadata) }]);
     await this.store!.flush();
     this.prefetchCache.clear();
     return true;
@@ -1123,7 +1141,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
         }
         this.requireOpen();
         const id = `fact-${randomUUID()}`;
-        await this.writeNow([this.buildWrite({ content: String(args.content), kind: "fact", tags, sessionId: this.sessionId, userId: this.userId }, id, { source: "tool" })], { durable: true });
+        const unembedded = await this.writeDurable([this.buildWrite({ content: String(args.content), kind: "fact", tags, sessionId: this.sessionId, userId: this.userId }, id, { source: "tool" })]);
+        if (unembedded.has(id)) return { id, status: "stored", warning: "The embedder refused this text, so it is stored without a vector: keyword search finds it, meaning-based search does not." };
         return { id, status: "stored" };
       },
       [FORGET_TOOL]: async (args) => {
@@ -1229,7 +1248,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
         // Namespaces are re-derived for this profile: an export moved to another home lands in that
         // home's namespaces (per user), not in the exporting profile's.
         namespaceFor: (userId) => this.namespaceFor(userId),
-        write: (batch) => this.writeNow(batch, { durable: true }),
+        write: async (batch) => void (await this.writeDurable(batch)),
       },
       onProgress,
       total,
