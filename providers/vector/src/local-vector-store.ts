@@ -3,6 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import usearch from "usearch";
 import { HermesMemoryError, describeError, silentLogger, type Logger } from "@hermes/memory-core";
+import { isBusyError } from "@hermes/memory-provider-kit";
 import { matchesFilter, type VectorMetadata } from "./metadata-filter.js";
 import { Sidecar, type KeywordHit, type SidecarRow, type SidecarWrite } from "./sidecar.js";
 import {
@@ -192,7 +193,9 @@ export function storageWriteError(what: string, error: unknown): HermesMemoryErr
     ? "the disk is full: free space on it and call flush() again (nothing accepted is dropped while the process runs; what the sidecar holds is kept)"
     : readOnly
       ? "the directory is read-only or not writable: make $HERMES_HOME writable, then restart"
-      : "check free disk space and write permission on $HERMES_HOME/memory/vector, then call flush() again";
+      : isBusyError(error)
+        ? "another process (a second agent on this $HERMES_HOME, an import) held its write lock too long: retry once it is done"
+        : "check free disk space and write permission on $HERMES_HOME/memory/vector, then call flush() again";
   return new HermesMemoryError({ code: "STORAGE_FAILED", message: `Could not write ${what} (${raw}): ${hint}.`, cause: error });
 }
 

@@ -132,3 +132,31 @@ describe("VectorMemoryProvider on a sidecar another process is writing", () => {
     }
   });
 });
+
+describe("a sidecar that refuses the start-up writes", () => {
+  it("fails initialize with STORAGE_FAILED, closes the sidecar, and a later initialize tries again instead of running without a store", async () => {
+    // A sidecar another program left with a trigger refusing writes to its meta table: the
+    // provider's first write at start-up (the profile id) fails inside SQLite.
+    const Database = createRequire(import.meta.url)("better-sqlite3") as typeof import("better-sqlite3");
+    const file = await seededSidecar();
+    const db = new Database(file);
+    const profile = db.prepare("SELECT value FROM meta WHERE key = 'profile_id'").pluck().get() as string;
+    db.exec(`DELETE FROM meta WHERE key = 'profile_id'; CREATE TRIGGER refuse_meta BEFORE INSERT ON meta BEGIN SELECT RAISE(ABORT, 'meta is frozen'); END;`);
+    db.close();
+
+    const p = provider();
+    providers.push(p);
+    const first = await p.initialize("s1", { hermesHome: home }).catch((e: unknown) => e);
+    expect(first).toMatchObject({ code: "STORAGE_FAILED", message: expect.stringMatching(/sidecar\.sqlite.*meta is frozen/s) });
+    // Nothing was left half-open: the next start meets the same refusal instead of "succeeding"
+    // with no store behind it.
+    await expect(p.initialize("s1", { hermesHome: home })).rejects.toMatchObject({ code: "STORAGE_FAILED" });
+
+    const repaired = new Database(file);
+    repaired.exec("DROP TRIGGER refuse_meta");
+    repaired.prepare("INSERT INTO meta (key, value) VALUES ('profile_id', ?)").run(profile);
+    repaired.close();
+    await p.initialize("s1", { hermesHome: home });
+    expect((await p.search("stored before", { limit: 1 })).map((h) => h.content)).toEqual(["stored before the other process started writing"]);
+  });
+});

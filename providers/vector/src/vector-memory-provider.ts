@@ -315,10 +315,10 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     // Profiles share one Pinecone index, so each home needs its own namespace even when the host
     // does not name the profile. The first name seen (or a minted id) is kept in the sidecar, so
     // it survives moving the home and the CLI finds the same namespace.
-    const known = this.sidecar.getMeta("profile_id");
-    if (!known && !this.readOnly) this.sidecar.setMeta("profile_id", this.profile || `profile-${randomUUID().slice(0, 8)}`);
-    if (!this.profile) this.profile = this.sidecar.getMeta("profile_id") ?? "profile-readonly";
     try {
+      const known = this.sidecar.getMeta("profile_id");
+      if (!known && !this.readOnly) this.sidecar.setMeta("profile_id", this.profile || `profile-${randomUUID().slice(0, 8)}`);
+      if (!this.profile) this.profile = this.sidecar.getMeta("profile_id") ?? "profile-readonly";
       if (options.verifyIdentity) this.verifyIdentity();
       this.store = await this.createStore(this.embedder, options.allowReset ? "reset" : "throw");
       if (this.store.needsOutbox && !this.readOnly) {
@@ -329,7 +329,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       this.sidecar = null;
       await this.store?.close().catch(() => undefined);
       this.store = null;
-      throw error;
+      // Everything opened here is closed again, so a later initialize() starts over.
+      throw String((error as { code?: unknown } | null)?.code ?? "").startsWith("SQLITE_") ? storageWriteError(`the vector sidecar ${sidecarFile} while starting`, error) : error;
     }
     const waiting = this.queue.inOutbox;
     if (waiting > 0) {
