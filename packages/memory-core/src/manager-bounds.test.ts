@@ -65,7 +65,8 @@ describe("boundedCall", () => {
     });
     const outcome = await boundedCall(() => hostile, 60_000);
     expect(outcome.status).toBe("error");
-    expect(await boundedCall(() => ({ then: (ok: (v: number) => void) => ok(9) }), 60_000)).toEqual({ status: "ok", value: 9 });
+    const thenable = { then: (ok: (v: number) => void) => ok(9) } as unknown as PromiseLike<number>;
+    expect(await boundedCall(() => thenable, 60_000)).toEqual({ status: "ok", value: 9 });
     setTimer.mockRestore();
   });
 
