@@ -172,8 +172,6 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   /** `$HERMES_HOME` is not writable: opened read-only, search works, writes throw. */
   private readOnly = false;
   private readOnlyWarned = false;
-  /** True once a write was embedded and stored in this process: a refusal after that is about a text, not the set-up. */
-  private writesAccepted = false;
   private mirrorOps: Promise<void> = Promise.resolve();
   private readonly prefetchCache = new PrefetchCache<Promise<MemoryHit[]>>();
   private lastRecallCount = 0;
@@ -562,7 +560,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       const rows = indexes.map((i) => ({ id: batch[i]!.id, text: batch[i]!.text, metadata: batch[i]!.metadata, vector: null }));
       await store.writeItems({ namespace, records, rows, durable: options.durable === true }, sidecar);
     }
-    this.writesAccepted = true;
+    this.queue.noteAccepted();
     try {
       if (!sidecar.getMeta(this.identityKey())) sidecar.setMeta(this.identityKey(), this.currentIdentity());
     } catch {
@@ -579,7 +577,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    * Returns the ids stored without a vector.
    */
   private async writeDurable(batch: PendingWrite[]): Promise<Set<string>> {
-    const { refused } = await isolateRefused(batch, (part) => this.writeNow(part, { durable: true }), { accepted: this.writesAccepted });
+    const { refused } = await isolateRefused(batch, (part) => this.writeNow(part, { durable: true }), { accepted: this.queue.storeAccepted });
     if (refused.length > 0) await this.writeUnembedded(refused.map(({ item, error }) => ({ write: item, error })));
     return new Set(refused.map(({ item }) => item.id));
   }

@@ -39,8 +39,18 @@ export class WriteQueue {
   private resending: Promise<void> | null = null;
   private draining: Promise<void> | null = null;
   private drainScheduled = false;
-  /** The store (and its embedder) took a write from this queue (so a write it refuses alone is refused for its content). */
-  private storeAccepted = false;
+  /** See `storeAccepted`. */
+  private accepted = false;
+
+  /** True once the store took a write in this process, through the queue or a direct write (`noteAccepted`): a refusal after that is about a text, not the set-up. */
+  get storeAccepted(): boolean {
+    return this.accepted;
+  }
+
+  /** Record that the store took a write made outside the queue (a synchronous write). */
+  noteAccepted(): void {
+    this.accepted = true;
+  }
   /** The last delivery failure (for reports). */
   lastFailure: unknown = null;
 
@@ -163,7 +173,7 @@ export class WriteQueue {
   private async deliver(batch: PendingWrite[]): Promise<void> {
     if (!this.outbox) {
       const { delivered, refused } = await isolateRefused(batch, (part) => this.options.write(part), { accepted: this.storeAccepted });
-      if (delivered.length > 0) this.storeAccepted = true;
+      if (delivered.length > 0) this.accepted = true;
       if (refused.length > 0) await this.options.writeUnembedded(refused.map(({ item, error }) => ({ write: item, error })));
       return;
     }
@@ -176,11 +186,11 @@ export class WriteQueue {
     if (batch.every((w): w is PendingWrite & { seq: number } => w.seq !== undefined)) {
       // In the outbox: a write refused for its content is set aside now, not held with the batch.
       const { delivered } = await deliverIsolating(this.outbox, batch, (part) => this.options.write(part), { storeAccepted: this.storeAccepted });
-      if (delivered.length > 0) this.storeAccepted = true;
+      if (delivered.length > 0) this.accepted = true;
       return;
     }
     await this.options.write(batch);
-    this.storeAccepted = true;
+    this.accepted = true;
     const seqs = batch.flatMap((w) => (w.seq === undefined ? [] : [w.seq]));
     if (seqs.length > 0) this.outbox.remove(seqs);
   }
@@ -217,7 +227,7 @@ export class WriteQueue {
           // not hold up the writes behind it; flush() reports it.
           try {
             const { delivered } = await deliverIsolating(this.outbox, entries, (part) => this.options.write(part), { storeAccepted: this.storeAccepted });
-            if (delivered.length > 0) this.storeAccepted = true;
+            if (delivered.length > 0) this.accepted = true;
           } catch (error) {
             this.lastFailure = error;
             return;
