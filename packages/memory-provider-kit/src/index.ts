@@ -12,6 +12,7 @@ export { ToolRouter, toolError, type ToolHandler, type ToolRouterOptions } from 
 export { PrefetchCache, PREFETCH_CACHE_SIZE } from "./prefetch-cache.js";
 export {
   openSqliteStore,
+  openSqliteStoreAsync,
   closeSqliteStore,
   createSqliteDriverLoader,
   storageError,

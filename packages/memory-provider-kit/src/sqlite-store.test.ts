@@ -12,6 +12,7 @@ import {
   isBusyError,
   isUnwritableError,
   openSqliteStore,
+  openSqliteStoreAsync,
   storageError,
   type SqliteStoreSpec,
 } from "./sqlite-store.js";
@@ -186,6 +187,78 @@ describe("openSqliteStore", () => {
     expect(fs.readdirSync(dir)).toEqual(["s.db"]);
     const db = openSqliteStore(file, spec(1), { readonly: true });
     expect(db.pragma("journal_mode", { simple: true })).toBe("delete");
+    expect(db.prepare("SELECT x FROM t").pluck().all()).toEqual(["kept"]);
+    closeSqliteStore(db);
+  });
+
+  /**
+   * The longest gap between the ticks of a 5 ms interval while `work` runs: how long the event loop
+   * was held up.
+   */
+  async function longestStall<T>(work: () => Promise<T>): Promise<{ result: T; stallMs: number }> {
+    let last = performance.now();
+    let stallMs = 0;
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      stallMs = Math.max(stallMs, now - last);
+      last = now;
+    }, 5);
+    try {
+      const result = await work();
+      stallMs = Math.max(stallMs, performance.now() - last);
+      return { result, stallMs };
+    } finally {
+      clearInterval(ticker);
+    }
+  }
+
+  it("openSqliteStoreAsync waits for another process's lock on timers: the event loop keeps running, then it opens writable and migrates", async () => {
+    for (const mode of ["delete", "wal"] as const) {
+      const dir = tmp();
+      const file = path.join(dir, "s.db");
+      closeSqliteStore(openSqliteStore(file, spec(1)));
+      if (mode === "wal") {
+        // A file left in WAL mode (another agent has it open): the migration's write lock is
+        // waited for in SQLite's busy handler rather than by retrying the switch to WAL.
+        const raw = new (loader.load()!)(file);
+        raw.pragma("journal_mode = WAL");
+        raw.close();
+      }
+      const holder = await holdWriteLock(file, 1500);
+      const migrated: number[] = [];
+      const started = performance.now();
+      const { result: db, stallMs } = await longestStall(() => openSqliteStoreAsync(file, spec(2, migrated)));
+      // It did wait for the holder (which let go after 1.5 s), without holding up the loop.
+      expect(performance.now() - started).toBeGreaterThan(1000);
+      expect(stallMs).toBeLessThan(400);
+      expect(db.readonly).toBe(false);
+      expect(migrated).toEqual([1]);
+      expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
+      expect(Number(db.pragma("busy_timeout", { simple: true }))).toBe(5000);
+      closeSqliteStore(db);
+      await holder.release();
+    }
+  });
+
+  it("openSqliteStoreAsync rejects a lock held past lockWaitMs with STORAGE_FAILED and leaves the file as it was; a newer schema is SCHEMA_TOO_NEW", async () => {
+    const dir = tmp();
+    const file = path.join(dir, "s.db");
+    const first = openSqliteStore(file, spec(1));
+    first.exec("INSERT INTO t VALUES ('kept')");
+    closeSqliteStore(first);
+    const holder = await holdWriteLock(file, 60_000);
+    try {
+      const { result: error, stallMs } = await longestStall(() => openSqliteStoreAsync(file, spec(2), { lockWaitMs: 600 }).then(() => undefined, (e: unknown) => e));
+      expect(HermesMemoryError.hasCode(error, "STORAGE_FAILED")).toBe(true);
+      expect(String((error as Error).message)).toMatch(/another process has held its lock for more than 0\.6 s.*retry once it has finished/);
+      expect(stallMs).toBeLessThan(300);
+    } finally {
+      await holder.release();
+    }
+    expect(fs.readdirSync(dir)).toEqual(["s.db"]);
+    await expect(openSqliteStoreAsync(file, spec(0))).rejects.toMatchObject({ code: "SCHEMA_TOO_NEW" });
+    await expect(openSqliteStoreAsync(file, { ...spec(), driver: undefined })).rejects.toMatchObject({ code: "PROVIDER_UNAVAILABLE" });
+    const db = await openSqliteStoreAsync(file, spec(1), { readonly: true });
     expect(db.prepare("SELECT x FROM t").pluck().all()).toEqual(["kept"]);
     closeSqliteStore(db);
   });

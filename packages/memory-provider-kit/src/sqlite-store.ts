@@ -123,17 +123,62 @@ export function sqliteLockWaitMs(): number {
   return lockWaitMs({});
 }
 
-/** Block this thread for `ms` (the open is synchronous, like every better-sqlite3 call). */
+/** Block this thread for `ms` (the synchronous open waits like every better-sqlite3 call). */
 function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * How long one attempt of an asynchronous open may block the thread in SQLite's busy handler (ms)
+ * before it gives the event loop back and tries again.
+ */
+const ASYNC_LOCK_ATTEMPT_MS = 25;
+
+/**
+ * The steps of an open. It yields each pause (ms) it needs while another connection holds the lock,
+ * and returns the prepared connection. `attemptMs` bounds how long one attempt may sit in SQLite's
+ * busy handler (`Infinity`: the whole wait, as the synchronous open does).
+ */
+type OpenSteps = Generator<number, SqliteDb, void>;
+
+/** Run an open's steps on this thread, sleeping through every pause. */
+function runBlocking(steps: OpenSteps): SqliteDb {
+  for (let next = steps.next(); ; next = steps.next()) {
+    if (next.done) return next.value;
+    sleepSync(next.value);
+  }
+}
+
+/** Run an open's steps, giving the event loop back during every pause. */
+async function runYielding(steps: OpenSteps): Promise<SqliteDb> {
+  for (let next = steps.next(); ; next = steps.next()) {
+    if (next.done) return next.value;
+    const ms = next.value;
+    await new Promise<void>((resolve) => setTimeout(resolve, ms));
+  }
 }
 
 /**
  * Open (creating when needed) the store at `file` (`":memory:"` for a private in-memory one),
  * check and migrate its schema, set WAL and the busy timeout. Throws `PROVIDER_UNAVAILABLE` without
  * a driver, `SCHEMA_TOO_NEW` for a newer schema (file untouched) and `STORAGE_FAILED` otherwise.
+ * While another process holds the file's lock this thread waits (up to `lockWaitMs`); a provider's
+ * `initialize` uses `openSqliteStoreAsync`, which leaves the event loop free meanwhile.
  */
 export function openSqliteStore(file: string, spec: SqliteStoreSpec, options: OpenSqliteStoreOptions = {}): SqliteDb {
+  return runBlocking(openSteps(file, spec, options, Infinity));
+}
+
+/**
+ * `openSqliteStore`, waiting for another process's lock without holding up the event loop: each
+ * attempt blocks the thread for at most a few tens of milliseconds, and the pauses between attempts
+ * are timers. The schema migration itself still runs in one synchronous transaction.
+ */
+export function openSqliteStoreAsync(file: string, spec: SqliteStoreSpec, options: OpenSqliteStoreOptions = {}): Promise<SqliteDb> {
+  return runYielding(openSteps(file, spec, options, ASYNC_LOCK_ATTEMPT_MS));
+}
+
+function* openSteps(file: string, spec: SqliteStoreSpec, options: OpenSqliteStoreOptions, attemptMs: number): OpenSteps {
   const Driver = spec.driver;
   if (!Driver) {
     throw new HermesMemoryError({ code: "PROVIDER_UNAVAILABLE", message: spec.unavailable ?? `better-sqlite3 could not be loaded. Reinstall ${spec.packageName} so its native addon is built.` });
@@ -148,43 +193,50 @@ export function openSqliteStore(file: string, spec: SqliteStoreSpec, options: Op
   } catch (error) {
     // A WAL database on a read-only mount cannot be opened without its `-shm` file (files closed
     // by `closeSqliteStore` are in rollback-journal mode; older ones are read from a private copy).
-    if (readonly && (error as { code?: string }).code === "SQLITE_CANTOPEN" && fs.existsSync(file)) return openReadOnlyCopy(file, spec, options);
+    if (readonly && (error as { code?: string }).code === "SQLITE_CANTOPEN" && fs.existsSync(file)) return yield* prepareStore(openReadOnlyCopy(file, spec), file, true, spec, options, waitMs, attemptMs);
     throw storageError(
       `cannot open the ${spec.label} at ${file}${readonly ? " read-only" : ""}`,
       error,
       readonly ? "check that it exists and is readable" : (options.openFix ?? "check that the directory exists and is writable, and that there is free space"),
     );
   }
-  return prepareStore(db, file, readonly, spec, options, waitMs);
+  return yield* prepareStore(db, file, readonly, spec, options, waitMs, attemptMs);
 }
 
-function openReadOnlyCopy(file: string, spec: SqliteStoreSpec, options: OpenSqliteStoreOptions): SqliteDb {
+/** A read-only connection to a private copy of `file` (and its WAL), removed when the process exits. */
+function openReadOnlyCopy(file: string, spec: SqliteStoreSpec): SqliteDb {
   const Driver = spec.driver!;
-  let db: SqliteDb;
   try {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-sqlite-ro-"));
     const copy = path.join(dir, path.basename(file));
     fs.copyFileSync(file, copy);
     if (fs.existsSync(`${file}-wal`)) fs.copyFileSync(`${file}-wal`, `${copy}-wal`);
     process.once("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
-    db = new Driver(copy, { readonly: true, fileMustExist: true });
+    return new Driver(copy, { readonly: true, fileMustExist: true });
   } catch (error) {
     throw storageError(`cannot open the ${spec.label} at ${file} read-only`, error, "check that it exists and is readable");
   }
-  return prepareStore(db, file, true, spec, options, lockWaitMs(options));
 }
 
-function prepareStore(db: SqliteDb, file: string, readonly: boolean, spec: SqliteStoreSpec, options: OpenSqliteStoreOptions, waitMs: number): SqliteDb {
+function* prepareStore(
+  db: SqliteDb,
+  file: string,
+  readonly: boolean,
+  spec: SqliteStoreSpec,
+  options: OpenSqliteStoreOptions,
+  waitMs: number,
+  attemptMs: number,
+): OpenSteps {
   const deadline = Date.now() + waitMs;
   /**
    * Run one step of the open, waiting while another connection holds the lock it needs, until the
-   * open's deadline. SQLite's busy handler (bounded here by the time left) covers most steps; a
-   * step that needs to upgrade a lock while another connection holds the write lock (switching to
-   * WAL) fails at once instead, so it is retried after a pause.
+   * open's deadline. SQLite's busy handler (bounded by the time left and by `attemptMs`) covers most
+   * steps; a step that needs to upgrade a lock while another connection holds the write lock
+   * (switching to WAL) fails at once instead. Either way the step is tried again after a pause.
    */
-  const whenUnlocked = <T>(step: () => T): T => {
+  function* whenUnlocked<T>(step: () => T): Generator<number, T, void> {
     for (;;) {
-      db.pragma(`busy_timeout = ${Math.max(0, Math.ceil(deadline - Date.now()))}`);
+      db.pragma(`busy_timeout = ${Math.max(0, Math.ceil(Math.min(attemptMs, deadline - Date.now())))}`);
       try {
         return step();
       } catch (error) {
@@ -197,13 +249,13 @@ function prepareStore(db: SqliteDb, file: string, readonly: boolean, spec: Sqlit
             "another agent or an import using the same $HERMES_HOME is writing to it; retry once it has finished (nothing in the file was changed)",
           );
         }
-        sleepSync(Math.min(LOCK_RETRY_MS, left));
+        yield Math.min(LOCK_RETRY_MS, left);
       }
     }
-  };
+  }
   try {
     // Read the version before anything else writes to the file: a newer schema stays untouched.
-    const version = whenUnlocked(() => Number(db.pragma("user_version", { simple: true })));
+    const version = yield* whenUnlocked(() => Number(db.pragma("user_version", { simple: true })));
     if (version > spec.schemaVersion) {
       throw new HermesMemoryError({
         code: "SCHEMA_TOO_NEW",
@@ -211,11 +263,11 @@ function prepareStore(db: SqliteDb, file: string, readonly: boolean, spec: Sqlit
       });
     }
     if (!readonly) {
-      const journal = whenUnlocked(() => String(db.pragma("journal_mode", { simple: true })));
-      whenUnlocked(() => db.pragma("journal_mode = WAL"));
+      const journal = yield* whenUnlocked(() => String(db.pragma("journal_mode", { simple: true })));
+      yield* whenUnlocked(() => db.pragma("journal_mode = WAL"));
       db.pragma("synchronous = NORMAL");
       try {
-        if (version < spec.schemaVersion) whenUnlocked(() => migrateStore(db, spec));
+        if (version < spec.schemaVersion) yield* whenUnlocked(() => migrateStore(db, spec));
       } catch (error) {
         // The migration rolled back; the file goes back to the journal mode it had (no -wal/-shm
         // left), so a file that cannot be migrated is left as it was found.

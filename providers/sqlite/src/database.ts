@@ -6,6 +6,7 @@ import {
   isBusyError,
   isUnwritableError,
   openSqliteStore,
+  openSqliteStoreAsync,
   storageError,
   type SqliteDb,
   type SqliteDriver,
@@ -367,28 +368,51 @@ function storeSpec(progress?: MigrationProgress): SqliteStoreSpec {
   };
 }
 
+const OPEN_FIX = "check that the directory exists and is writable, or set memory.sqlite.path";
+
 /**
  * Open (creating when needed) the database at `file`, check and migrate its schema, and set WAL,
  * `synchronous=NORMAL` and a busy timeout. A database whose schema is newer than this code is left
- * untouched and rejected with `SCHEMA_TOO_NEW`. Other failures throw `STORAGE_FAILED`.
+ * untouched and rejected with `SCHEMA_TOO_NEW`. Other failures throw `STORAGE_FAILED`. While
+ * another process holds the file's lock the thread waits; `openDatabaseAsync` waits on timers.
  */
 export function openDatabase(file: string, options: OpenDatabaseOptions = {}): Db {
   const { onMigrationProgress, ...open } = options;
-  const db = openSqliteStore(file, storeSpec(onMigrationProgress), { ...open, openFix: "check that the directory exists and is writable, or set memory.sqlite.path" });
-  if (!options.readonly) {
-    // Deleted content is overwritten with zeros where that costs no extra I/O (a per-connection
-    // setting); erasing operations turn it fully on while they run (MemoryStore), so erased text
-    // does not linger in the file's free space.
-    db.pragma("secure_delete = FAST");
-    try {
-      db.exec(TURN_INDEX);
-    } catch (error) {
-      // Another process holding the write lock past the busy timeout: search works without the
-      // index, and a later open creates it.
-      if (isBusyError(error)) return db;
-      closeSqliteStore(db);
-      throw storageError(`cannot prepare the SQLite memory database at ${file}`, error, "check free disk space and write permission on the database directory");
-    }
+  return finishOpen(openSqliteStore(file, storeSpec(onMigrationProgress), { ...open, openFix: OPEN_FIX }), file, false);
+}
+
+/**
+ * `openDatabase` for the provider's `initialize()`: waiting for another process's lock leaves the
+ * event loop free (a migration, once the lock is taken, still runs synchronously).
+ */
+export async function openDatabaseAsync(file: string, options: OpenDatabaseOptions = {}): Promise<Db> {
+  const { onMigrationProgress, ...open } = options;
+  return finishOpen(await openSqliteStoreAsync(file, storeSpec(onMigrationProgress), { ...open, openFix: OPEN_FIX }), file, true);
+}
+
+/**
+ * The per-connection settings and the unversioned index every writable open adds. `skipWhenBusy`:
+ * while another process holds the write lock, leave a missing index to a later open at once
+ * instead of waiting for the lock on this thread.
+ */
+function finishOpen(db: Db, file: string, skipWhenBusy: boolean): Db {
+  if (db.readonly) return db;
+  // Deleted content is overwritten with zeros where that costs no extra I/O (a per-connection
+  // setting); erasing operations turn it fully on while they run (MemoryStore), so erased text
+  // does not linger in the file's free space.
+  db.pragma("secure_delete = FAST");
+  const busyTimeout = Number(db.pragma("busy_timeout", { simple: true }));
+  if (skipWhenBusy) db.pragma("busy_timeout = 0");
+  try {
+    db.exec(TURN_INDEX);
+  } catch (error) {
+    // Another process holding the write lock past the busy timeout: search works without the
+    // index, and a later open creates it.
+    if (isBusyError(error)) return db;
+    closeSqliteStore(db);
+    throw storageError(`cannot prepare the SQLite memory database at ${file}`, error, "check free disk space and write permission on the database directory");
+  } finally {
+    if (db.open) db.pragma(`busy_timeout = ${busyTimeout}`);
   }
   return db;
 }

@@ -100,4 +100,35 @@ describe("SqliteMemoryProvider on a database another process is writing", () => 
     await p.flush();
     expect(p.stats().byKind.fact).toBe(2);
   });
+
+  it("while initialize waits for the lock the event loop keeps running; a shutdown meanwhile leaves no store open", async () => {
+    const file = await seededDatabase();
+    const holder = await holdWriteLock(file, 1500);
+    let last = performance.now();
+    let stallMs = 0;
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      stallMs = Math.max(stallMs, now - last);
+      last = now;
+    }, 5);
+    try {
+      const p = new SqliteMemoryProvider({ path: file });
+      const initializing = p.initialize("s2", { hermesHome: home });
+      // Another provider's start, a server's request: the loop is free while this one waits.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(stallMs).toBeLessThan(250);
+      await p.shutdown();
+      await initializing;
+      expect(p.memoryStore).toBeUndefined();
+      // The overtaken open closed its connection, which leaves the file in rollback-journal mode
+      // (no -wal beside it), as the last close does.
+      expect(fs.existsSync(`${file}-wal`)).toBe(false);
+    } finally {
+      clearInterval(ticker);
+      await holder.release();
+    }
+    // The next start opens it with everything kept.
+    const p = await opened();
+    expect(p.stats().byKind.fact).toBe(1);
+  });
 });

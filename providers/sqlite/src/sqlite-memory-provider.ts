@@ -32,7 +32,7 @@ import {
   type ToolSchema,
 } from "@hermes/memory-core";
 import { CONFIG_SCHEMA, loadSqliteConfig, resolveDbPath, type ResolvedSqliteConfig, type SqliteProviderOptions } from "./config.js";
-import { closeDatabase, isBusyError, isUnwritableError, loadDriver, driverLoadError, openDatabase, storageError, type Db } from "./database.js";
+import { closeDatabase, isBusyError, isUnwritableError, loadDriver, driverLoadError, openDatabaseAsync, storageError, type Db } from "./database.js";
 import { factDigest, MemoryStore, type NewItem, type StoredItem } from "./memory-store.js";
 import { runTool, TOOL_NAMES, TOOL_SCHEMAS } from "./tools.js";
 import { BatchingWriter, checkpointText, formatRecall as formatRecallBlock, parseMemoryFilter, parseMemoryItem, parseMemoryUpdate, parseSearchLimit, PrefetchCache, turnSpeaker, turnText } from "@hermes/memory-provider-kit";
@@ -106,6 +106,8 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   /** When expired items were last purged in the background (0: not since opening). */
   private lastPurge = 0;
   private closed = false;
+  /** Counts `open` calls and shutdowns: an open that finds it changed after waiting was overtaken. */
+  private openings = 0;
 
   /** Construct with explicit settings, or none to read `memory.sqlite.*` from config.yaml at `initialize`. */
   constructor(options: SqliteMemoryProviderOptions = {}) {
@@ -142,6 +144,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   private async open(sessionId: string, ctx: InitContext, inspection: boolean): Promise<void> {
     this.closeStore();
     this.closed = false;
+    const opening = ++this.openings;
     this.sessionId = sessionId;
     this.ctx = ctx;
     this.hermesHome = ctx.hermesHome;
@@ -153,10 +156,10 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     let writeFailure: unknown;
     if (inspection) {
       if (!fs.existsSync(config.path)) return;
-      db = openDatabase(config.path, { readonly: true });
+      db = await openDatabaseAsync(config.path, { readonly: true });
     } else {
       try {
-        db = openDatabase(config.path, {
+        db = await openDatabaseAsync(config.path, {
           onMigrationProgress: (done, total) => {
             if (done === 0 && total >= LARGE_MIGRATION) {
               this.logger.info(`sqlite memory: migrating ${config.path} to the current schema (about a minute per million items; \`hermes-memory sqlite migrate\` does it ahead of time)`);
@@ -172,12 +175,18 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
         if (!isUnwritableError(error) || !fs.existsSync(config.path)) throw error;
         writeFailure = error;
         try {
-          db = openDatabase(config.path, { readonly: true });
+          db = await openDatabaseAsync(config.path, { readonly: true });
         } catch {
           throw error;
         }
         this.logger.warn(`sqlite memory: ${config.path} is read-only; recall works, new memories cannot be saved`, error);
       }
+    }
+    if (opening !== this.openings) {
+      // Shut down (or opened again) while this open waited for another process's lock: the
+      // connection belongs to no one, so it is closed rather than left open behind the provider.
+      closeDatabase(db);
+      return;
     }
     try {
       this.store = new MemoryStore(db, config.path, { recencyHalfLifeDays: config.recencyHalfLifeDays });
@@ -446,6 +455,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
    */
   override async shutdown(): Promise<void> {
     if (this.closed) return;
+    this.openings++;
     let failure: unknown = null;
     try {
       await this.flush();

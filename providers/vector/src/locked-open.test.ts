@@ -50,6 +50,25 @@ async function holdWriteLock(file: string, holdMs: number): Promise<{ release():
   };
 }
 
+/** Measures the longest gap between ticks of a 5 ms interval (how long the event loop was held up) until `stop()`. */
+function stallMeter(): { stop(): number } {
+  let last = performance.now();
+  let longest = 0;
+  const tick = () => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  };
+  const ticker = setInterval(tick, 5);
+  return {
+    stop() {
+      clearInterval(ticker);
+      tick();
+      return longest;
+    },
+  };
+}
+
 const provider = () => new VectorMemoryProvider({ env: {}, dimensions: 64 });
 
 /** A home whose sidecar holds one memory, closed cleanly (so in rollback-journal mode, as between sessions). */
@@ -103,6 +122,27 @@ describe("VectorMemoryProvider on a sidecar another process is writing", () => {
     expect((await p.stats()).items).toBe(2);
   });
 
+  it("while initialize waits for the lock the event loop keeps running; a shutdown meanwhile fails it and leaves nothing open", async () => {
+    const sidecar = await seededSidecar();
+    const holder = await holdWriteLock(sidecar, 1500);
+    try {
+      const p = provider();
+      const meter = stallMeter();
+      const initializing = p.initialize("s2", { hermesHome: home }).catch((e: unknown) => e);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(meter.stop()).toBeLessThan(250);
+      await p.shutdown();
+      expect(await initializing).toMatchObject({ code: "PROVIDER_UNAVAILABLE", message: expect.stringMatching(/shut down while it was starting/) });
+      // The overtaken open closed its connection, which leaves the file in rollback-journal mode
+      // (no -wal beside it), as the last close does.
+      expect(fs.existsSync(`${sidecar}-wal`)).toBe(false);
+    } finally {
+      await holder.release();
+    }
+    const p = await opened();
+    expect((await p.stats()).items).toBe(1);
+  });
+
   it("the sidecar and the outbox share one wait: a start blocked on both fails inside it, not after two", async () => {
     const fake = await PineconeFake.start({ dimension: 64, indexName: "mem", metric: "cosine" });
     try {
@@ -119,9 +159,12 @@ describe("VectorMemoryProvider on a sidecar another process is writing", () => {
       try {
         const p = pinecone();
         const started = Date.now();
+        const meter = stallMeter();
         await expect(p.initialize("s2", { hermesHome: home })).rejects.toMatchObject({ code: "STORAGE_FAILED", message: expect.stringMatching(/outbox.*another process/) });
         // One shared 2.5 s wait (the sidecar took up to 2 s of it); separate waits take up to 4.5 s.
         expect(Date.now() - started).toBeLessThan(3600);
+        // Both waits ran on timers: the event loop was never held up for long.
+        expect(meter.stop()).toBeLessThan(400);
         await p.shutdown();
       } finally {
         await sidecarHolder.release();

@@ -1,6 +1,6 @@
 import Database from "better-sqlite3";
 import type { Database as SqliteDatabase, Statement } from "better-sqlite3";
-import { closeSqliteStore, openSqliteStore, storageError, type SqliteStoreSpec } from "@hermes/memory-provider-kit";
+import { closeSqliteStore, openSqliteStore, openSqliteStoreAsync, storageError, type OpenSqliteStoreOptions, type SqliteStoreSpec } from "@hermes/memory-provider-kit";
 import { describeError, HermesMemoryError } from "@hermes/memory-core";
 import type { VectorMetadata } from "./metadata-filter.js";
 import { isolateRefused } from "./retry-policy.js";
@@ -59,6 +59,14 @@ const REFUSED_TABLE = `CREATE TABLE IF NOT EXISTS refused (
   refused_at INTEGER NOT NULL
 )`;
 
+/** How the outbox file is opened, with the remedy its open failures give. */
+function outboxOpenOptions(options: { lockWaitMs?: number }): OpenSqliteStoreOptions {
+  return {
+    openFix: "check free space and write permission on $HERMES_HOME/memory/vector",
+    ...(options.lockWaitMs !== undefined ? { lockWaitMs: options.lockWaitMs } : {}),
+  };
+}
+
 /**
  * Writes a remote store (Pinecone) has not acknowledged yet, on disk next to the sidecar
  * (`$HERMES_HOME/memory/vector/outbox.sqlite`). Every `put` is one transaction committed with
@@ -109,10 +117,15 @@ export class Outbox {
 
   /** Open (creating) the outbox file. Throws `STORAGE_FAILED` when it cannot be created, `SCHEMA_TOO_NEW` for a newer file. */
   static open(file: string, options: { lockWaitMs?: number } = {}): Outbox {
-    const db = openSqliteStore(file, OUTBOX_SPEC, {
-      openFix: "check free space and write permission on $HERMES_HOME/memory/vector",
-      ...(options.lockWaitMs !== undefined ? { lockWaitMs: options.lockWaitMs } : {}),
-    });
+    return Outbox.prepare(file, openSqliteStore(file, OUTBOX_SPEC, outboxOpenOptions(options)));
+  }
+
+  /** `open` for the provider's `initialize()`: waiting for another process's lock leaves the event loop free. */
+  static async openAsync(file: string, options: { lockWaitMs?: number } = {}): Promise<Outbox> {
+    return Outbox.prepare(file, await openSqliteStoreAsync(file, OUTBOX_SPEC, outboxOpenOptions(options)));
+  }
+
+  private static prepare(file: string, db: SqliteDatabase): Outbox {
     try {
       // FULL: a commit is fsynced before `put` returns, so an entry outlives a crash or power loss.
       db.pragma("synchronous = FULL");

@@ -11,6 +11,8 @@ import {
   LayeredRanker,
   NO_CONTEXT,
   openSqliteStore,
+  type OpenSqliteStoreOptions,
+  openSqliteStoreAsync,
   planRanking,
   quoteTerm,
   RecentTurns,
@@ -532,6 +534,14 @@ function repairRecords(db: SqliteDatabase): number {
   return rows.length;
 }
 
+/** How the sidecar file is opened (read-only or not), with the remedy its open failures give. */
+function sidecarOpenOptions(options: { readOnly?: boolean }): OpenSqliteStoreOptions {
+  return {
+    readonly: options.readOnly === true,
+    openFix: "check permissions and free space; if the file is corrupt, restore it from a backup or move it away and re-import an export",
+  };
+}
+
 /**
  * The SQLite sidecar: the source of truth for text, metadata and (for the local store) vectors,
  * with an FTS5 index for BM25. Every write bumps a generation counter so the ANN index file can
@@ -630,12 +640,15 @@ export class Sidecar {
    * (read-only mount, a directory the process cannot write).
    */
   static open(file: string, options: { readOnly?: boolean } = {}): Sidecar {
-    const readonly = options.readOnly === true;
-    const db = openSqliteStore(file, SIDECAR_SPEC, {
-      readonly,
-      openFix: "check permissions and free space; if the file is corrupt, restore it from a backup or move it away and re-import an export",
-    });
-    return new Sidecar(file, db, readonly);
+    return new Sidecar(file, openSqliteStore(file, SIDECAR_SPEC, sidecarOpenOptions(options)), options.readOnly === true);
+  }
+
+  /**
+   * `open` for the provider's `initialize()`: waiting for another process's lock on the file leaves
+   * the event loop free (each attempt blocks the thread for a few tens of milliseconds at most).
+   */
+  static async openAsync(file: string, options: { readOnly?: boolean } = {}): Promise<Sidecar> {
+    return new Sidecar(file, await openSqliteStoreAsync(file, SIDECAR_SPEC, sidecarOpenOptions(options)), options.readOnly === true);
   }
 
   /** `open(file, { readOnly: true })`. */

@@ -308,7 +308,13 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     // inside it (and inside the manager's bound on initialize).
     const lockWait = sqliteLockWaitMs();
     const opening = Date.now();
-    this.sidecar = Sidecar.open(sidecarFile, { readOnly: this.readOnly });
+    const sidecar = await Sidecar.openAsync(sidecarFile, { readOnly: this.readOnly });
+    if (this.closed) {
+      // Shut down while the open waited for another process's lock: nothing is left open.
+      sidecar.close();
+      throw shutDownWhileStarting();
+    }
+    this.sidecar = sidecar;
     if (this.readOnly) this.logger.warn(`vector memory: ${dir} is read-only; recall works, new memories cannot be saved until it is writable.`);
     // Profiles share one Pinecone index, so each home needs its own namespace even when the host
     // does not name the profile. The first name seen (or a minted id) is kept in the sidecar, so
@@ -320,9 +326,12 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       if (options.verifyIdentity) this.verifyIdentity();
       this.store = await this.createStore(this.embedder, options.allowReset ? "reset" : "throw");
       if (this.store.needsOutbox && !this.readOnly) {
-        this.queue.attachOutbox(Outbox.open(path.join(dir, OUTBOX_FILE), { lockWaitMs: Math.max(0, lockWait - (Date.now() - opening)) }));
+        this.queue.attachOutbox(await Outbox.openAsync(path.join(dir, OUTBOX_FILE), { lockWaitMs: Math.max(0, lockWait - (Date.now() - opening)) }));
       }
+      if (this.closed) throw shutDownWhileStarting();
     } catch (error) {
+      this.queue.attachedOutbox?.close();
+      this.queue.attachOutbox(null);
       this.sidecar.close();
       this.sidecar = null;
       await this.store?.close().catch(() => undefined);
@@ -1342,4 +1351,9 @@ function parseScope(scope: ForgetScope): ParsedMemoryFilter {
 function vectorRecallLabel(hit: MemoryHit): string {
   const date = hit.createdAt.slice(0, 10);
   return `${hit.kind}${date ? `, ${date}` : ""}`;
+}
+
+/** `initialize` found the provider shut down after waiting (for a lock, the embedder, the store). */
+function shutDownWhileStarting(): HermesMemoryError {
+  return new HermesMemoryError({ code: "PROVIDER_UNAVAILABLE", message: "The vector memory provider was shut down while it was starting; initialise a new one." });
 }
