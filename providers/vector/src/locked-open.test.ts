@@ -176,6 +176,42 @@ describe("VectorMemoryProvider on a sidecar another process is writing", () => {
   });
 });
 
+describe("the remote layout's outbox, held by another process at start-up", () => {
+  it("initialize waits on timers (the event loop keeps running), and a shutdown meanwhile fails it and leaves nothing open", async () => {
+    const fake = await PineconeFake.start({ dimension: 64, indexName: "mem", metric: "dotproduct" });
+    try {
+      const remote = () =>
+        new VectorMemoryProvider({ env: { PINECONE_API_KEY: "test-key" }, dimensions: 64, store: "pinecone", pineconeLayout: "remote", pineconeIndex: "mem", pineconeControllerUrl: fake.url, maxRetries: 0 });
+      const first = remote();
+      await first.initialize("s1", { hermesHome: home, agentIdentity: "team" });
+      first.remember({ content: "stored in Pinecone through the remote outbox" });
+      await first.flush();
+      await first.shutdown();
+      const outbox = path.join(home, "memory", "vector", "remote-outbox.sqlite");
+      expect(fs.existsSync(outbox)).toBe(true);
+      const holder = await holdWriteLock(outbox, 1500);
+      try {
+        const p = remote();
+        const meter = stallMeter();
+        const initializing = p.initialize("s2", { hermesHome: home, agentIdentity: "team" }).catch((e: unknown) => e);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(meter.stop()).toBeLessThan(250);
+        await p.shutdown();
+        expect(await initializing).toMatchObject({ code: "PROVIDER_UNAVAILABLE", message: expect.stringMatching(/shut down while it was starting/) });
+        expect(fs.existsSync(`${outbox}-wal`)).toBe(false);
+      } finally {
+        await holder.release();
+      }
+      const again = remote();
+      providers.push(again);
+      await again.initialize("s3", { hermesHome: home, agentIdentity: "team" });
+      expect((await again.search("remote outbox", { limit: 3 })).map((h) => h.content)).toContain("stored in Pinecone through the remote outbox");
+    } finally {
+      await fake.close();
+    }
+  });
+});
+
 describe("a sidecar that refuses the start-up writes", () => {
   it("fails initialize with STORAGE_FAILED, closes the sidecar, and a later initialize tries again instead of running without a store", async () => {
     // A sidecar another program left with a trigger refusing writes to its meta table: the

@@ -262,11 +262,21 @@ export class PineconeRemoteMemory {
    * call is awaited: Pinecone is first contacted by the background re-send or the first call.
    */
   static open(options: PineconeRemoteMemoryOptions): PineconeRemoteMemory {
-    if (options.alpha !== undefined && !(typeof options.alpha === "number" && options.alpha >= 0 && options.alpha <= 1)) {
-      invalid(`alpha must be a number from 0 (keywords only) to 1 (meaning only); got ${String(options.alpha)}.`);
-    }
-    if (typeof options.namespace !== "string") invalid("namespace must be text (\"\" is Pinecone's default namespace).");
-    const store = new PineconeRemoteMemory(options, Outbox.open(options.outboxFile));
+    checkRemoteOptions(options);
+    return PineconeRemoteMemory.start(options, Outbox.open(options.outboxFile));
+  }
+
+  /**
+   * `open` for the provider's `initialize()`: waiting for another process's lock on the outbox
+   * leaves the event loop free.
+   */
+  static async openAsync(options: PineconeRemoteMemoryOptions): Promise<PineconeRemoteMemory> {
+    checkRemoteOptions(options);
+    return PineconeRemoteMemory.start(options, await Outbox.openAsync(options.outboxFile));
+  }
+
+  private static start(options: PineconeRemoteMemoryOptions, outbox: Outbox): PineconeRemoteMemory {
+    const store = new PineconeRemoteMemory(options, outbox);
     if (store.outbox.count() > 0) store.kick();
     return store;
   }
@@ -853,4 +863,12 @@ export class PineconeRemoteMemory {
     this.recent.clear();
     return left;
   }
+}
+
+/** Throws `INVALID_ARGUMENT` for a bad `alpha` or namespace. */
+function checkRemoteOptions(options: PineconeRemoteMemoryOptions): void {
+  if (options.alpha !== undefined && !(typeof options.alpha === "number" && options.alpha >= 0 && options.alpha <= 1)) {
+    invalid(`alpha must be a number from 0 (keywords only) to 1 (meaning only); got ${String(options.alpha)}.`);
+  }
+  if (typeof options.namespace !== "string") invalid("namespace must be text (\"\" is Pinecone's default namespace).");
 }

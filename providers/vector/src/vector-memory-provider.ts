@@ -377,12 +377,20 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       if (!fs.existsSync(dir)) throw storageWriteError(`the vector memory directory ${dir} (it cannot be created)`, error);
     }
     const embedder = this.options.embedderInstance ?? (await this.createEmbedder());
+    let remote: PineconeRemoteMemory;
     try {
-      this.remote = this.remoteStore(embedder, namespace, path.join(dir, REMOTE_OUTBOX_FILE));
+      remote = await this.remoteStore(embedder, namespace, path.join(dir, REMOTE_OUTBOX_FILE));
     } catch (error) {
       await embedder.close?.();
       throw error;
     }
+    if (this.closed) {
+      // Shut down while the outbox open waited for another process's lock: nothing is left open.
+      await remote.close();
+      await embedder.close?.();
+      throw shutDownWhileStarting();
+    }
+    this.remote = remote;
     this.embedder = embedder;
     const waiting = this.remote.pendingWrites;
     if (waiting > 0) this.logger.info(`vector memory: re-sending ${waiting} writes Pinecone has not acknowledged yet (outbox ${this.remote.outbox.file}).`);
@@ -733,9 +741,9 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   }
 
   /** The remote layout's store over the configured Pinecone index, in `namespace`. */
-  private remoteStore(embedder: Embedder, namespace: string, outboxFile: string): PineconeRemoteMemory {
+  private remoteStore(embedder: Embedder, namespace: string, outboxFile: string): Promise<PineconeRemoteMemory> {
     const c = this.config;
-    return PineconeRemoteMemory.open({
+    return PineconeRemoteMemory.openAsync({
       apiKey: c.pineconeApiKey!,
       indexName: c.pineconeIndex,
       ...(c.pineconeHost ? { host: c.pineconeHost } : {}),
@@ -1197,7 +1205,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       throw invalidArgument("reindex --to remote needs the namespace every machine will share: set memory.vector.pinecone_namespace or pass --profile <name>.");
     }
     await this.drain();
-    const remote = this.remoteStore(embedder, namespace, path.join(this.hermesHome, VECTOR_DIR, REMOTE_OUTBOX_FILE));
+    const remote = await this.remoteStore(embedder, namespace, path.join(this.hermesHome, VECTOR_DIR, REMOTE_OUTBOX_FILE));
     const total = Object.values(sidecar.namespaceCounts()).reduce((a, b) => a + b, 0);
     let done = 0;
     onProgress?.(0, total);
