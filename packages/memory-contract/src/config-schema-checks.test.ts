@@ -15,7 +15,7 @@ describe("config schema checks", () => {
   it("reports bad shapes, secrets without envVar and defaults outside choices", () => {
     expect(configFieldShapeProblems([{ key: "" }, { key: "a", type: "float", choices: "x" }, { key: "a" }])).toEqual([
       "field #0 has no non-empty string key",
-      'field "a".type "float" is not one of text|integer|number|boolean',
+      'field "a".type "float" is not one of text|integer|number|boolean|url',
       'field "a".choices is not a list of strings, numbers or booleans',
       'field "a" is declared twice',
     ]);

@@ -1,7 +1,7 @@
 /** Environment variable names `.env` accepts. */
 export const ENV_VAR_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-const FIELD_TYPES = new Set(["text", "integer", "number", "boolean"]);
+const FIELD_TYPES = new Set(["text", "integer", "number", "boolean", "url"]);
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -32,7 +32,7 @@ export function configFieldShapeProblems(fields: unknown): string[] {
       if (field[key] !== undefined && typeof field[key] !== "boolean") problems.push(`${at}.${key} is not a boolean`);
     }
     if (field.type !== undefined && !FIELD_TYPES.has(field.type as string)) {
-      problems.push(`${at}.type ${JSON.stringify(field.type)} is not one of text|integer|number|boolean`);
+      problems.push(`${at}.type ${JSON.stringify(field.type)} is not one of text|integer|number|boolean|url`);
     }
     if (field.default !== undefined && !isScalar(field.default)) problems.push(`${at}.default is not a string, number or boolean`);
     if (field.choices !== undefined && (!Array.isArray(field.choices) || !field.choices.every(isScalar))) {
@@ -81,6 +81,7 @@ export function sampleConfigValues(fields: readonly Record<string, unknown>[]): 
     else if (Array.isArray(field.choices) && field.choices.length > 0) values[field.key] = field.choices[0];
     else if (field.type === "integer" || field.type === "number") values[field.key] = typeof field.minimum === "number" ? field.minimum : 1;
     else if (field.type === "boolean") values[field.key] = true;
+    else if (field.type === "url") values[field.key] = "https://contract.example.invalid/v1";
     else values[field.key] = "contract-value";
   }
   return values;

@@ -108,7 +108,12 @@ export interface ConfigField {
    * accepts the printed form (`"5"` for `5`) and, for strings, any case; the value becomes the choice.
    */
   choices?: ReadonlyArray<string | number | boolean>;
-  type?: "text" | "integer" | "number" | "boolean";
+  /**
+   * How the value is read: `text` (a string), `integer`, `number`, `boolean`, or `url` (an
+   * absolute `http://` or `https://` URL with a host, e.g. an API endpoint; anything else, such as
+   * `file:` or a bare word, is refused when the config is resolved instead of at the first request).
+   */
+  type?: "text" | "integer" | "number" | "boolean" | "url";
   minimum?: number;
   maximum?: number;
   /**

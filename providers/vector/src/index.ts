@@ -37,7 +37,7 @@ export {
   type FusionWeights,
 } from "./rank-fusion.js";
 export { NEIGHBOUR_WEIGHTS, SPEAKER_BOOST } from "./conversation-context.js";
-export { resolveVectorConfig, loadVectorConfig, loadVectorConfigSync, renderNamespace, DEFAULT_VECTOR_CONFIG, type VectorConfig, type StoreKind, type EmbedderKind, type PineconeLayout } from "./vector-config.js";
+export { resolveVectorConfig, MAX_DIMENSIONS, loadVectorConfig, loadVectorConfigSync, renderNamespace, DEFAULT_VECTOR_CONFIG, type VectorConfig, type StoreKind, type EmbedderKind, type PineconeLayout } from "./vector-config.js";
 export { VECTOR_TOOL_SCHEMAS, SEARCH_TOOL, REMEMBER_TOOL, FORGET_TOOL } from "./vector-tools.js";
 export { dimensionMismatchError } from "./index-identity.js";
 

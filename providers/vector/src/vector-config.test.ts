@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { fileURLToPath } from "node:url";
 import { HermesMemoryError, applySetup, planSetup } from "@hermes/memory-core";
-import { DEFAULT_VECTOR_CONFIG, VECTOR_CONFIG_FIELDS, loadVectorConfig, loadVectorConfigSync, renderNamespace, resolveVectorConfig } from "./vector-config.js";
+import { DEFAULT_VECTOR_CONFIG, MAX_DIMENSIONS, VECTOR_CONFIG_FIELDS, loadVectorConfig, loadVectorConfigSync, renderNamespace, resolveVectorConfig } from "./vector-config.js";
 import { VectorMemoryProvider } from "./vector-memory-provider.js";
 import { register } from "./index.js";
 
@@ -105,6 +105,27 @@ describe("vector config", () => {
     expect(warnings.join("\n")).toMatch(/does not know: shiny/);
     expect(warnings.join("\n")).toMatch(/pinecone_api_key .* ignored: secrets are read only from the environment.*PINECONE_API_KEY/);
     expect(() => resolveVectorConfig({ hybrid: "sometimes" }, {})).toThrow(/hybrid must be true or false/);
+  });
+
+  it("refuses dimensions past Pinecone's limit and endpoint URLs that are not http(s) at initialize, before anything is allocated or requested", async () => {
+    expect(resolveVectorConfig({ dimensions: MAX_DIMENSIONS }, {}).dimensions).toBe(20_000);
+    expect(() => resolveVectorConfig({ dimensions: MAX_DIMENSIONS + 1 }, {})).toThrow(/dimensions must be at most 20000/);
+    expect(() => resolveVectorConfig({}, {}, { dimensions: 1e9 })).toThrow(/dimensions must be at most 20000 \(got 1000000000 from the option `dimensions`\)/);
+    expect(resolveVectorConfig({ embedder: "openai", embeddings_base_url: "http://127.0.0.1:11434/v1" }, {}).embeddingsBaseUrl).toBe("http://127.0.0.1:11434/v1");
+    for (const [key, value] of [
+      ["embeddings_base_url", "file:///etc/passwd"],
+      ["embeddings_base_url", "localhost:11434/v1"],
+      ["pinecone_controller_url", "ftp://controller.example"],
+    ] as const) {
+      const h = home(`memory:\n  provider: vector\n  vector:\n    embedder: openai\n    ${key}: ${JSON.stringify(value)}\n`);
+      const p = new VectorMemoryProvider({});
+      const error = await p.initialize("s1", { hermesHome: h }).catch((e: unknown) => e);
+      expect(HermesMemoryError.hasCode(error, "INVALID_CONFIG")).toBe(true);
+      expect((error as Error).message).toContain(`memory.vector.${key} must be an http:// or https:// URL with a host`);
+      await p.shutdown();
+      // Nothing was created for a configuration that cannot work.
+      expect(fs.existsSync(path.join(h, "memory"))).toBe(false);
+    }
   });
 
   it("reads the Pinecone layout keys and refuses a layout or alpha out of range", () => {

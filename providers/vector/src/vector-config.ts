@@ -51,6 +51,12 @@ export interface VectorConfig {
 }
 
 /**
+ * Most dimensions a vector may have: Pinecone's own limit. Every stored vector and every query
+ * allocates this many floats, so a larger value (a typo, a hostile config) would exhaust memory.
+ */
+export const MAX_DIMENSIONS = 20_000;
+
+/**
  * Every `memory.vector.*` setting, declared once: the setup form (`getConfigSchema()`) and the
  * runtime config (`resolveVectorConfig`) both come from this list, so each default, bound and
  * choice exists only here. Secrets (`secret: true`) are read only from their `envVar` (or an
@@ -61,7 +67,7 @@ export interface VectorConfig {
 export const VECTOR_CONFIG_FIELDS = [
   { key: "store", description: "Where vectors live", choices: ["local", "pinecone"], default: "local" },
   { key: "embedder", description: "Embedding model", choices: ["hashing", "openai", "onnx"], default: "hashing" },
-  { key: "dimensions", description: "Vector dimensions", type: "integer", default: 384, minimum: 1 },
+  { key: "dimensions", description: "Vector dimensions", type: "integer", default: 384, minimum: 1, maximum: MAX_DIMENSIONS },
   { key: "pinecone_index", description: "Pinecone index name", type: "text", default: "hermes-memory", when: { store: "pinecone" } },
   { key: "pinecone_layout", description: "Pinecone layout: sidecar (text and keyword index local) or remote (everything in Pinecone, shared across machines)", choices: ["sidecar", "remote"], default: "sidecar", when: { store: "pinecone" } },
   { key: "pinecone_namespace", description: "Remote layout: namespace shared by every machine (default: the agent identity)", type: "text", advanced: true },
@@ -69,8 +75,8 @@ export const VECTOR_CONFIG_FIELDS = [
   { key: "pinecone_namespace_template", description: "Pinecone namespace ({profile}, {user})", type: "text", default: "{profile}:{user}", when: { store: "pinecone" } },
   { key: "pinecone_api_key", description: "Pinecone API key", secret: true, required: true, envVar: "PINECONE_API_KEY", url: "https://app.pinecone.io", when: { store: "pinecone" } },
   { key: "pinecone_host", description: "Pinecone data-plane host, with https:// (skips the control-plane lookup)", type: "text", advanced: true },
-  { key: "pinecone_controller_url", description: "Pinecone control-plane URL, with scheme", type: "text", advanced: true },
-  { key: "embeddings_base_url", description: "OpenAI-compatible embeddings base URL", type: "text", default: "https://api.openai.com/v1", when: { embedder: "openai" } },
+  { key: "pinecone_controller_url", description: "Pinecone control-plane URL, with scheme", type: "url", advanced: true },
+  { key: "embeddings_base_url", description: "OpenAI-compatible embeddings base URL", type: "url", default: "https://api.openai.com/v1", when: { embedder: "openai" } },
   { key: "embeddings_model", description: "Embeddings model", type: "text", default: "text-embedding-3-small", when: { embedder: "openai" } },
   { key: "embeddings_api_key", description: "Embeddings API key (blank for local servers)", secret: true, envVar: "EMBEDDINGS_API_KEY", url: "https://platform.openai.com/api-keys", when: { embedder: "openai" } },
   { key: "onnx_model_dir", description: "Local ONNX sentence-embedding model directory", type: "text", when: { embedder: "onnx" } },

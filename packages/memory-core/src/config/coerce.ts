@@ -18,6 +18,7 @@ export function looselyEqual(a: unknown, b: unknown): boolean {
  * - `number`: a finite number or a string that parses as one;
  * - `boolean`: a boolean or one of true/false/yes/no/on/off/1/0 (any case);
  * - `text` and secrets: converted to a string;
+ * - `url`: a string that parses as an absolute `http:` or `https:` URL with a host (kept as written);
  * - numbers must lie within `minimum`..`maximum` when given;
  * - with `choices` (not for secrets) the value must equal one of them — compared as printed, and for
  *   strings ignoring case — and becomes that choice.
@@ -41,6 +42,8 @@ export function coerceConfigValue(field: ConfigField, value: unknown): CoercedCo
       if (!/^(true|false|yes|no|on|off|1|0)$/i.test(out)) return { ok: false, problem: "must be true or false" };
       out = isTruthyFlag(out);
     } else if (typeof out !== "boolean") return { ok: false, problem: "must be true or false" };
+  } else if (field.type === "url" && !field.secret) {
+    if (typeof out !== "string" || !isHttpUrl(out)) return { ok: false, problem: "must be an http:// or https:// URL with a host, e.g. https://api.example.com/v1" };
   } else if (field.type === "text" || field.secret) {
     if (typeof out === "object" && out !== null) return { ok: false, problem: "must be a single value, not a list or mapping" };
     out = String(out);
@@ -60,6 +63,17 @@ export function coerceConfigValue(field: ConfigField, value: unknown): CoercedCo
     out = choice;
   }
   return { ok: true, value: out };
+}
+
+/** True for an absolute `http:` or `https:` URL naming a host. */
+function isHttpUrl(text: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return false;
+  }
+  return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "";
 }
 
 /** Absent: `undefined`, `null` or a string of only whitespace. */

@@ -68,6 +68,21 @@ describe("resolveProviderConfig", () => {
     expect(choice.message).toContain("memory.acme.mode must be one of local, cloud");
   });
 
+  it("a `url` field takes an absolute http(s) URL with a host and refuses anything else, naming the key", () => {
+    const URLS = [{ key: "endpoint", type: "url", default: "https://api.example.com/v1" }] as const satisfies readonly ConfigField[];
+    const { config } = resolveProviderConfig(URLS, { provider: "acme", env: {} });
+    expectTypeOf(config.endpoint).toEqualTypeOf<string>();
+    expect(config.endpoint).toBe("https://api.example.com/v1");
+    for (const good of ["http://127.0.0.1:11434/v1", " https://host.example/ ", "http://[::1]:8080", "https://user@host.example/base?x=1"]) {
+      expect(resolveProviderConfig(URLS, { provider: "acme", section: { endpoint: good }, env: {} }).config.endpoint).toBe(good.trim());
+    }
+    for (const bad of ["file:///etc/passwd", "not a url", "ftp://host.example", "javascript:alert(1)", "http://", "data:text/plain,hi", "api.example.com/v1", 443, ["https://a.example"], { url: "https://a.example" }]) {
+      const error = catchError(() => resolveProviderConfig(URLS, { provider: "acme", section: { endpoint: bad }, configPath: "/h/config.yaml", env: {} }));
+      expect(error.code).toBe("INVALID_CONFIG");
+      expect(error.message).toContain("memory.acme.endpoint must be an http:// or https:// URL with a host");
+    }
+  });
+
   it("requires a required field only while its `when` matches, unless told not to", () => {
     expect(resolveProviderConfig(FIELDS, { provider: "acme", env: {} }).config.apiKey).toBeUndefined();
     const missing = catchError(() => resolveProviderConfig(FIELDS, { provider: "acme", section: { mode: "cloud" }, env: {} }));

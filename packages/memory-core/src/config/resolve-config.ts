@@ -11,8 +11,8 @@ type Scalar = string | number | boolean;
 export type CamelCaseKey<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${Head}${Capitalize<CamelCaseKey<Tail>>}` : S;
 
 /**
- * The runtime type of one field: its `choices` as a union, else by `type` (`text` and secrets →
- * string). A field with neither keeps what YAML gave, so it is `string | number | boolean`:
+ * The runtime type of one field: its `choices` as a union, else by `type` (`text`, `url` and
+ * secrets → string). A field with neither keeps what YAML gave, so it is `string | number | boolean`:
  * declare `type` for a precise type.
  */
 export type ConfigFieldValue<F> = F extends { readonly choices: ReadonlyArray<infer C> }
@@ -21,7 +21,7 @@ export type ConfigFieldValue<F> = F extends { readonly choices: ReadonlyArray<in
     ? number
     : F extends { readonly type: "boolean" }
       ? boolean
-      : F extends { readonly type: "text" } | { readonly secret: true }
+      : F extends { readonly type: "text" | "url" } | { readonly secret: true }
         ? string
         : string | number | boolean;
 
