@@ -4,6 +4,7 @@ import type { ContractRunOptions, MemoryProviderContractSetup } from "./contract
 import type { ClauseStatus, ContractResult } from "./contract-report.js";
 import type { ProviderHarness } from "./provider-harness.js";
 import type { Sandbox } from "./sandbox.js";
+import { hasOwn, isArray, ownValue, settingOf } from "./intrinsics.js";
 import { takeStrayErrors } from "./stray-errors.js";
 
 /** Longest reason kept in a result; a provider with thousands of tools would otherwise make one clause's reason megabytes long. */
@@ -22,7 +23,7 @@ export interface ClauseOutcome {
 
 /** The clause holds. `note` is shown next to the pass (e.g. what was measured). */
 export function pass(note?: string): ClauseOutcome {
-  return note ? { status: "pass", reason: note } : { status: "pass" };
+  return { status: "pass", reason: note };
 }
 
 /** The clause is violated; `reason` says what the provider did. */
@@ -40,15 +41,18 @@ export function requirementSkipReason(
   requires: readonly ClauseRequirement[] | undefined,
   setup: Pick<MemoryProviderContractSetup, "capabilities" | "packageDir">,
 ): string | undefined {
+  // Own properties only: a field a provider package added to Object.prototype is no setting.
+  const capabilities = settingOf(setup, "capabilities");
+  const capability = (name: string): unknown => settingOf(capabilities, name);
   for (const req of requires ?? []) {
     if (req === "packageDir") {
-      if (!setup.packageDir) return "setup.packageDir is not given (the hermes-memory-contract CLI sets it)";
+      if (!settingOf(setup, "packageDir")) return "setup.packageDir is not given (the hermes-memory-contract CLI sets it)";
     } else if (req === "readBack") {
-      if (!setup.capabilities.search && !setup.capabilities.recall) {
+      if (!capability("search") && !capability("recall")) {
         return "neither capabilities.search nor capabilities.recall is declared, so stored data cannot be read back";
       }
-    } else if (!setup.capabilities[req]) {
-      return `setup declares capabilities.${req}: ${String(setup.capabilities[req] ?? false)}`;
+    } else if (!capability(req)) {
+      return `setup declares capabilities.${req}: ${String(capability(req) ?? false)}`;
     }
   }
   return undefined;
@@ -57,19 +61,25 @@ export function requirementSkipReason(
 /**
  * Why `clause` is skipped before running anything (capability absent, listed in `setup.skip`, or
  * filtered out by `options.only`), or undefined when it runs. Used by the runner and by the vitest
- * adapter, which turns these into `it.skip`.
+ * adapter, which turns these into `it.skip`. Clauses that watch the whole run are never skipped
+ * here. Only own properties of `setup`, `setup.skip` and `options` are read.
  */
 export function staticSkipReason(
   clause: ContractClause,
   setup: Pick<MemoryProviderContractSetup, "capabilities" | "packageDir" | "skip">,
   options: ContractRunOptions = {},
 ): string | undefined {
-  const explicit = setup.skip?.[clause.id];
-  if (explicit !== undefined) return `skipped by setup.skip: ${explicit}`;
-  if (options.only && options.only.length > 0 && !options.only.some((o) => o === clause.id || o === clause.group)) {
+  if (ownValue(clause, "wholeRun") === true) return undefined;
+  const skipList = settingOf(setup, "skip");
+  if (hasOwn(skipList, clause.id)) {
+    const explicit = ownValue(skipList, clause.id);
+    if (explicit !== undefined) return `skipped by setup.skip: ${String(explicit)}`;
+  }
+  const only = settingOf(options, "only");
+  if (isArray(only) && only.length > 0 && !only.some((o) => o === clause.id || o === clause.group)) {
     return "not selected by options.only";
   }
-  return requirementSkipReason(clause.requires, setup);
+  return requirementSkipReason(ownValue(clause, "requires") as readonly ClauseRequirement[] | undefined, setup);
 }
 
 /** Shared state of one run, handed to every clause group. */
@@ -88,10 +98,14 @@ export interface ContractContext {
 /** Collects results in clause order. */
 export class ClauseRunner {
   private readonly results = new Map<string, ContractResult>();
+  /** The id of the clause whose body is running, if any. */
+  current: string | undefined;
 
   constructor(
     private readonly setup: MemoryProviderContractSetup,
     private readonly options: ContractRunOptions,
+    /** Called after every clause body, before its outcome is recorded (the built-in check). */
+    private readonly afterClause?: (clauseId: string) => void,
   ) {}
 
   async run(id: string, body: () => Promise<ClauseOutcome>): Promise<ClauseOutcome> {
@@ -102,16 +116,21 @@ export class ClauseRunner {
     if (skipReason !== undefined) {
       outcome = skip(skipReason);
     } else {
+      this.current = clause.id;
       try {
         outcome = await body();
       } catch (error) {
         outcome = fail(`threw: ${describeError(error)}`);
+      } finally {
+        this.current = undefined;
       }
+      this.afterClause?.(clause.id);
       // Errors the provider threw from a callback, or promises it left rejected, while this clause ran.
       const strays = takeStrayErrors();
       if (strays.length > 0) {
         const stray = `the provider raised errors outside the calls the kit made (they may come from a callback started earlier): ${strays.join("; ")}`;
-        outcome = fail(outcome.status === "fail" && outcome.reason ? `${outcome.reason}; ${stray}` : stray);
+        const reason = ownValue(outcome, "reason");
+        outcome = fail(outcome.status === "fail" && typeof reason === "string" && reason ? `${reason}; ${stray}` : stray);
       }
     }
     this.record(clause, outcome, performance.now() - started);
@@ -134,7 +153,8 @@ export class ClauseRunner {
       hint: clause.hint,
       durationMs: Math.round(durationMs),
     };
-    if (outcome.reason !== undefined) result.reason = capReason(outcome.reason);
+    const reason = ownValue(outcome, "reason");
+    if (typeof reason === "string") result.reason = capReason(reason);
     this.results.set(clause.id, result);
   }
 

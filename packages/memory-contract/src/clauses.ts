@@ -53,6 +53,12 @@ export interface ContractClause {
    * run time on a fresh instance, and the clause is skipped with the reason when one is missing.
    */
   declares?: DeclaredCapability[];
+  /**
+   * The clause watches the whole run (what importing and running the provider did to the process
+   * around it): it runs under every `only` selection and cannot be skipped by `setup.skip`, which
+   * a package under test could otherwise use to hide what it did.
+   */
+  wholeRun?: boolean;
 }
 
 function clause(
@@ -66,6 +72,11 @@ function clause(
   const out: ContractClause = requires ? { id, group, title, hint, requires } : { id, group, title, hint };
   if (declares) out.declares = declares;
   return out;
+}
+
+function wholeRun(c: ContractClause): ContractClause {
+  c.wholeRun = true;
+  return c;
 }
 
 /**
@@ -189,6 +200,10 @@ export const CONTRACT_CLAUSES: readonly ContractClause[] = [
     "After shutdown, make hooks no-ops (return '' / undefined) instead of touching closed handles."),
   clause("C-LIFECYCLE-3", "LIFECYCLE", "after shutdown no handles keep the process alive",
     "Clear intervals/timeouts, close sockets, servers and file handles in shutdown(); unref() timers that may outlive it."),
+  wholeRun(clause("C-LIFECYCLE-4", "LIFECYCLE", "importing and running the provider leaves the standard prototypes and globals unchanged",
+    "Never add, replace or remove properties of Object.prototype, Array.prototype, String.prototype, JSON, console and other built-ins (no polyfills or monkey-patches at import); use your own helpers or a module-local wrapper instead.")),
+  wholeRun(clause("C-LIFECYCLE-5", "LIFECYCLE", "no child process the provider started is still running after shutdown",
+    "Keep a handle on every process you spawn and stop it in shutdown() (kill it and await its exit); do not detach or unref helpers you never stop.")),
 ];
 
 /** The clause with this id; throws for an unknown id (a bug in the caller). */

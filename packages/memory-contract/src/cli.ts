@@ -1,6 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { describeError } from "@hermes/memory-core";
 import { formatContractReport } from "./format-report.js";
+import { jsonStringify, settingOf, writeStderr, writeStdout } from "./intrinsics.js";
 import { createSetupFromPackage, resolvePackageDir } from "./package-setup.js";
 import { runMemoryProviderContract } from "./run-contract.js";
 import { captureStrayErrors, takeStrayErrors } from "./stray-errors.js";
@@ -12,12 +13,15 @@ export interface CliIo {
   cwd: string;
 }
 
-// The real stdout write, kept before `guardProcess` sends provider output to stderr.
-const writeStdout = process.stdout.write.bind(process.stdout);
-
+// The real stdout and stderr writes, captured before anything of the package is imported (and
+// before `guardProcess` sends provider output to stderr).
 const defaultIo: CliIo = {
-  stdout: (text) => writeStdout(text),
-  stderr: (text) => process.stderr.write(text),
+  stdout: (text) => {
+    writeStdout(text);
+  },
+  stderr: (text) => {
+    writeStderr(text);
+  },
   cwd: process.cwd(),
 };
 
@@ -42,6 +46,22 @@ function guardProcess(): () => void {
   };
 }
 
+interface CliOptions {
+  json: boolean;
+  provider: string | undefined;
+  only: string[] | undefined;
+}
+
+function optionsOf(given: unknown): CliOptions {
+  const provider = settingOf(given, "provider");
+  const only = settingOf(given, "only");
+  return {
+    json: settingOf(given, "json") === true,
+    provider: typeof provider === "string" ? provider : undefined,
+    only: Array.isArray(only) ? only.filter((o): o is string => typeof o === "string") : undefined,
+  };
+}
+
 /**
  * Run `hermes-memory-contract [package-dir | package-name] [--json] [--provider name]
  * [--only ids]` and return the exit code: 0 all clauses passed or skipped, 1 a clause failed,
@@ -58,7 +78,10 @@ export async function runContractCli(argv: readonly string[], io: CliIo = defaul
     .option("--only <ids...>", "run only these clause ids or groups (e.g. C-TOOLS-1 HOOKS)")
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
-    .action(async (target: string | undefined, opts: { json?: boolean; provider?: string; only?: string[] }) => {
+    .action(async (target: string | undefined, given: { json?: boolean; provider?: string; only?: string[] }) => {
+      // Options are copied before anything of the package runs, reading only the parsed values
+      // (never fields a package might later add to Object.prototype).
+      const opts = optionsOf(given);
       const release = guardProcess();
       try {
         exitCode = await runAction(target, opts);
@@ -68,7 +91,7 @@ export async function runContractCli(argv: readonly string[], io: CliIo = defaul
         if (strays.length > 0) io.stderr(`hermes-memory-contract: the provider package raised errors outside the clauses: ${strays.join("; ")}\n`);
       }
     });
-  const runAction = async (target: string | undefined, opts: { json?: boolean; provider?: string; only?: string[] }): Promise<number> => {
+  const runAction = async (target: string | undefined, opts: CliOptions): Promise<number> => {
     let prepared;
     try {
       const dir = resolvePackageDir(target, io.cwd);
@@ -79,8 +102,10 @@ export async function runContractCli(argv: readonly string[], io: CliIo = defaul
     }
     try {
       const report = await runMemoryProviderContract(prepared.setup, opts.only ? { only: opts.only } : {});
-      io.stdout(opts.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatContractReport(report)}\n`);
-      return report.ok ? 0 : 1;
+      // The run put back any built-in the package changed; the report is still written with the
+      // functions captured at start-up, and the exit code follows the failures actually listed.
+      io.stdout(opts.json ? `${jsonStringify(report, null, 2)}\n` : `${formatContractReport(report)}\n`);
+      return report.ok && report.summary.fail === 0 ? 0 : 1;
     } finally {
       prepared.dispose();
     }

@@ -1,4 +1,5 @@
 import type { MaybePromise, MemoryProvider } from "@hermes/memory-core";
+import { nullObject, ownKeys, ownValue, settingOf } from "./intrinsics.js";
 
 /** What the kit hands `createProvider`: the fresh, empty profile directory of this instance. */
 export interface ProviderFactoryContext {
@@ -90,11 +91,64 @@ export interface ResolvedTimeouts {
   handleGraceMs: number;
 }
 
-/** Apply the documented defaults to `timeouts`. */
+/** Apply the documented defaults to `timeouts` (its fields inherited from `Object.prototype` are ignored). */
 export function resolveTimeouts(timeouts: ContractTimeouts | undefined): ResolvedTimeouts {
-  return {
-    syncTurnMs: timeouts?.syncTurnMs ?? 10,
-    callMs: timeouts?.callMs ?? 15_000,
-    handleGraceMs: timeouts?.handleGraceMs ?? 2_000,
+  const field = (key: keyof ContractTimeouts, fallback: number): number => {
+    const value = settingOf(timeouts, key);
+    return typeof value === "number" ? value : fallback;
   };
+  return {
+    syncTurnMs: field("syncTurnMs", 10),
+    callMs: field("callMs", 15_000),
+    handleGraceMs: field("handleGraceMs", 2_000),
+  };
+}
+
+const SETUP_KEYS = ["name", "createProvider", "destroyProvider", "capabilities", "packageDir", "waitForConsistency", "breakStorage", "skip", "timeouts"] as const;
+const CAPABILITY_KEYS = ["tools", "recall", "checkpoint", "search", "sessionSwitch", "mirrorsBuiltinWrites", "userScoping"] as const;
+const TIMEOUT_KEYS = ["syncTurnMs", "callMs", "handleGraceMs"] as const;
+
+function copyFields<T extends object>(source: unknown, keys: readonly string[]): T {
+  const out = nullObject<Record<string, unknown>>();
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    const value = settingOf(source, key);
+    if (value !== undefined) out[key] = value;
+  }
+  return out as T;
+}
+
+/**
+ * The setup as the run uses it: objects without a prototype holding only the documented fields,
+ * read from the given objects and their own prototypes but never from `Object.prototype`, so
+ * fields a provider package added there (`skip`, `timeouts`, `userScoping`…) change nothing.
+ * Functions are bound to the original setup object.
+ */
+export function normalizeSetup(setup: MemoryProviderContractSetup): MemoryProviderContractSetup {
+  const out = copyFields<Record<string, unknown>>(setup, SETUP_KEYS);
+  for (const key of ["createProvider", "destroyProvider", "waitForConsistency", "breakStorage"] as const) {
+    const fn = out[key];
+    if (typeof fn === "function") out[key] = fn.bind(setup);
+  }
+  out.capabilities = copyFields(out.capabilities, CAPABILITY_KEYS);
+  if (out.timeouts !== undefined) out.timeouts = copyFields(out.timeouts, TIMEOUT_KEYS);
+  if (out.skip !== undefined) {
+    const skip = nullObject<Record<string, string>>();
+    const keys = ownKeys(out.skip as object);
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
+      const reason = ownValue(out.skip, key as PropertyKey);
+      if (typeof key === "string" && reason !== undefined) skip[key] = String(reason);
+    }
+    out.skip = skip;
+  }
+  return out as unknown as MemoryProviderContractSetup;
+}
+
+/** The run options as the run uses them (own fields only, `only` copied). */
+export function normalizeOptions(options: ContractRunOptions): ContractRunOptions {
+  const out = nullObject<ContractRunOptions>();
+  const only = settingOf(options, "only");
+  if (Array.isArray(only)) out.only = only.filter((o): o is string => typeof o === "string");
+  return out;
 }

@@ -100,6 +100,8 @@ export class ProviderHarness {
     private readonly setup: MemoryProviderContractSetup,
     private readonly sandbox: Sandbox,
     readonly timeouts: ResolvedTimeouts,
+    /** Called after every call into the provider settles, with what was called (the built-in check). */
+    private readonly afterCall: (what: string) => void = () => undefined,
   ) {}
 
   /** A new, uninitialised instance (for methods callable before `initialize`). */
@@ -120,6 +122,8 @@ export class ProviderHarness {
     } catch (error) {
       if (error instanceof ProviderCallTimeoutError) this.createTimeouts++;
       throw error;
+    } finally {
+      this.afterCall("createProvider()");
     }
     const callMs = this.timeouts.callMs;
     let closed = false;
@@ -127,7 +131,13 @@ export class ProviderHarness {
       provider,
       hermesHome,
       sessionId: options.sessionId ?? distinctiveToken(`${label}-session-`),
-      call: (what, fn) => withTimeout(providerCallScope.run(scope, () => runWithProfile(hermesHome, () => fn(provider))), callMs, what),
+      call: async (what, fn) => {
+        try {
+          return await withTimeout(providerCallScope.run(scope, () => runWithProfile(hermesHome, () => fn(provider))), callMs, what);
+        } finally {
+          this.afterCall(what);
+        }
+      },
       close: async () => {
         if (closed) return;
         closed = true;

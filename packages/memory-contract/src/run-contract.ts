@@ -1,7 +1,9 @@
 import { describeError } from "@hermes/memory-core";
 import { CONTRACT_CLAUSES, type ContractGroup } from "./clauses.js";
 import { ClauseRunner, fail, type ContractContext } from "./clause-runner.js";
-import { resolveTimeouts, type ContractRunOptions, type MemoryProviderContractSetup } from "./contract-setup.js";
+import { BuiltinWatch } from "./builtin-watch.js";
+import { ChildProcessWatch } from "./child-processes.js";
+import { normalizeOptions, normalizeSetup, resolveTimeouts, type ContractRunOptions, type MemoryProviderContractSetup } from "./contract-setup.js";
 import { summarizeResults, type ContractReport } from "./contract-report.js";
 import { runCheckpointGroup } from "./groups/checkpoint-group.js";
 import { runConfigGroup } from "./groups/config-group.js";
@@ -12,7 +14,7 @@ import { runHooksGroup } from "./groups/hooks-group.js";
 import { runIdentityGroup } from "./groups/identity-group.js";
 import { runInitGroup } from "./groups/init-group.js";
 import { runIsolationGroup } from "./groups/isolation-group.js";
-import { runLifecycleGroup } from "./groups/lifecycle-group.js";
+import { runLifecycleGroup, runWholeRunClauses } from "./groups/lifecycle-group.js";
 import { runManifestGroup } from "./groups/manifest-group.js";
 import { runRecallGroup } from "./groups/recall-group.js";
 import { runToolsGroup } from "./groups/tools-group.js";
@@ -56,10 +58,19 @@ export function runMemoryProviderContract(setup: MemoryProviderContractSetup, op
   return run;
 }
 
-async function runExclusive(setup: MemoryProviderContractSetup, options: ContractRunOptions): Promise<ContractReport> {
-  const runner = new ClauseRunner(setup, options);
+async function runExclusive(givenSetup: MemoryProviderContractSetup, givenOptions: ContractRunOptions): Promise<ContractReport> {
+  // Built-ins changed before the run (e.g. when the CLI imported the package) are put back first.
+  const builtins = new BuiltinWatch();
+  builtins.check("before the run, e.g. while the provider package was imported");
+  const setup = normalizeSetup(givenSetup);
+  const options = normalizeOptions(givenOptions);
+  const children = new ChildProcessWatch();
+  children.start();
+  const runner = new ClauseRunner(setup, options, (id) => builtins.check(`during ${id}`));
   const sandbox = Sandbox.create();
-  const harness = new ProviderHarness(setup, sandbox, resolveTimeouts(setup.timeouts));
+  const harness = new ProviderHarness(setup, sandbox, resolveTimeouts(setup.timeouts), (what) =>
+    builtins.check(runner.current ? `in ${what} during ${runner.current}` : `in ${what}`),
+  );
   const ctx: ContractContext = {
     setup,
     options,
@@ -69,21 +80,27 @@ async function runExclusive(setup: MemoryProviderContractSetup, options: Contrac
   };
   // A provider's uncaught exception or unhandled rejection fails the clause running, not the process.
   const releaseStrayErrors = captureStrayErrors();
-  sandbox.enter();
   try {
-    for (const [group, runGroup] of GROUP_RUNNERS) {
-      try {
-        await runGroup(ctx);
-      } catch (error) {
-        // A group-level failure (e.g. createProvider threw) fails every clause it did not reach.
-        for (const clause of CONTRACT_CLAUSES.filter((c) => c.group === group)) {
-          runner.recordIfMissing(clause, fail(`could not run: ${describeError(error)}`));
+    sandbox.enter();
+    try {
+      for (const [group, runGroup] of GROUP_RUNNERS) {
+        try {
+          await runGroup(ctx);
+        } catch (error) {
+          // A group-level failure (e.g. createProvider threw) fails every clause it did not reach.
+          for (const clause of CONTRACT_CLAUSES.filter((c) => c.group === group && c.wholeRun !== true)) {
+            runner.recordIfMissing(clause, fail(`could not run: ${describeError(error)}`));
+          }
         }
       }
+      await harness.closeAll();
+    } finally {
+      sandbox.dispose();
     }
-    await harness.closeAll();
+    // Last, once every instance is closed: what the whole run did to built-ins and processes.
+    await runWholeRunClauses(ctx, { builtins, children });
   } finally {
-    sandbox.dispose();
+    children.stop();
     releaseStrayErrors();
   }
   const results = runner.list(CONTRACT_CLAUSES);

@@ -1,5 +1,7 @@
 import { describeError, type MemoryProvider } from "@hermes/memory-core";
-import { fail, pass, type ContractContext } from "../clause-runner.js";
+import { describeBuiltinChanges, type BuiltinWatch } from "../builtin-watch.js";
+import type { ChildProcessWatch } from "../child-processes.js";
+import { fail, pass, skip, type ContractContext } from "../clause-runner.js";
 import { distinctiveToken, type ProviderInstance } from "../provider-harness.js";
 import { providerCallScope } from "../provider-call-scope.js";
 import { ResourceTracker } from "../resource-tracker.js";
@@ -73,5 +75,31 @@ export async function runLifecycleGroup(ctx: ContractContext): Promise<void> {
     } finally {
       tracker.stop();
     }
+  });
+}
+
+/**
+ * The LIFECYCLE clauses that watch the whole run, run after every instance is closed:
+ * C-LIFECYCLE-4 (built-ins unchanged; the watch has already put back what it could) and
+ * C-LIFECYCLE-5 (no process the run started still running; the kit stops those it finds).
+ */
+export async function runWholeRunClauses(ctx: ContractContext, watches: { builtins: BuiltinWatch; children: ChildProcessWatch }): Promise<void> {
+  const { builtins, children } = watches;
+
+  await ctx.clause("C-LIFECYCLE-4", async () => {
+    builtins.check("at the end of the run");
+    const changes = builtins.changes();
+    if (changes.length === 0) return pass();
+    return fail(`the provider changed ${changes.length} built-in ${changes.length === 1 ? "property" : "properties"}: ${describeBuiltinChanges(changes)}`);
+  });
+
+  await ctx.clause("C-LIFECYCLE-5", async () => {
+    if (children.unsupportedReason !== undefined) return skip(children.unsupportedReason);
+    const left = await children.settle(ctx.harness.timeouts.handleGraceMs);
+    if (left.length === 0) return pass();
+    const stopped = await children.stopAll(left);
+    return fail(
+      `${left.length} child ${left.length === 1 ? "process" : "processes"} the provider started still ran ${ctx.harness.timeouts.handleGraceMs} ms after shutdown; the kit stopped ${left.length === 1 ? "it" : "them"}: ${stopped.join("; ")}`,
+    );
   });
 }

@@ -8,7 +8,8 @@ import {
   type MemorySearchOptions,
   type SearchableMemory,
 } from "@hermes/memory-core";
-import { getClause } from "../clauses.js";
+import { getClause, type DeclaredCapability } from "../clauses.js";
+import { ownValue } from "../intrinsics.js";
 import { skip, type ClauseOutcome, type ContractContext } from "../clause-runner.js";
 import type { OpenOptions, ProviderInstance } from "../provider-harness.js";
 
@@ -26,7 +27,7 @@ export function searchableOf(instance: ProviderInstance): SearchableMemory {
  * provider does not declare in `capabilities()` (read with core's `searchCapabilities`).
  */
 export function undeclaredReason(clauseId: string, memory: SearchableMemory): string | undefined {
-  const needed = getClause(clauseId).declares ?? [];
+  const needed = (ownValue(getClause(clauseId), "declares") as DeclaredCapability[] | undefined) ?? [];
   if (needed.length === 0) return undefined;
   const declared = searchCapabilities(memory);
   const missing = needed.filter((c) => !declared[c]);
