@@ -93,6 +93,8 @@ function takeBaseline(): Watched[] {
     const w = watched(label, target);
     if (w) list[list.length] = w;
   };
+  // Object.prototype first: once it is restored, no inherited field can affect the rest of a check.
+  add("Object.prototype", Object.prototype);
   const g = globalThis as unknown as Record<string, unknown>;
   const globals = watched("globalThis", g);
   if (globals) {
@@ -112,7 +114,7 @@ function takeBaseline(): Watched[] {
     const name = CHECKED_CONSTRUCTORS[i] as string;
     const ctor = g[name] as { prototype?: unknown } | undefined;
     add(name, ctor);
-    if (ctor && hasOwn(ctor, "prototype")) add(`${name}.prototype`, ctor.prototype);
+    if (ctor && hasOwn(ctor, "prototype") && ctor.prototype !== Object.prototype) add(`${name}.prototype`, ctor.prototype);
   }
   for (const name of ["JSON", "Math", "Reflect", "Atomics", "console"]) add(name, g[name]);
   const typedArray = getPrototypeOf(Uint8Array);
@@ -163,7 +165,11 @@ export class BuiltinWatch {
         const before = entry.descriptors[i];
         const name = keyLabel(label, key);
         if (IGNORED.has(name)) continue;
-        const now = descriptorOf(target, key);
+        // Fast path: the raw descriptor's fields equal the stored ones (its inherited fields can
+        // only make this differ, never match wrongly); otherwise compare an exact copy.
+        const raw = getOwnPropertyDescriptor(target, key);
+        if (before !== undefined && raw !== undefined && sameDescriptor(before, raw)) continue;
+        const now = raw === undefined ? undefined : descriptorOf(target, key);
         if (before === undefined) {
           if (now !== undefined) this.record(`${name} added`, when, deleteProperty(target, key));
           continue;
