@@ -50,8 +50,23 @@ interface Watched {
   target: object;
   extensible: boolean;
   keys: PropertyKey[];
+  /** `Owner.key` per key, and whether a change there is ignored. */
+  labels: string[];
+  ignored: boolean[];
   descriptors: PropertyDescriptor[];
   keySet: KeySet;
+  /** Own keys of the target present in the baseline (all of them, except on globalThis). */
+  ownKeyCount: number;
+}
+
+function labelsOf(label: string, keys: readonly PropertyKey[]): { labels: string[]; ignored: boolean[] } {
+  const labels: string[] = [];
+  const ignored: boolean[] = [];
+  for (let i = 0; i < keys.length; i++) {
+    labels[i] = keyLabel(label, keys[i] as PropertyKey);
+    ignored[i] = IGNORED.has(labels[i] as string);
+  }
+  return { labels, ignored };
 }
 
 /** A descriptor copied into an object without a prototype, so inherited fields never count. */
@@ -84,7 +99,7 @@ function watched(label: string, target: unknown): Watched | undefined {
     descriptors[i] = descriptorOf(target, key) as PropertyDescriptor;
     keySet.add(key);
   }
-  return { label, target, extensible: isExtensible(target), keys, descriptors, keySet };
+  return { label, target, extensible: isExtensible(target), keys, ...labelsOf(label, keys), descriptors, keySet, ownKeyCount: keys.length };
 }
 
 function takeBaseline(): Watched[] {
@@ -108,7 +123,7 @@ function takeBaseline(): Watched[] {
       keys[keys.length] = name;
       descriptors[descriptors.length] = descriptorOf(g, name) as PropertyDescriptor;
     }
-    list[list.length] = { label: "globalThis", target: g, extensible: globals.extensible, keys, descriptors, keySet };
+    list[list.length] = { label: "globalThis", target: g, extensible: globals.extensible, keys, ...labelsOf("globalThis", keys), descriptors, keySet, ownKeyCount: -1 };
   }
   for (let i = 0; i < CHECKED_CONSTRUCTORS.length; i++) {
     const name = CHECKED_CONSTRUCTORS[i] as string;
@@ -161,14 +176,14 @@ export class BuiltinWatch {
       const entry = BASELINE[w] as Watched;
       const { target, label } = entry;
       for (let i = 0; i < entry.keys.length; i++) {
+        if (entry.ignored[i]) continue;
         const key = entry.keys[i] as PropertyKey;
         const before = entry.descriptors[i];
-        const name = keyLabel(label, key);
-        if (IGNORED.has(name)) continue;
         // Fast path: the raw descriptor's fields equal the stored ones (its inherited fields can
         // only make this differ, never match wrongly); otherwise compare an exact copy.
         const raw = getOwnPropertyDescriptor(target, key);
         if (before !== undefined && raw !== undefined && sameDescriptor(before, raw)) continue;
+        const name = entry.labels[i] as string;
         const now = raw === undefined ? undefined : descriptorOf(target, key);
         if (before === undefined) {
           if (now !== undefined) this.record(`${name} added`, when, deleteProperty(target, key));
@@ -177,8 +192,11 @@ export class BuiltinWatch {
         if (now === undefined) this.record(`${name} removed`, when, defineProperty(target, key, before));
         else if (!sameDescriptor(before, now)) this.record(`${name} replaced`, when, defineProperty(target, key, before));
       }
-      if (label === "globalThis") continue;
+      if (entry.extensible && !isExtensible(target)) this.record(`${label} made non-extensible`, when, false);
+      if (entry.ownKeyCount < 0) continue; // globalThis: only the checked names
       const keys = ownKeys(target);
+      // When every baseline key is present (restored above), the same count means none was added.
+      if (keys.length === entry.ownKeyCount && this.unrestored === 0) continue;
       for (let i = 0; i < keys.length; i++) {
         const key = keys[i] as PropertyKey;
         if (entry.keySet.has(key)) continue;
@@ -186,7 +204,6 @@ export class BuiltinWatch {
         if (IGNORED.has(name)) continue;
         this.record(`${name} added`, when, deleteProperty(target, key));
       }
-      if (entry.extensible && !isExtensible(target)) this.record(`${label} made non-extensible`, when, false);
     }
   }
 
@@ -195,7 +212,11 @@ export class BuiltinWatch {
     return this.found;
   }
 
+  /** Changes that could not be put back so far (then added keys are always searched for). */
+  private unrestored = 0;
+
   private record(what: string, when: string, restored: boolean): void {
+    if (!restored) this.unrestored += 1;
     const known = this.byWhat.get(what);
     if (known) {
       known.times += 1;
