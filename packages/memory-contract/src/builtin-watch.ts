@@ -261,3 +261,20 @@ export function describeBuiltinChanges(changes: readonly BuiltinChange[], maxNam
   const restored = changes.every((c) => c.restored) ? " (the kit restored them for the rest of the run)" : "";
   return `${parts.join("; ")}${more}${restored}`;
 }
+
+/**
+ * Check once more against the start-up snapshot, putting back what can be, and return the
+ * properties that still differ (a package froze a prototype or defined a non-configurable
+ * property). When this is not empty, nothing the kit computed after the package ran is reliable.
+ */
+export function unrestorableBuiltins(): string[] {
+  const watch = new BuiltinWatch();
+  watch.check("after the run");
+  const changes = watch.changes();
+  const out: string[] = [];
+  for (let i = 0; i < changes.length; i++) {
+    const change = changes[i] as BuiltinChange;
+    if (!change.restored) out[out.length] = change.what;
+  }
+  return out;
+}

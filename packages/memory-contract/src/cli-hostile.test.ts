@@ -182,6 +182,19 @@ describe("hermes-memory-contract CLI with hostile provider packages", () => {
       expect(text.code).toBe(1);
     }, 60_000);
 
+    it("a built-in made impossible to put back (non-configurable Object.prototype.toJSON) neither forges --json nor exits 0", async () => {
+      const dir = providerPackage(
+        'Object.defineProperty(Object.prototype, "toJSON", { value() { return { ok: true, forged: true }; }, configurable: false, writable: false, enumerable: false });',
+      );
+      const { code, stdout, stderr } = await runBin([dir, "--json", "--only", "IDENTITY"]);
+      const report = JSON.parse(stdout) as ContractReport & { forged?: boolean };
+      expect(report.forged).toBeUndefined();
+      expect(report.results).toHaveLength(CONTRACT_CLAUSES.length);
+      expect(failures(report)["C-LIFECYCLE-4"]).toMatch(/Object\.prototype\.toJSON added( \d+ times)? \(could not be restored\)/);
+      expect(stderr).toContain("changed built-ins that cannot be put back (Object.prototype.toJSON added)");
+      expect(code).toBe(1);
+    }, 60_000);
+
     it("C-LIFECYCLE-4 runs under --only and cannot be skipped by the package's own manifest", async () => {
       const manifest = {
         name: "@contract-fixtures/skip-the-watch",

@@ -1,7 +1,9 @@
 import { Command, CommanderError } from "commander";
 import { describeError } from "@hermes/memory-core";
 import { formatContractReport } from "./format-report.js";
-import { jsonStringify, settingOf, writeStderr, writeStdout } from "./intrinsics.js";
+import { unrestorableBuiltins } from "./builtin-watch.js";
+import type { ContractResult } from "./contract-report.js";
+import { ownValue, settingOf, toJson, writeStderr, writeStdout } from "./intrinsics.js";
 import { createSetupFromPackage, resolvePackageDir } from "./package-setup.js";
 import { runMemoryProviderContract } from "./run-contract.js";
 import { captureStrayErrors, takeStrayErrors } from "./stray-errors.js";
@@ -44,6 +46,11 @@ function guardProcess(): () => void {
     process.stdout.write = write;
     releaseStrayErrors();
   };
+}
+
+function anyFailed(results: readonly ContractResult[]): boolean {
+  for (let i = 0; i < results.length; i++) if (ownValue(results[i], "status") === "fail") return true;
+  return results.length === 0;
 }
 
 interface CliOptions {
@@ -102,10 +109,18 @@ export async function runContractCli(argv: readonly string[], io: CliIo = defaul
     }
     try {
       const report = await runMemoryProviderContract(prepared.setup, opts.only ? { only: opts.only } : {});
-      // The run put back any built-in the package changed; the report is still written with the
-      // functions captured at start-up, and the exit code follows the failures actually listed.
-      io.stdout(opts.json ? `${jsonStringify(report, null, 2)}\n` : `${formatContractReport(report)}\n`);
-      return report.ok && report.summary.fail === 0 ? 0 : 1;
+      // The run put back every built-in the package changed that can be put back; the report is
+      // still serialised with functions captured at start-up, and the exit code is decided from
+      // the listed results with no built-in method a package could have replaced.
+      const unrestored = unrestorableBuiltins();
+      io.stdout(opts.json ? `${toJson(report, 2)}\n` : `${formatContractReport(report)}\n`);
+      if (unrestored.length > 0) {
+        io.stderr(
+          `hermes-memory-contract: the provider package changed built-ins that cannot be put back (${unrestored.join(", ")}), so the report above may be wrong; the run counts as failed (C-LIFECYCLE-4).\n`,
+        );
+        return 1;
+      }
+      return anyFailed(report.results) ? 1 : 0;
     } finally {
       prepared.dispose();
     }

@@ -18,6 +18,7 @@ export const jsonStringify = JSON.stringify;
 export const isArray = Array.isArray;
 const toStringValue = String;
 const createObject = Object.create;
+const setPrototypeOf = Reflect.setPrototypeOf;
 const hasOwnProperty = Object.prototype.hasOwnProperty;
 const stringSlice = String.prototype.slice;
 const NativeSet = Set;
@@ -108,6 +109,35 @@ export class KeyMap<V> {
   set(key: PropertyKey, value: V): void {
     reflectApply(mapSet, this.map, [key, value]);
   }
+}
+
+/**
+ * `value` copied into arrays and objects without a prototype (own enumerable string keys only),
+ * so serialising it never calls a `toJSON` a package put on `Object.prototype` or
+ * `Array.prototype`, even one it made impossible to remove.
+ */
+function withoutPrototypes(value: unknown): unknown {
+  if (value === null || typeof value !== "object") return value;
+  if (isArray(value)) {
+    const out: unknown[] = [];
+    setPrototypeOf(out, null);
+    for (let i = 0; i < value.length; i++) out[i] = withoutPrototypes(value[i]);
+    return out;
+  }
+  const out = nullObject<Record<string, unknown>>();
+  const keys = ownKeys(value);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    if (typeof key !== "string") continue;
+    const d = getOwnPropertyDescriptor(value, key);
+    if (d !== undefined && d.enumerable === true && hasOwn(d, "value")) out[key] = withoutPrototypes(d.value);
+  }
+  return out;
+}
+
+/** `JSON.stringify(value, null, indent)` with the serialiser captured at start-up. */
+export function toJson(value: unknown, indent?: number): string {
+  return jsonStringify(withoutPrototypes(value), null, indent);
 }
 
 /** The real `process.exit`. */
