@@ -3,7 +3,11 @@
 // report depend on, and take the snapshot the built-in check compares with.
 import { exitProcess, timers, writeStderr } from "./intrinsics.js";
 import "./builtin-watch.js";
+import { watchChildProcessesFromNow } from "./child-processes.js";
 import { runContractCli } from "./cli.js";
+
+// Processes the package starts while it is imported count as the run's too.
+watchChildProcessesFromNow();
 
 function exitSoon(code: number): void {
   process.exitCode = code;

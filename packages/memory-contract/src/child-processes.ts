@@ -13,6 +13,9 @@ export const RUN_MARKER_ENV = "HERMES_CONTRACT_RUN";
 /** How long a process gets between SIGTERM and SIGKILL. */
 export const KILL_GRACE_MS = 2_000;
 
+/** Set by `watchChildProcessesFromNow()`: the processes already running then, and the marker. */
+let early: { before: Set<string>; marker: string } | undefined;
+
 /** One running process, read from `/proc/<pid>/stat`. */
 export interface ProcessEntry {
   pid: number;
@@ -94,7 +97,7 @@ export class ChildProcessWatch {
   private savedEnv: { value: string | undefined } | undefined;
 
   constructor() {
-    this.marker = `${RUN_MARKER_ENV}=${randomBytes(8).toString("hex")}`;
+    this.marker = early?.marker ?? `${RUN_MARKER_ENV}=${randomBytes(8).toString("hex")}`;
     if (process.platform !== "linux") {
       this.unsupportedReason = `child processes are found through /proc, which ${process.platform} does not have`;
     } else if (readStat(process.pid) === undefined) {
@@ -107,6 +110,11 @@ export class ChildProcessWatch {
   /** Remember the processes already running and set the marker variable. */
   start(): void {
     if (this.unsupportedReason !== undefined || this.savedEnv) return;
+    if (early) {
+      // The marker is already set; processes started since (at import) count as the run's.
+      for (const id of early.before) this.before.add(id);
+      return;
+    }
     for (const entry of this.descendants(allProcesses())) this.before.add(identity(entry));
     this.savedEnv = { value: hasOwn(process.env, RUN_MARKER_ENV) ? process.env[RUN_MARKER_ENV] : undefined };
     process.env[RUN_MARKER_ENV] = this.marker.slice(RUN_MARKER_ENV.length + 1);
@@ -118,6 +126,11 @@ export class ChildProcessWatch {
     if (this.savedEnv.value === undefined) delete process.env[RUN_MARKER_ENV];
     else process.env[RUN_MARKER_ENV] = this.savedEnv.value;
     this.savedEnv = undefined;
+  }
+
+  /** The running descendants of this process (none in a worker thread). */
+  listDescendants(): ProcessEntry[] {
+    return this.unsupportedReason === undefined ? this.descendants(allProcesses()) : [];
   }
 
   private descendants(processes: readonly ProcessEntry[]): ProcessEntry[] {
@@ -197,4 +210,19 @@ export class ChildProcessWatch {
       return `pid ${toText(entry.pid)} (${command}): ${how}`;
     });
   }
+}
+
+/**
+ * For the CLI, before it imports the package: list the processes already running and set the
+ * marker variable now, so that processes the package starts while it is imported count as the
+ * run's too (a test runner calling the kit in-process takes the list when each run starts
+ * instead, after its own set-up). The marker stays set for the rest of the process.
+ */
+export function watchChildProcessesFromNow(): void {
+  if (early || process.platform !== "linux" || readStat(process.pid) === undefined) return;
+  const marker = `${RUN_MARKER_ENV}=${randomBytes(8).toString("hex")}`;
+  const before = new Set<string>();
+  for (const entry of new ChildProcessWatch().listDescendants()) before.add(identity(entry));
+  early = { before, marker };
+  process.env[RUN_MARKER_ENV] = marker.slice(RUN_MARKER_ENV.length + 1);
 }

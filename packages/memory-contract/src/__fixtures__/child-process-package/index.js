@@ -1,6 +1,7 @@
-// Fixture package entry: the minimal provider starting helper processes in initialize() that
-// shutdown() never stops: a detached `sleep` (its own session, unref'd) and a node server that
-// ignores SIGTERM. Each writes its pid to $CONTRACT_FIXTURE_PID_DIR when that is set.
+// Fixture package entry: the minimal provider starting helper processes that shutdown() never
+// stops: a `sleep` when the package is imported, and in initialize() a detached `sleep` (its own
+// session, unref'd) and a node server that ignores SIGTERM. Each writes its pid to
+// $CONTRACT_FIXTURE_PID_DIR when that is set.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
@@ -15,6 +16,10 @@ function record(child, label) {
   const dir = process.env.CONTRACT_FIXTURE_PID_DIR;
   if (dir && child.pid) fs.writeFileSync(path.join(dir, `${label}-${child.pid}`), String(child.pid));
 }
+
+const atImport = spawn("sleep", ["601"], { stdio: "ignore" });
+atImport.unref();
+record(atImport, "import");
 
 let started = false;
 
