@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { HermesMemoryError, MANIFEST_FIELD, parseHermesMemoryProviderField, type PackageProviderManifest } from "@hermes/memory-core";
 import type { ContractCapabilities } from "./contract-setup.js";
+import { ownValue } from "./intrinsics.js";
 
 /** Kit-specific settings a package may put under `hermesMemoryProvider.contract` (core ignores the key). */
 export interface ManifestContractSettings {
@@ -79,8 +80,10 @@ export function readProviderPackage(dir: string): ProviderPackage {
 
 /** The kit settings (`contract`) declared beside the provider named `name`, if any. */
 export function contractSettings(pkg: ProviderPackage, name: string): ManifestContractSettings | undefined {
-  const raw = rawEntries(pkg).find((e) => isPlainObject(e) && e.name === name);
-  return isPlainObject(raw) && isPlainObject(raw.contract) ? (raw.contract as ManifestContractSettings) : undefined;
+  // Own properties only: the package's code may have run (and changed Object.prototype) by now.
+  const raw = rawEntries(pkg).find((e) => isPlainObject(e) && ownValue(e, "name") === name);
+  const contract = ownValue(raw, "contract");
+  return isPlainObject(contract) ? (contract as ManifestContractSettings) : undefined;
 }
 
 /** Pick the provider to test: the one named `name`, or the only one declared. */
