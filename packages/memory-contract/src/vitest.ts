@@ -3,6 +3,7 @@ import { CONTRACT_CLAUSES } from "./clauses.js";
 import { staticSkipReason } from "./clause-runner.js";
 import type { ContractRunOptions, MemoryProviderContractSetup } from "./contract-setup.js";
 import type { ContractReport } from "./contract-report.js";
+import { rebaselineBuiltins } from "./builtin-watch.js";
 import { runMemoryProviderContract } from "./run-contract.js";
 
 export type { MemoryProviderContractSetup, ContractCapabilities, ContractTimeouts, ProviderFactoryContext } from "./contract-setup.js";
@@ -28,6 +29,8 @@ export function describeMemoryProviderContract(setup: MemoryProviderContractSetu
 
     beforeAll(async () => {
       try {
+        // Built-ins are judged from here on: what the test file set up before is its own business.
+        rebaselineBuiltins();
         report = await runMemoryProviderContract(setup, options);
       } catch (error) {
         runError = error;
