@@ -35,5 +35,6 @@ describe("describeMemoryProviderContract in a real vitest run", () => {
     expect(skipped).toContain("C-LIFECYCLE-3 after shutdown no handles keep the process alive (skipped: skipped by setup.skip: not needed for this adapter check)");
     expect(skipped.filter((t) => t.startsWith("C-MANIFEST-"))).toHaveLength(4);
     expect(tests.filter((t) => t.status === "passed").length).toBeGreaterThan(25);
-  });
+    // A nested vitest run: seconds on a loaded machine, bounded by execFile's own timeout.
+  }, 100_000);
 });
