@@ -65,6 +65,16 @@ export function clipContext(text: string): string {
   return text.slice(0, end);
 }
 
+/**
+ * SQL for a context column derived from the turn it names: the first `CONTEXT_CHARS` characters of
+ * the text of the row of `table` whose `id` is the value of `idSql` (e.g. `i.prev_id`), or '' when
+ * there is none (NULL id, row deleted). A store that keeps only the ids of each turn's previous
+ * turns reads its context columns through this, the same text `clipContext` cuts in code.
+ */
+export function itemsContextSql(idSql: string, table = "items", id = "id", content = "content"): string {
+  return `COALESCE((SELECT substr(ctx.${content}, 1, ${CONTEXT_CHARS}) FROM ${table} ctx WHERE ctx.${id} = ${idSql}), '')`;
+}
+
 const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
 
 /**

@@ -64,6 +64,7 @@ export {
   NO_CONTEXT,
   turnContext,
   clipContext,
+  itemsContextSql,
   turnDateText,
   RecentTurns,
   RECENT_SESSIONS,

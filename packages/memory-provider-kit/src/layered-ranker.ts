@@ -2,6 +2,7 @@ import type BetterSqlite3 from "better-sqlite3";
 import type { MemoryKind } from "@hermes/memory-core";
 import type { SqliteDb as Db } from "./sqlite-store.js";
 import { quoteTerm } from "./fts-query.js";
+import { itemsContextSql } from "./conversation-index.js";
 
 /** A query word with the number of items containing it. */
 export interface CountedTerm {
@@ -43,13 +44,18 @@ export interface LayeredRankerSchema {
   /** SQL over the content table (alias `i`) compared with the `kind`, `session` and `user` options. */
   filters: { kind: string; session: string; user: string };
   /**
-   * Further indexed text columns of the content table (same names in the FTS table), as
-   * `[column, weight name]`: each is scored with that weight of the ranker's weights (0 when absent).
+   * Further indexed text columns (same names in the FTS table), as `[column, weight name,
+   * expression?]`: each is scored with that weight of the ranker's weights (0 when absent). Its
+   * text is the content table's column of that name, or `expression` (SQL over the content table,
+   * alias `i`) when the column's indexed text is derived rather than stored.
    */
-  extra?: ReadonlyArray<readonly [column: string, weight: string]>;
+  extra?: ReadonlyArray<readonly [column: string, weight: string, expression?: string]>;
 }
 
-/** The SQLite provider's schema (`LayeredRanker`'s default). */
+/**
+ * The SQLite provider's schema (`LayeredRanker`'s default). A turn's context columns are derived
+ * from the ids of its two previous turns (`prev_id`, `prev2_id`), not stored.
+ */
 export const ITEMS_RANKER_SCHEMA: LayeredRankerSchema = {
   fts: "items_fts",
   table: "items",
@@ -58,8 +64,8 @@ export const ITEMS_RANKER_SCHEMA: LayeredRankerSchema = {
   speaker: "speaker",
   filters: { kind: "i.kind", session: "i.session_id", user: "i.user_id" },
   extra: [
-    ["prev1", "prev1"],
-    ["prev2", "prev2"],
+    ["prev1", "prev1", itemsContextSql("i.prev_id")],
+    ["prev2", "prev2", itemsContextSql("i.prev2_id")],
     ["session_date", "date"],
   ],
 };
@@ -176,7 +182,7 @@ export class LayeredRanker {
     const extra = schema.extra ?? [];
     this.extraWeights = extra.map(([, weight]) => Number(weights[weight] ?? 0));
     this.ownText = extra.length > 0 ? `{${[content, ...(speaker === null ? [] : [speaker])].join(" ")}}` : null;
-    const extraSql = extra.length > 0 ? `, json_array(${extra.map(([c]) => `i.${c}`).join(", ")}) AS x` : "";
+    const extraSql = extra.length > 0 ? `, json_array(${extra.map(([c, , expression]) => expression ?? `i.${c}`).join(", ")}) AS x` : "";
     this.stmts = {
       averages: db.prepare(`SELECT block FROM ${fts}_data WHERE id = 1`).pluck(),
       // Each pooled row comes with its FTS5 length record, read in the doclist's rowid order (one

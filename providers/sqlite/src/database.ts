@@ -14,13 +14,13 @@ import {
 } from "@hermes/memory-provider-kit";
 import { describeError, HermesMemoryError } from "@hermes/memory-core";
 import { repairUnreadableValues } from "./unreadable-values.js";
-import { CONTEXT_CHARS, TURN_COLUMN_WEIGHTS, turnDateText, type TurnColumnWeights } from "@hermes/memory-provider-kit";
+import { CONTEXT_CHARS, TURN_COLUMN_WEIGHTS, itemsContextSql, turnDateText, type TurnColumnWeights } from "@hermes/memory-provider-kit";
 
 /** A better-sqlite3 connection. */
 export type Db = SqliteDb;
 
 /** Schema version this code writes (`PRAGMA user_version`). */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 /** FTS column weights for `bm25(items_fts, content, speaker, prev1, prev2, session_date)`. */
 export const BM25_WEIGHTS: Readonly<TurnColumnWeights> = TURN_COLUMN_WEIGHTS;
@@ -327,6 +327,103 @@ function dropOldIndex(db: Db): void {
   for (const table of FTS_SHADOW_TABLES) db.exec(`DROP TABLE IF EXISTS ${table}`);
 }
 
+// v6: items no longer store their context text. A turn's FTS document still holds the first
+// CONTEXT_CHARS characters of its two previous turns, derived from their ids (`prev_id`,
+// `prev2_id`: `itemsContextSql`), and the FTS table is contentless: it keeps only the index, so
+// removing a row from it needs the exact values that were indexed. A contentless table with
+// `contentless_delete=1` is not used: FTS5 never lowers its document count and average lengths on
+// such deletes, so BM25 would drift from the items actually stored.
+const INDEXED_COLUMNS = "content, speaker, prev1, prev2, session_date";
+
+/** The values indexed for the items row `row` (an alias, or `old` / `new` in a trigger), in FTS column order. */
+function indexedValues(row: string): string {
+  return `${row}.content, ${row}.speaker, ${itemsContextSql(`${row}.prev_id`)}, ${itemsContextSql(`${row}.prev2_id`)}, ${row}.session_date`;
+}
+
+/** The next two turns of the session of the trigger's `old` row (those whose context is derived from it). */
+const NEXT_TWO_TURNS = `SELECT n.id FROM items n WHERE n.session_id = old.session_id AND n.kind = 'turn' AND n.id > old.id ORDER BY n.id LIMIT 2`;
+/** Remove the FTS rows of the next two turns of `old`'s session, with the values they were indexed with. */
+const DELETE_NEXT_TURNS = `INSERT INTO items_fts(items_fts, rowid, ${INDEXED_COLUMNS})
+    SELECT 'delete', n.id, ${indexedValues("n")} FROM items n WHERE n.id IN (${NEXT_TWO_TURNS});`;
+/** Index the next two turns of `old`'s session again, with their context as it is now. */
+const INSERT_NEXT_TURNS = `INSERT INTO items_fts(rowid, ${INDEXED_COLUMNS})
+    SELECT n.id, ${indexedValues("n")} FROM items n WHERE n.id IN (${NEXT_TWO_TURNS});`;
+/** Point the next two turns of `old`'s session at the turns now before them (NULL: none). */
+const REPOINT_NEXT_TURNS = (() => {
+  const before = (offset: number) =>
+    `(SELECT p.id FROM items p WHERE p.session_id = items.session_id AND p.kind = 'turn' AND p.id < items.id ORDER BY p.id DESC LIMIT 1${offset > 0 ? ` OFFSET ${offset}` : ""})`;
+  return `UPDATE items SET prev_id = ${before(0)}, prev2_id = ${before(1)} WHERE id IN (${NEXT_TWO_TURNS});`;
+})();
+
+const SCHEMA_V6_FTS = `
+CREATE VIRTUAL TABLE items_fts USING fts5(
+  ${INDEXED_COLUMNS},
+  content = '',
+  tokenize = 'porter unicode61 remove_diacritics 2'
+);
+INSERT INTO items_fts(items_fts, rank) VALUES ('rank', '${bm25Call(BM25_WEIGHTS).replace("items_fts, ", "")}');
+`;
+
+// The index follows every delete and every change of indexed text through triggers (rows are
+// indexed on insert by the store itself). Before the change, while the old text is still readable,
+// the row's own FTS entry and those of the next two turns of its session (whose context is its
+// text) are removed with the values they were indexed with; after it, the next turns are pointed
+// at the turns now before them and everything is indexed again. The ids of a turn's previous
+// turns are written only by the store and these triggers, so no trigger watches them.
+const SCHEMA_V6_TRIGGERS = `
+CREATE TRIGGER items_bd BEFORE DELETE ON items BEGIN
+  INSERT INTO items_fts(items_fts, rowid, ${INDEXED_COLUMNS}) VALUES ('delete', old.id, ${indexedValues("old")});
+END;
+CREATE TRIGGER items_bd_context BEFORE DELETE ON items WHEN old.kind = 'turn' AND old.session_id <> '' BEGIN
+  ${DELETE_NEXT_TURNS}
+END;
+CREATE TRIGGER items_ad_context AFTER DELETE ON items WHEN old.kind = 'turn' AND old.session_id <> '' BEGIN
+  ${REPOINT_NEXT_TURNS}
+  ${INSERT_NEXT_TURNS}
+END;
+CREATE TRIGGER items_bu BEFORE UPDATE OF content, speaker, session_date ON items BEGIN
+  INSERT INTO items_fts(items_fts, rowid, ${INDEXED_COLUMNS}) VALUES ('delete', old.id, ${indexedValues("old")});
+END;
+CREATE TRIGGER items_au AFTER UPDATE OF content, speaker, session_date ON items BEGIN
+  INSERT INTO items_fts(rowid, ${INDEXED_COLUMNS}) VALUES (new.id, ${indexedValues("new")});
+END;
+CREATE TRIGGER items_bu_context BEFORE UPDATE OF content ON items WHEN old.kind = 'turn' AND old.session_id <> '' AND new.content IS NOT old.content BEGIN
+  ${DELETE_NEXT_TURNS}
+END;
+CREATE TRIGGER items_au_context AFTER UPDATE OF content ON items WHEN old.kind = 'turn' AND old.session_id <> '' AND new.content IS NOT old.content BEGIN
+  ${INSERT_NEXT_TURNS}
+END;
+`;
+
+/**
+ * Empty the FTS index and index every item again (its text, speaker, date and derived context),
+ * in steps of about `MIGRATION_STEP` items by id range; `step` hears each range's items. The
+ * contentless index has no 'rebuild': the v6 migration and `vacuum` both refill it through this.
+ * Call inside a transaction, so a failure leaves the old index.
+ */
+export function refillIndex(db: Db, step: (rows: number) => void = () => {}, idRanges: ReadonlyArray<IdRange> = itemIdRanges(db)): void {
+  db.exec(`INSERT INTO items_fts(items_fts) VALUES ('delete-all')`);
+  const fill = db.prepare(`INSERT INTO items_fts(rowid, ${INDEXED_COLUMNS}) SELECT i.id, ${indexedValues("i")} FROM items i WHERE i.id > ? AND i.id <= ?`);
+  for (const [from, to, rows] of idRanges) {
+    fill.run(from, to);
+    step(rows);
+  }
+}
+
+/**
+ * Schema v6 on a v5 store: the old index and its triggers go, the contentless index is created and
+ * filled from items (context derived from the previous-turn ids), then the stored context columns
+ * are dropped and the v6 triggers created. Items keep every other column.
+ */
+function migrateToV6(db: Db, idRanges: ReadonlyArray<IdRange>, step: (rows: number) => void): void {
+  for (const trigger of ["items_ad", "items_au", "items_ad_context", "items_au_context"]) db.exec(`DROP TRIGGER IF EXISTS ${trigger}`);
+  dropOldIndex(db);
+  db.exec(SCHEMA_V6_FTS);
+  refillIndex(db, step, idRanges);
+  db.exec(`ALTER TABLE items DROP COLUMN prev1; ALTER TABLE items DROP COLUMN prev2;`);
+  db.exec(SCHEMA_V6_TRIGGERS);
+}
+
 function storeSpec(progress?: MigrationProgress): SqliteStoreSpec {
   return {
     driver: loadDriver(),
@@ -339,27 +436,29 @@ function storeSpec(progress?: MigrationProgress): SqliteStoreSpec {
       // v2: early v1 databases indexed inserts through a trigger; the store now does it directly.
       if (current < 2) db.exec("DROP TRIGGER IF EXISTS items_ai");
       // Progress covers every step, measured up front: v3 dates and indexes every row and fills
-      // every turn of a session; v5 fills those turns again.
-      const idRanges = current < 3 ? itemIdRanges(db) : [];
+      // every turn of a session; v5 fills those turns again; v6 indexes every row again.
+      const idRanges = current < 6 ? itemIdRanges(db) : [];
       const rows = idRanges.reduce((sum, [, , n]) => sum + n, 0);
       const sessions = db
         .prepare(`SELECT session_id, COUNT(*) FROM items WHERE kind = 'turn' AND session_id <> '' GROUP BY session_id ORDER BY session_id`)
         .raw(true)
         .all() as Array<[string, number]>;
       const inSessions = sessions.reduce((sum, [, n]) => sum + n, 0);
-      const total = (current < 3 ? 2 * rows + inSessions : 0) + (current < 5 ? inSessions : 0);
+      const total = (current < 3 ? 2 * rows + inSessions : 0) + (current < 5 ? inSessions : 0) + (current < 6 ? rows : 0);
       let done = 0;
       const step = (units: number) => {
         done += units;
         progress?.(Math.min(done, total), total);
       };
-      if (current < 5) progress?.(0, total);
+      if (current < 6) progress?.(0, total);
       // v3: each turn's FTS document also holds the two previous turns of its session and its date.
       if (current < 3) migrateToV3(db, idRanges, sessions, step);
       // v4: expires_at, and the indexes for expiry and for erasure by user.
       if (current < 4) db.exec(SCHEMA_V4);
       // v5: the ids of each turn's two previous turns and whether it asks a question, stored with it.
       if (current < 5) migrateToV5(db, sessions, step);
+      // v6: context derived from those ids instead of stored twice; a contentless FTS index.
+      if (current < 6) migrateToV6(db, idRanges, step);
       // Every migration also makes values the JSON functions cannot read (BLOBs, non-JSON metadata
       // or tags, written by older versions or other programs) readable, keeping their originals.
       // Last, so the final triggers index and re-contextualise each rewritten turn.

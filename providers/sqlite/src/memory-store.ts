@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import type BetterSqlite3 from "better-sqlite3";
 import { HermesMemoryError, type MemoryHit, type MemoryKind, type MemoryStats } from "@hermes/memory-core";
-import { BM25_WEIGHTS, bm25Call, storageError, type Db } from "./database.js";
+import { BM25_WEIGHTS, bm25Call, refillIndex, storageError, type Db } from "./database.js";
 import { readableValues, repairUnreadableValues, unreadableItemIds, UNREADABLE_KEY } from "./unreadable-values.js";
 import { NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, SPEAKER_BOOST, asksQuestion, nextTurnShare, queryTokens, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
 import { DocumentFrequencies, LayeredRanker, planRanking, type CountedTerm } from "@hermes/memory-provider-kit";
@@ -282,8 +282,8 @@ export class MemoryStore {
       insert: readonly
         ? undefined
         : db.prepare(
-            `INSERT INTO items (kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at, prev1, prev2, session_date, expires_at, prev_id, prev2_id, asks)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            `INSERT INTO items (kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at, session_date, expires_at, prev_id, prev2_id, asks)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT(digest) WHERE digest IS NOT NULL DO NOTHING`,
           ),
       index: readonly ? undefined : db.prepare(`INSERT INTO items_fts (rowid, content, speaker, prev1, prev2, session_date) VALUES (?, ?, ?, ?, ?, ?)`),
@@ -423,8 +423,6 @@ export class MemoryStore {
       item.metadata && Object.keys(item.metadata).length > 0 ? JSON.stringify(item.metadata) : "{}",
       digest,
       createdAt,
-      context.prev1,
-      context.prev2,
       date,
       item.expiresAt ?? null,
       previous?.[0]?.[0] ?? null,
@@ -1019,8 +1017,17 @@ export class MemoryStore {
     }
     try {
       items = (this.db.prepare(`SELECT COUNT(*) AS n FROM items`).get() as { n: number }).n;
+      // The contentless index holds exactly one entry (a length record) per item: fewer means
+      // items that no search finds, more means entries left behind by a delete.
+      const entries = (this.db.prepare(`SELECT COUNT(*) AS n FROM items_fts_docsize`).get() as { n: number }).n;
+      if (entries !== items) {
+        ftsConsistent = false;
+        problems.push(
+          `FTS index holds ${entries} entries for ${items} items (it must hold exactly one per item); run \`hermes-memory sqlite vacuum\` to index every item again`,
+        );
+      }
     } catch (error) {
-      problems.push(`cannot count items: ${(error as Error).message}`);
+      problems.push(`cannot count items and index entries: ${(error as Error).message}`);
     }
     try {
       const ids = unreadableItemIds(this.db, 11);
@@ -1046,7 +1053,8 @@ export class MemoryStore {
 
   /**
    * Make every stored value readable (`repairUnreadableValues`: BLOBs and non-JSON metadata or tags
-   * of older versions or other programs; originals are kept), rebuild the FTS index, optimise it,
+   * of older versions or other programs; originals are kept), index every item again
+   * (`refillIndex`, one transaction), optimise the index,
    * checkpoint the WAL and VACUUM the file. Returns the sizes before and after.
    */
   vacuum(): { beforeBytes: number; afterBytes: number } {
@@ -1057,7 +1065,8 @@ export class MemoryStore {
     } finally {
       this.recentTurns.clear();
     }
-    this.db.exec(`INSERT INTO items_fts(items_fts) VALUES ('rebuild'); INSERT INTO items_fts(items_fts) VALUES ('optimize');`);
+    this.db.transaction(() => refillIndex(this.db)).immediate();
+    this.db.exec(`INSERT INTO items_fts(items_fts) VALUES ('optimize')`);
     this.db.exec("VACUUM");
     this.db.pragma("wal_checkpoint(TRUNCATE)");
     return { beforeBytes, afterBytes: this.stats().sizeBytes ?? 0 };
