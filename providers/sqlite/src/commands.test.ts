@@ -109,13 +109,13 @@ describe("CLI commands", () => {
     const result = await vacuumCommand(ctx, { json: true });
     expect(result.afterBytes).toBeGreaterThan(0);
     const report = await doctorCommand(ctx, { json: true });
-    expect(report).toMatchObject({ ok: true, integrity: "ok", ftsConsistent: true, schemaVersion: 5, journalMode: "wal", items: 3 });
+    expect(report).toMatchObject({ ok: true, integrity: "ok", ftsConsistent: true, schemaVersion: 6, journalMode: "wal", items: 3 });
   });
 
   it("doctor detects an FTS index out of sync", async () => {
     await withProvider(ctx, (p) => {
       // Simulate corruption of the index only: delete an FTS row behind the triggers' back.
-      p.memoryStore!.db.exec("DROP TRIGGER items_ad; DELETE FROM items WHERE kind = 'fact';");
+      p.memoryStore!.db.exec("DROP TRIGGER items_bd; DELETE FROM items WHERE kind = 'fact';");
     });
     const report = await doctorCommand(ctx);
     expect(report.ok).toBe(false);
@@ -164,16 +164,16 @@ describe("CLI commands", () => {
     );
 
     const result = await migrateCommand({ ...ctx, io: { ...ctx.io!, isTTY: false } }, { json: true });
-    expect(result).toMatchObject({ path: file, fromVersion: 2, toVersion: 5, migrated: true, items: 45_000 });
+    expect(result).toMatchObject({ path: file, fromVersion: 2, toVersion: 6, migrated: true, items: 45_000 });
     expect(JSON.parse(out.pop()!)).toMatchObject({ migrated: true, items: 45_000 });
     // Context now links each turn to the ones before it in its session (every 300th row is the same session).
     const hits = await searchCommand(ctx, "lighthouse keeper", { limit: "5", json: true });
     expect(hits.map((h) => Number(h.id))).toEqual(expect.arrayContaining([4322, 4622, 4922]));
-    expect(await doctorCommand(ctx, { json: true })).toMatchObject({ ok: true, ftsConsistent: true, items: 45_000, schemaVersion: 5 });
+    expect(await doctorCommand(ctx, { json: true })).toMatchObject({ ok: true, ftsConsistent: true, items: 45_000, schemaVersion: 6 });
 
     // Already current: nothing to do, said so.
-    expect(await migrateCommand(ctx)).toMatchObject({ fromVersion: 5, toVersion: 5, migrated: false });
-    expect(out.pop()).toMatch(/already at schema v5 \(45000 item\(s\)\)/);
+    expect(await migrateCommand(ctx)).toMatchObject({ fromVersion: 6, toVersion: 6, migrated: false });
+    expect(out.pop()).toMatch(/already at schema v6 \(45000 item\(s\)\)/);
   });
 
   it("migrate reports progress in steps up to the total", async () => {
@@ -186,8 +186,9 @@ describe("CLI commands", () => {
     const seen: Array<[number, number]> = [];
     const db = openDatabase(file, { onMigrationProgress: (done, total) => seen.push([done, total]) });
     db.close();
-    expect(seen[0]).toEqual([0, 100_000]);
-    expect(seen.at(-1)).toEqual([100_000, 100_000]);
+    // v3 dates and indexes every row and fills every turn, v5 fills every turn, v6 indexes every row.
+    expect(seen[0]).toEqual([0, 125_000]);
+    expect(seen.at(-1)).toEqual([125_000, 125_000]);
     expect(seen.length).toBeGreaterThan(4);
     for (let i = 1; i < seen.length; i++) expect(seen[i]![0]).toBeGreaterThan(seen[i - 1]![0]);
     // A second open has nothing to migrate and reports nothing.

@@ -9,6 +9,7 @@ import { MemoryStore } from "./memory-store.js";
 import { seededRandom } from "./test-support/prng.js";
 import { writeV2File } from "./test-support/v2-schema.js";
 import { downgradeToV4 } from "./test-support/v4-schema.js";
+import { CONTEXT_COLUMNS } from "./test-support/context-columns.js";
 
 let dir: string;
 beforeEach(() => {
@@ -48,10 +49,10 @@ describe("schema v2 → v5 migration (context columns, expiry, then previous-tur
 
     const db = openDatabase(file);
     try {
-      expect(db.pragma("user_version", { simple: true })).toBe(5);
+      expect(db.pragma("user_version", { simple: true })).toBe(6);
       const newRows = db.prepare(`SELECT id, kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at FROM items ORDER BY id`).all();
       expect(newRows).toEqual(oldRows);
-      const context = db.prepare(`SELECT id, prev1, prev2, session_date FROM items ORDER BY id`).raw(true).all();
+      const context = db.prepare(`SELECT id, ${CONTEXT_COLUMNS}, session_date FROM items ORDER BY id`).raw(true).all();
       expect(context).toEqual([
         [1, "", "", "1:56 pm on 8 May, 2023"],
         [2, "", "", "8 May 2023"],
@@ -69,7 +70,7 @@ describe("schema v2 → v5 migration (context columns, expiry, then previous-tur
       expect(hits).toContain("3");
       // New turns continue the session's context after the migration.
       const [id] = store.insertMany([{ kind: "turn", sessionId: "a", speaker: "Mel", content: "Mel said, \"It was fun\"" }]);
-      expect(db.prepare(`SELECT prev1, prev2 FROM items WHERE id = ?`).raw(true).get(Number(id))).toEqual([
+      expect(db.prepare(`SELECT ${CONTEXT_COLUMNS} FROM items WHERE id = ?`).raw(true).get(Number(id))).toEqual([
         'Caroline said, "Sounds great"',
         'Mel said, "Yes, last Saturday!"',
       ]);
@@ -92,9 +93,9 @@ describe("schema v2 → v5 migration (context columns, expiry, then previous-tur
       expect(store.search("secretword", { limit: 10 }).length).toBeGreaterThan(1);
       expect(store.forget(ids[0]!)).toBe(true);
       expect(store.search("secretword", { limit: 10 })).toEqual([]);
-      expect(db.prepare(`SELECT prev1, prev2 FROM items WHERE id = ?`).raw(true).get(Number(ids[2]))).toEqual(["second", ""]);
+      expect(db.prepare(`SELECT ${CONTEXT_COLUMNS} FROM items WHERE id = ?`).raw(true).get(Number(ids[2]))).toEqual(["second", ""]);
       expect(store.forget(ids[2]!)).toBe(true);
-      expect(db.prepare(`SELECT prev1, prev2 FROM items WHERE id = ?`).raw(true).get(Number(ids[3]))).toEqual(["second", ""]);
+      expect(db.prepare(`SELECT ${CONTEXT_COLUMNS} FROM items WHERE id = ?`).raw(true).get(Number(ids[3]))).toEqual(["second", ""]);
       expect(store.doctor()).toMatchObject({ ok: true, ftsConsistent: true, items: 2 });
     } finally {
       db.close();
@@ -111,7 +112,7 @@ describe("schema v2 → v5 migration (context columns, expiry, then previous-tur
       a.insertMany([{ kind: "turn", sessionId: "s", content: "one" }]);
       b.insertMany([{ kind: "turn", sessionId: "s", content: "two" }]);
       const [id] = a.insertMany([{ kind: "turn", sessionId: "s", content: "three" }]);
-      expect(db1.prepare(`SELECT prev1, prev2 FROM items WHERE id = ?`).raw(true).get(Number(id))).toEqual(["two", "one"]);
+      expect(db1.prepare(`SELECT ${CONTEXT_COLUMNS} FROM items WHERE id = ?`).raw(true).get(Number(id))).toEqual(["two", "one"]);
     } finally {
       db1.close();
       db2.close();
@@ -150,7 +151,7 @@ describe("schema v2 → v5 migration (context columns, expiry, then previous-tur
         }
         store.insertMany([{ kind: "turn", sessionId: it.session ?? undefined, content: it.content, metadata, createdAt: it.createdAt }]);
       }
-      const columns = `SELECT id, prev1, prev2, session_date FROM items ORDER BY id`;
+      const columns = `SELECT id, ${CONTEXT_COLUMNS}, session_date FROM items ORDER BY id`;
       expect(migrated.prepare(columns).raw(true).all()).toEqual(fresh.prepare(columns).raw(true).all());
       expect(new MemoryStore(migrated, migratedFile).doctor()).toMatchObject({ ok: true, ftsConsistent: true, items: items.length });
     } finally {
@@ -174,8 +175,8 @@ describe("schema v2 → v5 migration (context columns, expiry, then previous-tur
       db.prepare(`UPDATE items SET content = ? WHERE id = ?`).run("we met at the station", Number(ids[0]));
       expect(store.search("harbour", { limit: 10 })).toEqual([]);
       expect(store.search("station", { limit: 10 }).map((h) => h.id)).toEqual(expect.arrayContaining([ids[0], ids[1], ids[2]]));
-      expect(db.prepare(`SELECT prev1, prev2 FROM items WHERE id = ?`).raw(true).get(Number(ids[2]))).toEqual(["second", "we met at the station"]);
-      expect(db.prepare(`SELECT prev1, prev2 FROM items WHERE id = ?`).raw(true).get(Number(ids[3]))).toEqual(["third", "second"]);
+      expect(db.prepare(`SELECT ${CONTEXT_COLUMNS} FROM items WHERE id = ?`).raw(true).get(Number(ids[2]))).toEqual(["second", "we met at the station"]);
+      expect(db.prepare(`SELECT ${CONTEXT_COLUMNS} FROM items WHERE id = ?`).raw(true).get(Number(ids[3]))).toEqual(["third", "second"]);
       expect(store.doctor()).toMatchObject({ ok: true, ftsConsistent: true, items: 4 });
     } finally {
       db.close();
@@ -209,7 +210,7 @@ describe("schema v2 → v5 migration (context columns, expiry, then previous-tur
     try {
       const db = new Database(file, { readonly: true });
       try {
-        expect(db.pragma("user_version", { simple: true })).toBe(5);
+        expect(db.pragma("user_version", { simple: true })).toBe(6);
         expect(db.prepare(columns).all()).toEqual(before);
         // v4: no item of the release expires; the expiry and user indexes exist.
         expect(db.prepare(`SELECT COUNT(*) FROM items WHERE expires_at IS NULL`).pluck().get()).toBe(11);
@@ -217,7 +218,7 @@ describe("schema v2 → v5 migration (context columns, expiry, then previous-tur
           "items_expires",
           "items_user",
         ]);
-        const context = (id: number) => db.prepare(`SELECT prev1, prev2, session_date FROM items WHERE id = ?`).raw(true).get(id) as string[] | undefined;
+        const context = (id: number) => db.prepare(`SELECT ${CONTEXT_COLUMNS}, session_date FROM items WHERE id = ?`).raw(true).get(id) as string[] | undefined;
         expect(context(2)).toEqual(['Caroline said, "Where did you go hiking last weekend?"', "", "1:56 pm on 8 May, 2023"]);
         expect(context(6)![0]).toBe('Caroline said, "Great, you always wanted to try that!"');
         expect(context(7)).toEqual(["", "", ""]);
@@ -229,7 +230,7 @@ describe("schema v2 → v5 migration (context columns, expiry, then previous-tur
       expect(ids("hiking")).toEqual(expect.arrayContaining(["1", "2"]));
       expect(ids("green tea")).toContain("7");
       expect(ids("billing Postgres")).toEqual(expect.arrayContaining(["10", "11"]));
-      expect(provider.memoryStore!.doctor()).toMatchObject({ ok: true, ftsConsistent: true, items: 11, schemaVersion: 5 });
+      expect(provider.memoryStore!.doctor()).toMatchObject({ ok: true, ftsConsistent: true, items: 11, schemaVersion: 6 });
       // New turns of an upgraded session take their context from the turns written by the release.
       provider.syncTurn("Her name is Biscuit.", "Biscuit, got it.", { sessionId: "s3" });
       await provider.flush();
@@ -260,23 +261,23 @@ describe("schema v3 → v5 migration", () => {
     const file = path.join(dir, "v3.db");
     writeV3Store(file);
     const raw = new Database(file, { readonly: true });
-    const all = `SELECT id, kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at, prev1, prev2, session_date FROM items ORDER BY id`;
-    const before = raw.prepare(all).all();
+    const all = (context: string) => `SELECT id, kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at, ${context}, session_date FROM items ORDER BY id`;
+    const before = raw.prepare(all("prev1, prev2")).all();
     expect(raw.pragma("user_version", { simple: true })).toBe(3);
     expect(raw.prepare(`SELECT COUNT(*) FROM pragma_table_info('items') WHERE name = 'expires_at'`).pluck().get()).toBe(0);
     raw.close();
 
     const db = openDatabase(file);
     try {
-      expect(db.pragma("user_version", { simple: true })).toBe(5);
-      expect(db.prepare(all).all()).toEqual(before);
+      expect(db.pragma("user_version", { simple: true })).toBe(6);
+      expect(db.prepare(all(CONTEXT_COLUMNS)).all()).toEqual(before);
       expect(db.prepare(`SELECT COUNT(*) FROM items WHERE expires_at IS NULL`).pluck().get()).toBe(3);
       // Expired-item lookups and erasure by user use the new partial indexes.
       const plan = (sql: string) => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as Array<{ detail: string }>).map((r) => r.detail).join("; ");
       expect(plan(`SELECT 1 FROM items WHERE expires_at <= 5 LIMIT 1`)).toMatch(/items_expires/);
       expect(plan(`SELECT id FROM items i WHERE i.user_id = 'a'`)).toMatch(/items_user/);
       const store = new MemoryStore(db, file);
-      expect(store.doctor()).toMatchObject({ ok: true, ftsConsistent: true, items: 3, schemaVersion: 5 });
+      expect(store.doctor()).toMatchObject({ ok: true, ftsConsistent: true, items: 3, schemaVersion: 6 });
       expect(store.search("harbour lunch", { limit: 5 }).map((h) => h.id)).toEqual(expect.arrayContaining(["1", "2"]));
       const [id] = store.insertMany([{ kind: "fact", content: "expiring fact", expiresAt: Date.now() + 60_000 }]);
       expect(store.get(id!)?.expiresAt).toBeDefined();
@@ -307,11 +308,15 @@ describe("schema v4 → v5 migration (previous-turn ids stored with each turn)",
     const fixture = fileURLToPath(new URL("./test-support/fixtures/schema-v4.db", import.meta.url));
     const file = path.join(dir, "memory.db");
     fs.copyFileSync(fixture, file);
-    const columns = `SELECT id, kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at, prev1, prev2, session_date, expires_at FROM items ORDER BY id`;
+    const columns = (context: string) =>
+      `SELECT id, kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at, ${context}, session_date, expires_at FROM items ORDER BY id`;
+    // The index holds what it held: the same matches with the same BM25 scores.
+    const ranked = `SELECT rowid, bm25(items_fts, 1, 0.25, 0.3, 0.15, 0.25) FROM items_fts WHERE items_fts MATCH 'lighthouse OR dog OR pottery OR tea OR saturday OR may OR caroline' ORDER BY rowid`;
     const raw = new Database(file, { readonly: true });
     expect(raw.pragma("user_version", { simple: true })).toBe(4);
-    const before = raw.prepare(columns).all();
-    const fts = raw.prepare(`SELECT rowid, content, prev1 FROM items_fts ORDER BY rowid`).all();
+    const before = raw.prepare(columns("prev1, prev2")).all();
+    const fts = raw.prepare(ranked).raw(true).all();
+    expect(fts.length).toBeGreaterThan(5);
     raw.close();
     expect(before).toHaveLength(11);
 
@@ -319,14 +324,14 @@ describe("schema v4 → v5 migration (previous-turn ids stored with each turn)",
     await provider.initialize("after-upgrade", { hermesHome: dir, platform: "cli" });
     try {
       const db = provider.memoryStore!.db;
-      expect(db.pragma("user_version", { simple: true })).toBe(5);
-      expect(db.prepare(columns).all()).toEqual(before);
-      expect(db.prepare(`SELECT rowid, content, prev1 FROM items_fts ORDER BY rowid`).all()).toEqual(fts);
+      expect(db.pragma("user_version", { simple: true })).toBe(6);
+      expect(db.prepare(columns(CONTEXT_COLUMNS)).all()).toEqual(before);
+      expect(db.prepare(ranked).raw(true).all()).toEqual(fts);
       expect(storedLinks(db)).toEqual(expectedLinks(db));
       // The fixture's sessions: s1 (1–3), s2 (4–6), s3 (8, 9: two syncTurn pairs stored as turns).
       expect(db.prepare(`SELECT prev_id, prev2_id FROM items WHERE id = 3`).raw(true).get()).toEqual([2, 1]);
       expect(db.prepare(`SELECT asks FROM items WHERE id = 1`).pluck().get()).toBe(1);
-      expect(provider.memoryStore!.doctor()).toMatchObject({ ok: true, ftsConsistent: true, items: 11, schemaVersion: 5 });
+      expect(provider.memoryStore!.doctor()).toMatchObject({ ok: true, ftsConsistent: true, items: 11, schemaVersion: 6 });
       // New turns of a migrated session point at the turns the v4 package wrote.
       provider.syncTurn("Her name is Biscuit.", "Biscuit, got it.", { sessionId: "s1" });
       await provider.flush();

@@ -7,6 +7,7 @@ import { HermesMemoryError } from "@hermes/memory-core";
 import { SqliteMemoryProvider } from "./sqlite-memory-provider.js";
 import { forgetCommand, type CommandContext } from "./commands.js";
 import { until } from "./test-support/until.js";
+import { CONTEXT_COLUMNS } from "./test-support/context-columns.js";
 
 let home: string;
 let file: string;
@@ -33,7 +34,7 @@ function copies(db: Database.Database, word: string): Record<string, number> {
   const like = `%${word}%`;
   return {
     content: Number(db.prepare(`SELECT COUNT(*) FROM items WHERE content LIKE ?`).pluck().get(like)),
-    context: Number(db.prepare(`SELECT COUNT(*) FROM items WHERE prev1 LIKE ? OR prev2 LIKE ?`).pluck().get(like, like)),
+    context: Number(db.prepare(`SELECT COUNT(*) FROM (SELECT ${CONTEXT_COLUMNS} FROM items) WHERE prev1 LIKE ? OR prev2 LIKE ?`).pluck().get(like, like)),
     fts: Number(db.prepare(`SELECT COUNT(*) FROM items_fts WHERE items_fts MATCH ?`).pluck().get(`"${word}"`)),
   };
 }
@@ -105,7 +106,7 @@ describe("forgetWhere", () => {
     // Two turns of the session in one statement: the survivors take their context from survivors.
     expect(provider.forgetWhere({ sessionId: "s", tags: { any: ["even"] }, createdAt: { $gte: 0 }, metadata: { missing: { $exists: false } }, kind: "turn" })).toBe(3);
     const db = provider.memoryStore!.db;
-    expect(db.prepare(`SELECT content, prev1, prev2 FROM items WHERE session_id = 's' ORDER BY id`).raw(true).all()).toEqual([["four delta", "", ""]]);
+    expect(db.prepare(`SELECT content, ${CONTEXT_COLUMNS} FROM items WHERE session_id = 's' ORDER BY id`).raw(true).all()).toEqual([["four delta", "", ""]]);
     expect(provider.get(fact)).not.toBeNull();
     expect(provider.forgetWhere({ tags: { all: ["even"] } })).toBe(1);
     expect(provider.forgetWhere({ ids: [fact] })).toBe(0);
@@ -170,7 +171,7 @@ describe("update", () => {
     expect(provider.search("harbour")).toEqual([]);
     expect(provider.search("station").map((h) => h.id)).toEqual(expect.arrayContaining([first, second, third]));
     const db = provider.memoryStore!.db;
-    expect(db.prepare(`SELECT COUNT(*) FROM items WHERE prev1 LIKE '%harbour%' OR prev2 LIKE '%harbour%'`).pluck().get()).toBe(0);
+    expect(db.prepare(`SELECT COUNT(*) FROM (SELECT ${CONTEXT_COLUMNS} FROM items) WHERE prev1 LIKE '%harbour%' OR prev2 LIKE '%harbour%'`).pluck().get()).toBe(0);
     const hit = provider.get(first!)!;
     expect(hit).toMatchObject({ content: "we met at the station", tags: ["place"], metadata: { where: "station" } });
     expect(Date.parse(hit.expiresAt!)).toBeGreaterThan(Date.now());

@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { V2_SCHEMA_SQL } from "./test-support/v2-schema.js";
+import { CONTEXT_COLUMNS } from "./test-support/context-columns.js";
 
 const MIGRATE_CHILD = fileURLToPath(new URL("./test-support/migrate-child.ts", import.meta.url));
 
@@ -75,11 +76,11 @@ describe("migrating hostile old-schema databases", () => {
     const db = new Database(file, { readonly: true });
     db.defaultSafeIntegers(true);
     try {
-      expect(db.pragma("user_version", { simple: true })).toBe(5n);
+      expect(db.pragma("user_version", { simple: true })).toBe(6n);
       expect(db.prepare(ALL).all()).toEqual(before);
       // Every row was dated, given its context and indexed again.
       expect(db.prepare(`SELECT COUNT(*) FROM items WHERE session_date = ''`).pluck().get()).toBe(0n);
-      expect(db.prepare(`SELECT prev1, prev2, prev_id FROM items WHERE id = 9223372036854775807`).raw(true).get()).toEqual([
+      expect(db.prepare(`SELECT ${CONTEXT_COLUMNS}, prev_id FROM items WHERE id = 9223372036854775807`).raw(true).get()).toEqual([
         "third lantern",
         "second lantern",
         4_000_000_000_000_000n,
@@ -118,7 +119,7 @@ describe("migrating hostile old-schema databases", () => {
     await provider.initialize("after-upgrade", { hermesHome: dir, platform: "cli" });
     try {
       const db = provider.memoryStore!.db;
-      expect(db.pragma("user_version", { simple: true })).toBe(5);
+      expect(db.pragma("user_version", { simple: true })).toBe(6);
       expect(db.prepare(ALL).all()).toEqual(before);
       expect(provider.search("harbour", { limit: 5 }).map((h) => h.id).sort()).toEqual(["1", "2"]);
       expect(provider.memoryStore!.doctor()).toMatchObject({ ok: true, integrity: "ok", ftsConsistent: true, items: 2 });

@@ -5,6 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { CONTEXT_COLUMNS } from "./test-support/context-columns.js";
 
 const CHILD = fileURLToPath(new URL("./test-support/writer-child.ts", import.meta.url));
 
@@ -133,8 +134,8 @@ describe("reliability (real processes, real files)", () => {
 
     const db = openDatabase(file);
     try {
-      expect(db.pragma("user_version", { simple: true })).toBe(5);
-      expect(db.prepare(`SELECT COUNT(*), SUM(prev1 <> '') FROM items`).raw(true).get()).toEqual([100_000, 99_500]);
+      expect(db.pragma("user_version", { simple: true })).toBe(6);
+      expect(db.prepare(`SELECT COUNT(*), SUM(prev1 <> '') FROM (SELECT ${CONTEXT_COLUMNS} FROM items)`).raw(true).get()).toEqual([100_000, 99_500]);
       expect(db.prepare(`SELECT COUNT(*) FROM items_fts WHERE items_fts MATCH 'session'`).pluck().get()).toBe(100_000);
     } finally {
       db.close();

@@ -53,7 +53,7 @@ describe("SqliteMemoryProvider basics", () => {
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
     expect(db.pragma("synchronous", { simple: true })).toBe(1);
     expect(Number(db.pragma("busy_timeout", { simple: true }))).toBeGreaterThanOrEqual(5000);
-    expect(db.pragma("user_version", { simple: true })).toBe(5);
+    expect(db.pragma("user_version", { simple: true })).toBe(6);
   });
 
   it("migrates a v1 database (insert trigger) without double indexing", async () => {
@@ -67,7 +67,7 @@ describe("SqliteMemoryProvider basics", () => {
     db.close();
     const p = await makeProvider({ path: file });
     p.remember({ content: "written by v3" });
-    expect(p.memoryStore!.db.pragma("user_version", { simple: true })).toBe(5);
+    expect(p.memoryStore!.db.pragma("user_version", { simple: true })).toBe(6);
     expect(p.memoryStore!.doctor()).toMatchObject({ ok: true, ftsConsistent: true, items: 2 });
     expect(p.search("written").map((h) => h.content).sort()).toEqual(["written by v1", "written by v3"]);
   });

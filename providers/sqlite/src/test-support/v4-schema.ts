@@ -1,4 +1,5 @@
 import type { Db } from "../database.js";
+import { downgradeToV5 } from "./v5-schema.js";
 
 /**
  * The context triggers as schema version 4 of this package wrote them (frozen copy): deleting or
@@ -10,11 +11,12 @@ const V4_REFILL = `UPDATE items SET
   WHERE id IN (SELECT n.id FROM items n WHERE n.session_id = old.session_id AND n.kind = 'turn' AND n.id > old.id ORDER BY n.id LIMIT 2);`;
 
 /**
- * Turn a store of the current schema back into what version 4 wrote, for migration tests: the
- * columns v5 added go (each turn's previous turn ids and question flag) and the v4 context
+ * Turn a store of the current schema back into what version 4 wrote, for migration tests: back to
+ * v5 first (`downgradeToV5`), then the columns v5 added go (each turn's previous turn ids and question flag) and the v4 context
  * triggers come back.
  */
 export function downgradeToV4(db: Db): void {
+  downgradeToV5(db);
   db.exec(`
     DROP TRIGGER items_ad_context;
     DROP TRIGGER items_au_context;
