@@ -278,7 +278,10 @@ describe("schema v5 → v6 migration", () => {
         .prepare(`SELECT i.content, bm25(items_fts, ${WEIGHTS}) FROM items_fts f JOIN items i ON i.id = f.rowid WHERE items_fts MATCH ? ORDER BY 2, i.id`)
         .raw(true)
         .all(query)
-        .map(([content, score]) => `${String(content)} ${(score as number).toPrecision(12)}`);
+        .map((row) => {
+          const [content, score] = row as [string, number];
+          return `${content} ${score.toPrecision(12)}`;
+        });
     for (const query of QUERIES) expect(byContent(migrated.db, query)).toEqual(byContent(fresh.db, query));
     const hits = (store: MemoryStore, query: string) => store.search(query, { limit: 10 }).map((h) => `${h.content} ${h.score.toPrecision(10)}`);
     for (const query of ["where did you go hiking by the harbour?", "pottery class", "the puppy at the festival", "green tea", "ferry late", "museum river weekend"]) {

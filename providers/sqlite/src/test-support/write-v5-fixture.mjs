@@ -9,6 +9,7 @@ import process from "node:process";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { setTimeout as sleep } from "node:timers/promises";
 
 const [distIndex, out] = process.argv.slice(2);
 const { SqliteMemoryProvider } = await import(pathToFileURL(path.resolve(distIndex)).href);
@@ -57,7 +58,7 @@ for (const i of [5, 33, 60, 90]) provider.update(ids[i], { content: `Edited: ${s
 provider.forgetWhere({ sessionId: "s6", userId: "u2" });
 provider.remember({ kind: "turn", sessionId: "s2", userId: "u1", content: "Gina said, \"this one expires before anyone reads it about the ferry\"", metadata: { speaker: "Gina" }, expiresAt: new Date(Date.now() + 1500).toISOString() });
 provider.remember({ kind: "turn", sessionId: "s2", userId: "u1", content: "Jon said, \"and the ferry was late again\"", metadata: { speaker: "Jon" } });
-await new Promise((resolve) => setTimeout(resolve, 1600));
+await sleep(1600);
 provider.purgeExpired();
 await provider.flush();
 await provider.shutdown();
