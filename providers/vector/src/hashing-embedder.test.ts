@@ -27,5 +27,9 @@ describe("HashingEmbedder", () => {
     const [z] = await embedder.embed(["  "]);
     expect(z!.every((v) => v === 0)).toBe(true);
     expect(() => new HashingEmbedder({ dimensions: 2 })).toThrow(HermesMemoryError);
+    // Every vector allocates this many floats: past Pinecone's 20,000 it is a typo or hostile input,
+    // refused before any memory is taken.
+    expect(() => new HashingEmbedder({ dimensions: 1e9 })).toThrow(expect.objectContaining({ code: "INVALID_CONFIG", message: expect.stringMatching(/from 8 to 20000 \(got 1000000000\)/) }));
+    expect(new HashingEmbedder({ dimensions: 20_000 }).dimensions).toBe(20_000);
   });
 });

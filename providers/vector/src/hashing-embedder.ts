@@ -1,5 +1,6 @@
 import { HermesMemoryError } from "@hermes/memory-core";
 import { l2Normalize, type Embedder } from "./embedder.js";
+import { MAX_DIMENSIONS } from "./vector-config.js";
 
 /** Options of {@link HashingEmbedder}. */
 export interface HashingEmbedderOptions {
@@ -35,10 +36,10 @@ export class HashingEmbedder implements Embedder {
 
   constructor(options: HashingEmbedderOptions = {}) {
     const dimensions = options.dimensions ?? 384;
-    if (!Number.isInteger(dimensions) || dimensions < 8) {
+    if (!Number.isInteger(dimensions) || dimensions < 8 || dimensions > MAX_DIMENSIONS) {
       throw new HermesMemoryError({
         code: "INVALID_CONFIG",
-        message: `Hashing embedder dimensions must be an integer >= 8 (got ${String(dimensions)}). Set memory.vector.dimensions to e.g. 384.`,
+        message: `Hashing embedder dimensions must be an integer from 8 to ${MAX_DIMENSIONS} (got ${String(dimensions)}). Set memory.vector.dimensions to e.g. 384.`,
       });
     }
     this.dimensions = dimensions;

@@ -38,6 +38,12 @@ function exactTopK(vectors: Float32Array[], q: Float32Array, k: number): number[
 }
 
 describe("LocalVectorStore", () => {
+  it("refuses dimensions that are not an integer from 1 to 20,000 before opening anything", async () => {
+    for (const dimensions of [0, -3, 2.5, Number.NaN, 20_001, 1e9]) {
+      await expect(LocalVectorStore.open({ dimensions })).rejects.toMatchObject({ code: "INVALID_CONFIG", message: expect.stringMatching(/from 1 to 20000/) });
+    }
+  });
+
   it("upserts, queries exactly and via HNSW with the same top result, fetches and deletes", async () => {
     const vectors = randomVectors(400, 32);
     for (const threshold of [Infinity, 0]) {

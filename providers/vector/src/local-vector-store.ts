@@ -18,6 +18,7 @@ import {
   type VectorStoreStats,
 } from "./vector-store.js";
 import { dimensionMismatchError } from "./index-identity.js";
+import { MAX_DIMENSIONS } from "./vector-config.js";
 
 type UsearchIndex = InstanceType<typeof usearch.Index>;
 
@@ -252,8 +253,8 @@ export class LocalVectorStore implements VectorStore {
    * Throws `EMBEDDING_DIMENSION_MISMATCH` when the sidecar holds vectors of another length.
    */
   static async open(options: LocalVectorStoreOptions): Promise<LocalVectorStore> {
-    if (!Number.isInteger(options.dimensions) || options.dimensions <= 0) {
-      throw new HermesMemoryError({ code: "INVALID_CONFIG", message: `LocalVectorStore needs a positive integer 'dimensions' (got ${String(options.dimensions)}).` });
+    if (!Number.isInteger(options.dimensions) || options.dimensions <= 0 || options.dimensions > MAX_DIMENSIONS) {
+      throw new HermesMemoryError({ code: "INVALID_CONFIG", message: `LocalVectorStore needs an integer 'dimensions' from 1 to ${MAX_DIMENSIONS} (got ${String(options.dimensions)}).` });
     }
     const dir = options.directory;
     const sidecar = options.sidecar ?? Sidecar.open(dir ? path.join(dir, SIDECAR_FILE) : ":memory:", { readOnly: options.readOnly === true });
