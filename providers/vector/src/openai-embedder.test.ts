@@ -36,6 +36,15 @@ describe("OpenAIEmbedder against a loopback /v1/embeddings server", () => {
     expect(e.id).toBe("openai:text-embedding-3-small");
   });
 
+  it("refuses a baseUrl that is not an http(s) URL with a host when constructed, not after retried requests", () => {
+    for (const baseUrl of ["file:///etc/passwd", "not a url", "localhost:11434/v1", "ftp://host.example", ""]) {
+      expect(() => new OpenAIEmbedder({ baseUrl, model: "m", dimensions: 4 })).toThrow(
+        expect.objectContaining({ code: "INVALID_CONFIG", message: expect.stringMatching(/baseUrl must be an http:\/\/ or https:\/\/ URL with a host/) }),
+      );
+    }
+    expect(new OpenAIEmbedder({ baseUrl: "http://127.0.0.1:11434/v1", model: "m", dimensions: 4 }).dimensions).toBe(4);
+  });
+
   it("sends each text cut to maxInputChars (default 8,192), never splitting a surrogate pair", async () => {
     const { url, seen } = await startEmbeddingsServer(4);
     const long = "a".repeat(20_000);

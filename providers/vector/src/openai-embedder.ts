@@ -1,4 +1,4 @@
-import { HermesMemoryError, describeError } from "@hermes/memory-core";
+import { HermesMemoryError, coerceConfigValue, describeError } from "@hermes/memory-core";
 import { l2Normalize, type Embedder } from "./embedder.js";
 import { delay, DEFAULT_RETRY_POLICY, markContentRefusal, parseRetryAfter, readBodyLimited, redactSecret, retryWait, type RetryPolicy } from "./retry-policy.js";
 
@@ -78,6 +78,12 @@ export class OpenAIEmbedder implements Embedder {
     const max = options.maxInputChars;
     if (max !== undefined && !(Number.isInteger(max) && max >= 1)) {
       throw new HermesMemoryError({ code: "INVALID_CONFIG", message: `OpenAIEmbedder: maxInputChars must be a positive integer, got ${String(max)}.` });
+    }
+    // The same rule as a `url` config field: an http(s) URL with a host, refused here rather than
+    // after every request has failed and been retried.
+    const baseUrl = coerceConfigValue({ key: "baseUrl", type: "url" }, options.baseUrl);
+    if (!baseUrl.ok) {
+      throw new HermesMemoryError({ code: "INVALID_CONFIG", message: `OpenAIEmbedder: baseUrl ${baseUrl.problem} (got ${JSON.stringify(String(options.baseUrl)).slice(0, 200)}). Set memory.vector.embeddings_base_url.` });
     }
     this.options = options;
     this.dimensions = options.dimensions;
