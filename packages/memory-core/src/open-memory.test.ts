@@ -121,6 +121,16 @@ describe("openMemory", () => {
     expect(JSON.stringify(result)).toContain("/30");
   });
 
+  it("logs each known setting of the wrong type that runs on its default, naming the file", async () => {
+    config("memory:\n  provider: [sqlite]\n  memory_char_limit: lots\n");
+    const manager = await open();
+    expect(manager.providers.map((p) => p.name)).toEqual(["builtin"]);
+    expect(warnings).toEqual([
+      `${path.join(home, "config.yaml")}: memory.provider must be a provider name (got ["sqlite"]); built-in memory only.`,
+      `${path.join(home, "config.yaml")}: memory.memory_char_limit must be a whole number of characters above 0 (got "lots"); 2200 is used.`,
+    ]);
+  });
+
   it("requires a sessionId", async () => {
     await expect(openMemory({} as never)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
   });

@@ -93,6 +93,8 @@ export async function openMemory(options: OpenMemoryOptions): Promise<MemoryMana
       config = parseConfig("");
       configUsable = false;
     }
+    // Known settings of the wrong type run on their defaults; the user hears which and why.
+    for (const warning of config.warnings) logger.warn(warning);
     const manager = new MemoryManager({
       logger,
       hermesHome,

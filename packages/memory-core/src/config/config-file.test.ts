@@ -69,11 +69,23 @@ other_tool:
     expect(parseConfig(`memory:\n  provider: ${JSON.stringify(value)}\n`).memory.provider).toBe("");
   });
 
-  it("falls back to defaults for wrong types", () => {
+  it("falls back to defaults for wrong types, saying which in warnings", () => {
     const config = parseConfig("memory:\n  provider: 5\n  memory_char_limit: -3\n  user_char_limit: many\nplugins:\n  disabled: nope\ncompression: yes\n");
     expect(config.memory).toMatchObject({ provider: "", memoryCharLimit: 2200, userCharLimit: 1375 });
     expect(config.plugins.disabled).toEqual([]);
     expect(config.compression.checkpointRequired).toBe(false);
+    expect(config.warnings).toEqual([
+      'config.yaml: compression must be a mapping of settings (got "yes"); its settings take their defaults.',
+      "config.yaml: memory.provider must be a provider name (got 5); built-in memory only.",
+      'config.yaml: plugins.disabled must be a list of plugin names (got "nope"); no plugin is disabled.',
+      "config.yaml: memory.memory_char_limit must be a whole number of characters above 0 (got -3); 2200 is used.",
+      'config.yaml: memory.user_char_limit must be a whole number of characters above 0 (got "many"); 1375 is used.',
+    ]);
+    expect(parseConfig('memory:\n  provider: [sqlite]\n').warnings).toEqual(['config.yaml: memory.provider must be a provider name (got ["sqlite"]); built-in memory only.']);
+    expect(parseConfig("memory: sqlite\n").warnings).toEqual(['config.yaml: memory must be a mapping of settings (got "sqlite"); its settings take their defaults.']);
+    // Absent or empty settings, and right ones, warn about nothing.
+    expect(parseConfig("").warnings).toEqual([]);
+    expect(parseConfig("memory:\n  provider:\n  memory_char_limit: '3000'\nplugins:\n  disabled: [a]\n").warnings).toEqual([]);
   });
 
   it("throws INVALID_CONFIG for malformed YAML or a non-mapping top level", async () => {

@@ -34,6 +34,12 @@ export interface HermesConfig {
   hooks: { outputSpill: SpillConfig };
   plugins: { disabled: string[] };
   raw: Record<string, unknown>;
+  /**
+   * Settings of the known keys that had the wrong type or value and were replaced by their
+   * defaults (e.g. `memory.provider: [sqlite]`), one sentence each naming the key, what it held and
+   * what is used instead. `openMemory` logs them; the file itself is left as it is.
+   */
+  warnings: string[];
 }
 
 /** Largest config.yaml read (1 MiB): a profile configuration is a few kilobytes. */
@@ -197,17 +203,38 @@ export function parseConfig(text: string, file = CONFIG_FILE_NAME): HermesConfig
   }
   checkShape(data, file);
   const raw = isRecord(data) ? data : {};
-  const memory = isRecord(raw.memory) ? raw.memory : {};
-  const compression = isRecord(raw.compression) ? raw.compression : {};
-  const hooks = isRecord(raw.hooks) ? raw.hooks : {};
-  const plugins = isRecord(raw.plugins) ? raw.plugins : {};
+  const warnings: string[] = [];
+  /** A key that is set but not as its reader needs: its default applies, and the user hears why. */
+  const ignored = (key: string, value: unknown, needs: string, instead: string) => {
+    if (value === undefined || value === null) return;
+    const shown = JSON.stringify(value) ?? String(value);
+    warnings.push(`${file}: ${key} ${needs} (got ${shown.length > 80 ? `${shown.slice(0, 80)}…` : shown}); ${instead}.`);
+  };
+  const section = (key: string): Record<string, unknown> => {
+    if (isRecord(raw[key])) return raw[key] as Record<string, unknown>;
+    ignored(key, raw[key], "must be a mapping of settings", "its settings take their defaults");
+    return {};
+  };
+  const memory = section("memory");
+  const compression = section("compression");
+  const hooks = section("hooks");
+  const plugins = section("plugins");
+  if (typeof memory.provider !== "string") ignored("memory.provider", memory.provider, "must be a provider name", "built-in memory only");
   const providerValue = typeof memory.provider === "string" ? memory.provider.trim() : "";
+  if (!Array.isArray(plugins.disabled)) ignored("plugins.disabled", plugins.disabled, "must be a list of plugin names", "no plugin is disabled");
   const disabled = Array.isArray(plugins.disabled) ? plugins.disabled.filter((v): v is string => typeof v === "string").map((v) => v.trim()) : [];
+  const limit = (key: string, fallback: number): number => {
+    const value = positiveInteger(memory[key], fallback);
+    if (value === fallback && memory[key] !== undefined && memory[key] !== null && positiveInteger(memory[key], -1) === -1) {
+      ignored(`memory.${key}`, memory[key], "must be a whole number of characters above 0", `${fallback} is used`);
+    }
+    return value;
+  };
   return {
     memory: {
       provider: isCoreMemoryProvider(providerValue) ? "" : providerValue,
-      memoryCharLimit: positiveInteger(memory.memory_char_limit, DEFAULT_MEMORY_CHAR_LIMIT),
-      userCharLimit: positiveInteger(memory.user_char_limit, DEFAULT_USER_CHAR_LIMIT),
+      memoryCharLimit: limit("memory_char_limit", DEFAULT_MEMORY_CHAR_LIMIT),
+      userCharLimit: limit("user_char_limit", DEFAULT_USER_CHAR_LIMIT),
       memoryEnabled: flag(memory.memory_enabled, true),
       userProfileEnabled: flag(memory.user_profile_enabled, true),
       providerConfig(name: string): Record<string, unknown> {
@@ -219,6 +246,7 @@ export function parseConfig(text: string, file = CONFIG_FILE_NAME): HermesConfig
     hooks: { outputSpill: normalizeSpillConfig(hooks.output_spill) },
     plugins: { disabled },
     raw,
+    warnings,
   };
 }
 
