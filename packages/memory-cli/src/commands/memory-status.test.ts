@@ -27,6 +27,15 @@ describe("hermes-memory memory status", { timeout: 60_000 }, () => {
     expect(data.builtin.user).toMatchObject({ limit: 1375 });
   });
 
+  it("warns about a config.yaml setting of the wrong type that leaves memory on its default", async () => {
+    fs.mkdirSync(home, { recursive: true });
+    fs.writeFileSync(path.join(home, "config.yaml"), "memory:\n  provider: [sqlite]\n");
+    const result = await runCli(["--hermes-home", home, "memory", "status"], { cwd: root });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("Provider: (none — built-in only)");
+    expect(result.stderr).toContain('memory.provider must be a provider name (got ["sqlite"]); built-in memory only.');
+  });
+
   it("masks secrets (last 4 characters), reports availability, stats and where data lives", async () => {
     writeUserProvider(home, "alpha", {
       searchable: true,

@@ -151,6 +151,8 @@ async function providerStatusConfig(provider: MemoryProvider, providerConfig: Re
 /** Gather everything `memory status` shows. Never throws for a missing or broken provider. */
 export async function collectStatus(ctx: CliContext): Promise<MemoryStatusReport> {
   const [config, env] = await Promise.all([readConfig(ctx.hermesHome), readEnvFile(ctx.hermesHome)]);
+  // Settings of the wrong type run on their defaults: say which, before what they lead to.
+  for (const warning of config.warnings) ctx.out.warn(warning);
   const [memory, user] = await builtinUsage(ctx, config.memory.memoryCharLimit, config.memory.userCharLimit);
   const report: MemoryStatusReport = {
     hermesHome: ctx.hermesHome,
