@@ -14,6 +14,30 @@ describe("BatchingWriter", () => {
     expect(w.length).toBe(0);
   });
 
+  it("tells the write whether a transient failure will be retried on a timer (ticks, flush) or not (drain)", async () => {
+    const calls: Array<[number[], boolean]> = [];
+    let busyOnce = true;
+    const w = new BatchingWriter<number>({
+      write: (b, { retried }) => {
+        calls.push([[...b], retried]);
+        if (retried && busyOnce) {
+          busyOnce = false;
+          throw Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" });
+        }
+      },
+      isTransient: (e) => (e as { code?: string }).code === "SQLITE_BUSY",
+    });
+    w.push(1);
+    await sleep(80);
+    // The background tick failed as busy and was retried by a later tick.
+    expect(calls).toEqual([[[1], true], [[1], true]]);
+    w.push(2);
+    w.drain();
+    w.push(3);
+    await w.flush();
+    expect(calls.slice(2)).toEqual([[[2], false], [[3], true]]);
+  });
+
   it("keeps items when the write fails, retries with backoff, and flush throws flushError", async () => {
     let fail = true;
     const written: number[] = [];

@@ -7,8 +7,13 @@
 
 /** Options for `BatchingWriter`. */
 export interface BatchingWriterOptions<T> {
-  /** Write one batch (one transaction). Throw to keep the batch queued. */
-  write(batch: T[]): void;
+  /**
+   * Write one batch (one transaction). Throw to keep the batch queued. `retried` is true when a
+   * transient failure will be retried on a timer (background ticks and `flush()`), so the write
+   * should not wait on the thread for long (e.g. for another process's lock: fail fast with a
+   * transient error instead); false for `drain()`, whose synchronous caller needs it written now.
+   */
+  write(batch: T[], context: { retried: boolean }): void;
   /** False while there is nowhere to write (store not open); ticks then do nothing. */
   canWrite?: () => boolean;
   /** Most items per batch (read on every tick; default 256). */
@@ -60,8 +65,12 @@ export class BatchingWriter<T> {
 
   /** Write everything queued now, one transaction per batch. Throws on failure (queue kept). */
   drain(): void {
+    this.drainWith(false);
+  }
+
+  private drainWith(retried: boolean): void {
     if (!this.writable()) return;
-    while (this.queue.length > 0) this.writeBatch();
+    while (this.queue.length > 0) this.writeBatch(retried);
     if (this.timer && this.queue.length === 0) {
       clearTimeout(this.timer);
       this.timer = undefined;
@@ -86,7 +95,7 @@ export class BatchingWriter<T> {
     const deadline = Date.now() + (this.options.flushDeadlineMs ?? 60_000);
     for (;;) {
       try {
-        this.drain();
+        this.drainWith(true);
         return;
       } catch (error) {
         if (!this.transient(error) || Date.now() > deadline) {
@@ -136,7 +145,7 @@ export class BatchingWriter<T> {
   private tick(): void {
     if (!this.writable() || this.queue.length === 0) return;
     try {
-      this.writeBatch();
+      this.writeBatch(true);
       this.retryDelayMs = 0;
       if (this.queue.length > 0) this.scheduleImmediate();
     } catch (error) {
@@ -147,9 +156,9 @@ export class BatchingWriter<T> {
     }
   }
 
-  private writeBatch(): void {
+  private writeBatch(retried: boolean): void {
     const batch = this.queue.slice(0, this.batchSize());
-    this.options.write(batch);
+    this.options.write(batch, { retried });
     this.queue.splice(0, batch.length);
   }
 }

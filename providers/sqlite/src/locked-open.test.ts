@@ -131,4 +131,31 @@ describe("SqliteMemoryProvider on a database another process is writing", () => 
     const p = await opened();
     expect(p.stats().byKind.fact).toBe(1);
   });
+
+  it("queued turns wait for another process's lock on timers, not on the thread, and are all stored once it lets go", async () => {
+    const file = await seededDatabase();
+    const p = await opened();
+    const holder = await holdWriteLock(file, 1500);
+    let last = performance.now();
+    let stallMs = 0;
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      stallMs = Math.max(stallMs, now - last);
+      last = now;
+    }, 5);
+    try {
+      for (let i = 0; i < 20; i++) p.syncTurn(`lighthouse question ${i}`, `lighthouse answer ${i}`, { sessionId: "s2" });
+      // The background writer meets the lock and retries on timers meanwhile.
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      expect(stallMs).toBeLessThan(250);
+      expect(p.stats().byKind.turn ?? 0).toBe(0);
+      await p.flush();
+    } finally {
+      clearInterval(ticker);
+      await holder.release();
+    }
+    expect(p.stats().byKind.turn).toBe(20);
+    expect(p.search("lighthouse", { limit: 50 })).toHaveLength(20);
+  });
 });
+

@@ -233,6 +233,8 @@ export function factDigest(content: string, userId?: string): string {
 export class MemoryStore {
   readonly db: Db;
   readonly file: string;
+  /** The connection's usual busy timeout (ms), put back after `withBusyTimeout`. */
+  private readonly busyTimeoutMs: number;
   private readonly halfLifeDays: number;
   private readonly recencyWeight: number;
   private readonly neighbourWeights: readonly [number, number, number];
@@ -255,6 +257,7 @@ export class MemoryStore {
   constructor(db: Db, file: string, options: MemoryStoreOptions = {}) {
     this.db = db;
     this.file = file;
+    this.busyTimeoutMs = Number(db.pragma("busy_timeout", { simple: true }));
     this.insertTx = db.transaction((items: readonly NewItem[], ids: string[]) => {
       this.recentTurns.sync(this.stmts.dataVersion.get() as number);
       let stored = 0;
@@ -368,6 +371,19 @@ export class MemoryStore {
       this.db.pragma(`mmap_size = ${MMAP_BYTES}`);
     }
     this.mappedSize = size;
+  }
+
+  /**
+   * Run `work` with the connection's busy timeout at `ms` (how long a statement waits for another
+   * connection's lock before failing as busy), then put the usual one back.
+   */
+  withBusyTimeout<T>(ms: number, work: () => T): T {
+    this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(ms))}`);
+    try {
+      return work();
+    } finally {
+      this.db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
+    }
   }
 
   /**

@@ -56,6 +56,12 @@ const PURGE_INTERVAL_MS = 5 * 60_000;
  * never stalls turns for long. When more are left, the next tick purges again.
  */
 const BACKGROUND_PURGE_ITEMS = 64;
+/**
+ * How long a queued batch written in the background (or by `flush()`) waits on the thread for
+ * another process's write lock before it is left for a timer to retry (ms).
+ */
+const RETRIED_WRITE_BUSY_MS = 25;
+
 /** How long `flush()` keeps retrying a busy database before giving up. */
 const FLUSH_BUSY_DEADLINE_MS = 60_000;
 
@@ -83,10 +89,17 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   private sessionId = "";
   private ctx: InitContext | undefined;
   private readonly writer = new BatchingWriter<NewItem>({
-    write: (batch) => {
-      this.store!.checkFile();
-      this.store!.insertMany(batch);
-      this.purgeIfDue();
+    write: (batch, { retried }) => {
+      const store = this.store!;
+      store.checkFile();
+      const write = () => {
+        store.insertMany(batch);
+        this.purgeIfDue();
+      };
+      // A batch the writer retries on a timer does not wait on the thread for another process's
+      // lock (the agent's turn would stand still): it fails fast as busy and is tried again.
+      if (retried) store.withBusyTimeout(RETRIED_WRITE_BUSY_MS, write);
+      else write();
     },
     canWrite: () => this.store !== undefined,
     batchSize: () => this.config?.batchSize ?? 256,
