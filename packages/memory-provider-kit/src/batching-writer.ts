@@ -77,11 +77,15 @@ export class BatchingWriter<T> {
     }
   }
 
-  /** `drain()`, reporting a failure to `onError` instead of throwing (reads before a search). */
+  /**
+   * Write what is queued now, reporting a failure to `onError` instead of throwing (reads before a
+   * search). Its caller goes on without the items, so the write is told it will be retried (the
+   * scheduled tick does): a search does not wait on the thread for another process's lock.
+   */
   drainQuietly(onError: (error: unknown) => void): void {
     if (this.queue.length === 0) return;
     try {
-      this.drain();
+      this.drainWith(true);
     } catch (error) {
       onError(error);
     }
