@@ -224,11 +224,10 @@ export function parseConfig(text: string, file = CONFIG_FILE_NAME): HermesConfig
   if (!Array.isArray(plugins.disabled)) ignored("plugins.disabled", plugins.disabled, "must be a list of plugin names", "no plugin is disabled");
   const disabled = Array.isArray(plugins.disabled) ? plugins.disabled.filter((v): v is string => typeof v === "string").map((v) => v.trim()) : [];
   const limit = (key: string, fallback: number): number => {
-    const value = positiveInteger(memory[key], fallback);
-    if (value === fallback && memory[key] !== undefined && memory[key] !== null && positiveInteger(memory[key], -1) === -1) {
-      ignored(`memory.${key}`, memory[key], "must be a whole number of characters above 0", `${fallback} is used`);
-    }
-    return value;
+    const value = positiveInteger(memory[key], 0);
+    if (value > 0) return value;
+    ignored(`memory.${key}`, memory[key], "must be a whole number of characters above 0", `${fallback} is used`);
+    return fallback;
   };
   return {
     memory: {
