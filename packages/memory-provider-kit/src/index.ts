@@ -33,6 +33,7 @@ export {
   readVarints,
   termPattern,
   MAX_LAYERED_TERMS,
+  WARM_LENGTH_ROWS,
   ITEMS_RANKER_SCHEMA,
   type CountedTerm,
   type LayeredRankOptions,

@@ -101,6 +101,14 @@ const BOUND_FACTOR = 1.5;
  * is the third or later) can only score the sum of commoner words; the single-word pass covers them.
  */
 const MAX_LAYERS = 2;
+/**
+ * Rows with an id below this have their length kept in memory (two bytes each, so at most 32 MiB):
+ * the pool's estimate then needs no lookup of FTS5's length record per pooled row, which cost as
+ * much as reading the pool itself.
+ */
+const MAX_KEPT_LENGTH_ID = 1 << 24;
+/** Length records one `warmLengths` step reads (about a millisecond at a million rows). */
+export const WARM_LENGTH_ROWS = 2000;
 /** Pool statements with an extra condition kept prepared (one per distinct condition text). */
 const WHERE_POOLS_KEPT = 32;
 /** Rarest query words considered; the rest add little to BM25 and would only cost layers. */
@@ -171,7 +179,17 @@ export class LayeredRanker {
     pool: BetterSqlite3.Statement;
     poolFiltered: BetterSqlite3.Statement;
     rows: BetterSqlite3.Statement;
+    lengths: BetterSqlite3.Statement;
+    warm: BetterSqlite3.Statement;
   };
+  /**
+   * Token length of row `id` plus one, at index `id` (0: not known): FTS5's length record as read
+   * by `warmLengths`, or when the row was last pooled or scored. Only the pool's estimates use
+   * it; scores always use the length record read with the row.
+   */
+  private lengthsKept = new Uint16Array(0);
+  /** `warmLengths` has read the length records of every row id up to this. */
+  private warmedTo = 0;
 
   /** `schema` names the tables and columns read (default: the SQLite provider's, `ITEMS_RANKER_SCHEMA`). */
   constructor(db: Db, weights: { content: number; speaker: number; [column: string]: number }, schema: LayeredRankerSchema = ITEMS_RANKER_SCHEMA) {
@@ -185,18 +203,20 @@ export class LayeredRanker {
     const extraSql = extra.length > 0 ? `, json_array(${extra.map(([c, , expression]) => expression ?? `i.${c}`).join(", ")}) AS x` : "";
     this.stmts = {
       averages: db.prepare(`SELECT block FROM ${fts}_data WHERE id = 1`).pluck(),
-      // Each pooled row comes with its FTS5 length record, read in the doclist's rowid order (one
-      // pass over nearby pages rather than a second statement seeking each id).
-      pool: db.prepare(
-        `SELECT f.rowid AS id, d.sz AS sz FROM ${fts} f LEFT JOIN ${fts}_docsize d ON d.id = f.rowid
-         WHERE ${fts} MATCH @q LIMIT @limit`,
-      ),
-      poolFiltered: db.prepare(
-        `SELECT f.rowid AS id, d.sz AS sz FROM ${fts} f JOIN ${table} i ON i.${id} = f.rowid LEFT JOIN ${fts}_docsize d ON d.id = f.rowid
+      // Pools are row ids only: a row's length comes from `lengthsKept`, and only the lengths not
+      // kept there are read, in one statement (a length record read per pooled row, and a Buffer
+      // made for it, cost as much as the pool itself).
+      pool: db.prepare(`SELECT f.rowid FROM ${fts} f WHERE ${fts} MATCH @q LIMIT @limit`).pluck(),
+      poolFiltered: db
+        .prepare(
+          `SELECT f.rowid FROM ${fts} f JOIN ${table} i ON i.${id} = f.rowid
          WHERE ${fts} MATCH @q AND (@kind IS NULL OR ${filters.kind} = @kind) AND (@session IS NULL OR ${filters.session} = @session)
            AND (@user IS NULL OR ${filters.user} = @user)
          ORDER BY f.rowid DESC LIMIT @limit`,
-      ),
+        )
+        .pluck(),
+      lengths: db.prepare(`SELECT d.id, d.sz FROM json_each(?) j JOIN ${fts}_docsize d ON d.id = j.value`).raw(true),
+      warm: db.prepare(`SELECT id, hex(sz) FROM ${fts}_docsize WHERE id > ? ORDER BY id LIMIT ?`).raw(true),
       rows: db.prepare(
         `SELECT i.${id} AS id, i.${content} AS content, ${speaker === null ? "''" : `i.${speaker}`} AS speaker, d.sz AS sz${extraSql}
          FROM json_each(?) c JOIN ${table} i ON i.${id} = c.value LEFT JOIN ${fts}_docsize d ON d.id = i.${id}`,
@@ -240,6 +260,7 @@ export class LayeredRanker {
     // `gain` is K1 + 1 over (1 + the row's length normalisation): a word found once adds its IDF
     // times this, so it turns a set of words into the row's estimate.
     const pool = new Map<number, { words: number; gain: number }>();
+    const gainOf = (length: number) => (K1 + 1) / (1 + normOf(length, avgLength));
     const collect = (match: string, words: number) => {
       const q = this.ownText === null ? match : `${this.ownText} : (${match})`;
       const found = (
@@ -250,31 +271,45 @@ export class LayeredRanker {
               ...(filtered ? { kind: options.kind ?? null, session: options.session ?? null, user: options.user ?? null } : {}),
               limit: LAYER_POOL_ROWS,
             })
-      ) as Array<{ id: number; sz: Buffer | null }>;
-      for (const row of found) {
-        const entry = pool.get(row.id);
-        if (entry) entry.words |= words;
-        else pool.set(row.id, { words, gain: (K1 + 1) / (1 + this.norm(row.sz, avgLength)) });
+      ) as number[];
+      let unknown: number[] | undefined;
+      for (const id of found) {
+        const entry = pool.get(id);
+        if (entry) {
+          entry.words |= words;
+          continue;
+        }
+        const kept = id < this.lengthsKept.length ? this.lengthsKept[id]! : 0;
+        // A row without a length record counts as empty, as FTS5's bm25() would count it.
+        pool.set(id, { words, gain: gainOf(kept > 0 ? kept - 1 : 0) });
+        if (kept === 0) (unknown ??= []).push(id);
+      }
+      if (unknown !== undefined) {
+        for (const [id, sz] of this.stmts.lengths.all(JSON.stringify(unknown)) as Array<[number, Buffer | null]>) {
+          const length = sz ? sumVarints(sz) : 0;
+          this.keepLength(id, length);
+          pool.get(id)!.gain = gainOf(length);
+        }
       }
     };
-    const idfOf = (words: number): number => {
+    // The IDF sum of every set of the ranked words (at most 2^MAX_LAYERED_TERMS), computed once.
+    const idfSums = new Float64Array(1 << ranked.length);
+    for (let words = 1; words < idfSums.length; words++) {
       let sum = 0;
       for (const t of layered) if (words & t.bit) sum += t.idf;
-      return sum;
-    };
+      idfSums[words] = sum;
+    }
+    const idfOf = (words: number): number => idfSums[words]!;
     const scoreBest = () => {
       const wanted = Math.max(LAYER_SCORED_ROWS, options.candidates);
-      let open = [...pool.keys()].filter((id) => !scores.has(id));
-      if (open.length > wanted) {
-        open = open
-          .map((id) => {
-            const entry = pool.get(id)!;
-            return { id, estimate: idfOf(entry.words) * entry.gain };
-          })
-          .sort((x, y) => y.estimate - x.estimate || x.id - y.id)
-          .slice(0, wanted)
-          .map((x) => x.id);
+      const ids: number[] = [];
+      const estimates: number[] = [];
+      for (const [id, entry] of pool) {
+        if (scores.has(id)) continue;
+        ids.push(id);
+        estimates.push(idfOf(entry.words) * entry.gain);
       }
+      const open = ids.length > wanted ? bestByEstimate(ids, estimates, wanted) : ids;
       if (open.length === 0) return;
       for (const row of this.stmts.rows.all(JSON.stringify(open)) as LayerRow[]) {
         if (!scores.has(row.id)) scores.set(row.id, this.score(row, ranked, pool.get(row.id)!.words, avgLength));
@@ -328,26 +363,55 @@ export class LayeredRanker {
     } else {
       const { fts, table, id, filters } = this.schema;
       stmt = this.db.prepare(
-        `SELECT f.rowid AS id, d.sz AS sz FROM ${fts} f JOIN ${table} i ON i.${id} = f.rowid LEFT JOIN ${fts}_docsize d ON d.id = f.rowid
+        `SELECT f.rowid FROM ${fts} f JOIN ${table} i ON i.${id} = f.rowid
          WHERE ${fts} MATCH ? AND (? IS NULL OR ${filters.kind} = ?) AND (? IS NULL OR ${filters.session} = ?)
            AND (? IS NULL OR ${filters.user} = ?) AND (${sql})
          ORDER BY f.rowid DESC LIMIT ?`,
-      );
+      ).pluck();
       if (this.wherePools.size >= WHERE_POOLS_KEPT) this.wherePools.delete(this.wherePools.keys().next().value!);
     }
     this.wherePools.set(sql, stmt);
     return stmt;
   }
 
-  /** BM25's length normalisation of a row: k1 · (1 − b + b · length / average length). */
-  private norm(sz: Buffer | null, avgLength: number): number {
-    const length = sz ? sumVarints(sz) : 0;
-    return K1 * (1 - B + (B * length) / (avgLength || 1));
+  /**
+   * Read the next `rows` length records into memory, in id order, and say whether every row's
+   * length is now kept (until more rows are written). A host calls it between turns (a step of
+   * `WARM_LENGTH_ROWS` takes a few milliseconds at a million rows): until then, the lengths of
+   * pooled rows are read from FTS5 as they are needed, and kept.
+   */
+  warmLengths(rows = WARM_LENGTH_ROWS): boolean {
+    if (this.warmedTo >= MAX_KEPT_LENGTH_ID) return true;
+    const read = this.stmts.warm.all(this.warmedTo, rows) as Array<[number, string | null]>;
+    for (const [id, hex] of read) this.keepLength(id, hex === null ? 0 : sumHexVarints(hex));
+    if (read.length > 0) this.warmedTo = read[read.length - 1]![0];
+    return read.length < rows || this.warmedTo >= MAX_KEPT_LENGTH_ID;
+  }
+
+  /**
+   * Forget every kept length, after rows were edited in place (their lengths change) or the
+   * index was rebuilt. Deleted rows need no call: they are never pooled again.
+   */
+  forgetLengths(): void {
+    this.lengthsKept = new Uint16Array(0);
+    this.warmedTo = 0;
+  }
+
+  private keepLength(id: number, length: number): void {
+    if (!(id > 0 && id < MAX_KEPT_LENGTH_ID)) return;
+    if (id >= this.lengthsKept.length) {
+      const grown = new Uint16Array(Math.min(MAX_KEPT_LENGTH_ID, Math.max(id + 1, 1024, Math.ceil(this.lengthsKept.length * 1.5))));
+      grown.set(this.lengthsKept);
+      this.lengthsKept = grown;
+    }
+    this.lengthsKept[id] = Math.min(length, 0xfffe) + 1;
   }
 
   /** FTS5's BM25 of one row over all ranked words; words in `known` (bits) count at least once. */
   private score(row: LayerRow, terms: readonly RankTerm[], known: number, avgLength: number): number {
-    const norm = this.norm(row.sz, avgLength);
+    const length = row.sz ? sumVarints(row.sz) : 0;
+    this.keepLength(row.id, length);
+    const norm = normOf(length, avgLength);
     const extra = row.x === undefined ? [] : (JSON.parse(row.x) as string[]);
     let score = 0;
     for (const t of terms) {
@@ -367,6 +431,31 @@ export class LayeredRanker {
     const tokens = columns.reduce((sum, n) => sum + n, 0);
     return { rows, avgLength: rows > 0 ? tokens / rows : 0 };
   }
+}
+
+/**
+ * The `wanted` ids with the highest estimates (`estimates[i]` belongs to `ids[i]`), best first, ties
+ * to the lower id: the order a full sort by estimate, then id, would give, without sorting every
+ * pooled row (a pool holds up to thousands; a few dozen are wanted).
+ */
+export function bestByEstimate(ids: readonly number[], estimates: readonly number[], wanted: number): number[] {
+  if (wanted <= 0) return [];
+  const order = Array.from(ids.keys());
+  if (ids.length > wanted) {
+    // The `wanted`-th best estimate: every row above it is taken, rows equal to it by lowest id.
+    const sorted = Float64Array.from(estimates).sort();
+    const bar = sorted[sorted.length - wanted]!;
+    const above: number[] = [];
+    const at: number[] = [];
+    for (let i = 0; i < ids.length; i++) {
+      if (estimates[i]! > bar) above.push(i);
+      else if (estimates[i] === bar) at.push(i);
+    }
+    at.sort((x, y) => ids[x]! - ids[y]!);
+    order.length = 0;
+    order.push(...above, ...at.slice(0, wanted - above.length));
+  }
+  return order.sort((x, y) => estimates[y]! - estimates[x]! || ids[x]! - ids[y]!).map((i) => ids[i]!);
 }
 
 /**
@@ -405,6 +494,40 @@ export function readVarints(buf: Uint8Array): number[] {
 
 function sumVarints(buf: Uint8Array): number {
   return readVarints(buf).reduce((sum, n) => sum + n, 0);
+}
+
+/** The sum of the varints of a record given as SQL's `hex()` of it (two hex digits per byte). */
+export function sumHexVarints(hex: string): number {
+  let sum = 0;
+  let value = 0;
+  let n = 0;
+  for (let i = 0; i + 1 < hex.length; i += 2) {
+    const byte = (hexDigit(hex.charCodeAt(i)) << 4) | hexDigit(hex.charCodeAt(i + 1));
+    if (n === 8) {
+      sum += value * 256 + byte;
+      value = 0;
+      n = 0;
+      continue;
+    }
+    value = value * 128 + (byte & 0x7f);
+    n++;
+    if ((byte & 0x80) === 0) {
+      sum += value;
+      value = 0;
+      n = 0;
+    }
+  }
+  return sum + value;
+}
+
+function hexDigit(code: number): number {
+  // '0'–'9' are 48–57, 'A'–'F' 65–70 (SQL's hex() writes upper case), 'a'–'f' 97–102.
+  return code <= 57 ? code - 48 : (code | 0x20) - 87;
+}
+
+/** BM25's length normalisation of a row: k1 · (1 − b + b · length / average length). */
+function normOf(length: number, avgLength: number): number {
+  return K1 * (1 - B + (B * length) / (avgLength || 1));
 }
 
 const SUFFIXES = ["ings", "ing", "ed", "es", "s", "ly"];

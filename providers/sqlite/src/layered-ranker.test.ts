@@ -155,6 +155,53 @@ describe("LayeredRanker", () => {
     expect(ranked.slice(0, 5).map((r) => r.id)).toEqual(exact);
   });
 
+  it("ranks the same with every row length kept in memory as when it reads them as needed", () => {
+    const store = new MemoryStore(db, path.join(dir, "m.db"));
+    // 300 rows hold both words; the shortest (the best match) is the newest, so a ranker that
+    // picked the rows it scores by anything but their true length would miss it.
+    const filler = (i: number, n: number) => Array.from({ length: n }, (_, w) => `word${(i * 7 + w) % 97}`).join(" ");
+    store.insertMany([
+      ...Array.from({ length: 300 }, (_, i) => ({ kind: "fact" as const, content: `alpha ${filler(i, 12 + (i % 40))} beta ${i}` })),
+      ...Array.from({ length: 2500 }, (_, i) => ({ kind: "fact" as const, content: `${i % 5 ? "delta" : "gamma"} ${filler(i, 10)} n${i}` })),
+      { kind: "fact" as const, content: "alpha beta" },
+    ]);
+    const count = db.prepare(`SELECT COUNT(*) AS n FROM items_fts WHERE items_fts MATCH ?`).pluck();
+    const terms = ["alpha", "beta", "gamma"].map((term) => ({ term, df: count.get(`"${term}"`) as number }));
+    const exact = db
+      .prepare(`SELECT rowid AS id FROM items_fts WHERE items_fts MATCH '"alpha" OR "beta" OR "gamma"' ORDER BY rank, rowid LIMIT 5`)
+      .pluck()
+      .all() as number[];
+    expect(exact[0]).toBe(2801);
+    const cold = new LayeredRanker(db, BM25_WEIGHTS).rank(terms, { limit: 5, candidates: 20 });
+    const warmed = new LayeredRanker(db, BM25_WEIGHTS);
+    let steps = 0;
+    while (!warmed.warmLengths(1000)) steps++;
+    expect(steps).toBe(2);
+    expect(warmed.rank(terms, { limit: 5, candidates: 20 })).toEqual(cold);
+    expect(cold.slice(0, 5).map((r) => r.id)).toEqual(exact);
+    // Lengths read during one search serve the next.
+    const reused = new LayeredRanker(db, BM25_WEIGHTS);
+    reused.rank(terms, { limit: 5, candidates: 20 });
+    expect(reused.rank(terms, { limit: 5, candidates: 20 })).toEqual(cold);
+  });
+
+  it("finds an edited row by its new length although the old one was kept in memory", () => {
+    const file = path.join(dir, "m.db");
+    const store = new MemoryStore(db, file);
+    const filler = (i: number, n: number) => Array.from({ length: n }, (_, w) => `word${(i * 7 + w) % 97}`).join(" ");
+    // "gamma" in more than 2,000 rows makes the search layered; the pair (alpha, beta) pools 301
+    // rows, more than are scored, so the kept lengths choose which are.
+    const ids = store.insertMany([
+      { kind: "fact" as const, content: `alpha beta ${filler(1, 300)}` },
+      ...Array.from({ length: 300 }, (_, i) => ({ kind: "fact" as const, content: `alpha ${filler(i, 12 + (i % 20))} beta ${i}` })),
+      ...Array.from({ length: 4600 }, (_, i) => ({ kind: "fact" as const, content: `${i % 2 ? "gamma" : "delta"} ${filler(i, 10)} n${i}` })),
+    ]);
+    while (!store.warmRanker());
+    expect(store.search("alpha beta gamma", { limit: 5 }).map((h) => h.id)).not.toContain(ids[0]);
+    expect(store.update(ids[0]!, { content: "alpha beta" })).toBe(true);
+    expect(store.search("alpha beta gamma", { limit: 5 })[0]!.id).toBe(ids[0]);
+  });
+
   it("returns nothing for no words or an empty store", () => {
     const ranker = new LayeredRanker(db, BM25_WEIGHTS);
     expect(ranker.rank([], { limit: 5, candidates: 20 })).toEqual([]);

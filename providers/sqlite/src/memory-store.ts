@@ -369,6 +369,8 @@ export class MemoryStore {
     if (size < this.mappedSize) {
       this.db.pragma("mmap_size = 0");
       this.db.pragma(`mmap_size = ${MMAP_BYTES}`);
+      // Most often another process's vacuum, which refills the index: lengths kept may be stale.
+      this.layered.forgetLengths();
     }
     this.mappedSize = size;
   }
@@ -479,6 +481,16 @@ export class MemoryStore {
     const fallback = plan.floored.length > 0 ? { mode: "bm25" as const, match: [...words, ...plan.floored].map(quoteTerm).join(" OR ") } : undefined;
     if (plan.mode === "layered") return { mode: "layered", terms: plan.terms, fallback };
     return { mode: "bm25", match: words.map(quoteTerm).join(" OR "), fallback };
+  }
+
+  /**
+   * Read the next 2,000 index length records into the layered ranker's memory, so large stores'
+   * searches need not read them row by row (see `LayeredRanker.warmLengths`). True when every
+   * stored row's length is kept. About a millisecond per call; the provider calls it on a timer
+   * after opening and after writes.
+   */
+  warmRanker(): boolean {
+    return this.layered.warmLengths();
   }
 
   /** Query words that name a speaker seen in this database. */
@@ -877,6 +889,8 @@ export class MemoryStore {
           .immediate();
       } finally {
         this.recentTurns.clear();
+        // The edited turn and the next two (whose context holds its text) changed length.
+        this.layered.forgetLengths();
       }
       return updated;
     });
@@ -1082,6 +1096,7 @@ export class MemoryStore {
       this.recentTurns.clear();
     }
     this.db.transaction(() => refillIndex(this.db)).immediate();
+    this.layered.forgetLengths();
     this.db.exec(`INSERT INTO items_fts(items_fts) VALUES ('optimize')`);
     this.db.exec("VACUUM");
     this.db.pragma("wal_checkpoint(TRUNCATE)");

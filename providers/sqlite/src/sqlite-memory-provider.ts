@@ -62,6 +62,9 @@ const BACKGROUND_PURGE_ITEMS = 64;
  */
 const RETRIED_WRITE_BUSY_MS = 25;
 
+/** Pause between two steps of reading the index's row lengths into memory (ms). */
+const WARM_PAUSE_MS = 5;
+
 /** How long `flush()` keeps retrying a busy database before giving up. */
 const FLUSH_BUSY_DEADLINE_MS = 60_000;
 
@@ -87,6 +90,8 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   private store: MemoryStore | undefined;
   private hermesHome: string | undefined;
   private sessionId = "";
+  /** A `warmRanker` chain is running. */
+  private warming = false;
   private ctx: InitContext | undefined;
   private readonly writer = new BatchingWriter<NewItem>({
     write: (batch, { retried }) => {
@@ -95,6 +100,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
       const write = () => {
         store.insertMany(batch);
         this.purgeIfDue();
+        this.warmRanker();
       };
       // A batch the writer retries on a timer does not wait on the thread for another process's
       // lock (the agent's turn would stand still): it fails fast as busy and is tried again.
@@ -221,6 +227,34 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     this.lastPurge = 0;
     // Expired items are purged soon after opening, outside initialize (a large purge must not delay start-up).
     if (!inspection && !db.readonly) setImmediate(() => this.purgeIfDue()).unref();
+    if (!inspection) this.warmRanker();
+  }
+
+  /**
+   * Keep the layered ranker's row lengths in memory, 2,000 rows per step on a timer (a step takes
+   * about a millisecond; a million rows take 500 steps), until every stored row's
+   * length is kept. Called after opening and after each written batch (then only the new rows are
+   * read). Searches meanwhile read the lengths they need. Never throws.
+   */
+  private warmRanker(): void {
+    if (this.warming || !this.store) return;
+    const store = this.store;
+    this.warming = true;
+    const step = () => {
+      if (this.store !== store || this.closed) {
+        this.warming = false;
+        return;
+      }
+      try {
+        if (store.warmRanker()) this.warming = false;
+        else setTimeout(step, WARM_PAUSE_MS).unref();
+      } catch (error) {
+        // Only an optimisation: searches read the lengths themselves.
+        this.warming = false;
+        this.logger.warn("sqlite memory: reading the index's row lengths failed", error);
+      }
+    };
+    setTimeout(step, WARM_PAUSE_MS).unref();
   }
 
   /**

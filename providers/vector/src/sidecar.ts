@@ -723,6 +723,8 @@ export class Sidecar {
           // update triggers re-index it and refill the next turns' context. The remembered last
           // turns may have changed.
           this.recentTurns.clear();
+          // Its length and its next turns' lengths change: the ranker's kept lengths are stale.
+          this.ranker?.forgetLengths();
           const key = this.statements.keyOf.get(namespace, row.id) as number;
           const own = session === undefined ? NO_CONTEXT : turnContext(this.statements.precedingTurns.all(namespace, session, key) as string[]);
           this.statements.updateExisting.run(row.text, metadata, vector, own.prev1, own.prev2, date, columns.tags, columns.createdMs, columns.userMeta, columns.expiresAt, key);

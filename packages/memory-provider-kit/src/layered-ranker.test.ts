@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import { bestByEstimate, readVarints, sumHexVarints } from "./layered-ranker.js";
+
+describe("layered ranker helpers", () => {
+  it("sums a length record given as hex (SQL's hex()) as the record's own varints sum", () => {
+    // SQLite varints: 7 bits per byte, high bit set on all but the last; a 9th byte carries 8 bits.
+    const encode = (value: number): number[] => {
+      if (value >= 2 ** 56) {
+        const low = value % 256;
+        const high = Math.floor(value / 256);
+        const bytes = Array.from({ length: 8 }, (_, i) => Math.floor(high / 2 ** (7 * (7 - i))) % 128 | 0x80);
+        return [...bytes, low];
+      }
+      const groups: number[] = [];
+      let v = value;
+      do {
+        groups.unshift(v % 128);
+        v = Math.floor(v / 128);
+      } while (v > 0);
+      return groups.map((g, i) => (i < groups.length - 1 ? g | 0x80 : g));
+    };
+    let seed = 7;
+    const random = () => (seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647;
+    for (let r = 0; r < 300; r++) {
+      const values = Array.from({ length: 1 + Math.floor(random() * 6) }, () => Math.floor(random() ** 4 * [200, 70_000, 3e9][r % 3]!));
+      const bytes = Uint8Array.from(values.flatMap(encode));
+      const hex = Buffer.from(bytes).toString("hex").toUpperCase();
+      expect(readVarints(bytes)).toEqual(values);
+      expect(sumHexVarints(hex)).toBe(values.reduce((a, b) => a + b, 0));
+      expect(sumHexVarints(hex.toLowerCase())).toBe(values.reduce((a, b) => a + b, 0));
+    }
+    expect(sumHexVarints(Buffer.from(Uint8Array.from([...Array(8).fill(0x81), 0x05])).toString("hex"))).toBe(readVarints(Uint8Array.from([...Array(8).fill(0x81), 0x05]))[0]);
+    expect(sumHexVarints("")).toBe(0);
+  });
+
+  it("picks the rows a full sort by estimate, then id, would pick, in that order", () => {
+    let seed = 11;
+    const random = () => (seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647;
+    for (let r = 0; r < 200; r++) {
+      const n = Math.floor(random() * 400);
+      const ids = Array.from({ length: n }, (_, i) => i * 3 + Math.floor(random() * 3)).sort(() => random() - 0.5);
+      // Few distinct estimates, so ties at the cut are common.
+      const estimates = ids.map(() => Math.floor(random() * 12) / 4);
+      const wanted = Math.floor(random() * 80);
+      const expected = ids
+        .map((id, i) => ({ id, e: estimates[i]! }))
+        .sort((x, y) => y.e - x.e || x.id - y.id)
+        .slice(0, wanted)
+        .map((x) => x.id);
+      expect(bestByEstimate(ids, estimates, wanted)).toEqual(expected);
+    }
+  });
+
+});
