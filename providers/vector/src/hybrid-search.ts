@@ -3,13 +3,23 @@
  * sidecar (hybrid mode), then conversational context (neighbour score spreading, speaker boost).
  */
 import type { MemoryHit, MemoryKind } from "@hermes/memory-core";
-import { clipQuery, isEmptyFilter, matchesFilter as matchesMemoryFilter, MEMORY_ITEM_KINDS, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
-import { boostNamedSpeakers, propagateContext, SPEAKER_BOOST, type ContextCandidate } from "./conversation-context.js";
+import {
+  boostNamedSpeakers as boostSpeakers,
+  clipQuery,
+  isEmptyFilter,
+  matchesFilter as matchesMemoryFilter,
+  MEMORY_ITEM_KINDS,
+  NEIGHBOUR_WEIGHTS,
+  nextTurnShare,
+  SECOND_PREVIOUS_WEIGHT,
+  type ParsedMemoryFilter,
+} from "@hermes/memory-provider-kit";
+import { SPEAKER_BOOST, speakerOf } from "./conversation-context.js";
 import type { Embedder } from "./embedder.js";
 import type { VectorMetadata } from "./metadata-filter.js";
 import { PINECONE_USER_FIELD_PREFIX, toPineconeFilter } from "./pinecone-metadata.js";
-import { fusionWeightsFor, scoreFusion } from "./rank-fusion.js";
-import { userMetadataOf, type RowCondition, type Sidecar, type SidecarRef } from "./sidecar.js";
+import { fusionWeightsFor, scoreFusion, type FusedResult } from "./rank-fusion.js";
+import { userMetadataOf, type KeywordRank, type LinkedRef, type RowCondition, type Sidecar } from "./sidecar.js";
 import type { VectorMatch, VectorQueryOptions, VectorStore } from "./vector-store.js";
 
 
@@ -99,87 +109,151 @@ export async function hybridSearch(parts: HybridSearchParts, query: string, opti
   }
   // Rows holding only words in half the rows or more (BM25 about 0) are left to the vector ranking.
   const keywordHits = sidecar.keywordRanks(namespace, query, depth, undefined, condition, false);
-  // Candidates are read without text (key, id, metadata and neighbour keys in one statement, the
-  // neighbours not among them in a second); text is read only for the hits returned.
   const fused = scoreFusion(vectorHits, keywordHits, fusionWeightsFor(embedder.id));
-  const components = new Map(fused.map((f) => [f.id, f]));
+  return withContext(sidecar, namespace, query, limit, fused, vectorHits, keywordHits, condition);
+}
+
+/** One scored item of a hybrid search: a fused candidate, or a turn that only context reached. */
+interface Scored {
+  /** The sidecar row's key; `undefined` for items only a remote store knows (no row). */
+  key: number | undefined;
+  /** The candidate's id; `undefined` for a neighbour until its row is read. */
+  id: string | undefined;
+  score: number;
+  /** The candidate's fusion components (`undefined` for a neighbour). */
+  fused: FusedResult | undefined;
+  metadata: VectorMetadata | undefined;
+}
+
+/**
+ * The fused candidates with conversational context, best `limit` first, as `MemoryHit`s.
+ *
+ * The first `maxGivers` candidates that are turns with a session pass shares of their score to
+ * their session's next two and previous two turns (the kit's rules), counted in fused order; only
+ * neighbours passing `condition` receive. Turns of a speaker named in the query are boosted. Work is
+ * done only for items that can place: scores are never negative, shares only add and the boost only
+ * raises, so once `limit` candidates score at least `t` on their own, a neighbour whose shares times
+ * the boost stay below `t` cannot place and is not read; an item whose boosted score would stay
+ * below the `limit`-th best score cannot place either, and only the others get their metadata read.
+ * Text is read for the hits returned. Ties are ordered by row key (rows before row-less items),
+ * then by first appearance.
+ */
+function withContext(
+  sidecar: Sidecar,
+  namespace: string,
+  query: string,
+  limit: number,
+  fused: readonly FusedResult[],
+  vectorHits: readonly VectorMatch[],
+  keywordHits: readonly KeywordRank[],
+  condition: RowCondition | null,
+): MemoryHit[] {
   // Far down the list the shares are too small to change the top `limit`.
   const maxGivers = Math.max(limit * 2, 40);
-  // Metadata is read for the givers (kind and session; with a filter, for every candidate, as
-  // neighbours are filtered by it); the rest is read below only for candidates that can place.
-  // Candidates whose sidecar keys are all known (a local store) are looked up by key.
   const keyOf = new Map<string, number>();
   for (const h of keywordHits) keyOf.set(h.id, h.key);
   for (const h of vectorHits) if (h.key !== undefined) keyOf.set(h.id, h.key);
-  const ids = fused.map((f) => f.id);
-  const keys = ids.every((id) => keyOf.has(id)) ? ids.map((id) => keyOf.get(id)!) : undefined;
-  const refs = sidecar.linkedRefs(namespace, ids, maxGivers, maxGivers, keys);
-  // Items only a remote store knows have no sidecar row: their metadata is the store's.
-  let storeMetadata: Map<string, VectorMetadata> | undefined;
-  const candidates = new Map<string, ContextCandidate>();
-  const neighbours = new Map<number, SidecarRef>();
-  for (const row of refs.values()) neighbours.set(row.key, row);
-  const wanted: number[] = [];
+  // Vector hits of a remote store come without keys: their rows are looked up by id (none: the
+  // item is only in the remote store).
+  const unknown = fused.filter((f) => !keyOf.has(f.id)).map((f) => f.id);
+  if (unknown.length > 0) for (const ref of sidecar.linkedRefs(namespace, unknown, 0, 0).values()) keyOf.set(ref.id, ref.key);
+  const entries: Scored[] = [];
+  const byKey = new Map<number, Scored>();
   for (const f of fused) {
-    const row = refs.get(f.id);
-    if (row) {
-      candidates.set(f.id, { id: f.id, score: f.score, metadata: row.metadata, row });
-      for (const key of row.next) if (!neighbours.has(key)) wanted.push(key);
-      for (const key of row.previous) if (!neighbours.has(key)) wanted.push(key);
-    } else {
-      storeMetadata ??= new Map(vectorHits.map((h) => [h.id, h.metadata]));
-      candidates.set(f.id, { id: f.id, score: f.score, metadata: storeMetadata.get(f.id) ?? {} });
+    const key = keyOf.get(f.id);
+    const entry: Scored = { key, id: f.id, score: f.score, fused: f, metadata: undefined };
+    entries.push(entry);
+    if (key !== undefined) byKey.set(key, entry);
+  }
+  // The givers' neighbour keys, whether they ask a question and whether they are turns with a
+  // session (no metadata or text is read). A giver without a row gives nothing.
+  const giverCount = Math.min(maxGivers, entries.length);
+  const giverIds: string[] = [];
+  const giverKeys: number[] = [];
+  for (let i = 0; i < giverCount; i++) {
+    const e = entries[i]!;
+    if (e.key !== undefined && e.score > 0) {
+      giverIds.push(e.id!);
+      giverKeys.push(e.key);
     }
   }
-  for (const [key, row] of sidecar.refsByKeys(wanted)) neighbours.set(key, row);
-  // Context spreads only to neighbours that pass the filter (and have not expired).
-  const passingNeighbours = condition ? sidecar.filterKeys([...neighbours.keys()], condition) : null;
-  const resolve = (keys: readonly number[]): SidecarRef[] => {
-    const out: SidecarRef[] = [];
-    for (const key of keys) {
-      const row = neighbours.get(key);
-      if (row) out.push(row);
+  const links = new Map<number, LinkedRef>();
+  for (const link of sidecar.linkedRefs(namespace, giverIds, giverIds.length, 0, giverKeys).values()) links.set(link.key, link);
+  const [, wNext2, wPrev] = NEIGHBOUR_WEIGHTS;
+  const afterQuestion = nextTurnShare(NEIGHBOUR_WEIGHTS, true);
+  const afterStatement = nextTurnShare(NEIGHBOUR_WEIGHTS, false);
+  // Each giver's shares in giving order (next, next but one, previous, previous but one).
+  type Gift = [key: number, share: number];
+  const gifts: Gift[] = [];
+  for (let i = 0; i < giverCount; i++) {
+    const e = entries[i]!;
+    const link = e.key === undefined ? undefined : links.get(e.key);
+    if (!link || !link.sessionTurn || !(e.score > 0)) continue;
+    const give = (key: number | undefined, share: number): void => {
+      if (key !== undefined && share > 0) gifts.push([key, share]);
+    };
+    give(link.next[0], (link.asksQuestion ? afterQuestion : afterStatement) * e.score);
+    give(link.next[1], wNext2 * e.score);
+    give(link.previous[0], wPrev * e.score);
+    give(link.previous[1], SECOND_PREVIOUS_WEIGHT * e.score);
+  }
+  // Neighbours that are not candidates: their whole score is their shares (summed in giving order).
+  const received = new Map<number, number>();
+  for (const [key, share] of gifts) {
+    if (byKey.has(key)) continue;
+    const sum = received.get(key);
+    received.set(key, sum === undefined ? 0 + share : sum + share);
+  }
+  let threshold = -Infinity;
+  if (received.size > 0 && entries.length >= limit) {
+    const own = Float64Array.from(entries, (e) => e.score).sort();
+    const t = own[own.length - limit]!;
+    if (t > 0 && own[0]! >= 0) threshold = t;
+  }
+  const placeable: number[] = [];
+  for (const [key, sum] of received) if (!(sum * SPEAKER_BOOST < threshold)) placeable.push(key);
+  // Context spreads only to neighbours that pass the filter (and have not expired); candidates do.
+  const accepted = condition ? sidecar.filterKeys(placeable, condition) : new Set(placeable);
+  for (const [key, share] of gifts) {
+    const e = byKey.get(key);
+    if (e) {
+      e.score += share;
+    } else if (accepted.has(key)) {
+      const entry: Scored = { key, id: undefined, score: 0 + share, fused: undefined, metadata: undefined };
+      entries.push(entry);
+      byKey.set(key, entry);
     }
-    return out;
-  };
-  const contextual = propagateContext(
-    candidates,
-    (row) => {
-      const linked = refs.get(row.id);
-      return linked ? { next: resolve(linked.next), previous: resolve(linked.previous) } : { next: [], previous: [] };
-    },
-    { accept: (row) => !passingNeighbours || passingNeighbours.has(row.key), maxGivers, asksQuestion: (row) => refs.get(row.id)?.asksQuestion ?? false },
-  );
-  // A boost only raises scores, so a candidate whose boosted score would still be below the
-  // `limit`-th best score cannot place: only the others need their speaker looked up.
-  const scores = Float64Array.from(contextual.values(), (c) => c.score).sort();
+  }
+  // Only items whose boosted score would reach the `limit`-th best score are boosted. With that
+  // score positive, a boost only raises scores, so the others cannot place: only the boosted items
+  // have their metadata (and speaker) read.
+  const scores = Float64Array.from(entries, (e) => e.score).sort();
   const floor = scores.length > limit ? scores[scores.length - limit]! : -Infinity;
-  const boostable = new Map<string, ContextCandidate>();
-  const unread: number[] = [];
-  for (const [id, c] of contextual) {
-    if (c.score * SPEAKER_BOOST < floor) continue;
-    boostable.set(id, c);
-    if (c.row && refs.get(id)?.hasMetadata === false) unread.push(c.row.key);
-  }
-  if (unread.length > 0) {
-    const read = sidecar.refsByKeys(unread);
-    for (const c of boostable.values()) {
-      const row = c.row && read.get(c.row.key);
-      if (row) {
-        c.metadata = row.metadata;
-        c.row = row;
-      }
+  const boostable: Scored[] = [];
+  for (const e of entries) if (!(e.score * SPEAKER_BOOST < floor)) boostable.push(e);
+  const kept = floor > 0 || boostable.length === entries.length ? boostable : entries;
+  const rows = sidecar.refsByKeys(kept.flatMap((e) => (e.key === undefined ? [] : [e.key])));
+  let storeMetadata: Map<string, VectorMetadata> | undefined;
+  for (const e of kept) {
+    const row = e.key === undefined ? undefined : rows.get(e.key);
+    if (row) {
+      e.id ??= row.id;
+      e.metadata = row.metadata;
+    } else {
+      // Items only a remote store knows have no sidecar row: their metadata is the store's.
+      e.key = undefined;
+      storeMetadata ??= new Map(vectorHits.map((h) => [h.id, h.metadata]));
+      e.metadata = (e.id === undefined ? undefined : storeMetadata.get(e.id)) ?? {};
     }
   }
-  boostNamedSpeakers(query, boostable);
-  const order = (c: ContextCandidate): number => c.row?.key ?? Number.MAX_SAFE_INTEGER;
-  const top = [...contextual.values()].sort((a, b) => b.score - a.score || order(a) - order(b)).slice(0, limit);
-  const texts = sidecar.textsByKeys(top.flatMap((c) => (c.row ? [c.row.key] : [])));
-  return top.map((c) => {
-    const f = components.get(c.id);
-    const text = c.row ? texts.get(c.row.key) : undefined;
-    const metadata = text ? { ...c.metadata, text } : c.metadata;
-    return toMemoryHit(c.id, metadata, c.score, { vector: f?.vector ?? null, bm25: f?.bm25 ?? null, fused: c.score });
+  boostSpeakers(query, boostable, (e) => speakerOf(e.metadata!), SPEAKER_BOOST);
+  const order = (e: Scored): number => e.key ?? Number.MAX_SAFE_INTEGER;
+  const top = kept.filter((e) => e.id !== undefined).sort((a, b) => b.score - a.score || order(a) - order(b)).slice(0, limit);
+  const texts = sidecar.textsByKeys(top.flatMap((e) => (e.key === undefined ? [] : [e.key])));
+  return top.map((e) => {
+    const text = e.key === undefined ? undefined : texts.get(e.key);
+    const metadata = text ? { ...e.metadata!, text } : e.metadata!;
+    return toMemoryHit(e.id!, metadata, e.score, { vector: e.fused?.vector ?? null, bm25: e.fused?.bm25 ?? null, fused: e.score });
   });
 }
 

@@ -85,6 +85,11 @@ export interface LinkedRef extends SidecarRef {
   asksQuestion: boolean;
   /** False when the metadata was not read (`metadataFirst`): `metadata` is then `{}`. */
   hasMetadata: boolean;
+  /**
+   * Whether the row is a turn with a session (kind `turn`, a string `session_id`): a turn that can
+   * pass context on. Read for the first `linkFirst` ids (with or without their metadata); false for the rest.
+   */
+  sessionTurn: boolean;
 }
 
 /** A keyword (BM25) rank from the FTS5 index, without text; `score` is positive, higher is better. */
@@ -917,6 +922,7 @@ export class Sidecar {
     // FTS5's own bm25() over every matching row of the namespace that passes `condition`.
     // Rows are read as arrays (cheaper than a row object each), in rank order.
     const exact = (matched: readonly string[]): Raw[] =>
+      (!filter && !condition && this.holdsOnly(namespace) ? this.exactUnjoined(matched.map(quoteTerm).join(" OR "), fetchLimit) : undefined) ??
       (
         this.prepare(
           `SELECT r.key, r.id, ${cols}, ${this.contextColumns ? BM25_CALL : "bm25(records_fts)"} AS rank
@@ -972,6 +978,32 @@ export class Sidecar {
     return hits;
   }
 
+  /** Whether every row of the sidecar is in `namespace` (two seeks in the (namespace, id) index). */
+  private holdsOnly(namespace: string): boolean {
+    const sql = `SELECT (SELECT namespace FROM records ORDER BY namespace LIMIT 1) = @namespace AND (SELECT namespace FROM records ORDER BY namespace DESC LIMIT 1) = @namespace`;
+    return this.prepare(sql).pluck().get({ namespace }) === 1;
+  }
+
+  /**
+   * FTS5's bm25() ranking of `match` over every row, best `limit` first, when every row is in the
+   * searched namespace: the ranking reads the full-text index only, and the rows are looked up
+   * for the ids of the best `limit` alone. `undefined` when a ranked row has no stored row (the
+   * ranking joined with the rows gives the answer then).
+   */
+  private exactUnjoined(match: string, limit: number): Array<{ key: number; id: unknown; metadata: null; text: null; rank: number }> | undefined {
+    const ranked = this.prepare(`SELECT rowid, ${this.contextColumns ? BM25_CALL : "bm25(records_fts)"} AS rank FROM records_fts WHERE records_fts MATCH ? ORDER BY rank LIMIT ?`)
+      .raw(true)
+      .all(match, limit) as Array<[number, number]>;
+    if (ranked.length === 0) return [];
+    const ids = new Map(
+      this.prepare(`SELECT key, id FROM records WHERE key IN (SELECT value FROM json_each(?))`)
+        .raw(true)
+        .all(JSON.stringify(ranked.map((r) => r[0]))) as Array<[number, unknown]>,
+    );
+    if (ids.size < ranked.length) return undefined;
+    return ranked.map(([key, rank]) => ({ key, id: ids.get(key), metadata: null, text: null, rank }));
+  }
+
   /**
    * Key, id and metadata of the rows with these ids in `namespace` (by id), in one statement; the
    * first `linkFirst` ids in `ids` order that are turns also get the keys of their neighbours (the
@@ -993,7 +1025,7 @@ export class Sidecar {
           ORDER BY n.key ${direction === "next" ? "" : "DESC"} LIMIT 1 OFFSET ${offset})`;
     // CROSS JOIN keeps the id list outside, so each id is one look-up in the (namespace, id) index.
     // The rows come back as one JSON text of [key, id, metadata, next1, next2, prev, prev2, asks,
-    // stored as text] arrays: building a row object per candidate in JavaScript cost more than the
+    // stored as text, session turn] arrays: building a row object per candidate in JavaScript cost more than the
     // look-ups. Text values are cast, as JSON cannot hold a BLOB (another program may have written
     // one); rows holding one, or metadata that is not a JSON object, are read again whole.
     const sql = `SELECT json_group_array(json_array(r.key, CAST(r.id AS TEXT), CASE WHEN c.key < @meta THEN CAST(r.metadata AS TEXT) END,
@@ -1002,7 +1034,8 @@ export class Sidecar {
         CASE WHEN c.key < @link THEN ${neighbour("prev", 0)} END,
         CASE WHEN c.key < @link THEN ${neighbour("prev", 1)} END,
         CASE WHEN c.key < @link THEN instr(r.text, '?') > 0 OR instr(r.text, '？') > 0 END,
-        typeof(r.id) = 'text' AND typeof(r.text) = 'text' AND typeof(r.metadata) = 'text'))
+        typeof(r.id) = 'text' AND typeof(r.text) = 'text' AND typeof(r.metadata) = 'text',
+        CASE WHEN c.key < @link THEN json_extract(r.metadata, '$.kind') = 'turn' AND json_type(r.metadata, '$.session_id') = 'text' END))
       FROM json_each(@ids) c CROSS JOIN records r ON r.namespace = @namespace AND ${keys ? "r.key" : "r.id"} = c.value`;
     const json = this.prepare(sql)
       .pluck()
@@ -1017,6 +1050,7 @@ export class Sidecar {
       prev2: number | null,
       asks: number | null,
       stored: number,
+      sessionTurn: number | null,
     ];
     const rows = JSON.parse(json) as Linked[];
     const metadataOf = new Map<number, VectorMetadata>();
@@ -1027,7 +1061,7 @@ export class Sidecar {
       if (stored !== 1 || (rawMetadata !== null && metadata === undefined)) unread.push(key);
     }
     const reread = this.readableRefs(unread);
-    for (const [key, castId, rawMetadata, next1, next2, prev, prev2, asks] of rows) {
+    for (const [key, castId, rawMetadata, next1, next2, prev, prev2, asks, , sessionTurn] of rows) {
       const next: number[] = [];
       if (next1 !== null) next.push(next1);
       if (next2 !== null) next.push(next2);
@@ -1037,7 +1071,9 @@ export class Sidecar {
       const whole = reread.get(key);
       const id = whole ? whole.id : castId;
       const metadata = whole ? whole.metadata : (metadataOf.get(key) ?? {});
-      out.set(id, { key, id, metadata, hasMetadata: whole !== undefined || rawMetadata !== null, next, previous, asksQuestion: asks === 1 });
+      // A row read again whole: its kind and session as the readable metadata holds them.
+      const turn = whole ? sessionTurn !== null && whole.metadata.kind === "turn" && typeof whole.metadata.session_id === "string" : sessionTurn === 1;
+      out.set(id, { key, id, metadata, hasMetadata: whole !== undefined || rawMetadata !== null, next, previous, asksQuestion: asks === 1, sessionTurn: turn });
     }
     return out;
   }
