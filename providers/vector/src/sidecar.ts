@@ -458,6 +458,34 @@ const RANKER_SCHEMA: LayeredRankerSchema = {
 const RANKER_WEIGHTS = { content: TURN_COLUMN_WEIGHTS.content, speaker: 0, prev1: TURN_COLUMN_WEIGHTS.prev1, prev2: TURN_COLUMN_WEIGHTS.prev2, date: TURN_COLUMN_WEIGHTS.date };
 
 /**
+ * SQL for the keys (a JSON array, nearest first) of the two turns after (`next`) or before (`prev`)
+ * the row `r` in its namespace and session: one seek in the session index for both.
+ */
+function neighbourKeysSql(direction: "next" | "prev"): string {
+  const order = direction === "next" ? "" : " DESC";
+  return `json((SELECT json_group_array(k ORDER BY k${order}) FROM (SELECT n.key AS k FROM records n
+      WHERE n.namespace = r.namespace AND json_extract(n.metadata, '$.session_id') = json_extract(r.metadata, '$.session_id')
+        AND json_extract(n.metadata, '$.kind') = 'turn' AND n.key ${direction === "next" ? ">" : "<"} r.key ORDER BY n.key${order} LIMIT 2)))`;
+}
+
+/**
+ * `Sidecar.linkedRefs`: per id of `@ids` (by id, or by key), key, id, metadata (first `@meta`),
+ * neighbour keys, whether it asks a question and whether it is a turn with a session (first
+ * `@link`), and whether its values are stored as text.
+ */
+function linkedRefsSql(by: "r.id" | "r.key"): string {
+  return `SELECT json_group_array(json_array(r.key, CAST(r.id AS TEXT), CASE WHEN c.key < @meta THEN CAST(r.metadata AS TEXT) END,
+        CASE WHEN c.key < @link THEN ${neighbourKeysSql("next")} END,
+        CASE WHEN c.key < @link THEN ${neighbourKeysSql("prev")} END,
+        CASE WHEN c.key < @link THEN instr(r.text, '?') > 0 OR instr(r.text, '？') > 0 END,
+        typeof(r.id) = 'text' AND typeof(r.text) = 'text' AND typeof(r.metadata) = 'text',
+        CASE WHEN c.key < @link THEN json_extract(r.metadata, '$.kind') = 'turn' AND json_type(r.metadata, '$.session_id') = 'text' END))
+      FROM json_each(@ids) c CROSS JOIN records r ON r.namespace = @namespace AND ${by} = c.value`;
+}
+const LINKED_BY_ID_SQL = linkedRefsSql("r.id");
+const LINKED_BY_KEY_SQL = linkedRefsSql("r.key");
+
+/**
  * Turn arbitrary user text into an FTS5 query that can never be a syntax error: stopwords
  * dropped, every remaining word quoted, the words OR-ed (see `buildFtsQuery`).
  */
@@ -1019,35 +1047,20 @@ export class Sidecar {
   private linkedRefsUnchecked(namespace: string, ids: readonly string[], linkFirst: number, metadataFirst: number, keys?: readonly number[]): Map<string, LinkedRef> {
     const out = new Map<string, LinkedRef>();
     if (ids.length === 0) return out;
-    const neighbour = (direction: "next" | "prev", offset: number) =>
-      `(SELECT n.key FROM records n WHERE n.namespace = r.namespace AND json_extract(n.metadata, '$.session_id') = json_extract(r.metadata, '$.session_id')
-          AND json_extract(n.metadata, '$.kind') = 'turn' AND n.key ${direction === "next" ? ">" : "<"} r.key
-          ORDER BY n.key ${direction === "next" ? "" : "DESC"} LIMIT 1 OFFSET ${offset})`;
     // CROSS JOIN keeps the id list outside, so each id is one look-up in the (namespace, id) index.
-    // The rows come back as one JSON text of [key, id, metadata, next1, next2, prev, prev2, asks,
-    // stored as text, session turn] arrays: building a row object per candidate in JavaScript cost more than the
-    // look-ups. Text values are cast, as JSON cannot hold a BLOB (another program may have written
-    // one); rows holding one, or metadata that is not a JSON object, are read again whole.
-    const sql = `SELECT json_group_array(json_array(r.key, CAST(r.id AS TEXT), CASE WHEN c.key < @meta THEN CAST(r.metadata AS TEXT) END,
-        CASE WHEN c.key < @link THEN ${neighbour("next", 0)} END,
-        CASE WHEN c.key < @link THEN ${neighbour("next", 1)} END,
-        CASE WHEN c.key < @link THEN ${neighbour("prev", 0)} END,
-        CASE WHEN c.key < @link THEN ${neighbour("prev", 1)} END,
-        CASE WHEN c.key < @link THEN instr(r.text, '?') > 0 OR instr(r.text, '？') > 0 END,
-        typeof(r.id) = 'text' AND typeof(r.text) = 'text' AND typeof(r.metadata) = 'text',
-        CASE WHEN c.key < @link THEN json_extract(r.metadata, '$.kind') = 'turn' AND json_type(r.metadata, '$.session_id') = 'text' END))
-      FROM json_each(@ids) c CROSS JOIN records r ON r.namespace = @namespace AND ${keys ? "r.key" : "r.id"} = c.value`;
-    const json = this.prepare(sql)
+    // The rows come back as one JSON text of [key, id, metadata, next keys, previous keys, asks,
+    // stored as text, session turn] arrays: building a row object per candidate in JavaScript cost
+    // more than the look-ups. Text values are cast, as JSON cannot hold a BLOB (another program may
+    // have written one); rows holding one, or metadata that is not a JSON object, are read again whole.
+    const json = this.prepare(keys ? LINKED_BY_KEY_SQL : LINKED_BY_ID_SQL)
       .pluck()
       .get({ link: linkFirst, meta: metadataFirst, ids: JSON.stringify(keys ?? ids), namespace }) as string;
     type Linked = [
       key: number,
       id: string,
       metadata: string | null,
-      next1: number | null,
-      next2: number | null,
-      prev: number | null,
-      prev2: number | null,
+      next: number[] | null,
+      previous: number[] | null,
       asks: number | null,
       stored: number,
       sessionTurn: number | null,
@@ -1055,25 +1068,19 @@ export class Sidecar {
     const rows = JSON.parse(json) as Linked[];
     const metadataOf = new Map<number, VectorMetadata>();
     const unread: number[] = [];
-    for (const [key, , rawMetadata, , , , , , stored] of rows) {
+    for (const [key, , rawMetadata, , , , stored] of rows) {
       const metadata = rawMetadata === null ? undefined : parseRefMetadata(rawMetadata);
       if (metadata) metadataOf.set(key, metadata);
       if (stored !== 1 || (rawMetadata !== null && metadata === undefined)) unread.push(key);
     }
     const reread = this.readableRefs(unread);
-    for (const [key, castId, rawMetadata, next1, next2, prev, prev2, asks, , sessionTurn] of rows) {
-      const next: number[] = [];
-      if (next1 !== null) next.push(next1);
-      if (next2 !== null) next.push(next2);
-      const previous: number[] = [];
-      if (prev !== null) previous.push(prev);
-      if (prev !== null && prev2 !== null) previous.push(prev2);
+    for (const [key, castId, rawMetadata, next, previous, asks, , sessionTurn] of rows) {
       const whole = reread.get(key);
       const id = whole ? whole.id : castId;
       const metadata = whole ? whole.metadata : (metadataOf.get(key) ?? {});
       // A row read again whole: its kind and session as the readable metadata holds them.
       const turn = whole ? sessionTurn !== null && whole.metadata.kind === "turn" && typeof whole.metadata.session_id === "string" : sessionTurn === 1;
-      out.set(id, { key, id, metadata, hasMetadata: whole !== undefined || rawMetadata !== null, next, previous, asksQuestion: asks === 1, sessionTurn: turn });
+      out.set(id, { key, id, metadata, hasMetadata: whole !== undefined || rawMetadata !== null, next: next ?? [], previous: previous ?? [], asksQuestion: asks === 1, sessionTurn: turn });
     }
     return out;
   }
