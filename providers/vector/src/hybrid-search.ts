@@ -290,10 +290,24 @@ export function recordPasses(metadata: VectorMetadata, filter: ParsedMemoryFilte
 
 /** A stored record as a `MemoryHit` (caller metadata unpacked from `extra`, `scores` added). */
 export function toMemoryHit(id: string, metadata: VectorMetadata, score: number, scores: Record<string, number | null>): MemoryHit {
-  const { text, kind, session_id, user_id, created_at, extra, expires_at, created_ms: _createdMs, ...stored } = metadata;
+  const { text, kind, session_id, user_id, created_at, extra, expires_at } = metadata;
+  // The stored fields other than those above (and `created_ms`); Pinecone's copies of the caller's
+  // fields (`meta_<field>`) are the same values as in `extra`.
   const rest: VectorMetadata = {};
-  // Pinecone's copies of the caller's fields (`meta_<field>`) are the same values as in `extra`.
-  for (const [key, value] of Object.entries(stored)) if (!key.startsWith(PINECONE_USER_FIELD_PREFIX)) rest[key] = value;
+  for (const key of Object.keys(metadata)) {
+    switch (key) {
+      case "text":
+      case "kind":
+      case "session_id":
+      case "user_id":
+      case "created_at":
+      case "extra":
+      case "expires_at":
+      case "created_ms":
+        continue;
+    }
+    if (!key.startsWith(PINECONE_USER_FIELD_PREFIX)) rest[key] = metadata[key]!;
+  }
   const tags = Array.isArray(metadata.tags) ? metadata.tags : undefined;
   let user: Record<string, unknown> = {};
   if (typeof extra === "string") {
@@ -303,16 +317,13 @@ export function toMemoryHit(id: string, metadata: VectorMetadata, score: number,
       user = { extra };
     }
   }
-  return {
-    id,
-    content: typeof text === "string" ? text : "",
-    kind: MEMORY_ITEM_KINDS.includes(kind as MemoryKind) ? (kind as MemoryKind) : "fact",
-    score,
-    ...(typeof session_id === "string" ? { sessionId: session_id } : {}),
-    ...(typeof user_id === "string" ? { userId: user_id } : {}),
-    createdAt: typeof created_at === "string" ? created_at : new Date(0).toISOString(),
-    metadata: { ...user, ...rest, scores },
-    ...(tags && tags.length > 0 ? { tags: [...tags] } : {}),
-    ...(typeof expires_at === "number" ? { expiresAt: new Date(expires_at).toISOString() } : {}),
-  };
+  // Built field by field, in the order hits have always listed their fields.
+  const hit = { id, content: typeof text === "string" ? text : "", kind: MEMORY_ITEM_KINDS.includes(kind as MemoryKind) ? (kind as MemoryKind) : "fact", score } as MemoryHit;
+  if (typeof session_id === "string") hit.sessionId = session_id;
+  if (typeof user_id === "string") hit.userId = user_id;
+  hit.createdAt = typeof created_at === "string" ? created_at : new Date(0).toISOString();
+  hit.metadata = { ...user, ...rest, scores };
+  if (tags && tags.length > 0) hit.tags = [...tags];
+  if (typeof expires_at === "number") hit.expiresAt = new Date(expires_at).toISOString();
+  return hit;
 }
