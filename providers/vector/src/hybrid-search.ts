@@ -250,11 +250,9 @@ function withContext(
   const order = (e: Scored): number => e.key ?? Number.MAX_SAFE_INTEGER;
   const top = kept.filter((e) => e.id !== undefined).sort((a, b) => b.score - a.score || order(a) - order(b)).slice(0, limit);
   const texts = sidecar.textsByKeys(top.flatMap((e) => (e.key === undefined ? [] : [e.key])));
-  return top.map((e) => {
-    const text = e.key === undefined ? undefined : texts.get(e.key);
-    const metadata = text ? { ...e.metadata!, text } : e.metadata!;
-    return toMemoryHit(e.id!, metadata, e.score, { vector: e.fused?.vector ?? null, bm25: e.fused?.bm25 ?? null, fused: e.score });
-  });
+  return top.map((e) =>
+    toMemoryHit(e.id!, e.metadata!, e.score, { vector: e.fused?.vector ?? null, bm25: e.fused?.bm25 ?? null, fused: e.score }, e.key === undefined ? undefined : texts.get(e.key)),
+  );
 }
 
 /**
@@ -288,12 +286,25 @@ export function recordPasses(metadata: VectorMetadata, filter: ParsedMemoryFilte
   });
 }
 
-/** A stored record as a `MemoryHit` (caller metadata unpacked from `extra`, `scores` added). */
-export function toMemoryHit(id: string, metadata: VectorMetadata, score: number, scores: Record<string, number | null>): MemoryHit {
-  const { text, kind, session_id, user_id, created_at, extra, expires_at } = metadata;
-  // The stored fields other than those above (and `created_ms`); Pinecone's copies of the caller's
-  // fields (`meta_<field>`) are the same values as in `extra`.
-  const rest: VectorMetadata = {};
+/**
+ * A stored record as a `MemoryHit` (caller metadata unpacked from `extra`, `scores` added); `text`,
+ * when given and not empty, is its content instead of `metadata.text`.
+ */
+export function toMemoryHit(id: string, metadata: VectorMetadata, score: number, scores: Record<string, number | null>, text?: string): MemoryHit {
+  const { kind, session_id, user_id, created_at, extra, expires_at } = metadata;
+  const content = text ? text : metadata.text;
+  let user: unknown = {};
+  if (typeof extra === "string") {
+    try {
+      user = JSON.parse(extra);
+    } catch {
+      user = { extra };
+    }
+  }
+  // The caller's fields, then the stored fields other than the item's own ones (Pinecone's copies
+  // of the caller's fields, `meta_<field>`, are the same values as in `extra`; a `__proto__` field
+  // is left out), then the scores. A parsed object is filled in place: nothing else holds it.
+  const out: Record<string, unknown> = user !== null && typeof user === "object" && !Array.isArray(user) ? (user as Record<string, unknown>) : { ...(user as object) };
   for (const key of Object.keys(metadata)) {
     switch (key) {
       case "text":
@@ -304,25 +315,19 @@ export function toMemoryHit(id: string, metadata: VectorMetadata, score: number,
       case "extra":
       case "expires_at":
       case "created_ms":
+      case "__proto__":
         continue;
     }
-    if (!key.startsWith(PINECONE_USER_FIELD_PREFIX)) rest[key] = metadata[key]!;
+    if (!key.startsWith(PINECONE_USER_FIELD_PREFIX)) out[key] = metadata[key];
   }
+  out.scores = scores;
   const tags = Array.isArray(metadata.tags) ? metadata.tags : undefined;
-  let user: Record<string, unknown> = {};
-  if (typeof extra === "string") {
-    try {
-      user = JSON.parse(extra) as Record<string, unknown>;
-    } catch {
-      user = { extra };
-    }
-  }
   // Built field by field, in the order hits have always listed their fields.
-  const hit = { id, content: typeof text === "string" ? text : "", kind: MEMORY_ITEM_KINDS.includes(kind as MemoryKind) ? (kind as MemoryKind) : "fact", score } as MemoryHit;
+  const hit = { id, content: typeof content === "string" ? content : "", kind: MEMORY_ITEM_KINDS.includes(kind as MemoryKind) ? (kind as MemoryKind) : "fact", score } as MemoryHit;
   if (typeof session_id === "string") hit.sessionId = session_id;
   if (typeof user_id === "string") hit.userId = user_id;
   hit.createdAt = typeof created_at === "string" ? created_at : new Date(0).toISOString();
-  hit.metadata = { ...user, ...rest, scores };
+  hit.metadata = out;
   if (tags && tags.length > 0) hit.tags = [...tags];
   if (typeof expires_at === "number") hit.expiresAt = new Date(expires_at).toISOString();
   return hit;
