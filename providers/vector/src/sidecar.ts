@@ -458,14 +458,24 @@ const RANKER_SCHEMA: LayeredRankerSchema = {
 const RANKER_WEIGHTS = { content: TURN_COLUMN_WEIGHTS.content, speaker: 0, prev1: TURN_COLUMN_WEIGHTS.prev1, prev2: TURN_COLUMN_WEIGHTS.prev2, date: TURN_COLUMN_WEIGHTS.date };
 
 /**
- * SQL for the keys (a JSON array, nearest first) of the two turns after (`next`) or before (`prev`)
- * the row `r` in its namespace and session: one seek in the session index for both.
+ * SQL for the keys of the two turns after (`next`) or before (`prev`) the row `r` in its namespace
+ * and session, as the JSON array [smaller key, larger key] (the same key twice when there is one,
+ * nulls when there is none; `neighbourKeys` reads it): one seek in the session index for both,
+ * and no aggregate that depends on row order.
  */
 function neighbourKeysSql(direction: "next" | "prev"): string {
   const order = direction === "next" ? "" : " DESC";
-  return `json((SELECT json_group_array(k ORDER BY k${order}) FROM (SELECT n.key AS k FROM records n
+  return `json((SELECT json_array(min(k), max(k)) FROM (SELECT n.key AS k FROM records n
       WHERE n.namespace = r.namespace AND json_extract(n.metadata, '$.session_id') = json_extract(r.metadata, '$.session_id')
         AND json_extract(n.metadata, '$.kind') = 'turn' AND n.key ${direction === "next" ? ">" : "<"} r.key ORDER BY n.key${order} LIMIT 2)))`;
+}
+
+/** The keys of `neighbourKeysSql`'s [smaller, larger] pair, nearest first (`prev`: the larger key is nearer). */
+function neighbourKeys(pair: [number | null, number | null] | null, direction: "next" | "prev"): number[] {
+  if (pair === null || pair[0] === null || pair[1] === null) return [];
+  const [low, high] = pair;
+  if (low === high) return [low];
+  return direction === "next" ? [low, high] : [high, low];
 }
 
 /**
@@ -1059,8 +1069,8 @@ export class Sidecar {
       key: number,
       id: string,
       metadata: string | null,
-      next: number[] | null,
-      previous: number[] | null,
+      next: [number | null, number | null] | null,
+      previous: [number | null, number | null] | null,
       asks: number | null,
       stored: number,
       sessionTurn: number | null,
@@ -1080,7 +1090,7 @@ export class Sidecar {
       const metadata = whole ? whole.metadata : (metadataOf.get(key) ?? {});
       // A row read again whole: its kind and session as the readable metadata holds them.
       const turn = whole ? sessionTurn !== null && whole.metadata.kind === "turn" && typeof whole.metadata.session_id === "string" : sessionTurn === 1;
-      out.set(id, { key, id, metadata, hasMetadata: whole !== undefined || rawMetadata !== null, next: next ?? [], previous: previous ?? [], asksQuestion: asks === 1, sessionTurn: turn });
+      out.set(id, { key, id, metadata, hasMetadata: whole !== undefined || rawMetadata !== null, next: neighbourKeys(next, "next"), previous: neighbourKeys(previous, "prev"), asksQuestion: asks === 1, sessionTurn: turn });
     }
     return out;
   }
