@@ -123,6 +123,8 @@ interface Scored {
   /** The candidate's fusion components (`undefined` for a neighbour). */
   fused: FusedResult | undefined;
   metadata: VectorMetadata | undefined;
+  /** Its `metadata.extra` as parsed when its speaker was looked up (the hit's caller metadata). */
+  user?: unknown;
 }
 
 /**
@@ -182,16 +184,20 @@ function withContext(
   const [, wNext2, wPrev] = NEIGHBOUR_WEIGHTS;
   const afterQuestion = nextTurnShare(NEIGHBOUR_WEIGHTS, true);
   const afterStatement = nextTurnShare(NEIGHBOUR_WEIGHTS, false);
-  // Each giver's shares in giving order (next, next but one, previous, previous but one).
-  type Gift = [key: number, share: number];
-  const gifts: Gift[] = [];
+  // Each giver's shares in giving order (next, next but one, previous, previous but one), as
+  // parallel lists of receiving keys and shares.
+  const giftKeys: number[] = [];
+  const giftShares: number[] = [];
+  const give = (key: number | undefined, share: number): void => {
+    if (key !== undefined && share > 0) {
+      giftKeys.push(key);
+      giftShares.push(share);
+    }
+  };
   for (let i = 0; i < giverCount; i++) {
     const e = entries[i]!;
     const link = e.key === undefined ? undefined : links.get(e.key);
     if (!link || !link.sessionTurn || !(e.score > 0)) continue;
-    const give = (key: number | undefined, share: number): void => {
-      if (key !== undefined && share > 0) gifts.push([key, share]);
-    };
     give(link.next[0], (link.asksQuestion ? afterQuestion : afterStatement) * e.score);
     give(link.next[1], wNext2 * e.score);
     give(link.previous[0], wPrev * e.score);
@@ -199,14 +205,15 @@ function withContext(
   }
   // Neighbours that are not candidates: their whole score is their shares (summed in giving order).
   const received = new Map<number, number>();
-  for (const [key, share] of gifts) {
+  for (let i = 0; i < giftKeys.length; i++) {
+    const key = giftKeys[i]!;
     if (byKey.has(key)) continue;
     const sum = received.get(key);
-    received.set(key, sum === undefined ? 0 + share : sum + share);
+    received.set(key, sum === undefined ? 0 + giftShares[i]! : sum + giftShares[i]!);
   }
   let threshold = -Infinity;
   if (received.size > 0 && entries.length >= limit) {
-    const own = Float64Array.from(entries, (e) => e.score).sort();
+    const own = sortedScores(entries);
     const t = own[own.length - limit]!;
     if (t > 0 && own[0]! >= 0) threshold = t;
   }
@@ -214,12 +221,13 @@ function withContext(
   for (const [key, sum] of received) if (!(sum * SPEAKER_BOOST < threshold)) placeable.push(key);
   // Context spreads only to neighbours that pass the filter (and have not expired); candidates do.
   const accepted = condition ? sidecar.filterKeys(placeable, condition) : new Set(placeable);
-  for (const [key, share] of gifts) {
+  for (let i = 0; i < giftKeys.length; i++) {
+    const key = giftKeys[i]!;
     const e = byKey.get(key);
     if (e) {
-      e.score += share;
+      e.score += giftShares[i]!;
     } else if (accepted.has(key)) {
-      const entry: Scored = { key, id: undefined, score: 0 + share, fused: undefined, metadata: undefined };
+      const entry: Scored = { key, id: undefined, score: 0 + giftShares[i]!, fused: undefined, metadata: undefined };
       entries.push(entry);
       byKey.set(key, entry);
     }
@@ -227,12 +235,12 @@ function withContext(
   // Only items whose boosted score would reach the `limit`-th best score are boosted. With that
   // score positive, a boost only raises scores, so the others cannot place: only the boosted items
   // have their metadata (and speaker) read.
-  const scores = Float64Array.from(entries, (e) => e.score).sort();
+  const scores = sortedScores(entries);
   const floor = scores.length > limit ? scores[scores.length - limit]! : -Infinity;
   const boostable: Scored[] = [];
   for (const e of entries) if (!(e.score * SPEAKER_BOOST < floor)) boostable.push(e);
   const kept = floor > 0 || boostable.length === entries.length ? boostable : entries;
-  const rows = sidecar.refsByKeys(kept.flatMap((e) => (e.key === undefined ? [] : [e.key])));
+  const rows = sidecar.refsByKeys(rowKeys(kept));
   let storeMetadata: Map<string, VectorMetadata> | undefined;
   for (const e of kept) {
     const row = e.key === undefined ? undefined : rows.get(e.key);
@@ -246,13 +254,43 @@ function withContext(
       e.metadata = (e.id === undefined ? undefined : storeMetadata.get(e.id)) ?? {};
     }
   }
-  boostSpeakers(query, boostable, (e) => speakerOf(e.metadata!), SPEAKER_BOOST);
+  boostSpeakers(query, boostable, speakerOfEntry, SPEAKER_BOOST);
   const order = (e: Scored): number => e.key ?? Number.MAX_SAFE_INTEGER;
   const top = kept.filter((e) => e.id !== undefined).sort((a, b) => b.score - a.score || order(a) - order(b)).slice(0, limit);
-  const texts = sidecar.textsByKeys(top.flatMap((e) => (e.key === undefined ? [] : [e.key])));
+  const texts = sidecar.textsByKeys(rowKeys(top));
   return top.map((e) =>
-    toMemoryHit(e.id!, e.metadata!, e.score, { vector: e.fused?.vector ?? null, bm25: e.fused?.bm25 ?? null, fused: e.score }, e.key === undefined ? undefined : texts.get(e.key)),
+    toMemoryHit(e.id!, e.metadata!, e.score, { vector: e.fused?.vector ?? null, bm25: e.fused?.bm25 ?? null, fused: e.score }, e.key === undefined ? undefined : texts.get(e.key), e.user),
   );
+}
+
+/**
+ * `speakerOf` an entry's metadata (a `speaker` field, else the caller's `speaker` in `extra`),
+ * keeping `extra` as parsed for its hit.
+ */
+function speakerOfEntry(e: Scored): string | undefined {
+  const metadata = e.metadata!;
+  if (typeof metadata.speaker === "string" || typeof metadata.extra !== "string" || !metadata.extra.includes("speaker")) return speakerOf(metadata);
+  try {
+    e.user = JSON.parse(metadata.extra) as unknown;
+  } catch {
+    return undefined;
+  }
+  const speaker = e.user !== null && typeof e.user === "object" ? (e.user as Record<string, unknown>).speaker : undefined;
+  return typeof speaker === "string" ? speaker : undefined;
+}
+
+/** The scores of `entries`, ascending. */
+function sortedScores(entries: readonly Scored[]): Float64Array {
+  const scores = new Float64Array(entries.length);
+  for (let i = 0; i < entries.length; i++) scores[i] = entries[i]!.score;
+  return scores.sort();
+}
+
+/** The row keys of `entries` that have a row. */
+function rowKeys(entries: readonly Scored[]): number[] {
+  const keys: number[] = [];
+  for (const e of entries) if (e.key !== undefined) keys.push(e.key);
+  return keys;
 }
 
 /**
@@ -288,13 +326,16 @@ export function recordPasses(metadata: VectorMetadata, filter: ParsedMemoryFilte
 
 /**
  * A stored record as a `MemoryHit` (caller metadata unpacked from `extra`, `scores` added); `text`,
- * when given and not empty, is its content instead of `metadata.text`.
+ * when given and not empty, is its content instead of `metadata.text`; `parsedExtra`, when given,
+ * is `metadata.extra` already parsed (and is then filled in place).
  */
-export function toMemoryHit(id: string, metadata: VectorMetadata, score: number, scores: Record<string, number | null>, text?: string): MemoryHit {
+export function toMemoryHit(id: string, metadata: VectorMetadata, score: number, scores: Record<string, number | null>, text?: string, parsedExtra?: unknown): MemoryHit {
   const { kind, session_id, user_id, created_at, extra, expires_at } = metadata;
   const content = text ? text : metadata.text;
   let user: unknown = {};
-  if (typeof extra === "string") {
+  if (parsedExtra !== undefined && typeof extra === "string") {
+    user = parsedExtra;
+  } else if (typeof extra === "string") {
     try {
       user = JSON.parse(extra);
     } catch {
