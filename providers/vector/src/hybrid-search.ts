@@ -44,6 +44,8 @@ export interface HybridSearchOptions {
   userInNamespace?: boolean;
   /** Time budget for remote stores. */
   budgetMs?: number;
+  /** The caller knows that no item of the sidecar has expired at `now` (skips the look-up). */
+  noneExpired?: boolean;
 }
 
 /** A filter passing at most this many items is scored exactly over exactly those items. */
@@ -70,7 +72,7 @@ export async function hybridSearch(parts: HybridSearchParts, query: string, opti
   const filter = options.filter;
   const filtered = !isEmptyFilter(filter);
   // Expiry is a condition only when some item of the namespace has expired (the index answers).
-  const expired = sidecar.hasExpired(namespace, now);
+  const expired = options.noneExpired !== true && sidecar.hasExpired(namespace, now);
   const condition = filtered || expired ? sidecar.condition(filter, now) : null;
   const depth = parts.hybrid ? Math.max(limit * 3, 20) : limit;
   // The query as the keyword side reads it (its first MAX_QUERY_CHARS characters): embedding a

@@ -836,15 +836,19 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     const { userId: _user, ...inNamespace } = parsed;
     const filter = this.userInNamespace ? inNamespace : parsed;
     const now = Date.now();
+    // One look-up answers both the search (no expired item anywhere: none in its namespace either)
+    // and the background purge.
+    const expiredAnywhere = sidecar.hasExpired(null, now);
     const hits = await hybridSearch({ sidecar, store, embedder, hybrid: this.config.hybrid }, query, {
       namespace: this.namespaceFor(options.userId),
       filter,
       now,
+      ...(expiredAnywhere ? {} : { noneExpired: true }),
       userInNamespace: this.userInNamespace,
       limit,
       ...(options.budgetMs !== undefined ? { budgetMs: options.budgetMs } : {}),
     });
-    this.purgeLater(now);
+    if (expiredAnywhere) this.purgeLater(now);
     return hits;
   }
 
