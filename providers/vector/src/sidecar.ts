@@ -1110,13 +1110,13 @@ export class Sidecar {
   refsByKeys(keys: readonly number[]): Map<number, SidecarRef> {
     const out = new Map<number, SidecarRef>();
     if (keys.length === 0) return out;
-    // One JSON text of [key, id, metadata, stored as text] arrays (cheaper than a row object per
-    // row; text cast and unreadable rows read again whole, as above).
-    const sql = `SELECT json_group_array(json_array(key, CAST(id AS TEXT), CAST(metadata AS TEXT),
-        typeof(id) = 'text' AND typeof(text) = 'text' AND typeof(metadata) = 'text')) FROM records WHERE key IN (SELECT value FROM json_each(?))`;
-    const json = this.prepare(sql).pluck().get(JSON.stringify(keys)) as string;
+    // Rows as [key, id, metadata, stored as text] arrays (cheaper than a row object per row, and
+    // than one JSON text holding the metadata as JSON strings, parsed twice); text cast, and
+    // unreadable rows read again whole, as above.
+    const sql = `SELECT key, CAST(id AS TEXT), CAST(metadata AS TEXT), typeof(id) = 'text' AND typeof(text) = 'text' AND typeof(metadata) = 'text'
+      FROM records WHERE key IN (SELECT value FROM json_each(?))`;
     const unread: number[] = [];
-    for (const [key, id, text, stored] of JSON.parse(json) as Array<[number, string, string, number]>) {
+    for (const [key, id, text, stored] of this.prepare(sql).raw(true).all(JSON.stringify(keys)) as Array<[number, string, string, number]>) {
       const metadata = stored === 1 ? parseRefMetadata(text) : undefined;
       if (metadata) out.set(key, { key, id, metadata });
       else unread.push(key);
