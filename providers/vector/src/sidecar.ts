@@ -943,12 +943,30 @@ export class Sidecar {
    * Words found in half the rows or more carry no BM25 weight and are left out of the ranking;
    * rows holding only such words fill the list when fewer rows match, unless `fill` is false (a
    * hybrid search, whose vector ranking orders those rows better than a score of about 0).
+   * `knownIds` (key → id) names rows the caller knows to exist (e.g. the vector hits): their ids
+   * need not be looked up.
    */
-  keywordRanks(namespace: string, query: string, limit: number, filter?: MetadataFilter, condition?: RowCondition | null, fill = true): KeywordRank[] {
-    return this.readingValues("keyword search", () => this.keywordRanksUnchecked(namespace, query, limit, filter, condition, fill));
+  keywordRanks(
+    namespace: string,
+    query: string,
+    limit: number,
+    filter?: MetadataFilter,
+    condition?: RowCondition | null,
+    fill = true,
+    knownIds?: ReadonlyMap<number, string>,
+  ): KeywordRank[] {
+    return this.readingValues("keyword search", () => this.keywordRanksUnchecked(namespace, query, limit, filter, condition, fill, knownIds));
   }
 
-  private keywordRanksUnchecked(namespace: string, query: string, limit: number, filter: MetadataFilter | undefined, condition: RowCondition | null | undefined, fill: boolean): KeywordRank[] {
+  private keywordRanksUnchecked(
+    namespace: string,
+    query: string,
+    limit: number,
+    filter: MetadataFilter | undefined,
+    condition: RowCondition | null | undefined,
+    fill: boolean,
+    knownIds: ReadonlyMap<number, string> | undefined,
+  ): KeywordRank[] {
     if (limit <= 0 || typeof query !== "string") return [];
     const total = (this.prepare(`SELECT COALESCE(MAX(key), 0) AS n FROM records`).get() as { n: number }).n;
     const plan = planRanking(uniqueTerms(query), total, (term) => this.frequencies.get(term, total));
@@ -960,7 +978,7 @@ export class Sidecar {
     // FTS5's own bm25() over every matching row of the namespace that passes `condition`.
     // Rows are read as arrays (cheaper than a row object each), in rank order.
     const exact = (matched: readonly string[]): Raw[] =>
-      (!filter && !condition && this.holdsOnly(namespace) ? this.exactUnjoined(matched.map(quoteTerm).join(" OR "), fetchLimit) : undefined) ??
+      (!filter && !condition && this.holdsOnly(namespace) ? this.exactUnjoined(matched.map(quoteTerm).join(" OR "), fetchLimit, knownIds) : undefined) ??
       (
         this.prepare(
           `SELECT r.key, r.id, ${cols}, ${this.contextColumns ? BM25_CALL : "bm25(records_fts)"} AS rank
@@ -1025,21 +1043,22 @@ export class Sidecar {
   /**
    * FTS5's bm25() ranking of `match` over every row, best `limit` first, when every row is in the
    * searched namespace: the ranking reads the full-text index only, and the rows are looked up
-   * for the ids of the best `limit` alone. `undefined` when a ranked row has no stored row (the
-   * ranking joined with the rows gives the answer then).
+   * for the ids of the best `limit` alone (not those in `knownIds`). `undefined` when a ranked row
+   * has no stored row (the ranking joined with the rows gives the answer then).
    */
-  private exactUnjoined(match: string, limit: number): Array<{ key: number; id: unknown; metadata: null; text: null; rank: number }> | undefined {
+  private exactUnjoined(match: string, limit: number, knownIds: ReadonlyMap<number, unknown> = new Map()): Array<{ key: number; id: unknown; metadata: null; text: null; rank: number }> | undefined {
     const ranked = this.prepare(`SELECT rowid, ${this.contextColumns ? BM25_CALL : "bm25(records_fts)"} AS rank FROM records_fts WHERE records_fts MATCH ? ORDER BY rank LIMIT ?`)
       .raw(true)
       .all(match, limit) as Array<[number, number]>;
-    if (ranked.length === 0) return [];
-    const ids = new Map(
-      this.prepare(`SELECT key, id FROM records WHERE key IN (SELECT value FROM json_each(?))`)
-        .raw(true)
-        .all(JSON.stringify(ranked.map((r) => r[0]))) as Array<[number, unknown]>,
+    const unknown: number[] = [];
+    for (const [key] of ranked) if (!knownIds.has(key)) unknown.push(key);
+    const ids = new Map<number, unknown>(
+      unknown.length === 0
+        ? []
+        : (this.prepare(`SELECT key, id FROM records WHERE key IN (SELECT value FROM json_each(?))`).raw(true).all(JSON.stringify(unknown)) as Array<[number, unknown]>),
     );
-    if (ids.size < ranked.length) return undefined;
-    return ranked.map(([key, rank]) => ({ key, id: ids.get(key), metadata: null, text: null, rank }));
+    if (ids.size < unknown.length) return undefined;
+    return ranked.map(([key, rank]) => ({ key, id: ids.get(key) ?? knownIds.get(key), metadata: null, text: null, rank }));
   }
 
   /**
