@@ -25,6 +25,57 @@ describe("Sidecar keyword search", () => {
   });
 });
 
+describe("Sidecar keyword ranking without the row join", () => {
+  const WEIGHTS = [TURN_COLUMN_WEIGHTS.content, TURN_COLUMN_WEIGHTS.prev1, TURN_COLUMN_WEIGHTS.prev2, TURN_COLUMN_WEIGHTS.date].join(", ");
+  /** FTS5's ranking of `match` joined with the rows of `namespace`, best first. */
+  const joined = (sidecar: Sidecar, namespace: string, match: string, limit: number) =>
+    (
+      sidecar.db
+        .prepare(
+          `SELECT r.key AS key, r.id AS id, bm25(records_fts, ${WEIGHTS}) AS rank FROM records_fts JOIN records r ON r.key = records_fts.rowid
+           WHERE records_fts MATCH ? AND r.namespace = ? ORDER BY rank LIMIT ?`,
+        )
+        .all(match, namespace, limit) as Array<{ key: number; id: string; rank: number }>
+    ).map((r) => ({ key: r.key, id: r.id, score: -r.rank }));
+  const rows = () =>
+    Array.from({ length: 60 }, (_, i) => ({
+      id: `t${i}`,
+      // Repeated texts rank equal: their order must not depend on how the rows are read.
+      text: i % 4 === 0 ? "we went camping by the lake" : `day ${i}: ${i % 3 === 0 ? "camping trip" : "a lake walk"} with ${i % 2 === 0 ? "the dog" : "friends"}`,
+      metadata: { kind: "turn", session_id: `s${i % 5}` },
+      vector: null,
+    }));
+
+  it("ranks the namespace holding every row as the joined ranking does, ids known or looked up", () => {
+    const sidecar = Sidecar.open(":memory:");
+    try {
+      sidecar.upsert("ns", rows());
+      const expected = joined(sidecar, "ns", '"camp" OR "lake" OR "dog"', 25);
+      expect(expected).toHaveLength(25);
+      expect(sidecar.keywordRanks("ns", "camping at the lake with the dog", 25, undefined, null, false)).toEqual(expected);
+      const known = new Map(expected.slice(0, 10).map((r) => [r.key, r.id]));
+      expect(sidecar.keywordRanks("ns", "camping at the lake with the dog", 25, undefined, null, false, known)).toEqual(expected);
+    } finally {
+      sidecar.close();
+    }
+  });
+
+  it("falls back to the joined ranking when the full-text index names a row that is not stored", () => {
+    const sidecar = Sidecar.open(":memory:");
+    try {
+      sidecar.upsert("ns", rows());
+      // An index entry without its row (another program deleted rows with the triggers dropped).
+      sidecar.db.prepare(`INSERT INTO records_fts (rowid, text, prev1, prev2, session_date) VALUES (9999, 'camping camping lake dog', '', '', '')`).run();
+      const ranks = sidecar.keywordRanks("ns", "camping at the lake with the dog", 25, undefined, null, false);
+      expect(ranks.map((r) => r.key)).not.toContain(9999);
+      expect(ranks).toEqual(joined(sidecar, "ns", '"camp" OR "lake" OR "dog"', 25));
+      expect(ranks).toHaveLength(25);
+    } finally {
+      sidecar.close();
+    }
+  });
+});
+
 describe("Sidecar schema migration", () => {
   it("upgrades a version 1 file in place: FTS rebuilt with the new tokenizer, session index added, nothing lost", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-vector-sidecar-"));
