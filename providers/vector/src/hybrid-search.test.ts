@@ -30,7 +30,7 @@ function random(seed: number): () => number {
 async function conversationStore(otherNamespace: boolean): Promise<{ store: LocalVectorStore; embedder: HashingEmbedder }> {
   const embedder = new HashingEmbedder({ dimensions: 64 });
   const store = await LocalVectorStore.open({ dimensions: 64, lexicalVectors: true });
-  const next = random(7);
+  const next = random(4);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!;
   let n = 0;
   const write = (namespace: string, count: number) => {
