@@ -109,10 +109,10 @@ export async function hybridSearch(parts: HybridSearchParts, query: string, opti
     const byId = new Map(rows.map((r) => [r.id, r.metadata]));
     return vectorHits.slice(0, limit).map((h) => toMemoryHit(h.id, byId.get(h.id) ?? h.metadata, h.score, { vector: h.score, bm25: null }));
   }
-  // Rows holding only words in half the rows or more (BM25 about 0) are left to the vector ranking.
   // The vector hits' rows exist (their keys came from the sidecar): their ids need no look-up.
   const knownIds = new Map<number, string>();
   for (const h of vectorHits) if (h.key !== undefined) knownIds.set(h.key, h.id);
+  // Rows holding only words in half the rows or more (BM25 about 0) are left to the vector ranking.
   const keywordHits = sidecar.keywordRanks(namespace, query, depth, undefined, condition, false, knownIds);
   const fused = scoreFusion(vectorHits, keywordHits, fusionWeightsFor(embedder.id));
   return withContext(sidecar, namespace, query, limit, fused, vectorHits, keywordHits, condition);
