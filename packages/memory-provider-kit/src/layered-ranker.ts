@@ -131,6 +131,16 @@ interface RankTerm {
   pattern: RegExp;
   /** The word's base alone (no word boundaries): a cheap test before `pattern`. */
   probe: RegExp;
+  /** The base itself when it is plain ASCII: then a substring test of the lower-cased text does `probe`'s job. */
+  asciiBase: string | null;
+}
+
+/** A column's text as words are counted in it (see `countText`). */
+interface CountText {
+  /** The text, diacritics folded when it has any. */
+  text: string;
+  /** `text` lower-cased when it is plain ASCII, else `null`. */
+  lower: string | null;
 }
 
 /**
@@ -235,7 +245,10 @@ export class LayeredRanker {
       .filter((t) => t.df > 0)
       .sort((a, b) => a.df - b.df || (a.term < b.term ? -1 : 1))
       .slice(0, MAX_LAYERED_TERMS)
-      .map((t, i) => ({ term: t.term, idf: idf(rows, t.df), bit: 1 << i, pattern: termPattern(t.term), probe: new RegExp(termBase(t.term), "iu") }));
+      .map((t, i) => {
+        const base = plainBase(t.term);
+        return { term: t.term, idf: idf(rows, t.df), bit: 1 << i, pattern: termPattern(t.term), probe: new RegExp(escapeRegExp(base), "iu"), asciiBase: NOT_ASCII.test(base) ? null : base };
+      });
     if (ranked.length === 0) return [];
     // Words in most items add nothing (IDF ≈ 0) but would make a layer match nearly everything.
     const useful = ranked.filter((t) => t.idf > 1e-3);
@@ -412,11 +425,17 @@ export class LayeredRanker {
     const length = row.sz ? sumVarints(row.sz) : 0;
     this.keepLength(row.id, length);
     const norm = normOf(length, avgLength);
-    const extra = row.x === undefined ? [] : (JSON.parse(row.x) as string[]);
+    // Each column's text is folded and lower-cased once for all the words.
+    const content = countText(row.content ?? "");
+    const speaker = countText(row.speaker ?? "");
+    const extra = row.x === undefined ? [] : (JSON.parse(row.x) as Array<string | null>).map((x, i) => (this.extraWeights[i]! > 0 && x ? countText(x) : null));
     let score = 0;
     for (const t of terms) {
-      let freq = this.weights.content * countMatches(t, row.content) + this.weights.speaker * countMatches(t, row.speaker);
-      for (let i = 0; i < extra.length; i++) if (this.extraWeights[i]! > 0 && extra[i]) freq += this.extraWeights[i]! * countMatches(t, extra[i]!);
+      let freq = this.weights.content * countMatches(t, content) + this.weights.speaker * countMatches(t, speaker);
+      for (let i = 0; i < extra.length; i++) {
+        const x = extra[i];
+        if (x) freq += this.extraWeights[i]! * countMatches(t, x);
+      }
       if (freq === 0 && known & t.bit) freq = this.weights.content;
       if (freq > 0) score += (t.idf * (freq * (K1 + 1))) / (freq + norm);
     }
@@ -537,11 +556,11 @@ const SUFFIXES = ["ings", "ing", "ed", "es", "s", "ly"];
  * fold together: the word minus one common suffix, plus any of those suffixes.
  */
 export function termPattern(term: string): RegExp {
-  return new RegExp(`(?<![\\p{L}\\p{N}\\p{M}])${termBase(term)}(?:${SUFFIXES.join("|")})?(?![\\p{L}\\p{N}\\p{M}])`, "giu");
+  return new RegExp(`(?<![\\p{L}\\p{N}\\p{M}])${escapeRegExp(plainBase(term))}(?:${SUFFIXES.join("|")})?(?![\\p{L}\\p{N}\\p{M}])`, "giu");
 }
 
-/** `term` lower-cased, folded and without one common suffix, escaped for a RegExp. */
-function termBase(term: string): string {
+/** `term` lower-cased, folded and without one common suffix. */
+function plainBase(term: string): string {
   let base = foldDiacritics(term.toLowerCase());
   for (const suffix of SUFFIXES) {
     if (base.length > suffix.length + 2 && base.endsWith(suffix) && !(suffix === "s" && base.endsWith("ss"))) {
@@ -549,21 +568,39 @@ function termBase(term: string): string {
       break;
     }
   }
-  return base.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return base;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 function foldDiacritics(text: string): string {
   return text.normalize("NFD").replace(/\p{M}/gu, "");
 }
 
-function countMatches({ pattern, probe }: Pick<RankTerm, "pattern" | "probe">, text: string): number {
+/** A character outside ASCII. */
+const NOT_ASCII = /[^\x00-\x7f]/;
+
+/**
+ * `text` made ready to count words in: diacritics are folded only when present (normalising every
+ * row would double the scoring cost), and a text that is then plain ASCII is also lower-cased, so
+ * that ruling a word out is a substring search.
+ */
+function countText(text: string): CountText {
+  if (!NOT_ASCII.test(text)) return { text, lower: text.toLowerCase() };
+  const folded = /[^\u0020-\u007e\s]/.test(text) ? foldDiacritics(text) : text;
+  return { text: folded, lower: NOT_ASCII.test(folded) ? null : folded.toLowerCase() };
+}
+
+function countMatches({ pattern, probe, asciiBase }: Pick<RankTerm, "pattern" | "probe" | "asciiBase">, { text, lower }: CountText): number {
   if (text.length === 0) return 0;
-  // Diacritics are folded only when present: normalising every row would double the scoring cost.
-  const haystack = /[^\u0020-\u007e\s]/.test(text) ? foldDiacritics(text) : text;
   // Most rows lack most words: a plain substring scan rules them out far faster than the pattern.
-  if (!probe.test(haystack)) return 0;
+  // With the text and the word's base both plain ASCII, the lower-cased text holds the base exactly
+  // when the case-insensitive probe would find it.
+  if (lower !== null && asciiBase !== null ? !lower.includes(asciiBase) : !probe.test(text)) return 0;
   pattern.lastIndex = 0;
   let n = 0;
-  while (pattern.exec(haystack) !== null) n++;
+  while (pattern.exec(text) !== null) n++;
   return n;
 }

@@ -56,6 +56,32 @@ describe("LayeredRanker", () => {
     ranked.forEach((r, i) => expect(r.rank).toBeCloseTo(exact[i]!.rank, 6));
   });
 
+  it("gives FTS5's scores for words in any case, with accents and outside ASCII", () => {
+    const store = new MemoryStore(db, path.join(dir, "m.db"));
+    const forms = [
+      // No lower-case form: counting must ignore case.
+      ["APPLE", "Apples", "Apple"],
+      ["ZÜRICH", "Zurich", "ZURICH"],
+      ["CRÈME", "Creme", "Crèmes"],
+      ["STRAßE", "Straße", "STRAßE"],
+    ];
+    const items = Array.from({ length: 48 }, (_, i) => ({
+      kind: "fact" as const,
+      content: `Note ${i} ${forms.filter((_, w) => (i + w) % (w + 3) === 0).map((f) => (i % 4 === 0 ? `${f[i % 3]} ${f[(i + 1) % 3]}` : f[i % 3])).join(" ")} ${"Ärger ".repeat(i % 5)}`,
+    }));
+    store.insertMany(items);
+    const words = ["apple", "zurich", "creme", "straße"];
+    const count = db.prepare(`SELECT COUNT(*) AS n FROM items_fts WHERE items_fts MATCH ?`);
+    const terms = words.map((term) => ({ term, df: (count.get(`"${term}"`) as { n: number }).n }));
+    expect(terms.every((t) => t.df > 0)).toBe(true);
+    const exact = db
+      .prepare(`SELECT rowid AS id, bm25(items_fts, ${BM25_WEIGHTS.content}, ${BM25_WEIGHTS.speaker}) AS rank FROM items_fts WHERE items_fts MATCH ? ORDER BY rank, rowid`)
+      .all(words.map((w) => `"${w}"`).join(" OR ")) as Array<{ id: number; rank: number }>;
+    const ranked = new LayeredRanker(db, BM25_WEIGHTS).rank(terms, { limit: 48, candidates: 48 });
+    expect(ranked.map((r) => r.id)).toEqual(exact.map((r) => r.id));
+    ranked.forEach((r, i) => expect(r.rank).toBeCloseTo(exact[i]!.rank, 6));
+  });
+
   it("finds the best rows of a layer larger than a recency window, by their length, not their age", () => {
     const store = new MemoryStore(db, path.join(dir, "m.db"));
     // The best match (shortest row holding both words) is the oldest of 300 rows that hold both:
