@@ -580,7 +580,7 @@ function foldDiacritics(text: string): string {
 }
 
 /** A character outside ASCII. */
-const NOT_ASCII = /[^\x00-\x7f]/;
+const NOT_ASCII = /[\u0080-\uffff]/;
 
 /**
  * `text` made ready to count words in: diacritics are folded only when present (normalising every

@@ -37,6 +37,22 @@ describe("layered BM25 helpers", () => {
   });
 });
 
+/**
+ * Asserts that the ranker, asked for every match of `words` (each found in some row), gives FTS5's
+ * own bm25() order and scores.
+ */
+function expectFtsRanking(words: string[], rows: number): void {
+  const count = db.prepare(`SELECT COUNT(*) AS n FROM items_fts WHERE items_fts MATCH ?`);
+  const terms = words.map((term) => ({ term, df: (count.get(`"${term}"`) as { n: number }).n }));
+  expect(terms.every((t) => t.df > 0)).toBe(true);
+  const exact = db
+    .prepare(`SELECT rowid AS id, bm25(items_fts, ${BM25_WEIGHTS.content}, ${BM25_WEIGHTS.speaker}) AS rank FROM items_fts WHERE items_fts MATCH ? ORDER BY rank, rowid`)
+    .all(words.map((w) => `"${w}"`).join(" OR ")) as Array<{ id: number; rank: number }>;
+  const ranked = new LayeredRanker(db, BM25_WEIGHTS).rank(terms, { limit: rows, candidates: rows });
+  expect(ranked.map((r) => r.id)).toEqual(exact.map((r) => r.id));
+  ranked.forEach((r, i) => expect(r.rank).toBeCloseTo(exact[i]!.rank, 6));
+}
+
 describe("LayeredRanker", () => {
   it("gives FTS5's own bm25() scores and order when it reads every match", () => {
     const store = new MemoryStore(db, path.join(dir, "m.db"));
@@ -46,14 +62,7 @@ describe("LayeredRanker", () => {
       content: `note ${i} ${words.filter((_, w) => (i + w) % (w + 3) === 0).join(" ")} ${"filler ".repeat(i % 7)}`,
     }));
     store.insertMany(items);
-    const count = db.prepare(`SELECT COUNT(*) AS n FROM items_fts WHERE items_fts MATCH ?`);
-    const terms = words.map((term) => ({ term, df: (count.get(`"${term}"`) as { n: number }).n }));
-    const exact = db
-      .prepare(`SELECT rowid AS id, bm25(items_fts, ${BM25_WEIGHTS.content}, ${BM25_WEIGHTS.speaker}) AS rank FROM items_fts WHERE items_fts MATCH ? ORDER BY rank, rowid`)
-      .all(words.map((w) => `"${w}"`).join(" OR ")) as Array<{ id: number; rank: number }>;
-    const ranked = new LayeredRanker(db, BM25_WEIGHTS).rank(terms, { limit: 60, candidates: 60 });
-    expect(ranked.map((r) => r.id)).toEqual(exact.map((r) => r.id));
-    ranked.forEach((r, i) => expect(r.rank).toBeCloseTo(exact[i]!.rank, 6));
+    expectFtsRanking(words, items.length);
   });
 
   it("gives FTS5's scores for words in any case, with accents and outside ASCII", () => {
@@ -70,16 +79,7 @@ describe("LayeredRanker", () => {
       content: `Note ${i} ${forms.filter((_, w) => (i + w) % (w + 3) === 0).map((f) => (i % 4 === 0 ? `${f[i % 3]} ${f[(i + 1) % 3]}` : f[i % 3])).join(" ")} ${"Ärger ".repeat(i % 5)}`,
     }));
     store.insertMany(items);
-    const words = ["apple", "zurich", "creme", "straße"];
-    const count = db.prepare(`SELECT COUNT(*) AS n FROM items_fts WHERE items_fts MATCH ?`);
-    const terms = words.map((term) => ({ term, df: (count.get(`"${term}"`) as { n: number }).n }));
-    expect(terms.every((t) => t.df > 0)).toBe(true);
-    const exact = db
-      .prepare(`SELECT rowid AS id, bm25(items_fts, ${BM25_WEIGHTS.content}, ${BM25_WEIGHTS.speaker}) AS rank FROM items_fts WHERE items_fts MATCH ? ORDER BY rank, rowid`)
-      .all(words.map((w) => `"${w}"`).join(" OR ")) as Array<{ id: number; rank: number }>;
-    const ranked = new LayeredRanker(db, BM25_WEIGHTS).rank(terms, { limit: 48, candidates: 48 });
-    expect(ranked.map((r) => r.id)).toEqual(exact.map((r) => r.id));
-    ranked.forEach((r, i) => expect(r.rank).toBeCloseTo(exact[i]!.rank, 6));
+    expectFtsRanking(["apple", "zurich", "creme", "straße"], items.length);
   });
 
   it("finds the best rows of a layer larger than a recency window, by their length, not their age", () => {
