@@ -467,8 +467,11 @@ export class LocalVectorStore implements VectorStore {
     this.upsertSync(records, options.namespace ?? DEFAULT_NAMESPACE);
   }
 
-  /** Synchronous upsert (the provider and benchmarks call it directly). */
-  upsertSync(records: VectorRecord[], namespace: string = DEFAULT_NAMESPACE): void {
+  /**
+   * Synchronous upsert (the provider and benchmarks call it directly). `lockWaitMs`: how long the
+   * sidecar write may wait for another process's write lock (the connection's busy timeout when absent).
+   */
+  upsertSync(records: VectorRecord[], namespace: string = DEFAULT_NAMESPACE, lockWaitMs?: number): void {
     if (records.length === 0) return;
     this.assertWritable();
     for (const r of records) this.assertDimensions(r.vector, `record ${r.id}`);
@@ -480,6 +483,7 @@ export class LocalVectorStore implements VectorStore {
         const text = typeof r.metadata?.text === "string" ? r.metadata.text : "";
         return { id: r.id, text, metadata: r.metadata ?? {}, vector: r.vector };
       }),
+      lockWaitMs,
     );
     } catch (error) {
       throw storageWriteError(`the vector sidecar ${this.sidecar.file}`, error);
@@ -787,16 +791,16 @@ export class LocalVectorStore implements VectorStore {
 
   /** Vectors and text go into the sidecar in one transaction (the index follows). */
   async writeItems(write: ItemWrite, _sidecar: Sidecar): Promise<void> {
-    this.upsertSync(write.records, write.namespace);
+    this.upsertSync(write.records, write.namespace, write.lockWaitMs);
   }
 
   /** Sidecar rows with `vector = NULL`; an earlier vector of the same ids leaves the index. */
-  async writeUnembedded(namespace: string, rows: SidecarWrite[], _sidecar: Sidecar): Promise<void> {
+  async writeUnembedded(namespace: string, rows: SidecarWrite[], _sidecar: Sidecar, lockWaitMs?: number): Promise<void> {
     if (rows.length === 0) return;
     this.assertWritable();
     let keys: number[];
     try {
-      keys = this.sidecar.upsert(namespace, rows.map((r) => ({ ...r, vector: null })));
+      keys = this.sidecar.upsert(namespace, rows.map((r) => ({ ...r, vector: null })), lockWaitMs);
     } catch (error) {
       throw storageWriteError(`the vector sidecar ${this.sidecar.file}`, error);
     }

@@ -101,6 +101,43 @@ describe("VectorMemoryProvider on a sidecar another process is writing", () => {
     await holder.release();
   });
 
+  it("queued writes meet another process's lock on timers, not on the thread, and are all stored once it lets go", async () => {
+    const sidecar = await seededSidecar();
+    const p = await opened();
+    const holder = await holdWriteLock(sidecar, 1500);
+    const meter = stallMeter();
+    try {
+      for (let i = 0; i < 20; i++) p.syncTurn(`lighthouse question ${i}`, `lighthouse answer ${i}`, { sessionId: "s2" });
+      p.remember({ content: "the lighthouse keeper's note" });
+      // The queue meets the lock and tries again on timers meanwhile; a search answers from what is stored.
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      expect((await p.search("stored before the other process", { limit: 5 })).map((hit) => hit.content)).toEqual(["stored before the other process started writing"]);
+      expect((await p.stats()).items).toBe(1);
+      // flush() waits for the lock on timers too, and returns once everything is stored.
+      await p.flush();
+    } finally {
+      const longest = meter.stop();
+      await holder.release();
+      expect(longest).toBeLessThan(250);
+    }
+    expect((await p.stats()).items).toBe(22);
+    const found = (await p.search("lighthouse", { limit: 50 })).map((hit) => hit.content).filter((content) => content.includes("lighthouse"));
+    expect(found).toHaveLength(21);
+  });
+
+  it("a write the caller waits for (the remember tool) waits for a lock held briefly and is stored", async () => {
+    const sidecar = await seededSidecar();
+    const p = await opened();
+    const holder = await holdWriteLock(sidecar, 400);
+    try {
+      const stored = JSON.parse(await p.handleToolCall("vector_memory_remember", { content: "the ferry timetable changes in May" }));
+      expect(stored).toMatchObject({ status: "stored" });
+    } finally {
+      await holder.release();
+    }
+    expect((await p.search("ferry timetable", { limit: 5 })).map((hit) => hit.content)).toContain("the ferry timetable changes in May");
+  });
+
   it("a lock held past the wait fails initialize with STORAGE_FAILED saying to retry", async () => {
     const sidecar = await seededSidecar();
     process.env.HERMES_SQLITE_LOCK_WAIT_MS = "200";

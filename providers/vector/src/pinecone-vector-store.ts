@@ -310,7 +310,7 @@ export class PineconeVectorStore implements VectorStore {
   async writeItems(write: ItemWrite, sidecar: Sidecar): Promise<void> {
     const toSidecar = (): void => {
       try {
-        sidecar.upsert(write.namespace, write.rows);
+        sidecar.upsert(write.namespace, write.rows, write.lockWaitMs);
       } catch (error) {
         throw storageWriteError(`the vector sidecar ${sidecar.file}`, error);
       }
@@ -321,11 +321,11 @@ export class PineconeVectorStore implements VectorStore {
   }
 
   /** Delete the ids' records from Pinecone (they hold an earlier text), then write the sidecar rows. */
-  async writeUnembedded(namespace: string, rows: SidecarWrite[], sidecar: Sidecar): Promise<void> {
+  async writeUnembedded(namespace: string, rows: SidecarWrite[], sidecar: Sidecar, lockWaitMs?: number): Promise<void> {
     if (rows.length === 0) return;
     await this.delete({ ids: rows.map((r) => r.id) }, { namespace });
     try {
-      sidecar.upsert(namespace, rows.map((r) => ({ ...r, vector: null })));
+      sidecar.upsert(namespace, rows.map((r) => ({ ...r, vector: null })), lockWaitMs);
     } catch (error) {
       throw storageWriteError(`the vector sidecar ${sidecar.file}`, error);
     }

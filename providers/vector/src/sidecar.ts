@@ -720,14 +720,31 @@ export class Sidecar {
   }
 
   /**
+   * Run `work` with SQLite's busy timeout at `ms` (how long a statement waits on the thread for
+   * another connection's write lock before failing as busy), then put the connection's usual one back.
+   */
+  withBusyTimeout<T>(ms: number, work: () => T): T {
+    const usual = Number(this.db.pragma("busy_timeout", { simple: true }));
+    this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(ms))}`);
+    try {
+      return work();
+    } finally {
+      if (this.db.open) this.db.pragma(`busy_timeout = ${usual}`);
+    }
+  }
+
+  /**
    * Insert or replace rows in one transaction. Returns each row's key, in order. A new turn with a
    * session is indexed with the first characters of the two previous turns of its namespace and
    * session (insertion order) and its date (`recordDateText`), as the kit's helpers build them.
+   * `lockWaitMs`: how long to wait on the thread for another process's write lock before failing
+   * as busy (the connection's busy timeout when absent).
    */
-  upsert(namespace: string, rows: SidecarWrite[]): number[] {
+  upsert(namespace: string, rows: SidecarWrite[], lockWaitMs?: number): number[] {
     if (!this.filterColumns) {
       throw storageError(`the vector sidecar ${this.file} is open read-only`, undefined, "open it with write access to save records");
     }
+    if (lockWaitMs !== undefined) return this.withBusyTimeout(lockWaitMs, () => this.upsert(namespace, rows));
     const run = this.db.transaction((items: SidecarWrite[]) => {
       this.recentTurns.sync(this.statements.dataVersion.get() as number);
       const keys: number[] = [];
@@ -778,7 +795,10 @@ export class Sidecar {
       return keys;
     });
     try {
-      return run(rows);
+      // BEGIN IMMEDIATE: the write lock is taken first, waiting (up to the busy timeout) for another
+      // process that holds it; a deferred transaction would read first and then fail at once when
+      // it tried to write.
+      return run.immediate(rows);
     } catch (error) {
       // Rolled back: the remembered last turns may name rows that were never committed.
       this.recentTurns.clear();

@@ -54,6 +54,7 @@ import { FORGET_TOOL, REMEMBER_TOOL, SEARCH_TOOL, VECTOR_TOOL_ROUTER, VECTOR_TOO
 import {
   checkpointText,
   formatRecall,
+  isBusyError,
   isEmptyFilter,
   MEMORY_ITEM_KINDS,
   parseMemoryFilter,
@@ -95,6 +96,21 @@ export const REMOTE_OUTBOX_FILE = "remote-outbox.sqlite";
 const RESERVED_KEYS = new Set(["text", "kind", "session_id", "user_id", "created_at", "tags", "digest", "extra", "text_truncated", "source", "role", "expires_at", "created_ms"]);
 /** Delay before expired items found by a search are purged in the background. */
 const LAZY_PURGE_DELAY_MS = 1000;
+/**
+ * How long a queued batch waits on the thread for another process's write lock on the sidecar
+ * before it fails as busy and is tried again on a timer (ms): the agent's turn never stands still
+ * for the lock.
+ */
+const QUEUED_WRITE_LOCK_WAIT_MS = 25;
+/** How long `flush()` (and the operations that first deliver the queue) keep trying a locked sidecar (ms). */
+const FLUSH_LOCK_DEADLINE_MS = 60_000;
+/** Longest pause between two of those tries (ms); the first is 25 ms and each doubles. */
+const FLUSH_LOCK_PAUSE_MAX_MS = 1000;
+
+/** True for a failure caused by another connection holding the sidecar's write lock (SQLite busy or locked). */
+function lockedByAnotherProcess(error: unknown): boolean {
+  return isBusyError(error) || (HermesMemoryError.isInstance(error) && isBusyError(error.cause));
+}
 
 function invalidArgument(message: string): HermesMemoryError {
   return new HermesMemoryError({ code: "INVALID_ARGUMENT", message });
@@ -183,11 +199,12 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     this.options = options;
     this.logger = options.logger ?? silentLogger;
     this.queue = new WriteQueue({
-      write: (batch) => this.writeNow(batch),
-      writeUnembedded: (refused) => this.writeUnembedded(refused),
+      write: (batch) => this.writeNow(batch, { lockWaitMs: QUEUED_WRITE_LOCK_WAIT_MS }),
+      writeUnembedded: (refused) => this.writeUnembedded(refused, QUEUED_WRITE_LOCK_WAIT_MS),
       batchSize: options.writeBatchSize ?? 32,
       logger: this.logger,
       isClosed: () => this.closed,
+      isTransient: lockedByAnotherProcess,
     });
     this.config = resolveVectorConfig({}, options.env ?? process.env, this.overrides());
     if (options.hermesHome) {
@@ -566,7 +583,11 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    * vectors); synchronous writes (`durable`) reach Pinecone first, so a caller told "failed" finds
    * nothing half-written.
    */
-  private async writeNow(batch: PendingWrite[], options: { durable?: boolean } = {}): Promise<void> {
+  /**
+   * Embed and store `batch`. `durable`: see `ItemWrite.durable`. `lockWaitMs`: how long the sidecar
+   * write may wait on the thread for another process's write lock (the usual busy timeout when absent).
+   */
+  private async writeNow(batch: PendingWrite[], options: { durable?: boolean; lockWaitMs?: number } = {}): Promise<void> {
     const { sidecar, store, embedder } = this.requireOpen();
     this.assertWritable();
     const vectors = await embedder.embed(batch.map((w) => w.text));
@@ -575,11 +596,15 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     for (const [namespace, indexes] of byNamespace) {
       const records = indexes.map((i) => ({ id: batch[i]!.id, vector: vectors[i]!, metadata: { ...batch[i]!.metadata, text: batch[i]!.text } }));
       const rows = indexes.map((i) => ({ id: batch[i]!.id, text: batch[i]!.text, metadata: batch[i]!.metadata, vector: null }));
-      await store.writeItems({ namespace, records, rows, durable: options.durable === true }, sidecar);
+      await store.writeItems({ namespace, records, rows, durable: options.durable === true, ...(options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs }) }, sidecar);
     }
     this.queue.noteAccepted();
     try {
-      if (!sidecar.getMeta(this.identityKey())) sidecar.setMeta(this.identityKey(), this.currentIdentity());
+      if (!sidecar.getMeta(this.identityKey())) {
+        const record = () => sidecar.setMeta(this.identityKey(), this.currentIdentity());
+        if (options.lockWaitMs === undefined) record();
+        else sidecar.withBusyTimeout(options.lockWaitMs, record);
+      }
     } catch {
       // The batch is stored; an unrecorded embedder identity is recorded by a later write.
     }
@@ -604,13 +629,13 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    * and keyword index are kept (keyword search finds them, `hermes-memory vector reindex` tries to
    * embed them again), and each is named in a warning with the refusal.
    */
-  private async writeUnembedded(refused: Array<{ write: PendingWrite; error: unknown }>): Promise<void> {
+  private async writeUnembedded(refused: Array<{ write: PendingWrite; error: unknown }>, lockWaitMs?: number): Promise<void> {
     const { sidecar, store } = this.requireOpen();
     this.assertWritable();
     const byNamespace = new Map<string, PendingWrite[]>();
     for (const { write } of refused) byNamespace.set(write.namespace, [...(byNamespace.get(write.namespace) ?? []), write]);
     for (const [namespace, writes] of byNamespace) {
-      await store.writeUnembedded(namespace, writes.map((w) => ({ id: w.id, text: w.text, metadata: w.metadata, vector: null })), sidecar);
+      await store.writeUnembedded(namespace, writes.map((w) => ({ id: w.id, text: w.text, metadata: w.metadata, vector: null })), sidecar, lockWaitMs);
     }
     for (const { write, error } of refused) {
       this.logger.warn(
@@ -642,14 +667,26 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     const remote = this.remoteOrNull();
     if (remote) return remote.drain();
     this.queue.requeueHeld();
-    await this.flushWrites();
-    if (this.queue.inOutbox > 0) await this.queue.resendOutbox();
+    await this.deliverQueued(true);
+    await this.store?.flush();
     if (this.queue.hasUndelivered) throw this.queue.undeliveredError();
   }
 
-  private async flushWrites(): Promise<void> {
-    await this.queue.drainAll();
-    await this.store?.flush();
+  /**
+   * Deliver everything queued (and with `resendOutbox`, what the outbox holds). Writes held because
+   * another process had the sidecar's write lock are tried again on timers, the pause doubling from
+   * 25 ms to at most 1 s, for up to `FLUSH_LOCK_DEADLINE_MS`; the thread never waits for the lock
+   * longer than one queued write may. Any other failure ends the tries at once (the writes stay held).
+   */
+  private async deliverQueued(resendOutbox = false): Promise<void> {
+    const deadline = Date.now() + FLUSH_LOCK_DEADLINE_MS;
+    for (let pause = QUEUED_WRITE_LOCK_WAIT_MS; ; pause = Math.min(FLUSH_LOCK_PAUSE_MAX_MS, pause * 2)) {
+      await this.queue.drainAll();
+      if (resendOutbox && this.queue.inOutbox > 0) await this.queue.resendOutbox();
+      if (!this.queue.waitingOnTransient || Date.now() + pause > deadline) return;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      this.queue.requeueHeld();
+    }
   }
 
   /** Queue a completed turn (returns at once). Skipped for cron/subagent contexts. */
@@ -899,7 +936,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     const parsed = parseScope(scope);
     const { sidecar } = this.requireOpen();
     await this.mirrorOps;
-    await this.queue.drainAll();
+    await this.deliverQueued();
     const { namespace, filter } = this.scopeOf(parsed);
     return sidecar.rowsWhere(namespace, sidecar.condition(filter, null)).length;
   }
@@ -909,7 +946,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     const { namespace, filter } = this.scopeOf(parsed);
     // Deliver what is queued (a failing store holds it), then drop undelivered copies in scope.
     await this.mirrorOps;
-    await this.queue.drainAll();
+    await this.deliverQueued();
     await this.queue.settled();
     const inScope = (w: PendingWrite): boolean =>
       (namespace === null || w.namespace === namespace) && recordPasses(w.metadata, filter, Number.NEGATIVE_INFINITY, w.id);
@@ -975,7 +1012,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     const { sidecar } = this.requireOpen();
     this.assertWritable();
     await this.mirrorOps;
-    await this.queue.drainAll();
+    await this.deliverQueued();
     const row = sidecar.getByIds(null, [id])[0];
     if (!row || !recordPasses(row.metadata, {}, Date.now())) return false;
     const { text: _text, ...metadata } = row.metadata;
@@ -1029,7 +1066,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
 
   private async forgetNow(id: string): Promise<boolean> {
     const { sidecar, store } = this.requireOpen();
-    await this.flushWrites();
+    await this.deliverQueued();
+    await store.flush();
     const rows = sidecar.getByIds(null, [id]);
     if (rows.length === 0) {
       const namespace = this.namespaceFor();
@@ -1296,6 +1334,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     const outbox = this.queue.attachedOutbox;
     const refused = outbox ? refusedWritesError(outbox) : null;
     this.closed = true;
+    this.queue.stop();
     if (this.purgeTimer) clearTimeout(this.purgeTimer);
     this.purgeTimer = null;
     await this.purging?.catch(() => undefined);

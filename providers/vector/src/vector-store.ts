@@ -69,6 +69,11 @@ export interface ItemWrite {
    * Otherwise the text is kept in the sidecar even when the vectors cannot be stored.
    */
   durable: boolean;
+  /**
+   * How long the sidecar write may wait on the thread for another process's write lock before it
+   * fails as busy (ms); the connection's busy timeout when absent.
+   */
+  lockWaitMs?: number;
 }
 
 /**
@@ -105,8 +110,9 @@ export interface VectorStore {
    * Store items whose text the embedder refused for its content: their sidecar rows (text,
    * metadata, keyword index) with no vector, so keyword search still finds them; a vector an
    * earlier version of the same id left here is removed (it belongs to another text).
+   * `lockWaitMs` as in `ItemWrite`.
    */
-  writeUnembedded(namespace: string, rows: SidecarWrite[], sidecar: Sidecar): Promise<void>;
+  writeUnembedded(namespace: string, rows: SidecarWrite[], sidecar: Sidecar, lockWaitMs?: number): Promise<void>;
   /** An item the sidecar does not know but this store holds (another machine wrote it); local stores hold none. */
   fetchUnindexed(id: string, namespace: string): Promise<VectorRecord | null>;
   /** Delete an item from this store and from the sidecar. */

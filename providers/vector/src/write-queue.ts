@@ -24,7 +24,17 @@ export interface WriteQueueOptions {
   logger: Logger;
   /** True once the provider is shut down: background delivery stops. */
   isClosed(): boolean;
+  /**
+   * True for failures that clear by themselves (another process holding the write lock): the
+   * writes are held quietly and tried again on a timer, backing off.
+   */
+  isTransient?(error: unknown): boolean;
 }
+
+/** First pause before a batch that met a transient failure is tried again (ms); it doubles each time. */
+const RETRY_FIRST_MS = 25;
+/** Longest pause between two tries of a batch that keeps meeting a transient failure (ms). */
+const RETRY_MAX_MS = 1000;
 
 /** Background delivery of accepted writes, with the outbox for stores that acknowledge remotely. */
 export class WriteQueue {
@@ -41,6 +51,9 @@ export class WriteQueue {
   private drainScheduled = false;
   /** See `storeAccepted`. */
   private accepted = false;
+  /** The timer that tries held writes again after a transient failure. */
+  private retryTimer: NodeJS.Timeout | null = null;
+  private retryPause = RETRY_FIRST_MS;
 
   /** True once the store took a write in this process, through the queue or a direct write (`noteAccepted`): a refusal after that is about a text, not the set-up. */
   get storeAccepted(): boolean {
@@ -139,6 +152,35 @@ export class WriteQueue {
     return this.held.length > 0 || this.inOutbox > 0;
   }
 
+  /** True when writes wait for their store because of a transient failure (see `isTransient`). */
+  get waitingOnTransient(): boolean {
+    return this.hasUndelivered && this.isTransient(this.lastFailure);
+  }
+
+  /** Stop trying held writes again on a timer (at shutdown). */
+  stop(): void {
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+  }
+
+  private isTransient(error: unknown): boolean {
+    return error != null && this.options.isTransient?.(error) === true;
+  }
+
+  /** Try held writes (and the outbox) again after a pause that doubles with each transient failure. */
+  private retryLater(): void {
+    if (this.retryTimer || this.options.isClosed()) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      if (this.options.isClosed()) return;
+      this.requeueHeld();
+      if (this.pending.length > 0 && !this.draining) void this.drain();
+      if (this.inOutbox > 0) void this.resendOutbox();
+    }, this.retryPause);
+    this.retryTimer.unref();
+    this.retryPause = Math.min(RETRY_MAX_MS, this.retryPause * 2);
+  }
+
   private drain(): Promise<void> {
     this.drainScheduled = false;
     if (this.draining) return this.draining;
@@ -148,12 +190,19 @@ export class WriteQueue {
           const batch = this.pending.splice(0, this.options.batchSize);
           try {
             await this.deliver(batch);
+            this.retryPause = RETRY_FIRST_MS;
           } catch (error) {
-            // The store is failing (down, disk full): keep this batch and everything queued behind
-            // it instead of paying the retries once per batch; flush() reports them.
+            // The store is failing (down, disk full, locked by another process): keep this batch
+            // and everything queued behind it instead of paying the retries once per batch;
+            // flush() reports them. A transient failure is tried again on a timer, quietly.
             this.lastFailure = error;
             const kept = this.hold([...batch, ...this.pending.splice(0)]);
-            this.options.logger.warn(`vector memory: storing ${batch.length} items failed (${describeError(error)}); ${kept}`);
+            if (this.isTransient(error)) {
+              this.options.logger.debug(`vector memory: storing ${batch.length} items waits for another process's write lock (${describeError(error)}); ${kept}`);
+              this.retryLater();
+            } else {
+              this.options.logger.warn(`vector memory: storing ${batch.length} items failed (${describeError(error)}); ${kept}`);
+            }
           }
         }
       } finally {
@@ -228,8 +277,10 @@ export class WriteQueue {
           try {
             const { delivered } = await deliverIsolating(this.outbox, entries, (part) => this.options.write(part), { storeAccepted: this.storeAccepted });
             if (delivered.length > 0) this.accepted = true;
+            this.retryPause = RETRY_FIRST_MS;
           } catch (error) {
             this.lastFailure = error;
+            if (this.isTransient(error)) this.retryLater();
             return;
           }
         }
