@@ -109,6 +109,8 @@ const MAX_LAYERS = 2;
 const MAX_KEPT_LENGTH_ID = 1 << 24;
 /** Length records one `warmLengths` step reads (about a millisecond at a million rows). */
 export const WARM_LENGTH_ROWS = 2000;
+/** Pause between two `warmLengths` steps of `warmInBackground` (ms): the host's event loop runs between them. */
+export const WARM_PAUSE_MS = 5;
 /** Pool statements with an extra condition kept prepared (one per distinct condition text). */
 const WHERE_POOLS_KEPT = 32;
 /** Rarest query words considered; the rest add little to BM25 and would only cost layers. */
@@ -198,6 +200,8 @@ export class LayeredRanker {
    * it; scores always use the length record read with the row.
    */
   private lengthsKept = new Uint16Array(0);
+  /** A `warmInBackground` chain is running. */
+  private warming = false;
   /** `warmLengths` has read the length records of every row id up to this. */
   private warmedTo = 0;
 
@@ -399,6 +403,31 @@ export class LayeredRanker {
     for (const [id, hex] of read) this.keepLength(id, hex === null ? 0 : sumHexVarints(hex));
     if (read.length > 0) this.warmedTo = read[read.length - 1]![0];
     return read.length < rows || this.warmedTo >= MAX_KEPT_LENGTH_ID;
+  }
+
+  /**
+   * Keep every row's length in memory in the background: one `warmLengths` step per timer tick,
+   * `WARM_PAUSE_MS` apart (unref'd timers, so a process may exit meanwhile), until every length is
+   * kept or `stillWanted()` is false before a step (the store was closed or replaced). Call it after
+   * opening a store and after each written batch: while a chain runs another call does nothing, and
+   * the running chain reaches rows written meanwhile (it reads on in id order). Never throws: a
+   * failing step ends the chain and is passed to `onError` (searches then read the lengths they
+   * need, as before any warming).
+   */
+  warmInBackground(stillWanted: () => boolean, onError: (error: unknown) => void): void {
+    if (this.warming) return;
+    this.warming = true;
+    const step = (): void => {
+      let done = true;
+      try {
+        done = !stillWanted() || this.warmLengths();
+      } catch (error) {
+        onError(error);
+      }
+      if (done) this.warming = false;
+      else setTimeout(step, WARM_PAUSE_MS).unref();
+    };
+    setTimeout(step, WARM_PAUSE_MS).unref();
   }
 
   /**

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { BM25_WEIGHTS, openDatabase, type Db } from "./database.js";
 import { LayeredRanker, idf, readVarints, termPattern } from "@hermes/memory-provider-kit";
 import { MemoryStore } from "./memory-store.js";
@@ -226,6 +226,46 @@ describe("LayeredRanker", () => {
     expect(store.search("alpha beta gamma", { limit: 5 }).map((h) => h.id)).not.toContain(ids[0]);
     expect(store.update(ids[0]!, { content: "alpha beta" })).toBe(true);
     expect(store.search("alpha beta gamma", { limit: 5 })[0]!.id).toBe(ids[0]);
+  });
+
+  it("warms in the background on timers until every length is kept, one chain at a time", async () => {
+    const store = new MemoryStore(db, path.join(dir, "m.db"));
+    store.insertMany(Array.from({ length: 5000 }, (_, i) => ({ kind: "fact" as const, content: `note ${i} ${"word ".repeat(i % 9)}` })));
+    const ranker = new LayeredRanker(db, BM25_WEIGHTS);
+    const steps = vi.spyOn(ranker, "warmLengths");
+    const errors: unknown[] = [];
+    ranker.warmInBackground(() => true, (error) => errors.push(error));
+    ranker.warmInBackground(() => true, (error) => errors.push(error));
+    // Nothing is read on the caller's turn of the event loop.
+    expect(steps).not.toHaveBeenCalled();
+    await vi.waitFor(() => expect(steps.mock.results.at(-1)?.value).toBe(true));
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    // 5,000 rows at 2,000 per step: three steps, the last one short; the second call started no chain.
+    expect(steps.mock.results.map((r) => r.value)).toEqual([false, false, true]);
+    expect(errors).toEqual([]);
+  });
+
+  it("stops warming when no longer wanted, and when a step fails (reporting it)", async () => {
+    const store = new MemoryStore(db, path.join(dir, "m.db"));
+    store.insertMany(Array.from({ length: 5000 }, (_, i) => ({ kind: "fact" as const, content: `note ${i}` })));
+    const ranker = new LayeredRanker(db, BM25_WEIGHTS);
+    const steps = vi.spyOn(ranker, "warmLengths");
+    ranker.warmInBackground(() => steps.mock.calls.length < 1, () => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(steps).toHaveBeenCalledTimes(1);
+    // A later call starts a new chain, which goes on from where the last one stopped.
+    const failure = new Error("disk I/O error");
+    steps.mockImplementationOnce(() => {
+      throw failure;
+    });
+    const errors: unknown[] = [];
+    ranker.warmInBackground(() => true, (error) => errors.push(error));
+    await vi.waitFor(() => expect(errors).toEqual([failure]));
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(steps).toHaveBeenCalledTimes(2);
+    ranker.warmInBackground(() => true, (error) => errors.push(error));
+    await vi.waitFor(() => expect(steps.mock.results.at(-1)?.value).toBe(true));
+    expect(steps.mock.results.slice(2).map((r) => r.value)).toEqual([false, true]);
   });
 
   it("returns nothing for no words or an empty store", () => {

@@ -486,11 +486,18 @@ export class MemoryStore {
   /**
    * Read the next 2,000 index length records into the layered ranker's memory, so large stores'
    * searches need not read them row by row (see `LayeredRanker.warmLengths`). True when every
-   * stored row's length is kept. About a millisecond per call; the provider calls it on a timer
-   * after opening and after writes.
+   * stored row's length is kept. About a millisecond per call.
    */
   warmRanker(): boolean {
     return this.layered.warmLengths();
+  }
+
+  /**
+   * `warmRanker` step by step on timers until every stored row's length is kept (see
+   * `LayeredRanker.warmInBackground`); the provider calls it after opening and after writes.
+   */
+  warmRankerInBackground(stillWanted: () => boolean, onError: (error: unknown) => void): void {
+    this.layered.warmInBackground(stillWanted, onError);
   }
 
   /** Query words that name a speaker seen in this database. */

@@ -62,9 +62,6 @@ const BACKGROUND_PURGE_ITEMS = 64;
  */
 const RETRIED_WRITE_BUSY_MS = 25;
 
-/** Pause between two steps of reading the index's row lengths into memory (ms). */
-const WARM_PAUSE_MS = 5;
-
 /** How long `flush()` keeps retrying a busy database before giving up. */
 const FLUSH_BUSY_DEADLINE_MS = 60_000;
 
@@ -90,8 +87,6 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   private store: MemoryStore | undefined;
   private hermesHome: string | undefined;
   private sessionId = "";
-  /** A `warmRanker` chain is running. */
-  private warming = false;
   private ctx: InitContext | undefined;
   private readonly writer = new BatchingWriter<NewItem>({
     write: (batch, { retried }) => {
@@ -232,29 +227,18 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
 
   /**
    * Keep the layered ranker's row lengths in memory, 2,000 rows per step on a timer (a step takes
-   * about a millisecond; a million rows take 500 steps), until every stored row's
-   * length is kept. Called after opening and after each written batch (then only the new rows are
-   * read). Searches meanwhile read the lengths they need. Never throws.
+   * about a millisecond; a million rows take 500 steps), until every stored row's length is kept.
+   * Called after opening and after each written batch (then only the new rows are read). Searches
+   * meanwhile read the lengths they need. Never throws.
    */
   private warmRanker(): void {
-    if (this.warming || !this.store) return;
     const store = this.store;
-    this.warming = true;
-    const step = () => {
-      if (this.store !== store || this.closed) {
-        this.warming = false;
-        return;
-      }
-      try {
-        if (store.warmRanker()) this.warming = false;
-        else setTimeout(step, WARM_PAUSE_MS).unref();
-      } catch (error) {
-        // Only an optimisation: searches read the lengths themselves.
-        this.warming = false;
-        this.logger.warn("sqlite memory: reading the index's row lengths failed", error);
-      }
-    };
-    setTimeout(step, WARM_PAUSE_MS).unref();
+    if (!store) return;
+    store.warmRankerInBackground(
+      () => this.store === store && !this.closed,
+      // Only an optimisation: searches read the lengths themselves.
+      (error) => this.logger.warn("sqlite memory: reading the index's row lengths failed", error),
+    );
   }
 
   /**

@@ -455,6 +455,26 @@ describe("Sidecar keyword ranking in large stores", () => {
     }
   });
 
+  it("warming the layered ranker's row lengths in the background leaves its ranking as it was", async () => {
+    // The same rows twice: one ranked cold, the other after warming.
+    const sidecar = largeSidecar();
+    const warmed = largeSidecar();
+    try {
+      const cold = sidecar.keywordRanks("ns", "the chat about pottery glaze?", 10);
+      const steps = vi.spyOn(LayeredRanker.prototype, "warmLengths");
+      const errors: unknown[] = [];
+      warmed.warmRankerInBackground(() => true, (error) => errors.push(error));
+      await vi.waitFor(() => expect(steps.mock.results.at(-1)?.value).toBe(true));
+      // 6,400 rows at 2,000 per step.
+      expect(steps).toHaveBeenCalledTimes(4);
+      expect(errors).toEqual([]);
+      expect(warmed.keywordRanks("ns", "the chat about pottery glaze?", 10)).toEqual(cold);
+    } finally {
+      sidecar.close();
+      warmed.close();
+    }
+  });
+
   it("a filter condition is part of the layered ranking: the best passing rows, as FTS5 ranks them", () => {
     const sidecar = largeSidecar();
     try {

@@ -719,6 +719,29 @@ export class Sidecar {
     })();
   }
 
+  /** The layered BM25 ranker over the records' keyword index (prepared once). */
+  private layeredRanker(): LayeredRanker {
+    return (this.ranker ??= this.contextColumns
+      ? new LayeredRanker(this.db, RANKER_WEIGHTS, RANKER_SCHEMA)
+      : new LayeredRanker(this.db, { content: 1, speaker: 0 }, { ...RANKER_SCHEMA, extra: [] }));
+  }
+
+  /**
+   * Keep the layered ranker's row lengths in memory, step by step on timers (see
+   * `LayeredRanker.warmInBackground`), so a large sidecar's searches need not read them row by row.
+   * Never throws: a failure is passed to `onError`.
+   */
+  warmRankerInBackground(stillWanted: () => boolean, onError: (error: unknown) => void): void {
+    let ranker: LayeredRanker;
+    try {
+      ranker = this.layeredRanker();
+    } catch (error) {
+      onError(error);
+      return;
+    }
+    ranker.warmInBackground(stillWanted, onError);
+  }
+
   /**
    * Run `work` with SQLite's busy timeout at `ms` (how long a statement waits on the thread for
    * another connection's write lock before failing as busy), then put the connection's usual one back.
@@ -1015,11 +1038,8 @@ export class Sidecar {
       // A word in more than 0.2 % of a large store: FTS5's bm25() would walk its whole document
       // list, so the kit's layered ranker scores a bounded candidate set with the same formula,
       // pooling only rows that pass the condition.
-      this.ranker ??= this.contextColumns
-        ? new LayeredRanker(this.db, RANKER_WEIGHTS, RANKER_SCHEMA)
-        : new LayeredRanker(this.db, { content: 1, speaker: 0 }, { ...RANKER_SCHEMA, extra: [] });
       const where = condition ? this.conditionSql(condition.filter, condition.now, "i") : null;
-      const ranked = this.ranker.rank(plan.terms, { limit, candidates: fetchLimit, user: namespace, where });
+      const ranked = this.layeredRanker().rank(plan.terms, { limit, candidates: fetchLimit, user: namespace, where });
       if (condition && ranked.length < limit) {
         // The ranker skips words found in most rows; when the passing rows hold only such words it
         // finds fewer than `limit`, and FTS5's exact ranking over the passing rows gives them instead.

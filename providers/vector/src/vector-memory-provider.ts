@@ -278,6 +278,22 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     this.userId = (typeof ctx.userId === "string" && ctx.userId) || "local";
     this.writesAllowed = allowsAutomaticWrites(ctx);
     await this.open(ctx.hermesHome, { verifyIdentity: true });
+    this.warmRanker();
+  }
+
+  /**
+   * Keep the keyword ranker's row lengths in memory, 2,000 rows per step on a timer, until every
+   * stored row's length is kept. Called after opening and after each written batch (then only the
+   * new rows are read). Searches meanwhile read the lengths they need. Never throws.
+   */
+  private warmRanker(): void {
+    const sidecar = this.sidecar;
+    if (!sidecar || this.readOnly) return;
+    sidecar.warmRankerInBackground(
+      () => this.sidecar === sidecar && !this.closed,
+      // Only an optimisation: searches read the lengths themselves.
+      (error) => this.logger.warn(`vector memory: reading the keyword index's row lengths failed: ${describeError(error)}`),
+    );
   }
 
   /**
@@ -599,6 +615,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       await store.writeItems({ namespace, records, rows, durable: options.durable === true, ...(options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs }) }, sidecar);
     }
     this.queue.noteAccepted();
+    this.warmRanker();
     try {
       if (!sidecar.getMeta(this.identityKey())) {
         const record = () => sidecar.setMeta(this.identityKey(), this.currentIdentity());
