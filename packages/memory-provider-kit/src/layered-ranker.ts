@@ -455,9 +455,9 @@ export class LayeredRanker {
     this.keepLength(row.id, length);
     const norm = normOf(length, avgLength);
     // Each column's text is folded and lower-cased once for all the words.
-    const content = countText(row.content ?? "");
-    const speaker = countText(row.speaker ?? "");
-    const extra = row.x === undefined ? [] : (JSON.parse(row.x) as Array<string | null>).map((x, i) => (this.extraWeights[i]! > 0 && x ? countText(x) : null));
+    const content = countText(row.content);
+    const speaker = countText(row.speaker);
+    const extra = row.x === undefined ? [] : (JSON.parse(row.x) as unknown[]).map((x, i) => (this.extraWeights[i]! > 0 && x ? countText(x) : null));
     let score = 0;
     for (const t of terms) {
       let freq = this.weights.content * countMatches(t, content) + this.weights.speaker * countMatches(t, speaker);
@@ -616,7 +616,9 @@ const NOT_ASCII = /[\u0080-\uffff]/;
  * row would double the scoring cost), and a text that is then plain ASCII is also lower-cased, so
  * that ruling a word out is a substring search.
  */
-function countText(text: string): CountText {
+function countText(value: unknown): CountText {
+  // A column read from SQLite may hold a number or a blob where text is expected: count in its text form.
+  const text = typeof value === "string" ? value : value == null ? "" : String(value);
   if (!NOT_ASCII.test(text)) return { text, lower: text.toLowerCase() };
   const folded = /[^\u0020-\u007e\s]/.test(text) ? foldDiacritics(text) : text;
   return { text: folded, lower: NOT_ASCII.test(folded) ? null : folded.toLowerCase() };
