@@ -37,13 +37,26 @@ describe("layered BM25 helpers", () => {
   });
 });
 
+/** Each of `words` with the number of rows FTS5 finds it in. */
+function countedTerms(words: readonly string[]): Array<{ term: string; df: number }> {
+  const count = db.prepare(`SELECT COUNT(*) AS n FROM items_fts WHERE items_fts MATCH ?`).pluck();
+  return words.map((term) => ({ term, df: count.get(`"${term}"`) as number }));
+}
+
+/** The ids of FTS5's own top `limit` rows for `words` OR-ed (ORDER BY rank, ties by row id). */
+function exactTop(words: readonly string[], limit: number): number[] {
+  return db
+    .prepare(`SELECT rowid AS id FROM items_fts WHERE items_fts MATCH ? ORDER BY rank, rowid LIMIT ?`)
+    .pluck()
+    .all(words.map((w) => `"${w}"`).join(" OR "), limit) as number[];
+}
+
 /**
  * Asserts that the ranker, asked for every match of `words` (each found in some row), gives FTS5's
  * own bm25() order and scores.
  */
 function expectFtsRanking(words: string[], rows: number): void {
-  const count = db.prepare(`SELECT COUNT(*) AS n FROM items_fts WHERE items_fts MATCH ?`);
-  const terms = words.map((term) => ({ term, df: (count.get(`"${term}"`) as { n: number }).n }));
+  const terms = countedTerms(words);
   expect(terms.every((t) => t.df > 0)).toBe(true);
   const exact = db
     .prepare(`SELECT rowid AS id, bm25(items_fts, ${BM25_WEIGHTS.content}, ${BM25_WEIGHTS.speaker}) AS rank FROM items_fts WHERE items_fts MATCH ? ORDER BY rank, rowid`)
@@ -92,15 +105,12 @@ describe("LayeredRanker", () => {
       ...Array.from({ length: 300 }, (_, i) => ({ kind: "turn" as const, sessionId: i % 2 ? "a" : "b", content: `alpha ${filler(i)} beta gamma` })),
       ...Array.from({ length: 2500 }, (_, i) => ({ kind: "turn" as const, sessionId: "b", content: `${i % 5 ? "delta" : "gamma"} ${filler(i)}` })),
     ]);
-    const count = db.prepare(`SELECT COUNT(*) AS n FROM items_fts WHERE items_fts MATCH ?`);
-    const terms = ["alpha", "beta", "gamma"].map((term) => ({ term, df: (count.get(`"${term}"`) as { n: number }).n }));
-    const exact = db
-      .prepare(`SELECT rowid AS id FROM items_fts WHERE items_fts MATCH '"alpha" OR "beta" OR "gamma"' ORDER BY rank, rowid LIMIT 5`)
-      .all() as Array<{ id: number }>;
+    const terms = countedTerms(["alpha", "beta", "gamma"]);
+    const exact = exactTop(["alpha", "beta", "gamma"], 5);
     const ranker = new LayeredRanker(db, BM25_WEIGHTS);
     const ranked = ranker.rank(terms, { limit: 5, candidates: 20 });
     expect(ranked[0]!.id).toBe(1);
-    expect(ranked.slice(0, 5).map((r) => r.id)).toEqual(exact.map((r) => r.id));
+    expect(ranked.slice(0, 5).map((r) => r.id)).toEqual(exact);
     // Filters apply to the pooled rows too.
     const inA = ranker.rank(terms, { limit: 5, candidates: 20, session: "a" });
     expect(inA[0]!.id).toBe(1);
@@ -170,12 +180,8 @@ describe("LayeredRanker", () => {
       ...Array.from({ length: 300 }, (_, i) => ({ kind: "turn" as const, sessionId: "s", content: `delta ${filler(i, 10)}` })),
       ...Array.from({ length: 2500 }, (_, i) => ({ kind: "turn" as const, sessionId: "s", content: filler(i, 10) })),
     ]);
-    const count = db.prepare(`SELECT COUNT(*) AS n FROM items_fts WHERE items_fts MATCH ?`).pluck();
-    const terms = ["alpha", "beta", "gamma", "delta"].map((term) => ({ term, df: count.get(`"${term}"`) as number }));
-    const exact = db
-      .prepare(`SELECT rowid AS id FROM items_fts WHERE items_fts MATCH '"alpha" OR "beta" OR "gamma" OR "delta"' ORDER BY rank, rowid LIMIT 5`)
-      .pluck()
-      .all() as number[];
+    const terms = countedTerms(["alpha", "beta", "gamma", "delta"]);
+    const exact = exactTop(["alpha", "beta", "gamma", "delta"], 5);
     expect(exact[0]).toBe(6);
     const ranked = new LayeredRanker(db, BM25_WEIGHTS).rank(terms, { limit: 5, candidates: 20 });
     expect(ranked.slice(0, 5).map((r) => r.id)).toEqual(exact);
@@ -191,12 +197,8 @@ describe("LayeredRanker", () => {
       ...Array.from({ length: 2500 }, (_, i) => ({ kind: "fact" as const, content: `${i % 5 ? "delta" : "gamma"} ${filler(i, 10)} n${i}` })),
       { kind: "fact" as const, content: "alpha beta" },
     ]);
-    const count = db.prepare(`SELECT COUNT(*) AS n FROM items_fts WHERE items_fts MATCH ?`).pluck();
-    const terms = ["alpha", "beta", "gamma"].map((term) => ({ term, df: count.get(`"${term}"`) as number }));
-    const exact = db
-      .prepare(`SELECT rowid AS id FROM items_fts WHERE items_fts MATCH '"alpha" OR "beta" OR "gamma"' ORDER BY rank, rowid LIMIT 5`)
-      .pluck()
-      .all() as number[];
+    const terms = countedTerms(["alpha", "beta", "gamma"]);
+    const exact = exactTop(["alpha", "beta", "gamma"], 5);
     expect(exact[0]).toBe(2801);
     const cold = new LayeredRanker(db, BM25_WEIGHTS).rank(terms, { limit: 5, candidates: 20 });
     const warmed = new LayeredRanker(db, BM25_WEIGHTS);
