@@ -102,10 +102,11 @@ const LAZY_PURGE_DELAY_MS = 1000;
  * for the lock.
  */
 const QUEUED_WRITE_LOCK_WAIT_MS = 25;
-/** How long `flush()` (and the operations that first deliver the queue) keep trying a locked sidecar (ms). */
+/**
+ * How long `flush()` (and `forget`, `update`, erasure, which first deliver the queue) keep trying
+ * writes held by another process's lock on the sidecar (ms); the tries wait on timers.
+ */
 const FLUSH_LOCK_DEADLINE_MS = 60_000;
-/** Longest pause between two of those tries (ms); the first is 25 ms and each doubles. */
-const FLUSH_LOCK_PAUSE_MAX_MS = 1000;
 
 /** True for a failure caused by another connection holding the sidecar's write lock (SQLite busy or locked). */
 function lockedByAnotherProcess(error: unknown): boolean {
@@ -597,11 +598,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    * Embed and store now; throws on failure. Pinecone mode: background writes keep their text in
    * the sidecar even when Pinecone fails (BM25 still finds them; retry or reindex restores the
    * vectors); synchronous writes (`durable`) reach Pinecone first, so a caller told "failed" finds
-   * nothing half-written.
-   */
-  /**
-   * Embed and store `batch`. `durable`: see `ItemWrite.durable`. `lockWaitMs`: how long the sidecar
-   * write may wait on the thread for another process's write lock (the usual busy timeout when absent).
+   * nothing half-written. `lockWaitMs`: how long the sidecar write may wait on the thread for
+   * another process's write lock (the usual busy timeout when absent).
    */
   private async writeNow(batch: PendingWrite[], options: { durable?: boolean; lockWaitMs?: number } = {}): Promise<void> {
     const { sidecar, store, embedder } = this.requireOpen();
@@ -684,26 +682,9 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     const remote = this.remoteOrNull();
     if (remote) return remote.drain();
     this.queue.requeueHeld();
-    await this.deliverQueued(true);
+    await this.queue.deliverAll(FLUSH_LOCK_DEADLINE_MS, { resendOutbox: true });
     await this.store?.flush();
     if (this.queue.hasUndelivered) throw this.queue.undeliveredError();
-  }
-
-  /**
-   * Deliver everything queued (and with `resendOutbox`, what the outbox holds). Writes held because
-   * another process had the sidecar's write lock are tried again on timers, the pause doubling from
-   * 25 ms to at most 1 s, for up to `FLUSH_LOCK_DEADLINE_MS`; the thread never waits for the lock
-   * longer than one queued write may. Any other failure ends the tries at once (the writes stay held).
-   */
-  private async deliverQueued(resendOutbox = false): Promise<void> {
-    const deadline = Date.now() + FLUSH_LOCK_DEADLINE_MS;
-    for (let pause = QUEUED_WRITE_LOCK_WAIT_MS; ; pause = Math.min(FLUSH_LOCK_PAUSE_MAX_MS, pause * 2)) {
-      await this.queue.drainAll();
-      if (resendOutbox && this.queue.inOutbox > 0) await this.queue.resendOutbox();
-      if (!this.queue.waitingOnTransient || Date.now() + pause > deadline) return;
-      await new Promise((resolve) => setTimeout(resolve, pause));
-      this.queue.requeueHeld();
-    }
   }
 
   /** Queue a completed turn (returns at once). Skipped for cron/subagent contexts. */
@@ -953,7 +934,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     const parsed = parseScope(scope);
     const { sidecar } = this.requireOpen();
     await this.mirrorOps;
-    await this.deliverQueued();
+    await this.queue.deliverAll(FLUSH_LOCK_DEADLINE_MS);
     const { namespace, filter } = this.scopeOf(parsed);
     return sidecar.rowsWhere(namespace, sidecar.condition(filter, null)).length;
   }
@@ -963,7 +944,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     const { namespace, filter } = this.scopeOf(parsed);
     // Deliver what is queued (a failing store holds it), then drop undelivered copies in scope.
     await this.mirrorOps;
-    await this.deliverQueued();
+    await this.queue.deliverAll(FLUSH_LOCK_DEADLINE_MS);
     await this.queue.settled();
     const inScope = (w: PendingWrite): boolean =>
       (namespace === null || w.namespace === namespace) && recordPasses(w.metadata, filter, Number.NEGATIVE_INFINITY, w.id);
@@ -1029,7 +1010,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     const { sidecar } = this.requireOpen();
     this.assertWritable();
     await this.mirrorOps;
-    await this.deliverQueued();
+    await this.queue.deliverAll(FLUSH_LOCK_DEADLINE_MS);
     const row = sidecar.getByIds(null, [id])[0];
     if (!row || !recordPasses(row.metadata, {}, Date.now())) return false;
     const { text: _text, ...metadata } = row.metadata;
@@ -1083,7 +1064,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
 
   private async forgetNow(id: string): Promise<boolean> {
     const { sidecar, store } = this.requireOpen();
-    await this.deliverQueued();
+    await this.queue.deliverAll(FLUSH_LOCK_DEADLINE_MS);
     await store.flush();
     const rows = sidecar.getByIds(null, [id]);
     if (rows.length === 0) {

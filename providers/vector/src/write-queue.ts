@@ -108,7 +108,7 @@ export class WriteQueue {
   /**
    * Drop every undelivered write `inScope` selects (queued, held after a failure, or in the
    * outbox), so an erased item is never sent later. Returns the writes dropped. Call after
-   * `drainAll()` and `settled()`, so no batch holding them is in flight.
+   * `deliverAll()` and `settled()`, so no batch holding them is in flight.
    */
   discard(inScope: (write: PendingWrite) => boolean): PendingWrite[] {
     const dropped: PendingWrite[] = [];
@@ -140,8 +140,8 @@ export class WriteQueue {
     if (this.held.length > 0) this.pending.unshift(...this.held.splice(0));
   }
 
-  /** Deliver everything queued (a failing batch is held, not thrown). */
-  async drainAll(): Promise<void> {
+  /** Deliver everything queued once (a failing batch is held, not thrown). */
+  private async drainAll(): Promise<void> {
     while (this.pending.length > 0 || this.draining || this.drainScheduled) {
       await (this.draining ?? this.drain());
     }
@@ -152,9 +152,21 @@ export class WriteQueue {
     return this.held.length > 0 || this.inOutbox > 0;
   }
 
-  /** True when writes wait for their store because of a transient failure (see `isTransient`). */
-  get waitingOnTransient(): boolean {
-    return this.hasUndelivered && this.isTransient(this.lastFailure);
+  /**
+   * Deliver everything queued (with `resendOutbox`, what the outbox holds too). Writes held by a
+   * transient failure (see `isTransient`) are tried again on timers, with the same doubling pause
+   * as background retries, until `deadlineMs` has passed; any other failure ends the tries at once
+   * (the writes stay held, and `hasUndelivered` says so).
+   */
+  async deliverAll(deadlineMs: number, options: { resendOutbox?: boolean } = {}): Promise<void> {
+    const deadline = Date.now() + deadlineMs;
+    for (let pause = RETRY_FIRST_MS; ; pause = Math.min(RETRY_MAX_MS, pause * 2)) {
+      await this.drainAll();
+      if (options.resendOutbox && this.inOutbox > 0) await this.resendOutbox();
+      if (!(this.hasUndelivered && this.isTransient(this.lastFailure)) || Date.now() + pause > deadline) return;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      this.requeueHeld();
+    }
   }
 
   /** Stop trying held writes again on a timer (at shutdown). */
