@@ -110,7 +110,7 @@ const MAX_KEPT_LENGTH_ID = 1 << 24;
 /** Length records one `warmLengths` step reads (about a millisecond at a million rows). */
 export const WARM_LENGTH_ROWS = 2000;
 /** Pause between two `warmLengths` steps of `warmInBackground` (ms): the host's event loop runs between them. */
-export const WARM_PAUSE_MS = 5;
+const WARM_PAUSE_MS = 5;
 /** Pool statements with an extra condition kept prepared (one per distinct condition text). */
 const WHERE_POOLS_KEPT = 32;
 /** Rarest query words considered; the rest add little to BM25 and would only cost layers. */

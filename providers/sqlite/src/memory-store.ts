@@ -484,16 +484,8 @@ export class MemoryStore {
   }
 
   /**
-   * Read the next 2,000 index length records into the layered ranker's memory, so large stores'
-   * searches need not read them row by row (see `LayeredRanker.warmLengths`). True when every
-   * stored row's length is kept. About a millisecond per call.
-   */
-  warmRanker(): boolean {
-    return this.layered.warmLengths();
-  }
-
-  /**
-   * `warmRanker` step by step on timers until every stored row's length is kept (see
+   * Read the index's row lengths into the layered ranker's memory, 2,000 per step on timers, until
+   * every stored row's length is kept, so large stores' searches need not read them row by row (see
    * `LayeredRanker.warmInBackground`); the provider calls it after opening and after writes.
    */
   warmRankerInBackground(stillWanted: () => boolean, onError: (error: unknown) => void): void {
