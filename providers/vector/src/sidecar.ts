@@ -32,6 +32,7 @@ import {
   keepUnreadable,
   keptValue,
 } from "@hermes/memory-provider-kit";
+import { LinkCache, type TurnLinks } from "./link-cache.js";
 import { matchesFilter, type MetadataFilter, type VectorMetadata } from "./metadata-filter.js";
 import { hasFilterColumns, isUnreadable, readableRecord, suspectRecordsSql, textOf, unreadableRecordIds, type SuspectRecord } from "./sidecar-values.js";
 
@@ -481,7 +482,7 @@ function neighbourKeys(pair: [number | null, number | null] | null, direction: "
 /**
  * `Sidecar.linkedRefs`: per id of `@ids` (by id, or by key), key, id, metadata (first `@meta`),
  * neighbour keys, whether it asks a question and whether it is a turn with a session (first
- * `@link`), and whether its values are stored as text.
+ * `@link`), whether its values are stored as text, and its session when that is text (first `@link`).
  */
 function linkedRefsSql(by: "r.id" | "r.key"): string {
   return `SELECT json_group_array(json_array(r.key, CAST(r.id AS TEXT), CASE WHEN c.key < @meta THEN CAST(r.metadata AS TEXT) END,
@@ -489,7 +490,8 @@ function linkedRefsSql(by: "r.id" | "r.key"): string {
         CASE WHEN c.key < @link THEN ${neighbourKeysSql("prev")} END,
         CASE WHEN c.key < @link THEN instr(r.text, '?') > 0 OR instr(r.text, '？') > 0 END,
         typeof(r.id) = 'text' AND typeof(r.text) = 'text' AND typeof(r.metadata) = 'text',
-        CASE WHEN c.key < @link THEN json_extract(r.metadata, '$.kind') = 'turn' AND json_type(r.metadata, '$.session_id') = 'text' END))
+        CASE WHEN c.key < @link THEN json_extract(r.metadata, '$.kind') = 'turn' AND json_type(r.metadata, '$.session_id') = 'text' END,
+        CASE WHEN c.key < @link AND json_type(r.metadata, '$.session_id') = 'text' THEN json_extract(r.metadata, '$.session_id') END))
       FROM json_each(@ids) c CROSS JOIN records r ON r.namespace = @namespace AND ${by} = c.value`;
 }
 const LINKED_BY_ID_SQL = linkedRefsSql("r.id");
@@ -603,11 +605,14 @@ export class Sidecar {
     getMeta: Statement;
     setMeta: Statement;
     dataVersion: Statement;
+    totalChanges: Statement;
     precedingTurns: Statement;
     keyOf: Statement;
   };
   /** The last turns of recently written sessions (keyed by namespace and session), as this connection wrote them. */
   private readonly recentTurns = new RecentTurns();
+  /** The links of turns searches read, kept while no other change could have moved them. */
+  private readonly links = new LinkCache();
 
   /** The layered BM25 ranker, prepared on the first query that needs it (large stores only). */
   private ranker: LayeredRanker | undefined;
@@ -664,6 +669,7 @@ export class Sidecar {
           ),
       keyOf: db.prepare(`SELECT key FROM records WHERE namespace = ? AND id = ?`).pluck(),
       dataVersion: db.prepare(`PRAGMA data_version`).pluck(),
+      totalChanges: db.prepare(`SELECT total_changes()`).pluck(),
       // The texts of a session's turns before `key`, most recent first (a turn's context; only
       // their first CONTEXT_CHARS characters are ever used).
       precedingTurns: db
@@ -768,6 +774,9 @@ export class Sidecar {
       throw storageError(`the vector sidecar ${this.file} is open read-only`, undefined, "open it with write access to save records");
     }
     if (lockWaitMs !== undefined) return this.withBusyTimeout(lockWaitMs, () => this.upsert(namespace, rows));
+    // Settled first, so that a transaction of inserts only drops no more kept links than its sessions'.
+    this.syncLinks();
+    let replaced = false;
     const run = this.db.transaction((items: SidecarWrite[]) => {
       this.recentTurns.sync(this.statements.dataVersion.get() as number);
       const keys: number[] = [];
@@ -806,6 +815,7 @@ export class Sidecar {
           // update triggers re-index it and refill the next turns' context. The remembered last
           // turns may have changed.
           this.recentTurns.clear();
+          replaced = true;
           // Its length and its next turns' lengths change: the ranker's kept lengths are stale.
           this.ranker?.forgetLengths();
           const key = this.statements.keyOf.get(namespace, row.id) as number;
@@ -821,7 +831,15 @@ export class Sidecar {
       // BEGIN IMMEDIATE: the write lock is taken first, waiting (up to the busy timeout) for another
       // process that holds it; a deferred transaction would read first and then fail at once when
       // it tried to write.
-      return run.immediate(rows);
+      const keys = run.immediate(rows);
+      // New rows only: just the links of turns in their sessions moved (a replaced row may have
+      // left its session, so then every kept link is dropped at the next read).
+      if (!replaced) {
+        const sessions: Array<[string, string]> = [];
+        for (const row of rows) if (typeof row.metadata.session_id === "string") sessions.push([namespace, row.metadata.session_id]);
+        this.links.inserted(sessions, this.statements.totalChanges.get() as number);
+      }
+      return keys;
     } catch (error) {
       // Rolled back: the remembered last turns may name rows that were never committed.
       this.recentTurns.clear();
@@ -1114,6 +1132,47 @@ export class Sidecar {
   }
 
   private linkedRefsUnchecked(namespace: string, ids: readonly string[], linkFirst: number, metadataFirst: number, keys?: readonly number[]): Map<string, LinkedRef> {
+    // Links only, by key: the turns whose links are kept need no look-up.
+    if (keys === undefined || metadataFirst > 0 || linkFirst < ids.length || ids.length === 0) return this.readLinkedRefs(namespace, ids, linkFirst, metadataFirst, keys);
+    this.syncLinks();
+    const missingIds: string[] = [];
+    const missingKeys: number[] = [];
+    for (let i = 0; i < keys.length; i++) {
+      if (this.links.get(namespace, keys[i]!) === undefined) {
+        missingIds.push(ids[i]!);
+        missingKeys.push(keys[i]!);
+      }
+    }
+    const read = new Map<number, LinkedRef>();
+    for (const ref of this.readLinkedRefs(namespace, missingIds, missingIds.length, 0, missingKeys, (links, session) => this.links.set(links, session)).values()) read.set(ref.key, ref);
+    const out = new Map<string, LinkedRef>();
+    for (const key of keys) {
+      const kept = this.links.get(namespace, key);
+      const ref: LinkedRef | undefined = kept
+        ? { key, id: kept.id, metadata: {}, hasMetadata: false, next: kept.next, previous: kept.previous, asksQuestion: kept.asksQuestion, sessionTurn: true }
+        : read.get(key);
+      if (ref) out.set(ref.id, ref);
+    }
+    return out;
+  }
+
+  /** Keep the links cache only while nothing but this connection's reported inserts changed the file. */
+  private syncLinks(): void {
+    this.links.sync(this.statements.dataVersion.get() as number, this.statements.totalChanges.get() as number);
+  }
+
+  /**
+   * `linkedRefs` read from the file. `keep` receives the links of each turn with a text session
+   * read as stored (not repaired on the way), with its session.
+   */
+  private readLinkedRefs(
+    namespace: string,
+    ids: readonly string[],
+    linkFirst: number,
+    metadataFirst: number,
+    keys?: readonly number[],
+    keep?: (links: TurnLinks, session: string) => void,
+  ): Map<string, LinkedRef> {
     const out = new Map<string, LinkedRef>();
     if (ids.length === 0) return out;
     // CROSS JOIN keeps the id list outside, so each id is one look-up in the (namespace, id) index.
@@ -1133,6 +1192,7 @@ export class Sidecar {
       asks: number | null,
       stored: number,
       sessionTurn: number | null,
+      session: string | null,
     ];
     const rows = JSON.parse(json) as Linked[];
     const metadataOf = new Map<number, VectorMetadata>();
@@ -1143,13 +1203,15 @@ export class Sidecar {
       if (stored !== 1 || (rawMetadata !== null && metadata === undefined)) unread.push(key);
     }
     const reread = this.readableRefs(unread);
-    for (const [key, castId, rawMetadata, next, previous, asks, , sessionTurn] of rows) {
+    for (const [key, castId, rawMetadata, next, previous, asks, , sessionTurn, session] of rows) {
       const whole = reread.get(key);
       const id = whole ? whole.id : castId;
       const metadata = whole ? whole.metadata : (metadataOf.get(key) ?? {});
       // A row read again whole: its kind and session as the readable metadata holds them.
       const turn = whole ? sessionTurn !== null && whole.metadata.kind === "turn" && typeof whole.metadata.session_id === "string" : sessionTurn === 1;
-      out.set(id, { key, id, metadata, hasMetadata: whole !== undefined || rawMetadata !== null, next: neighbourKeys(next, "next"), previous: neighbourKeys(previous, "prev"), asksQuestion: asks === 1, sessionTurn: turn });
+      const ref: LinkedRef = { key, id, metadata, hasMetadata: whole !== undefined || rawMetadata !== null, next: neighbourKeys(next, "next"), previous: neighbourKeys(previous, "prev"), asksQuestion: asks === 1, sessionTurn: turn };
+      out.set(id, ref);
+      if (keep && turn && !whole && typeof session === "string") keep({ key, namespace, id, next: ref.next, previous: ref.previous, asksQuestion: ref.asksQuestion }, session);
     }
     return out;
   }
