@@ -270,19 +270,27 @@ function withContext(
 
 /**
  * `speakerOf` an entry's metadata (a `speaker` field, else the caller's `speaker` in `extra`),
- * keeping `extra` as parsed for its hit.
+ * keeping `extra` as parsed for its hit when it was parsed here.
  */
 function speakerOfEntry(e: Scored): string | undefined {
   const metadata = e.metadata!;
   if (typeof metadata.speaker === "string" || typeof metadata.extra !== "string" || !metadata.extra.includes("speaker")) return speakerOf(metadata);
+  // The sidecar keeps what it read (frozen), so the same metadata object comes back search after search.
+  if (speakers.has(metadata)) return speakers.get(metadata);
+  let speaker: unknown;
   try {
     e.user = JSON.parse(metadata.extra) as unknown;
+    speaker = e.user !== null && typeof e.user === "object" ? (e.user as Record<string, unknown>).speaker : undefined;
   } catch {
-    return undefined;
+    speaker = undefined;
   }
-  const speaker = e.user !== null && typeof e.user === "object" ? (e.user as Record<string, unknown>).speaker : undefined;
-  return typeof speaker === "string" ? speaker : undefined;
+  const found = typeof speaker === "string" ? speaker : undefined;
+  if (Object.isFrozen(metadata)) speakers.set(metadata, found);
+  return found;
 }
+
+/** The speaker in the caller's metadata (`extra`) of metadata the sidecar keeps (frozen, so it cannot change). */
+const speakers = new WeakMap<VectorMetadata, string | undefined>();
 
 /** The scores of `entries`, ascending. */
 function sortedScores(entries: readonly Scored[]): Float64Array {
@@ -364,7 +372,10 @@ export function toMemoryHit(id: string, metadata: VectorMetadata, score: number,
       case "__proto__":
         continue;
     }
-    if (!key.startsWith(PINECONE_USER_FIELD_PREFIX)) out[key] = metadata[key];
+    if (key.startsWith(PINECONE_USER_FIELD_PREFIX)) continue;
+    // A list (or object) is copied: the metadata may be the sidecar's kept, frozen read.
+    const value = metadata[key];
+    out[key] = value !== null && typeof value === "object" ? structuredClone(value) : value;
   }
   out.scores = scores;
   const tags = Array.isArray(metadata.tags) ? metadata.tags : undefined;

@@ -32,7 +32,7 @@ import {
   keepUnreadable,
   keptValue,
 } from "@hermes/memory-provider-kit";
-import { LinkCache, type TurnLinks } from "./link-cache.js";
+import { ReadCache, type TurnLinks } from "./read-cache.js";
 import { matchesFilter, type MetadataFilter, type VectorMetadata } from "./metadata-filter.js";
 import { hasFilterColumns, isUnreadable, readableRecord, suspectRecordsSql, textOf, unreadableRecordIds, type SuspectRecord } from "./sidecar-values.js";
 
@@ -606,13 +606,14 @@ export class Sidecar {
     setMeta: Statement;
     dataVersion: Statement;
     totalChanges: Statement;
+    versions: Statement;
     precedingTurns: Statement;
     keyOf: Statement;
   };
   /** The last turns of recently written sessions (keyed by namespace and session), as this connection wrote them. */
   private readonly recentTurns = new RecentTurns();
-  /** The links of turns searches read, kept while no other change could have moved them. */
-  private readonly links = new LinkCache();
+  /** What searches read (turn links, ids, metadata, texts), kept while no other change could have moved it. */
+  private readonly kept = new ReadCache();
 
   /** The layered BM25 ranker, prepared on the first query that needs it (large stores only). */
   private ranker: LayeredRanker | undefined;
@@ -670,6 +671,8 @@ export class Sidecar {
       keyOf: db.prepare(`SELECT key FROM records WHERE namespace = ? AND id = ?`).pluck(),
       dataVersion: db.prepare(`PRAGMA data_version`).pluck(),
       totalChanges: db.prepare(`SELECT total_changes()`).pluck(),
+      // Both numbers `ReadCache.sync` compares, in one statement (it runs before every search read).
+      versions: db.prepare(`SELECT data_version, total_changes() FROM pragma_data_version`).raw(true),
       // The texts of a session's turns before `key`, most recent first (a turn's context; only
       // their first CONTEXT_CHARS characters are ever used).
       precedingTurns: db
@@ -775,7 +778,7 @@ export class Sidecar {
     }
     if (lockWaitMs !== undefined) return this.withBusyTimeout(lockWaitMs, () => this.upsert(namespace, rows));
     // Settled first, so that a transaction of inserts only drops no more kept links than its sessions'.
-    this.syncLinks();
+    this.syncKept();
     let replaced = false;
     const run = this.db.transaction((items: SidecarWrite[]) => {
       this.recentTurns.sync(this.statements.dataVersion.get() as number);
@@ -837,7 +840,7 @@ export class Sidecar {
       if (!replaced) {
         const sessions: Array<[string, string]> = [];
         for (const row of rows) if (typeof row.metadata.session_id === "string") sessions.push([namespace, row.metadata.session_id]);
-        this.links.inserted(sessions, this.statements.totalChanges.get() as number);
+        this.kept.inserted(sessions, this.statements.totalChanges.get() as number);
       }
       return keys;
     } catch (error) {
@@ -1134,31 +1137,32 @@ export class Sidecar {
   private linkedRefsUnchecked(namespace: string, ids: readonly string[], linkFirst: number, metadataFirst: number, keys?: readonly number[]): Map<string, LinkedRef> {
     // Links only, by key: the turns whose links are kept need no look-up.
     if (keys === undefined || metadataFirst > 0 || linkFirst < ids.length || ids.length === 0) return this.readLinkedRefs(namespace, ids, linkFirst, metadataFirst, keys);
-    this.syncLinks();
+    this.syncKept();
     const missingIds: string[] = [];
     const missingKeys: number[] = [];
     for (let i = 0; i < keys.length; i++) {
-      if (this.links.get(namespace, keys[i]!) === undefined) {
+      if (this.kept.linksOf(namespace, keys[i]!) === undefined) {
         missingIds.push(ids[i]!);
         missingKeys.push(keys[i]!);
       }
     }
     const read = new Map<number, LinkedRef>();
-    for (const ref of this.readLinkedRefs(namespace, missingIds, missingIds.length, 0, missingKeys, (links, session) => this.links.set(links, session)).values()) read.set(ref.key, ref);
+    for (const ref of this.readLinkedRefs(namespace, missingIds, missingIds.length, 0, missingKeys, (links, session) => this.kept.keepLinks(links, session)).values()) read.set(ref.key, ref);
     const out = new Map<string, LinkedRef>();
     for (const key of keys) {
-      const kept = this.links.get(namespace, key);
-      const ref: LinkedRef | undefined = kept
-        ? { key, id: kept.id, metadata: {}, hasMetadata: false, next: kept.next, previous: kept.previous, asksQuestion: kept.asksQuestion, sessionTurn: true }
+      const links = this.kept.linksOf(namespace, key);
+      const ref: LinkedRef | undefined = links
+        ? { key, id: links.id, metadata: {}, hasMetadata: false, next: links.next, previous: links.previous, asksQuestion: links.asksQuestion, sessionTurn: true }
         : read.get(key);
       if (ref) out.set(ref.id, ref);
     }
     return out;
   }
 
-  /** Keep the links cache only while nothing but this connection's reported inserts changed the file. */
-  private syncLinks(): void {
-    this.links.sync(this.statements.dataVersion.get() as number, this.statements.totalChanges.get() as number);
+  /** Trust what is kept only while nothing but this connection's reported inserts changed the file. */
+  private syncKept(): void {
+    const [dataVersion, totalChanges] = this.statements.versions.get() as [number, number];
+    this.kept.sync(dataVersion, totalChanges);
   }
 
   /**
@@ -1227,19 +1231,31 @@ export class Sidecar {
     return out;
   }
 
-  /** Key, id and metadata (no text, no vector) of the rows with these keys, in one statement. */
+  /**
+   * Key, id and metadata (no text, no vector) of the rows with these keys, in one statement for
+   * those not kept from an earlier read. The metadata of a row read as stored is kept, frozen:
+   * never change it (copy what a caller may change).
+   */
   refsByKeys(keys: readonly number[]): Map<number, SidecarRef> {
     const out = new Map<number, SidecarRef>();
     if (keys.length === 0) return out;
+    this.syncKept();
+    const missing: number[] = [];
+    for (const key of keys) {
+      const ref = this.kept.refOf(key);
+      if (ref) out.set(key, ref);
+      else missing.push(key);
+    }
+    if (missing.length === 0) return out;
     // Rows as [key, id, metadata, stored as text] arrays (cheaper than a row object per row, and
     // than one JSON text holding the metadata as JSON strings, parsed twice); text cast, and
     // unreadable rows read again whole, as above.
     const sql = `SELECT key, CAST(id AS TEXT), CAST(metadata AS TEXT), typeof(id) = 'text' AND typeof(text) = 'text' AND typeof(metadata) = 'text'
       FROM records WHERE key IN (SELECT value FROM json_each(?))`;
     const unread: number[] = [];
-    for (const [key, id, text, stored] of this.prepare(sql).raw(true).all(JSON.stringify(keys)) as Array<[number, string, string, number]>) {
+    for (const [key, id, text, stored] of this.prepare(sql).raw(true).all(JSON.stringify(missing)) as Array<[number, string, string, number]>) {
       const metadata = stored === 1 ? parseRefMetadata(text) : undefined;
-      if (metadata) out.set(key, { key, id, metadata });
+      if (metadata) out.set(key, this.kept.keepRef(key, id, metadata));
       else unread.push(key);
     }
     for (const [key, ref] of this.readableRefs(unread)) out.set(key, ref);
@@ -1258,12 +1274,25 @@ export class Sidecar {
     return out;
   }
 
-  /** The text of the rows with these keys, in one statement. */
+  /** The text of the rows with these keys, in one statement for those not kept from an earlier read. */
   textsByKeys(keys: readonly number[]): Map<number, string> {
     const out = new Map<number, string>();
     if (keys.length === 0) return out;
+    this.syncKept();
+    const missing: number[] = [];
+    for (const key of keys) {
+      const text = this.kept.textOf(key);
+      if (text === undefined) missing.push(key);
+      else out.set(key, text);
+    }
+    if (missing.length === 0) return out;
     const sql = `SELECT key, text FROM records WHERE key IN (SELECT value FROM json_each(?))`;
-    for (const [key, text] of this.prepare(sql).raw(true).all(JSON.stringify(keys)) as Array<[number, unknown]>) out.set(key, textOf(text));
+    for (const [key, stored] of this.prepare(sql).raw(true).all(JSON.stringify(missing)) as Array<[number, unknown]>) {
+      const text = textOf(stored);
+      out.set(key, text);
+      // Only text stored as text is kept (a value read through `textOf` is shown as a repair would store it).
+      if (typeof stored === "string") this.kept.keepText(key, text);
+    }
     return out;
   }
 

@@ -49,6 +49,24 @@ describe("VectorMemoryProvider (local store)", () => {
     expect(p.getToolSchemas().map((t) => t.name)).toEqual(["vector_memory_search", "vector_memory_remember", "vector_memory_forget"]);
   });
 
+  it("hands each search its own hits: changing a hit (lists in its metadata included) changes neither the store nor the next search", async () => {
+    const p = await open();
+    await p.remember({ content: "The lighthouse keeper paints the railings blue", kind: "turn", sessionId: "s1", tags: ["coast"], metadata: { rooms: ["attic", "lamp room"], owner: { name: "Ida" } } });
+    await p.flush();
+    const first = await p.search("lighthouse railings", { limit: 1 });
+    const again = await p.search("lighthouse railings", { limit: 1 });
+    expect(again).toEqual(first);
+    const hit = first[0]!;
+    hit.tags!.push("changed");
+    (hit.metadata!.rooms as string[]).push("changed");
+    (hit.metadata!.owner as Record<string, unknown>).name = "changed";
+    hit.metadata!.added = true;
+    const later = await p.search("lighthouse railings", { limit: 1 });
+    expect(later).toEqual(again);
+    expect(later[0]!.metadata).toMatchObject({ rooms: ["attic", "lamp room"], owner: { name: "Ida" } });
+    expect(later[0]!.tags).toEqual(["coast"]);
+  });
+
   it("syncs turns without blocking, then recalls them hybrid with component scores", async () => {
     const p = await open();
     const started = performance.now();

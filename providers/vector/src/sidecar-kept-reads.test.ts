@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { LinkCache } from "./link-cache.js";
+import { ReadCache } from "./read-cache.js";
 import { Sidecar, type LinkedRef } from "./sidecar.js";
 
 const dirs: string[] = [];
@@ -37,20 +37,38 @@ function linksOf(refs: Map<string, LinkedRef>): Links[] {
 }
 
 /**
- * Every row's links as a search reads them (by key, links only: the kept links when there are
- * some), next to the same read from the file (asking for the metadata too always reads the file).
+ * Every row's links, id and metadata, and text as a search reads them (kept from earlier reads
+ * where they are), next to the same read from the file (whole rows, and links asked for with the
+ * metadata, are always read from the file). Each of the three kept reads must check on its own
+ * that what it kept still holds, so the one read first rotates with `step`.
  */
-function bothReads(sidecar: Sidecar, namespace: string): { kept: Links[]; stored: Links[] } {
+function bothReads(sidecar: Sidecar, namespace: string, step: number): { kept: unknown[]; stored: unknown[] } {
   const rows = sidecar.rowsWhere(namespace, null);
   const ids = rows.map((r) => r.id);
   const keys = rows.map((r) => r.key);
+  const byKey = <T extends { key: number }>(list: T[]): T[] => list.sort((a, b) => a.key - b.key);
+  const readers = [
+    () => linksOf(sidecar.linkedRefs(namespace, ids, ids.length, 0, keys)),
+    () => byKey([...sidecar.refsByKeys(keys).values()].map(({ key, id, metadata }) => ({ key, id, metadata }))),
+    () => byKey([...sidecar.textsByKeys(keys)].map(([key, text]) => ({ key, text }))),
+  ];
+  const kept: unknown[] = [];
+  for (let i = 0; i < readers.length; i++) {
+    const at = (step + i) % readers.length;
+    kept[at] = readers[at]!();
+  }
+  const whole = byKey([...sidecar.getByKeys(keys).values()]);
   return {
-    kept: linksOf(sidecar.linkedRefs(namespace, ids, ids.length, 0, keys)),
-    stored: linksOf(sidecar.linkedRefs(namespace, ids, ids.length, ids.length, keys)),
+    kept,
+    stored: [
+      linksOf(sidecar.linkedRefs(namespace, ids, ids.length, ids.length, keys)),
+      whole.map(({ key, id, metadata: { text: _text, ...metadata } }) => ({ key, id, metadata })),
+      whole.map(({ key, text }) => ({ key, text })),
+    ],
   };
 }
 
-describe("Sidecar.linkedRefs with kept links", () => {
+describe("Sidecar.linkedRefs and refsByKeys with kept reads", () => {
   it("answers as the file does after every kind of write: inserts, replacements, deletions, raw SQL and another connection", () => {
     const file = tempFile();
     const sidecar = openSidecar(file);
@@ -96,12 +114,12 @@ describe("Sidecar.linkedRefs with kept links", () => {
     const seen = new Set<string>();
     for (let step = 0; step < 300; step++) {
       // Every row's links kept first, so the write below has stale links to leave behind.
-      for (const ns of namespaces) bothReads(sidecar, ns);
+      for (const ns of namespaces) bothReads(sidecar, ns, step);
       const [what, write] = pick(writes);
       write();
       seen.add(what);
       for (const ns of namespaces) {
-        const { kept, stored } = bothReads(sidecar, ns);
+        const { kept, stored } = bothReads(sidecar, ns, step);
         expect(kept, `after ${what} (step ${step}, namespace ${ns})`).toEqual(stored);
       }
     }
@@ -119,41 +137,59 @@ describe("Sidecar.linkedRefs with kept links", () => {
   });
 });
 
-describe("LinkCache", () => {
+describe("ReadCache", () => {
   const links = (key: number, namespace = "ns") => ({ key, namespace, id: `id${key}`, next: [], previous: [], asksQuestion: false });
 
-  it("keeps links until the data version or the change count moves, and serves them to their namespace only", () => {
-    const cache = new LinkCache();
+  it("keeps reads until the data version or the change count moves, and serves links to their namespace only", () => {
+    const cache = new ReadCache();
     cache.sync(1, 10);
-    cache.set(links(1), "s");
-    expect(cache.get("ns", 1)?.id).toBe("id1");
-    expect(cache.get("elsewhere", 1)).toBeUndefined();
+    cache.keepLinks(links(1), "s");
+    cache.keepRef(1, "id1", { kind: "turn" });
+    expect(cache.linksOf("ns", 1)?.id).toBe("id1");
+    expect(cache.linksOf("elsewhere", 1)).toBeUndefined();
     cache.sync(1, 10);
-    expect(cache.size).toBe(1);
+    cache.keepText(1, "hello");
+    expect(cache.size).toEqual({ links: 1, refs: 1, texts: 1 });
     cache.sync(2, 10);
-    expect(cache.size).toBe(0);
-    cache.set(links(1), "s");
+    expect(cache.size).toEqual({ links: 0, refs: 0, texts: 0 });
+    cache.keepLinks(links(1), "s");
+    cache.keepRef(1, "id1", { kind: "turn" });
     cache.sync(2, 11);
-    expect(cache.size).toBe(0);
+    expect(cache.size).toEqual({ links: 0, refs: 0, texts: 0 });
   });
 
-  it("drops only the inserted sessions' links, and counts the insert's changes as seen", () => {
-    const cache = new LinkCache();
+  it("an insert drops only its sessions' links and no ids or metadata, and its changes count as seen", () => {
+    const cache = new ReadCache();
     cache.sync(1, 10);
-    cache.set(links(1), "s");
-    cache.set(links(2), "t");
-    cache.set(links(3, "other"), "s");
+    cache.keepLinks(links(1), "s");
+    cache.keepLinks(links(2), "t");
+    cache.keepLinks(links(3, "other"), "s");
+    cache.keepRef(1, "id1", { kind: "turn" });
+    cache.keepText(1, "hello");
     cache.inserted([["ns", "s"]], 14);
-    expect([cache.get("ns", 1), cache.get("ns", 2)?.key, cache.get("other", 3)?.key]).toEqual([undefined, 2, 3]);
+    expect([cache.linksOf("ns", 1), cache.linksOf("ns", 2)?.key, cache.linksOf("other", 3)?.key, cache.refOf(1)?.id, cache.textOf(1)]).toEqual([undefined, 2, 3, "id1", "hello"]);
     cache.sync(1, 14);
-    expect(cache.size).toBe(2);
+    expect(cache.size).toEqual({ links: 2, refs: 1, texts: 1 });
   });
 
-  it("starts over when full", () => {
-    const cache = new LinkCache(3);
+  it("freezes kept metadata, lists included, so no reader can change what the next one gets", () => {
+    const cache = new ReadCache();
+    const ref = cache.keepRef(1, "id1", { kind: "turn", tags: ["a"] });
+    expect(() => (ref.metadata as Record<string, unknown>).kind = "fact").toThrow(TypeError);
+    expect(() => (ref.metadata.tags as string[]).push("b")).toThrow(TypeError);
+  });
+
+  it("starts over when full: past its rows for links and refs, past its characters for texts; a long text is never kept", () => {
+    const cache = new ReadCache(3, 10);
     cache.sync(1, 1);
-    for (let key = 1; key <= 4; key++) cache.set(links(key), "s");
-    expect(cache.size).toBe(1);
-    expect(cache.get("ns", 4)?.key).toBe(4);
+    for (let key = 1; key <= 4; key++) {
+      cache.keepLinks(links(key), "s");
+      cache.keepRef(key, `id${key}`, {});
+      cache.keepText(key, "four");
+    }
+    expect(cache.size).toEqual({ links: 1, refs: 1, texts: 2 });
+    expect([cache.linksOf("ns", 4)?.key, cache.refOf(4)?.key, cache.textOf(3), cache.textOf(4)]).toEqual([4, 4, "four", "four"]);
+    cache.keepText(5, "x".repeat(5000));
+    expect(cache.textOf(5)).toBeUndefined();
   });
 });

@@ -1,0 +1,153 @@
+/**
+ * What searches read about rows (a turn's conversational links; a row's id, metadata and text), kept
+ * between searches so that the rows found again by the next search need no look-up.
+ */
+import type { VectorMetadata } from "./metadata-filter.js";
+
+/** What a search reads about a turn that passes context on (see `Sidecar.linkedRefs`). */
+export interface TurnLinks {
+  key: number;
+  namespace: string;
+  id: string;
+  /** Keys of the next two turns of its namespace and session, nearest first. */
+  next: number[];
+  /** Keys of the previous two turns of its namespace and session, nearest first. */
+  previous: number[];
+  asksQuestion: boolean;
+}
+
+/** A row's id and metadata as stored (see `Sidecar.refsByKeys`); the metadata is frozen. */
+export interface KeptRef {
+  key: number;
+  id: string;
+  metadata: Readonly<VectorMetadata>;
+}
+
+/** Rows a `ReadCache` keeps of each kind by default (a few hundred bytes each); past it, that kind starts over. */
+export const ROWS_KEPT = 50_000;
+/** Characters of row text a `ReadCache` keeps in all by default (about 8 MB); past it, the texts start over. */
+export const TEXT_CHARS_KEPT = 4_000_000;
+/** Longer texts are never kept (reading them again costs little next to what they hold). */
+const LONGEST_TEXT_KEPT = 4000;
+
+/**
+ * Rows as one connection read them. A row's id, metadata and text change only when it is replaced,
+ * repaired or deleted; a turn's links also change when a turn of its session is inserted. So
+ * entries are trusted only while this is known:
+ * - `sync(dataVersion, totalChanges)` before every read: any commit by another connection
+ *   (`PRAGMA data_version`) or any change by this one not reported through `inserted`
+ *   (`total_changes()`) drops every entry;
+ * - `inserted(sessions, totalChanges)` right after this connection committed a transaction that
+ *   only inserted new rows: the links of turns in those sessions are dropped, the rest stays.
+ * A failed or rolled-back write changes `total_changes()` too, so it never leaves a stale entry.
+ */
+export class ReadCache {
+  private readonly links = new Map<number, TurnLinks & { session: string }>();
+  /** Keys whose links are kept, per session (namespace and session id, NUL-separated). */
+  private readonly linkedIn = new Map<string, number[]>();
+  private readonly refs = new Map<number, KeptRef>();
+  private readonly texts = new Map<number, string>();
+  private textChars = 0;
+  private dataVersion = -1;
+  private totalChanges = -1;
+
+  constructor(
+    private readonly maxRows = ROWS_KEPT,
+    private readonly maxTextChars = TEXT_CHARS_KEPT,
+  ) {}
+
+  /** Drop everything unless `dataVersion` and `totalChanges` are those last seen. */
+  sync(dataVersion: number, totalChanges: number): void {
+    if (dataVersion !== this.dataVersion || totalChanges !== this.totalChanges) this.clear();
+    this.dataVersion = dataVersion;
+    this.totalChanges = totalChanges;
+  }
+
+  /**
+   * This connection committed new rows only (after a `sync`, with nothing else written since):
+   * drop the links of turns in `sessions` (each `[namespace, session id]`), and take `totalChanges`
+   * as the count that includes them. Kept ids, metadata and texts stay: inserting changes no other row.
+   */
+  inserted(sessions: Iterable<readonly [string, string]>, totalChanges: number): void {
+    for (const [namespace, session] of sessions) {
+      const group = groupOf(namespace, session);
+      for (const key of this.linkedIn.get(group) ?? []) this.links.delete(key);
+      this.linkedIn.delete(group);
+    }
+    this.totalChanges = totalChanges;
+  }
+
+  /** The links kept for the row `key` of `namespace`, or `undefined`. */
+  linksOf(namespace: string, key: number): TurnLinks | undefined {
+    const links = this.links.get(key);
+    return links !== undefined && links.namespace === namespace ? links : undefined;
+  }
+
+  /** Keep the links of a turn of `session` (a text session id), as just read. */
+  keepLinks(links: TurnLinks, session: string): void {
+    if (this.links.has(links.key)) return;
+    if (this.links.size >= this.maxRows) {
+      this.links.clear();
+      this.linkedIn.clear();
+    }
+    this.links.set(links.key, { ...links, session });
+    const group = groupOf(links.namespace, session);
+    const keys = this.linkedIn.get(group);
+    if (keys) keys.push(links.key);
+    else this.linkedIn.set(group, [links.key]);
+  }
+
+  /** The id and metadata kept for the row `key`, or `undefined`. */
+  refOf(key: number): KeptRef | undefined {
+    return this.refs.get(key);
+  }
+
+  /** Keep a row's id and metadata, as just read; `metadata` is frozen (it is shared by later reads). */
+  keepRef(key: number, id: string, metadata: VectorMetadata): KeptRef {
+    if (this.refs.size >= this.maxRows) this.refs.clear();
+    const ref: KeptRef = { key, id, metadata: deepFreeze(metadata) };
+    this.refs.set(key, ref);
+    return ref;
+  }
+
+  /** The text kept for the row `key`, or `undefined`. */
+  textOf(key: number): string | undefined {
+    return this.texts.get(key);
+  }
+
+  /** Keep a row's text, as just read (unless it is longer than a few thousand characters). */
+  keepText(key: number, text: string): void {
+    if (text.length > LONGEST_TEXT_KEPT || this.texts.has(key)) return;
+    if (this.textChars + text.length > this.maxTextChars) {
+      this.texts.clear();
+      this.textChars = 0;
+    }
+    this.texts.set(key, text);
+    this.textChars += text.length;
+  }
+
+  /** How many rows' links, refs and texts are kept. */
+  get size(): { links: number; refs: number; texts: number } {
+    return { links: this.links.size, refs: this.refs.size, texts: this.texts.size };
+  }
+
+  clear(): void {
+    this.links.clear();
+    this.linkedIn.clear();
+    this.refs.clear();
+    this.texts.clear();
+    this.textChars = 0;
+  }
+}
+
+function groupOf(namespace: string, session: string): string {
+  return `${namespace}\u0000${session}`;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}
