@@ -23,12 +23,15 @@ export interface KeptRef {
   metadata: Readonly<VectorMetadata>;
 }
 
-/** Rows a `ReadCache` keeps of each kind by default (a few hundred bytes each); past it, that kind starts over. */
-export const ROWS_KEPT = 50_000;
-/** Characters of row text a `ReadCache` keeps in all by default (about 8 MB); past it, the texts start over. */
-export const TEXT_CHARS_KEPT = 4_000_000;
-/** Longer texts are never kept (reading them again costs little next to what they hold). */
-const LONGEST_TEXT_KEPT = 4000;
+/** Turns whose links a `ReadCache` keeps by default (about 150 bytes each); past it, the links start over. */
+export const LINKS_KEPT = 50_000;
+/**
+ * Characters of metadata (as stored JSON) and text a `ReadCache` keeps in all by default (about
+ * 8 MB as JavaScript strings, somewhat more as parsed metadata); past it, both start over.
+ */
+export const CHARS_KEPT = 4_000_000;
+/** A longer text or metadata is never kept (reading it again costs little next to what it holds). */
+const LONGEST_KEPT = 4000;
 
 /**
  * Rows as one connection read them. A row's id, metadata and text change only when it is replaced,
@@ -47,13 +50,14 @@ export class ReadCache {
   private readonly linkedIn = new Map<string, number[]>();
   private readonly refs = new Map<number, KeptRef>();
   private readonly texts = new Map<number, string>();
-  private textChars = 0;
+  /** Characters held by `refs` (their stored metadata JSON) and `texts`. */
+  private chars = 0;
   private dataVersion = -1;
   private totalChanges = -1;
 
   constructor(
-    private readonly maxRows = ROWS_KEPT,
-    private readonly maxTextChars = TEXT_CHARS_KEPT,
+    private readonly maxLinks = LINKS_KEPT,
+    private readonly maxChars = CHARS_KEPT,
   ) {}
 
   /** Drop everything unless `dataVersion` and `totalChanges` are those last seen. */
@@ -86,7 +90,7 @@ export class ReadCache {
   /** Keep the links of a turn of `session` (a text session id), as just read. */
   keepLinks(links: TurnLinks, session: string): void {
     if (this.links.has(links.key)) return;
-    if (this.links.size >= this.maxRows) {
+    if (this.links.size >= this.maxLinks) {
       this.links.clear();
       this.linkedIn.clear();
     }
@@ -102,11 +106,19 @@ export class ReadCache {
     return this.refs.get(key);
   }
 
-  /** Keep a row's id and metadata, as just read; `metadata` is frozen (it is shared by later reads). */
-  keepRef(key: number, id: string, metadata: VectorMetadata): KeptRef {
-    if (this.refs.size >= this.maxRows) this.refs.clear();
+  /**
+   * Keep a row's id and metadata as just read (`chars`: the length of the metadata's stored JSON);
+   * the kept metadata is frozen, as later reads share it. Metadata longer than a few thousand
+   * characters is not kept (nor frozen). Returns the ref to hand out.
+   */
+  keepRef(key: number, id: string, metadata: VectorMetadata, chars: number): KeptRef {
+    if (chars > LONGEST_KEPT) return { key, id, metadata };
+    const kept = this.refs.get(key);
+    if (kept) return kept;
+    this.makeRoom(chars);
     const ref: KeptRef = { key, id, metadata: deepFreeze(metadata) };
     this.refs.set(key, ref);
+    this.chars += chars;
     return ref;
   }
 
@@ -117,13 +129,18 @@ export class ReadCache {
 
   /** Keep a row's text, as just read (unless it is longer than a few thousand characters). */
   keepText(key: number, text: string): void {
-    if (text.length > LONGEST_TEXT_KEPT || this.texts.has(key)) return;
-    if (this.textChars + text.length > this.maxTextChars) {
-      this.texts.clear();
-      this.textChars = 0;
-    }
+    if (text.length > LONGEST_KEPT || this.texts.has(key)) return;
+    this.makeRoom(text.length);
     this.texts.set(key, text);
-    this.textChars += text.length;
+    this.chars += text.length;
+  }
+
+  /** Drop every kept metadata and text when `chars` more would pass the budget. */
+  private makeRoom(chars: number): void {
+    if (this.chars + chars <= this.maxChars) return;
+    this.refs.clear();
+    this.texts.clear();
+    this.chars = 0;
   }
 
   /** How many rows' links, refs and texts are kept. */
@@ -136,7 +153,7 @@ export class ReadCache {
     this.linkedIn.clear();
     this.refs.clear();
     this.texts.clear();
-    this.textChars = 0;
+    this.chars = 0;
   }
 }
 

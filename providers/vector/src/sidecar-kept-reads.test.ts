@@ -144,7 +144,7 @@ describe("ReadCache", () => {
     const cache = new ReadCache();
     cache.sync(1, 10);
     cache.keepLinks(links(1), "s");
-    cache.keepRef(1, "id1", { kind: "turn" });
+    cache.keepRef(1, "id1", { kind: "turn" }, 15);
     expect(cache.linksOf("ns", 1)?.id).toBe("id1");
     expect(cache.linksOf("elsewhere", 1)).toBeUndefined();
     cache.sync(1, 10);
@@ -153,7 +153,7 @@ describe("ReadCache", () => {
     cache.sync(2, 10);
     expect(cache.size).toEqual({ links: 0, refs: 0, texts: 0 });
     cache.keepLinks(links(1), "s");
-    cache.keepRef(1, "id1", { kind: "turn" });
+    cache.keepRef(1, "id1", { kind: "turn" }, 15);
     cache.sync(2, 11);
     expect(cache.size).toEqual({ links: 0, refs: 0, texts: 0 });
   });
@@ -164,7 +164,7 @@ describe("ReadCache", () => {
     cache.keepLinks(links(1), "s");
     cache.keepLinks(links(2), "t");
     cache.keepLinks(links(3, "other"), "s");
-    cache.keepRef(1, "id1", { kind: "turn" });
+    cache.keepRef(1, "id1", { kind: "turn" }, 15);
     cache.keepText(1, "hello");
     cache.inserted([["ns", "s"]], 14);
     expect([cache.linksOf("ns", 1), cache.linksOf("ns", 2)?.key, cache.linksOf("other", 3)?.key, cache.refOf(1)?.id, cache.textOf(1)]).toEqual([undefined, 2, 3, "id1", "hello"]);
@@ -174,22 +174,25 @@ describe("ReadCache", () => {
 
   it("freezes kept metadata, lists included, so no reader can change what the next one gets", () => {
     const cache = new ReadCache();
-    const ref = cache.keepRef(1, "id1", { kind: "turn", tags: ["a"] });
+    const ref = cache.keepRef(1, "id1", { kind: "turn", tags: ["a"] }, 30);
     expect(() => (ref.metadata as Record<string, unknown>).kind = "fact").toThrow(TypeError);
     expect(() => (ref.metadata.tags as string[]).push("b")).toThrow(TypeError);
   });
 
-  it("starts over when full: past its rows for links and refs, past its characters for texts; a long text is never kept", () => {
+  it("starts over when full: past its turns for links, past its characters for metadata and texts together; long ones are never kept", () => {
     const cache = new ReadCache(3, 10);
     cache.sync(1, 1);
-    for (let key = 1; key <= 4; key++) {
-      cache.keepLinks(links(key), "s");
-      cache.keepRef(key, `id${key}`, {});
-      cache.keepText(key, "four");
-    }
-    expect(cache.size).toEqual({ links: 1, refs: 1, texts: 2 });
-    expect([cache.linksOf("ns", 4)?.key, cache.refOf(4)?.key, cache.textOf(3), cache.textOf(4)]).toEqual([4, 4, "four", "four"]);
+    for (let key = 1; key <= 4; key++) cache.keepLinks(links(key), "s");
+    expect(cache.size.links).toBe(1);
+    expect(cache.linksOf("ns", 4)?.key).toBe(4);
+    cache.keepRef(1, "id1", {}, 4);
+    cache.keepText(1, "four");
+    expect(cache.size).toMatchObject({ refs: 1, texts: 1 });
+    cache.keepText(2, "four");
+    expect(cache.size).toMatchObject({ refs: 0, texts: 1 });
+    expect(cache.textOf(2)).toBe("four");
     cache.keepText(5, "x".repeat(5000));
-    expect(cache.textOf(5)).toBeUndefined();
+    const long = cache.keepRef(6, "id6", { note: "y" }, 5000);
+    expect([cache.textOf(5), cache.refOf(6), Object.isFrozen(long.metadata)]).toEqual([undefined, undefined, false]);
   });
 });

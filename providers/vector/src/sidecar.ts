@@ -1255,7 +1255,7 @@ export class Sidecar {
     const unread: number[] = [];
     for (const [key, id, text, stored] of this.prepare(sql).raw(true).all(JSON.stringify(missing)) as Array<[number, string, string, number]>) {
       const metadata = stored === 1 ? parseRefMetadata(text) : undefined;
-      if (metadata) out.set(key, this.kept.keepRef(key, id, metadata));
+      if (metadata) out.set(key, this.kept.keepRef(key, id, metadata, text.length));
       else unread.push(key);
     }
     for (const [key, ref] of this.readableRefs(unread)) out.set(key, ref);
