@@ -23,11 +23,14 @@ export interface KeptRef {
   metadata: Readonly<VectorMetadata>;
 }
 
-/** Turns whose links a `ReadCache` keeps by default (about 150 bytes each); past it, the links start over. */
-export const LINKS_KEPT = 50_000;
 /**
- * Characters of metadata (as stored JSON) and text a `ReadCache` keeps in all by default (about
- * 8 MB as JavaScript strings, somewhat more as parsed metadata); past it, both start over.
+ * Turns whose links a `ReadCache` keeps by default (measured: about 7 MB with their ids and session
+ * ids); past it, the links start over.
+ */
+export const LINKS_KEPT = 10_000;
+/**
+ * Characters of metadata (as stored JSON) and text a `ReadCache` keeps in all by default (measured:
+ * about 7 MB for chat turns, parsed metadata included); past it, both start over.
  */
 export const CHARS_KEPT = 4_000_000;
 /** A longer text or metadata is never kept (reading it again costs little next to what it holds). */
@@ -44,8 +47,24 @@ const LONGEST_KEPT = 4000;
  *   only inserted new rows: the links of turns in those sessions are dropped, the rest stays.
  * A failed or rolled-back write changes `total_changes()` too, so it never leaves a stale entry.
  */
+/**
+ * A turn's kept links, flat (neighbour keys as numbers, NaN for none): an object with two arrays
+ * per turn took about four times the memory.
+ */
+class KeptLinks {
+  constructor(
+    readonly namespace: string,
+    readonly id: string,
+    readonly next1: number,
+    readonly next2: number,
+    readonly previous1: number,
+    readonly previous2: number,
+    readonly asksQuestion: boolean,
+  ) {}
+}
+
 export class ReadCache {
-  private readonly links = new Map<number, TurnLinks & { session: string }>();
+  private readonly links = new Map<number, KeptLinks>();
   /** Keys whose links are kept, per session (namespace and session id, NUL-separated). */
   private readonly linkedIn = new Map<string, number[]>();
   private readonly refs = new Map<number, KeptRef>();
@@ -84,17 +103,26 @@ export class ReadCache {
   /** The links kept for the row `key` of `namespace`, or `undefined`. */
   linksOf(namespace: string, key: number): TurnLinks | undefined {
     const links = this.links.get(key);
-    return links !== undefined && links.namespace === namespace ? links : undefined;
+    if (links === undefined || links.namespace !== namespace) return undefined;
+    const next: number[] = [];
+    const previous: number[] = [];
+    if (!Number.isNaN(links.next1)) next.push(links.next1);
+    if (!Number.isNaN(links.next2)) next.push(links.next2);
+    if (!Number.isNaN(links.previous1)) previous.push(links.previous1);
+    if (!Number.isNaN(links.previous2)) previous.push(links.previous2);
+    return { key, namespace, id: links.id, next, previous, asksQuestion: links.asksQuestion };
   }
 
-  /** Keep the links of a turn of `session` (a text session id), as just read. */
+  /** Keep the links of a turn of `session` (a text session id), as just read (at most two keys each way). */
   keepLinks(links: TurnLinks, session: string): void {
-    if (this.links.has(links.key)) return;
+    if (this.links.has(links.key) || links.next.length > 2 || links.previous.length > 2) return;
     if (this.links.size >= this.maxLinks) {
       this.links.clear();
       this.linkedIn.clear();
     }
-    this.links.set(links.key, { ...links, session });
+    const [next1 = Number.NaN, next2 = Number.NaN] = links.next;
+    const [previous1 = Number.NaN, previous2 = Number.NaN] = links.previous;
+    this.links.set(links.key, new KeptLinks(links.namespace, links.id, next1, next2, previous1, previous2, links.asksQuestion));
     const group = groupOf(links.namespace, session);
     const keys = this.linkedIn.get(group);
     if (keys) keys.push(links.key);

@@ -172,6 +172,18 @@ describe("ReadCache", () => {
     expect(cache.size).toEqual({ links: 2, refs: 1, texts: 1 });
   });
 
+  it("gives back the links it kept, whatever the keys (one neighbour, none, key 0 or below)", () => {
+    const cache = new ReadCache();
+    cache.sync(1, 1);
+    const kept = [
+      { key: 1, namespace: "ns", id: "a", next: [7], previous: [], asksQuestion: true },
+      { key: 2, namespace: "ns", id: "b", next: [0, 3], previous: [-4, -9], asksQuestion: false },
+      { key: 3, namespace: "ns", id: "c", next: [], previous: [2], asksQuestion: false },
+    ];
+    for (const links of kept) cache.keepLinks(links, "s");
+    expect(kept.map((l) => cache.linksOf("ns", l.key))).toEqual(kept);
+  });
+
   it("freezes kept metadata, lists included, so no reader can change what the next one gets", () => {
     const cache = new ReadCache();
     const ref = cache.keepRef(1, "id1", { kind: "turn", tags: ["a"] }, 30);
