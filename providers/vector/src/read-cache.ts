@@ -37,17 +37,6 @@ export const CHARS_KEPT = 4_000_000;
 const LONGEST_KEPT = 4000;
 
 /**
- * Rows as one connection read them. A row's id, metadata and text change only when it is replaced,
- * repaired or deleted; a turn's links also change when a turn of its session is inserted. So
- * entries are trusted only while this is known:
- * - `sync(dataVersion, totalChanges)` before every read: any commit by another connection
- *   (`PRAGMA data_version`) or any change by this one not reported through `inserted`
- *   (`total_changes()`) drops every entry;
- * - `inserted(sessions, totalChanges)` right after this connection committed a transaction that
- *   only inserted new rows: the links of turns in those sessions are dropped, the rest stays.
- * A failed or rolled-back write changes `total_changes()` too, so it never leaves a stale entry.
- */
-/**
  * A turn's kept links, flat (neighbour keys as numbers, NaN for none): an object with two arrays
  * per turn took about four times the memory.
  */
@@ -63,6 +52,17 @@ class KeptLinks {
   ) {}
 }
 
+/**
+ * Rows as one connection read them. A row's id, metadata and text change only when it is replaced,
+ * repaired or deleted; a turn's links also change when a turn of its session is inserted. So
+ * entries are trusted only while this is known:
+ * - `sync(dataVersion, totalChanges)` before every read: any commit by another connection
+ *   (`PRAGMA data_version`) or any change by this one not reported through `inserted`
+ *   (`total_changes()`) drops every entry;
+ * - `inserted(sessions, totalChanges)` right after this connection committed a transaction that
+ *   only inserted new rows: the links of turns in those sessions are dropped, the rest stays.
+ * A failed or rolled-back write changes `total_changes()` too, so it never leaves a stale entry.
+ */
 export class ReadCache {
   private readonly links = new Map<number, KeptLinks>();
   /** Keys whose links are kept, per session (namespace and session id, NUL-separated). */

@@ -605,7 +605,6 @@ export class Sidecar {
     getMeta: Statement;
     setMeta: Statement;
     dataVersion: Statement;
-    totalChanges: Statement;
     versions: Statement;
     precedingTurns: Statement;
     keyOf: Statement;
@@ -670,7 +669,6 @@ export class Sidecar {
           ),
       keyOf: db.prepare(`SELECT key FROM records WHERE namespace = ? AND id = ?`).pluck(),
       dataVersion: db.prepare(`PRAGMA data_version`).pluck(),
-      totalChanges: db.prepare(`SELECT total_changes()`).pluck(),
       // Both numbers `ReadCache.sync` compares, in one statement (it runs before every search read).
       versions: db.prepare(`SELECT data_version, total_changes() FROM pragma_data_version`).raw(true),
       // The texts of a session's turns before `key`, most recent first (a turn's context; only
@@ -840,7 +838,7 @@ export class Sidecar {
       if (!replaced) {
         const sessions: Array<[string, string]> = [];
         for (const row of rows) if (typeof row.metadata.session_id === "string") sessions.push([namespace, row.metadata.session_id]);
-        this.kept.inserted(sessions, this.statements.totalChanges.get() as number);
+        this.kept.inserted(sessions, this.versions()[1]);
       }
       return keys;
     } catch (error) {
@@ -1138,30 +1136,38 @@ export class Sidecar {
     // Links only, by key: the turns whose links are kept need no look-up.
     if (keys === undefined || metadataFirst > 0 || linkFirst < ids.length || ids.length === 0) return this.readLinkedRefs(namespace, ids, linkFirst, metadataFirst, keys);
     this.syncKept();
+    const found: Array<LinkedRef | undefined> = [];
     const missingIds: string[] = [];
     const missingKeys: number[] = [];
     for (let i = 0; i < keys.length; i++) {
-      if (this.kept.linksOf(namespace, keys[i]!) === undefined) {
+      const links = this.kept.linksOf(namespace, keys[i]!);
+      if (links) {
+        found.push({ key: links.key, id: links.id, metadata: {}, hasMetadata: false, next: links.next, previous: links.previous, asksQuestion: links.asksQuestion, sessionTurn: true });
+      } else {
+        found.push(undefined);
         missingIds.push(ids[i]!);
         missingKeys.push(keys[i]!);
       }
     }
     const read = new Map<number, LinkedRef>();
     for (const ref of this.readLinkedRefs(namespace, missingIds, missingIds.length, 0, missingKeys, (links, session) => this.kept.keepLinks(links, session)).values()) read.set(ref.key, ref);
+    // In the order asked, as when every row is read.
     const out = new Map<string, LinkedRef>();
-    for (const key of keys) {
-      const links = this.kept.linksOf(namespace, key);
-      const ref: LinkedRef | undefined = links
-        ? { key, id: links.id, metadata: {}, hasMetadata: false, next: links.next, previous: links.previous, asksQuestion: links.asksQuestion, sessionTurn: true }
-        : read.get(key);
+    for (let i = 0; i < keys.length; i++) {
+      const ref = found[i] ?? read.get(keys[i]!);
       if (ref) out.set(ref.id, ref);
     }
     return out;
   }
 
+  /** `PRAGMA data_version` and `total_changes()`: what `ReadCache` compares to know whether anything else wrote. */
+  private versions(): [dataVersion: number, totalChanges: number] {
+    return this.statements.versions.get() as [number, number];
+  }
+
   /** Trust what is kept only while nothing but this connection's reported inserts changed the file. */
   private syncKept(): void {
-    const [dataVersion, totalChanges] = this.statements.versions.get() as [number, number];
+    const [dataVersion, totalChanges] = this.versions();
     this.kept.sync(dataVersion, totalChanges);
   }
 
