@@ -8,7 +8,7 @@
  * Pinecone layouts (sidecar and remote) make their calls through it.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { Pinecone } from "@pinecone-database/pinecone";
+import { Pinecone, type Index, type IndexModel, type PineconeRecord, type RecordMetadata } from "@pinecone-database/pinecone";
 import { HermesMemoryError, describeError } from "@hermes/memory-core";
 import { delay, DEFAULT_RETRY_POLICY, markContentRefusal, parseRetryAfter, readBodyLimited, redactSecret, retryWait, type RetryPolicy } from "./retry-policy.js";
 
@@ -44,7 +44,21 @@ export interface PineconeCallerOptions {
   authAdvice: string;
   /** A refusal that no retry can fix, turned into the error to throw (and keep throwing); `null` when it is not one. */
   fatalError?: (error: unknown) => HermesMemoryError | null;
+  /** Index host (with scheme). Without it the host is looked up once through the control plane. */
+  host?: string;
+  /**
+   * Checks the index description the host lookup returns: the error to throw (and keep throwing)
+   * when the index cannot serve this store (wrong metric or dimension), `null` when it can.
+   */
+  checkIndex?: (model: IndexModel) => HermesMemoryError | null;
 }
+
+/** Most ids per fetch request (they travel in the URL). */
+const FETCH_IDS_PER_REQUEST = 100;
+/** Most ids per delete request (Pinecone's limit). */
+const DELETE_IDS_PER_REQUEST = 1000;
+/** Largest upsert request body, in characters of JSON: Pinecone's 2 MB, less room for the envelope. */
+const MAX_UPSERT_REQUEST_CHARS = 2 * 1024 * 1024 - 64 * 1024;
 
 interface AttemptState {
   timeoutMs: number;
@@ -97,6 +111,9 @@ export class PineconeCaller {
   private readonly options: PineconeCallerOptions;
   /** Set after a 401 or another fatal refusal: further calls fail fast with the same error. */
   fatal: HermesMemoryError | null = null;
+  private indexHandle: Index<RecordMetadata> | null = null;
+  private indexLookup: Promise<Index<RecordMetadata>> | null = null;
+  private readonly namespaceHandles = new Map<string, Index<RecordMetadata>>();
 
   constructor(options: PineconeCallerOptions) {
     this.options = options;
@@ -146,6 +163,103 @@ export class PineconeCaller {
       maxRetries: 0,
       fetchApi: fetchApi as never,
     });
+    if (options.host) this.indexHandle = this.client.index({ name: options.indexName, host: options.host });
+  }
+
+  /**
+   * The index's data-plane handle. Without a configured host, the host is looked up once through
+   * the control plane (`describe_index`, checked by `checkIndex`) and kept; concurrent callers share
+   * one lookup, and a failed lookup is tried again by the next call. The lookup is ours, not the
+   * SDK's: the SDK caches hosts per process by key and name, which goes stale when two stores (or
+   * tests) point at different control planes.
+   */
+  async index(budgetMs?: number): Promise<Index<RecordMetadata>> {
+    if (this.indexHandle) return this.indexHandle;
+    this.indexLookup ??= this.call("describe_index", budgetMs, () => this.client.describeIndex(this.indexName))
+      .then((model) => {
+        const refusal = this.options.checkIndex?.(model) ?? null;
+        if (refusal) throw this.markFatal(refusal);
+        const host = /^https?:\/\//.test(model.host) ? model.host : `https://${model.host}`;
+        this.indexHandle = this.client.index({ name: this.indexName, host });
+        return this.indexHandle;
+      })
+      .finally(() => {
+        this.indexLookup = null;
+      });
+    return this.indexLookup;
+  }
+
+  /** The handle of `namespace` (`""`: the index's default namespace). */
+  async namespace(namespace: string, budgetMs?: number): Promise<Index<RecordMetadata>> {
+    const base = await this.index(budgetMs);
+    if (namespace === "") return base;
+    let handle = this.namespaceHandles.get(namespace);
+    if (!handle) {
+      handle = base.namespace(namespace);
+      this.namespaceHandles.set(namespace, handle);
+    }
+    return handle;
+  }
+
+  /** Upsert `records` into `namespace`, in requests of at most `maxRecords` records and under 2 MB of JSON each. */
+  async upsertRecords(namespace: string, records: ReadonlyArray<PineconeRecord<RecordMetadata>>, maxRecords: number, budgetMs?: number): Promise<void> {
+    const handle = await this.namespace(namespace, budgetMs);
+    let batch: Array<PineconeRecord<RecordMetadata>> = [];
+    let chars = 0;
+    const send = async (): Promise<void> => {
+      if (batch.length === 0) return;
+      const payload = batch;
+      batch = [];
+      chars = 0;
+      await this.call("upsert", budgetMs, () => handle.upsert({ records: payload }));
+    };
+    for (const record of records) {
+      const size = JSON.stringify(record).length;
+      if (batch.length >= maxRecords || chars + size > MAX_UPSERT_REQUEST_CHARS) await send();
+      batch.push(record);
+      chars += size;
+    }
+    await send();
+  }
+
+  /** The records of `ids` in `namespace` (checked; ids Pinecone does not hold are left out), 100 ids per request. */
+  async fetchRecords(namespace: string, ids: readonly string[], dimensions: number, budgetMs?: number): Promise<ReturnType<typeof checkPineconeFetched>> {
+    const handle = await this.namespace(namespace, budgetMs);
+    const out: ReturnType<typeof checkPineconeFetched> = [];
+    for (let i = 0; i < ids.length; i += FETCH_IDS_PER_REQUEST) {
+      const chunk = ids.slice(i, i + FETCH_IDS_PER_REQUEST);
+      const response = await this.call("fetch", budgetMs, () => handle.fetch({ ids: chunk }));
+      out.push(...checkPineconeFetched(this.indexName, response.records, dimensions));
+    }
+    return out;
+  }
+
+  /** Delete the records of `ids` from `namespace`, 1000 ids per request. */
+  async deleteIds(namespace: string, ids: readonly string[], budgetMs?: number): Promise<void> {
+    const handle = await this.namespace(namespace, budgetMs);
+    for (let i = 0; i < ids.length; i += DELETE_IDS_PER_REQUEST) {
+      const chunk = ids.slice(i, i + DELETE_IDS_PER_REQUEST);
+      await this.call("delete", budgetMs, () => handle.deleteMany({ ids: chunk }));
+    }
+  }
+
+  /** Every id in `namespace` starting with `prefix` (`""`: every id), one checked page of at most `pageSize` ids at a time. */
+  async *listIdPages(namespace: string, prefix: string, pageSize = 100): AsyncGenerator<string[]> {
+    const handle = await this.namespace(namespace);
+    const seen = new Set<string>();
+    let token: string | undefined;
+    do {
+      const page = await this.call("list", undefined, () => handle.listPaginated({ ...(prefix ? { prefix } : {}), limit: pageSize, ...(token ? { paginationToken: token } : {}) }));
+      const { ids, next } = checkPineconeListPage(this.indexName, page, seen);
+      if (ids.length > 0) yield ids;
+      token = next;
+    } while (token);
+  }
+
+  /** `describe_index_stats`, checked; the default namespace is named `"__default__"`, as Pinecone names it. */
+  async indexStats(budgetMs?: number): Promise<ReturnType<typeof checkPineconeStats>> {
+    const handle = await this.index(budgetMs);
+    return checkPineconeStats(this.indexName, await this.call("describe_index_stats", budgetMs, () => handle.describeIndexStats()));
   }
 
   /** Remember `error` as fatal (later calls throw it at once) and return it. */

@@ -1,11 +1,10 @@
-import type { Index, RecordMetadata } from "@pinecone-database/pinecone";
 import { HermesMemoryError } from "@hermes/memory-core";
 import { cosineSimilarity } from "./embedder.js";
 import { storageWriteError } from "./local-vector-store.js";
 import type { Sidecar, SidecarRow, SidecarWrite } from "./sidecar.js";
 import { matchesFilter, type VectorMetadata } from "./metadata-filter.js";
 import { pineconeRecordMetadata } from "./pinecone-metadata.js";
-import { checkPineconeFetched, checkPineconeListPage, checkPineconeMatches, checkPineconeStats, PineconeCaller, type PineconeConnectionOptions } from "./pinecone-caller.js";
+import { checkPineconeMatches, PineconeCaller, type PineconeConnectionOptions } from "./pinecone-caller.js";
 import {
   DEFAULT_NAMESPACE,
   type ItemWrite,
@@ -31,7 +30,6 @@ export interface PineconeVectorStoreOptions extends PineconeConnectionOptions {
 
 /** Pinecone limits metadata to 40 KB per record; keep the text below that with room for the rest. */
 const MAX_TEXT_BYTES = 30_000;
-const MAX_REQUEST_BYTES = 2 * 1024 * 1024 - 64 * 1024;
 const CACHE_LIMIT = 5000;
 
 /**
@@ -77,9 +75,6 @@ export class PineconeVectorStore implements VectorStore {
   readonly dimensions: number;
   readonly indexName: string;
   private readonly caller: PineconeCaller;
-  private index: Index<RecordMetadata> | null = null;
-  private hostLookup: Promise<Index<RecordMetadata>> | null = null;
-  private readonly namespaces = new Map<string, Index<RecordMetadata>>();
   private readonly batchSize: number;
   private readonly rywMs: number;
   private readonly recent = new Map<string, Map<string, CachedWrite>>();
@@ -101,43 +96,8 @@ export class PineconeVectorStore implements VectorStore {
       ...(options.retry ? { retry: options.retry } : {}),
       indexAdvice: `Check that the index exists and has the embedder's dimension (${options.dimensions}) and metric cosine.`,
       authAdvice: "Set a valid PINECONE_API_KEY in $HERMES_HOME/.env (or run `hermes-memory memory setup vector`), or switch back with memory.vector.store: local.",
+      ...(options.host ? { host: options.host } : {}),
     });
-    if (options.host) this.index = this.caller.client.index({ name: options.indexName, host: options.host });
-  }
-
-  /**
-   * The index handle. Without a configured host, look it up once through the control plane
-   * ourselves: the SDK's own lookup is cached per process by key and name, which goes stale when
-   * two stores (or tests) point at different control planes.
-   */
-  private async baseIndex(budgetMs: number | undefined): Promise<Index<RecordMetadata>> {
-    if (this.index) return this.index;
-    this.hostLookup ??= this.call("describe_index", budgetMs, () => this.caller.client.describeIndex(this.indexName))
-      .then((model) => {
-        const host = /^https?:\/\//.test(model.host) ? model.host : `https://${model.host}`;
-        this.index = this.caller.client.index({ name: this.indexName, host });
-        return this.index;
-      })
-      .finally(() => {
-        this.hostLookup = null;
-      });
-    return this.hostLookup;
-  }
-
-  private async ns(namespace: string, budgetMs?: number): Promise<Index<RecordMetadata>> {
-    const base = await this.baseIndex(budgetMs);
-    if (namespace === DEFAULT_NAMESPACE) return base;
-    let idx = this.namespaces.get(namespace);
-    if (!idx) {
-      idx = base.namespace(namespace);
-      this.namespaces.set(namespace, idx);
-    }
-    return idx;
-  }
-
-  /** Run one SDK call with timeouts and bounded retries. */
-  private call<T>(what: string, budgetMs: number | undefined, fn: () => Promise<T>): Promise<T> {
-    return this.caller.call(what, budgetMs, fn);
   }
 
   private cacheFor(namespace: string): Map<string, CachedWrite> {
@@ -164,30 +124,16 @@ export class PineconeVectorStore implements VectorStore {
   /** Upsert in batches of ≤ `upsertBatchSize` records and < 2 MB per request. */
   async upsert(records: VectorRecord[], options: NamespaceOptions = {}): Promise<void> {
     const namespace = options.namespace ?? DEFAULT_NAMESPACE;
-    const target = await this.ns(namespace, options.budgetMs);
-    let batch: Array<{ id: string; values: number[]; metadata: VectorMetadata }> = [];
-    let bytes = 0;
-    const send = async (): Promise<void> => {
-      if (batch.length === 0) return;
-      const records = batch;
-      batch = [];
-      bytes = 0;
-      await this.call("upsert", options.budgetMs, () => target.upsert({ records }));
-    };
-    for (const record of records) {
+    const items = records.map((record) => {
       if (record.vector.length !== this.dimensions) {
         throw new HermesMemoryError({
           code: "EMBEDDING_DIMENSION_MISMATCH",
           message: `Vector ${record.id} has ${record.vector.length} dimensions but the Pinecone store is configured for ${this.dimensions}. Run \`hermes-memory vector reindex\` after changing the embedder.`,
         });
       }
-      const item = { id: record.id, values: Array.from(record.vector), metadata: pineconeRecordMetadata(flattenMetadata(record.metadata)) };
-      const size = JSON.stringify(item).length;
-      if (batch.length >= this.batchSize || bytes + size > MAX_REQUEST_BYTES) await send();
-      batch.push(item);
-      bytes += size;
-    }
-    await send();
+      return { id: record.id, values: Array.from(record.vector), metadata: pineconeRecordMetadata(flattenMetadata(record.metadata)) };
+    });
+    await this.caller.upsertRecords(namespace, items, this.batchSize, options.budgetMs);
     for (const record of records) this.remember(namespace, record.id, { ...record, metadata: pineconeRecordMetadata(flattenMetadata(record.metadata)) });
   }
 
@@ -196,8 +142,9 @@ export class PineconeVectorStore implements VectorStore {
     const namespace = options.namespace ?? DEFAULT_NAMESPACE;
     const topK = Math.max(0, Math.floor(options.topK));
     if (topK === 0) return [];
-    const response = await this.call("query", options.budgetMs, async () =>
-      (await this.ns(namespace, options.budgetMs)).query({
+    const idx = await this.caller.namespace(namespace, options.budgetMs);
+    const response = await this.caller.call("query", options.budgetMs, () =>
+      idx.query({
         vector: Array.from(vector),
         topK,
         includeMetadata: true,
@@ -221,13 +168,8 @@ export class PineconeVectorStore implements VectorStore {
   async fetch(ids: string[], options: NamespaceOptions = {}): Promise<Map<string, VectorRecord>> {
     const namespace = options.namespace ?? DEFAULT_NAMESPACE;
     const out = new Map<string, VectorRecord>();
-    for (let i = 0; i < ids.length; i += 100) {
-      const chunk = ids.slice(i, i + 100);
-      const idx = await this.ns(namespace, options.budgetMs);
-      const response = await this.call("fetch", options.budgetMs, () => idx.fetch({ ids: chunk }));
-      for (const rec of checkPineconeFetched(this.indexName, response.records, this.dimensions)) {
-        out.set(rec.id, { id: rec.id, vector: Float32Array.from(rec.values), metadata: rec.metadata });
-      }
+    for (const rec of await this.caller.fetchRecords(namespace, ids, this.dimensions, options.budgetMs)) {
+      out.set(rec.id, { id: rec.id, vector: Float32Array.from(rec.values), metadata: rec.metadata });
     }
     const cache = this.cacheFor(namespace);
     for (const id of ids) {
@@ -242,47 +184,30 @@ export class PineconeVectorStore implements VectorStore {
   /** Delete by ids (chunks of 1000), by filter, or the whole namespace. */
   async delete(target: VectorDeleteTarget, options: NamespaceOptions = {}): Promise<void> {
     const namespace = options.namespace ?? DEFAULT_NAMESPACE;
-    const idx = await this.ns(namespace, options.budgetMs);
     if ("ids" in target) {
-      for (let i = 0; i < target.ids.length; i += 1000) {
-        const chunk = target.ids.slice(i, i + 1000);
-        await this.call("delete", options.budgetMs, () => idx.deleteMany({ ids: chunk }));
-      }
+      await this.caller.deleteIds(namespace, target.ids, options.budgetMs);
       for (const id of target.ids) this.remember(namespace, id, null);
     } else if ("filter" in target) {
-      await this.call("delete", options.budgetMs, () => idx.deleteMany({ filter: target.filter }));
+      const idx = await this.caller.namespace(namespace, options.budgetMs);
+      await this.caller.call("delete", options.budgetMs, () => idx.deleteMany({ filter: target.filter }));
       for (const [id, entry] of this.cacheFor(namespace)) {
         if (entry.record && matchesFilter(entry.record.metadata ?? {}, target.filter)) this.remember(namespace, id, null);
       }
     } else {
-      await this.call("delete", options.budgetMs, () => idx.deleteAll());
+      const idx = await this.caller.namespace(namespace, options.budgetMs);
+      await this.caller.call("delete", options.budgetMs, () => idx.deleteAll());
       this.recent.delete(namespace);
     }
   }
 
   /** Every id in a namespace, page by page (`listPaginated`). */
   async *listIds(namespace: string = DEFAULT_NAMESPACE, options: { prefix?: string; pageSize?: number } = {}): AsyncGenerator<string> {
-    let token: string | undefined;
-    const seen = new Set<string>();
-    const idx = await this.ns(namespace);
-    do {
-      const page = await this.call("list", undefined, () =>
-        idx.listPaginated({
-          ...(options.prefix ? { prefix: options.prefix } : {}),
-          limit: options.pageSize ?? 100,
-          ...(token ? { paginationToken: token } : {}),
-        }),
-      );
-      const checked = checkPineconeListPage(this.indexName, page, seen);
-      for (const id of checked.ids) yield id;
-      token = checked.next;
-    } while (token);
+    for await (const ids of this.caller.listIdPages(namespace, options.prefix ?? "", options.pageSize)) yield* ids;
   }
 
   /** `describe_index_stats`; the default namespace is reported as `""`. */
   async stats(options: { budgetMs?: number } = {}): Promise<VectorStoreStats> {
-    const idx = await this.baseIndex(options.budgetMs);
-    const s = checkPineconeStats(this.indexName, await this.call("describe_index_stats", options.budgetMs, () => idx.describeIndexStats()));
+    const s = await this.caller.indexStats(options.budgetMs);
     const namespaces: Record<string, number> = {};
     for (const [name, count] of Object.entries(s.namespaces)) namespaces[name === "__default__" ? "" : name] = count;
     return {
@@ -296,7 +221,6 @@ export class PineconeVectorStore implements VectorStore {
   /** Nothing is buffered locally. */
   async flush(): Promise<void> {}
 
-  /** Drops the read-your-writes cache. */
   /** `pinecone:<index>`. */
   get locationLabel(): string {
     return `pinecone:${this.indexName}`;
@@ -363,6 +287,7 @@ export class PineconeVectorStore implements VectorStore {
     return {};
   }
 
+  /** Drops the read-your-writes cache. */
   async close(): Promise<void> {
     this.recent.clear();
   }

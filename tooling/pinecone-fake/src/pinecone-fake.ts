@@ -105,6 +105,8 @@ const MAX_TOP_K = 10_000;
 const MAX_TOP_K_WITH_DATA = 1000;
 const MAX_DIMENSION = 20_000;
 const MAX_METADATA_BYTES = 40_960;
+/** Pinecone refuses an upsert request larger than 2 MB. */
+const MAX_UPSERT_REQUEST_BYTES = 2 * 1024 * 1024;
 const SPARSE_UNSUPPORTED = "Index configuration does not support sparse values";
 
 function normalizeNamespace(ns: unknown): string {
@@ -286,6 +288,9 @@ export class PineconeFake {
       return;
     }
     try {
+      if (req.method === "POST" && url.pathname === "/vectors/upsert" && Buffer.byteLength(raw) > MAX_UPSERT_REQUEST_BYTES) {
+        throw badRequest(`Request size ${(Buffer.byteLength(raw) / 1024 / 1024).toFixed(1)}MB exceeds the maximum supported size of 2MB`);
+      }
       send(200, this.route(req.method ?? "GET", url, body ?? {}));
     } catch (error) {
       if (error instanceof FakeHttpError) {
