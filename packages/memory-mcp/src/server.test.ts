@@ -5,6 +5,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { MemoryManager } from "@hermes/memory-core";
+import { REMEMBER_TOOL_PROPERTIES } from "@hermes/memory-provider-kit";
 import { RESOURCE_URIS, createMemoryMcpServer } from "./server.js";
 import { FilteringProvider, ScriptedProvider, openManager, tempHome } from "./test-support/providers.js";
 
@@ -110,6 +111,25 @@ describe("createMemoryMcpServer with a searchable provider", () => {
     expect(result.isError).toBe(true);
     expect(text(result)).toMatch(/limit/);
     expect((await client.callTool({ name: "remember", arguments: {} })).isError).toBe(true);
+  });
+
+  it("holds remember to the limits of the providers' own remember tools (text, tag count, tag length)", async () => {
+    const remember = (await client.listTools()).tools.find((t) => t.name === "remember")!;
+    expect(remember.inputSchema.properties).toMatchObject(REMEMBER_TOOL_PROPERTIES);
+    const before = provider.items.size;
+    for (const [args, message] of [
+      [{ content: "x".repeat(20_001) }, /'content' is 20001 characters; a remember call stores at most 20000/],
+      [{ content: "ok", tags: Array.from({ length: 17 }, (_, i) => `t${i}`) }, /at most 16 non-empty strings/],
+      [{ content: "ok", tags: ["y".repeat(65)] }, /of at most 64 characters/],
+      [{ content: "ok", tags: [""] }, /non-empty strings/],
+    ] as const) {
+      const result = await client.callTool({ name: "remember", arguments: args });
+      expect(result.isError).toBe(true);
+      expect(text(result)).toMatch(message);
+    }
+    expect(provider.items.size).toBe(before);
+    const longest = JSON.parse(text(await client.callTool({ name: "remember", arguments: { content: "z".repeat(20_000), tags: Array.from({ length: 16 }, () => "w".repeat(64)) } }))) as { id: string };
+    expect(provider.items.get(longest.id)?.content).toHaveLength(20_000);
   });
 
   it("refuses a limit that is not a JSON integer instead of coercing it", async () => {

@@ -30,7 +30,7 @@ import {
   type MemoryProvider,
   type SearchableMemory,
 } from "@hermes/memory-core";
-import { MEMORY_FILTER_TOOL_PROPERTIES } from "@hermes/memory-provider-kit";
+import { MEMORY_FILTER_TOOL_PROPERTIES, REMEMBER_TOOL_PROPERTIES } from "@hermes/memory-provider-kit";
 import { boundedProviderCall } from "./bounded.js";
 
 /** Default upper bound for one tool call or resource read, in ms. */
@@ -82,9 +82,8 @@ const SEARCHABLE_TOOLS: Tool[] = [
     inputSchema: {
       type: "object",
       properties: {
-        content: { type: "string", description: "The text to remember." },
+        ...REMEMBER_TOOL_PROPERTIES,
         kind: { type: "string", enum: [...KINDS], description: "Kind of item (default fact)." },
-        tags: { type: "array", items: { type: "string" }, description: "Optional tags." },
       },
       required: ["content"],
     },
@@ -335,11 +334,17 @@ async function callSearchable(
   }
   if (name === "remember") {
     // Everything leaving through a provider is scrubbed, like the manager does for its hooks.
-    const content = scrubSecrets(stringArg(args, "content", true)!);
+    const content = stringArg(args, "content", true)!;
+    const { content: contentSchema, tags: tagsSchema } = REMEMBER_TOOL_PROPERTIES;
+    if (content.length > contentSchema.maxLength) {
+      throw new ToolInputError(`'content' is ${content.length} characters; a remember call stores at most ${contentSchema.maxLength}: split it into self-contained facts`);
+    }
     const kind = kindArg(args) ?? "fact";
     const tags = args.tags === undefined ? undefined : args.tags;
-    if (tags !== undefined && (!Array.isArray(tags) || !tags.every((t) => typeof t === "string"))) throw new ToolInputError("'tags' must be an array of strings");
-    const item: MemoryItem = { content, kind, sessionId, ...(tags ? { tags: tags as string[] } : {}) };
+    if (tags !== undefined && (!Array.isArray(tags) || !tags.every((t) => typeof t === "string" && t.length >= 1 && t.length <= tagsSchema.items.maxLength) || tags.length > tagsSchema.maxItems)) {
+      throw new ToolInputError(`'tags' must be a list of at most ${tagsSchema.maxItems} non-empty strings of at most ${tagsSchema.items.maxLength} characters`);
+    }
+    const item: MemoryItem = { content: scrubSecrets(content), kind, sessionId, ...(tags ? { tags: tags as string[] } : {}) };
     for (const key of ["ttlMs", "expiresAt"] as const) {
       if (args[key] === undefined) continue;
       if (!searchCapabilities(provider).expiry) throw new ToolInputError(`'${key}' needs a provider that supports expiry; '${provider.name}' does not`);

@@ -602,3 +602,25 @@ export const MEMORY_FILTER_TOOL_PROPERTIES = {
       'Conditions on metadata fields: {"field": value} or {"field": {"$op": value}} with $eq $ne $in $nin $gt $gte $lt $lte $exists, combined with $and / $or lists.',
   },
 } as const;
+
+/** Most characters of text a model may store through a remember tool in one call. */
+const MAX_TOOL_CONTENT_CHARS = 20_000;
+/** Most tags a model may give an item through a remember tool, and most characters per tag. */
+const MAX_TOOL_TAGS = 16;
+const MAX_TOOL_TAG_CHARS = 64;
+
+/**
+ * JSON Schema of the `content` and `tags` properties of a tool that stores a fact, for the
+ * `properties` of its parameters: one set of limits for every model-facing remember tool
+ * (text up to 20,000 characters; at most 16 tags of up to 64 characters). The programmatic
+ * `remember()` API takes longer text; a tool call is what a model writes in one turn.
+ */
+export const REMEMBER_TOOL_PROPERTIES = {
+  content: { type: "string", minLength: 1, maxLength: MAX_TOOL_CONTENT_CHARS, description: "The fact to remember, self-contained." },
+  tags: {
+    type: "array",
+    items: { type: "string", minLength: 1, maxLength: MAX_TOOL_TAG_CHARS },
+    maxItems: MAX_TOOL_TAGS,
+    description: "Optional labels.",
+  },
+} as const;

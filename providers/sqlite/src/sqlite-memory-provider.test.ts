@@ -419,6 +419,14 @@ describe("tools", () => {
     expect(JSON.parse(p.handleToolCall("sqlite_memory_forget", { id: saved.id })).error).toMatch(/no memory item/);
   });
 
+  it("the remember tool takes text up to 20,000 characters and at most 16 tags of up to 64 characters", async () => {
+    const p = await makeProvider();
+    expect(JSON.parse(p.handleToolCall("sqlite_memory_remember", { content: "x".repeat(20_001) })).error).toMatch(/content must NOT have more than 20000 characters/);
+    expect(JSON.parse(p.handleToolCall("sqlite_memory_remember", { content: "x", tags: Array.from({ length: 17 }, (_, i) => `t${i}`) })).error).toMatch(/tags must NOT have more than 16 items/);
+    expect(JSON.parse(p.handleToolCall("sqlite_memory_remember", { content: "x", tags: ["y".repeat(65)] })).error).toMatch(/tags\/0 must NOT have more than 64 characters/);
+    expect(JSON.parse(p.handleToolCall("sqlite_memory_remember", { content: "z".repeat(20_000), tags: Array.from({ length: 16 }, (_, i) => `${i}`.padEnd(64, "w")) }))).toMatchObject({ ok: true });
+  });
+
   it("returns schema violations and unknown tools as error strings, never throwing", async () => {
     const p = await makeProvider();
     const bad: Array<[string, unknown]> = [

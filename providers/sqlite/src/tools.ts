@@ -1,5 +1,5 @@
 import type { MemoryKind, MemorySearchOptions, ToolSchema } from "@hermes/memory-core";
-import { MEMORY_FILTER_TOOL_PROPERTIES, MEMORY_ITEM_KINDS, parseMemoryFilter, ToolRouter, toolError } from "@hermes/memory-provider-kit";
+import { MEMORY_FILTER_TOOL_PROPERTIES, REMEMBER_TOOL_PROPERTIES, MEMORY_ITEM_KINDS, parseMemoryFilter, ToolRouter, toolError } from "@hermes/memory-provider-kit";
 import { clampLimit, type StoredItem } from "./memory-store.js";
 
 /** Tool names (prefixed so they never clash with other providers' or core tools). */
@@ -35,8 +35,7 @@ export const TOOL_SCHEMAS: ToolSchema[] = [
     parameters: {
       type: "object",
       properties: {
-        content: { type: "string", minLength: 1, maxLength: 20000, description: "The fact, self-contained." },
-        tags: { type: "array", items: { type: "string", maxLength: 64 }, maxItems: 16, description: "Optional labels." },
+        ...REMEMBER_TOOL_PROPERTIES,
       },
       required: ["content"],
       additionalProperties: false,

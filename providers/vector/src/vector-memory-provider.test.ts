@@ -138,6 +138,14 @@ describe("VectorMemoryProvider (local store)", () => {
     expect(JSON.parse(await p.handleToolCall("nope", {})).error).toMatch(/does not handle tool nope/);
   });
 
+  it("the remember tool takes text up to 20,000 characters and at most 16 tags of up to 64 characters", async () => {
+    const p = await open();
+    expect(JSON.parse(await p.handleToolCall("vector_memory_remember", { content: "x".repeat(20_001) })).error).toMatch(/content must NOT have more than 20000 characters/);
+    expect(JSON.parse(await p.handleToolCall("vector_memory_remember", { content: "x", tags: Array.from({ length: 17 }, (_, i) => `t${i}`) })).error).toMatch(/tags must NOT have more than 16 items/);
+    expect(JSON.parse(await p.handleToolCall("vector_memory_remember", { content: "x", tags: ["y".repeat(65)] })).error).toMatch(/tags\/0 must NOT have more than 64 characters/);
+    expect(JSON.parse(await p.handleToolCall("vector_memory_remember", { content: "z".repeat(20_000), tags: Array.from({ length: 16 }, (_, i) => `${i}`.padEnd(64, "w")) })).status).toBe("stored");
+  });
+
   it("archives checkpoint evidence idempotently by digest (checkpoint API v2)", async () => {
     const p = await open();
     const evidence = [

@@ -1,5 +1,5 @@
 import type { ToolSchema } from "@hermes/memory-core";
-import { MEMORY_FILTER_TOOL_PROPERTIES, ToolRouter } from "@hermes/memory-provider-kit";
+import { MEMORY_FILTER_TOOL_PROPERTIES, REMEMBER_TOOL_PROPERTIES, ToolRouter } from "@hermes/memory-provider-kit";
 
 /** Tool names this provider offers. */
 export const SEARCH_TOOL = "vector_memory_search";
@@ -30,8 +30,7 @@ export const VECTOR_TOOL_SCHEMAS: ToolSchema[] = [
     parameters: {
       type: "object",
       properties: {
-        content: { type: "string", minLength: 1, maxLength: 20000, description: "The fact to remember, self-contained." },
-        tags: { type: "array", items: { type: "string", maxLength: 64 }, maxItems: 16, description: "Optional labels." },
+        ...REMEMBER_TOOL_PROPERTIES,
       },
       required: ["content"],
       additionalProperties: false,
