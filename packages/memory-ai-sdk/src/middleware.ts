@@ -4,6 +4,7 @@ import {
   HermesMemoryError,
   boundedCall,
   describeError,
+  describeValue,
   fenceRecall,
   isTrivialPrompt,
   silentLogger,
@@ -69,13 +70,6 @@ export function readSessionId(sessionId: string | (() => string)): string {
     code: "INVALID_ARGUMENT",
     message: `the sessionId getter returned ${describeValue(value)}, not a non-empty string; return the id of the current conversation from it`,
   });
-}
-
-function describeValue(value: unknown): string {
-  if (typeof value === "string") return value === "" ? "an empty string" : JSON.stringify(value.slice(0, 40));
-  if (typeof value === "number") return String(value);
-  if (value === null) return "null";
-  return Array.isArray(value) ? "an array" : typeof value;
 }
 
 /** The latest user message: its index in the prompt and the text of its text parts. */

@@ -131,3 +131,37 @@ export function describeError(error: unknown): string {
     return "a thrown value whose message could not be read";
   }
 }
+
+/** Characters of a text value `describeValue` quotes before cutting it. */
+const DESCRIBED_TEXT_CHARS = 40;
+
+/**
+ * A short description of a value for an error message ("…; got 12", "… is a list, not text"),
+ * never a dump of it: text quoted as JSON, cut at 40 characters with "…" marking the cut ("" is
+ * "an empty string"); a number, boolean or bigint as written; "null"; "missing" for `undefined`;
+ * "a list", "an object", "a function" or "a symbol" for the rest (nested values are never read).
+ */
+export function describeValue(value: unknown): string {
+  if (value === undefined) return "missing";
+  if (value === null) return "null";
+  switch (typeof value) {
+    case "string":
+      if (value === "") return "an empty string";
+      return JSON.stringify(value.length > DESCRIBED_TEXT_CHARS ? `${value.slice(0, DESCRIBED_TEXT_CHARS)}…` : value);
+    case "number":
+    case "boolean":
+    case "bigint":
+      return String(value);
+    case "function":
+      return "a function";
+    case "symbol":
+      return "a symbol";
+    default:
+      try {
+        return Array.isArray(value) ? "a list" : "an object";
+      } catch {
+        // A revoked Proxy throws even from Array.isArray.
+        return "an object";
+      }
+  }
+}

@@ -16,6 +16,7 @@ export {
   UnsupportedToolError,
   CheckpointUnavailableError,
   describeError,
+  describeValue,
   type HermesMemoryErrorCode,
   type HermesMemoryErrorOptions,
 } from "./errors.js";

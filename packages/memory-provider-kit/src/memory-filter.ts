@@ -12,7 +12,7 @@
  *   and `$exists: false`;
  * - malformed filters are refused with `INVALID_ARGUMENT` before any store is touched.
  */
-import { HermesMemoryError, type MemoryKind } from "@hermes/memory-core";
+import { HermesMemoryError, describeValue, type MemoryKind } from "@hermes/memory-core";
 
 /** A scalar a metadata condition compares with. */
 export type FilterScalar = string | number | boolean;
@@ -83,14 +83,6 @@ function invalid(message: string): never {
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === "object" && !Array.isArray(v) && !(v instanceof Date);
-
-/** A short description of a value for error messages: quoted text (cut at 40 characters), a number or boolean as written, "a list", "null" or its type. */
-export function describeValue(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "a list";
-  if (typeof value === "number" || typeof value === "boolean") return String(value);
-  return typeof value === "string" ? JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value) : typeof value;
-}
 
 /**
  * A point in time given as ISO 8601 text, a `Date` or epoch milliseconds, as epoch milliseconds.

@@ -4,8 +4,8 @@
  * or written: an item accepted here can always be stored (its metadata serialises to JSON), so a
  * malformed item never poisons a write queue of accepted items.
  */
-import { HermesMemoryError, type MemoryKind } from "@hermes/memory-core";
-import { describeValue, MEMORY_ITEM_KINDS, resolveExpiry, toEpochMs } from "./memory-filter.js";
+import { HermesMemoryError, describeValue, type MemoryKind } from "@hermes/memory-core";
+import { MEMORY_ITEM_KINDS, resolveExpiry, toEpochMs } from "./memory-filter.js";
 
 
 /** Longest `sessionId` or `userId` accepted (the limit filters apply to the same fields). */

@@ -52,9 +52,9 @@ const vector = (i: number): number[] => [i + 1, 1, 0, 0];
 
 describe("OpenAIEmbedder against a broken or hostile endpoint", () => {
   it.each([
-    ["text entries", () => ({ data: [{ index: 0, embedding: [1, "x", 0, 0] }, { index: 1, embedding: vector(1) }] }), /entry 1 of the embedding of input 0 is the text "x", not a finite number/],
+    ["text entries", () => ({ data: [{ index: 0, embedding: [1, "x", 0, 0] }, { index: 1, embedding: vector(1) }] }), /entry 1 of the embedding of input 0 is "x", not a finite number/],
     ["null entries", () => ({ data: [{ index: 0, embedding: vector(0) }, { index: 1, embedding: [1, null, 0, 0] }] }), /entry 1 of the embedding of input 1 is null/],
-    ["NaN and Infinity as text", () => ({ data: [{ index: 0, embedding: ["NaN", "Infinity", 0, 0] }, { index: 1, embedding: vector(1) }] }), /entry 0 of the embedding of input 0 is the text "NaN"/],
+    ["NaN and Infinity as text", () => ({ data: [{ index: 0, embedding: ["NaN", "Infinity", 0, 0] }, { index: 1, embedding: vector(1) }] }), /entry 0 of the embedding of input 0 is "NaN"/],
     ["a number beyond float32", () => ({ data: [{ index: 0, embedding: [1e39, 0, 0, 0] }, { index: 1, embedding: vector(1) }] }), /entry 0 of the embedding of input 0 is 1e\+39, not a finite number/],
     ["two vectors with one index", () => ({ data: [{ index: 0, embedding: vector(0) }, { index: 0, embedding: vector(1) }] }), /two vectors have index 0/],
     ["an index out of range", () => ({ data: [{ index: 0, embedding: vector(0) }, { index: 5, embedding: vector(1) }] }), /data\[1\]\.index is 5; expected an integer from 0 to 1/],

@@ -1,4 +1,4 @@
-import { HermesMemoryError, coerceConfigValue, describeError } from "@hermes/memory-core";
+import { HermesMemoryError, coerceConfigValue, describeError, describeValue } from "@hermes/memory-core";
 import { l2Normalize, type Embedder } from "./embedder.js";
 import { delay, DEFAULT_RETRY_POLICY, markContentRefusal, parseRetryAfter, readBodyLimited, redactSecret, retryWait, type RetryPolicy } from "./retry-policy.js";
 
@@ -43,16 +43,6 @@ function clipInput(text: string, max: number): string {
 
 /** Largest float32 magnitude: a bigger number would become Infinity in the stored vector. */
 const FLOAT32_MAX = 3.4028234663852886e38;
-
-/** A short, safe description of a JSON value for a message (never serialises nested structures). */
-function describeJson(value: unknown): string {
-  if (value === undefined) return "missing";
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "a list";
-  if (typeof value === "string") return `the text ${JSON.stringify(value.slice(0, 40))}`;
-  if (typeof value === "object") return "an object";
-  return String(value);
-}
 
 /**
  * Largest answer read for `texts` inputs of `dimensions` numbers: 64 bytes per number plus 1 MiB
@@ -194,7 +184,7 @@ export class OpenAIEmbedder implements Embedder {
    */
   private parse(response: unknown, expected: number, url: string): Float32Array[] {
     const data = typeof response === "object" && response !== null ? (response as { data?: unknown }).data : undefined;
-    if (!Array.isArray(data)) throw this.malformed(url, `"data" is ${describeJson(data)}, not a list`);
+    if (!Array.isArray(data)) throw this.malformed(url, `"data" is ${describeValue(data)}, not a list`);
     if (data.length !== expected) {
       throw new HermesMemoryError({
         code: "STORAGE_FAILED",
@@ -202,7 +192,7 @@ export class OpenAIEmbedder implements Embedder {
       });
     }
     const entries = data.map((d: unknown, i) => {
-      if (typeof d !== "object" || d === null) throw this.malformed(url, `data[${i}] is ${describeJson(d)}, not an object`);
+      if (typeof d !== "object" || d === null) throw this.malformed(url, `data[${i}] is ${describeValue(d)}, not an object`);
       return d as { index?: unknown; embedding?: unknown };
     });
     const ordered: Array<{ index?: unknown; embedding?: unknown }> = new Array(expected);
@@ -211,7 +201,7 @@ export class OpenAIEmbedder implements Embedder {
       for (const [i, d] of entries.entries()) {
         const index = d.index;
         if (typeof index !== "number" || !Number.isInteger(index) || index < 0 || index >= expected) {
-          throw this.malformed(url, `data[${i}].index is ${describeJson(index)}; expected an integer from 0 to ${expected - 1}`);
+          throw this.malformed(url, `data[${i}].index is ${describeValue(index)}; expected an integer from 0 to ${expected - 1}`);
         }
         if (ordered[index]) throw this.malformed(url, `two vectors have index ${index}`);
         ordered[index] = d;
@@ -220,7 +210,7 @@ export class OpenAIEmbedder implements Embedder {
     return ordered.map((d, i) => {
       const v = d.embedding;
       if (!Array.isArray(v)) {
-        throw this.malformed(url, `the embedding of input ${i} is ${typeof v === "string" ? "text (base64? the request asks for encoding_format float)" : describeJson(v)}, not a list of numbers`);
+        throw this.malformed(url, `the embedding of input ${i} is ${typeof v === "string" ? "text (base64? the request asks for encoding_format float)" : describeValue(v)}, not a list of numbers`);
       }
       if (v.length !== this.dimensions) {
         throw new HermesMemoryError({
@@ -229,7 +219,7 @@ export class OpenAIEmbedder implements Embedder {
         });
       }
       const bad = v.findIndex((x) => typeof x !== "number" || !Number.isFinite(x) || Math.abs(x) > FLOAT32_MAX);
-      if (bad >= 0) throw this.malformed(url, `entry ${bad} of the embedding of input ${i} is ${describeJson(v[bad])}, not a finite number`);
+      if (bad >= 0) throw this.malformed(url, `entry ${bad} of the embedding of input ${i} is ${describeValue(v[bad])}, not a finite number`);
       return l2Normalize(Float32Array.from(v as number[]));
     });
   }

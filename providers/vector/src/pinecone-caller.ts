@@ -9,7 +9,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { Pinecone, type Index, type IndexModel, type PineconeRecord, type RecordMetadata } from "@pinecone-database/pinecone";
-import { HermesMemoryError, describeError } from "@hermes/memory-core";
+import { HermesMemoryError, describeError, describeValue } from "@hermes/memory-core";
 import { delay, DEFAULT_RETRY_POLICY, markContentRefusal, parseRetryAfter, readBodyLimited, redactSecret, retryWait, type RetryPolicy } from "./retry-policy.js";
 
 /** How to reach a Pinecone index; what both Pinecone stores take. */
@@ -358,13 +358,6 @@ export class PineconeCaller {
 
 /** Metadata as Pinecone stores it (flat: text, finite numbers, booleans, lists of text). */
 export type PineconeFlatMetadata = Record<string, string | number | boolean | string[]>;
-
-function describeValue(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "a list";
-  if (typeof value === "string") return `the text ${JSON.stringify(value.slice(0, 40))}`;
-  return typeof value === "number" ? String(value) : `a ${typeof value}`;
-}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);

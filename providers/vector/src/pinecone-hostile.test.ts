@@ -165,7 +165,7 @@ describe("Pinecone answering with the wrong shape", () => {
   it.each([
     ["a null match", { matches: [null] }, /match 0 is null/],
     ["a numeric id", { matches: [{ id: 5, score: 0.5 }] }, /id of match 0 is 5, not text/],
-    ["a score that is text", { matches: [{ id: "a", score: "NaN" }] }, /score of match 0 \(a\) is the text "NaN", not a finite number/],
+    ["a score that is text", { matches: [{ id: "a", score: "NaN" }] }, /score of match 0 \(a\) is "NaN", not a finite number/],
     ["matches that are an object", { matches: { a: 1 } }, /matches.* not a list|malformed response/],
     ["metadata that is a list", { matches: [{ id: "a", score: 1, metadata: [1, 2] }] }, /metadata of match 0 is a list/],
     ["metadata nested 10,000 levels", `{"matches":[{"id":"a","score":1,"metadata":{"deep":${"[".repeat(10_000)}${"]".repeat(10_000)}}}]}`, /metadata field "deep" of match 0 is a list/],
@@ -177,7 +177,7 @@ describe("Pinecone answering with the wrong shape", () => {
   });
 
   it.each([
-    ["values that are text", { vectors: { a: { id: "a", values: ["NaN", "Infinity", 1, 2] } } }, /value 0 of record a is the text "NaN", not a finite number/],
+    ["values that are text", { vectors: { a: { id: "a", values: ["NaN", "Infinity", 1, 2] } } }, /value 0 of record a is "NaN", not a finite number/],
     ["values of the wrong dimension", { vectors: { a: { id: "a", values: [1, 2] } } }, /record a has 2 values; the index's vectors have 4/],
     ["a null record", { vectors: { a: null } }, /record a is null/],
   ])("fetch: %s is STORAGE_FAILED naming the field", async (_name, body, message) => {
@@ -206,7 +206,7 @@ describe("Pinecone answering with the wrong shape", () => {
   it("describe_index_stats: a record count that is not a number is STORAGE_FAILED", async () => {
     const pinecone = await serve((_req, res) => json(res, 200, { namespaces: { a: { vectorCount: "many" } }, dimension: 4, totalVectorCount: 1 }));
     const error = await failure(store(pinecone.url).stats());
-    expect(error.message).toMatch(/record count of namespace a is the text "many", not a count/);
+    expect(error.message).toMatch(/record count of namespace a is "many", not a count/);
   });
 });
 
