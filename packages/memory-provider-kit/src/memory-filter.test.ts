@@ -1,5 +1,6 @@
 import Database from "better-sqlite3";
 import { HermesMemoryError, type MemoryKind } from "@hermes/memory-core";
+import { seededRandom } from "@hermes/test-support";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   filterToSql,
@@ -12,17 +13,6 @@ import {
   type FilterRecord,
   type ParsedMemoryFilter,
 } from "./memory-filter.js";
-
-function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function code(fn: () => unknown): string | undefined {
   try {

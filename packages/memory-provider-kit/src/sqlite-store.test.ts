@@ -1,10 +1,9 @@
-import { fork, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { HermesMemoryError } from "@hermes/memory-core";
+import { holdWriteLock, stopWriteLockHolders } from "@hermes/test-support";
 import {
   closeSqliteStore,
   createSqliteDriverLoader,
@@ -17,8 +16,6 @@ import {
   type SqliteStoreSpec,
 } from "./sqlite-store.js";
 
-const WRITE_LOCK_CHILD = fileURLToPath(new URL("./test-support/write-lock-child.ts", import.meta.url));
-
 const loader = createSqliteDriverLoader(import.meta.url);
 const dirs: string[] = [];
 const tmp = () => {
@@ -26,34 +23,10 @@ const tmp = () => {
   dirs.push(dir);
   return dir;
 };
-const children: ChildProcess[] = [];
 afterEach(() => {
-  for (const child of children.splice(0)) child.kill();
+  stopWriteLockHolders();
   for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
-
-/**
- * Another process holding the write lock of `file` (BEGIN IMMEDIATE) for `holdMs`, or until
- * `release()`. Resolves once the lock is held.
- */
-async function holdWriteLock(file: string, holdMs: number): Promise<{ release(): Promise<void> }> {
-  const child = fork(WRITE_LOCK_CHILD, [file, String(holdMs)], { execArgv: ["--import", "tsx"], stdio: ["ignore", "ignore", "pipe", "ipc"] });
-  children.push(child);
-  let stderr = "";
-  child.stderr!.on("data", (chunk) => (stderr += String(chunk)));
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    child.on("message", (m) => (m as { type?: string }).type === "locked" && resolve());
-    child.once("exit", (code) => reject(new Error(`lock holder exited with ${code} before locking: ${stderr}`)));
-  });
-  return {
-    async release() {
-      // The child may be releasing on its own already: a send that finds it gone is fine.
-      if (child.connected) child.send("release", () => undefined);
-      await exited;
-    },
-  };
-}
 
 const spec = (version = 2, migrated: number[] = []): SqliteStoreSpec => ({
   driver: loader.load(),

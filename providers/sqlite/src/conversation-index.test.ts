@@ -6,7 +6,7 @@ import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openDatabase } from "./database.js";
 import { MemoryStore } from "./memory-store.js";
-import { seededRandom } from "./test-support/prng.js";
+import { seededRandom } from "@hermes/test-support";
 import { writeV2File } from "./test-support/v2-schema.js";
 import { downgradeToV4 } from "./test-support/v4-schema.js";
 import { CONTEXT_COLUMNS } from "./test-support/context-columns.js";

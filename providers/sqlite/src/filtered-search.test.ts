@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HermesMemoryError, type MemoryFilter, type MemoryKind } from "@hermes/memory-core";
 import { matchesFilter, parseMemoryFilter, planRanking } from "@hermes/memory-provider-kit";
 import { SqliteMemoryProvider } from "./sqlite-memory-provider.js";
-import { seededRandom } from "./test-support/prng.js";
+import { seededRandom } from "@hermes/test-support";
 
 let home: string;
 const open: SqliteMemoryProvider[] = [];

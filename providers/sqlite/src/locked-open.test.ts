@@ -3,19 +3,14 @@
  * the provider starts: initialize waits for the lock and opens writable; a lock held past the
  * wait fails initialize with STORAGE_FAILED. It never opens read-only because of a lock.
  */
-import { fork, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
-import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { holdWriteLock, stallMeter, stopWriteLockHolders } from "@hermes/test-support";
 import { SqliteMemoryProvider } from "./sqlite-memory-provider.js";
 
-/** The kit's child process that holds a SQLite file's write lock (BEGIN IMMEDIATE). */
-const WRITE_LOCK_CHILD = path.join(path.dirname(createRequire(import.meta.url).resolve("@hermes/memory-provider-kit/package.json")), "src/test-support/write-lock-child.ts");
-
 let home: string;
-const children: ChildProcess[] = [];
 const providers: SqliteMemoryProvider[] = [];
 const savedWait = process.env.HERMES_SQLITE_LOCK_WAIT_MS;
 beforeEach(() => {
@@ -25,48 +20,9 @@ afterEach(async () => {
   if (savedWait === undefined) delete process.env.HERMES_SQLITE_LOCK_WAIT_MS;
   else process.env.HERMES_SQLITE_LOCK_WAIT_MS = savedWait;
   for (const p of providers.splice(0)) await p.shutdown();
-  for (const child of children.splice(0)) child.kill();
+  stopWriteLockHolders();
   fs.rmSync(home, { recursive: true, force: true });
 });
-
-/** Another process holding the write lock of `file` for `holdMs`, or until `release()`. Resolves once it holds it. */
-async function holdWriteLock(file: string, holdMs: number): Promise<{ release(): Promise<void> }> {
-  const child = fork(WRITE_LOCK_CHILD, [file, String(holdMs)], { execArgv: ["--import", "tsx"], stdio: ["ignore", "ignore", "pipe", "ipc"] });
-  children.push(child);
-  let stderr = "";
-  child.stderr!.on("data", (chunk) => (stderr += String(chunk)));
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    child.on("message", (m) => (m as { type?: string }).type === "locked" && resolve());
-    child.once("exit", (code) => reject(new Error(`lock holder exited with ${code} before locking: ${stderr}`)));
-  });
-  return {
-    async release() {
-      // The child may be releasing on its own already: a send that finds it gone is fine.
-      if (child.connected) child.send("release", () => undefined);
-      await exited;
-    },
-  };
-}
-
-/** The longest gap so far between ticks of a 5 ms interval: how long the event loop was held up. */
-function stallMeter(): { longest(): number; stop(): void } {
-  let last = performance.now();
-  let longest = 0;
-  const tick = () => {
-    const now = performance.now();
-    longest = Math.max(longest, now - last);
-    last = now;
-  };
-  const ticker = setInterval(tick, 5);
-  return {
-    longest() {
-      tick();
-      return longest;
-    },
-    stop: () => clearInterval(ticker),
-  };
-}
 
 /** A database with one memory, closed cleanly (so in rollback-journal mode, as a home is between sessions). */
 async function seededDatabase(): Promise<string> {

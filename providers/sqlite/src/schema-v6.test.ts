@@ -8,7 +8,7 @@ import { clipContext, turnDateText } from "@hermes/memory-provider-kit";
 import { closeDatabase, openDatabase, refillIndex, type Db } from "./database.js";
 import { MemoryStore, type NewItem } from "./memory-store.js";
 import { CONTEXT_COLUMNS } from "./test-support/context-columns.js";
-import { seededRandom } from "./test-support/prng.js";
+import { seededRandom } from "@hermes/test-support";
 
 let dir: string;
 const opened: Db[] = [];

@@ -6,7 +6,7 @@ import type { MemoryHit, MemoryKind } from "@hermes/memory-core";
 import { NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, SPEAKER_BOOST, asksQuestion, nextTurnShare, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
 import { BM25_WEIGHTS, openDatabase, type Db } from "./database.js";
 import { MemoryStore, clampLimit, topScored, type NewItem, type Scored, type StoreSearchOptions } from "./memory-store.js";
-import { seededRandom } from "./test-support/prng.js";
+import { seededRandom } from "@hermes/test-support";
 
 /**
  * The search as it was before its statements were reworked for speed (one statement per step,

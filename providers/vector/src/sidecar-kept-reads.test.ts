@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { seededRandom } from "@hermes/test-support";
 import { ReadCache } from "./read-cache.js";
 import { Sidecar, type LinkedRef } from "./sidecar.js";
 
@@ -24,11 +25,6 @@ function openSidecar(file: string): Sidecar {
   return sidecar;
 }
 
-/** Park–Miller's minimal standard generator: a fixed sequence, so a failing run can be replayed. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => (state = (state * 48271) % 2147483647) / 2147483647;
-}
 
 type Links = Pick<LinkedRef, "key" | "id" | "next" | "previous" | "asksQuestion" | "sessionTurn">;
 
@@ -73,7 +69,7 @@ describe("Sidecar.linkedRefs and refsByKeys with kept reads", () => {
     const file = tempFile();
     const sidecar = openSidecar(file);
     const other = openSidecar(file);
-    const next = random(17);
+    const next = seededRandom(17);
     const sessions = ["a", "b", "c"];
     const namespaces = ["ns", "other"];
     let n = 0;

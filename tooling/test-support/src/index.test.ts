@@ -1,0 +1,45 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { holdWriteLock, seededRandom, stallMeter, stopWriteLockHolders } from "./index.js";
+
+const dirs: string[] = [];
+afterEach(() => {
+  stopWriteLockHolders();
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+describe("test support", () => {
+  it("seededRandom repeats its sequence for a seed, differs across seeds and stays in [0, 1)", () => {
+    const a = seededRandom(42);
+    const b = seededRandom(42);
+    const first = Array.from({ length: 1000 }, () => a());
+    expect(Array.from({ length: 1000 }, () => b())).toEqual(first);
+    expect(seededRandom(43)()).not.toBe(first[0]);
+    expect(first.every((x) => x >= 0 && x < 1)).toBe(true);
+    expect(new Set(first).size).toBeGreaterThan(990);
+  });
+
+  it("stallMeter sees the event loop held up by synchronous work", async () => {
+    const meter = stallMeter();
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const spinUntil = performance.now() + 120;
+    while (performance.now() < spinUntil);
+    expect(meter.stop()).toBeGreaterThanOrEqual(115);
+  });
+
+  it("holdWriteLock holds the file's write lock in another process until released", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "test-support-"));
+    dirs.push(dir);
+    const file = path.join(dir, "x.db");
+    new Database(file).exec("CREATE TABLE t (x)");
+    const holder = await holdWriteLock(file, 60_000);
+    const db = new Database(file, { timeout: 0 });
+    expect(() => db.exec("INSERT INTO t VALUES (1)")).toThrow(/locked|busy/i);
+    await holder.release();
+    db.exec("INSERT INTO t VALUES (1)");
+    db.close();
+  });
+});

@@ -1,0 +1,103 @@
+/**
+ * Test support shared by the workspace's suites (never published): what several packages' tests
+ * need and would otherwise copy.
+ */
+import { fork, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import { fileURLToPath } from "node:url";
+
+/** Deterministic pseudo-random numbers in [0, 1) (mulberry32): the same sequence for a seed on every run and platform. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** How long the event loop was held up, measured by `stallMeter`. */
+export interface StallMeter {
+  /** The longest gap so far between two ticks (ms), counting the gap up to now. */
+  longest(): number;
+  /** Stop ticking; returns `longest()`. */
+  stop(): number;
+}
+
+/**
+ * Start measuring the longest gap between ticks of a 5 ms interval: how long the event loop was
+ * held up by synchronous work (a blocking lock wait shows as a gap as long as the wait).
+ */
+export function stallMeter(): StallMeter {
+  let last = performance.now();
+  let longest = 0;
+  const tick = (): void => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  };
+  const ticker = setInterval(tick, 5);
+  return {
+    longest() {
+      tick();
+      return longest;
+    },
+    stop() {
+      clearInterval(ticker);
+      tick();
+      return longest;
+    },
+  };
+}
+
+/** A write lock another process holds (see `holdWriteLock`). */
+export interface HeldWriteLock {
+  /** Ask the holder to roll back and exit; resolves once it has exited. */
+  release(): Promise<void>;
+}
+
+/** The lock holder's script: compiled beside this module, or its source run through tsx (this package's own tests). */
+const WRITE_LOCK_CHILD = ((): { file: string; execArgv: string[] } => {
+  const compiled = fileURLToPath(new URL("./write-lock-child.js", import.meta.url));
+  if (fs.existsSync(compiled)) return { file: compiled, execArgv: [] };
+  return { file: fileURLToPath(new URL("./write-lock-child.ts", import.meta.url)), execArgv: ["--import", "tsx"] };
+})();
+const holders = new Set<ChildProcess>();
+
+/**
+ * Another process holding the write lock of the SQLite file `file` (`BEGIN IMMEDIATE`), as a second
+ * agent or an import in the middle of a write transaction does, for `holdMs` or until `release()`.
+ * Resolves once the lock is held; rejects with the child's stderr when it exits before locking.
+ * Call `stopWriteLockHolders()` after each test, so a failing test leaves no holder behind.
+ */
+export async function holdWriteLock(file: string, holdMs: number): Promise<HeldWriteLock> {
+  const child = fork(WRITE_LOCK_CHILD.file, [file, String(holdMs)], { execArgv: WRITE_LOCK_CHILD.execArgv, stdio: ["ignore", "ignore", "pipe", "ipc"] });
+  holders.add(child);
+  let stderr = "";
+  child.stderr!.on("data", (chunk) => (stderr += String(chunk)));
+  const exited = new Promise<void>((resolve) =>
+    child.once("exit", () => {
+      holders.delete(child);
+      resolve();
+    }),
+  );
+  await new Promise<void>((resolve, reject) => {
+    child.on("message", (m) => (m as { type?: string }).type === "locked" && resolve());
+    child.once("exit", (code) => reject(new Error(`lock holder exited with ${code} before locking: ${stderr}`)));
+  });
+  return {
+    async release() {
+      // The child may be releasing on its own already: a send that finds it gone is fine.
+      if (child.connected) child.send("release", () => undefined);
+      await exited;
+    },
+  };
+}
+
+/** Kill every lock holder still running (for `afterEach`). */
+export function stopWriteLockHolders(): void {
+  for (const child of holders) child.kill();
+  holders.clear();
+}
