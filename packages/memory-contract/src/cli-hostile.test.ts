@@ -63,7 +63,9 @@ function running(pid: number): boolean {
   }
 }
 
-describe("hermes-memory-contract CLI with hostile provider packages", () => {
+// Each test starts the CLI in a child process that imports the provider and runs clauses: about a
+// second on an idle machine, so the default 5 s per test is too tight on a busy one.
+describe("hermes-memory-contract CLI with hostile provider packages", { timeout: 30_000 }, () => {
   beforeAll(() => {
     if (!fs.existsSync(bin)) throw new Error(`${bin} is missing: run pnpm --filter @hermes/memory-contract build first`);
   });

@@ -109,7 +109,7 @@ describe("runMemoryProviderContract on a provider whose initialize() never settl
   }, 60_000);
 });
 
-describe("runMemoryProviderContract on the correct minimal provider", () => {
+describe("runMemoryProviderContract on the correct minimal provider", { timeout: 30_000 }, () => {
   it("passes every clause, skipping only MANIFEST without a package dir and the v2 clauses it does not declare", async () => {
     const report = await runMemoryProviderContract(setupFor(MinimalProvider));
     expect(failures(report)).toBe("");
@@ -186,7 +186,9 @@ describe("runMemoryProviderContract on the correct minimal provider", () => {
   });
 });
 
-describe("runMemoryProviderContract catches broken providers", () => {
+// Each case runs the whole contract (about 2 s on an idle 2-core machine): the default 5 s per test
+// left too little room when the machine is busy, so the bound is 30 s.
+describe("runMemoryProviderContract catches broken providers", { timeout: 30_000 }, () => {
   afterAll(() => TimerLeakProvider.clearLeaks());
 
   const cases: Array<{ mistake: string; Provider: new () => MinimalProvider; fails: string[] }> = [
