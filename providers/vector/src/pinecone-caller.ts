@@ -29,23 +29,14 @@ export interface PineconeConnectionOptions {
   retry?: Partial<RetryPolicy>;
 }
 
-/** Options of {@link PineconeCaller}. */
-export interface PineconeCallerOptions {
-  apiKey: string;
-  indexName: string;
-  /** Control-plane URL (default `https://api.pinecone.io`), with scheme. */
-  controllerHostUrl?: string;
-  /** Per-request timeout in ms (default 10000). */
-  requestTimeoutMs?: number;
-  retry?: Partial<RetryPolicy>;
+/** Options of {@link PineconeCaller}: how to reach the index (a store's own options may be passed whole), plus what its messages advise. */
+export interface PineconeCallerOptions extends Omit<PineconeConnectionOptions, "dimensions"> {
   /** What the index must look like, appended to the message of a refused request (e.g. "Check that the index exists with metric dotproduct and dimension 384."). */
   indexAdvice: string;
   /** How to get out of a rejected API key, appended to the 401 message. */
   authAdvice: string;
   /** A refusal that no retry can fix, turned into the error to throw (and keep throwing); `null` when it is not one. */
   fatalError?: (error: unknown) => HermesMemoryError | null;
-  /** Index host (with scheme). Without it the host is looked up once through the control plane. */
-  host?: string;
   /**
    * Checks the index description the host lookup returns: the error to throw (and keep throwing)
    * when the index cannot serve this store (wrong metric or dimension), `null` when it can.

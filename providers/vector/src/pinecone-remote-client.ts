@@ -44,11 +44,7 @@ export class PineconeRemoteClient {
     this.indexName = options.indexName;
     this.dimensions = options.dimensions;
     this.caller = new PineconeCaller({
-      apiKey: options.apiKey,
-      indexName: options.indexName,
-      ...(options.controllerHostUrl ? { controllerHostUrl: options.controllerHostUrl } : {}),
-      ...(options.requestTimeoutMs !== undefined ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
-      ...(options.retry ? { retry: options.retry } : {}),
+      ...options,
       indexAdvice: `Check that the index exists with metric dotproduct and dimension ${options.dimensions}.`,
       authAdvice: "Set a valid PINECONE_API_KEY in $HERMES_HOME/.env (or run `hermes-memory memory setup vector`).",
       fatalError: (error) =>
@@ -59,7 +55,6 @@ export class PineconeRemoteClient {
               cause: error,
             })
           : null,
-      ...(options.host ? { host: options.host } : {}),
       // The control-plane lookup (no host configured) also checks the metric and dimension.
       checkIndex: (model) => {
         if (model.metric !== "dotproduct") {

@@ -89,14 +89,9 @@ export class PineconeVectorStore implements VectorStore {
     this.batchSize = options.upsertBatchSize ?? 100;
     this.rywMs = options.readYourWritesMs ?? 60_000;
     this.caller = new PineconeCaller({
-      apiKey: options.apiKey,
-      indexName: options.indexName,
-      ...(options.controllerHostUrl ? { controllerHostUrl: options.controllerHostUrl } : {}),
-      ...(options.requestTimeoutMs !== undefined ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
-      ...(options.retry ? { retry: options.retry } : {}),
+      ...options,
       indexAdvice: `Check that the index exists and has the embedder's dimension (${options.dimensions}) and metric cosine.`,
       authAdvice: "Set a valid PINECONE_API_KEY in $HERMES_HOME/.env (or run `hermes-memory memory setup vector`), or switch back with memory.vector.store: local.",
-      ...(options.host ? { host: options.host } : {}),
     });
   }
 
