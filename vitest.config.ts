@@ -1,14 +1,15 @@
 import fs from "node:fs";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+
+/** The repository root (a package's `pnpm test` runs vitest from the package's folder with `--root ../..`). */
+const ROOT = path.dirname(fileURLToPath(import.meta.url));
 
 /** Every workspace package with tests, as a project named after its package (`--project @hermes/memory-core`). */
 const PROJECT_DIRS = [
-  ...["packages", "providers"].flatMap((group) => fs.readdirSync(group).map((name) => path.join(group, name))),
-  "tooling/repo-checks",
-  "tooling/bench",
-  "tooling/pinecone-fake",
-  "tooling/test-support",
+  ...["packages", "providers"].flatMap((group) => fs.readdirSync(path.join(ROOT, group)).map((name) => path.join(ROOT, group, name))),
+  ...["tooling/repo-checks", "tooling/bench", "tooling/pinecone-fake", "tooling/test-support"].map((dir) => path.join(ROOT, dir)),
 ].filter((dir) => fs.existsSync(path.join(dir, "package.json")));
 
 export default defineConfig({
