@@ -118,10 +118,11 @@ describe("createMemoryMcpServer with a searchable provider", () => {
     expect(remember.inputSchema.properties).toMatchObject(REMEMBER_TOOL_PROPERTIES);
     const before = provider.items.size;
     for (const [args, message] of [
-      [{ content: "x".repeat(20_001) }, /'content' is 20001 characters; a remember call stores at most 20000/],
-      [{ content: "ok", tags: Array.from({ length: 17 }, (_, i) => `t${i}`) }, /at most 16 non-empty strings/],
-      [{ content: "ok", tags: ["y".repeat(65)] }, /of at most 64 characters/],
-      [{ content: "ok", tags: [""] }, /non-empty strings/],
+      [{ content: "x".repeat(20_001) }, /\/content must NOT have more than 20000 characters \(longer text: split it into self-contained facts\)/],
+      [{ content: "ok", tags: Array.from({ length: 17 }, (_, i) => `t${i}`) }, /\/tags must NOT have more than 16 items/],
+      [{ content: "ok", tags: ["y".repeat(65)] }, /\/tags\/0 must NOT have more than 64 characters/],
+      [{ content: "ok", tags: [""] }, /\/tags\/0 must NOT have fewer than 1 characters/],
+      [{ content: "ok", tags: ["a", 7] }, /\/tags\/1 must be string/],
     ] as const) {
       const result = await client.callTool({ name: "remember", arguments: args });
       expect(result.isError).toBe(true);
@@ -130,6 +131,9 @@ describe("createMemoryMcpServer with a searchable provider", () => {
     expect(provider.items.size).toBe(before);
     const longest = JSON.parse(text(await client.callTool({ name: "remember", arguments: { content: "z".repeat(20_000), tags: Array.from({ length: 16 }, () => "w".repeat(64)) } }))) as { id: string };
     expect(provider.items.get(longest.id)?.content).toHaveLength(20_000);
+    // Characters are counted as the providers' tools count them: 20,000 emoji (40,000 UTF-16 units) fit.
+    const emoji = JSON.parse(text(await client.callTool({ name: "remember", arguments: { content: "😀".repeat(20_000) } }))) as { id: string };
+    expect(provider.items.get(emoji.id)?.content).toHaveLength(40_000);
   });
 
   it("refuses a limit that is not a JSON integer instead of coercing it", async () => {

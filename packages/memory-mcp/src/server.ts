@@ -30,7 +30,7 @@ import {
   type MemoryProvider,
   type SearchableMemory,
 } from "@hermes/memory-core";
-import { MEMORY_FILTER_TOOL_PROPERTIES, REMEMBER_TOOL_PROPERTIES } from "@hermes/memory-provider-kit";
+import { MEMORY_FILTER_TOOL_PROPERTIES, REMEMBER_TOOL_PROPERTIES, ToolRouter } from "@hermes/memory-provider-kit";
 import { boundedProviderCall } from "./bounded.js";
 
 /** Default upper bound for one tool call or resource read, in ms. */
@@ -98,6 +98,13 @@ const SEARCHABLE_TOOLS: Tool[] = [
     },
   },
 ];
+
+// `content` and `tags` of a remember call are checked against the same schema, and by the same
+// validator, as the providers' own remember tools.
+const REMEMBER_ARGS = new ToolRouter({
+  owner: "the memory MCP server",
+  schemas: [{ name: "remember", description: "content and tags of a remember call", parameters: { type: "object", properties: REMEMBER_TOOL_PROPERTIES } }],
+});
 
 // The filter keys a provider with the `filters` capability honours; `userId` stays out: the server
 // answers for the home it was opened on, and a model must not read across users.
@@ -335,15 +342,10 @@ async function callSearchable(
   if (name === "remember") {
     // Everything leaving through a provider is scrubbed, like the manager does for its hooks.
     const content = stringArg(args, "content", true)!;
-    const { content: contentSchema, tags: tagsSchema } = REMEMBER_TOOL_PROPERTIES;
-    if (content.length > contentSchema.maxLength) {
-      throw new ToolInputError(`'content' is ${content.length} characters; a remember call stores at most ${contentSchema.maxLength}: split it into self-contained facts`);
-    }
-    const kind = kindArg(args) ?? "fact";
     const tags = args.tags === undefined ? undefined : args.tags;
-    if (tags !== undefined && (!Array.isArray(tags) || !tags.every((t) => typeof t === "string" && t.length >= 1 && t.length <= tagsSchema.items.maxLength) || tags.length > tagsSchema.maxItems)) {
-      throw new ToolInputError(`'tags' must be a list of at most ${tagsSchema.maxItems} non-empty strings of at most ${tagsSchema.items.maxLength} characters`);
-    }
+    const invalid = REMEMBER_ARGS.validate("remember", { content, ...(tags === undefined ? {} : { tags }) });
+    if (invalid) throw new ToolInputError(`${invalid} (longer text: split it into self-contained facts)`);
+    const kind = kindArg(args) ?? "fact";
     const item: MemoryItem = { content: scrubSecrets(content), kind, sessionId, ...(tags ? { tags: tags as string[] } : {}) };
     for (const key of ["ttlMs", "expiresAt"] as const) {
       if (args[key] === undefined) continue;
