@@ -73,6 +73,14 @@ describe("PineconeCaller: the index handle and the calls both Pinecone layouts s
     expect(sizes.length).toBeGreaterThanOrEqual(2);
     for (const size of sizes) expect(size).toBeLessThan(2 * 1024 * 1024);
     expect(fake.count("big")).toBe(99);
+
+    // 99 records of 12,000 three-byte characters: 1.2 million characters but 3.6 MB of UTF-8.
+    fake.requests.length = 0;
+    await c.upsertRecords("wide", Array.from({ length: 99 }, (_, i) => record(i, `${i} `.padEnd(12_000, "語"))), 100);
+    const wide = requests("/vectors/upsert").map((r) => Buffer.byteLength(JSON.stringify(r.body)));
+    expect(wide.length).toBeGreaterThanOrEqual(2);
+    for (const size of wide) expect(size).toBeLessThan(2 * 1024 * 1024);
+    expect(fake.count("wide")).toBe(99);
   });
 
   it("fetches 100 ids per request and leaves out ids Pinecone does not hold", async () => {

@@ -48,8 +48,8 @@ export interface PineconeCallerOptions extends Omit<PineconeConnectionOptions, "
 const FETCH_IDS_PER_REQUEST = 100;
 /** Most ids per delete request (Pinecone's limit). */
 const DELETE_IDS_PER_REQUEST = 1000;
-/** Largest upsert request body, in characters of JSON: Pinecone's 2 MB, less room for the envelope. */
-const MAX_UPSERT_REQUEST_CHARS = 2 * 1024 * 1024 - 64 * 1024;
+/** Largest upsert request body, in bytes of UTF-8 JSON: Pinecone's 2 MB, less room for the envelope. */
+const MAX_UPSERT_REQUEST_BYTES = 2 * 1024 * 1024 - 64 * 1024;
 
 interface AttemptState {
   timeoutMs: number;
@@ -196,19 +196,20 @@ export class PineconeCaller {
   async upsertRecords(namespace: string, records: ReadonlyArray<PineconeRecord<RecordMetadata>>, maxRecords: number, budgetMs?: number): Promise<void> {
     const handle = await this.namespace(namespace, budgetMs);
     let batch: Array<PineconeRecord<RecordMetadata>> = [];
-    let chars = 0;
+    let bytes = 0;
     const send = async (): Promise<void> => {
       if (batch.length === 0) return;
       const payload = batch;
       batch = [];
-      chars = 0;
+      bytes = 0;
       await this.call("upsert", budgetMs, () => handle.upsert({ records: payload }));
     };
     for (const record of records) {
-      const size = JSON.stringify(record).length;
-      if (batch.length >= maxRecords || chars + size > MAX_UPSERT_REQUEST_CHARS) await send();
+      // Bytes, not characters: text outside ASCII takes two to four bytes a character.
+      const size = Buffer.byteLength(JSON.stringify(record));
+      if (batch.length >= maxRecords || bytes + size > MAX_UPSERT_REQUEST_BYTES) await send();
       batch.push(record);
-      chars += size;
+      bytes += size;
     }
     await send();
   }
