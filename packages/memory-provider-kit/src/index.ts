@@ -35,8 +35,10 @@ export {
   MAX_LAYERED_TERMS,
   WARM_LENGTH_ROWS,
   ITEMS_RANKER_SCHEMA,
+  HELPER_MIN_ROWS,
   type CountedTerm,
   type LayeredRankOptions,
+  type LayeredRankerOptions,
   type LayeredRankerSchema,
 } from "./layered-ranker.js";
 export { planRanking, DocumentFrequencies, DOCUMENT_FREQUENCY_CACHE_SIZE, COMMON_TERM_SHARE, COMMON_TERM_MIN_DOCS, type RankPlan } from "./rank-plan.js";

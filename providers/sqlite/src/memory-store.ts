@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import type BetterSqlite3 from "better-sqlite3";
 import { HermesMemoryError, type MemoryHit, type MemoryKind, type MemoryStats } from "@hermes/memory-core";
-import { BM25_WEIGHTS, bm25Call, refillIndex, storageError, type Db } from "./database.js";
+import { BM25_WEIGHTS, bm25Call, closeDatabase, refillIndex, storageError, type Db } from "./database.js";
 import { readableValues, repairUnreadableValues, unreadableItemIds, UNREADABLE_KEY } from "./unreadable-values.js";
 import { NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, SPEAKER_BOOST, asksQuestion, nextTurnShare, queryTokens, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
 import { DocumentFrequencies, LayeredRanker, planRanking, type CountedTerm } from "@hermes/memory-provider-kit";
@@ -349,6 +349,12 @@ export class MemoryStore {
       all: db.prepare(`SELECT * FROM items ORDER BY id`),
       turns: db.prepare(`SELECT * FROM items WHERE kind = 'turn'`),
     };
+  }
+
+  /** Stop the ranker's helper thread, then close the database (see `closeDatabase`). */
+  close(): void {
+    this.layered.close();
+    closeDatabase(this.db);
   }
 
   /**

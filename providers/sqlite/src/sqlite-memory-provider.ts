@@ -505,7 +505,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   private closeStore(): void {
     this.writer.stop();
     try {
-      if (this.store) closeDatabase(this.store.db);
+      this.store?.close();
     } catch {
       // Closing twice or after a failed open is harmless.
     }

@@ -1539,6 +1539,7 @@ export class Sidecar {
    * (WAL needs a writable `-shm` next to it); the next writable open switches to WAL again.
    */
   close(): void {
+    this.ranker?.close();
     closeSqliteStore(this.db);
   }
 }

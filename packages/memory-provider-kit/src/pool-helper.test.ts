@@ -1,0 +1,274 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { seededRandom } from "@hermes/test-support";
+import { LayeredRanker, type LayeredRankerSchema } from "./layered-ranker.js";
+import { PoolHelper } from "./pool-helper.js";
+
+// A store the layered ranker reads through pair pools: 30,000 rows of 8–16 words drawn from a skewed
+// vocabulary, so a pair of words holds tens to hundreds of rows and queries need several pools.
+const ROWS = 30_000;
+const SCHEMA: LayeredRankerSchema = {
+  fts: "docs_fts",
+  table: "docs",
+  id: "id",
+  content: "body",
+  speaker: "who",
+  filters: { kind: "i.kind", session: "i.session", user: "i.who" },
+};
+const WEIGHTS = { content: 1, speaker: 0.25 };
+
+let dir: string;
+let file: string;
+let db: Database.Database;
+const vocabulary = Array.from({ length: 400 }, (_, i) => `w${i.toString(36)}q`);
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function until(condition: () => boolean, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await sleep(5);
+  }
+}
+
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "kit-pool-helper-"));
+  file = path.join(dir, "docs.db");
+  db = new Database(file);
+  db.pragma("journal_mode = WAL");
+  db.exec(`
+    CREATE TABLE docs (id INTEGER PRIMARY KEY, body TEXT NOT NULL, who TEXT NOT NULL, kind TEXT NOT NULL, session TEXT NOT NULL);
+    CREATE VIRTUAL TABLE docs_fts USING fts5(body, who, content = 'docs', content_rowid = 'id', tokenize = 'porter unicode61 remove_diacritics 2');
+  `);
+  const random = seededRandom(4242);
+  const insert = db.prepare("INSERT INTO docs (body, who, kind, session) VALUES (?, ?, ?, ?)");
+  db.transaction(() => {
+    for (let i = 0; i < ROWS; i++) {
+      const length = 8 + Math.floor(random() * 9);
+      // Word rank drawn from a log-uniform distribution: a few words are in most rows, most in few.
+      const words = Array.from({ length }, () => vocabulary[Math.min(vocabulary.length - 1, Math.floor(Math.exp(random() * Math.log(vocabulary.length))) - 1)]!);
+      insert.run(words.join(" "), i % 3 === 0 ? "ann" : "bob", i % 2 === 0 ? "turn" : "fact", `s${i % 7}`);
+    }
+  })();
+  db.exec("INSERT INTO docs_fts(docs_fts) VALUES ('rebuild')");
+});
+
+afterAll(() => {
+  db.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** Words with their document counts, for `rank`. */
+function counted(words: readonly string[]): Array<{ term: string; df: number }> {
+  const count = db.prepare("SELECT COUNT(*) FROM docs_fts WHERE docs_fts MATCH ?").pluck();
+  return words.map((term) => ({ term, df: count.get(`"${term}"`) as number }));
+}
+
+describe("LayeredRanker with a pool helper thread", () => {
+  it("ranks exactly as without the helper while the helper reads part of the pools, filtered or not", async () => {
+    const alone = new LayeredRanker(db, WEIGHTS, SCHEMA, { helper: false });
+    const helped = new LayeredRanker(db, WEIGHTS, SCHEMA, { helper: { minRows: 0 } });
+    try {
+      const random = seededRandom(77);
+      // Mid-frequency words: in a few percent of the rows each, so every query reads several pairs.
+      const words = vocabulary.slice(12, 120);
+      const queries = Array.from({ length: 120 }, () => {
+        const picked = new Set<string>();
+        const size = 3 + Math.floor(random() * 4);
+        while (picked.size < size) picked.add(words[Math.floor(random() * words.length)]!);
+        return counted([...picked]);
+      });
+      const optionsFor = (q: number) =>
+        q % 4 === 0
+          ? { limit: 5, candidates: 20 }
+          : q % 4 === 1
+            ? { limit: 5, candidates: 20, kind: "turn" as const }
+            : q % 4 === 2
+              ? { limit: 5, candidates: 20, where: { sql: "i.session <> ?", params: ["s3"] } }
+              : { limit: 10, candidates: 40, user: "ann", session: "s2" };
+      helped.rank(queries[0]!, optionsFor(0));
+      expect(helped.helperStatus().state).toMatch(/starting|running/);
+      await until(() => helped.helperStatus().state === "running");
+      for (const [q, terms] of queries.entries()) {
+        const expected = alone.rank(terms, optionsFor(q));
+        expect(expected.length).toBeGreaterThan(0);
+        expect(helped.rank(terms, optionsFor(q)), terms.map((t) => t.term).join(" ")).toEqual(expected);
+      }
+      // The helper did read pools the ranker used (not only the calling thread).
+      expect(helped.helperStatus().answered).toBeGreaterThan(0);
+      expect(alone.helperStatus()).toEqual({ state: "off", answered: 0 });
+    } finally {
+      helped.close();
+      alone.close();
+    }
+    expect(helped.helperStatus().state).toBe("stopped");
+    // After close, rankings run on the calling thread alone and still work.
+    expect(helped.rank(counted(["w10q", "w11q", "w12q"]), { limit: 5, candidates: 20 })).toEqual(
+      new LayeredRanker(db, WEIGHTS, SCHEMA, { helper: false }).rank(counted(["w10q", "w11q", "w12q"]), { limit: 5, candidates: 20 }),
+    );
+  });
+
+  it("starts no helper below its row threshold, for a database without a file, or inside a write transaction", async () => {
+    const terms = counted(["w10q", "w11q", "w12q", "w13q"]);
+    const small = new LayeredRanker(db, WEIGHTS, SCHEMA, { helper: { minRows: ROWS + 1 } });
+    small.rank(terms, { limit: 5, candidates: 20 });
+    expect(small.helperStatus().state).toBe("off");
+
+    const memory = new Database(":memory:");
+    try {
+      memory.exec(`
+        CREATE TABLE docs (id INTEGER PRIMARY KEY, body TEXT NOT NULL, who TEXT NOT NULL, kind TEXT NOT NULL, session TEXT NOT NULL);
+        CREATE VIRTUAL TABLE docs_fts USING fts5(body, who, content = 'docs', content_rowid = 'id');
+        INSERT INTO docs (body, who, kind, session) VALUES ('w10q w11q', 'ann', 'fact', 's'), ('w11q w12q', 'bob', 'fact', 's'),
+          ('a b', 'ann', 'fact', 's'), ('c d', 'ann', 'fact', 's'), ('e f', 'ann', 'fact', 's'), ('g h', 'ann', 'fact', 's');
+        INSERT INTO docs_fts(docs_fts) VALUES ('rebuild');
+      `);
+      const inMemory = new LayeredRanker(memory, WEIGHTS, SCHEMA, { helper: { minRows: 0 } });
+      expect(inMemory.rank([{ term: "w10q", df: 1 }, { term: "w12q", df: 1 }], { limit: 5, candidates: 20 }).map((r) => r.id)).toEqual([1, 2]);
+      expect(inMemory.helperStatus().state).toBe("off");
+    } finally {
+      memory.close();
+    }
+
+    // Inside a transaction the helper's connection would not see the transaction's own rows.
+    const inTransaction = new LayeredRanker(db, WEIGHTS, SCHEMA, { helper: { minRows: 0 } });
+    try {
+      db.transaction(() => inTransaction.rank(terms, { limit: 5, candidates: 20 }))();
+      expect(inTransaction.helperStatus().state).toBe("off");
+    } finally {
+      inTransaction.close();
+    }
+  });
+
+  it("keeps no handle that would hold the process open", async () => {
+    const ports = () => process.getActiveResourcesInfo().filter((r) => r === "MessagePort" || r === "Worker").length;
+    // Helpers of earlier tests end asynchronously: count once that has settled.
+    let before = ports();
+    for (let stable = 0; stable < 5; ) {
+      await sleep(20);
+      const now = ports();
+      stable = now === before ? stable + 1 : 0;
+      before = now;
+    }
+    const ranker = new LayeredRanker(db, WEIGHTS, SCHEMA, { helper: { minRows: 0 } });
+    try {
+      ranker.rank(counted(["w10q", "w11q", "w12q"]), { limit: 5, candidates: 20 });
+      await until(() => ranker.helperStatus().state === "running");
+      expect(ports()).toBe(before);
+    } finally {
+      ranker.close();
+    }
+  });
+
+  it("reports a helper that cannot open the file and ranks on the calling thread", async () => {
+    const stopped: string[] = [];
+    const ranker = new LayeredRanker(db, WEIGHTS, SCHEMA, { helper: { minRows: 0 }, onHelperStopped: (reason) => stopped.push(reason) });
+    // The helper opens the file by its path: once it is gone, the helper cannot start.
+    Object.defineProperty(ranker, "file", { value: path.join(dir, "missing", "docs.db") });
+    const terms = counted(["w10q", "w11q", "w12q", "w13q"]);
+    const expected = new LayeredRanker(db, WEIGHTS, SCHEMA, { helper: false }).rank(terms, { limit: 5, candidates: 20 });
+    expect(ranker.rank(terms, { limit: 5, candidates: 20 })).toEqual(expected);
+    await until(() => ranker.helperStatus().state === "stopped");
+    expect(ranker.helperStatus().reason).toMatch(/could not open the database/);
+    expect(stopped).toHaveLength(1);
+    expect(ranker.rank(terms, { limit: 5, candidates: 20 })).toEqual(expected);
+    ranker.close();
+  });
+});
+
+describe("PoolHelper", () => {
+  it("runs a query the helper cannot run on the calling thread instead", async () => {
+    const helper = PoolHelper.start({ file, maxRows: 600 })!;
+    try {
+      await until(() => helper.usable);
+      // A temporary table exists only on the connection that made it, so the helper's read fails.
+      db.exec("CREATE TEMP TABLE IF NOT EXISTS only_here (id INTEGER); DELETE FROM only_here; INSERT INTO only_here VALUES (5), (6)");
+      const local = db.prepare("SELECT id FROM only_here ORDER BY id").pluck();
+      const batch = helper.offer([
+        { sql: "SELECT id FROM docs WHERE id <= 3 ORDER BY id", args: [] },
+        { sql: "SELECT id FROM only_here ORDER BY id", args: [] },
+      ])!;
+      expect(batch).not.toBeNull();
+      await sleep(200); // the helper takes the last query first, fails on it, then answers the first
+      expect(batch.take(0, () => db.prepare("SELECT id FROM docs WHERE id <= 3 ORDER BY id").pluck().all() as number[])).toEqual([1, 2, 3]);
+      let ranHere = 0;
+      expect(batch.take(1, () => (ranHere++, local.all() as number[]))).toEqual([5, 6]);
+      batch.end();
+      expect(ranHere).toBe(1);
+      expect(helper.answered).toBe(1);
+      expect(helper.stopped).toBeNull();
+    } finally {
+      helper.close();
+      db.exec("DROP TABLE IF EXISTS temp.only_here");
+    }
+  });
+
+  it("answers a query the helper ran, and ids beyond the slot size are never taken from it", async () => {
+    const helper = PoolHelper.start({ file, maxRows: 4 })!;
+    try {
+      await until(() => helper.usable);
+      const batch = helper.offer([
+        { sql: "SELECT id FROM docs WHERE id <= ? ORDER BY id", args: [2] },
+        { sql: "SELECT id FROM docs WHERE id > ? ORDER BY id LIMIT 3", args: [100] },
+        { sql: "SELECT id FROM docs WHERE id <= ? ORDER BY id", args: [9] },
+      ])!;
+      await sleep(200); // the helper has run all three, from the last
+      // The caller's own reads are marked: only the nine ids (more than a slot of four holds) are read here.
+      expect(batch.take(0, () => [-1])).toEqual([1, 2]);
+      expect(batch.take(1, () => [-1])).toEqual([101, 102, 103]);
+      expect(batch.take(2, () => [-2])).toEqual([-2]);
+      batch.end();
+      expect(helper.answered).toBe(2);
+    } finally {
+      helper.close();
+    }
+    expect(helper.stopped).toBe("closed");
+    expect(helper.offer([{ sql: "SELECT 1", args: [] }, { sql: "SELECT 2", args: [] }])).toBeNull();
+  });
+
+  it("waits at most waitMs for a helper that does not answer, and stops it after three such waits", async () => {
+    const reasons: string[] = [];
+    const helper = PoolHelper.start({ file, maxRows: 600, waitMs: 60, onStopped: (reason) => reasons.push(reason) })!;
+    try {
+      await until(() => helper.usable);
+      // A read of about 300 ms (calibrated here) for the helper's first pick, the last query; the
+      // caller's own reads are instant.
+      const count = (n: number) => `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ${n}) SELECT max(x) FROM c`;
+      let started = performance.now();
+      db.prepare(count(500_000)).pluck().get();
+      const n = Math.ceil((500_000 * 300) / Math.max(1, performance.now() - started));
+      started = performance.now();
+      db.prepare(count(n)).pluck().get();
+      const slowMs = performance.now() - started;
+      const slow = { sql: count(n), args: [] };
+      for (let round = 0; round < 3; round++) {
+        const batch = helper.offer([{ sql: "SELECT 1", args: [] }, slow, slow])!;
+        expect(batch).not.toBeNull();
+        await sleep(30);
+        started = performance.now();
+        expect(batch.take(0, () => [1])).toEqual([1]);
+        // The helper is busy with slot 2, so the caller takes slot 1 itself, then waits for slot 2.
+        expect(batch.take(1, () => [2])).toEqual([2]);
+        expect(batch.take(2, () => [3])).toEqual([3]);
+        const waited = performance.now() - started;
+        expect(waited).toBeGreaterThanOrEqual(55);
+        expect(waited).toBeLessThan(Math.max(250, slowMs));
+        batch.end();
+        // Let the helper finish its read before the next round.
+        await sleep(slowMs * 1.5 + 100);
+        if (round < 2) expect(helper.stopped).toBeNull();
+      }
+      expect(helper.stopped).toMatch(/did not answer within 60 ms 3 times/);
+      expect(reasons).toHaveLength(1);
+      expect(helper.usable).toBe(false);
+    } finally {
+      helper.close();
+    }
+  });
+});
