@@ -195,7 +195,8 @@ describe("PoolHelper", () => {
         { sql: "SELECT id FROM only_here ORDER BY id", args: [] },
       ])!;
       expect(batch).not.toBeNull();
-      await sleep(200); // the helper takes the last query first, fails on it, then answers the first
+      // The helper takes the last query first, fails on it, then answers the first.
+      await until(() => batch.finished(1) && batch.finished(0));
       expect(batch.take(0, () => db.prepare("SELECT id FROM docs WHERE id <= 3 ORDER BY id").pluck().all() as number[])).toEqual([1, 2, 3]);
       let ranHere = 0;
       expect(batch.take(1, () => (ranHere++, local.all() as number[]))).toEqual([5, 6]);
@@ -218,7 +219,7 @@ describe("PoolHelper", () => {
         { sql: "SELECT id FROM docs WHERE id > ? ORDER BY id LIMIT 3", args: [100] },
         { sql: "SELECT id FROM docs WHERE id <= ? ORDER BY id", args: [9] },
       ])!;
-      await sleep(200); // the helper has run all three, from the last
+      await until(() => batch.finished(2) && batch.finished(1) && batch.finished(0));
       // The caller's own reads are marked: only the nine ids (more than a slot of four holds) are read here.
       expect(batch.take(0, () => [-1])).toEqual([1, 2]);
       expect(batch.take(1, () => [-1])).toEqual([101, 102, 103]);
@@ -247,7 +248,10 @@ describe("PoolHelper", () => {
       db.prepare(count(n)).pluck().get();
       const slowMs = performance.now() - started;
       const slow = { sql: count(n), args: [] };
-      for (let round = 0; round < 3; round++) {
+      // Each round the helper should pick slot 2 first and the caller wait for it in vain; a round in
+      // which the helper was too slow to pick it (a loaded machine) has no wait and does not count.
+      let waits = 0;
+      for (let round = 0; round < 12 && helper.stopped === null; round++) {
         const batch = helper.offer([{ sql: "SELECT 1", args: [] }, slow, slow])!;
         expect(batch).not.toBeNull();
         await sleep(30);
@@ -257,13 +261,14 @@ describe("PoolHelper", () => {
         expect(batch.take(1, () => [2])).toEqual([2]);
         expect(batch.take(2, () => [3])).toEqual([3]);
         const waited = performance.now() - started;
-        expect(waited).toBeGreaterThanOrEqual(55);
+        if (waited >= 55) waits++;
         expect(waited).toBeLessThan(Math.max(250, slowMs));
         batch.end();
+        if (waits < 3) expect(helper.stopped).toBeNull();
         // Let the helper finish its read before the next round.
-        await sleep(slowMs * 1.5 + 100);
-        if (round < 2) expect(helper.stopped).toBeNull();
+        await until(() => batch.finished(2) || helper.stopped !== null, 30_000);
       }
+      expect(waits).toBe(3);
       expect(helper.stopped).toMatch(/did not answer within 60 ms 3 times/);
       expect(reasons).toHaveLength(1);
       expect(helper.usable).toBe(false);

@@ -251,6 +251,11 @@ export class PoolHelper {
     return Array.from(this.ids.subarray(slot * this.maxRows, slot * this.maxRows + count));
   }
 
+  /** @internal Whether the helper has finished query `slot` of `batch` (with ids, or failed). */
+  finished(batch: number, slot: number): boolean {
+    return Atomics.load(this.control, DONE + slot) === batch;
+  }
+
   /** @internal Close `batch`: the helper skips what it has not started. */
   endBatch(batch: number): void {
     if (Atomics.load(this.control, CURRENT) === batch) Atomics.store(this.control, CURRENT, 0);
@@ -275,6 +280,11 @@ export class PoolBatch {
   /** The ids of query `slot`: the helper's result when it ran it, else `local()` run now. */
   take(slot: number, local: () => number[]): number[] {
     return this.helper.take(this.batch, slot, local);
+  }
+
+  /** Whether the helper has finished query `slot` (its ids, or a failure, are waiting to be taken). */
+  finished(slot: number): boolean {
+    return this.helper.finished(this.batch, slot);
   }
 
   /** Close the batch (call once, after the last `take`). */
