@@ -516,14 +516,18 @@ export class LayeredRanker {
    * opening a store and after each written batch: while a chain runs another call does nothing, and
    * the running chain reaches rows written meanwhile (it reads on in id order). Never throws: a
    * failing step ends the chain and is passed to `onError` (searches then read the lengths they
-   * need, as before any warming).
+   * need, as before any warming). The first step also starts the pool helper of a store large
+   * enough to use one, so that it is ready before the first search.
    */
   warmInBackground(stillWanted: () => boolean, onError: (error: unknown) => void): void {
     if (this.warming) return;
     this.warming = true;
+    let first = true;
     const step = (): void => {
       let done = true;
       try {
+        if (first && stillWanted() && this.averages().rows >= this.helperMinRows) this.poolHelper();
+        first = false;
         done = !stillWanted() || this.warmLengths();
       } catch (error) {
         onError(error);

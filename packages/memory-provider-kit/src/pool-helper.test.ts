@@ -146,6 +146,23 @@ describe("LayeredRanker with a pool helper thread", () => {
     }
   });
 
+  it("is started by the background warm-up of a large store, before any search", async () => {
+    const large = new LayeredRanker(db, WEIGHTS, SCHEMA, { helper: { minRows: ROWS } });
+    const small = new LayeredRanker(db, WEIGHTS, SCHEMA, { helper: { minRows: ROWS + 1 } });
+    const errors: unknown[] = [];
+    try {
+      large.warmInBackground(() => true, (error) => errors.push(error));
+      small.warmInBackground(() => true, (error) => errors.push(error));
+      await until(() => large.helperStatus().state === "running");
+      await until(() => small.warmLengths(1)); // every length kept: the warm-up has run to its end
+      expect(small.helperStatus().state).toBe("off");
+      expect(errors).toEqual([]);
+    } finally {
+      large.close();
+      small.close();
+    }
+  });
+
   it("keeps no handle that would hold the process open", async () => {
     const ports = () => process.getActiveResourcesInfo().filter((r) => r === "MessagePort" || r === "Worker").length;
     // Helpers of earlier tests end asynchronously: count once that has settled.
