@@ -280,3 +280,21 @@ describe("LayeredRanker", () => {
     expect(ranker.rank([{ term: "apple", df: 1 }], { limit: 5, candidates: 20 })).toEqual([]);
   });
 });
+
+describe("the store's pool helper thread", () => {
+  it("is started by the store's background warm-up when the store is large enough, and stopped when the store closes", async () => {
+    // A store starts a helper at 200,000 items; this one is told to at any size.
+    const store = new MemoryStore(db, path.join(dir, "m.db"), { ranker: { helper: { minRows: 1 } } });
+    store.insertMany(Array.from({ length: 50 }, (_, i) => ({ kind: "fact" as const, content: `alpha beta ${i}` })));
+    const errors: unknown[] = [];
+    store.warmRankerInBackground(() => true, (error) => errors.push(error));
+    const ranker = (store as unknown as { layered: LayeredRanker }).layered;
+    const deadline = Date.now() + 5000;
+    while (ranker.helperStatus().state !== "running" && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(ranker.helperStatus().state).toBe("running");
+    expect(store.search("alpha beta", { limit: 5 })).toHaveLength(5);
+    store.close();
+    expect(ranker.helperStatus()).toMatchObject({ state: "stopped", reason: "closed" });
+    expect(errors).toEqual([]);
+  });
+});

@@ -5,7 +5,7 @@ import { HermesMemoryError, type MemoryHit, type MemoryKind, type MemoryStats } 
 import { BM25_WEIGHTS, bm25Call, closeDatabase, refillIndex, storageError, type Db } from "./database.js";
 import { readableValues, repairUnreadableValues, unreadableItemIds, UNREADABLE_KEY } from "./unreadable-values.js";
 import { NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, SPEAKER_BOOST, asksQuestion, nextTurnShare, queryTokens, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
-import { DocumentFrequencies, LayeredRanker, planRanking, type CountedTerm } from "@hermes/memory-provider-kit";
+import { DocumentFrequencies, ITEMS_RANKER_SCHEMA, LayeredRanker, planRanking, type CountedTerm, type LayeredRankerOptions } from "@hermes/memory-provider-kit";
 import { checkpointCopies, filterToSql, isEmptyFilter, type FilterSql, type FilterSqlOptions, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
 import { CONTEXT_TURNS, NO_CONTEXT, RecentTurns, turnContext, turnDateText, type TurnColumnWeights, type TurnContext } from "@hermes/memory-provider-kit";
 
@@ -80,6 +80,8 @@ export interface MemoryStoreOptions {
   speakerBoost?: number;
   /** FTS column weights (content, speaker, previous turn, second previous turn, date). */
   weights?: TurnColumnWeights;
+  /** Options of the layered ranker (its pool helper thread: when it starts, or `helper: false`). */
+  ranker?: LayeredRankerOptions;
 }
 
 /** One JSONL export record (also what `import` reads). */
@@ -280,7 +282,7 @@ export class MemoryStore {
     // into SQLite's page cache per page: ranking a large store touches thousands of scattered index
     // pages per query. Only a limit: the map grows with the file, and the pages stay in the OS cache.
     db.pragma(`mmap_size = ${MMAP_BYTES}`);
-    this.layered = new LayeredRanker(db, w);
+    this.layered = new LayeredRanker(db, w, ITEMS_RANKER_SCHEMA, options.ranker);
     this.stmts = {
       insert: readonly
         ? undefined
