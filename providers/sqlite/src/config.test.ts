@@ -37,13 +37,14 @@ describe("sqlite config", () => {
       recencyHalfLifeDays: 90,
       flushIntervalMs: 10,
       batchSize: 256,
+      searchThread: true,
     });
   });
 
   it("reads memory.sqlite.* (strings coerced), warns about unknown keys, and ignores config.yaml when options are given", async () => {
-    const home = tempHome("memory:\n  sqlite:\n    prefetch_limit: '3'\n    batch_size: 512\n    prefetchLimit: 9\n");
+    const home = tempHome("memory:\n  sqlite:\n    prefetch_limit: '3'\n    batch_size: 512\n    prefetchLimit: 9\n    search_thread: 'off'\n");
     const loaded = await loadSqliteConfig({}, home);
-    expect(loaded.config).toMatchObject({ prefetchLimit: 3, batchSize: 512 });
+    expect(loaded.config).toMatchObject({ prefetchLimit: 3, batchSize: 512, searchThread: false });
     expect(loaded.warnings.join("\n")).toContain("prefetchLimit (did you mean prefetch_limit?)");
     expect((await loadSqliteConfig({ flushIntervalMs: 1 }, home)).config).toMatchObject({ prefetchLimit: 5, batchSize: 256, flushIntervalMs: 1 });
   });

@@ -17,6 +17,7 @@ export const SQLITE_CONFIG_FIELDS = [
   { key: "recency_half_life_days", description: "Half-life of the recency boost in days (0 = off)", default: 90, type: "number", minimum: 0, maximum: 1_000_000 },
   { key: "flush_interval_ms", description: "Longest time a queued turn waits before it is written (ms)", default: 10, type: "number", minimum: 0, maximum: 60_000, advanced: true },
   { key: "batch_size", description: "Queued items that trigger an immediate write; largest transaction", default: 256, type: "integer", minimum: 1, maximum: 100_000, advanced: true },
+  { key: "search_thread", description: "Read part of a large store's searches on a second thread (stores of 200,000 items or more)", default: true, type: "boolean", advanced: true },
 ] as const satisfies readonly ConfigField[];
 
 /** The setup form: `SQLITE_CONFIG_FIELDS` as plain `ConfigField`s (advanced ones flagged). */
@@ -39,6 +40,8 @@ export interface SqliteProviderOptions {
   flushIntervalMs?: number;
   /** Queued items that trigger an immediate write, and the largest transaction (default 256). */
   batchSize?: number;
+  /** Read part of a large store's searches on a second thread (default true; see `LayeredRanker`'s pool helper). */
+  searchThread?: boolean;
 }
 
 /** True when any option was given explicitly (then config.yaml is not read). */

@@ -98,6 +98,13 @@ describe("SqliteMemoryProvider basics", () => {
     expect(limited.prefetch("alpha", { sessionId: "s1" }).split("\n- ")).toHaveLength(2);
   });
 
+  it("search_thread: false gives the store's ranker no pool helper thread, at any store size", async () => {
+    // The helper starts at 200,000 items, too many to write here: the ranker's threshold says it.
+    const threshold = (provider: SqliteMemoryProvider) => (provider as unknown as { store: { layered: { helperMinRows: number } } }).store.layered.helperMinRows;
+    expect(threshold(await makeProvider())).toBe(200_000);
+    expect(threshold(await makeProvider({ path: path.join(home, "off.db"), searchThread: false }))).toBe(Infinity);
+  });
+
   it("rejects invalid settings with INVALID_CONFIG", async () => {
     const provider = new SqliteMemoryProvider({ prefetchLimit: 0 });
     const error = await provider.initialize("s", { hermesHome: home }).catch((e: unknown) => e);
@@ -115,7 +122,7 @@ describe("SqliteMemoryProvider basics", () => {
     const provider = new SqliteMemoryProvider();
     const asked = provider.getConfigSchema().filter((f) => !f.advanced).map((f) => f.key);
     expect(asked).toEqual(["path", "prefetch_limit", "prefetch_max_chars", "recency_half_life_days"]);
-    expect(provider.getConfigSchema().filter((f) => f.advanced).map((f) => f.key)).toEqual(["flush_interval_ms", "batch_size"]);
+    expect(provider.getConfigSchema().filter((f) => f.advanced).map((f) => f.key)).toEqual(["flush_interval_ms", "batch_size", "search_thread"]);
     expect(provider.getConfigSchema().some((f) => f.secret)).toBe(false);
     const block = provider.systemPromptBlock();
     for (const tool of ["sqlite_memory_search", "sqlite_memory_remember", "sqlite_memory_forget", "sqlite_memory_list"]) expect(block).toContain(tool);

@@ -203,7 +203,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
       return;
     }
     try {
-      this.store = new MemoryStore(db, config.path, { recencyHalfLifeDays: config.recencyHalfLifeDays });
+      this.store = new MemoryStore(db, config.path, { recencyHalfLifeDays: config.recencyHalfLifeDays, ...(config.searchThread ? {} : { ranker: { helper: false } }) });
     } catch (error) {
       // Preparing the statements reads the schema: a damaged file is reported, never used or wiped.
       try {

@@ -24,7 +24,7 @@ export {
 export { LocalVectorStore, DEFAULT_EXPANSION_SEARCH, DEFAULT_EXACT_THRESHOLD, LEXICAL_EXACT_THRESHOLD, type LocalVectorStoreOptions } from "./local-vector-store.js";
 export { PineconeVectorStore, flattenMetadata, type PineconeVectorStoreOptions } from "./pinecone-vector-store.js";
 export { PineconeRemoteMemory, type PineconeRemoteMemoryOptions, type RememberOptions as RemoteRememberOptions } from "./pinecone-remote-store.js";
-export { Sidecar, toFtsQuery, type SidecarRow, type KeywordHit } from "./sidecar.js";
+export { Sidecar, toFtsQuery, type SidecarRow, type KeywordHit, type SidecarOpenOptions } from "./sidecar.js";
 export { matchesFilter, type MetadataFilter, type MetadataValue, type VectorMetadata } from "./metadata-filter.js";
 export {
   reciprocalRankFusion,

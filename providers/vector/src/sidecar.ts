@@ -25,6 +25,7 @@ import {
   checkpointCopies,
   isEmptyFilter,
   type FilterSqlColumns,
+  type LayeredRankerOptions,
   type LayeredRankerSchema,
   type ParsedMemoryFilter,
   type SqliteStoreSpec,
@@ -592,6 +593,14 @@ function sidecarOpenOptions(options: { readOnly?: boolean }): OpenSqliteStoreOpt
  * with an FTS5 index for BM25. Every write bumps a generation counter so the ANN index file can
  * tell whether it is stale. One instance per database file; synchronous (better-sqlite3).
  */
+/** Options of `Sidecar.open` / `openAsync`. */
+export interface SidecarOpenOptions {
+  /** Open an existing file without writing anything. */
+  readOnly?: boolean;
+  /** Options of the keyword ranker (e.g. `{ helper: false }`: never start its pool helper thread). */
+  ranker?: LayeredRankerOptions;
+}
+
 export class Sidecar {
   readonly file: string;
   readonly db: SqliteDatabase;
@@ -616,6 +625,8 @@ export class Sidecar {
 
   /** The layered BM25 ranker, prepared on the first query that needs it (large stores only). */
   private ranker: LayeredRanker | undefined;
+  /** Options of the layered ranker (its pool helper thread). */
+  private readonly rankerOptions: LayeredRankerOptions;
   /** Per word: items containing it (counted up to half the store) and the store size when counted. */
   private readonly frequencies = new DocumentFrequencies((term, limit) =>
     (this.prepare(`SELECT COUNT(*) AS n FROM (SELECT rowid FROM records_fts WHERE records_fts MATCH ? LIMIT ?)`).get(quoteTerm(term), limit) as { n: number }).n,
@@ -639,8 +650,9 @@ export class Sidecar {
   /** False for a file older than version 6 opened read-only: filters read the metadata JSON instead of the filter columns. */
   private readonly filterColumns: boolean;
 
-  private constructor(file: string, db: SqliteDatabase, readOnly = false) {
+  private constructor(file: string, db: SqliteDatabase, readOnly = false, rankerOptions: LayeredRankerOptions = {}) {
     this.file = file;
+    this.rankerOptions = rankerOptions;
     this.db = db;
     this.readOnly = readOnly;
     const version = db.pragma("user_version", { simple: true }) as number;
@@ -689,16 +701,16 @@ export class Sidecar {
    * file is not a usable database. `readOnly` opens an existing file without writing anything
    * (read-only mount, a directory the process cannot write).
    */
-  static open(file: string, options: { readOnly?: boolean } = {}): Sidecar {
-    return new Sidecar(file, openSqliteStore(file, SIDECAR_SPEC, sidecarOpenOptions(options)), options.readOnly === true);
+  static open(file: string, options: SidecarOpenOptions = {}): Sidecar {
+    return new Sidecar(file, openSqliteStore(file, SIDECAR_SPEC, sidecarOpenOptions(options)), options.readOnly === true, options.ranker);
   }
 
   /**
    * `open` for the provider's `initialize()`: waiting for another process's lock on the file leaves
    * the event loop free (each attempt blocks the thread for a few tens of milliseconds at most).
    */
-  static async openAsync(file: string, options: { readOnly?: boolean } = {}): Promise<Sidecar> {
-    return new Sidecar(file, await openSqliteStoreAsync(file, SIDECAR_SPEC, sidecarOpenOptions(options)), options.readOnly === true);
+  static async openAsync(file: string, options: SidecarOpenOptions = {}): Promise<Sidecar> {
+    return new Sidecar(file, await openSqliteStoreAsync(file, SIDECAR_SPEC, sidecarOpenOptions(options)), options.readOnly === true, options.ranker);
   }
 
   /** `open(file, { readOnly: true })`. */
@@ -729,8 +741,8 @@ export class Sidecar {
   /** The layered BM25 ranker over the records' keyword index (prepared once). */
   private layeredRanker(): LayeredRanker {
     return (this.ranker ??= this.contextColumns
-      ? new LayeredRanker(this.db, RANKER_WEIGHTS, RANKER_SCHEMA)
-      : new LayeredRanker(this.db, { content: 1, speaker: 0 }, { ...RANKER_SCHEMA, extra: [] }));
+      ? new LayeredRanker(this.db, RANKER_WEIGHTS, RANKER_SCHEMA, this.rankerOptions)
+      : new LayeredRanker(this.db, { content: 1, speaker: 0 }, { ...RANKER_SCHEMA, extra: [] }, this.rankerOptions));
   }
 
   /**

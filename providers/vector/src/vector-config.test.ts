@@ -90,6 +90,7 @@ describe("vector config", () => {
       prefetchTimeoutMs: 2000,
       requestTimeoutMs: 10_000,
       maxRetries: 4,
+      searchThread: true,
     });
   });
 

@@ -48,6 +48,8 @@ export interface VectorConfig {
   requestTimeoutMs: number;
   /** Retries on 429/5xx/timeouts (default 4). */
   maxRetries: number;
+  /** Read part of a large sidecar's keyword searches on a second thread (default true; see `LayeredRanker`'s pool helper). */
+  searchThread: boolean;
 }
 
 /**
@@ -86,6 +88,7 @@ export const VECTOR_CONFIG_FIELDS = [
   { key: "prefetch_timeout_ms", description: "Time budget of one prefetch, retries included (ms)", type: "integer", default: 2000, minimum: 1, advanced: true },
   { key: "request_timeout_ms", description: "Per-request timeout of Pinecone and the embeddings endpoint (ms)", type: "integer", default: 10_000, minimum: 1, advanced: true },
   { key: "max_retries", description: "Retries on 429 / 5xx / timeouts", type: "integer", default: 4, minimum: 0, advanced: true },
+  { key: "search_thread", description: "Read part of a large sidecar's keyword searches on a second thread (200,000 items or more)", type: "boolean", default: true, advanced: true },
 ] as const satisfies readonly ConfigField[];
 
 /**

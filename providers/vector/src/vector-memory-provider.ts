@@ -342,7 +342,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     // inside it (and inside the manager's bound on initialize).
     const lockWait = sqliteLockWaitMs();
     const opening = Date.now();
-    const sidecar = await Sidecar.openAsync(sidecarFile, { readOnly: this.readOnly });
+    const sidecar = await Sidecar.openAsync(sidecarFile, { readOnly: this.readOnly, ...(this.config.searchThread ? {} : { ranker: { helper: false } }) });
     if (this.closed) {
       // Shut down while the open waited for another process's lock: nothing is left open.
       sidecar.close();
