@@ -224,10 +224,12 @@ export class LayeredRanker {
   private warming = false;
   /** `warmLengths` has read the length records of every row id up to this. */
   private warmedTo = 0;
-  /** The pool-reading thread: `undefined` until a large enough store needs it, `null` when it will not be (re)started. */
+  /**
+   * The pool-reading thread: `undefined` until a large enough store needs it, `null` when none could
+   * start or the ranker was closed first. A helper that stopped stays here (its `stopped` says why)
+   * and is never restarted.
+   */
   private helper: PoolHelper | null | undefined;
-  /** The helper last started, kept after it stopped so `helperStatus` can say why. */
-  private lastHelper: PoolHelper | undefined;
   private readonly helperMinRows: number;
   private readonly helperWaitMs: number | undefined;
   private readonly onHelperStopped: ((reason: string) => void) | undefined;
@@ -442,38 +444,32 @@ export class LayeredRanker {
   private poolHelper(): PoolHelper | null {
     if (this.file === null || this.db.inTransaction) return null;
     if (this.helper === undefined) {
-      const started = PoolHelper.start({
+      this.helper = PoolHelper.start({
         file: this.file,
         maxRows: LAYER_POOL_ROWS,
         ...(this.helperWaitMs !== undefined ? { waitMs: this.helperWaitMs } : {}),
-        onStopped: (reason) => {
-          if (this.helper === started) this.helper = null;
-          this.onHelperStopped?.(reason);
-        },
+        ...(this.onHelperStopped !== undefined ? { onStopped: this.onHelperStopped } : {}),
       });
-      this.helper = started;
-      this.lastHelper = started ?? undefined;
     }
     return this.helper?.usable ? this.helper : null;
   }
 
   /**
-   * The pool helper's state: `off` (none yet: the store is small, has no file, or the ranker was
-   * closed before one started), `starting`, `running`, or `stopped` with the reason; `answered`
+   * The pool helper's state: `off` (none: the store is small or has no file, no thread could
+   * start, or the ranker was closed before one started), `starting`, `running`, or `stopped` with the reason; `answered`
    * counts the pools the ranker took from it.
    */
   helperStatus(): { state: "off" | "starting" | "running" | "stopped"; answered: number; reason?: string } {
-    const helper = this.lastHelper;
-    if (helper === undefined) return { state: "off", answered: 0 };
+    const helper = this.helper;
+    if (helper == null) return { state: "off", answered: 0 };
     if (helper.stopped !== null) return { state: "stopped", answered: helper.answered, reason: helper.stopped };
     return { state: helper.usable ? "running" : "starting", answered: helper.answered };
   }
 
   /** Stop the pool helper thread, if one runs; later rankings read every pool on the calling thread. Idempotent. */
   close(): void {
-    const helper = this.helper;
-    this.helper = null;
-    helper?.close();
+    if (this.helper) this.helper.close();
+    else this.helper = null;
   }
 
   /** The pool statement with the extra condition `sql` (prepared once per distinct text; a few dozen are kept). */

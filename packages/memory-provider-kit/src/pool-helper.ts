@@ -11,8 +11,6 @@ export interface PoolQuery {
 export interface PoolHelperOptions {
   /** The database file the helper opens, read-only (never a `:memory:` or temporary database). */
   file: string;
-  /** Module path of better-sqlite3 (default: resolved from this package). */
-  driverPath?: string;
   /** Most ids one query returns (the helper's result slots hold this many). */
   maxRows: number;
   /** How long `take` waits for a query the helper is running before running it itself (ms). */
@@ -153,7 +151,7 @@ export class PoolHelper {
    */
   static start(options: PoolHelperOptions): PoolHelper | null {
     try {
-      const driverPath = options.driverPath ?? createRequire(import.meta.url).resolve("better-sqlite3");
+      const driverPath = createRequire(import.meta.url).resolve("better-sqlite3");
       const buffer = new SharedArrayBuffer(IDS_OFFSET + MAX_BATCH_QUERIES * options.maxRows * 8);
       const worker = new Worker(WORKER_SOURCE, {
         eval: true,
