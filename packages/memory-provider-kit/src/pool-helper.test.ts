@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { seededRandom } from "@hermes/test-support";
+import { seededRandom, until } from "@hermes/test-support";
 import { LayeredRanker, type LayeredRankerSchema } from "./layered-ranker.js";
 import { PoolHelper } from "./pool-helper.js";
 
@@ -27,14 +27,6 @@ const vocabulary = Array.from({ length: 400 }, (_, i) => `w${i.toString(36)}q`);
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-async function until(condition: () => boolean, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await sleep(5);
-  }
 }
 
 beforeAll(() => {

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HermesMemoryError } from "@hermes/memory-core";
 import { SqliteMemoryProvider } from "./sqlite-memory-provider.js";
 import { forgetCommand, type CommandContext } from "./commands.js";
-import { until } from "./test-support/until.js";
+import { until } from "@hermes/test-support";
 import { CONTEXT_COLUMNS } from "./test-support/context-columns.js";
 
 let home: string;

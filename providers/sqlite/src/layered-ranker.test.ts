@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { BM25_WEIGHTS, openDatabase, type Db } from "./database.js";
 import { LayeredRanker, idf, readVarints, termPattern } from "@hermes/memory-provider-kit";
 import { MemoryStore } from "./memory-store.js";
+import { until } from "@hermes/test-support";
 
 let dir: string;
 let db: Db;
@@ -289,9 +290,7 @@ describe("the store's pool helper thread", () => {
     const errors: unknown[] = [];
     store.warmRankerInBackground(() => true, (error) => errors.push(error));
     const ranker = (store as unknown as { layered: LayeredRanker }).layered;
-    const deadline = Date.now() + 5000;
-    while (ranker.helperStatus().state !== "running" && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(ranker.helperStatus().state).toBe("running");
+    await until(() => ranker.helperStatus().state === "running");
     expect(store.search("alpha beta", { limit: 5 })).toHaveLength(5);
     store.close();
     expect(ranker.helperStatus()).toMatchObject({ state: "stopped", reason: "closed" });

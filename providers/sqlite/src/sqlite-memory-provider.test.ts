@@ -7,7 +7,7 @@ import { HermesMemoryError, isSearchableMemory, runWithProfile } from "@hermes/m
 import { SqliteMemoryProvider, formatRecall } from "./sqlite-memory-provider.js";
 import { register } from "./index.js";
 import { V2_SCHEMA_SQL } from "./test-support/v2-schema.js";
-import { until } from "./test-support/until.js";
+import { until } from "@hermes/test-support";
 
 let home: string;
 const open: SqliteMemoryProvider[] = [];

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { LayeredRanker } from "@hermes/memory-provider-kit";
+import { until } from "@hermes/test-support";
 import { afterEach, describe, expect, it } from "vitest";
 import { Sidecar } from "./sidecar.js";
 import { VectorMemoryProvider } from "./vector-memory-provider.js";
@@ -15,14 +16,6 @@ function sidecarFile(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vector-pool-helper-"));
   dirs.push(dir);
   return path.join(dir, "sidecar.sqlite");
-}
-
-async function until(condition: () => boolean, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 /** The sidecar's keyword ranker (made on first use). */

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { holdWriteLock, seededRandom, stallMeter, stopWriteLockHolders } from "./index.js";
+import { holdWriteLock, seededRandom, stallMeter, stopWriteLockHolders, until } from "./index.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -20,6 +20,15 @@ describe("test support", () => {
     expect(seededRandom(43)()).not.toBe(first[0]);
     expect(first.every((x) => x >= 0 && x < 1)).toBe(true);
     expect(new Set(first).size).toBeGreaterThan(990);
+  });
+
+  it("until resolves once the condition holds, letting timers run meanwhile, and throws after its timeout", async () => {
+    let flag = false;
+    setTimeout(() => (flag = true), 20);
+    const started = Date.now();
+    await until(() => flag);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(15);
+    await expect(until(() => false, 50)).rejects.toThrow("condition not met within 50 ms");
   });
 
   it("stallMeter sees the event loop held up by synchronous work", async () => {

@@ -18,6 +18,15 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
+/** Resolve once `condition()` holds, checking every few ms on timers; throw after `timeoutMs`. */
+export async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
 /** How long the event loop was held up, measured by `stallMeter`. */
 export interface StallMeter {
   /** The longest gap so far between two ticks (ms), counting the gap up to now. */
