@@ -329,14 +329,15 @@ export class LayeredRanker {
             : [this.stmts.pool, [{ q, limit: LAYER_POOL_ROWS }]];
       return { stmt, query: { sql: stmt.source, args } };
     };
-    // Pools the helper thread may read meanwhile: every pair of the layers read below, in reading order.
+    // Pools the helper thread may read meanwhile: every pair of the layers read below, in reading
+    // order, by match expression with its slot in the batch.
     let batch: PoolBatch | null = null;
-    const pairSlot = new Map<string, number>();
+    const offered = new Map<string, ReturnType<typeof poolQuery> & { slot: number }>();
     const collect = (match: string, words: number) => {
-      const { stmt, query } = poolQuery(match);
-      const slot = pairSlot.get(match);
+      const pair = offered.get(match);
+      const { stmt, query } = pair ?? poolQuery(match);
       const readHere = () => stmt.all(...query.args) as number[];
-      const found = batch !== null && slot !== undefined ? batch.take(slot, readHere) : readHere();
+      const found = batch !== null && pair !== undefined ? batch.take(pair.slot, readHere) : readHere();
       let unknown: number[] | undefined;
       for (const id of found) {
         const entry = pool.get(id);
@@ -392,15 +393,13 @@ export class LayeredRanker {
     };
     const pairMatch = (i: number, other: RankTerm) => `${quoteTerm(layered[i]!.term)} AND ${quoteTerm(other.term)}`;
     if (rows >= this.helperMinRows) {
-      const offered: PoolQuery[] = [];
       for (let i = 0; i < Math.min(layered.length - 1, MAX_LAYERS); i++) {
         for (const other of layered.slice(i + 1)) {
           const match = pairMatch(i, other);
-          pairSlot.set(match, offered.length);
-          offered.push(poolQuery(match).query);
+          offered.set(match, { ...poolQuery(match), slot: offered.size });
         }
       }
-      batch = this.poolHelper()?.offer(offered) ?? null;
+      batch = this.poolHelper()?.offer([...offered.values()].map((pair) => pair.query)) ?? null;
     }
     try {
       // Rows holding two or more of the words, layer by layer, each layer pair by pair (its word with
