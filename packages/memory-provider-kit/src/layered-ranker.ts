@@ -5,6 +5,7 @@ import type { SqliteDb as Db } from "./sqlite-store.js";
 import { quoteTerm } from "./fts-query.js";
 import { itemsContextSql } from "./conversation-index.js";
 import { PoolHelper, type PoolBatch, type PoolQuery } from "./pool-helper.js";
+import { PostingCache, POSTING_CACHE_BYTES, intersectFirst } from "./posting-cache.js";
 
 /** A query word with the number of items containing it. */
 export interface CountedTerm {
@@ -132,6 +133,12 @@ export interface LayeredRankerOptions {
    * how long a ranking waits for a pool the helper is reading before reading it itself.
    */
   helper?: false | { minRows?: number; waitMs?: number };
+  /**
+   * Memory for the complete id lists of common words that the helper reads and the ranking then
+   * intersects in memory instead of reading pair pools through FTS5 (bytes; default
+   * `POSTING_CACHE_BYTES`, 64 MiB; 0: none). Used only while a helper runs.
+   */
+  postingBytes?: number;
   /** Hears why the helper stopped when it stops on its own (it could not open the file, crashed or hung). */
   onHelperStopped?: (reason: string) => void;
 }
@@ -147,6 +154,8 @@ interface LayerRow {
 
 interface RankTerm {
   term: string;
+  /** Items holding it. */
+  df: number;
   idf: number;
   /** This word's bit in a set of words (at most `MAX_LAYERED_TERMS` words). */
   bit: number;
@@ -235,6 +244,8 @@ export class LayeredRanker {
   private readonly onHelperStopped: ((reason: string) => void) | undefined;
   /** The file the helper opens (absolute), or `null` for a store without one. */
   private readonly file: string | null;
+  /** Common words' id lists, read by the helper (`null`: none kept, by option or for want of a helper). */
+  private readonly postings: PostingCache | null;
 
   /** `schema` names the tables and columns read (default: the SQLite provider's, `ITEMS_RANKER_SCHEMA`). */
   constructor(
@@ -276,6 +287,18 @@ export class LayeredRanker {
          FROM json_each(?) c JOIN ${table} i ON i.${id} = c.value LEFT JOIN ${fts}_docsize d ON d.id = i.${id}`,
       ),
     };
+    const postingBytes = options.postingBytes ?? POSTING_CACHE_BYTES;
+    this.postings =
+      this.file === null || options.helper === false || !(postingBytes > 0)
+        ? null
+        : new PostingCache(
+            db,
+            `SELECT f.rowid FROM ${fts} f WHERE ${fts} MATCH ?`,
+            `SELECT f.rowid FROM ${fts} f WHERE ${fts} MATCH ? ORDER BY f.rowid DESC`,
+            `SELECT COALESCE(MAX(${id}), 0) FROM ${table}`,
+            (word) => this.ownMatch(quoteTerm(word)),
+            postingBytes,
+          );
   }
 
   /**
@@ -291,7 +314,7 @@ export class LayeredRanker {
       .slice(0, MAX_LAYERED_TERMS)
       .map((t, i) => {
         const base = plainBase(t.term);
-        return { term: t.term, idf: idf(rows, t.df), bit: 1 << i, pattern: termPattern(t.term), probe: new RegExp(escapeRegExp(base), "iu"), asciiBase: NOT_ASCII.test(base) ? null : base };
+        return { term: t.term, df: t.df, idf: idf(rows, t.df), bit: 1 << i, pattern: termPattern(t.term), probe: new RegExp(escapeRegExp(base), "iu"), asciiBase: NOT_ASCII.test(base) ? null : base };
       });
     if (ranked.length === 0) return [];
     // Words in most items add nothing (IDF ≈ 0) but would make a layer match nearly everything.
@@ -320,7 +343,7 @@ export class LayeredRanker {
     const gainOf = (length: number) => (K1 + 1) / (1 + normOf(length, avgLength));
     // The pool statement and its arguments for a match expression (the helper thread runs the same).
     const poolQuery = (match: string): { stmt: BetterSqlite3.Statement; query: PoolQuery } => {
-      const q = this.ownText === null ? match : `${this.ownText} : (${match})`;
+      const q = this.ownMatch(match);
       const [stmt, args] =
         wherePool !== null
           ? [wherePool, [q, kind, kind, session, session, user, user, ...where!.params, LAYER_POOL_ROWS]]
@@ -333,11 +356,24 @@ export class LayeredRanker {
     // order, by match expression with its slot in the batch.
     let batch: PoolBatch | null = null;
     const offered = new Map<string, ReturnType<typeof poolQuery> & { slot: number }>();
-    const collect = (match: string, words: number) => {
+    // Kept id lists of the words (unfiltered rankings only): a pool of words that all have one is
+    // taken from them, the same ids FTS5 would return.
+    const lists = new Map<string, Int32Array>();
+    const listed = (words: readonly RankTerm[]): Int32Array[] | null => {
+      const found = words.map((t) => lists.get(t.term));
+      return found.every((l) => l !== undefined) ? (found as Int32Array[]) : null;
+    };
+    const collect = (match: string, words: number, of: readonly RankTerm[]) => {
+      const kept = listed(of);
       const pair = offered.get(match);
-      const { stmt, query } = pair ?? poolQuery(match);
-      const readHere = () => stmt.all(...query.args) as number[];
-      const found = batch !== null && pair !== undefined ? batch.take(pair.slot, readHere) : readHere();
+      let found: number[];
+      if (kept !== null) {
+        found = kept.length === 1 ? Array.from(kept[0]!.subarray(0, LAYER_POOL_ROWS)) : intersectFirst(kept[0]!, kept[1]!, LAYER_POOL_ROWS);
+      } else {
+        const { stmt, query } = pair ?? poolQuery(match);
+        const readHere = () => stmt.all(...query.args) as number[];
+        found = batch !== null && pair !== undefined ? batch.take(pair.slot, readHere) : readHere();
+      }
       let unknown: number[] | undefined;
       for (const id of found) {
         const entry = pool.get(id);
@@ -392,14 +428,25 @@ export class LayeredRanker {
       return false;
     };
     const pairMatch = (i: number, other: RankTerm) => `${quoteTerm(layered[i]!.term)} AND ${quoteTerm(other.term)}`;
-    if (rows >= this.helperMinRows) {
+    const helper = rows >= this.helperMinRows ? this.poolHelper() : null;
+    if (helper !== null) {
+      if (this.postings !== null && !filtered && wherePool === null) {
+        helper.receivePostings();
+        this.postings.sync();
+        for (const t of layered) {
+          const list = this.postings.list(t.term);
+          if (list !== undefined) lists.set(t.term, list);
+        }
+        this.postings.request(layered, (read, done) => helper.readPostings(read, done));
+      }
       for (let i = 0; i < Math.min(layered.length - 1, MAX_LAYERS); i++) {
         for (const other of layered.slice(i + 1)) {
+          if (listed([layered[i]!, other]) !== null) continue;
           const match = pairMatch(i, other);
           offered.set(match, { ...poolQuery(match), slot: offered.size });
         }
       }
-      batch = this.poolHelper()?.offer([...offered.values()].map((pair) => pair.query)) ?? null;
+      batch = helper.offer([...offered.values()].map((pair) => pair.query));
     }
     try {
       // Rows holding two or more of the words, layer by layer, each layer pair by pair (its word with
@@ -416,14 +463,14 @@ export class LayeredRanker {
           // once, would beat the `limit`-th score.
           const remaining = rest.slice(j).reduce((bits, t) => bits | t.bit, 0);
           if (settled(layered[i]!.idf + idfOf(remaining)) && !pooledCouldPlace(layered[i]!.bit, remaining)) break;
-          collect(pairMatch(i, other), layered[i]!.bit | other.bit);
+          collect(pairMatch(i, other), layered[i]!.bit | other.bit, [layered[i]!, other]);
         }
         scoreBest();
       }
       // Then rows holding one word (a short row, or the word more than once, can still place).
       for (const t of layered) {
         if (settled(t.idf)) break;
-        collect(quoteTerm(t.term), t.bit);
+        collect(quoteTerm(t.term), t.bit, [t]);
         scoreBest();
       }
     } finally {
@@ -433,6 +480,22 @@ export class LayeredRanker {
       .sort((a, b) => byScore(b[1], a[1]) || a[0] - b[0])
       .slice(0, options.candidates)
       .map(([id, score]) => ({ id, rank: -score }));
+  }
+
+  /** `match` limited to the item's own text columns when the schema indexes context columns too (see `ownText`). */
+  private ownMatch(match: string): string {
+    return this.ownText === null ? match : `${this.ownText} : (${match})`;
+  }
+
+  /**
+   * Run `write`, a write of this connection that has committed when it returns, and tell the
+   * ranker what it did: `appendedOnly(result)` true when it only inserted rows, each with an id
+   * above every row before it. The common words' kept id lists then stay (the new rows are read
+   * when a list is next used); after any other write they are read again. A store that never calls
+   * this stays correct: every write it makes then drops the lists.
+   */
+  writing<T>(write: () => T, appendedOnly: (result: T) => boolean): T {
+    return this.postings === null ? write() : this.postings.writing(write, appendedOnly);
   }
 
   /**
@@ -456,19 +519,22 @@ export class LayeredRanker {
   /**
    * The pool helper's state: `off` (none: the store is small or has no file, no thread could
    * start, or the ranker was closed before one started), `starting`, `running`, or `stopped` with the reason; `answered`
-   * counts the pools the ranker took from it.
+   * counts the pools the ranker took from it; `kept` the common words whose id lists are in memory,
+   * the bytes they take, and how many times a ranking used one.
    */
-  helperStatus(): { state: "off" | "starting" | "running" | "stopped"; answered: number; reason?: string } {
+  helperStatus(): { state: "off" | "starting" | "running" | "stopped"; answered: number; reason?: string; kept: { words: number; bytes: number; used: number } } {
     const helper = this.helper;
-    if (helper == null) return { state: "off", answered: 0 };
-    if (helper.stopped !== null) return { state: "stopped", answered: helper.answered, reason: helper.stopped };
-    return { state: helper.usable ? "running" : "starting", answered: helper.answered };
+    const kept = this.postings?.status() ?? { words: 0, bytes: 0, used: 0 };
+    if (helper == null) return { state: "off", answered: 0, kept };
+    if (helper.stopped !== null) return { state: "stopped", answered: helper.answered, reason: helper.stopped, kept };
+    return { state: helper.usable ? "running" : "starting", answered: helper.answered, kept };
   }
 
   /** Stop the pool helper thread, if one runs; later rankings read every pool on the calling thread. Idempotent. */
   close(): void {
     if (this.helper) this.helper.close();
     else this.helper = null;
+    this.postings?.clear();
   }
 
   /** The pool statement with the extra condition `sql` (prepared once per distinct text; a few dozen are kept). */

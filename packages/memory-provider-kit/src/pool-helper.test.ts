@@ -1,71 +1,41 @@
-import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seededRandom, until } from "@hermes/test-support";
-import { LayeredRanker, type LayeredRankerSchema } from "./layered-ranker.js";
+import { LayeredRanker } from "./layered-ranker.js";
 import { PoolHelper } from "./pool-helper.js";
+import { createDocsStore, DOCS_SCHEMA, DOCS_WEIGHTS, type DocsStore } from "./test-support/docs-store.js";
 
 // A store the layered ranker reads through pair pools: 30,000 rows of 8–16 words drawn from a skewed
 // vocabulary, so a pair of words holds tens to hundreds of rows and queries need several pools.
 const ROWS = 30_000;
-const SCHEMA: LayeredRankerSchema = {
-  fts: "docs_fts",
-  table: "docs",
-  id: "id",
-  content: "body",
-  speaker: "who",
-  filters: { kind: "i.kind", session: "i.session", user: "i.who" },
-};
-const WEIGHTS = { content: 1, speaker: 0.25 };
+const SCHEMA = DOCS_SCHEMA;
+const WEIGHTS = DOCS_WEIGHTS;
+const vocabulary = Array.from({ length: 400 }, (_, i) => `w${i.toString(36)}q`);
 
+let store: DocsStore;
 let dir: string;
 let file: string;
 let db: Database.Database;
-const vocabulary = Array.from({ length: 400 }, (_, i) => `w${i.toString(36)}q`);
+/** Words with their document counts, for `rank`. */
+let counted: DocsStore["counted"];
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 beforeAll(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), "kit-pool-helper-"));
-  file = path.join(dir, "docs.db");
-  db = new Database(file);
-  db.pragma("journal_mode = WAL");
-  db.exec(`
-    CREATE TABLE docs (id INTEGER PRIMARY KEY, body TEXT NOT NULL, who TEXT NOT NULL, kind TEXT NOT NULL, session TEXT NOT NULL);
-    CREATE VIRTUAL TABLE docs_fts USING fts5(body, who, content = 'docs', content_rowid = 'id', tokenize = 'porter unicode61 remove_diacritics 2');
-  `);
-  const random = seededRandom(4242);
-  const insert = db.prepare("INSERT INTO docs (body, who, kind, session) VALUES (?, ?, ?, ?)");
-  db.transaction(() => {
-    for (let i = 0; i < ROWS; i++) {
-      const length = 8 + Math.floor(random() * 9);
-      // Word rank drawn from a log-uniform distribution: a few words are in most rows, most in few.
-      const words = Array.from({ length }, () => vocabulary[Math.min(vocabulary.length - 1, Math.floor(Math.exp(random() * Math.log(vocabulary.length))) - 1)]!);
-      insert.run(words.join(" "), i % 3 === 0 ? "ann" : "bob", i % 2 === 0 ? "turn" : "fact", `s${i % 7}`);
-    }
-  })();
-  db.exec("INSERT INTO docs_fts(docs_fts) VALUES ('rebuild')");
+  store = createDocsStore(ROWS, vocabulary, 4242);
+  ({ dir, file, db, counted } = store);
 });
 
-afterAll(() => {
-  db.close();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
-
-/** Words with their document counts, for `rank`. */
-function counted(words: readonly string[]): Array<{ term: string; df: number }> {
-  const count = db.prepare("SELECT COUNT(*) FROM docs_fts WHERE docs_fts MATCH ?").pluck();
-  return words.map((term) => ({ term, df: count.get(`"${term}"`) as number }));
-}
+afterAll(() => store.remove());
 
 describe("LayeredRanker with a pool helper thread", () => {
   it("ranks exactly as without the helper while the helper reads part of the pools, filtered or not", async () => {
     const alone = new LayeredRanker(db, WEIGHTS, SCHEMA, { helper: false });
-    const helped = new LayeredRanker(db, WEIGHTS, SCHEMA, { helper: { minRows: 0 } });
+    // Without kept word lists: every pool is read through FTS5, here or on the helper's thread.
+    const helped = new LayeredRanker(db, WEIGHTS, SCHEMA, { helper: { minRows: 0 }, postingBytes: 0 });
     try {
       const random = seededRandom(77);
       // Mid-frequency words: in a few percent of the rows each, so every query reads several pairs.
@@ -94,7 +64,7 @@ describe("LayeredRanker with a pool helper thread", () => {
       }
       // The helper did read pools the ranker used (not only the calling thread).
       expect(helped.helperStatus().answered).toBeGreaterThan(0);
-      expect(alone.helperStatus()).toEqual({ state: "off", answered: 0 });
+      expect(alone.helperStatus()).toMatchObject({ state: "off", answered: 0, kept: { words: 0 } });
     } finally {
       helped.close();
       alone.close();

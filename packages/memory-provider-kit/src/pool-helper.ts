@@ -1,5 +1,6 @@
 import { createRequire } from "node:module";
-import { Worker } from "node:worker_threads";
+import { MessageChannel, MessagePort, Worker, receiveMessageOnPort } from "node:worker_threads";
+import type { PostingList } from "./posting-cache.js";
 
 /** One read the helper can run: `sql` (a statement returning one column) called with `args`, as `stmt.pluck().all(...args)`. */
 export interface PoolQuery {
@@ -54,7 +55,7 @@ const BATCH_CYCLE = 1 << 29;
 // caller has claimed (the caller takes them from the first one forwards).
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
-const { file, driverPath, maxRows, cacheKib, statementsKept, CURRENT, STATE, CLAIM, DONE, COUNT, CONTROL_WORDS, IDS_OFFSET } = workerData;
+const { file, driverPath, maxRows, cacheKib, statementsKept, answers, CURRENT, STATE, CLAIM, DONE, COUNT, CONTROL_WORDS, IDS_OFFSET } = workerData;
 const control = new Int32Array(workerData.buffer, 0, CONTROL_WORDS);
 const ids = new Float64Array(workerData.buffer, IDS_OFFSET);
 let db;
@@ -82,6 +83,20 @@ parentPort.on("message", (message) => {
   if (message.type === "close") {
     db.close();
     process.exit(0);
+  }
+  if (message.type === "postings") {
+    // A word's complete id list and the table's largest id, in one snapshot.
+    let ids = null;
+    let seenTo = 0;
+    try {
+      const [found, max] = db.transaction(() => [statement(message.sql).all(...message.args), statement(message.maxSql).get()])();
+      if (Number.isInteger(max) && found.every((id, i) => Number.isInteger(id) && id >= -2147483648 && id <= 2147483647 && (i === 0 || id > found[i - 1]))) {
+        ids = Int32Array.from(found);
+        seenTo = max;
+      }
+    } catch {}
+    answers.postMessage({ request: message.request, ids, seenTo }, ids === null ? [] : [ids.buffer]);
+    return;
   }
   const { batch, queries } = message;
   for (let slot = queries.length - 1; slot >= 0; slot--) {
@@ -128,9 +143,16 @@ export class PoolHelper {
   private missedWaits = 0;
   /** Queries whose ids the caller took from the helper (for tests and diagnostics). */
   answered = 0;
+  /** Word lists asked for with `readPostings` and not yet answered, by request number. */
+  private readonly postingRequests = new Map<number, (list: PostingList | null) => void>();
+  private postingRequest = 0;
 
-  private constructor(worker: Worker, buffer: SharedArrayBuffer, options: PoolHelperOptions) {
+  /** Where the helper sends word lists: read synchronously (`receivePostings`), so a caller that never yields to the event loop gets them too. */
+  private readonly answers: MessagePort;
+
+  private constructor(worker: Worker, buffer: SharedArrayBuffer, answers: MessagePort, options: PoolHelperOptions) {
     this.worker = worker;
+    this.answers = answers;
     this.control = new Int32Array(buffer, 0, CONTROL_WORDS);
     this.ids = new Float64Array(buffer, IDS_OFFSET);
     this.maxRows = options.maxRows;
@@ -153,10 +175,13 @@ export class PoolHelper {
     try {
       const driverPath = createRequire(import.meta.url).resolve("better-sqlite3");
       const buffer = new SharedArrayBuffer(IDS_OFFSET + MAX_BATCH_QUERIES * options.maxRows * 8);
+      const { port1, port2 } = new MessageChannel();
       const worker = new Worker(WORKER_SOURCE, {
         eval: true,
+        transferList: [port2],
         workerData: {
           buffer,
+          answers: port2,
           file: options.file,
           driverPath,
           maxRows: options.maxRows,
@@ -171,7 +196,7 @@ export class PoolHelper {
           IDS_OFFSET,
         },
       });
-      return new PoolHelper(worker, buffer, options);
+      return new PoolHelper(worker, buffer, port1, options);
     } catch {
       return null;
     }
@@ -206,9 +231,47 @@ export class PoolHelper {
     return new PoolBatch(this, this.batch);
   }
 
+  /**
+   * Read a word's complete id list on the helper's thread: `read.sql` (one id column, ascending)
+   * with `read.args`, and in the same snapshot `read.maxSql` (the table's largest id). `done` gets
+   * the list, or `null` when the read failed, an id was outside the Int32 range, or the helper
+   * stopped first; it is called from a later `receivePostings()` (or `close()`), never during this
+   * call. Returns `false`, without calling `done`, when the helper is not usable.
+   */
+  readPostings(read: { sql: string; args: readonly unknown[]; maxSql: string }, done: (list: PostingList | null) => void): boolean {
+    if (!this.usable) return false;
+    const request = ++this.postingRequest;
+    try {
+      this.worker.postMessage({ type: "postings", request, sql: read.sql, args: read.args, maxSql: read.maxSql });
+    } catch {
+      return false;
+    }
+    this.postingRequests.set(request, done);
+    return true;
+  }
+
+  /** Hand every word list the helper has sent since the last call to its `readPostings` callback (synchronous). */
+  receivePostings(): void {
+    for (;;) {
+      let received: { message: unknown } | undefined;
+      try {
+        received = receiveMessageOnPort(this.answers);
+      } catch {
+        return;
+      }
+      if (received === undefined) return;
+      const { request, ids, seenTo } = (received.message ?? {}) as { request?: unknown; ids?: unknown; seenTo?: unknown };
+      if (typeof request !== "number") continue;
+      const done = this.postingRequests.get(request);
+      this.postingRequests.delete(request);
+      done?.(ids instanceof Int32Array && typeof seenTo === "number" ? { ids, seenTo } : null);
+    }
+  }
+
   /** Stop the thread. Idempotent; results already taken stay valid. */
   close(): void {
     if (this.stoppedReason === null) this.stoppedReason = "closed";
+    this.dropPostingRequests();
     Atomics.store(this.control, CURRENT, 0);
     try {
       this.worker.postMessage({ type: "close" });
@@ -264,7 +327,16 @@ export class PoolHelper {
     this.stoppedReason = reason;
     Atomics.store(this.control, CURRENT, 0);
     void this.worker.terminate().catch(() => undefined);
+    this.dropPostingRequests();
     this.onStopped?.(reason);
+  }
+
+  /** Answer every open `readPostings` request with `null` (the helper will not), and close the port lists come on. */
+  private dropPostingRequests(): void {
+    const open = [...this.postingRequests.values()];
+    this.postingRequests.clear();
+    this.answers.close();
+    for (const done of open) done(null);
   }
 }
 

@@ -296,4 +296,29 @@ describe("the store's pool helper thread", () => {
     expect(ranker.helperStatus()).toMatchObject({ state: "stopped", reason: "closed" });
     expect(errors).toEqual([]);
   });
+
+  it("keeps the ranker's word lists across the store's own inserts, and finds the new items from them", async () => {
+    const store = new MemoryStore(db, path.join(dir, "m.db"), { ranker: { helper: { minRows: 1 } } });
+    try {
+      // Two words each in a third of 6,300 items (enough for the layered ranker and for kept lists), together in 30.
+      store.insertMany(
+        Array.from({ length: 6300 }, (_, i) => ({ kind: "fact" as const, content: i < 30 ? `gamma delta both ${i}` : i % 3 === 0 ? `gamma only ${i}` : i % 3 === 1 ? `delta only ${i}` : `neither ${i}` })),
+      );
+      const ranker = (store as unknown as { layered: LayeredRanker }).layered;
+      await until(() => {
+        store.search("gamma delta", { limit: 5 });
+        return ranker.helperStatus().kept.words === 2;
+      }, 20_000);
+      const used = ranker.helperStatus().kept.used;
+      store.insertMany([{ kind: "fact", content: "gamma delta gamma delta" }]);
+      expect(store.search("gamma delta", { limit: 5 })[0]?.content).toBe("gamma delta gamma delta");
+      expect(ranker.helperStatus().kept).toMatchObject({ words: 2, used: used + 2 });
+      // Deleting an item is not an append: the lists are read again.
+      store.forget(store.search("gamma delta", { limit: 1 })[0]!.id);
+      expect(store.search("gamma delta", { limit: 5 })[0]?.content).not.toBe("gamma delta gamma delta");
+      expect(ranker.helperStatus().kept.words).toBe(0);
+    } finally {
+      store.close();
+    }
+  });
 });

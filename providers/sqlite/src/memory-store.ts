@@ -422,7 +422,11 @@ export class MemoryStore {
       });
     }
     try {
-      return this.insertTx.immediate(items, ids);
+      // Inserts only, each new row above every earlier one: the ranker keeps its word lists.
+      return this.layered.writing(
+        () => this.insertTx.immediate(items, ids),
+        () => true,
+      );
     } catch (error) {
       // Rolled back: the remembered last turns may name rows that were never committed.
       this.recentTurns.clear();

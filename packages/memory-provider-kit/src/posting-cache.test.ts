@@ -1,0 +1,223 @@
+import Database from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { seededRandom, until } from "@hermes/test-support";
+import { LayeredRanker } from "./layered-ranker.js";
+import { PoolHelper } from "./pool-helper.js";
+import { intersectFirst, POSTING_MIN_DF } from "./posting-cache.js";
+import { createDocsStore, DOCS_SCHEMA, DOCS_WEIGHTS, type DocsStore } from "./test-support/docs-store.js";
+
+// A store whose common words are kept as id lists: 20,000 rows of 8–16 words from a skewed
+// vocabulary, so that the first few dozen words are each in more than POSTING_MIN_DF rows.
+const ROWS = 20_000;
+const SCHEMA = DOCS_SCHEMA;
+const WEIGHTS = DOCS_WEIGHTS;
+const vocabulary = Array.from({ length: 300 }, (_, i) => `v${i.toString(36)}x`);
+
+let store: DocsStore;
+let file: string;
+let db: Database.Database;
+let insertRow: DocsStore["insertRow"];
+let counted: DocsStore["counted"];
+
+beforeAll(() => {
+  store = createDocsStore(ROWS, vocabulary, 9090);
+  ({ file, db, insertRow, counted } = store);
+});
+
+afterAll(() => store.remove());
+
+/** Words in at least POSTING_MIN_DF rows (their lists are kept) and a few below (read through FTS5). */
+function queryWords(random: () => number, count: number): string[][] {
+  const words = vocabulary.slice(3, 90);
+  return Array.from({ length: count }, () => {
+    const picked = new Set<string>();
+    const size = 2 + Math.floor(random() * 4);
+    while (picked.size < size) picked.add(words[Math.floor(random() * words.length)]!);
+    return [...picked];
+  });
+}
+
+/** Rank `queries` with `ranker` until it keeps at least `words` lists (they arrive from the helper thread). */
+async function keepLists(ranker: LayeredRanker, queries: ReadonlyArray<ReturnType<typeof counted>>, words: number): Promise<void> {
+  await until(() => {
+    for (const terms of queries) ranker.rank(terms, { limit: 5, candidates: 20 });
+    return ranker.helperStatus().kept.words >= words;
+  }, 20_000);
+}
+
+describe("intersectFirst", () => {
+  it("returns the first ids common to two ascending lists, as a merge of the two would", () => {
+    const random = seededRandom(5);
+    for (let round = 0; round < 300; round++) {
+      const list = (n: number, spread: number) => Int32Array.from(new Set(Array.from({ length: n }, () => Math.floor(random() * spread)))).sort();
+      const a = list(Math.floor(random() * 400), 1 + Math.floor(random() * 3000));
+      // Sometimes a hundred times longer, so the galloping search takes long steps.
+      const b = list(Math.floor(random() * (round % 3 === 0 ? 40_000 : 400)), 1 + Math.floor(random() * 60_000));
+      const max = 1 + Math.floor(random() * 200);
+      const inB = new Set(b);
+      const expected = [...a].filter((id) => inB.has(id)).slice(0, max);
+      expect(intersectFirst(a, b, max)).toEqual(expected);
+      expect(intersectFirst(b, a, max)).toEqual(expected);
+    }
+    expect(intersectFirst(new Int32Array(0), Int32Array.of(1, 2), 5)).toEqual([]);
+  });
+});
+
+describe("LayeredRanker with kept word lists", () => {
+  it("ranks exactly as a ranker reading every pool through FTS5, filtered or not, once the lists of common words are kept", async () => {
+    const plain = new LayeredRanker(db, WEIGHTS, SCHEMA, { helper: false });
+    const listed = new LayeredRanker(db, WEIGHTS, SCHEMA, { helper: { minRows: 0 } });
+    try {
+      const queries = queryWords(seededRandom(31), 150).map((words) => counted(words));
+      const common = new Set(queries.flat().filter((t) => t.df >= POSTING_MIN_DF).map((t) => t.term));
+      expect(common.size).toBeGreaterThan(20);
+      // Some query words stay below the threshold: their pools are read through FTS5 beside kept lists.
+      expect(queries.flat().some((t) => t.df < POSTING_MIN_DF)).toBe(true);
+      await keepLists(listed, queries, common.size);
+      const used = listed.helperStatus().kept.used;
+      const optionsFor = (q: number) =>
+        q % 3 === 0
+          ? { limit: 5, candidates: 20 }
+          : q % 3 === 1
+            ? { limit: 10, candidates: 40 }
+            : { limit: 5, candidates: 20, where: { sql: "i.id % 2 = ?", params: [0] } };
+      for (const [q, terms] of queries.entries()) {
+        expect(listed.rank(terms, optionsFor(q)), terms.map((t) => t.term).join(" ")).toEqual(plain.rank(terms, optionsFor(q)));
+      }
+      // The lists were used by the unfiltered rankings (filtered ones read FTS5).
+      expect(listed.helperStatus().kept.used).toBeGreaterThan(used + 100);
+      expect(listed.helperStatus().kept.words).toBe(common.size);
+    } finally {
+      listed.close();
+    }
+    expect(listed.helperStatus().kept).toMatchObject({ words: 0, bytes: 0 });
+  });
+
+  it("finds rows appended since a list was read, and drops the lists after any other write by this connection or another", async () => {
+    const listed = new LayeredRanker(db, WEIGHTS, SCHEMA, { helper: { minRows: 0 } });
+    const plain = new LayeredRanker(db, WEIGHTS, SCHEMA, { helper: false });
+    const other = new Database(file);
+    try {
+      // Words with kept lists whose pairs hold fewer rows than a pool's cap, so that new rows are pooled.
+      const [a, b, c] = counted(vocabulary)
+        .filter((t) => t.df >= POSTING_MIN_DF && t.df < 2 * POSTING_MIN_DF)
+        .slice(0, 3)
+        .map((t) => t.term) as [string, string, string];
+      const terms = () => counted([a, b, c]);
+      await keepLists(listed, [terms()], 3);
+      const same = () => expect(listed.rank(terms(), { limit: 5, candidates: 20 })).toEqual(plain.rank(terms(), { limit: 5, candidates: 20 }));
+      same();
+
+      // Appended through `writing`: the lists stay, and the new rows (short, holding all three
+      // words twice: the best matches) are found from them.
+      const appended = listed.writing(
+        () => db.transaction(() => [insertRow(`${a} ${b} ${c} ${a} ${b} ${c}`), insertRow(`${c} ${b} ${a} ${c} ${b} ${a}`)])(),
+        () => true,
+      );
+      const top = listed.rank(terms(), { limit: 5, candidates: 20 });
+      expect(top.slice(0, 2).map((r) => r.id).sort()).toEqual([...appended].sort());
+      expect(listed.helperStatus().kept.words).toBe(3);
+      same();
+
+      // A row edited by this connection, outside `writing`: every list is dropped at the next ranking.
+      const id = appended[0]!;
+      db.transaction(() => {
+        db.prepare("INSERT INTO docs_fts (docs_fts, rowid, body, who) VALUES ('delete', ?, ?, 'bob')").run(id, `${a} ${b} ${c} ${a} ${b} ${c}`);
+        db.prepare("UPDATE docs SET body = 'nothing here' WHERE id = ?").run(id);
+        db.prepare("INSERT INTO docs_fts (rowid, body, who) VALUES (?, 'nothing here', 'bob')").run(id);
+      })();
+      const afterEdit = listed.rank(terms(), { limit: 5, candidates: 20 });
+      expect(listed.helperStatus().kept.words).toBe(0);
+      expect(afterEdit.map((r) => r.id)).not.toContain(id);
+      same();
+
+      // Kept again, then a row appended by another connection: dropped as well (this connection
+      // cannot tell what the other one wrote).
+      await keepLists(listed, [terms()], 3);
+      const otherId = Number(other.prepare("INSERT INTO docs (body, who, kind, session) VALUES (?, 'bob', 'fact', 's1')").run(`${a} ${b} ${c} ${c}`).lastInsertRowid);
+      other.prepare("INSERT INTO docs_fts (rowid, body, who) VALUES (?, ?, 'bob')").run(otherId, `${a} ${b} ${c} ${c}`);
+      const afterOther = listed.rank(terms(), { limit: 5, candidates: 20 });
+      expect(listed.helperStatus().kept.words).toBe(0);
+      expect(afterOther.map((r) => r.id)).toContain(otherId);
+      same();
+
+      // A write this connection reports as more than appends drops them too.
+      await keepLists(listed, [terms()], 3);
+      listed.writing(() => insertRow(`${a} ${b}`), () => false);
+      listed.rank(terms(), { limit: 5, candidates: 20 });
+      expect(listed.helperStatus().kept.words).toBe(0);
+      same();
+    } finally {
+      other.close();
+      listed.close();
+    }
+  });
+
+  it("keeps no more than its memory budget, least recently used lists going first", async () => {
+    const budget = 48 * 1024;
+    const small = new LayeredRanker(db, WEIGHTS, SCHEMA, { helper: { minRows: 0 }, postingBytes: budget });
+    const plain = new LayeredRanker(db, WEIGHTS, SCHEMA, { helper: false });
+    try {
+      const queries = queryWords(seededRandom(8), 60).map((words) => counted(words));
+      // Lists of up to an eighth of the budget are kept: words in at most 1,536 rows here.
+      await keepLists(small, queries, 3);
+      for (let round = 0; round < 5; round++) {
+        for (const terms of queries) {
+          expect(small.rank(terms, { limit: 5, candidates: 20 })).toEqual(plain.rank(terms, { limit: 5, candidates: 20 }));
+          expect(small.helperStatus().kept.bytes).toBeLessThanOrEqual(budget);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(small.helperStatus().kept.used).toBeGreaterThan(0);
+    } finally {
+      small.close();
+    }
+  });
+
+  it("keeps none with postingBytes 0 or without a helper", () => {
+    const terms = counted([vocabulary[4]!, vocabulary[6]!]);
+    for (const options of [{ helper: { minRows: 0 }, postingBytes: 0 }, { helper: false as const }]) {
+      const ranker = new LayeredRanker(db, WEIGHTS, SCHEMA, options);
+      ranker.rank(terms, { limit: 5, candidates: 20 });
+      expect(ranker.helperStatus().kept).toEqual({ words: 0, bytes: 0, used: 0 });
+      ranker.close();
+    }
+  });
+});
+
+describe("PoolHelper.readPostings", () => {
+  it("reads a word's ids in ascending order with the table's largest id, and answers null to open requests when closed", async () => {
+    const helper = PoolHelper.start({ file, maxRows: 10 })!;
+    try {
+      await until(() => helper.usable);
+      const word = vocabulary[5]!;
+      const read = { sql: "SELECT rowid FROM docs_fts WHERE docs_fts MATCH ?", args: [`"${word}"`], maxSql: "SELECT MAX(id) FROM docs" };
+      const answers: Array<{ ids: Int32Array; seenTo: number } | null> = [];
+      expect(helper.readPostings(read, (list) => answers.push(list))).toBe(true);
+      await until(() => {
+        helper.receivePostings();
+        return answers.length === 1;
+      });
+      const expected = db.prepare(read.sql).pluck().all(`"${word}"`) as number[];
+      expect(Array.from(answers[0]!.ids)).toEqual(expected);
+      expect(answers[0]!.seenTo).toBe(db.prepare(read.maxSql).pluck().get());
+      // A read the helper cannot run is answered with null.
+      expect(helper.readPostings({ ...read, sql: "SELECT nope FROM missing" }, (list) => answers.push(list))).toBe(true);
+      // Received without the event loop: wait on the thread until the helper has answered.
+      const deadline = Date.now() + 5000;
+      while (answers.length < 2 && Date.now() < deadline) {
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
+        helper.receivePostings();
+      }
+      expect(answers[1]).toBeNull();
+      // Closed before it answers: the request is answered with null, once.
+      expect(helper.readPostings(read, (list) => answers.push(list))).toBe(true);
+      helper.close();
+      expect(answers).toHaveLength(3);
+      expect(answers[2]).toBeNull();
+      expect(helper.readPostings(read, (list) => answers.push(list))).toBe(false);
+    } finally {
+      helper.close();
+    }
+  });
+});
