@@ -20,6 +20,15 @@ const TURNS_PER_SESSION = 20;
 const QUERY_COUNT = 200;
 /** Queries whose provider top 5 is compared with the exact FTS5 top 5. */
 const AGREEMENT_QUERIES = 30;
+/**
+ * Untimed passes over the queries before timing, at most. A provider does background work after
+ * opening and after new queries (the SQLite provider keeps row lengths and the id lists of common
+ * words in memory); passes repeat until one's median latency improves on the previous pass's by
+ * less than `SETTLED_SHARE`, so the timing measures a store in use rather than one just opened.
+ * The first pass is reported on its own row.
+ */
+const MAX_WARM_PASSES = 8;
+const SETTLED_SHARE = 0.03;
 /** Generation stops being worth it past this: a suite must stay near 3 minutes. */
 const BUILD_BUDGET_MS = 150_000;
 
@@ -104,7 +113,7 @@ export async function runPrefetchSuite(ctx: SuiteContext): Promise<SuiteResult> 
   const timing = ctx.quick ? { timeMs: 300, iterations: 100 } : { timeMs: 3_000, iterations: 100 };
   const tmp = makeTempDir("prefetch");
   const rows: Array<Array<string | number>> = [];
-  const measured: Array<{ size: number; prefetch: Summary; raw: Summary; naive: Summary | null; matchesMedian: number; top5Agreement: number | null; buildMs: number | null; reused: boolean; ftsTable: string; emptyResults: number }> = [];
+  const measured: Array<{ size: number; prefetch: Summary; cold: Summary; warmPasses: number; raw: Summary; naive: Summary | null; matchesMedian: number; top5Agreement: number | null; buildMs: number | null; reused: boolean; ftsTable: string; emptyResults: number }> = [];
   let buildRate: number | null = null;
   let schema = "";
   try {
@@ -138,7 +147,22 @@ export async function runPrefetchSuite(ctx: SuiteContext): Promise<SuiteResult> 
       await settle(manager.initializeAll("bench-prefetch", { hermesHome }));
 
       let emptyResults = 0;
-      for (const q of queries) if (((await settle(manager.prefetchAll(q, { sessionId: "bench-prefetch" }))) ?? "").trim() === "") emptyResults++;
+      const firstPass: number[] = [];
+      for (const q of queries) {
+        const call = await wallClock(() => settle(manager.prefetchAll(q, { sessionId: "bench-prefetch" })));
+        firstPass.push(call.ms);
+        if ((call.value ?? "").trim() === "") emptyResults++;
+      }
+      const cold = summarize(firstPass);
+      let warmPasses = 1;
+      for (let previous = cold.median; warmPasses < MAX_WARM_PASSES; ) {
+        const pass: number[] = [];
+        for (const q of queries) pass.push((await wallClock(() => settle(manager.prefetchAll(q, { sessionId: "bench-prefetch" })))).ms);
+        warmPasses++;
+        const median = summarize(pass).median;
+        if (median >= previous * (1 - SETTLED_SHARE)) break;
+        previous = median;
+      }
       // Which rows the provider ranks first, to compare with the exact FTS5 ranking below.
       const providerTop: string[][] = [];
       for (const q of queries.slice(0, AGREEMENT_QUERIES)) providerTop.push((await settle(provider.search(q, { limit: 5 }))).map((h) => String(h.id)));
@@ -191,11 +215,13 @@ export async function runPrefetchSuite(ctx: SuiteContext): Promise<SuiteResult> 
       }
       db.close();
 
-      measured.push({ size, prefetch, raw, naive, matchesMedian: matches.median, top5Agreement: agreement, buildMs: built.value.reused ? null : built.ms, reused: built.value.reused, ftsTable: fts, emptyResults });
+      measured.push({ size, prefetch, cold, warmPasses, raw, naive, matchesMedian: matches.median, top5Agreement: agreement, buildMs: built.value.reused ? null : built.ms, reused: built.value.reused, ftsTable: fts, emptyResults });
       const label = size.toLocaleString("en-US");
       rows.push([`${label}`, `raw FTS5 MATCH … ORDER BY rank LIMIT 5${buildFtsQuery ? ", provider's MATCH expression" : ""} (baseline)`, ...latencyCells(raw, "ms"), "1×", "100 %"]);
       if (naive) rows.push([`${label}`, "raw FTS5, every query word OR-ed (reference)", ...latencyCells(naive, "ms"), ratio(naive.p99, raw.p99), ""]);
+      rows.push([`${label}`, "manager.prefetchAll (sqlite), first call of each query after opening", ...latencyCells(cold, "ms"), ratio(cold.p99, raw.p99), ""]);
       rows.push([`${label}`, "manager.prefetchAll (sqlite)", ...latencyCells(prefetch, "ms"), ratio(prefetch.p99, raw.p99), agreement === null ? "n/a" : `${fmt(100 * agreement)} %`]);
+      rec.note(`${label} items: prefetchAll timed after ${warmPasses} untimed passes over the ${QUERY_COUNT} queries (until a pass's median improved on the previous one's by less than ${fmt(100 * SETTLED_SHARE)} %)`);
       if (agreement !== null) rec.note(`${label} items: ${fmt(100 * agreement)} % of the provider's top 5 belongs to an exact FTS5 top 5 (ORDER BY rank; rows tied with the 5th best score count) (search(), ${AGREEMENT_QUERIES} queries; the provider also weighs recency)`);
       if (strictAgreement !== null) rec.note(`${label} items: counting only the ids FTS5 itself lists first (ties broken by row order), ${fmt(100 * strictAgreement)} %`);
       rec.note(`${label} items: a query matches ${fmt(matches.median)} rows at the median (${fmt((100 * matches.median) / size)} % of the corpus; min–max ${fmt(matches.min)}–${fmt(matches.max)})`);
