@@ -97,6 +97,9 @@ export class PostingCache {
    * use. Anything else written, or a write that throws, drops them at the next `sync`.
    */
   writing<T>(write: () => T, appendedOnly: (result: T) => boolean): T {
+    // Nothing kept or asked for (a store below the helper's size never has lists): nothing to keep
+    // valid, and the next `sync` drops nothing.
+    if (this.entries.size === 0 && this.pending.size === 0) return write();
     this.sync();
     const result = write();
     if (appendedOnly(result)) {
