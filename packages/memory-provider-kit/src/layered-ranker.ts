@@ -429,6 +429,8 @@ export class LayeredRanker {
     };
     const pairMatch = (i: number, other: RankTerm) => `${quoteTerm(layered[i]!.term)} AND ${quoteTerm(other.term)}`;
     const helper = rows >= this.helperMinRows ? this.poolHelper() : null;
+    // A stopped helper reads no more lists, and those kept would only hold memory.
+    if (this.helper?.stopped != null) this.postings?.clear();
     if (helper !== null) {
       if (this.postings !== null && !filtered && wherePool === null) {
         helper.receivePostings();

@@ -1,5 +1,5 @@
 import Database from "better-sqlite3";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { seededRandom, until } from "@hermes/test-support";
 import { LayeredRanker } from "./layered-ranker.js";
 import { PoolHelper } from "./pool-helper.js";
@@ -25,6 +25,19 @@ beforeAll(() => {
 });
 
 afterAll(() => store.remove());
+
+afterEach(() => vi.restoreAllMocks());
+
+/**
+ * Move the clock the ranker reads (`performance.now`) past the pause after a drop, during which no
+ * list is asked for. Only between rankings: a ranking waiting for the helper reads it too.
+ */
+const realNow = performance.now.bind(performance);
+let shift = 0;
+function pastRequestPause(): void {
+  shift += 5_001;
+  if (!vi.isMockFunction(performance.now)) vi.spyOn(performance, "now").mockImplementation(() => realNow() + shift);
+}
 
 /** Words in at least POSTING_MIN_DF rows (their lists are kept) and a few below (read through FTS5). */
 function queryWords(random: () => number, count: number): string[][] {
@@ -131,8 +144,17 @@ describe("LayeredRanker with kept word lists", () => {
       expect(afterEdit.map((r) => r.id)).not.toContain(id);
       same();
 
+      // No list is asked for within 5 s of a drop (a store written by another process every few
+      // seconds would have the helper read them all again after each commit).
+      for (let i = 0; i < 3; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        listed.rank(terms(), { limit: 5, candidates: 20 });
+      }
+      expect(listed.helperStatus().kept.words).toBe(0);
+
       // Kept again, then a row appended by another connection: dropped as well (this connection
       // cannot tell what the other one wrote).
+      pastRequestPause();
       await keepLists(listed, [terms()], 3);
       const otherId = Number(other.prepare("INSERT INTO docs (body, who, kind, session) VALUES (?, 'bob', 'fact', 's1')").run(`${a} ${b} ${c} ${c}`).lastInsertRowid);
       other.prepare("INSERT INTO docs_fts (rowid, body, who) VALUES (?, ?, 'bob')").run(otherId, `${a} ${b} ${c} ${c}`);
@@ -142,6 +164,7 @@ describe("LayeredRanker with kept word lists", () => {
       same();
 
       // A write this connection reports as more than appends drops them too.
+      pastRequestPause();
       await keepLists(listed, [terms()], 3);
       listed.writing(() => insertRow(`${a} ${b}`), () => false);
       listed.rank(terms(), { limit: 5, candidates: 20 });
@@ -171,6 +194,22 @@ describe("LayeredRanker with kept word lists", () => {
       expect(small.helperStatus().kept.used).toBeGreaterThan(0);
     } finally {
       small.close();
+    }
+  });
+
+  it("drops its lists when the helper thread stops, and ranks through FTS5 from then on", async () => {
+    const listed = new LayeredRanker(db, WEIGHTS, SCHEMA, { helper: { minRows: 0 } });
+    const plain = new LayeredRanker(db, WEIGHTS, SCHEMA, { helper: false });
+    try {
+      const terms = counted([vocabulary[4]!, vocabulary[6]!, vocabulary[9]!]);
+      await keepLists(listed, [terms], 3);
+      // The thread ends on its own (as a crash would end it).
+      void (listed as unknown as { helper: { worker: { terminate(): Promise<number> } } }).helper.worker.terminate();
+      await until(() => listed.helperStatus().state === "stopped");
+      expect(listed.rank(terms, { limit: 5, candidates: 20 })).toEqual(plain.rank(terms, { limit: 5, candidates: 20 }));
+      expect(listed.helperStatus().kept).toMatchObject({ words: 0, bytes: 0 });
+    } finally {
+      listed.close();
     }
   });
 

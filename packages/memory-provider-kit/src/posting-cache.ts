@@ -12,6 +12,12 @@ export const POSTING_CACHE_BYTES = 64 * 1024 * 1024;
 const MAX_PENDING = 32;
 /** A list longer than this share of the budget is not kept (it would evict most others). */
 const MAX_LIST_SHARE = 1 / 8;
+/**
+ * After a drop, no list is asked for until this long has passed without another (ms): a store
+ * another process writes every few seconds would otherwise have the helper read every list again
+ * after each of its commits, for lists dropped before they are used.
+ */
+const REQUEST_PAUSE_MS = 5_000;
 
 /** One word's list as the reading thread returns it: ids in ascending order, read in one snapshot whose largest row id was `seenTo`. */
 export interface PostingList {
@@ -44,8 +50,9 @@ interface Entry {
  * - `writing(write, appendedOnly)` around a write of this connection that only appended rows keeps
  *   them: rows above a list's `seenTo` are read (newest first, stopping at `seenTo`) when the list
  *   is next used.
- * A list that arrives after a drop it did not see is discarded. Memory is bounded by `maxBytes`,
- * least recently used lists going first.
+ * A list that arrives after a drop it did not see is discarded. After a drop, lists are asked for
+ * again only once no other drop has happened for `REQUEST_PAUSE_MS`. Memory is bounded by
+ * `maxBytes`, least recently used lists going first.
  */
 export class PostingCache {
   private readonly entries = new Map<string, Entry>();
@@ -60,6 +67,8 @@ export class PostingCache {
   private totalChanges = -1;
   /** The largest row id at the last look (-1: look again). */
   private tableMax = -1;
+  /** When `sync` last dropped the lists because something else was written (`performance.now()`; -Infinity: never). */
+  private droppedAt = -Infinity;
   private readonly stmts: { versions: BetterSqlite3.Statement; max: BetterSqlite3.Statement; newest: BetterSqlite3.Statement };
 
   /**
@@ -85,6 +94,7 @@ export class PostingCache {
   sync(): void {
     const [dataVersion, totalChanges] = this.stmts.versions.get() as [number, number];
     if (dataVersion === this.dataVersion && totalChanges === this.totalChanges) return;
+    if (this.dataVersion !== -1) this.droppedAt = performance.now();
     this.clear();
     this.dataVersion = dataVersion;
     this.totalChanges = totalChanges;
@@ -145,8 +155,12 @@ export class PostingCache {
     return entry.ids.subarray(0, entry.length);
   }
 
-  /** Ask `read` for the lists of `words` worth keeping (found in at least `POSTING_MIN_DF` items) that are neither kept nor asked for. */
+  /**
+   * Ask `read` for the lists of `words` worth keeping (found in at least `POSTING_MIN_DF` items) that
+   * are neither kept nor asked for; nothing within `REQUEST_PAUSE_MS` of the last drop by `sync`.
+   */
   request(words: ReadonlyArray<{ term: string; df: number }>, read: PostingReader): void {
+    if (performance.now() - this.droppedAt < REQUEST_PAUSE_MS) return;
     for (const { term, df } of words) {
       if (df < POSTING_MIN_DF || df * 4 > this.maxBytes * MAX_LIST_SHARE) continue;
       if (this.entries.has(term) || this.pending.has(term) || this.pending.size >= MAX_PENDING) continue;
