@@ -1,13 +1,13 @@
 import type BetterSqlite3 from "better-sqlite3";
 import type { SqliteDb as Db } from "./sqlite-store.js";
 
-/**
- * Words found in fewer items are never kept: reading their pools through FTS5 costs well under a
- * millisecond, so a kept list would only take memory.
- */
-export const POSTING_MIN_DF = 1_000;
 /** Default memory for kept lists (4 bytes per id: 16 million ids, the lists of a few hundred common words of a million-item store). */
 export const POSTING_CACHE_BYTES = 64 * 1024 * 1024;
+/**
+ * Bytes counted per kept list besides its ids (the entry and its key), so that many short lists
+ * (rare words: a few ids each) count against the budget too.
+ */
+const ENTRY_BYTES = 96;
 /** Lists asked for and not yet answered, at most (a ranking asks for at most eight). */
 const MAX_PENDING = 32;
 /** A list longer than this share of the budget is not kept (it would evict most others). */
@@ -37,7 +37,7 @@ interface Entry {
 }
 
 /**
- * The complete, ascending id lists of common words (the rows holding them in the pooled columns),
+ * The complete, ascending id lists of query words (the rows holding them in the pooled columns),
  * kept in memory so that a pair pool (`t_i AND t_j`, the first ids in id order) is an intersection
  * of two arrays instead of an FTS5 query: at a million items a pair of words each in a few percent
  * of the rows costs 1–2.5 ms through FTS5 and about 0.1–0.3 ms here, with the same ids.
@@ -137,7 +137,7 @@ export class PostingCache {
         if (id <= this.tableMax) added.push(id);
       }
       if (added.some((id) => !Number.isInteger(id) || id > 0x7fffffff)) {
-        this.bytes -= entry.ids.byteLength;
+        this.bytes -= entry.ids.byteLength + ENTRY_BYTES;
         return undefined;
       }
       if (entry.length + added.length > entry.ids.length) {
@@ -156,13 +156,14 @@ export class PostingCache {
   }
 
   /**
-   * Ask `read` for the lists of `words` worth keeping (found in at least `POSTING_MIN_DF` items) that
-   * are neither kept nor asked for; nothing within `REQUEST_PAUSE_MS` of the last drop by `sync`.
+   * Ask `read` for the lists of `words` that are neither kept nor asked for (every word: a rare
+   * word's list costs little, and a pair of a rare and a common word costs about a millisecond
+   * through FTS5 at a million items); nothing within `REQUEST_PAUSE_MS` of the last drop by `sync`.
    */
   request(words: ReadonlyArray<{ term: string; df: number }>, read: PostingReader): void {
     if (performance.now() - this.droppedAt < REQUEST_PAUSE_MS) return;
     for (const { term, df } of words) {
-      if (df < POSTING_MIN_DF || df * 4 > this.maxBytes * MAX_LIST_SHARE) continue;
+      if (!(df > 0) || df * 4 + ENTRY_BYTES > this.maxBytes * MAX_LIST_SHARE) continue;
       if (this.entries.has(term) || this.pending.has(term) || this.pending.size >= MAX_PENDING) continue;
       const epoch = this.epoch;
       this.pending.set(term, epoch);
@@ -170,7 +171,7 @@ export class PostingCache {
         if (this.pending.get(term) === epoch) this.pending.delete(term);
         if (list === null || epoch !== this.epoch || this.entries.has(term)) return;
         this.entries.set(term, { ids: list.ids, length: list.ids.length, seenTo: list.seenTo });
-        this.bytes += list.ids.byteLength;
+        this.bytes += list.ids.byteLength + ENTRY_BYTES;
         this.evict();
       });
       if (!asked) {
@@ -198,7 +199,7 @@ export class PostingCache {
     for (const [word, entry] of this.entries) {
       if (this.bytes <= this.maxBytes) return;
       this.entries.delete(word);
-      this.bytes -= entry.ids.byteLength;
+      this.bytes -= entry.ids.byteLength + ENTRY_BYTES;
     }
   }
 }
