@@ -51,11 +51,11 @@ function queryWords(random: () => number, count: number): string[][] {
 }
 
 /** Rank `queries` with `ranker` until it keeps at least `words` lists (they arrive from the helper thread). */
-async function keepLists(ranker: LayeredRanker, queries: ReadonlyArray<ReturnType<typeof counted>>, words: number): Promise<void> {
+async function keepLists(ranker: LayeredRanker, queries: ReadonlyArray<ReturnType<typeof counted>>, words: number, timeoutMs = 20_000): Promise<void> {
   await until(() => {
     for (const terms of queries) ranker.rank(terms, { limit: 5, candidates: 20 });
     return ranker.helperStatus().kept.words >= words;
-  }, 20_000);
+  }, timeoutMs);
 }
 
 describe("intersectFirst", () => {
@@ -168,6 +168,13 @@ describe("LayeredRanker with kept word lists", () => {
       listed.writing(() => insertRow(`${a} ${b}`), () => false);
       listed.rank(terms(), { limit: 5, candidates: 20 });
       expect(listed.helperStatus().kept.words).toBe(0);
+      same();
+
+      // A write while nothing is kept or asked for drops nothing, so it starts no pause: an agent
+      // writing a turn between every two searches still gets its lists (well within 5 s).
+      pastRequestPause();
+      listed.writing(() => insertRow(`${a} ${c}`), () => true);
+      await keepLists(listed, [terms()], 3, 3_000);
       same();
     } finally {
       other.close();

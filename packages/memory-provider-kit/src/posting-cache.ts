@@ -67,7 +67,7 @@ export class PostingCache {
   private totalChanges = -1;
   /** The largest row id at the last look (-1: look again). */
   private tableMax = -1;
-  /** When `sync` last dropped the lists because something else was written (`performance.now()`; -Infinity: never). */
+  /** When `sync` last dropped lists (kept or asked for) because something else was written (`performance.now()`; -Infinity: never). */
   private droppedAt = -Infinity;
   private readonly stmts: { versions: BetterSqlite3.Statement; max: BetterSqlite3.Statement; newest: BetterSqlite3.Statement };
 
@@ -94,7 +94,9 @@ export class PostingCache {
   sync(): void {
     const [dataVersion, totalChanges] = this.stmts.versions.get() as [number, number];
     if (dataVersion === this.dataVersion && totalChanges === this.totalChanges) return;
-    if (this.dataVersion !== -1) this.droppedAt = performance.now();
+    // Only dropping lists kept or asked for starts the pause: a write while none are (before the
+    // first request, or between a drop and the end of its pause) must not keep them from being asked for.
+    if (this.dataVersion !== -1 && (this.entries.size > 0 || this.pending.size > 0)) this.droppedAt = performance.now();
     this.clear();
     this.dataVersion = dataVersion;
     this.totalChanges = totalChanges;
