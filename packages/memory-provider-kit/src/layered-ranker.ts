@@ -134,9 +134,9 @@ export interface LayeredRankerOptions {
    */
   helper?: false | { minRows?: number; waitMs?: number };
   /**
-   * Memory for the complete id lists of common words that the helper reads and the ranking then
-   * intersects in memory instead of reading pair pools through FTS5 (bytes; default
-   * `POSTING_CACHE_BYTES`, 64 MiB; 0: none). Used only while a helper runs.
+   * Memory for the complete id lists of query words that the helper reads and the ranking then
+   * intersects in memory instead of reading pair pools through FTS5 (bytes; default 64 MiB; 0:
+   * none). Used only while a helper runs.
    */
   postingBytes?: number;
   /** Hears why the helper stopped when it stops on its own (it could not open the file, crashed or hung). */
@@ -244,8 +244,12 @@ export class LayeredRanker {
   private readonly onHelperStopped: ((reason: string) => void) | undefined;
   /** The file the helper opens (absolute), or `null` for a store without one. */
   private readonly file: string | null;
-  /** Common words' id lists, read by the helper (`null`: none kept, by option or for want of a helper). */
-  private readonly postings: PostingCache | null;
+  /**
+   * Query words' id lists, read by the helper: made by the first unfiltered ranking with a running
+   * helper (`undefined` until then); `null` when none are kept (by option, or a store without a file).
+   */
+  private postings: PostingCache | null | undefined;
+  private readonly postingBytes: number;
 
   /** `schema` names the tables and columns read (default: the SQLite provider's, `ITEMS_RANKER_SCHEMA`). */
   constructor(
@@ -287,18 +291,8 @@ export class LayeredRanker {
          FROM json_each(?) c JOIN ${table} i ON i.${id} = c.value LEFT JOIN ${fts}_docsize d ON d.id = i.${id}`,
       ),
     };
-    const postingBytes = options.postingBytes ?? POSTING_CACHE_BYTES;
-    this.postings =
-      this.file === null || options.helper === false || !(postingBytes > 0)
-        ? null
-        : new PostingCache(
-            db,
-            `SELECT f.rowid FROM ${fts} f WHERE ${fts} MATCH ?`,
-            `SELECT f.rowid FROM ${fts} f WHERE ${fts} MATCH ? ORDER BY f.rowid DESC`,
-            `SELECT COALESCE(MAX(${id}), 0) FROM ${table}`,
-            (word) => this.ownMatch(quoteTerm(word)),
-            postingBytes,
-          );
+    this.postingBytes = options.postingBytes ?? POSTING_CACHE_BYTES;
+    if (this.file === null || options.helper === false || !(this.postingBytes > 0)) this.postings = null;
   }
 
   /**
@@ -429,17 +423,16 @@ export class LayeredRanker {
     };
     const pairMatch = (i: number, other: RankTerm) => `${quoteTerm(layered[i]!.term)} AND ${quoteTerm(other.term)}`;
     const helper = rows >= this.helperMinRows ? this.poolHelper() : null;
-    // A stopped helper reads no more lists, and those kept would only hold memory.
-    if (this.helper?.stopped != null) this.postings?.clear();
     if (helper !== null) {
-      if (this.postings !== null && !filtered && wherePool === null) {
+      const postings = !filtered && wherePool === null ? this.postingCache() : null;
+      if (postings !== null) {
         helper.receivePostings();
-        this.postings.sync();
+        postings.sync();
         for (const t of layered) {
-          const list = this.postings.list(t.term);
+          const list = postings.list(t.term);
           if (list !== undefined) lists.set(t.term, list);
         }
-        this.postings.request(layered, (read, done) => helper.readPostings(read, done));
+        postings.request(layered, (read, done) => helper.readPostings(read, done));
       }
       for (let i = 0; i < Math.min(layered.length - 1, MAX_LAYERS); i++) {
         for (const other of layered.slice(i + 1)) {
@@ -492,12 +485,28 @@ export class LayeredRanker {
   /**
    * Run `write`, a write of this connection that has committed when it returns, and tell the
    * ranker what it did: `appendedOnly(result)` true when it only inserted rows, each with an id
-   * above every row before it. The common words' kept id lists then stay (the new rows are read
+   * above every row before it. The query words' kept id lists then stay (the new rows are read
    * when a list is next used); after any other write they are read again. A store that never calls
    * this stays correct: every write it makes then drops the lists.
    */
   writing<T>(write: () => T, appendedOnly: (result: T) => boolean): T {
-    return this.postings === null ? write() : this.postings.writing(write, appendedOnly);
+    return this.postings == null ? write() : this.postings.writing(write, appendedOnly);
+  }
+
+  /** The word-list cache, made on first use; `null` when none is kept. */
+  private postingCache(): PostingCache | null {
+    if (this.postings === undefined) {
+      const { fts, table, id } = this.schema;
+      this.postings = new PostingCache(
+        this.db,
+        `SELECT f.rowid FROM ${fts} f WHERE ${fts} MATCH ?`,
+        `SELECT f.rowid FROM ${fts} f WHERE ${fts} MATCH ? ORDER BY f.rowid DESC`,
+        `SELECT COALESCE(MAX(${id}), 0) FROM ${table}`,
+        (word) => this.ownMatch(quoteTerm(word)),
+        this.postingBytes,
+      );
+    }
+    return this.postings;
   }
 
   /**
@@ -512,7 +521,11 @@ export class LayeredRanker {
         file: this.file,
         maxRows: LAYER_POOL_ROWS,
         ...(this.helperWaitMs !== undefined ? { waitMs: this.helperWaitMs } : {}),
-        ...(this.onHelperStopped !== undefined ? { onStopped: this.onHelperStopped } : {}),
+        // A stopped helper reads no more lists, and those kept would only hold memory.
+        onStopped: (reason) => {
+          this.postings?.clear();
+          this.onHelperStopped?.(reason);
+        },
       });
     }
     return this.helper?.usable ? this.helper : null;
@@ -521,7 +534,7 @@ export class LayeredRanker {
   /**
    * The pool helper's state: `off` (none: the store is small or has no file, no thread could
    * start, or the ranker was closed before one started), `starting`, `running`, or `stopped` with the reason; `answered`
-   * counts the pools the ranker took from it; `kept` the common words whose id lists are in memory,
+   * counts the pools the ranker took from it; `kept` the words whose id lists are in memory,
    * the bytes they take, and how many times a ranking used one.
    */
   helperStatus(): { state: "off" | "starting" | "running" | "stopped"; answered: number; reason?: string; kept: { words: number; bytes: number; used: number } } {
