@@ -588,11 +588,6 @@ function sidecarOpenOptions(options: { readOnly?: boolean }): OpenSqliteStoreOpt
   };
 }
 
-/**
- * The SQLite sidecar: the source of truth for text, metadata and (for the local store) vectors,
- * with an FTS5 index for BM25. Every write bumps a generation counter so the ANN index file can
- * tell whether it is stale. One instance per database file; synchronous (better-sqlite3).
- */
 /** Options of `Sidecar.open` / `openAsync`. */
 export interface SidecarOpenOptions {
   /** Open an existing file without writing anything. */
@@ -601,6 +596,11 @@ export interface SidecarOpenOptions {
   ranker?: LayeredRankerOptions;
 }
 
+/**
+ * The SQLite sidecar: the source of truth for text, metadata and (for the local store) vectors,
+ * with an FTS5 index for BM25. Every write bumps a generation counter so the ANN index file can
+ * tell whether it is stale. One instance per database file; synchronous (better-sqlite3).
+ */
 export class Sidecar {
   readonly file: string;
   readonly db: SqliteDatabase;
