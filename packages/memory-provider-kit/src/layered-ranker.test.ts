@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bestByEstimate, readVarints, sumHexVarints } from "./layered-ranker.js";
+import { bestByEstimate, nthSmallest, readVarints, sumHexVarints } from "./layered-ranker.js";
 
 describe("layered ranker helpers", () => {
   it("sums a length record given as hex (SQL's hex()) as the record's own varints sum", () => {
@@ -51,4 +51,19 @@ describe("layered ranker helpers", () => {
     }
   });
 
+  it("selects the value a full ascending sort puts at an index", () => {
+    let seed = 5;
+    const random = () => (seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647;
+    for (let r = 0; r < 300; r++) {
+      const n = 1 + Math.floor(random() * 500);
+      // Some rounds with many equal values, some sorted or reversed (a quickselect's bad cases).
+      const distinct = r % 3 === 0 ? 4 : 1e6;
+      const values = Array.from({ length: n }, () => Math.floor(random() * distinct) / 7);
+      if (r % 5 === 1) values.sort((a, b) => a - b);
+      if (r % 5 === 2) values.sort((a, b) => b - a);
+      const sorted = [...values].sort((a, b) => a - b);
+      const index = Math.floor(random() * n);
+      expect(nthSmallest(Float64Array.from(values), index)).toBe(sorted[index]);
+    }
+  });
 });

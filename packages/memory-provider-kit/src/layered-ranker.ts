@@ -5,7 +5,7 @@ import type { SqliteDb as Db } from "./sqlite-store.js";
 import { quoteTerm } from "./fts-query.js";
 import { itemsContextSql } from "./conversation-index.js";
 import { PoolHelper, type PoolBatch, type PoolQuery } from "./pool-helper.js";
-import { PostingCache, POSTING_CACHE_BYTES, intersectFirst } from "./posting-cache.js";
+import { PostingCache, POSTING_CACHE_BYTES, intersectFirst, type KeptIds } from "./posting-cache.js";
 
 /** A query word with the number of items containing it. */
 export interface CountedTerm {
@@ -352,17 +352,17 @@ export class LayeredRanker {
     const offered = new Map<string, ReturnType<typeof poolQuery> & { slot: number }>();
     // Kept id lists of the words (unfiltered rankings only): a pool of words that all have one is
     // taken from them, the same ids FTS5 would return.
-    const lists = new Map<string, Int32Array>();
-    const listed = (words: readonly RankTerm[]): Int32Array[] | null => {
+    const lists = new Map<string, KeptIds>();
+    const listed = (words: readonly RankTerm[]): KeptIds[] | null => {
       const found = words.map((t) => lists.get(t.term));
-      return found.every((l) => l !== undefined) ? (found as Int32Array[]) : null;
+      return found.every((l) => l !== undefined) ? (found as KeptIds[]) : null;
     };
     const collect = (match: string, words: number, of: readonly RankTerm[]) => {
       const kept = listed(of);
       const pair = offered.get(match);
       let found: number[];
       if (kept !== null) {
-        found = kept.length === 1 ? Array.from(kept[0]!.subarray(0, LAYER_POOL_ROWS)) : intersectFirst(kept[0]!, kept[1]!, LAYER_POOL_ROWS);
+        found = kept.length === 1 ? Array.from(kept[0]!.ids.subarray(0, LAYER_POOL_ROWS)) : intersectFirst(kept[0]!, kept[1]!, LAYER_POOL_ROWS);
       } else {
         const { stmt, query } = pair ?? poolQuery(match);
         const readHere = () => stmt.all(...query.args) as number[];
@@ -675,8 +675,7 @@ export function bestByEstimate(ids: readonly number[], estimates: readonly numbe
   const order = Array.from(ids.keys());
   if (ids.length > wanted) {
     // The `wanted`-th best estimate: every row above it is taken, rows equal to it by lowest id.
-    const sorted = Float64Array.from(estimates).sort();
-    const bar = sorted[sorted.length - wanted]!;
+    const bar = nthSmallest(Float64Array.from(estimates), ids.length - wanted);
     const above: number[] = [];
     const at: number[] = [];
     for (let i = 0; i < ids.length; i++) {
@@ -688,6 +687,39 @@ export function bestByEstimate(ids: readonly number[], estimates: readonly numbe
     order.push(...above, ...at.slice(0, wanted - above.length));
   }
   return order.sort((x, y) => estimates[y]! - estimates[x]! || ids[x]! - ids[y]!).map((i) => ids[i]!);
+}
+
+/**
+ * The value at `index` of `values` sorted ascending (`values` is reordered): a quickselect, linear
+ * on average, where a full sort of a pool's thousands of estimates cost several times more.
+ */
+export function nthSmallest(values: Float64Array, index: number): number {
+  let lo = 0;
+  let hi = values.length - 1;
+  while (hi > lo) {
+    // Median of three as the pivot, then Hoare's partition.
+    const mid = (lo + hi) >>> 1;
+    const a = values[lo]!;
+    const b = values[mid]!;
+    const c = values[hi]!;
+    const pivot = a < b ? (b < c ? b : a < c ? c : a) : a < c ? a : b < c ? c : b;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (values[i]! < pivot) i++;
+      while (values[j]! > pivot) j--;
+      if (i <= j) {
+        const t = values[i]!;
+        values[i++] = values[j]!;
+        values[j--] = t;
+      }
+    }
+    // Now values[lo..j] <= pivot <= values[i..hi], and values strictly between j and i equal pivot.
+    if (index <= j) hi = j;
+    else if (index >= i) lo = i;
+    else return values[index]!;
+  }
+  return values[lo]!;
 }
 
 /**

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { seededRandom, until } from "@hermes/test-support";
 import { LayeredRanker } from "./layered-ranker.js";
 import { PoolHelper } from "./pool-helper.js";
-import { intersectFirst } from "./posting-cache.js";
+import { bitmapOf, intersectFirst } from "./posting-cache.js";
 import { createDocsStore, DOCS_SCHEMA, DOCS_WEIGHTS, type DocsStore } from "./test-support/docs-store.js";
 
 // A store whose words are kept as id lists: 20,000 rows of 8–16 words from a skewed vocabulary, so
@@ -59,20 +59,49 @@ async function keepLists(ranker: LayeredRanker, queries: ReadonlyArray<ReturnTyp
 }
 
 describe("intersectFirst", () => {
-  it("returns the first ids common to two ascending lists, as a merge of the two would", () => {
+  it("returns the first ids common to two ascending lists, as a merge of the two would, with and without bitmaps", () => {
     const random = seededRandom(5);
+    let withBits = 0;
     for (let round = 0; round < 300; round++) {
-      const list = (n: number, spread: number) => Int32Array.from(new Set(Array.from({ length: n }, () => Math.floor(random() * spread)))).sort();
+      // Ids from `low` (negative in some rounds: no bitmap is made then) to `low + spread`.
+      const low = round % 7 === 0 ? -50 : 0;
+      const list = (n: number, spread: number) => Int32Array.from(new Set(Array.from({ length: n }, () => low + Math.floor(random() * spread)))).sort();
       const a = list(Math.floor(random() * 400), 1 + Math.floor(random() * 3000));
-      // Sometimes a hundred times longer, so the galloping search takes long steps.
-      const b = list(Math.floor(random() * (round % 3 === 0 ? 40_000 : 400)), 1 + Math.floor(random() * 60_000));
+      // Sometimes a hundred times longer, so the galloping search takes long steps; some sparse
+      // enough to have no bitmap.
+      const b = list(Math.floor(random() * (round % 3 === 0 ? 40_000 : 400)), 1 + Math.floor(random() * (round % 2 === 0 ? 60_000 : 600_000)));
       const max = 1 + Math.floor(random() * 200);
       const inB = new Set(b);
       const expected = [...a].filter((id) => inB.has(id)).slice(0, max);
-      expect(intersectFirst(a, b, max)).toEqual(expected);
-      expect(intersectFirst(b, a, max)).toEqual(expected);
+      for (const [ka, kb] of [
+        [{ ids: a, bits: null }, { ids: b, bits: null }],
+        [
+          { ids: a, bits: bitmapOf(a, a.length, Infinity) },
+          { ids: b, bits: bitmapOf(b, b.length, Infinity) },
+        ],
+      ] as const) {
+        if (kb.bits !== null) withBits++;
+        expect(intersectFirst(ka, kb, max)).toEqual(expected);
+        expect(intersectFirst(kb, ka, max)).toEqual(expected);
+      }
     }
-    expect(intersectFirst(new Int32Array(0), Int32Array.of(1, 2), 5)).toEqual([]);
+    // The bitmap path ran, including for lists whose ids pass the other's bitmap.
+    expect(withBits).toBeGreaterThan(50);
+    expect(intersectFirst({ ids: new Int32Array(0), bits: null }, { ids: Int32Array.of(1, 2), bits: null }, 5)).toEqual([]);
+    const dense = Int32Array.from({ length: 100 }, (_, i) => i * 2);
+    expect(intersectFirst({ ids: Int32Array.of(-3, 4, 7, 198, 200, 5000), bits: null }, { ids: dense, bits: bitmapOf(dense, dense.length, Infinity) }, 10)).toEqual([4, 198]);
+  });
+
+  it("makes a bitmap only for a dense list of non-negative ids within the size given", () => {
+    const dense = Int32Array.from({ length: 1000 }, (_, i) => i * 10);
+    const bits = bitmapOf(dense, dense.length, Infinity)!;
+    expect(bits).not.toBeNull();
+    for (let id = 0; id < bits.length * 32; id++) expect(((bits[id >>> 5]! >>> (id & 31)) & 1) === 1).toBe(id % 10 === 0 && id < 10_000);
+    // One id per 100: too sparse.
+    expect(bitmapOf(Int32Array.from({ length: 1000 }, (_, i) => i * 100), 1000, Infinity)).toBeNull();
+    expect(bitmapOf(Int32Array.of(-1, 2, 3), 3, Infinity)).toBeNull();
+    expect(bitmapOf(new Int32Array(0), 0, Infinity)).toBeNull();
+    expect(bitmapOf(dense, dense.length, dense.byteLength + 100)).toBeNull();
   });
 });
 

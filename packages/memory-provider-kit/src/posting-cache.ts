@@ -28,10 +28,28 @@ export interface PostingList {
 /** Reads a word's complete list off the calling thread (the pool helper); `false` when it cannot take the request. */
 export type PostingReader = (read: { sql: string; args: readonly unknown[]; maxSql: string }, done: (list: PostingList | null) => void) => boolean;
 
+/**
+ * A list with at least one id per this many of the ids up to its last also keeps a bitmap of its
+ * ids (one bit per id from 0 to the last, so at most about twice the list's own bytes): finding
+ * an id of another list in it is then one bit test instead of a search. At a million items, pairs of
+ * words in 10,000–35,000 rows each intersected about three times faster with the longer list's
+ * bitmap than by galloping search.
+ */
+const BITMAP_SPREAD = 64;
+
+/** A kept list as a ranking uses it: ids in ascending order, and their bitmap when the list is dense enough (see `BITMAP_SPREAD`). */
+export interface KeptIds {
+  ids: Int32Array;
+  /** Bit `id & 31` of word `id >>> 5` is set when `id` is in `ids`; ids past the last word are not. */
+  bits: Uint32Array | null;
+}
+
 interface Entry {
   /** Ids in ascending order; only the first `length` are valid (room is kept for rows appended later). */
   ids: Int32Array;
   length: number;
+  /** The ids as a bitmap (see `KeptIds.bits`), for a dense list of non-negative ids; else `null`. */
+  bits: Uint32Array | null;
   /** Every row up to this id is reflected; rows above it were appended since and are read on next use. */
   seenTo: number;
 }
@@ -124,8 +142,8 @@ export class PostingCache {
     return result;
   }
 
-  /** `word`'s ids in ascending order, brought up to date with rows appended since it was read; `undefined` when not kept. Call after `sync()`. */
-  list(word: string): Int32Array | undefined {
+  /** `word`'s ids in ascending order (with their bitmap when dense), brought up to date with rows appended since it was read; `undefined` when not kept. Call after `sync()`. */
+  list(word: string): KeptIds | undefined {
     const entry = this.entries.get(word);
     if (entry === undefined) return undefined;
     this.entries.delete(word);
@@ -139,22 +157,32 @@ export class PostingCache {
         if (id <= this.tableMax) added.push(id);
       }
       if (added.some((id) => !Number.isInteger(id) || id > 0x7fffffff)) {
-        this.bytes -= entry.ids.byteLength + ENTRY_BYTES;
+        this.bytes -= entryBytes(entry);
         return undefined;
       }
+      const before = entryBytes(entry);
       if (entry.length + added.length > entry.ids.length) {
         const grown = new Int32Array(Math.ceil((entry.length + added.length) * 1.25) + 16);
         grown.set(entry.ids.subarray(0, entry.length));
-        this.bytes += grown.byteLength - entry.ids.byteLength;
         entry.ids = grown;
       }
       for (let i = added.length - 1; i >= 0; i--) entry.ids[entry.length++] = added[i]!;
       entry.seenTo = this.tableMax;
+      // `added` is newest first: its first id is the largest.
+      const bits = entry.bits;
+      if (added.length === 0) {
+        // Nothing appended holds the word.
+      } else if (bits !== null && added[0]! >>> 5 < bits.length) {
+        for (const id of added) bits[id >>> 5]! |= 1 << (id & 31);
+      } else {
+        entry.bits = bitmapOf(entry.ids, entry.length, this.maxBytes * MAX_LIST_SHARE);
+      }
+      this.bytes += entryBytes(entry) - before;
     }
     this.entries.set(word, entry);
     this.evict();
     this.used++;
-    return entry.ids.subarray(0, entry.length);
+    return { ids: entry.ids.subarray(0, entry.length), bits: entry.bits };
   }
 
   /**
@@ -172,8 +200,9 @@ export class PostingCache {
       const asked = read({ sql: this.listSql, args: [this.matchOf(term)], maxSql: this.maxSql }, (list) => {
         if (this.pending.get(term) === epoch) this.pending.delete(term);
         if (list === null || epoch !== this.epoch || this.entries.has(term)) return;
-        this.entries.set(term, { ids: list.ids, length: list.ids.length, seenTo: list.seenTo });
-        this.bytes += list.ids.byteLength + ENTRY_BYTES;
+        const entry: Entry = { ids: list.ids, length: list.ids.length, bits: bitmapOf(list.ids, list.ids.length, this.maxBytes * MAX_LIST_SHARE), seenTo: list.seenTo };
+        this.entries.set(term, entry);
+        this.bytes += entryBytes(entry);
         this.evict();
       });
       if (!asked) {
@@ -201,44 +230,83 @@ export class PostingCache {
     for (const [word, entry] of this.entries) {
       if (this.bytes <= this.maxBytes) return;
       this.entries.delete(word);
-      this.bytes -= entry.ids.byteLength + ENTRY_BYTES;
+      this.bytes -= entryBytes(entry);
     }
   }
 }
 
 /**
- * The first `max` ids present in both ascending lists, in ascending order: what FTS5 returns for
+ * The bitmap of the first `length` of `ids` (ascending), with room for ids appended later, when
+ * the list is dense (see `BITMAP_SPREAD`), its ids are not negative, and the list and bitmap
+ * together take at most `maxBytes`; else `null`.
+ */
+export function bitmapOf(ids: Int32Array, length: number, maxBytes: number): Uint32Array | null {
+  if (length === 0 || ids[0]! < 0) return null;
+  const last = ids[length - 1]!;
+  if (length * BITMAP_SPREAD < last) return null;
+  // An eighth more words than the last id needs: appended ids rebuild it once per eighth of growth.
+  const words = Math.ceil(((last >>> 5) + 1) * 1.125) + 16;
+  if (ids.byteLength + words * 4 + ENTRY_BYTES > maxBytes) return null;
+  const bits = new Uint32Array(words);
+  for (let i = 0; i < length; i++) {
+    const id = ids[i]!;
+    bits[id >>> 5]! |= 1 << (id & 31);
+  }
+  return bits;
+}
+
+/** Memory an entry is counted for. */
+function entryBytes(entry: Entry): number {
+  return entry.ids.byteLength + (entry.bits?.byteLength ?? 0) + ENTRY_BYTES;
+}
+
+/**
+ * The first `max` ids present in both lists, in ascending order: what FTS5 returns for
  * `a AND b … LIMIT max`.
  */
-export function intersectFirst(a: Int32Array, b: Int32Array, max: number): number[] {
-  const [short, long] = a.length <= b.length ? [a, b] : [b, a];
+export function intersectFirst(a: KeptIds, b: KeptIds, max: number): number[] {
+  const [short, long] = a.ids.length <= b.ids.length ? [a.ids, b] : [b.ids, a];
   const out: number[] = [];
+  const bits = long.bits;
+  if (bits !== null) {
+    // Each id of the shorter list is looked up in the longer one's bitmap, in ascending order.
+    for (let i = 0; i < short.length; i++) {
+      const x = short[i]!;
+      const word = x >>> 5;
+      if (x >= 0 && word < bits.length && (bits[word]! & (1 << (x & 31))) !== 0) {
+        out.push(x);
+        if (out.length >= max) break;
+      }
+    }
+    return out;
+  }
+  const other = long.ids;
   let j = 0;
   // Each id of the shorter list is found in the rest of the longer one by a galloping search (steps
   // of 1, 2, 4, … then a binary search): a few steps per id for lists of similar length, a
   // logarithmic number when one is a hundred times longer than the other.
   for (let i = 0; i < short.length && out.length < max; i++) {
     const x = short[i]!;
-    if (j >= long.length) break;
-    if (long[j]! < x) {
+    if (j >= other.length) break;
+    if (other[j]! < x) {
       let step = 1;
       let lo = j;
-      while (lo + step < long.length && long[lo + step]! < x) {
+      while (lo + step < other.length && other[lo + step]! < x) {
         lo += step;
         step *= 2;
       }
-      // long[lo] < x, and x <= long[hi] unless hi is past the end.
-      let hi = Math.min(lo + step, long.length);
+      // other[lo] < x, and x <= other[hi] unless hi is past the end.
+      let hi = Math.min(lo + step, other.length);
       lo++;
       while (lo < hi) {
         const mid = (lo + hi) >>> 1;
-        if (long[mid]! < x) lo = mid + 1;
+        if (other[mid]! < x) lo = mid + 1;
         else hi = mid;
       }
       j = lo;
-      if (j >= long.length) break;
+      if (j >= other.length) break;
     }
-    if (long[j] === x) {
+    if (other[j] === x) {
       out.push(x);
       j++;
     }
