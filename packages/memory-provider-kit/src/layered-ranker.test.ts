@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bestByEstimate, nthSmallest, readVarints, sumHexVarints } from "./layered-ranker.js";
+import { bestByEstimate, countAsciiWord, nthSmallest, readVarints, sumHexVarints, termPattern } from "./layered-ranker.js";
 
 describe("layered ranker helpers", () => {
   it("sums a length record given as hex (SQL's hex()) as the record's own varints sum", () => {
@@ -66,4 +66,31 @@ describe("layered ranker helpers", () => {
       expect(nthSmallest(Float64Array.from(values), index)).toBe(sorted[index]);
     }
   });
+
+  it("counts a word in plain ASCII text as its pattern does", () => {
+    let seed = 3;
+    const random = () => (seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647;
+    const pick = <T,>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+    // Words and glue chosen so that bases, suffixes, longer words and neighbouring letters or digits collide often.
+    const words = ["run", "runs", "running", "runnings", "rerun", "runly", "runed", "runes", "runx", "runs2", "2run", "ran", "r", "ru", "class", "classes", "go", "going", "goings", "ago", "bus", "buses", "busing"];
+    const glue = [" ", "  ", ", ", ".", "-", "_", "'", "!", "\n", "", "9", "a"];
+    for (let r = 0; r < 400; r++) {
+      const text = Array.from({ length: 1 + Math.floor(random() * 12) }, () => pick(words) + pick(glue)).join("");
+      const term = pick(["run", "runs", "running", "class", "classes", "go", "goings", "bus", "buses", "ran", "r"]);
+      const pattern = termPattern(term);
+      const expected = [...text.matchAll(pattern)].length;
+      const base = baseOf(term);
+      expect(countAsciiWord(text.toLowerCase(), base)).toBe(expected);
+      expect(countAsciiWord(text.toUpperCase().toLowerCase(), base)).toBe([...text.toUpperCase().matchAll(pattern)].length);
+    }
+  });
 });
+
+/** `termPattern`'s base of a plain ASCII word: lower-cased, without one suffix when the rest stays over two letters ("ss" keeps its s). */
+function baseOf(term: string): string {
+  const lower = term.toLowerCase();
+  for (const suffix of ["ings", "ing", "ed", "es", "s", "ly"]) {
+    if (lower.length > suffix.length + 2 && lower.endsWith(suffix) && !(suffix === "s" && lower.endsWith("ss"))) return lower.slice(0, -suffix.length);
+  }
+  return lower;
+}

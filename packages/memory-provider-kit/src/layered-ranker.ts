@@ -162,8 +162,10 @@ interface RankTerm {
   pattern: RegExp;
   /** The word's base alone (no word boundaries): a cheap test before `pattern`. */
   probe: RegExp;
-  /** The base itself when it is plain ASCII: then a substring test of the lower-cased text does `probe`'s job. */
+  /** The base itself when it is plain ASCII: then plain-ASCII text is searched without `probe` or `pattern` (see `countAsciiWord`). */
   asciiBase: string | null;
+  /** The base is empty (a word of combining marks only): it is found nowhere. */
+  empty: boolean;
 }
 
 /** A column's text as words are counted in it (see `countText`). */
@@ -307,8 +309,7 @@ export class LayeredRanker {
       .sort((a, b) => a.df - b.df || (a.term < b.term ? -1 : 1))
       .slice(0, MAX_LAYERED_TERMS)
       .map((t, i) => {
-        const base = plainBase(t.term);
-        return { term: t.term, df: t.df, idf: idf(rows, t.df), bit: 1 << i, pattern: termPattern(t.term), probe: new RegExp(escapeRegExp(base), "iu"), asciiBase: NOT_ASCII.test(base) ? null : base };
+        return { term: t.term, df: t.df, idf: idf(rows, t.df), bit: 1 << i, ...termMatchers(t.term) };
       });
     if (ranked.length === 0) return [];
     // Words in most items add nothing (IDF ≈ 0) but would make a layer match nearly everything.
@@ -804,6 +805,30 @@ export function termPattern(term: string): RegExp {
   return new RegExp(`(?<![\\p{L}\\p{N}\\p{M}])${escapeRegExp(plainBase(term))}(?:${SUFFIXES.join("|")})?(?![\\p{L}\\p{N}\\p{M}])`, "giu");
 }
 
+/** What `countMatches` needs for a word, kept for the words of recent rankings (see `termMatchers`). */
+type TermMatchers = Pick<RankTerm, "pattern" | "probe" | "asciiBase" | "empty">;
+const matchersKept = new Map<string, TermMatchers>();
+/** Words whose matchers are kept (most recently used last). */
+const MATCHERS_KEPT = 4096;
+
+/**
+ * The patterns that count `term` in a text, made once per word and kept (bounded): compiling a
+ * pattern with Unicode property classes costs more than using it, and V8 keeps the compiled code
+ * with the RegExp object, so a pattern rebuilt by every ranking could be compiled again each time.
+ */
+function termMatchers(term: string): TermMatchers {
+  let kept = matchersKept.get(term);
+  if (kept !== undefined) {
+    matchersKept.delete(term);
+  } else {
+    const base = plainBase(term);
+    kept = { pattern: termPattern(term), probe: new RegExp(escapeRegExp(base), "iu"), asciiBase: NOT_ASCII.test(base) ? null : base, empty: base === "" };
+    if (matchersKept.size >= MATCHERS_KEPT) matchersKept.delete(matchersKept.keys().next().value!);
+  }
+  matchersKept.set(term, kept);
+  return kept;
+}
+
 /** `term` lower-cased, folded and without one common suffix. */
 function plainBase(term: string): string {
   let base = foldDiacritics(term.toLowerCase());
@@ -840,14 +865,46 @@ function countText(value: unknown): CountText {
   return { text: folded, lower: NOT_ASCII.test(folded) ? null : folded.toLowerCase() };
 }
 
-function countMatches({ pattern, probe, asciiBase }: Pick<RankTerm, "pattern" | "probe" | "asciiBase">, { text, lower }: CountText): number {
-  if (text.length === 0) return 0;
-  // Most rows lack most words: a plain substring scan rules them out far faster than the pattern.
-  // With the text and the word's base both plain ASCII, the lower-cased text holds the base exactly
-  // when the case-insensitive probe would find it.
-  if (lower !== null && asciiBase !== null ? !lower.includes(asciiBase) : !probe.test(text)) return 0;
+/** How many times `pattern` (see `termPattern`) matches in the text. */
+function countMatches({ pattern, probe, asciiBase, empty }: TermMatchers, { text, lower }: CountText): number {
+  // An empty base would match empty strings, on which a global pattern never advances.
+  if (text.length === 0 || empty) return 0;
+  if (lower !== null && asciiBase !== null) return countAsciiWord(lower, asciiBase);
+  // Most rows lack most words: a plain search for the base rules them out far faster than the pattern.
+  if (!probe.test(text)) return 0;
   pattern.lastIndex = 0;
   let n = 0;
   while (pattern.exec(text) !== null) n++;
   return n;
+}
+
+/**
+ * `termPattern`'s count for a plain-ASCII, lower-cased text and a non-empty plain-ASCII base,
+ * without a regular expression: an occurrence of the base counts when no letter or digit precedes
+ * it and the letters and digits that follow it, if any, are exactly one of the suffixes. Counting
+ * goes on after the counted word, or one character after an occurrence that did not count.
+ */
+export function countAsciiWord(lower: string, base: string): number {
+  let n = 0;
+  for (let at = lower.indexOf(base); at >= 0; ) {
+    const end = at + base.length;
+    if (at > 0 && isAsciiWordChar(lower.charCodeAt(at - 1))) {
+      at = lower.indexOf(base, at + 1);
+      continue;
+    }
+    let after = end;
+    while (after < lower.length && isAsciiWordChar(lower.charCodeAt(after))) after++;
+    if (after === end || (after - end <= 4 && SUFFIXES.includes(lower.slice(end, after)))) {
+      n++;
+      at = lower.indexOf(base, after);
+    } else {
+      at = lower.indexOf(base, at + 1);
+    }
+  }
+  return n;
+}
+
+/** A lower-case ASCII letter or a digit (in lower-cased ASCII text, what `\p{L}`, `\p{N}` and `\p{M}` match). */
+function isAsciiWordChar(code: number): boolean {
+  return (code >= 97 && code <= 122) || (code >= 48 && code <= 57);
 }
