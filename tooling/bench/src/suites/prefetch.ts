@@ -21,11 +21,13 @@ const QUERY_COUNT = 200;
 /** Queries whose provider top 5 is compared with the exact FTS5 top 5. */
 const AGREEMENT_QUERIES = 30;
 /**
- * Untimed passes over the queries before timing, at most. A provider does background work after
- * opening and after new queries (the SQLite provider keeps row lengths and the id lists of common
- * words in memory); passes repeat until one's median latency improves on the previous pass's by
- * less than `SETTLED_SHARE`, so the timing measures a store in use rather than one just opened.
- * The first pass is reported on its own row.
+ * Untimed passes over the queries before timing, at most. A provider keeps state as it is used
+ * (the SQLite provider keeps the lengths of the rows it has pooled, and its helper thread reads
+ * the id lists of query words at a million items); passes repeat until one's median latency
+ * improves on the previous pass's by less than `SETTLED_SHARE`, so the timing measures a store in
+ * use rather than one just opened. The first pass is reported on its own row. The calls run back
+ * to back without yielding to the event loop, so work a provider schedules on timers (the SQLite
+ * provider's reading of every row's length after opening) does not run before or during timing.
  */
 const MAX_WARM_PASSES = 8;
 const SETTLED_SHARE = 0.03;
