@@ -159,13 +159,8 @@ interface RankTerm {
   idf: number;
   /** This word's bit in a set of words (at most `MAX_LAYERED_TERMS` words). */
   bit: number;
-  pattern: RegExp;
-  /** The word's base alone (no word boundaries): a cheap test before `pattern`. */
-  probe: RegExp;
-  /** The base itself when it is plain ASCII: then plain-ASCII text is searched without `probe` or `pattern` (see `countAsciiWord`). */
-  asciiBase: string | null;
-  /** The base is empty (a word of combining marks only): it is found nowhere. */
-  empty: boolean;
+  /** Counts the word in a column's text. */
+  counter: WordCounter;
 }
 
 /** A column's text as words are counted in it (see `countText`). */
@@ -309,7 +304,7 @@ export class LayeredRanker {
       .sort((a, b) => a.df - b.df || (a.term < b.term ? -1 : 1))
       .slice(0, MAX_LAYERED_TERMS)
       .map((t, i) => {
-        return { term: t.term, df: t.df, idf: idf(rows, t.df), bit: 1 << i, ...termMatchers(t.term) };
+        return { term: t.term, df: t.df, idf: idf(rows, t.df), bit: 1 << i, counter: wordCounter(t.term) };
       });
     if (ranked.length === 0) return [];
     // Words in most items add nothing (IDF ≈ 0) but would make a layer match nearly everything.
@@ -645,10 +640,10 @@ export class LayeredRanker {
     const extra = row.x === undefined ? [] : (JSON.parse(row.x) as unknown[]).map((x, i) => (this.extraWeights[i]! > 0 && x ? countText(x) : null));
     let score = 0;
     for (const t of terms) {
-      let freq = this.weights.content * countMatches(t, content) + this.weights.speaker * countMatches(t, speaker);
+      let freq = this.weights.content * t.counter.count(content) + this.weights.speaker * t.counter.count(speaker);
       for (let i = 0; i < extra.length; i++) {
         const x = extra[i];
-        if (x) freq += this.extraWeights[i]! * countMatches(t, x);
+        if (x) freq += this.extraWeights[i]! * t.counter.count(x);
       }
       if (freq === 0 && known & t.bit) freq = this.weights.content;
       if (freq > 0) score += (t.idf * (freq * (K1 + 1))) / (freq + norm);
@@ -805,28 +800,57 @@ export function termPattern(term: string): RegExp {
   return new RegExp(`(?<![\\p{L}\\p{N}\\p{M}])${escapeRegExp(plainBase(term))}(?:${SUFFIXES.join("|")})?(?![\\p{L}\\p{N}\\p{M}])`, "giu");
 }
 
-/** What `countMatches` needs for a word, kept for the words of recent rankings (see `termMatchers`). */
-type TermMatchers = Pick<RankTerm, "pattern" | "probe" | "asciiBase" | "empty">;
-const matchersKept = new Map<string, TermMatchers>();
-/** Words whose matchers are kept (most recently used last). */
-const MATCHERS_KEPT = 4096;
-
 /**
- * The patterns that count `term` in a text, made once per word and kept (bounded): compiling a
- * pattern with Unicode property classes costs more than using it, and V8 keeps the compiled code
- * with the RegExp object, so a pattern rebuilt by every ranking could be compiled again each time.
+ * Counts one word's occurrences in text by `termPattern`'s rule. Plain-ASCII text is searched with
+ * `countAsciiWord` when the word's base is plain ASCII too; other text with the word's patterns,
+ * compiled on first need only: a word's two patterns, with Unicode property classes, take about
+ * 14 kB of heap and cost more to compile than to run, so they are neither compiled for every
+ * ranking nor for words that only ever meet ASCII text.
  */
-function termMatchers(term: string): TermMatchers {
-  let kept = matchersKept.get(term);
-  if (kept !== undefined) {
-    matchersKept.delete(term);
-  } else {
-    const base = plainBase(term);
-    kept = { pattern: termPattern(term), probe: new RegExp(escapeRegExp(base), "iu"), asciiBase: NOT_ASCII.test(base) ? null : base, empty: base === "" };
-    if (matchersKept.size >= MATCHERS_KEPT) matchersKept.delete(matchersKept.keys().next().value!);
+class WordCounter {
+  private readonly base: string;
+  /** The base when it is plain ASCII, else `null`. */
+  private readonly asciiBase: string | null;
+  private pattern: RegExp | undefined;
+  /** The base alone (no word boundaries): a cheap test before `pattern`. */
+  private probe: RegExp | undefined;
+
+  constructor(private readonly term: string) {
+    this.base = plainBase(term);
+    this.asciiBase = NOT_ASCII.test(this.base) ? null : this.base;
   }
-  matchersKept.set(term, kept);
-  return kept;
+
+  count({ text, lower }: CountText): number {
+    // An empty base (a word of combining marks only) would match empty strings, on which a global
+    // pattern never advances: it is found nowhere.
+    if (text.length === 0 || this.base === "") return 0;
+    if (lower !== null && this.asciiBase !== null) return countAsciiWord(lower, this.asciiBase);
+    this.probe ??= new RegExp(escapeRegExp(this.base), "iu");
+    // Most rows lack most words: a plain search for the base rules them out far faster than the pattern.
+    if (!this.probe.test(text)) return 0;
+    this.pattern ??= termPattern(this.term);
+    this.pattern.lastIndex = 0;
+    let n = 0;
+    while (this.pattern.exec(text) !== null) n++;
+    return n;
+  }
+}
+
+/** Counters of the words of recent rankings (most recently used last), so a word's patterns are compiled once while it is in use. */
+const countersKept = new Map<string, WordCounter>();
+/** Words whose counters are kept: a ranking uses at most `MAX_LAYERED_TERMS`, and a word's compiled patterns take about 14 kB. */
+const COUNTERS_KEPT = 256;
+
+function wordCounter(term: string): WordCounter {
+  let counter = countersKept.get(term);
+  if (counter !== undefined) {
+    countersKept.delete(term);
+  } else {
+    counter = new WordCounter(term);
+    if (countersKept.size >= COUNTERS_KEPT) countersKept.delete(countersKept.keys().next().value!);
+  }
+  countersKept.set(term, counter);
+  return counter;
 }
 
 /** `term` lower-cased, folded and without one common suffix. */
@@ -863,19 +887,6 @@ function countText(value: unknown): CountText {
   if (!NOT_ASCII.test(text)) return { text, lower: text.toLowerCase() };
   const folded = /[^\u0020-\u007e\s]/.test(text) ? foldDiacritics(text) : text;
   return { text: folded, lower: NOT_ASCII.test(folded) ? null : folded.toLowerCase() };
-}
-
-/** How many times `pattern` (see `termPattern`) matches in the text. */
-function countMatches({ pattern, probe, asciiBase, empty }: TermMatchers, { text, lower }: CountText): number {
-  // An empty base would match empty strings, on which a global pattern never advances.
-  if (text.length === 0 || empty) return 0;
-  if (lower !== null && asciiBase !== null) return countAsciiWord(lower, asciiBase);
-  // Most rows lack most words: a plain search for the base rules them out far faster than the pattern.
-  if (!probe.test(text)) return 0;
-  pattern.lastIndex = 0;
-  let n = 0;
-  while (pattern.exec(text) !== null) n++;
-  return n;
 }
 
 /**
