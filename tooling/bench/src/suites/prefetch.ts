@@ -52,13 +52,27 @@ async function buildCorpus(Provider: SqliteProviderClass, file: string, size: nu
   await settle(provider.shutdown?.());
 }
 
-/** Hash of a database's schema (every CREATE statement), to tell whether a cached corpus still fits. */
-function schemaHashOfFile(file: string): string {
+/**
+ * Hash of a database's schema (every CREATE statement, and the settings of its FTS5 tables, such as
+ * `automerge`, which shape how the index was written), to tell whether a cached corpus still fits.
+ */
+export function schemaHashOfFile(file: string): string {
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
     const rows = db.prepare<{ sql: string }>("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY type, name").all();
     const version = db.pragma("user_version", { simple: true });
-    return crypto.createHash("sha256").update(`${String(version)}\n${rows.map((r) => r.sql).join("\n")}`).digest("hex").slice(0, 12);
+    const settings = db
+      .prepare<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%USING fts5%' ORDER BY name")
+      .all()
+      .map(({ name }) => {
+        const config = db.prepare<{ k: string; v: unknown }>(`SELECT k, v FROM "${name.replace(/"/g, '""')}_config" ORDER BY k`).all();
+        return `${name}: ${config.map((c) => `${c.k}=${String(c.v)}`).join(", ")}`;
+      });
+    return crypto
+      .createHash("sha256")
+      .update(`${String(version)}\n${rows.map((r) => r.sql).join("\n")}\n${settings.join("\n")}`)
+      .digest("hex")
+      .slice(0, 12);
   } finally {
     db.close();
   }
@@ -109,9 +123,9 @@ export async function runPrefetchSuite(ctx: SuiteContext): Promise<SuiteResult> 
   const buildFtsQuery = kit.ok ? kit.value.buildFtsQuery : undefined;
   const queryGen = new CorpusGenerator(SEED + 1);
   const queries = Array.from({ length: QUERY_COUNT }, () => queryGen.query());
-  // A cached corpus is valid while its schema equals what the current provider creates (the schema
-  // is compared, not the code, so unrelated edits keep the 1M cache). Delete bench-results/.cache
-  // after changing how the provider fills the same schema.
+  // A cached corpus is valid while its schema (and its FTS5 tables' settings) equals what the
+  // current provider creates (the schema is compared, not the code, so unrelated edits keep the 1M
+  // cache). Delete bench-results/.cache after changing how the provider fills the same schema.
   const timing = ctx.quick ? { timeMs: 300, iterations: 100 } : { timeMs: 3_000, iterations: 100 };
   const tmp = makeTempDir("prefetch");
   const rows: Array<Array<string | number>> = [];
