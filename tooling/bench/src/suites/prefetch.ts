@@ -61,13 +61,10 @@ export function schemaHashOfFile(file: string): string {
   try {
     const rows = db.prepare<{ sql: string }>("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY type, name").all();
     const version = db.pragma("user_version", { simple: true });
-    const settings = db
-      .prepare<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%USING fts5%' ORDER BY name")
-      .all()
-      .map(({ name }) => {
-        const config = db.prepare<{ k: string; v: unknown }>(`SELECT k, v FROM "${name.replace(/"/g, '""')}_config" ORDER BY k`).all();
-        return `${name}: ${config.map((c) => `${c.k}=${String(c.v)}`).join(", ")}`;
-      });
+    const settings = ftsTables(db).map((name) => {
+      const config = db.prepare<{ k: string; v: unknown }>(`SELECT k, v FROM "${name.replace(/"/g, '""')}_config" ORDER BY k`).all();
+      return `${name}: ${config.map((c) => `${c.k}=${String(c.v)}`).join(", ")}`;
+    });
     return crypto
       .createHash("sha256")
       .update(`${String(version)}\n${rows.map((r) => r.sql).join("\n")}\n${settings.join("\n")}`)
@@ -94,10 +91,17 @@ async function openOnce(Provider: SqliteProviderClass, file: string, dir: string
   await settle(provider.shutdown?.());
 }
 
+/** The names of a database's FTS5 tables, found by their schema rather than assumed, in name order. */
+function ftsTables(db: Database.Database): string[] {
+  return db
+    .prepare<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%USING fts5%' ORDER BY name")
+    .all()
+    .map((r) => r.name);
+}
+
 /** The provider's FTS5 table, found by its schema rather than assumed. */
 export function findFtsTable(db: Database.Database): string | null {
-  const rows = db.prepare<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%USING fts5%' ORDER BY name").all();
-  return rows[0]?.name ?? null;
+  return ftsTables(db)[0] ?? null;
 }
 
 /** A query string FTS5 always accepts: each word quoted, OR-ed (what a careful caller would do). */
