@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { asksQuestion, boostNamedSpeakers, NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, STATEMENT_NEXT_FACTOR, nextTurnShare, propagateContext, speakerNamed, queryTermSet, type ContextCandidate, type ContextRow } from "./conversation-context.js";
+import { asksQuestion, boostNamedSpeakers, contextGivers, NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, STATEMENT_NEXT_FACTOR, nextTurnShare, propagateContext, speakerNamed, queryTermSet, type ContextCandidate, type ContextRow } from "./conversation-context.js";
 
 const turn = (id: string, session = "s"): ContextRow => ({ id, metadata: { kind: "turn", session_id: session } });
 
@@ -57,6 +57,12 @@ describe("propagateContext", () => {
     const fact: ContextRow = { id: "f", metadata: { kind: "fact", session_id: "s" } };
     const out = propagateContext(new Map([["f", { id: "f", score: 1, metadata: fact.metadata, row: fact }]]), () => ({ next: [turn("x")], previous: [] }));
     expect(out.size).toBe(1);
+  });
+});
+
+describe("contextGivers", () => {
+  it("is twice the hits asked for, and at least 40", () => {
+    expect([1, 5, 10, 20, 21, 50, 1000].map(contextGivers)).toEqual([40, 40, 40, 40, 42, 100, 2000]);
   });
 });
 

@@ -1,5 +1,6 @@
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { DOCUMENT_FREQUENCY_CACHE_SIZE, DocumentFrequencies, planRanking } from "./rank-plan.js";
+import { DOCUMENT_FREQUENCY_CACHE_SIZE, DocumentFrequencies, ftsTermCounter, planRanking, planRelated, relatedTermCap } from "./rank-plan.js";
 
 describe("planRanking", () => {
   const counts: Record<string, number> = { rare: 40, common: 9_000, absent: 0 };
@@ -49,44 +50,150 @@ describe("planRanking", () => {
 });
 
 describe("DocumentFrequencies", () => {
+  /** A counter that records each call (words and limit) and answers from `df`. */
+  const recording = (df: (term: string) => number) => {
+    const calls: Array<[string[], number]> = [];
+    return { calls, count: (terms: readonly string[], limit: number) => (calls.push([[...terms], limit]), terms.map(df)) };
+  };
+
   it("counts up to half the store, caches until the store grows by 20 %, then counts again", () => {
-    const calls: Array<[string, number]> = [];
-    const frequencies = new DocumentFrequencies((term, limit) => (calls.push([term, limit]), 7));
+    const c = recording(() => 7);
+    const frequencies = new DocumentFrequencies(c.count);
     expect(frequencies.get("word", 10_000)).toBe(7);
-    expect(calls).toEqual([["word", 5_001]]);
+    expect(c.calls).toEqual([[["word"], 5_001]]);
     expect(frequencies.get("word", 12_000)).toBe(7);
-    expect(calls).toHaveLength(1);
+    expect(c.calls).toHaveLength(1);
     expect(frequencies.get("word", 12_001)).toBe(7);
-    expect(calls).toEqual([
-      ["word", 5_001],
-      ["word", 6_001],
+    expect(c.calls).toEqual([
+      [["word"], 5_001],
+      [["word"], 6_001],
     ]);
     frequencies.clear();
     frequencies.get("word", 12_001);
-    expect(calls).toHaveLength(3);
+    expect(c.calls).toHaveLength(3);
   });
 
   it("keeps a count of 0 only while the store does not grow: a word first written after a search is counted again", () => {
     let df = 0;
-    const calls: string[] = [];
-    const frequencies = new DocumentFrequencies((term) => (calls.push(term), df));
+    const c = recording(() => df);
+    const frequencies = new DocumentFrequencies(c.count);
     expect(frequencies.get("zeppelin", 100)).toBe(0);
     expect(frequencies.get("zeppelin", 100)).toBe(0);
-    expect(calls).toHaveLength(1);
+    expect(c.calls).toHaveLength(1);
     df = 1;
     expect(frequencies.get("zeppelin", 101)).toBe(1);
     expect(frequencies.get("zeppelin", 101)).toBe(1);
-    expect(calls).toHaveLength(2);
+    expect(c.calls).toHaveLength(2);
   });
 
   it("keeps at most DOCUMENT_FREQUENCY_CACHE_SIZE words, dropping the least recently counted", () => {
     let counted = 0;
-    const frequencies = new DocumentFrequencies(() => (counted++, 1));
+    const frequencies = new DocumentFrequencies((terms) => ((counted += terms.length), terms.map(() => 1)));
     for (let i = 0; i <= DOCUMENT_FREQUENCY_CACHE_SIZE; i++) frequencies.get(`w${i}`, 100);
     expect(counted).toBe(DOCUMENT_FREQUENCY_CACHE_SIZE + 1);
     frequencies.get(`w${DOCUMENT_FREQUENCY_CACHE_SIZE}`, 100); // newest: still cached
     expect(counted).toBe(DOCUMENT_FREQUENCY_CACHE_SIZE + 1);
     frequencies.get("w0", 100); // oldest: dropped, counted again
     expect(counted).toBe(DOCUMENT_FREQUENCY_CACHE_SIZE + 2);
+  });
+
+  it("counts every word not cached in one call, each once, and answers in the order asked", () => {
+    const df: Record<string, number> = { a: 1, b: 2, c: 3 };
+    const c = recording((t) => df[t] ?? 0);
+    const frequencies = new DocumentFrequencies(c.count);
+    expect(frequencies.get("b", 100)).toBe(2);
+    expect(frequencies.getMany(["c", "b", "a", "c", "zz"], 100)).toEqual([3, 2, 1, 3, 0]);
+    // "b" was cached; the others were counted together, "c" once.
+    expect(c.calls).toEqual([
+      [["b"], 51],
+      [["c", "a", "zz"], 51],
+    ]);
+    expect(frequencies.getMany(["a", "b", "c"], 100)).toEqual([1, 2, 3]);
+    expect(c.calls).toHaveLength(2);
+    expect(frequencies.getMany([], 100)).toEqual([]);
+    expect(c.calls).toHaveLength(2);
+  });
+
+  it("counts up to a lower limit when asked, and counts again for a higher one only when the count was cut short", () => {
+    const df: Record<string, number> = { rare: 3, common: 40 };
+    // A counter that stops at the limit, as FTS5's does.
+    const c = recording(() => 0);
+    const frequencies = new DocumentFrequencies((terms, limit) => (c.count(terms, limit), terms.map((t) => Math.min(df[t] ?? 0, limit))));
+    expect(frequencies.getMany(["rare", "common"], 100, 6)).toEqual([3, 6]);
+    // "rare" (3 < 6) is exact: reused at any limit; "common" stopped at 6: "at least 6", enough for
+    // a limit of 6 or less, counted again for the default limit (51).
+    expect(frequencies.get("common", 100, 5)).toBe(6);
+    expect(c.calls).toHaveLength(1);
+    expect(frequencies.getMany(["rare", "common"], 100)).toEqual([3, 40]);
+    expect(c.calls).toEqual([
+      [["rare", "common"], 6],
+      [["common"], 51],
+    ]);
+  });
+
+  it("lookup counts all its words together on its first call, and a word outside them alone", () => {
+    const c = recording((t) => t.length);
+    const frequencies = new DocumentFrequencies(c.count);
+    const df = frequencies.lookup(["one", "three"], 1_000, 11);
+    expect(c.calls).toHaveLength(0);
+    expect(df("three")).toBe(5);
+    expect(df("one")).toBe(3);
+    expect(df("other")).toBe(5);
+    expect(c.calls).toEqual([
+      [["one", "three"], 11],
+      [["other"], 11],
+    ]);
+  });
+
+  it("refuses a counter that answers for fewer or more words than asked", () => {
+    const frequencies = new DocumentFrequencies(() => [1]);
+    expect(() => frequencies.getMany(["a", "b"], 10)).toThrow(/1 counts for 2 words/);
+  });
+});
+
+describe("ftsTermCounter", () => {
+  it("counts the rows of an FTS5 table holding each word, in any column, up to the limit, whatever the text", () => {
+    const db = new Database(":memory:");
+    try {
+      db.exec("CREATE VIRTUAL TABLE t USING fts5(a, b, tokenize = 'porter unicode61 remove_diacritics 2')");
+      const insert = db.prepare("INSERT INTO t (a, b) VALUES (?, ?)");
+      for (let i = 0; i < 30; i++) insert.run(i % 3 === 0 ? "dogs and cats" : "cats only", i % 10 === 0 ? "a puppy" : "");
+      const count = ftsTermCounter(db, "t");
+      // Porter stems: "dog" finds "dogs"; "puppy" is only in column b; quotes and operators are text.
+      expect(count(["dog", "cat", "puppy", "zebra", 'x" OR "cat', "NEAR(", "and"], 100)).toEqual([10, 30, 3, 0, 0, 0, 10]);
+      expect(count(["cat", "dog"], 4)).toEqual([4, 4]);
+      expect(count([], 10)).toEqual([]);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe("relatedTermCap", () => {
+  it("is 5 % of the store, at most the rare-word cap, and 0 for an empty store", () => {
+    expect(relatedTermCap(0)).toBe(0);
+    expect(relatedTermCap(19)).toBe(0);
+    expect(relatedTermCap(100)).toBe(5);
+    expect(relatedTermCap(40_000)).toBe(2_000);
+    expect(relatedTermCap(1_000_000)).toBe(2_000);
+    expect(relatedTermCap(10_000_000)).toBe(20_000);
+  });
+});
+
+describe("planRelated", () => {
+  it("keeps the related words some item holds, in at most 5 % of the items and few enough for FTS5's bm25(), in the order given", () => {
+    const df: Record<string, number> = { pets: 3, absent: 0, half: 50, also: 6, five: 5 };
+    const count = (t: string) => df[t] ?? 0;
+    // 100 items: at most 5.
+    expect(planRelated(["also", "absent", "five", "half", "pets"], 100, count)).toEqual(["five", "pets"]);
+    expect(planRelated([], 100, count)).toEqual([]);
+    expect(planRelated(["pets"], 0, count)).toEqual([]);
+    // 19 items: 5 % is below one item, so no related word is ranked.
+    expect(planRelated(["pets"], 19, count)).toEqual([]);
+    // 1,000,000 items: the rare-word cap (0.2 %, 2,000 items) is below 5 %; 2,000 is kept, 2,001 is not.
+    const big = (t: string) => ({ at: 2_000, over: 2_001, rare: 7 })[t] ?? 0;
+    expect(planRelated(["over", "at", "rare"], 1_000_000, big)).toEqual(["at", "rare"]);
+    // 10,000,000 items: that cap grows with the store (20,000).
+    expect(planRelated(["over"], 10_000_000, big)).toEqual(["over"]);
   });
 });

@@ -79,3 +79,33 @@ describe("MemoryStore search in a large store", () => {
     expect(shareGap).toBeGreaterThan(0);
   });
 });
+
+describe("MemoryStore search with related words", () => {
+  /** `n` facts of filler text that holds none of the words these tests ask about. */
+  const filler = (n: number): NewItem[] => Array.from({ length: n }, (_, i) => ({ kind: "fact" as const, content: `note ${i} about invoices and spreadsheets` }));
+
+  it("finds an item worded differently from the question, ranked below the items that hold the question's own word", () => {
+    const ids = store.insertMany([...filler(60), { kind: "fact", content: "The children loved the zoo" }, { kind: "fact", content: "The kids went to the zoo" }]);
+    const hits = store.search("kids", { limit: 5 });
+    expect(hits.map((h) => h.id)).toEqual([ids[61], ids[60]]);
+    expect(hits[1]!.score).toBeLessThan(hits[0]!.score);
+    // Without a query word the store holds, nothing is found through related words alone.
+    expect(store.search("zzqx", { limit: 5 })).toEqual([]);
+  });
+
+  it("finds it with a filter too, and never an item the filter excludes", () => {
+    const ids = store.insertMany([
+      ...filler(60),
+      { kind: "fact", content: "The children loved the zoo", sessionId: "a" },
+      { kind: "fact", content: "Our children like painting", sessionId: "b" },
+      { kind: "fact", content: "The kids went to the zoo", sessionId: "a" },
+    ]);
+    expect(store.search("kids", { limit: 5, sessionId: "a" }).map((h) => h.id)).toEqual([ids[62], ids[60]]);
+  });
+
+  it("leaves out a related word found in more than 5 % of the items", () => {
+    // "children" in 10 of 62 items (16 %): too common to say anything about a question on kids.
+    const ids = store.insertMany([...filler(51), ...Array.from({ length: 10 }, (_, i) => ({ kind: "fact" as const, content: `children item ${i}` })), { kind: "fact", content: "The kids went to the zoo" }]);
+    expect(store.search("kids", { limit: 5 }).map((h) => h.id)).toEqual([ids[61]]);
+  });
+});

@@ -5,7 +5,7 @@ import { HermesMemoryError, type MemoryHit, type MemoryKind, type MemoryStats } 
 import { BM25_WEIGHTS, bm25Call, closeDatabase, refillIndex, storageError, type Db } from "./database.js";
 import { readableValues, repairUnreadableValues, unreadableItemIds, UNREADABLE_KEY } from "./unreadable-values.js";
 import { NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, SPEAKER_BOOST, asksQuestion, nextTurnShare, queryTokens, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
-import { DocumentFrequencies, ITEMS_RANKER_SCHEMA, LayeredRanker, planRanking, type CountedTerm, type LayeredRankerOptions } from "@hermes/memory-provider-kit";
+import { DocumentFrequencies, ITEMS_RANKER_SCHEMA, LayeredRanker, planRanking, planRelated, relatedTermCap, relatedTerms, ftsTermCounter, contextGivers, RELATED_TERM_WEIGHT, type CountedTerm, type LayeredRankerOptions } from "@hermes/memory-provider-kit";
 import { checkpointCopies, filterToSql, isEmptyFilter, type FilterSql, type FilterSqlOptions, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
 import { CONTEXT_TURNS, NO_CONTEXT, RecentTurns, turnContext, turnDateText, type TurnColumnWeights, type TurnContext } from "@hermes/memory-provider-kit";
 
@@ -153,8 +153,6 @@ type NeighbourRow = [id: number, userId: string | null, speaker: string, created
 const DAY_MS = 86_400_000;
 /** Largest part of the database file read through a memory map (1 GiB; a million chat turns take ~850 MB). */
 const MMAP_BYTES = 1 << 30;
-/** Neighbour expansion considers this many best BM25 matches per requested hit (at least 20). */
-const CANDIDATES_PER_HIT = 4;
 /** Expired items deleted per transaction by `purgeExpired` by default (keeps each write transaction short). */
 const PURGE_BATCH = 2000;
 /** Filtered statements kept prepared (one per distinct filter shape). */
@@ -240,7 +238,7 @@ export class MemoryStore {
   private readonly halfLifeDays: number;
   private readonly recencyWeight: number;
   private readonly neighbourWeights: readonly [number, number, number];
-  private readonly frequencies = new DocumentFrequencies((term, limit) => (this.stmts.countTerm.get(quoteTerm(term), limit) as { n: number }).n);
+  private readonly frequencies: DocumentFrequencies;
   private readonly speakerBoost: number;
   /** Speaker name words this process has already recorded (saves a statement per turn). */
   private readonly knownSpeakerWords = new Set<string>();
@@ -277,6 +275,7 @@ export class MemoryStore {
     const w = options.weights ?? BM25_WEIGHTS;
     const bm25 = bm25Call(w);
     this.bm25 = bm25;
+    this.frequencies = new DocumentFrequencies(ftsTermCounter(db, "items_fts"));
     const readonly = db.readonly;
     // Reads go through a memory map of the file (up to MMAP_BYTES) instead of a read() call and a copy
     // into SQLite's page cache per page: ranking a large store touches thousands of scattered index
@@ -299,7 +298,6 @@ export class MemoryStore {
       addSpeaker: readonly ? undefined : db.prepare(`INSERT OR IGNORE INTO speakers (name) VALUES (?)`),
       speakersIn: db.prepare(`SELECT name FROM speakers WHERE name IN (SELECT value FROM json_each(?))`).pluck(),
       maxId: db.prepare(`SELECT COALESCE(MAX(id), 0) AS n FROM items`),
-      countTerm: db.prepare(`SELECT COUNT(*) AS n FROM (SELECT rowid FROM items_fts WHERE items_fts MATCH ? LIMIT ?)`),
       // Items with these ids (a JSON array), each with the ids of the next two and the previous two
       // turns of its session (null when none) and whether its text asks a question (the kit's
       // `asksQuestion` rule), as one JSON array of
@@ -483,16 +481,23 @@ export class MemoryStore {
    * FTS5's bm25() would walk its whole document list on every call, so the layered ranker scores a
    * bounded set of candidates with the same formula instead (see `LayeredRanker`). Words in at least
    * half the items carry no BM25 weight and are left out; `fallback`, when some were, is FTS5's
-   * ranking with them added.
+   * ranking with them added. `related`: the MATCH expression of the query's related words ranked
+   * beside its own (the kit's `relatedTerms`, kept by `planRelated`), or null when none is kept.
    */
-  private rankPlan(terms: readonly string[]): RankPlan | null {
-    const total = terms.length === 0 ? 0 : (this.stmts.maxId.get() as { n: number }).n;
-    const plan = planRanking(terms, total, (term) => this.frequencies.get(term, total));
+  private rankPlan(terms: readonly string[]): { plan: RankPlan; related: string | null } | null {
+    if (terms.length === 0) return null;
+    const total = (this.stmts.maxId.get() as { n: number }).n;
+    // The query's words are counted in one statement, its related words in another, only up to
+    // their cap.
+    const plan = planRanking(terms, total, this.frequencies.lookup(terms, total));
     if (plan === null) return null;
+    const candidates = relatedTerms(terms);
+    const kept = planRelated(candidates, total, this.frequencies.lookup(candidates, total, relatedTermCap(total) + 1));
+    const related = kept.length === 0 ? null : kept.map(quoteTerm).join(" OR ");
     const words = plan.mode === "bm25" ? plan.terms : plan.terms.map((t) => t.term);
     const fallback = plan.floored.length > 0 ? { mode: "bm25" as const, match: [...words, ...plan.floored].map(quoteTerm).join(" OR ") } : undefined;
-    if (plan.mode === "layered") return { mode: "layered", terms: plan.terms, fallback };
-    return { mode: "bm25", match: words.map(quoteTerm).join(" OR "), fallback };
+    if (plan.mode === "layered") return { plan: { mode: "layered", terms: plan.terms, fallback }, related };
+    return { plan: { mode: "bm25", match: words.map(quoteTerm).join(" OR "), fallback }, related };
   }
 
   /**
@@ -551,35 +556,37 @@ export class MemoryStore {
 
   private searchUnchecked(query: string, options: StoreSearchOptions): MemoryHit[] {
     const terms = uniqueTerms(query);
-    const plan = this.rankPlan(terms);
-    if (!plan) return [];
+    const planned = this.rankPlan(terms);
+    if (!planned) return [];
+    const { plan, related } = planned;
     const limit = clampLimit(options.limit, 10, 1000);
     const filter = options.filter ?? legacyFilter(options);
     // Only items passing the filter (and not expired) are ranked, so the hits are the best among
     // them. Without a filter and without expired items the unconditioned statements are used.
     const condition = this.liveCondition(filter, Date.now());
-    let hits = this.rankAndScore(terms, plan, limit, filter, condition);
+    let hits = this.rankAndScore(terms, plan, related, limit, filter, condition);
     // The layered ranker skips rows holding only words found in most items (they score about 0).
     // Under a selective filter, the passing rows with a rarer word (and their neighbours) can be
     // fewer than `limit`: FTS5's exact ranking over the passing rows then gives the hits, so a
     // filtered search never returns fewer hits than there are passing matches.
     if (plan.mode === "layered" && condition !== null && hits.length < limit) {
-      hits = this.rankAndScore(terms, { mode: "bm25", match: plan.terms.map((t) => quoteTerm(t.term)).join(" OR ") }, limit, filter, condition);
+      hits = this.rankAndScore(terms, { mode: "bm25", match: plan.terms.map((t) => quoteTerm(t.term)).join(" OR ") }, related, limit, filter, condition);
     }
     // Rows holding only words found in half the items or more score about 0 and come after every
     // other match; they are ranked (with those words added) only to fill a short list of hits.
-    if (plan.fallback !== undefined && hits.length < limit) return this.rankAndScore(terms, plan.fallback, limit, filter, condition);
+    if (plan.fallback !== undefined && hits.length < limit) return this.rankAndScore(terms, plan.fallback, related, limit, filter, condition);
     return hits;
   }
 
   private rankAndScore(
     terms: readonly string[],
     plan: RankPlan,
+    related: string | null,
     limit: number,
     filter: ParsedMemoryFilter,
     condition: FilterSql | null,
   ): MemoryHit[] {
-    const candidates = Math.max(20, limit * CANDIDATES_PER_HIT);
+    const candidates = contextGivers(limit);
     let ranked: Array<[id: number, rank: number]>;
     if (plan.mode === "bm25") {
       ranked = (
@@ -590,6 +597,17 @@ export class MemoryStore {
     } else {
       ranked = this.layered.rank(plan.terms, { limit, candidates, where: condition }).map((r): [number, number] => [r.id, r.rank]);
     }
+    // The query words' related words, ranked on their own by FTS5's bm25() (`planRelated` keeps
+    // only words rare enough for that to be cheap at any store size); their best `limit` matches
+    // only: at `RELATED_TERM_WEIGHT` of their score, matches further down rarely place, and each one
+    // costs its row's look-ups (on the LoCoMo development set, recall was the same or better).
+    const relatedRanked = (
+      related === null
+        ? []
+        : condition === null
+          ? this.stmts.rank.all(related, limit)
+          : this.filteredStatement("rank", condition.sql).all(related, ...condition.params, limit)
+    ) as Array<[number, number]>;
 
     // Scoring columns and neighbour ids come from two batched statements (candidates, then the
     // neighbours not among them), each returning its rows as one JSON text, and text only for the
@@ -598,9 +616,9 @@ export class MemoryStore {
     // fetched.
     const spread = filter.kinds === undefined || filter.kinds.includes("turn");
     const linked = new Map<number, LinkedRow>();
-    if (ranked.length > 0) {
+    if (ranked.length > 0 || relatedRanked.length > 0) {
       // Ids in ascending order: the lookups then walk the table and index pages in order.
-      const ids = JSON.stringify(ranked.map((r) => r[0]).sort(ascending));
+      const ids = JSON.stringify([...new Set([...ranked, ...relatedRanked].map((r) => r[0]))].sort(ascending));
       // Neighbour ids are looked up only when scores will spread to neighbours.
       const json = (spread ? this.stmts.linkedRows.get(ids) : this.stmts.scoringRows.get(ids)) as string;
       for (const row of JSON.parse(json) as LinkedRow[]) linked.set(row[0], row);
@@ -618,6 +636,14 @@ export class MemoryStore {
       if (!row) continue;
       add(row, -rank);
       matched.push([row, -rank]);
+    }
+    // A related word's match counts `RELATED_TERM_WEIGHT` of its BM25 score (after every own match,
+    // so the sums keep a fixed order) and passes context on like any match.
+    for (const [id, rank] of relatedRanked) {
+      const row = linked.get(id);
+      if (!row) continue;
+      add(row, -rank * RELATED_TERM_WEIGHT);
+      matched.push([row, -rank * RELATED_TERM_WEIGHT]);
     }
     const weights = this.neighbourWeights;
     const [, wNext2, wPrev] = weights;

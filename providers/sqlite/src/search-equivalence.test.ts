@@ -49,7 +49,8 @@ function referenceRanking(db: Db, query: string, matchTerms: readonly string[], 
   // with its own weight; the rest of the reference ranking is unchanged.
   const bm25 = `bm25(items_fts, ${BM25_WEIGHTS.content}, ${BM25_WEIGHTS.speaker}, ${BM25_WEIGHTS.prev1}, ${BM25_WEIGHTS.prev2}, ${BM25_WEIGHTS.date})`;
   const limit = clampLimit(options.limit, 10, 1000);
-  const candidates = Math.max(20, limit * 4);
+  // The best max(2 × limit, 40) matches are ranked and pass context on.
+  const candidates = Math.max(2 * limit, 40);
   const filtered = options.kind !== undefined || options.sessionId !== undefined || options.userId !== undefined;
   const ranked = (
     filtered

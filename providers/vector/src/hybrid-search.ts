@@ -6,6 +6,7 @@ import type { MemoryHit, MemoryKind } from "@hermes/memory-core";
 import {
   boostNamedSpeakers as boostSpeakers,
   clipQuery,
+  contextGivers,
   isEmptyFilter,
   matchesFilter as matchesMemoryFilter,
   MEMORY_ITEM_KINDS,
@@ -156,7 +157,7 @@ function withContext(
   condition: RowCondition | null,
 ): MemoryHit[] {
   // Far down the list the shares are too small to change the top `limit`.
-  const maxGivers = Math.max(limit * 2, 40);
+  const maxGivers = contextGivers(limit);
   const keyOf = new Map<string, number>();
   for (const h of keywordHits) keyOf.set(h.id, h.key);
   for (const h of vectorHits) if (h.key !== undefined) keyOf.set(h.id, h.key);

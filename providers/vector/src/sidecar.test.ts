@@ -25,6 +25,30 @@ describe("Sidecar keyword search", () => {
   });
 });
 
+describe("Sidecar keyword search with related words", () => {
+  const filler = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `f${i}`, text: `note ${i} about invoices and spreadsheets`, metadata: { kind: "fact" }, vector: null }));
+
+  it("finds a row worded differently from the question below the rows holding its own word, and leaves out a related word in more than 5 % of the rows", () => {
+    const sidecar = Sidecar.open(":memory:");
+    try {
+      sidecar.upsert("ns", [
+        ...filler(60),
+        { id: "children", text: "The children loved the zoo", metadata: { kind: "fact" }, vector: null },
+        { id: "kids", text: "The kids went to the zoo", metadata: { kind: "fact" }, vector: null },
+      ]);
+      const hits = sidecar.keywordSearch("ns", "kids", 5);
+      expect(hits.map((h) => h.id)).toEqual(["kids", "children"]);
+      expect(hits[1]!.score).toBeLessThan(hits[0]!.score);
+      // Twenty more rows with "children" (21 of 82, 26 %): the word is left out. (Counts are kept
+      // until the store grows by 20 %, which these rows exceed.)
+      sidecar.upsert("ns", Array.from({ length: 20 }, (_, i) => ({ id: `c${i}`, text: `children item ${i}`, metadata: { kind: "fact" }, vector: null })));
+      expect(sidecar.keywordSearch("ns", "kids", 5).map((h) => h.id)).toEqual(["kids"]);
+    } finally {
+      sidecar.close();
+    }
+  });
+});
+
 describe("Sidecar keyword ranking without the row join", () => {
   const WEIGHTS = [TURN_COLUMN_WEIGHTS.content, TURN_COLUMN_WEIGHTS.prev1, TURN_COLUMN_WEIGHTS.prev2, TURN_COLUMN_WEIGHTS.date].join(", ");
   /** FTS5's ranking of `match` joined with the rows of `namespace`, best first. */
