@@ -42,7 +42,7 @@ export {
   type LayeredRankerSchema,
 } from "./layered-ranker.js";
 export { relatedTerms, relatedWords, RELATED_TERM_WEIGHT, RELATED_TERM_MAX_SHARE, MAX_RELATED_TERMS } from "./related-terms.js";
-export { planRanking, planRelated, relatedTermCap, DocumentFrequencies, ftsTermCounter, type TermCounter, DOCUMENT_FREQUENCY_CACHE_SIZE, COMMON_TERM_SHARE, COMMON_TERM_MIN_DOCS, type RankPlan } from "./rank-plan.js";
+export { planRanking, planRelated, relatedToRank, relatedTermCap, DocumentFrequencies, ftsTermCounter, type TermCounter, DOCUMENT_FREQUENCY_CACHE_SIZE, COMMON_TERM_SHARE, COMMON_TERM_MIN_DOCS, type RankPlan } from "./rank-plan.js";
 export {
   NEIGHBOUR_WEIGHTS,
   STATEMENT_NEXT_FACTOR,

@@ -1,6 +1,7 @@
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { DOCUMENT_FREQUENCY_CACHE_SIZE, DocumentFrequencies, ftsTermCounter, planRanking, planRelated, relatedTermCap } from "./rank-plan.js";
+import { DOCUMENT_FREQUENCY_CACHE_SIZE, DocumentFrequencies, ftsTermCounter, planRanking, planRelated, relatedTermCap, relatedToRank } from "./rank-plan.js";
+import { relatedTerms } from "./related-terms.js";
 
 describe("planRanking", () => {
   const counts: Record<string, number> = { rare: 40, common: 9_000, absent: 0 };
@@ -166,6 +167,20 @@ describe("ftsTermCounter", () => {
     } finally {
       db.close();
     }
+  });
+});
+
+describe("relatedToRank", () => {
+  it("counts a query's related words in one call, only up to the cap plus one, and keeps the rare ones", () => {
+    const related = relatedTerms(["kids"]);
+    expect(related).toContain("children");
+    const calls: Array<[string[], number]> = [];
+    const frequencies = new DocumentFrequencies((terms, limit) => (calls.push([[...terms], limit]), terms.map((t) => (t === "children" ? 3 : 1_000))));
+    // 1,000 items: cap 50, counted up to 51.
+    expect(relatedToRank(["kids"], 1_000, frequencies)).toEqual(["children"]);
+    expect(calls).toEqual([[related, 51]]);
+    expect(relatedToRank(["zzqx"], 1_000, frequencies)).toEqual([]);
+    expect(calls).toHaveLength(1);
   });
 });
 

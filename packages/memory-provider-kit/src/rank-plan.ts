@@ -8,7 +8,7 @@ import type BetterSqlite3 from "better-sqlite3";
 import type { CountedTerm } from "./layered-ranker.js";
 import { quoteTerm } from "./fts-query.js";
 import type { SqliteDb } from "./sqlite-store.js";
-import { RELATED_TERM_MAX_SHARE } from "./related-terms.js";
+import { RELATED_TERM_MAX_SHARE, relatedTerms } from "./related-terms.js";
 
 /**
  * A query word found in more than this share of all items (and in more than `COMMON_TERM_MIN_DOCS`
@@ -66,6 +66,18 @@ export function planRelated(related: readonly string[], total: number, documentF
     const df = documentFrequency(term);
     return df > 0 && df <= cap;
   });
+}
+
+/**
+ * The related words a search for `terms` ranks beside them: `relatedTerms(terms)` kept by
+ * `planRelated`, their counts taken from `frequencies` in one call and only up to the cap plus one
+ * (a related word's whole list is never walked just to be refused). Both reference providers call
+ * this; `[]` when none is kept.
+ */
+export function relatedToRank(terms: readonly string[], total: number, frequencies: DocumentFrequencies): string[] {
+  const candidates = relatedTerms(terms);
+  if (candidates.length === 0) return [];
+  return planRelated(candidates, total, frequencies.lookup(candidates, total, relatedTermCap(total) + 1));
 }
 
 /**

@@ -5,7 +5,7 @@ import { HermesMemoryError, type MemoryHit, type MemoryKind, type MemoryStats } 
 import { BM25_WEIGHTS, bm25Call, closeDatabase, refillIndex, storageError, type Db } from "./database.js";
 import { readableValues, repairUnreadableValues, unreadableItemIds, UNREADABLE_KEY } from "./unreadable-values.js";
 import { NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, SPEAKER_BOOST, asksQuestion, nextTurnShare, queryTokens, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
-import { DocumentFrequencies, ITEMS_RANKER_SCHEMA, LayeredRanker, planRanking, planRelated, relatedTermCap, relatedTerms, ftsTermCounter, contextGivers, RELATED_TERM_WEIGHT, type CountedTerm, type LayeredRankerOptions } from "@hermes/memory-provider-kit";
+import { DocumentFrequencies, ITEMS_RANKER_SCHEMA, LayeredRanker, planRanking, relatedToRank, ftsTermCounter, contextGivers, RELATED_TERM_WEIGHT, type CountedTerm, type LayeredRankerOptions } from "@hermes/memory-provider-kit";
 import { checkpointCopies, filterToSql, isEmptyFilter, type FilterSql, type FilterSqlOptions, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
 import { CONTEXT_TURNS, NO_CONTEXT, RecentTurns, turnContext, turnDateText, type TurnColumnWeights, type TurnContext } from "@hermes/memory-provider-kit";
 
@@ -482,17 +482,15 @@ export class MemoryStore {
    * bounded set of candidates with the same formula instead (see `LayeredRanker`). Words in at least
    * half the items carry no BM25 weight and are left out; `fallback`, when some were, is FTS5's
    * ranking with them added. `related`: the MATCH expression of the query's related words ranked
-   * beside its own (the kit's `relatedTerms`, kept by `planRelated`), or null when none is kept.
+   * beside its own (the kit's `relatedToRank`), or null when none is kept.
    */
   private rankPlan(terms: readonly string[]): { plan: RankPlan; related: string | null } | null {
     if (terms.length === 0) return null;
     const total = (this.stmts.maxId.get() as { n: number }).n;
-    // The query's words are counted in one statement, its related words in another, only up to
-    // their cap.
+    // The query's words are counted in one statement, its related words in another.
     const plan = planRanking(terms, total, this.frequencies.lookup(terms, total));
     if (plan === null) return null;
-    const candidates = relatedTerms(terms);
-    const kept = planRelated(candidates, total, this.frequencies.lookup(candidates, total, relatedTermCap(total) + 1));
+    const kept = relatedToRank(terms, total, this.frequencies);
     const related = kept.length === 0 ? null : kept.map(quoteTerm).join(" OR ");
     const words = plan.mode === "bm25" ? plan.terms : plan.terms.map((t) => t.term);
     const fallback = plan.floored.length > 0 ? { mode: "bm25" as const, match: [...words, ...plan.floored].map(quoteTerm).join(" OR ") } : undefined;
@@ -564,24 +562,36 @@ export class MemoryStore {
     // Only items passing the filter (and not expired) are ranked, so the hits are the best among
     // them. Without a filter and without expired items the unconditioned statements are used.
     const condition = this.liveCondition(filter, Date.now());
-    let hits = this.rankAndScore(terms, plan, related, limit, filter, condition);
+    // The query words' related words, ranked on their own by FTS5's bm25() (`relatedToRank` keeps
+    // only words rare enough for that to be cheap at any store size), once for every ranking below;
+    // their best `limit` matches only: at `RELATED_TERM_WEIGHT` of their score, matches further
+    // down rarely place, and each one costs its row's look-ups (on the LoCoMo development set,
+    // recall was the same or better).
+    const relatedRanked = (
+      related === null
+        ? []
+        : condition === null
+          ? this.stmts.rank.all(related, limit)
+          : this.filteredStatement("rank", condition.sql).all(related, ...condition.params, limit)
+    ) as Array<[number, number]>;
+    let hits = this.rankAndScore(terms, plan, relatedRanked, limit, filter, condition);
     // The layered ranker skips rows holding only words found in most items (they score about 0).
     // Under a selective filter, the passing rows with a rarer word (and their neighbours) can be
     // fewer than `limit`: FTS5's exact ranking over the passing rows then gives the hits, so a
     // filtered search never returns fewer hits than there are passing matches.
     if (plan.mode === "layered" && condition !== null && hits.length < limit) {
-      hits = this.rankAndScore(terms, { mode: "bm25", match: plan.terms.map((t) => quoteTerm(t.term)).join(" OR ") }, related, limit, filter, condition);
+      hits = this.rankAndScore(terms, { mode: "bm25", match: plan.terms.map((t) => quoteTerm(t.term)).join(" OR ") }, relatedRanked, limit, filter, condition);
     }
     // Rows holding only words found in half the items or more score about 0 and come after every
     // other match; they are ranked (with those words added) only to fill a short list of hits.
-    if (plan.fallback !== undefined && hits.length < limit) return this.rankAndScore(terms, plan.fallback, related, limit, filter, condition);
+    if (plan.fallback !== undefined && hits.length < limit) return this.rankAndScore(terms, plan.fallback, relatedRanked, limit, filter, condition);
     return hits;
   }
 
   private rankAndScore(
     terms: readonly string[],
     plan: RankPlan,
-    related: string | null,
+    relatedRanked: ReadonlyArray<readonly [id: number, rank: number]>,
     limit: number,
     filter: ParsedMemoryFilter,
     condition: FilterSql | null,
@@ -597,17 +607,6 @@ export class MemoryStore {
     } else {
       ranked = this.layered.rank(plan.terms, { limit, candidates, where: condition }).map((r): [number, number] => [r.id, r.rank]);
     }
-    // The query words' related words, ranked on their own by FTS5's bm25() (`planRelated` keeps
-    // only words rare enough for that to be cheap at any store size); their best `limit` matches
-    // only: at `RELATED_TERM_WEIGHT` of their score, matches further down rarely place, and each one
-    // costs its row's look-ups (on the LoCoMo development set, recall was the same or better).
-    const relatedRanked = (
-      related === null
-        ? []
-        : condition === null
-          ? this.stmts.rank.all(related, limit)
-          : this.filteredStatement("rank", condition.sql).all(related, ...condition.params, limit)
-    ) as Array<[number, number]>;
 
     // Scoring columns and neighbour ids come from two batched statements (candidates, then the
     // neighbours not among them), each returning its rows as one JSON text, and text only for the

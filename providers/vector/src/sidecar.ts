@@ -14,9 +14,7 @@ import {
   type OpenSqliteStoreOptions,
   openSqliteStoreAsync,
   planRanking,
-  planRelated,
-  relatedTermCap,
-  relatedTerms,
+  relatedToRank,
   ftsTermCounter,
   quoteTerm,
   RecentTurns,
@@ -1059,10 +1057,8 @@ export class Sidecar {
     const terms = uniqueTerms(query);
     const plan = planRanking(terms, total, this.frequencies.lookup(terms, total));
     if (!plan) return [];
-    // The query words' related words (rare ones only: cheap at any size), ranked on their own. They
-    // are counted together, and only up to their cap.
-    const candidates = relatedTerms(terms);
-    const related = planRelated(candidates, total, this.frequencies.lookup(candidates, total, relatedTermCap(total) + 1));
+    // The query words' related words (rare ones only: cheap at any size), ranked on their own.
+    const related = relatedToRank(terms, total, this.frequencies);
     const fetchLimit = filter ? Math.max(limit * 10, 200) : limit;
     const cols = filter ? "r.metadata, r.text" : "NULL AS metadata, NULL AS text";
     type Raw = { key: number; id: unknown; metadata: unknown; text: unknown; rank: number };
