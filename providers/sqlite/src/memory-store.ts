@@ -514,8 +514,9 @@ export class MemoryStore {
   }
 
   /**
-   * Ranked full-text search. BM25 (porter-stemmed content plus speaker) picks the best matches;
-   * each matching turn then passes part of its score to its neighbours in the same session (the
+   * Ranked full-text search. BM25 (porter-stemmed content plus speaker) picks the best matches,
+   * with 0.3 of a second BM25 ranking of the query words' rare related words added (the kit's
+   * `relatedToRank`); each matching turn then passes part of its score to its neighbours in the same session (the
    * next two turns and the previous two; the next turn gets less after a turn that asks no
    * question), so an answer is found through the question it follows;
    * a speaker named in the query gets their own turns boosted; finally a mild recency boost.
