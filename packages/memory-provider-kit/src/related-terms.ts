@@ -30,7 +30,7 @@ export const MAX_RELATED_TERMS = 24;
 
 let table: Map<string, readonly string[]> | undefined;
 
-/** The table, parsed on first use (about 9,000 words; a few milliseconds). */
+/** The table, parsed on first use (about 9,000 words; about 15 ms once per process, so the first search pays it). */
 function relatedTable(): Map<string, readonly string[]> {
   if (table === undefined) {
     const parsed = new Map<string, readonly string[]>();
