@@ -109,3 +109,54 @@ describe("MemoryStore search with related words", () => {
     expect(store.search("kids", { limit: 5 }).map((h) => h.id)).toEqual([ids[61]]);
   });
 });
+
+describe("MemoryStore search facts kept between writes", () => {
+  it("sees another connection's writes: its new items, their speakers and their expiry", async () => {
+    const file = path.join(dir, "m.db");
+    store.insertMany([...Array.from({ length: 10 }, (_, i) => ({ kind: "fact" as const, content: `filler ${i} about invoices` })), { kind: "turn", sessionId: "s", speaker: "Ann", content: "I planted tulips" }]);
+    // A first search keeps the store's size, expiry and speaker words (no speaker "Bob" yet).
+    expect(store.search("Bob tulips", { limit: 5 }).map((h) => h.content)).toEqual(["I planted tulips"]);
+
+    const otherDb = openDatabase(file);
+    try {
+      const other = new MemoryStore(otherDb, file);
+      other.insertMany([
+        { kind: "turn", sessionId: "t", speaker: "Bob", content: "I planted tulips" },
+        { kind: "fact", content: "tulips expire soon", expiresAt: Date.now() + 300 },
+      ]);
+      // The same search by a store that has kept nothing: equal hits, scores included (the speaker
+      // boost for "Bob" and the larger store's word weights).
+      const expected = new MemoryStore(otherDb, file).search("Bob tulips", { limit: 5 });
+      expect(expected.map((h) => h.content)).toContain("tulips expire soon");
+      expect(expected[0]).toMatchObject({ sessionId: "t" });
+      expect(store.search("Bob tulips", { limit: 5 })).toEqual(expected);
+    } finally {
+      otherDb.close();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    // No write since: the kept earliest expiry still leaves the now expired item out.
+    expect(store.search("tulips", { limit: 5 }).map((h) => h.content)).toEqual(["I planted tulips", "I planted tulips"]);
+  });
+
+  it("sees this connection's own inserts and deletes", () => {
+    store.insertMany([{ kind: "fact", content: "garden notes" }]);
+    expect(store.search("garden", { limit: 5 })).toHaveLength(1);
+    store.insertMany([{ kind: "fact", content: "garden plans" }]);
+    expect(store.search("garden", { limit: 5 })).toHaveLength(2);
+    store.forget(store.search("plans", { limit: 1 })[0]!.id);
+    expect(store.search("garden", { limit: 5 }).map((h) => h.content)).toEqual(["garden notes"]);
+  });
+
+  it("runs FTS5's ranking in a read transaction that ends with the search, also when the search fails", () => {
+    store.insertMany([{ kind: "turn", sessionId: "s", speaker: "dana", content: "garden notes" }]);
+    expect(store.search("garden", { limit: 5 })).toHaveLength(1);
+    expect(db.inTransaction).toBe(false);
+    // A speaker stored as a BLOB (another program) cannot be read as JSON: the search fails.
+    db.prepare(`UPDATE items SET speaker = CAST('dana' AS BLOB)`).run();
+    expect(() => store.search("garden", { limit: 5 })).toThrow(/hermes-memory sqlite vacuum/);
+    expect(db.inTransaction).toBe(false);
+    // The connection still writes.
+    store.insertMany([{ kind: "fact", content: "garden more" }]);
+    expect(db.prepare(`SELECT COUNT(*) FROM items`).pluck().get()).toBe(2);
+  });
+});

@@ -144,6 +144,23 @@ type LinkedRow = [
   prev2: number | null,
 ];
 
+/**
+ * What a search reads about the store as a whole, kept while no connection has written since
+ * (`version`: the database's data version and this connection's change count).
+ */
+interface SearchFacts {
+  version: string;
+  /** The largest item id: an upper bound of the item count, read as the store's size. */
+  maxId: number;
+  /** The earliest expiry time of any item (epoch ms), or null when no item expires. */
+  earliestExpiry: number | null;
+  /** Query words looked up in the speakers table: whether each names a speaker. */
+  speakerWords: Map<string, boolean>;
+}
+
+/** Query words `SearchFacts.speakerWords` keeps before it starts over. */
+const SPEAKER_WORDS_KEPT = 10_000;
+
 /** Text columns of a returned hit: `[id, content, metadata, tags, expires_at]`. */
 type HitTextRow = [id: number, content: string, metadata: string, tags: string, expiresAt: number | null];
 
@@ -253,6 +270,8 @@ export class MemoryStore {
   private readonly filteredStatements = new Map<string, BetterSqlite3.Statement>();
   /** The file's size at the last `checkFile()` (-1: not checked yet). */
   private mappedSize = -1;
+  /** What every search reads and only a write changes, as of `searchFacts.version` (see `facts()`). */
+  private searchFacts: SearchFacts | undefined;
 
   constructor(db: Db, file: string, options: MemoryStoreOptions = {}) {
     this.db = db;
@@ -292,12 +311,19 @@ export class MemoryStore {
           ),
       index: readonly ? undefined : db.prepare(`INSERT INTO items_fts (rowid, content, speaker, prev1, prev2, session_date) VALUES (?, ?, ?, ?, ?, ?)`),
       dataVersion: db.prepare(`PRAGMA data_version`).pluck(),
+      // A search's read transaction (deferred: its snapshot starts at its first read).
+      beginRead: db.prepare(`BEGIN`),
+      endRead: db.prepare(`COMMIT`),
       // The ids and texts of the last turns of a session, most recent first (the context of its next turn).
       lastTurns: db.prepare(`SELECT id, content FROM items WHERE session_id = ? AND kind = 'turn' ORDER BY id DESC LIMIT ${CONTEXT_TURNS}`).raw(true),
       byDigest: db.prepare(`SELECT id FROM items WHERE digest = ?`),
       addSpeaker: readonly ? undefined : db.prepare(`INSERT OR IGNORE INTO speakers (name) VALUES (?)`),
       speakersIn: db.prepare(`SELECT name FROM speakers WHERE name IN (SELECT value FROM json_each(?))`).pluck(),
       maxId: db.prepare(`SELECT COALESCE(MAX(id), 0) AS n FROM items`),
+      // Changes when any connection commits (data_version: others; total_changes: this one, triggers included).
+      version: db.prepare(`SELECT data_version || ':' || total_changes() FROM pragma_data_version`).pluck(),
+      // The earliest expiry time of any item (a seek on the expiry index), or null.
+      earliestExpiry: db.prepare(`SELECT MIN(expires_at) FROM items WHERE expires_at IS NOT NULL`).pluck(),
       // Items with these ids (a JSON array), each with the ids of the next two and the previous two
       // turns of its session (null when none) and whether its text asks a question (the kit's
       // `asksQuestion` rule), as one JSON array of
@@ -328,8 +354,6 @@ export class MemoryStore {
         .pluck(),
       hitText: db.prepare(`SELECT id, content, metadata, tags, expires_at FROM items WHERE id IN (SELECT value FROM json_each(?))`).raw(true),
       get: db.prepare(`SELECT * FROM items WHERE id = ?`),
-      // Whether any item has expired by `?` (a seek on the expiry index).
-      anyExpired: db.prepare(`SELECT 1 FROM items WHERE expires_at <= ? LIMIT 1`).pluck(),
       purge: readonly ? undefined : db.prepare(`DELETE FROM items WHERE id IN (SELECT id FROM items WHERE expires_at <= ? LIMIT ?)`),
       sessionUser: db.prepare(`SELECT user_id FROM items WHERE session_id = ? AND user_id IS NOT NULL ORDER BY id DESC LIMIT 1`).pluck(),
       delete: readonly ? undefined : db.prepare(`DELETE FROM items WHERE id = ?`),
@@ -484,9 +508,8 @@ export class MemoryStore {
    * ranking with them added. `related`: the MATCH expression of the query's related words ranked
    * beside its own (the kit's `relatedToRank`), or null when none is kept.
    */
-  private rankPlan(terms: readonly string[]): { plan: RankPlan; related: string | null } | null {
+  private rankPlan(terms: readonly string[], total: number): { plan: RankPlan; related: string | null } | null {
     if (terms.length === 0) return null;
-    const total = (this.stmts.maxId.get() as { n: number }).n;
     // The query's words are counted in one statement, its related words in another.
     const plan = planRanking(terms, total, this.frequencies.lookup(terms, total));
     if (plan === null) return null;
@@ -507,10 +530,33 @@ export class MemoryStore {
     this.layered.warmInBackground(stillWanted, onError);
   }
 
+  /**
+   * The store's size, earliest expiry and known speaker words as of the last write by any
+   * connection: read again only after one (a statement that checks the version costs less than the
+   * three it spares on every search).
+   */
+  private facts(): SearchFacts {
+    const version = this.stmts.version.get() as string;
+    let facts = this.searchFacts;
+    if (facts === undefined || facts.version !== version) {
+      const earliest = this.stmts.earliestExpiry.get() as number | null;
+      facts = { version, maxId: (this.stmts.maxId.get() as { n: number }).n, earliestExpiry: earliest ?? null, speakerWords: new Map() };
+      this.searchFacts = facts;
+    }
+    return facts;
+  }
+
   /** Query words that name a speaker seen in this database. */
-  private speakerNames(terms: readonly string[]): Set<string> {
+  private speakerNames(terms: readonly string[], facts: SearchFacts): Set<string> {
     if (this.speakerBoost === 1 || terms.length === 0) return new Set();
-    return new Set(this.stmts.speakersIn.all(JSON.stringify(terms)) as string[]);
+    const known = facts.speakerWords;
+    const unknown = terms.filter((t) => !known.has(t));
+    if (unknown.length > 0) {
+      if (known.size + unknown.length > SPEAKER_WORDS_KEPT) known.clear();
+      const found = new Set(this.stmts.speakersIn.all(JSON.stringify(unknown)) as string[]);
+      for (const t of unknown) known.set(t, found.has(t));
+    }
+    return new Set(terms.filter((t) => known.get(t) === true));
   }
 
   /**
@@ -555,14 +601,39 @@ export class MemoryStore {
 
   private searchUnchecked(query: string, options: StoreSearchOptions): MemoryHit[] {
     const terms = uniqueTerms(query);
-    const planned = this.rankPlan(terms);
+    if (terms.length === 0) return [];
+    if (this.db.inTransaction) return this.searchWords(terms, options, false);
+    // A search reads one snapshot, in one read transaction: a statement outside a transaction opens
+    // and closes its own, about 10 µs each (more than most of a search's statements cost).
+    this.stmts.beginRead.run();
+    try {
+      return this.searchWords(terms, options, true);
+    } finally {
+      // A failed statement may have ended the transaction already (SQLite rolls back on some errors).
+      if (this.db.inTransaction) this.stmts.endRead.run();
+    }
+  }
+
+  /** `searchUnchecked` for its words; `ownTransaction`: it runs in a read transaction of its own. */
+  private searchWords(terms: readonly string[], options: StoreSearchOptions, ownTransaction: boolean): MemoryHit[] {
+    const facts = this.facts();
+    const planned = this.rankPlan(terms, facts.maxId);
     if (!planned) return [];
+    // The layered ranker reads part of a large store on a helper thread, through a connection of its
+    // own, and not while this one is in a transaction: its searches read outside one.
+    if (ownTransaction && planned.plan.mode === "layered") this.stmts.endRead.run();
+    return this.rankPlanned(terms, facts, planned, options);
+  }
+
+  /** `searchUnchecked` once the words are planned. */
+  private rankPlanned(terms: readonly string[], facts: SearchFacts, planned: { plan: RankPlan; related: string | null }, options: StoreSearchOptions): MemoryHit[] {
     const { plan, related } = planned;
     const limit = clampLimit(options.limit, 10, 1000);
     const filter = options.filter ?? legacyFilter(options);
     // Only items passing the filter (and not expired) are ranked, so the hits are the best among
     // them. Without a filter and without expired items the unconditioned statements are used.
-    const condition = this.liveCondition(filter, Date.now());
+    const condition = this.liveCondition(filter, Date.now(), facts);
+    const names = this.speakerNames(terms, facts);
     // The query words' related words, ranked on their own by FTS5's bm25() (`relatedToRank` keeps
     // only words rare enough for that to be cheap at any store size), once for every ranking below;
     // their best `limit` matches only: at `RELATED_TERM_WEIGHT` of their score, matches further
@@ -575,22 +646,22 @@ export class MemoryStore {
           ? this.stmts.rank.all(related, limit)
           : this.filteredStatement("rank", condition.sql).all(related, ...condition.params, limit)
     ) as Array<[number, number]>;
-    let hits = this.rankAndScore(terms, plan, relatedRanked, limit, filter, condition);
+    let hits = this.rankAndScore(names, plan, relatedRanked, limit, filter, condition);
     // The layered ranker skips rows holding only words found in most items (they score about 0).
     // Under a selective filter, the passing rows with a rarer word (and their neighbours) can be
     // fewer than `limit`: FTS5's exact ranking over the passing rows then gives the hits, so a
     // filtered search never returns fewer hits than there are passing matches.
     if (plan.mode === "layered" && condition !== null && hits.length < limit) {
-      hits = this.rankAndScore(terms, { mode: "bm25", match: plan.terms.map((t) => quoteTerm(t.term)).join(" OR ") }, relatedRanked, limit, filter, condition);
+      hits = this.rankAndScore(names, { mode: "bm25", match: plan.terms.map((t) => quoteTerm(t.term)).join(" OR ") }, relatedRanked, limit, filter, condition);
     }
     // Rows holding only words found in half the items or more score about 0 and come after every
     // other match; they are ranked (with those words added) only to fill a short list of hits.
-    if (plan.fallback !== undefined && hits.length < limit) return this.rankAndScore(terms, plan.fallback, relatedRanked, limit, filter, condition);
+    if (plan.fallback !== undefined && hits.length < limit) return this.rankAndScore(names, plan.fallback, relatedRanked, limit, filter, condition);
     return hits;
   }
 
   private rankAndScore(
-    terms: readonly string[],
+    names: ReadonlySet<string>,
     plan: RankPlan,
     relatedRanked: ReadonlyArray<readonly [id: number, rank: number]>,
     limit: number,
@@ -650,7 +721,6 @@ export class MemoryStore {
     const wPrev2 = SECOND_PREVIOUS_WEIGHT;
     const wAfterQuestion = nextTurnShare(weights, true);
     const wAfterStatement = nextTurnShare(weights, false);
-    const names = this.speakerNames(terms);
     const boosted = new Map<string, boolean>();
     const now = Date.now();
     const boost = this.speakerBoost;
@@ -757,8 +827,8 @@ export class MemoryStore {
    * The SQL condition of `filter` plus "not expired at `now`" (alias `i`), or `null` when there is
    * nothing to check: an empty filter and no expired item left in the store.
    */
-  private liveCondition(filter: ParsedMemoryFilter, now: number): FilterSql | null {
-    const expired = this.stmts.anyExpired.get(now) !== undefined;
+  private liveCondition(filter: ParsedMemoryFilter, now: number, facts: SearchFacts): FilterSql | null {
+    const expired = facts.earliestExpiry !== null && facts.earliestExpiry <= now;
     if (isEmptyFilter(filter) && !expired) return null;
     const compiled = filterToSql(filter, FILTER_COLUMNS, FILTER_OPTIONS);
     if (!expired) return compiled;
