@@ -41,6 +41,7 @@ export {
   type LayeredRankerOptions,
   type LayeredRankerSchema,
 } from "./layered-ranker.js";
+export { SmallIndexCompactor, SMALL_INDEX_ITEMS, SMALL_INDEX_SEGMENTS } from "./fts-compaction.js";
 export { relatedTerms, relatedWords, RELATED_TERM_WEIGHT, RELATED_TERM_MAX_SHARE, MAX_RELATED_TERMS } from "./related-terms.js";
 export { planRanking, planRelated, relatedToRank, relatedTermCap, DocumentFrequencies, ftsTermCounter, type TermCounter, DOCUMENT_FREQUENCY_CACHE_SIZE, COMMON_TERM_SHARE, COMMON_TERM_MIN_DOCS, type RankPlan } from "./rank-plan.js";
 export {

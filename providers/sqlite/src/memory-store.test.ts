@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { NEIGHBOUR_WEIGHTS, nextTurnShare } from "@hermes/memory-provider-kit";
+import { NEIGHBOUR_WEIGHTS, SMALL_INDEX_ITEMS, SMALL_INDEX_SEGMENTS, nextTurnShare } from "@hermes/memory-provider-kit";
 import { openDatabase, type Db } from "./database.js";
 import { MemoryStore, type NewItem } from "./memory-store.js";
 
@@ -158,5 +158,25 @@ describe("MemoryStore search facts kept between writes", () => {
     // The connection still writes.
     store.insertMany([{ kind: "fact", content: "garden more" }]);
     expect(db.prepare(`SELECT COUNT(*) FROM items`).pluck().get()).toBe(2);
+  });
+});
+
+describe("MemoryStore full-text index segments", () => {
+  const segments = (): number => db.prepare(`SELECT COUNT(DISTINCT segid) FROM items_fts_idx`).pluck().get() as number;
+
+  it("a small store written one turn at a time keeps its index in at most SMALL_INDEX_SEGMENTS segments, and finds every turn", () => {
+    let most = 0;
+    for (let i = 0; i < 40; i++) {
+      store.insertMany([{ kind: "turn", sessionId: `s${i}`, content: `turn ${i} about ${i % 2 === 0 ? "sailing" : "gardens"}` }]);
+      most = Math.max(most, segments());
+    }
+    expect(most).toBeLessThanOrEqual(SMALL_INDEX_SEGMENTS);
+    expect(store.search("sailing", { limit: 100 }).map((h) => h.content).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `turn ${2 * i} about sailing`).sort());
+  });
+
+  it("a store past SMALL_INDEX_ITEMS keeps FTS5's own merging", () => {
+    store.insertMany(Array.from({ length: SMALL_INDEX_ITEMS }, (_, i) => ({ kind: "fact" as const, content: `fact ${i}` })));
+    for (let i = 0; i < 8; i++) store.insertMany([{ kind: "turn", sessionId: "s", content: `turn ${i}` }]);
+    expect(segments()).toBeGreaterThan(SMALL_INDEX_SEGMENTS);
   });
 });

@@ -7,6 +7,7 @@ import { readableValues, repairUnreadableValues, unreadableItemIds, UNREADABLE_K
 import { NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, SPEAKER_BOOST, asksQuestion, nextTurnShare, queryTokens, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
 import { DocumentFrequencies, ITEMS_RANKER_SCHEMA, LayeredRanker, planRanking, relatedToRank, ftsTermCounter, contextGivers, RELATED_TERM_WEIGHT, type CountedTerm, type LayeredRankerOptions } from "@hermes/memory-provider-kit";
 import { checkpointCopies, filterToSql, isEmptyFilter, type FilterSql, type FilterSqlOptions, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
+import { SmallIndexCompactor } from "@hermes/memory-provider-kit";
 import { CONTEXT_TURNS, NO_CONTEXT, RecentTurns, turnContext, turnDateText, type TurnColumnWeights, type TurnContext } from "@hermes/memory-provider-kit";
 
 /** An item about to be stored. `digest` defaults to one derived from the item (see `itemDigest`). */
@@ -270,6 +271,8 @@ export class MemoryStore {
   private readonly filteredStatements = new Map<string, BetterSqlite3.Statement>();
   /** The file's size at the last `checkFile()` (-1: not checked yet). */
   private mappedSize = -1;
+  /** Keeps a small store's full-text index in few segments (none on a read-only connection). */
+  private readonly compactor: SmallIndexCompactor | undefined;
   /** What every search reads and only a write changes, as of `searchFacts.version` (see `facts()`). */
   private searchFacts: SearchFacts | undefined;
 
@@ -301,6 +304,7 @@ export class MemoryStore {
     // pages per query. Only a limit: the map grows with the file, and the pages stay in the OS cache.
     db.pragma(`mmap_size = ${MMAP_BYTES}`);
     this.layered = new LayeredRanker(db, w, ITEMS_RANKER_SCHEMA, options.ranker);
+    this.compactor = readonly ? undefined : new SmallIndexCompactor(db, "items_fts");
     this.stmts = {
       insert: readonly
         ? undefined
@@ -446,7 +450,11 @@ export class MemoryStore {
     try {
       // Inserts only, each new row above every earlier one: the ranker keeps its word lists.
       return this.layered.writing(
-        () => this.insertTx.immediate(items, ids),
+        () => {
+          const stored = this.insertTx.immediate(items, ids);
+          if (stored > 0) this.compactor?.afterWrite(largestId(ids));
+          return stored;
+        },
         () => true,
       );
     } catch (error) {
@@ -1313,6 +1321,13 @@ function isExpired(expiresAt: number | null | undefined, now: number): boolean {
 }
 
 /** A search hit; values stored unreadably read as a repair would store them (`readableValues`). */
+/** The largest of the ids a write returned (decimal strings), or 0. */
+function largestId(ids: readonly string[]): number {
+  let largest = 0;
+  for (const id of ids) largest = Math.max(largest, Number(id) || 0);
+  return largest;
+}
+
 function toHit(row: LinkedRow, content: unknown, metadata: unknown, tags: unknown, expiresAt: number | null, score: number): MemoryHit {
   const values = readableValues({ session_id: row[2], user_id: row[3], speaker: row[4], content, tags, metadata });
   const hit: MemoryHit = {

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
-import { LayeredRanker, parseMemoryFilter, TURN_COLUMN_WEIGHTS } from "@hermes/memory-provider-kit";
+import { LayeredRanker, parseMemoryFilter, SMALL_INDEX_ITEMS, SMALL_INDEX_SEGMENTS, TURN_COLUMN_WEIGHTS } from "@hermes/memory-provider-kit";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { sessionNeighbours } from "./test-support/session-neighbours.js";
 import { Sidecar, toFtsQuery } from "./sidecar.js";
@@ -535,6 +535,36 @@ describe("Sidecar keyword ranking in large stores", () => {
       expect(rank).not.toHaveBeenCalled();
       expect(ranked.map((r) => r.id)).toEqual(fts5Order(sidecar, "ns", '"pottery" OR "glaze"', 20).map((r) => r.id));
       expect(sidecar.keywordRanks("ns", "zeppelin", 5)).toEqual([]);
+    } finally {
+      sidecar.close();
+    }
+  });
+});
+
+describe("Sidecar full-text index segments", () => {
+  const segments = (sidecar: Sidecar): number => sidecar.db.prepare(`SELECT COUNT(DISTINCT segid) FROM records_fts_idx`).pluck().get() as number;
+
+  it("a small store written one turn at a time keeps its index in at most SMALL_INDEX_SEGMENTS segments, and finds every turn", () => {
+    const sidecar = Sidecar.open(":memory:");
+    try {
+      let most = 0;
+      for (let i = 0; i < 40; i++) {
+        sidecar.upsert("ns", [{ id: `t${i}`, text: `turn ${i} about ${i % 2 === 0 ? "sailing" : "gardens"}`, metadata: { kind: "turn", session_id: `s${i}` }, vector: null }]);
+        most = Math.max(most, segments(sidecar));
+      }
+      expect(most).toBeLessThanOrEqual(SMALL_INDEX_SEGMENTS);
+      expect(sidecar.keywordSearch("ns", "sailing", 100).map((h) => h.id).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `t${2 * i}`).sort());
+    } finally {
+      sidecar.close();
+    }
+  });
+
+  it("a store past SMALL_INDEX_ITEMS keeps FTS5's own merging", () => {
+    const sidecar = Sidecar.open(":memory:");
+    try {
+      sidecar.upsert("ns", Array.from({ length: SMALL_INDEX_ITEMS }, (_, i) => ({ id: `f${i}`, text: `fact ${i}`, metadata: { kind: "fact" }, vector: null })));
+      for (let i = 0; i < 8; i++) sidecar.upsert("ns", [{ id: `t${i}`, text: `turn ${i}`, metadata: { kind: "turn" }, vector: null }]);
+      expect(segments(sidecar)).toBeGreaterThan(SMALL_INDEX_SEGMENTS);
     } finally {
       sidecar.close();
     }

@@ -10,6 +10,7 @@ import {
   DocumentFrequencies,
   LayeredRanker,
   NO_CONTEXT,
+  SmallIndexCompactor,
   openSqliteStore,
   type OpenSqliteStoreOptions,
   openSqliteStoreAsync,
@@ -641,6 +642,8 @@ export class Sidecar {
   private readonly rankerOptions: LayeredRankerOptions;
   /** Per word: items containing it (counted up to half the store) and the store size when counted. */
   private readonly frequencies: DocumentFrequencies;
+  /** Keeps a small store's full-text index in few segments (none on a read-only connection). */
+  private readonly compactor: SmallIndexCompactor | undefined;
 
   /** Prepared statements by SQL text: the hot read paths run the same few shapes every query. */
   private readonly prepared = new Map<string, Statement>();
@@ -666,6 +669,7 @@ export class Sidecar {
     this.db = db;
     this.frequencies = new DocumentFrequencies(ftsTermCounter(db, "records_fts"));
     this.readOnly = readOnly;
+    this.compactor = readOnly ? undefined : new SmallIndexCompactor(db, "records_fts");
     const version = db.pragma("user_version", { simple: true }) as number;
     this.contextColumns = !readOnly || version >= 5;
     this.filterColumns = !readOnly || version >= 6;
@@ -856,6 +860,9 @@ export class Sidecar {
       // process that holds it; a deferred transaction would read first and then fail at once when
       // it tried to write.
       const keys = run.immediate(rows);
+      let largest = 0;
+      for (const key of keys) largest = Math.max(largest, key);
+      if (keys.length > 0) this.compactor?.afterWrite(largest);
       // New rows only: just the links of turns in their sessions moved (a replaced row may have
       // left its session, so then every kept link is dropped at the next read).
       if (!replaced) {
