@@ -16,7 +16,7 @@
  * took about 0.4 ms more on average at 500 items and about 0.9 ms more at 1,000.
  */
 import type BetterSqlite3 from "better-sqlite3";
-import type { SqliteDb } from "./sqlite-store.js";
+import { withBusyTimeout, type SqliteDb } from "./sqlite-store.js";
 
 /** Stores of at most this many items (by largest row id) keep their FTS5 index in few segments. */
 export const SMALL_INDEX_ITEMS = 1000;
@@ -57,13 +57,7 @@ export class SmallIndexCompactor {
     if (!(largestId <= SMALL_INDEX_ITEMS) || this.db.inTransaction || this.db.readonly || !this.db.open) return false;
     try {
       if ((this.segmentCount.get() as number) <= SMALL_INDEX_SEGMENTS) return false;
-      const busyTimeout = Number(this.db.pragma("busy_timeout", { simple: true }));
-      this.db.pragma("busy_timeout = 0");
-      try {
-        this.optimize.immediate();
-      } finally {
-        this.db.pragma(`busy_timeout = ${busyTimeout}`);
-      }
+      withBusyTimeout(this.db, 0, () => this.optimize.immediate());
       return true;
     } catch {
       return false;

@@ -18,6 +18,7 @@ export {
   storageError,
   isBusyError,
   isUnwritableError,
+  withBusyTimeout,
   DEFAULT_SQLITE_LOCK_WAIT_MS,
   sqliteLockWaitMs,
   type SqliteDb,

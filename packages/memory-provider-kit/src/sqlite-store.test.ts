@@ -9,6 +9,7 @@ import {
   createSqliteDriverLoader,
   DEFAULT_SQLITE_LOCK_WAIT_MS,
   isBusyError,
+  withBusyTimeout,
   isUnwritableError,
   openSqliteStore,
   openSqliteStoreAsync,
@@ -289,5 +290,26 @@ describe("errors", () => {
     expect(isBusyError({ code: "SQLITE_LOCKED_SHAREDCACHE" })).toBe(true);
     expect(isBusyError({ code: "SQLITE_FULL" })).toBe(false);
     expect(isBusyError(null)).toBe(false);
+  });
+
+  it("withBusyTimeout runs work at the given busy timeout and puts the usual one back, also when work throws", () => {
+    const Driver = loader.load()!;
+    const db = new Driver(path.join(tmp(), "t.db"));
+    try {
+      db.pragma("busy_timeout = 4321");
+      expect(withBusyTimeout(db, 0, () => db.pragma("busy_timeout", { simple: true }))).toBe(0);
+      expect(db.pragma("busy_timeout", { simple: true })).toBe(4321);
+      expect(() =>
+        withBusyTimeout(db, 25.7, () => {
+          expect(db.pragma("busy_timeout", { simple: true })).toBe(25);
+          throw new Error("boom");
+        }),
+      ).toThrow("boom");
+      expect(db.pragma("busy_timeout", { simple: true })).toBe(4321);
+      // A connection the work closed is left closed.
+      expect(() => withBusyTimeout(db, 0, () => db.close())).not.toThrow();
+    } finally {
+      if (db.open) db.close();
+    }
   });
 });

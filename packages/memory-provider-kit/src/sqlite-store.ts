@@ -356,6 +356,21 @@ export function isUnwritableError(error: unknown): boolean {
   return false;
 }
 
+/**
+ * Run `work` with the connection's busy timeout (how long a statement waits on the thread for
+ * another connection's lock before failing as busy) at `ms`, then put the one it had back (also when
+ * `work` throws; not on a connection `work` closed).
+ */
+export function withBusyTimeout<T>(db: SqliteDb, ms: number, work: () => T): T {
+  const usual = Number(db.pragma("busy_timeout", { simple: true }));
+  db.pragma(`busy_timeout = ${Math.max(0, Math.floor(ms))}`);
+  try {
+    return work();
+  } finally {
+    if (db.open) db.pragma(`busy_timeout = ${usual}`);
+  }
+}
+
 /** True for SQLite "database is busy/locked" errors, which a later retry can clear. */
 export function isBusyError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;

@@ -8,6 +8,7 @@ import {
   openSqliteStore,
   openSqliteStoreAsync,
   storageError,
+  withBusyTimeout,
   type SqliteDb,
   type SqliteDriver,
   type SqliteStoreSpec,
@@ -500,18 +501,15 @@ function finishOpen(db: Db, file: string, skipWhenBusy: boolean): Db {
   // setting); erasing operations turn it fully on while they run (MemoryStore), so erased text
   // does not linger in the file's free space.
   db.pragma("secure_delete = FAST");
-  const busyTimeout = Number(db.pragma("busy_timeout", { simple: true }));
-  if (skipWhenBusy) db.pragma("busy_timeout = 0");
   try {
-    db.exec(TURN_INDEX);
+    if (skipWhenBusy) withBusyTimeout(db, 0, () => db.exec(TURN_INDEX));
+    else db.exec(TURN_INDEX);
   } catch (error) {
     // Another process holding the write lock past the busy timeout: search works without the
     // index, and a later open creates it.
     if (isBusyError(error)) return db;
     closeSqliteStore(db);
     throw storageError(`cannot prepare the SQLite memory database at ${file}`, error, "check free disk space and write permission on the database directory");
-  } finally {
-    if (db.open) db.pragma(`busy_timeout = ${busyTimeout}`);
   }
   return db;
 }

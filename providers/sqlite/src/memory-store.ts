@@ -7,7 +7,7 @@ import { readableValues, repairUnreadableValues, unreadableItemIds, UNREADABLE_K
 import { NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, SPEAKER_BOOST, asksQuestion, nextTurnShare, queryTokens, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
 import { DocumentFrequencies, ITEMS_RANKER_SCHEMA, LayeredRanker, planRanking, relatedToRank, ftsTermCounter, contextGivers, RELATED_TERM_WEIGHT, type CountedTerm, type LayeredRankerOptions } from "@hermes/memory-provider-kit";
 import { checkpointCopies, filterToSql, isEmptyFilter, type FilterSql, type FilterSqlOptions, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
-import { SmallIndexCompactor } from "@hermes/memory-provider-kit";
+import { SmallIndexCompactor, withBusyTimeout } from "@hermes/memory-provider-kit";
 import { CONTEXT_TURNS, NO_CONTEXT, RecentTurns, turnContext, turnDateText, type TurnColumnWeights, type TurnContext } from "@hermes/memory-provider-kit";
 
 /** An item about to be stored. `digest` defaults to one derived from the item (see `itemDigest`). */
@@ -251,8 +251,6 @@ export function factDigest(content: string, userId?: string): string {
 export class MemoryStore {
   readonly db: Db;
   readonly file: string;
-  /** The connection's usual busy timeout (ms), put back after `withBusyTimeout`. */
-  private readonly busyTimeoutMs: number;
   private readonly halfLifeDays: number;
   private readonly recencyWeight: number;
   private readonly neighbourWeights: readonly [number, number, number];
@@ -279,7 +277,6 @@ export class MemoryStore {
   constructor(db: Db, file: string, options: MemoryStoreOptions = {}) {
     this.db = db;
     this.file = file;
-    this.busyTimeoutMs = Number(db.pragma("busy_timeout", { simple: true }));
     this.insertTx = db.transaction((items: readonly NewItem[], ids: string[]) => {
       this.recentTurns.sync(this.stmts.dataVersion.get() as number);
       let stored = 0;
@@ -414,12 +411,7 @@ export class MemoryStore {
    * connection's lock before failing as busy), then put the usual one back.
    */
   withBusyTimeout<T>(ms: number, work: () => T): T {
-    this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(ms))}`);
-    try {
-      return work();
-    } finally {
-      this.db.pragma(`busy_timeout = ${this.busyTimeoutMs}`);
-    }
+    return withBusyTimeout(this.db, ms, work);
   }
 
   /**
@@ -1320,7 +1312,6 @@ function isExpired(expiresAt: number | null | undefined, now: number): boolean {
   return expiresAt !== null && expiresAt !== undefined && expiresAt <= now;
 }
 
-/** A search hit; values stored unreadably read as a repair would store them (`readableValues`). */
 /** The largest of the ids a write returned (decimal strings), or 0. */
 function largestId(ids: readonly string[]): number {
   let largest = 0;
@@ -1328,6 +1319,7 @@ function largestId(ids: readonly string[]): number {
   return largest;
 }
 
+/** A search hit; values stored unreadably read as a repair would store them (`readableValues`). */
 function toHit(row: LinkedRow, content: unknown, metadata: unknown, tags: unknown, expiresAt: number | null, score: number): MemoryHit {
   const values = readableValues({ session_id: row[2], user_id: row[3], speaker: row[4], content, tags, metadata });
   const hit: MemoryHit = {

@@ -11,6 +11,7 @@ import {
   LayeredRanker,
   NO_CONTEXT,
   SmallIndexCompactor,
+  withBusyTimeout,
   openSqliteStore,
   type OpenSqliteStoreOptions,
   openSqliteStoreAsync,
@@ -781,13 +782,7 @@ export class Sidecar {
    * another connection's write lock before failing as busy), then put the connection's usual one back.
    */
   withBusyTimeout<T>(ms: number, work: () => T): T {
-    const usual = Number(this.db.pragma("busy_timeout", { simple: true }));
-    this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(ms))}`);
-    try {
-      return work();
-    } finally {
-      if (this.db.open) this.db.pragma(`busy_timeout = ${usual}`);
-    }
+    return withBusyTimeout(this.db, ms, work);
   }
 
   /**
