@@ -161,6 +161,27 @@ describe("MemoryStore search facts kept between writes", () => {
   });
 });
 
+describe("MemoryStore speakers", () => {
+  const speakers = (): string[] => db.prepare(`SELECT name FROM speakers ORDER BY name`).pluck().all() as string[];
+
+  it("records a speaker's name words once, and again after a write that recorded them was rolled back", () => {
+    store.insertMany([{ kind: "turn", sessionId: "s", speaker: "Ann Lee", content: "hello" }]);
+    store.insertMany([{ kind: "turn", sessionId: "s", speaker: "Ann Lee", content: "again" }]);
+    expect(speakers()).toEqual(["ann", "lee"]);
+    // The second item breaks the kind constraint: the whole write, Zed's name included, rolls back.
+    expect(() =>
+      store.insertMany([
+        { kind: "turn", sessionId: "s", speaker: "Zed", content: "first" },
+        { kind: "bogus" as "turn", sessionId: "s", content: "broken" },
+      ]),
+    ).toThrow();
+    expect(speakers()).toEqual(["ann", "lee"]);
+    store.insertMany([{ kind: "turn", sessionId: "s", speaker: "Zed", content: "second" }]);
+    expect(speakers()).toEqual(["ann", "lee", "zed"]);
+    expect(store.search("what did zed say", { limit: 1 })[0]?.content).toBe("second");
+  });
+});
+
 describe("MemoryStore full-text index segments", () => {
   const segments = (): number => db.prepare(`SELECT COUNT(DISTINCT segid) FROM items_fts_idx`).pluck().get() as number;
 

@@ -162,6 +162,9 @@ interface SearchFacts {
 /** Query words `SearchFacts.speakerWords` keeps before it starts over. */
 const SPEAKER_WORDS_KEPT = 10_000;
 
+/** Speaker names a store remembers as recorded before it starts over. */
+const KNOWN_SPEAKERS_KEPT = 1_000;
+
 /** Text columns of a returned hit: `[id, content, metadata, tags, expires_at]`. */
 type HitTextRow = [id: number, content: string, metadata: string, tags: string, expiresAt: number | null];
 
@@ -258,6 +261,8 @@ export class MemoryStore {
   private readonly speakerBoost: number;
   /** Speaker name words this process has already recorded (saves a statement per turn). */
   private readonly knownSpeakerWords = new Set<string>();
+  /** Speaker names whose words are all recorded (saves splitting the name per turn); at most `KNOWN_SPEAKERS_KEPT`. */
+  private readonly knownSpeakers = new Set<string>();
   private readonly stmts;
   private readonly layered: LayeredRanker;
   private readonly insertTx: BetterSqlite3.Transaction<(items: readonly NewItem[], ids: string[]) => number>;
@@ -450,8 +455,11 @@ export class MemoryStore {
         () => true,
       );
     } catch (error) {
-      // Rolled back: the remembered last turns may name rows that were never committed.
+      // Rolled back: the remembered last turns may name rows that were never committed, and the
+      // speaker words recorded may not be in the table.
       this.recentTurns.clear();
+      this.knownSpeakerWords.clear();
+      this.knownSpeakers.clear();
       throw error;
     }
   }
@@ -492,11 +500,15 @@ export class MemoryStore {
   }
 
   private recordSpeaker(speaker: string): void {
+    // Consecutive turns almost always have a speaker already seen: skip splitting it into words.
+    if (this.knownSpeakers.has(speaker)) return;
     for (const word of queryTokens(speaker)) {
       if (this.knownSpeakerWords.has(word)) continue;
       this.stmts.addSpeaker!.run(word);
       this.knownSpeakerWords.add(word);
     }
+    if (this.knownSpeakers.size >= KNOWN_SPEAKERS_KEPT) this.knownSpeakers.clear();
+    this.knownSpeakers.add(speaker);
   }
 
   /**
