@@ -43,6 +43,7 @@ export {
   type LayeredRankerSchema,
 } from "./layered-ranker.js";
 export { SmallIndexCompactor, SMALL_INDEX_ITEMS, SMALL_INDEX_SEGMENTS } from "./fts-compaction.js";
+export { WalCheckpointer, CHECKPOINT_COMMITS, CHECKPOINT_ITEMS, WAL_LIMIT_BYTES, type WalCheckpointerOptions, type WalCheckpointerStatus } from "./wal-checkpointer.js";
 export { relatedTerms, relatedWords, RELATED_TERM_WEIGHT, RELATED_TERM_MAX_SHARE, MAX_RELATED_TERMS } from "./related-terms.js";
 export { planRanking, planRelated, relatedToRank, relatedTermCap, DocumentFrequencies, ftsTermCounter, type TermCounter, DOCUMENT_FREQUENCY_CACHE_SIZE, COMMON_TERM_SHARE, COMMON_TERM_MIN_DOCS, type RankPlan } from "./rank-plan.js";
 export {

@@ -1,8 +1,10 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { NEIGHBOUR_WEIGHTS, SMALL_INDEX_ITEMS, SMALL_INDEX_SEGMENTS, nextTurnShare } from "@hermes/memory-provider-kit";
+import { CHECKPOINT_ITEMS, NEIGHBOUR_WEIGHTS, SMALL_INDEX_ITEMS, SMALL_INDEX_SEGMENTS, nextTurnShare } from "@hermes/memory-provider-kit";
+import { until } from "@hermes/test-support";
 import { openDatabase, type Db } from "./database.js";
 import { MemoryStore, type NewItem } from "./memory-store.js";
 
@@ -16,7 +18,7 @@ beforeEach(() => {
   store = new MemoryStore(db, path.join(dir, "m.db"));
 });
 afterEach(() => {
-  db.close();
+  store.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
@@ -179,6 +181,37 @@ describe("MemoryStore speakers", () => {
     store.insertMany([{ kind: "turn", sessionId: "s", speaker: "Zed", content: "second" }]);
     expect(speakers()).toEqual(["ann", "lee", "zed"]);
     expect(store.search("what did zed say", { limit: 1 })[0]?.content).toBe("second");
+  });
+});
+
+describe("MemoryStore write-ahead log", () => {
+  /** Items in the database file alone, without its log (a copy of just that file). */
+  const itemsInMainFile = (): number => {
+    const copy = path.join(dir, `copy-${Math.random()}.db`);
+    fs.copyFileSync(path.join(dir, "m.db"), copy);
+    const other = new Database(copy, { readonly: true });
+    try {
+      return other.prepare(`SELECT COUNT(*) FROM items`).pluck().get() as number;
+    } catch {
+      // Copied while a checkpoint was writing to it: not a consistent file yet.
+      return -1;
+    } finally {
+      other.close();
+    }
+  };
+
+  it("a burst of writes is copied into the database file on a thread of its own, and close leaves no log behind", async () => {
+    db.pragma("wal_checkpoint(TRUNCATE)");
+    const batches = Math.ceil(CHECKPOINT_ITEMS / 100);
+    for (let b = 0; b < batches; b++) {
+      store.insertMany(Array.from({ length: 100 }, (_, i) => ({ kind: "turn" as const, sessionId: "s", content: `turn ${b * 100 + i} about sailing` })));
+    }
+    // Far below SQLite's own threshold (1,000 pages): only the thread copies them this early.
+    await until(() => itemsInMainFile() === batches * 100);
+    expect(store.search("sailing", { limit: 3 })).toHaveLength(3);
+    store.close();
+    expect(fs.existsSync(path.join(dir, "m.db-wal"))).toBe(false);
+    expect(itemsInMainFile()).toBe(batches * 100);
   });
 });
 

@@ -7,7 +7,7 @@ import { readableValues, repairUnreadableValues, unreadableItemIds, UNREADABLE_K
 import { NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, SPEAKER_BOOST, asksQuestion, nextTurnShare, queryTokens, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
 import { DocumentFrequencies, ITEMS_RANKER_SCHEMA, LayeredRanker, planRanking, relatedToRank, ftsTermCounter, contextGivers, RELATED_TERM_WEIGHT, type CountedTerm, type LayeredRankerOptions } from "@hermes/memory-provider-kit";
 import { checkpointCopies, filterToSql, isEmptyFilter, type FilterSql, type FilterSqlOptions, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
-import { SmallIndexCompactor, withBusyTimeout } from "@hermes/memory-provider-kit";
+import { SmallIndexCompactor, WalCheckpointer, withBusyTimeout } from "@hermes/memory-provider-kit";
 import { CONTEXT_TURNS, NO_CONTEXT, RecentTurns, turnContext, turnDateText, type TurnColumnWeights, type TurnContext } from "@hermes/memory-provider-kit";
 
 /** An item about to be stored. `digest` defaults to one derived from the item (see `itemDigest`). */
@@ -276,6 +276,8 @@ export class MemoryStore {
   private mappedSize = -1;
   /** Keeps a small store's full-text index in few segments (none on a read-only connection). */
   private readonly compactor: SmallIndexCompactor | undefined;
+  /** Runs the write-ahead log's checkpoints on a thread of their own during bursts of writes (none read-only). */
+  private readonly checkpointer: WalCheckpointer | undefined;
   /** What every search reads and only a write changes, as of `searchFacts.version` (see `facts()`). */
   private searchFacts: SearchFacts | undefined;
 
@@ -307,6 +309,7 @@ export class MemoryStore {
     db.pragma(`mmap_size = ${MMAP_BYTES}`);
     this.layered = new LayeredRanker(db, w, ITEMS_RANKER_SCHEMA, options.ranker);
     this.compactor = readonly ? undefined : new SmallIndexCompactor(db, "items_fts");
+    this.checkpointer = readonly ? undefined : new WalCheckpointer(db);
     this.stmts = {
       insert: readonly
         ? undefined
@@ -384,6 +387,7 @@ export class MemoryStore {
   /** Stop the ranker's helper thread, then close the database (see `closeDatabase`). */
   close(): void {
     this.layered.close();
+    this.checkpointer?.close();
     closeDatabase(this.db);
   }
 
@@ -449,7 +453,10 @@ export class MemoryStore {
       return this.layered.writing(
         () => {
           const stored = this.insertTx.immediate(items, ids);
-          if (stored > 0) this.compactor?.afterWrite(largestId(ids));
+          if (stored > 0) {
+            this.compactor?.afterWrite(largestId(ids));
+            this.checkpointer?.afterCommit(stored);
+          }
           return stored;
         },
         () => true,

@@ -2,7 +2,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
-import { LayeredRanker, parseMemoryFilter, SMALL_INDEX_ITEMS, SMALL_INDEX_SEGMENTS, TURN_COLUMN_WEIGHTS } from "@hermes/memory-provider-kit";
+import { CHECKPOINT_ITEMS, LayeredRanker, parseMemoryFilter, SMALL_INDEX_ITEMS, SMALL_INDEX_SEGMENTS, TURN_COLUMN_WEIGHTS } from "@hermes/memory-provider-kit";
+import { until } from "@hermes/test-support";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { sessionNeighbours } from "./test-support/session-neighbours.js";
 import { Sidecar, toFtsQuery } from "./sidecar.js";
@@ -537,6 +538,42 @@ describe("Sidecar keyword ranking in large stores", () => {
       expect(sidecar.keywordRanks("ns", "zeppelin", 5)).toEqual([]);
     } finally {
       sidecar.close();
+    }
+  });
+});
+
+describe("Sidecar write-ahead log", () => {
+  it("a burst of writes is copied into the database file on a thread of its own, and close leaves no log behind", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sidecar-wal-"));
+    const file = path.join(dir, "sidecar.db");
+    const recordsInMainFile = (): number => {
+      const copy = path.join(dir, `copy-${Math.random()}.db`);
+      fs.copyFileSync(file, copy);
+      const other = new Database(copy, { readonly: true });
+      try {
+        return other.prepare(`SELECT COUNT(*) FROM records`).pluck().get() as number;
+      } catch {
+        // Copied while a checkpoint was writing to it: not a consistent file yet.
+        return -1;
+      } finally {
+        other.close();
+      }
+    };
+    const sidecar = Sidecar.open(file);
+    try {
+      sidecar.db.pragma("wal_checkpoint(TRUNCATE)");
+      const batches = Math.ceil(CHECKPOINT_ITEMS / 100);
+      for (let b = 0; b < batches; b++) {
+        sidecar.upsert("ns", Array.from({ length: 100 }, (_, i) => ({ id: `t${b * 100 + i}`, text: `turn ${b * 100 + i} about sailing`, metadata: { kind: "turn", session_id: "s" }, vector: null })));
+      }
+      // Far below SQLite's own threshold (1,000 pages): only the thread copies them this early.
+      await until(() => recordsInMainFile() === batches * 100);
+      sidecar.close();
+      expect(fs.existsSync(`${file}-wal`)).toBe(false);
+      expect(recordsInMainFile()).toBe(batches * 100);
+    } finally {
+      sidecar.close();
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -11,6 +11,7 @@ import {
   LayeredRanker,
   NO_CONTEXT,
   SmallIndexCompactor,
+  WalCheckpointer,
   withBusyTimeout,
   openSqliteStore,
   type OpenSqliteStoreOptions,
@@ -645,6 +646,8 @@ export class Sidecar {
   private readonly frequencies: DocumentFrequencies;
   /** Keeps a small store's full-text index in few segments (none on a read-only connection). */
   private readonly compactor: SmallIndexCompactor | undefined;
+  /** Runs the write-ahead log's checkpoints on a thread of their own during bursts of writes (none read-only). */
+  private readonly checkpointer: WalCheckpointer | undefined;
 
   /** Prepared statements by SQL text: the hot read paths run the same few shapes every query. */
   private readonly prepared = new Map<string, Statement>();
@@ -671,6 +674,7 @@ export class Sidecar {
     this.frequencies = new DocumentFrequencies(ftsTermCounter(db, "records_fts"));
     this.readOnly = readOnly;
     this.compactor = readOnly ? undefined : new SmallIndexCompactor(db, "records_fts");
+    this.checkpointer = readOnly ? undefined : new WalCheckpointer(db);
     const version = db.pragma("user_version", { simple: true }) as number;
     this.contextColumns = !readOnly || version >= 5;
     this.filterColumns = !readOnly || version >= 6;
@@ -857,7 +861,10 @@ export class Sidecar {
       const keys = run.immediate(rows);
       let largest = 0;
       for (const key of keys) largest = Math.max(largest, key);
-      if (keys.length > 0) this.compactor?.afterWrite(largest);
+      if (keys.length > 0) {
+        this.compactor?.afterWrite(largest);
+        this.checkpointer?.afterCommit(keys.length);
+      }
       // New rows only: just the links of turns in their sessions moved (a replaced row may have
       // left its session, so then every kept link is dropped at the next read).
       if (!replaced) {
@@ -1583,6 +1590,7 @@ export class Sidecar {
    */
   close(): void {
     this.ranker?.close();
+    this.checkpointer?.close();
     closeSqliteStore(this.db);
   }
 }
