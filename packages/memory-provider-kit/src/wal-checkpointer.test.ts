@@ -5,7 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { until } from "@hermes/test-support";
+import { rowsInFileAlone, until } from "@hermes/test-support";
 import { closeSqliteStore } from "./sqlite-store.js";
 import { CHECKPOINT_COMMITS, CHECKPOINT_ITEMS, WAL_LIMIT_BYTES, WalCheckpointer } from "./wal-checkpointer.js";
 
@@ -38,20 +38,7 @@ function write(rows: number, chars = 200): number {
   return rows;
 }
 
-/** Rows in the database file alone, without its write-ahead log (a copy of just that file). */
-function rowsInMainFile(): number {
-  const copy = path.join(dir, `copy-${Date.now()}-${Math.random()}.db`);
-  fs.copyFileSync(file, copy);
-  const other = new Database(copy, { readonly: true });
-  try {
-    return other.prepare(`SELECT COUNT(*) FROM t`).pluck().get() as number;
-  } catch {
-    // Copied while a checkpoint was writing to it: not a consistent file yet.
-    return -1;
-  } finally {
-    other.close();
-  }
-}
+const rowsInMainFile = (): number => rowsInFileAlone(file, "t");
 
 const autocheckpoint = (): number => db.pragma("wal_autocheckpoint", { simple: true }) as number;
 const sizeLimit = (): number => db.pragma("journal_size_limit", { simple: true }) as number;
@@ -145,6 +132,35 @@ describe("WalCheckpointer", () => {
     checkpointer.close();
     expect(heard).toHaveLength(1);
     expect(db.prepare(`SELECT COUNT(*) FROM t`).pluck().get()).toBe(2 * CHECKPOINT_ITEMS);
+  });
+
+  it("stops a thread whose checkpoint outlasts a commit's wait, so later commits never wait for it", () => {
+    // A driver whose checkpoint hangs for 20 s (a stuck disk): the thread opens it and never answers.
+    const driver = path.join(dir, "hanging-driver.cjs");
+    fs.writeFileSync(
+      driver,
+      `module.exports = class { pragma(sql) { if (sql.startsWith("wal_checkpoint")) { const end = Date.now() + 20000; while (Date.now() < end); } } close() {} };`,
+    );
+    const heard: string[] = [];
+    const checkpointer = new WalCheckpointer(db, { driverPath: driver, waitMs: 200, onStopped: (reason) => heard.push(reason) });
+    try {
+      let slowest = 0;
+      // Past WAL_LIMIT_BYTES: about 800 KB per transaction.
+      for (let i = 0; i < 30; i++) {
+        const started = performance.now();
+        checkpointer.afterCommit(write(CHECKPOINT_ITEMS, 3000));
+        const took = performance.now() - started;
+        if (checkpointer.status().state === "stopped" && heard.length === 1 && took > 150) continue;
+        slowest = Math.max(slowest, took);
+      }
+      expect(heard).toEqual(["a checkpoint on the thread took more than 200 ms"]);
+      // Only the commit that found the thread stuck waited; SQLite checkpoints on the writer again.
+      expect(slowest).toBeLessThan(150);
+      expect(autocheckpoint()).toBe(1000);
+      expect(db.prepare(`SELECT COUNT(*) FROM t`).pluck().get()).toBe(30 * CHECKPOINT_ITEMS);
+    } finally {
+      checkpointer.close();
+    }
   });
 
   it("never starts a thread for a read-only, in-memory or rollback-journal connection", () => {

@@ -44,8 +44,8 @@ export const WAL_LIMIT_BYTES = 16 * 1024 * 1024;
 /** Failed checkpoints in a row after which the thread is stopped. */
 const MAX_FAILURES = 3;
 
-/** Default of `WalCheckpointerOptions.closeWaitMs`. */
-const DEFAULT_CLOSE_WAIT_MS = 2000;
+/** Default of `WalCheckpointerOptions.waitMs`. */
+const DEFAULT_WAIT_MS = 2000;
 
 // Shared control words (Int32): [0] the thread's state (0 opening, 1 open, 2 closed, -1 could not
 // open); [1] 1 while a requested checkpoint has not finished; [2] checkpoints run.
@@ -100,8 +100,12 @@ parentPort.on("message", (message) => {
 
 /** Options of `WalCheckpointer`. */
 export interface WalCheckpointerOptions {
-  /** How long `close()` waits for the thread to close its connection (ms; default 2,000). */
-  closeWaitMs?: number;
+  /**
+   * How long `close()` waits for the thread to close its connection, and a commit past
+   * `WAL_LIMIT_BYTES` for its running checkpoint (ms; default 2,000). A checkpoint that outlasts
+   * the commit's wait stops the thread.
+   */
+  waitMs?: number;
   /** Called once when the thread stops on its own (it could not open the file, failed or exited). */
   onStopped?: (reason: string) => void;
   /** @internal The better-sqlite3 module the thread loads (tests: a path that fails). */
@@ -125,7 +129,7 @@ export interface WalCheckpointerStatus {
  */
 export class WalCheckpointer {
   private readonly file: string | null;
-  private readonly closeWaitMs: number;
+  private readonly waitMs: number;
   private readonly onStopped: ((reason: string) => void) | undefined;
   private readonly driverPath: string | undefined;
   private worker: Worker | undefined;
@@ -143,7 +147,7 @@ export class WalCheckpointer {
   ) {
     // Only a writable file in WAL mode has a log to copy.
     this.file = db.readonly || db.memory || db.name === "" || String(db.pragma("journal_mode", { simple: true })) !== "wal" ? null : path.resolve(db.name);
-    this.closeWaitMs = Math.max(0, options.closeWaitMs ?? DEFAULT_CLOSE_WAIT_MS);
+    this.waitMs = Math.max(0, options.waitMs ?? DEFAULT_WAIT_MS);
     this.onStopped = options.onStopped;
     this.driverPath = options.driverPath;
     if (this.file === null) this.stoppedReason = "not a writable WAL database";
@@ -160,7 +164,7 @@ export class WalCheckpointer {
     this.items += items > 0 ? items : 0;
     this.commits++;
     if (this.worker !== undefined && logBytes(this.file!) > WAL_LIMIT_BYTES) this.catchUp();
-    if (this.items < CHECKPOINT_ITEMS && this.commits < CHECKPOINT_COMMITS) return;
+    if (this.stoppedReason !== null || (this.items < CHECKPOINT_ITEMS && this.commits < CHECKPOINT_COMMITS)) return;
     const worker = this.worker ?? this.start();
     if (worker === undefined || Atomics.load(this.control!, PENDING) === 1) return;
     try {
@@ -174,17 +178,21 @@ export class WalCheckpointer {
   }
 
   /**
-   * Wait (up to `closeWaitMs`) for the thread's running checkpoint, then checkpoint on this
+   * Wait (up to `waitMs`) for the thread's running checkpoint, then checkpoint on this
    * connection: the log is then copied entirely unless a reader still needs part of it, and the
-   * next write starts it over.
+   * next write starts it over. A thread whose checkpoint outlasts the wait is stopped (SQLite's
+   * own checkpoints take over), so no later commit waits for it again.
    */
   private catchUp(): void {
     const control = this.control!;
-    const deadline = performance.now() + this.closeWaitMs;
+    const deadline = performance.now() + this.waitMs;
     for (;;) {
       if (Atomics.load(control, PENDING) === 0) break;
       const left = deadline - performance.now();
-      if (left <= 0) break;
+      if (left <= 0) {
+        this.stop(`a checkpoint on the thread took more than ${this.waitMs} ms`);
+        break;
+      }
       Atomics.wait(control, PENDING, 1, left);
     }
     try {
@@ -203,7 +211,7 @@ export class WalCheckpointer {
 
   /**
    * Stop the thread: it finishes a running checkpoint and closes its connection, waited for up to
-   * `closeWaitMs` (so that the caller's connection, closed next, is the file's last). Idempotent;
+   * `waitMs` (so that the caller's connection, closed next, is the file's last). Idempotent;
    * puts the connection's usual `wal_autocheckpoint` back.
    */
   close(): void {
@@ -213,7 +221,7 @@ export class WalCheckpointer {
     if (worker === undefined || control === undefined) return;
     try {
       worker.postMessage({ type: "close" });
-      const deadline = performance.now() + this.closeWaitMs;
+      const deadline = performance.now() + this.waitMs;
       for (;;) {
         const state = Atomics.load(control, STATE);
         if (state === 2 || state === -1) break;

@@ -1,10 +1,9 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CHECKPOINT_ITEMS, NEIGHBOUR_WEIGHTS, SMALL_INDEX_ITEMS, SMALL_INDEX_SEGMENTS, nextTurnShare } from "@hermes/memory-provider-kit";
-import { until } from "@hermes/test-support";
+import { rowsInFileAlone, until } from "@hermes/test-support";
 import { openDatabase, type Db } from "./database.js";
 import { MemoryStore, type NewItem } from "./memory-store.js";
 
@@ -185,20 +184,7 @@ describe("MemoryStore speakers", () => {
 });
 
 describe("MemoryStore write-ahead log", () => {
-  /** Items in the database file alone, without its log (a copy of just that file). */
-  const itemsInMainFile = (): number => {
-    const copy = path.join(dir, `copy-${Math.random()}.db`);
-    fs.copyFileSync(path.join(dir, "m.db"), copy);
-    const other = new Database(copy, { readonly: true });
-    try {
-      return other.prepare(`SELECT COUNT(*) FROM items`).pluck().get() as number;
-    } catch {
-      // Copied while a checkpoint was writing to it: not a consistent file yet.
-      return -1;
-    } finally {
-      other.close();
-    }
-  };
+  const itemsInMainFile = (): number => rowsInFileAlone(path.join(dir, "m.db"), "items");
 
   it("a burst of writes is copied into the database file on a thread of its own, and close leaves no log behind", async () => {
     db.pragma("wal_checkpoint(TRUNCATE)");

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { CHECKPOINT_ITEMS, LayeredRanker, parseMemoryFilter, SMALL_INDEX_ITEMS, SMALL_INDEX_SEGMENTS, TURN_COLUMN_WEIGHTS } from "@hermes/memory-provider-kit";
-import { until } from "@hermes/test-support";
+import { rowsInFileAlone, until } from "@hermes/test-support";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { sessionNeighbours } from "./test-support/session-neighbours.js";
 import { Sidecar, toFtsQuery } from "./sidecar.js";
@@ -546,19 +546,7 @@ describe("Sidecar write-ahead log", () => {
   it("a burst of writes is copied into the database file on a thread of its own, and close leaves no log behind", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sidecar-wal-"));
     const file = path.join(dir, "sidecar.db");
-    const recordsInMainFile = (): number => {
-      const copy = path.join(dir, `copy-${Math.random()}.db`);
-      fs.copyFileSync(file, copy);
-      const other = new Database(copy, { readonly: true });
-      try {
-        return other.prepare(`SELECT COUNT(*) FROM records`).pluck().get() as number;
-      } catch {
-        // Copied while a checkpoint was writing to it: not a consistent file yet.
-        return -1;
-      } finally {
-        other.close();
-      }
-    };
+    const recordsInMainFile = (): number => rowsInFileAlone(file, "records");
     const sidecar = Sidecar.open(file);
     try {
       sidecar.db.pragma("wal_checkpoint(TRUNCATE)");

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { holdWriteLock, seededRandom, stallMeter, stopWriteLockHolders, until } from "./index.js";
+import { holdWriteLock, rowsInFileAlone, seededRandom, stallMeter, stopWriteLockHolders, until } from "./index.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -37,6 +37,28 @@ describe("test support", () => {
     const spinUntil = performance.now() + 120;
     while (performance.now() < spinUntil);
     expect(meter.stop()).toBeGreaterThanOrEqual(115);
+  });
+
+  it("rowsInFileAlone counts only the rows a checkpoint has copied into the file, and -1 for a torn copy", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "test-support-rows-"));
+    dirs.push(dir);
+    const file = path.join(dir, "t.db");
+    const db = new Database(file);
+    try {
+      db.pragma("journal_mode = WAL");
+      db.pragma("wal_autocheckpoint = 0");
+      db.exec(`CREATE TABLE t (x)`);
+      db.pragma("wal_checkpoint(TRUNCATE)");
+      db.exec(`INSERT INTO t VALUES (1), (2), (3)`);
+      expect(rowsInFileAlone(file, "t")).toBe(0);
+      db.pragma("wal_checkpoint(PASSIVE)");
+      expect(rowsInFileAlone(file, "t")).toBe(3);
+      expect(rowsInFileAlone(file, "missing")).toBe(-1);
+    } finally {
+      db.close();
+    }
+    fs.writeFileSync(path.join(dir, "torn.db"), Buffer.concat([fs.readFileSync(file).subarray(0, 100), Buffer.alloc(4000, 7)]));
+    expect(rowsInFileAlone(path.join(dir, "torn.db"), "t")).toBe(-1);
   });
 
   it("holdWriteLock holds the file's write lock in another process until released", async () => {

@@ -4,7 +4,10 @@
  */
 import { fork, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
 
 /** Deterministic pseudo-random numbers in [0, 1) (mulberry32): the same sequence for a seed on every run and platform. */
 export function seededRandom(seed: number): () => number {
@@ -109,4 +112,27 @@ export async function holdWriteLock(file: string, holdMs: number): Promise<HeldW
 export function stopWriteLockHolders(): void {
   for (const child of holders) child.kill();
   holders.clear();
+}
+
+/**
+ * Rows of `table` in the SQLite database `file` alone, without its write-ahead log: counted in a
+ * copy of just that file, so only what checkpoints have copied into it counts. `-1` when the copy
+ * is not a consistent database (a checkpoint was writing to the file while it was copied).
+ */
+export function rowsInFileAlone(file: string, table: string): number {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rows-in-file-"));
+  try {
+    const copy = path.join(dir, "copy.db");
+    fs.copyFileSync(file, copy);
+    const db = new Database(copy, { readonly: true });
+    try {
+      return db.prepare(`SELECT COUNT(*) FROM "${table.replace(/"/g, '""')}"`).pluck().get() as number;
+    } catch {
+      return -1;
+    } finally {
+      db.close();
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
