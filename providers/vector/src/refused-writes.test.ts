@@ -278,8 +278,10 @@ describe.each(["remote", "sidecar"] as const)("Pinecone %s layout: a write Pinec
     p.remember({ content: "warm up" });
     await p.flush();
     for (const content of ["good A", "x FORBIDDEN", "good B"]) p.remember({ content });
+    // Pinecone holds the good writes a moment before the provider has read its answers: wait for both.
     const deadline = Date.now() + 5_000;
-    while (storedTexts().length < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    const settled = async () => storedTexts().length >= 3 && (await p.stats()).pendingWrites === 0;
+    while (!(await settled()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(storedTexts()).toEqual(["good A", "good B", "warm up"]);
     expect(await p.stats()).toMatchObject({ pendingWrites: 0, refusedWrites: 1 });
   });
