@@ -27,6 +27,7 @@ import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
+import { describeError } from "@hermes/memory-core";
 import type { SqliteDb } from "./sqlite-store.js";
 
 /** Items written since the last checkpoint request that make the next commit ask for one. */
@@ -173,7 +174,7 @@ export class WalCheckpointer {
       this.items = 0;
       this.commits = 0;
     } catch (error) {
-      this.stop(`the checkpoint thread could not be asked: ${describe(error)}`);
+      this.stop(`the checkpoint thread could not be asked: ${describeError(error)}`);
     }
   }
 
@@ -245,7 +246,7 @@ export class WalCheckpointer {
         else if (message?.type === "failed") this.stop(`the checkpoint thread could not open the database: ${String(message.message)}`);
         else if (message?.type === "error" && ++this.failures >= MAX_FAILURES) this.stop(`${MAX_FAILURES} checkpoints in a row failed: ${String(message.message)}`);
       });
-      worker.on("error", (error) => this.stop(`the checkpoint thread failed: ${describe(error)}`));
+      worker.on("error", (error) => this.stop(`the checkpoint thread failed: ${describeError(error)}`));
       worker.on("exit", () => this.stop("the checkpoint thread exited"));
       // After the listeners: a message listener would otherwise keep the thread, and so the process, alive.
       worker.unref();
@@ -259,7 +260,7 @@ export class WalCheckpointer {
       this.db.pragma(`journal_size_limit = ${WAL_LIMIT_BYTES}`);
       return worker;
     } catch (error) {
-      this.stop(`no checkpoint thread could be started: ${describe(error)}`);
+      this.stop(`no checkpoint thread could be started: ${describeError(error)}`);
       return undefined;
     }
   }
@@ -297,8 +298,4 @@ function logBytes(file: string): number {
   } catch {
     return 0;
   }
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
