@@ -384,7 +384,10 @@ export class MemoryStore {
     };
   }
 
-  /** Stop the ranker's helper thread, then close the database (see `closeDatabase`). */
+  /**
+   * Stop the ranker's helper thread and the checkpoint thread (which closes its connection first,
+   * so this one is the file's last), then close the database (see `closeDatabase`).
+   */
   close(): void {
     this.layered.close();
     this.checkpointer?.close();

@@ -1584,9 +1584,11 @@ export class Sidecar {
   }
 
   /**
-   * Close the database. Idempotent. A writable file is switched back to rollback-journal mode
-   * when no other connection has it open, so it can later be opened from a read-only mount
-   * (WAL needs a writable `-shm` next to it); the next writable open switches to WAL again.
+   * Close the database. Idempotent. The ranker's helper thread and the checkpoint thread stop
+   * first (the checkpoint thread closes its connection before this returns). A writable file is
+   * then switched back to rollback-journal mode when no other connection has it open, so it can
+   * later be opened from a read-only mount (WAL needs a writable `-shm` next to it); the next
+   * writable open switches to WAL again.
    */
   close(): void {
     this.ranker?.close();
