@@ -56,6 +56,7 @@ const FIXTURE_PACKAGES: WorkspacePackage[] = [
   { name: "@hermes/memory-vector", dir: "providers/vector", exportSubpaths: ["."] },
   { name: "@hermes/bench", dir: "tooling/bench", exportSubpaths: ["."], private: true },
   { name: "@hermes/pinecone-fake", dir: "tooling/pinecone-fake", exportSubpaths: ["."], private: true },
+  { name: "@hermes/test-support", dir: "tooling/test-support", exportSubpaths: ["."], private: true },
   { name: "@hermes/patterns", dir: "packages/patterns", exportSubpaths: [".", "./features/*.js"] },
 ];
 
@@ -136,6 +137,10 @@ describe("the checker", () => {
   it("flags core importing any other workspace package", () => {
     expect(rulesOf("packages/memory-core/src/x.ts", 'import { run } from "@hermes/memory-contract";')).toEqual(["core-imports-workspace"]);
     expect(rulesOf("packages/memory-core/src/x.test.ts", 'const { SqliteMemoryProvider } = await import("@hermes/memory-sqlite");')).toEqual(["core-imports-workspace"]);
+    // Test support is shared with core's tests only because it imports no workspace package itself.
+    expect(rulesOf("packages/memory-core/src/x.test.ts", 'import { seededRandom } from "@hermes/test-support";')).toEqual([]);
+    expect(rulesOf("packages/memory-core/src/x.ts", 'import { seededRandom } from "@hermes/test-support";')).toEqual(["published-imports-private", "core-imports-workspace"]);
+    expect(rulesOf("tooling/test-support/src/x.ts", 'import { fenceRecall } from "@hermes/memory-core";')).toEqual(["core-imports-workspace"]);
     expect(rulesOf("packages/memory-core/src/x.ts", 'import { parse } from "yaml";\nimport "@hermes/memory-core";')).toEqual([]);
   });
 

@@ -4,7 +4,8 @@
  * - a provider (`providers/*`) never imports another provider package: shared provider code lives
  *   in core (or a shared toolkit package), never in a sibling provider;
  * - `@hermes/memory-core` imports no other workspace package: everything else depends on core,
- *   so core depending back would make a cycle;
+ *   so core depending back would make a cycle. Its tests alone may import `@hermes/test-support`,
+ *   which imports no workspace package itself (so no cycle can form through it);
  * - no deep import into another workspace package (`@hermes/x/src/...`, `.../dist/...`, or any
  *   subpath its package.json `exports` does not declare): packages meet at their public surface;
  * - no relative import climbs out of its own package directory;
@@ -96,6 +97,8 @@ const isProvider = (p: WorkspacePackage) => p.dir.startsWith("providers/");
 /** Tests, test support and fixtures are not shipped (the package's `files` and tsconfig exclude them). */
 const isTestOnly = (file: string) => /\.test\.[cm]?[jt]s(\.tpl)?$|(^|\/)(test-support|__fixtures__)\//.test(file);
 const CORE_DIR = "packages/memory-core";
+/** Test support every suite may share, core's included: it must therefore import no workspace package. */
+const TEST_SUPPORT_DIR = "tooling/test-support";
 
 /** Violations of the import rules in one source file (`file` is repository-relative). */
 export function checkImports(file: string, text: string, packages: WorkspacePackage[]): Violation[] {
@@ -119,8 +122,8 @@ export function checkImports(file: string, text: string, packages: WorkspacePack
     if (!own.private && target.private && !isTestOnly(file)) {
       out.push({ rule: "published-imports-private", file, line, detail: `published ${own.name} imports private ${target.name} ("${specifier}") outside its tests` });
     }
-    if (own.dir === CORE_DIR) {
-      out.push({ rule: "core-imports-workspace", file, line, detail: `core imports workspace package ${target.name} ("${specifier}")` });
+    if (own.dir === TEST_SUPPORT_DIR || (own.dir === CORE_DIR && !(target.dir === TEST_SUPPORT_DIR && isTestOnly(file)))) {
+      out.push({ rule: "core-imports-workspace", file, line, detail: `${own.name} imports workspace package ${target.name} ("${specifier}")` });
     }
     if (/(^|\/)(src|dist)(\/|$)/.test(subpath) || !subpathDeclared(subpath, target.exportSubpaths)) {
       out.push({
