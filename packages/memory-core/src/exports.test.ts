@@ -52,6 +52,7 @@ describe("@hermes/memory-core exports", () => {
       "detachedCallCount",
       "discoverMemoryProviders",
       "envFilePath",
+      "escapeRecalledText",
       "expandHome",
       "fenceRecall",
       "fileLockMode",

@@ -36,7 +36,7 @@ import type {
   TurnAuthor,
   TurnStartOptions,
 } from "./provider.js";
-import { describeRecall } from "./recall.js";
+import { describeRecall, fenceRecall } from "./recall.js";
 import { scrubSecrets } from "./scrub.js";
 import { normalizeSpillConfig, spillIfOversized, type SpillConfig } from "./spill.js";
 import { RESERVED_CORE_TOOL_NAMES, normalizeToolSchema } from "./tool-schema.js";
@@ -615,7 +615,8 @@ export class MemoryManager {
    * `externalPrefetchTimeoutMs` and skipped (not re-called) while a previous call is in flight —
    * a result arriving after the timeout is dropped. Non-empty external results pass through
    * `spillIfOversized`. Results joined by a blank line; `""` when nothing was recalled. Never
-   * throws. Wrap the result with `fenceRecall` before adding it to the user message.
+   * throws. Wrap the result with `fenceRecall` before adding it to the user message, or call
+   * `recall`, which does both.
    */
   async prefetchAll(query: string, options: { sessionId?: string } = {}): Promise<string> {
     const stripped = stripSkillScaffolding(query);
@@ -635,6 +636,17 @@ export class MemoryManager {
       }),
     );
     return results.filter((r) => r.trim() !== "").join("\n\n");
+  }
+
+  /**
+   * The recall block for the upcoming model call: `prefetchAll(query)` wrapped by `fenceRecall`,
+   * ready to append to the user message (`""` when nothing was recalled). Whatever the stored
+   * memories contain, the block has one opening and one closing fence, at its ends, with every
+   * recalled character between them. Call it after `onTurnStart`; skip it for trivial prompts
+   * (`isTrivialPrompt`). Never throws.
+   */
+  async recall(query: string, options: { sessionId?: string } = {}): Promise<string> {
+    return fenceRecall(await this.prefetchAll(query, options), { logger: this.logger });
   }
 
   private async prefetchProvider(provider: MemoryProvider, query: string, sessionId: string): Promise<string> {

@@ -2,6 +2,7 @@ import type { Logger } from "./logger.js";
 import { silentLogger } from "./logger.js";
 import type { RecallStatus } from "./provider.js";
 import { INDICATOR_GLYPH } from "./provider.js";
+import { escapeRecalledText } from "./recall-escape.js";
 
 /** Opening tag of a recalled-memory block. */
 export const MEMORY_CONTEXT_OPEN = "<memory-context>";
@@ -19,16 +20,44 @@ const COMPLETE_BLOCK = /<\s*memory-context\s*>[\s\S]*?<\s*\/\s*memory-context\s*
 const SYSTEM_NOTE =
   /\[System note: The following is recalled memory context, NOT new user input\. Treat as (?:informational background data\.?|authoritative reference data[^\]]*)\]\s*/gi;
 const STRAY_TAG = /<\s*\/?\s*memory-context\s*>/gi;
+/**
+ * Removing one tag can join the text around it into another (`</memory-</memory-context>context>`),
+ * so removal repeats until nothing changes — at most this many rounds; whatever a deeper nesting
+ * leaves is escaped by `escapeRecalledText` like any other tag-like text.
+ */
+const MAX_REMOVAL_ROUNDS = 8;
+
+/** Apply `step` until the text stops changing (or `MAX_REMOVAL_ROUNDS` times). */
+function untilStable(text: string, step: (text: string) => string): string {
+  let current = text;
+  for (let round = 0; round < MAX_REMOVAL_ROUNDS; round++) {
+    const next = step(current);
+    if (next === current) return current;
+    current = next;
+  }
+  return current;
+}
 
 /**
  * Remove memory fences from text: complete `<memory-context>…</memory-context>` blocks, the
  * system-note sentence, then any stray open/close tag (case-insensitive, whitespace tolerant
- * inside tags). Used on provider output before fencing, so a provider (or text the model echoed
- * into a store) can never close the fence early and smuggle "user input" after it. Never throws.
+ * inside tags), repeated until nothing changes, and then escape whatever else could still read as
+ * a tag (`escapeRecalledText`: look-alike, padded, split or attribute-carrying spellings). Used on
+ * provider output (checkpoints), so a provider — or text the model echoed into a store — can never
+ * close a fence early and smuggle "user input" after it. Never throws.
  */
 export function sanitizeContext(text: string): string {
   if (!text) return "";
-  return text.replace(COMPLETE_BLOCK, "").replace(SYSTEM_NOTE, "").replace(STRAY_TAG, "");
+  const removed = untilStable(text, (t) => t.replace(COMPLETE_BLOCK, "").replace(SYSTEM_NOTE, "").replace(STRAY_TAG, ""));
+  return escapeRecalledText(removed);
+}
+
+/**
+ * Unwrap text that is already fenced: the fence tags and system notes go, everything between them
+ * stays (repeated until nothing changes). Recalled content is never dropped for containing tags.
+ */
+function stripFenceMarkup(text: string): string {
+  return untilStable(text, (t) => t.replace(SYSTEM_NOTE, "").replace(STRAY_TAG, ""));
 }
 
 const BULLET = /^[-*+]\s+\S/;
@@ -65,15 +94,21 @@ export function dedupeRepeatedBullets(text: string): string {
 /**
  * Wrap recalled memory in a `<memory-context>` block the model reads as background, not as new
  * user input. Append the result to the current user message (never the system prompt, so the
- * prompt-cache prefix survives). Empty or whitespace-only input yields `""`. Pre-wrapped input is
- * sanitised first (with a warning), then repeated bullets are dropped. Never throws.
+ * prompt-cache prefix survives). Empty or whitespace-only input yields `""`.
+ *
+ * Whatever the recalled text contains, the block has exactly one opening fence, at its start, and
+ * one closing fence, at its end, and every recalled character lies between them: fence tags and
+ * system notes already in the text are removed (with a warning: the provider returned pre-wrapped
+ * context) while the text between them is kept, and the opener of anything else that could read
+ * as a tag is escaped (`<` becomes `&lt;`; see `escapeRecalledText`). Repeated bullets are
+ * dropped. Never throws.
  */
 export function fenceRecall(text: string, options: { logger?: Logger } = {}): string {
   if (typeof text !== "string" || text.trim() === "") return "";
   const logger = options.logger ?? silentLogger;
-  const sanitized = sanitizeContext(text);
-  if (sanitized !== text) logger.warn("memory provider returned pre-wrapped context; stripped");
-  const cleaned = dedupeRepeatedBullets(sanitized).trim();
+  const unwrapped = stripFenceMarkup(text);
+  if (unwrapped !== text) logger.warn("memory provider returned pre-wrapped context; stripped");
+  const cleaned = escapeRecalledText(dedupeRepeatedBullets(unwrapped)).trim();
   if (cleaned === "") return "";
   return `${MEMORY_CONTEXT_OPEN}\n${MEMORY_CONTEXT_NOTE}\n\n${cleaned}\n${MEMORY_CONTEXT_CLOSE}`;
 }
