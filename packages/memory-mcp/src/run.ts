@@ -54,6 +54,9 @@ export interface RunningMcpServer {
   closed: Promise<void>;
 }
 
+/** How much longer than one tool call stopping waits for the answers of calls still running (ms). */
+const DRAIN_MARGIN_MS = 1_000;
+
 /** Default bound for the flush and shutdown at exit (ms). */
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 
@@ -123,24 +126,22 @@ export async function runMcpServer(options: RunMcpServerOptions): Promise<Runnin
 
   try {
     if (transportName === "stdio") {
-      const stdin = options.stdin ?? process.stdin;
-      const stdout = options.stdout ?? process.stdout;
       const mcp = createMemoryMcpServer(manager, serverOptions);
-      const transport = createStdioTransport(stdin, stdout, logger);
+      const transport = createStdioTransport(options.stdin ?? process.stdin, options.stdout ?? process.stdout, logger);
       transport.onclose = () => void close();
-      const onStdinEnd = (): void => void close();
-      stdin.once("end", onStdinEnd);
-      stdin.once("close", onStdinEnd);
+      transport.oninputend = () => void close();
       // The client closed its end of stdout (EPIPE): nothing can be answered any more, so stop
       // like on stdin close (flushing memory) instead of dying on an unhandled 'error' event.
-      const onStdoutError = (error: Error): void => {
+      transport.onoutputgone = (error) => {
         logger.warn(`Cannot write to stdout (${describeError(error)}); the MCP client is gone, stopping`);
         void close();
       };
-      stdout.on("error", onStdoutError);
       stopTransport = async () => {
-        stdin.off("end", onStdinEnd);
-        stdin.off("close", onStdinEnd);
+        // Every call already running ends within toolTimeoutMs (a timeout is an answer too), so
+        // this bound lets each request received before the stop be answered.
+        transport.stopInput();
+        const drained = await transport.drain(toolTimeoutMs + DRAIN_MARGIN_MS);
+        if (!drained) logger.warn(`Stopping with ${transport.pendingRequests} MCP request(s) unanswered after ${toolTimeoutMs + DRAIN_MARGIN_MS} ms`);
         await mcp.close();
       };
       await mcp.connect(transport);
