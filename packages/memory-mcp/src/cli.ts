@@ -50,7 +50,8 @@ Options:
 
 function parseNumber(value: string | number | undefined, name: string, min: number, max: number): number | undefined {
   if (value === undefined) return undefined;
-  const n = typeof value === "number" ? value : Number(value);
+  // Digits only: Number() would read "" as 0 and accept "1e3" or " 80 ".
+  const n = typeof value === "number" ? value : /^\d{1,16}$/.test(value) ? Number(value) : Number.NaN;
   if (!Number.isInteger(n) || n < min || n > max) {
     throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `--${name} must be an integer from ${min} to ${max} (got '${String(value)}').` });
   }
@@ -63,19 +64,20 @@ function parseNumber(value: string | number | undefined, name: string, min: numb
  * stdout and returns without serving.
  */
 export async function runMcpCommand(io: McpCliIo, hermesHome: string, cwd: string, options: McpCommandOptions): Promise<void> {
-  if (options.printToken) {
-    io.stdout.write(`${await ensureMcpToken(hermesHome)}\n`);
-    return;
-  }
+  // Every option is checked before anything happens, --print-token included.
+  const port = parseNumber(options.port, "port", 0, 65535);
+  const toolTimeoutMs = parseNumber(options.toolTimeout, "tool-timeout", 1, 3_600_000);
   const transport = (options.transport ?? "stdio") as McpTransportName;
   if (transport !== "stdio" && transport !== "http") {
     throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `--transport must be stdio or http (got '${String(options.transport)}').` });
   }
+  if (options.printToken) {
+    io.stdout.write(`${await ensureMcpToken(hermesHome)}\n`);
+    return;
+  }
   if (transport === "stdio" && (options.port !== undefined || options.host !== undefined)) {
     throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "--port and --host apply to --transport http only; add --transport http or drop them." });
   }
-  const port = parseNumber(options.port, "port", 0, 65535);
-  const toolTimeoutMs = parseNumber(options.toolTimeout, "tool-timeout", 1, 3_600_000);
   const logger = streamLogger(io.stderr, { verbose: options.verbose === true });
   const running = await runMcpServer({
     hermesHome,

@@ -3,6 +3,7 @@
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -77,4 +78,30 @@ describe("hermes-memory mcp", () => {
     expect(printed.code).toBe(0);
     expect(printed.stdout.trim()).toBe((await readEnvFile(home.dir)).HERMES_MCP_TOKEN);
   }, 30_000);
+
+  it("says the port is in use and how to choose another (exit 1), instead of an internal error", async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+    const port = (blocker.address() as net.AddressInfo).port;
+    try {
+      const result = await runCli(["mcp", "--transport", "http", "--port", String(port), "--hermes-home", home.dir], { cwd: CLI_DIR });
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stderr).toMatch(new RegExp(`port ${port} .*in use`));
+      expect(result.stderr).toMatch(/--port/);
+      expect(result.stderr).not.toMatch(/internal error|This is a bug/);
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
+  }, 30_000);
+
+  it("refuses a port that is not a number from 0 to 65535 with a usage error, also with --print-token", async () => {
+    const cases = [...["abc", "-1", "65536", "1e3", ""].map((port) => [port, "--transport", "http"]), ...["abc", "65536"].map((port) => [port, "--print-token"])];
+    for (const [port, ...extra] of cases) {
+      const result = await runCli(["mcp", ...extra, "--port", port!, "--hermes-home", home.dir], { cwd: CLI_DIR });
+      expect(result.code, `--port '${port}' ${extra.join(" ")}: ${result.stderr}`).toBe(1);
+      expect(result.stderr).toMatch(/--port must be an integer from 0 to 65535/);
+      expect(result.stdout).toBe("");
+    }
+    expect(fs.existsSync(path.join(home.dir, ".env"))).toBe(false); // no token was created either
+  }, 60_000);
 });
