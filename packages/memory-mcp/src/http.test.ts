@@ -98,7 +98,7 @@ describe("the Streamable HTTP transport", () => {
 
 describe("startMcpHttpServer", () => {
   it("refuses to bind anywhere but 127.0.0.1", async () => {
-    await expect(startMcpHttpServer({ createServer: () => { throw new Error("unused"); }, token: "t", host: "0.0.0.0", port: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(startMcpHttpServer({ createServer: () => { throw new Error("unused"); }, token: TOKEN, host: "0.0.0.0", port: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
   });
 
   it("says a port in use is in use, with the option to choose another (PORT_IN_USE)", async () => {
@@ -112,7 +112,7 @@ describe("startMcpHttpServer", () => {
   });
 
   it("cuts off a client that trickles its request, and refuses connections past maxConnections", async () => {
-    const server = await startMcpHttpServer({ createServer: () => { throw new Error("unused"); }, token: "t", port: 0, requestTimeoutMs: 400, headersTimeoutMs: 300, maxConnections: 2 });
+    const server = await startMcpHttpServer({ createServer: () => { throw new Error("unused"); }, token: TOKEN, port: 0, requestTimeoutMs: 400, headersTimeoutMs: 300, maxConnections: 2 });
     try {
       // Each socket with the time from its connection to its close, listened for from the start.
       const open = (): Promise<{ socket: net.Socket; closed: Promise<number> }> =>
@@ -139,7 +139,7 @@ describe("startMcpHttpServer", () => {
     } finally {
       await server.close();
     }
-    await expect(startMcpHttpServer({ createServer: () => { throw new Error("unused"); }, token: "t", port: 0, maxConnections: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(startMcpHttpServer({ createServer: () => { throw new Error("unused"); }, token: TOKEN, port: 0, maxConnections: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
   });
 });
 

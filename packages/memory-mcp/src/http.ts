@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { HermesMemoryError, describeError, silentLogger, type Logger } from "@hermes/memory-core";
-import { bearerToken, tokensMatch } from "./token.js";
+import { bearerToken, mcpTokenProblem, tokensMatch } from "./token.js";
 
 /** The only address the HTTP transport binds to. */
 export const MCP_HTTP_HOST = "127.0.0.1";
@@ -97,8 +97,9 @@ function listenError(error: NodeJS.ErrnoException, host: string, port: number): 
 export async function startMcpHttpServer(options: McpHttpServerOptions): Promise<McpHttpServer> {
   const host = assertLoopbackHost(options.host);
   const logger = options.logger ?? silentLogger;
-  if (!options.token) {
-    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "The MCP HTTP transport needs a non-empty bearer token; use ensureMcpToken(hermesHome)." });
+  const tokenProblem = mcpTokenProblem(String(options.token ?? ""));
+  if (tokenProblem) {
+    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `The MCP HTTP transport's bearer token ${tokenProblem}; use ensureMcpToken(hermesHome).` });
   }
   let port = options.port ?? DEFAULT_MCP_HTTP_PORT;
 

@@ -23,6 +23,6 @@ export {
 } from "./http.js";
 export { runMcpServer, DEFAULT_SHUTDOWN_TIMEOUT_MS, type RunMcpServerOptions, type RunningMcpServer, type McpTransportName } from "./run.js";
 export { runMcpCli, runMcpCommand, type McpCliIo, type McpCommandOptions } from "./cli.js";
-export { ensureMcpToken, tokensMatch, MCP_TOKEN_ENV } from "./token.js";
+export { ensureMcpToken, tokensMatch, MCP_TOKEN_ENV, MIN_MCP_TOKEN_LENGTH } from "./token.js";
 export { streamLogger } from "./logger.js";
 export { MCP_VERSION } from "./version.js";
