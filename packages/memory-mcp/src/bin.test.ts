@@ -104,7 +104,9 @@ describe("hermes-memory-mcp over stdio", () => {
     const { client, transport, stderr } = await spawnServer();
     const pid = transport.pid!;
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(["memory", "search", "remember", "forget", "sqlite_memory_search"]));
+    const names = tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(["memory", "search", "remember", "forget", "get", "sqlite_memory_list"]));
+    expect(names.filter((name) => /^sqlite_memory_(search|remember|forget)$/.test(name))).toEqual([]);
 
     const note = await client.callTool({ name: "memory", arguments: { action: "add", target: "memory", content: "The release train leaves every second Tuesday." } });
     expect(note.isError, JSON.stringify(note)).toBeFalsy();

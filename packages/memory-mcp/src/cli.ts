@@ -6,6 +6,7 @@ import { DEFAULT_MCP_HTTP_PORT, MCP_HTTP_HOST } from "./http.js";
 import { streamLogger } from "./logger.js";
 import { runMcpServer, type McpTransportName } from "./run.js";
 import { ensureMcpToken } from "./token.js";
+import { checkedUserId } from "./user-id.js";
 import { MCP_VERSION } from "./version.js";
 
 /** The process streams and environment `runMcpCli` works with. */
@@ -24,6 +25,8 @@ export interface McpCommandOptions {
   host?: string;
   provider?: string;
   sessionId?: string;
+  /** The user the server acts for (`--user`). */
+  user?: string;
   toolTimeout?: string | number;
   printToken?: boolean;
   verbose?: boolean;
@@ -41,6 +44,8 @@ Options:
   --cwd <dir>               working directory for project discovery (default: the current directory)
   --provider <name>         use this memory provider instead of memory.provider in config.yaml
   --session-id <id>         session id memory is opened with (default: mcp-<uuid>)
+  --user <id>               act for this user only: the tools reach only this user's items
+                            (default: every item of the home)
   --tool-timeout <ms>       bound for one tool call or resource read (default: 30000)
   --print-token             print the HTTP bearer token (creating it if needed) and exit
   --verbose                 log more to stderr
@@ -67,6 +72,7 @@ export async function runMcpCommand(io: McpCliIo, hermesHome: string, cwd: strin
   // Every option is checked before anything happens, --print-token included.
   const port = parseNumber(options.port, "port", 0, 65535);
   const toolTimeoutMs = parseNumber(options.toolTimeout, "tool-timeout", 1, 3_600_000);
+  if (options.user !== undefined) checkedUserId(options.user);
   const transport = (options.transport ?? "stdio") as McpTransportName;
   if (transport !== "stdio" && transport !== "http") {
     throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `--transport must be stdio or http (got '${String(options.transport)}').` });
@@ -88,6 +94,7 @@ export async function runMcpCommand(io: McpCliIo, hermesHome: string, cwd: strin
     stdout: io.stdout,
     ...(options.provider !== undefined ? { provider: options.provider } : {}),
     ...(options.sessionId !== undefined ? { sessionId: options.sessionId } : {}),
+    ...(options.user !== undefined ? { userId: options.user } : {}),
     ...(port !== undefined ? { port } : {}),
     ...(options.host !== undefined ? { host: options.host } : {}),
     ...(toolTimeoutMs !== undefined ? { toolTimeoutMs } : {}),
@@ -111,6 +118,7 @@ export async function runMcpCli(args: string[], io: McpCliIo): Promise<number> {
         cwd: { type: "string" },
         provider: { type: "string" },
         "session-id": { type: "string" },
+        user: { type: "string" },
         "tool-timeout": { type: "string" },
         "print-token": { type: "boolean" },
         verbose: { type: "boolean" },
@@ -135,6 +143,7 @@ export async function runMcpCli(args: string[], io: McpCliIo): Promise<number> {
       ...(values.host !== undefined ? { host: values.host } : {}),
       ...(values.provider !== undefined ? { provider: values.provider } : {}),
       ...(values["session-id"] !== undefined ? { sessionId: values["session-id"] } : {}),
+      ...(values.user !== undefined ? { user: values.user } : {}),
       ...(values["tool-timeout"] !== undefined ? { toolTimeout: values["tool-timeout"] } : {}),
       printToken: values["print-token"] === true,
       verbose: values.verbose === true,

@@ -8,9 +8,9 @@ export {
   searchableProvider,
   DEFAULT_TOOL_TIMEOUT_MS,
   RESOURCE_URIS,
-  SEARCHABLE_TOOL_NAMES,
   type MemoryMcpServerOptions,
 } from "./server.js";
+export { SEARCHABLE_TOOL_NAMES, searchableActionOf, type SearchableToolName } from "./searchable-tools.js";
 export {
   startMcpHttpServer,
   assertLoopbackHost,

@@ -5,6 +5,7 @@ import { boundedProviderCall } from "./bounded.js";
 import { DEFAULT_MCP_HTTP_PORT, startMcpHttpServer, type McpHttpServer } from "./http.js";
 import { createMemoryMcpServer, searchableProvider, DEFAULT_TOOL_TIMEOUT_MS } from "./server.js";
 import { createStdioTransport } from "./stdio.js";
+import { checkedUserId } from "./user-id.js";
 import { ensureMcpToken, MCP_TOKEN_ENV } from "./token.js";
 import { MCP_VERSION } from "./version.js";
 
@@ -29,6 +30,12 @@ export interface RunMcpServerOptions {
   allowedOrigins?: string[];
   /** The session id memory is opened with. Default `mcp-<uuid>`. */
   sessionId?: string;
+  /**
+   * The user the server acts for: passed to `openMemory` (the providers' sessions have it) and
+   * confining every generic tool to that user's items. Absent: the tools reach every item of the
+   * home, as the `hermes-memory` CLI does.
+   */
+  userId?: string;
   /** Bound for one tool call or resource read, in ms. Default 30000. */
   toolTimeoutMs?: number;
   /** Bound for flushing and shutting down memory at exit, in ms. Default 10000. */
@@ -74,6 +81,7 @@ export async function runMcpServer(options: RunMcpServerOptions): Promise<Runnin
     throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `Unknown MCP transport '${String(transportName)}'; use --transport stdio (default) or --transport http.` });
   }
   const logger = options.logger;
+  const userId = options.userId === undefined ? undefined : checkedUserId(options.userId);
   const sessionId = options.sessionId ?? `mcp-${randomUUID()}`;
   const toolTimeoutMs = options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
   const shutdownTimeoutMs = options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
@@ -89,9 +97,17 @@ export async function runMcpServer(options: RunMcpServerOptions): Promise<Runnin
     agentContext: "primary",
     logger,
     ...(options.provider !== undefined ? { provider: options.provider } : {}),
+    ...(userId !== undefined ? { userId } : {}),
   });
 
-  const serverOptions = { hermesHome: options.hermesHome, sessionId, toolTimeoutMs, logger, serverInfo: { name: "hermes-memory", version: MCP_VERSION } };
+  const serverOptions = {
+    hermesHome: options.hermesHome,
+    sessionId,
+    toolTimeoutMs,
+    logger,
+    serverInfo: { name: "hermes-memory", version: MCP_VERSION },
+    ...(userId !== undefined ? { userId } : {}),
+  };
   let http: McpHttpServer | null = null;
   let stopTransport: () => Promise<void> = async () => {};
   let resolveClosed!: () => void;

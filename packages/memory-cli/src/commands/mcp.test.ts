@@ -9,7 +9,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { readEnvFile } from "@hermes/memory-core";
+import { openMemory, readEnvFile, type MemoryProvider, type SearchableMemory } from "@hermes/memory-core";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { BIN, CLI_DIR, childEnv, runCli, tempDir } from "../test-support/cli-harness.js";
 
 let home: { dir: string; cleanup: () => void };
@@ -104,4 +105,37 @@ describe("hermes-memory mcp", () => {
     }
     expect(fs.existsSync(path.join(home.dir, ".env"))).toBe(false); // no token was created either
   }, 60_000);
+
+  it("serves one user's memory with --user: items are stored as theirs and other users' are out of reach", async () => {
+    const bobId = await withSqlite("bob", async (provider) => provider.remember({ content: "Bob keeps the spare key under the heron statue.", userId: "bob" }));
+    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, "mcp", "--hermes-home", home.dir, "--provider", "sqlite", "--user", "alice"], cwd: CLI_DIR, env: env(), stderr: "pipe" });
+    const client = new Client({ name: "cli-user", version: "1.0.0" });
+    await client.connect(transport);
+    let aliceId: string;
+    try {
+      const text = async (name: string, args: Record<string, unknown>): Promise<string> =>
+        ((await client.callTool({ name, arguments: args })) as CallToolResult).content.map((c) => (c as { text: string }).text).join("");
+      aliceId = String((JSON.parse(await text("remember", { content: "Alice keeps her key by the heron print." })) as { id: string }).id);
+      expect(JSON.parse(await text("search", { query: "heron key" }))).toMatchObject({ hits: [{ id: aliceId }] });
+      expect(await text("get", { id: bobId })).toMatch(/No item/);
+    } finally {
+      await client.close();
+    }
+    await withSqlite("alice", async (provider) => {
+      expect(await provider.get(aliceId)).toMatchObject({ userId: "alice" });
+      expect(await provider.get(bobId)).toMatchObject({ userId: "bob" });
+    });
+  }, 30_000);
 });
+
+/** Run `work` on the SQLite provider of the test's home through the public API, for `userId`. */
+async function withSqlite<T>(userId: string, work: (provider: MemoryProvider & SearchableMemory) => T | Promise<T>): Promise<T> {
+  const manager = await openMemory({ sessionId: `api-${userId}`, hermesHome: home.dir, cwd: CLI_DIR, provider: "sqlite", userId, strict: true });
+  try {
+    const result = await work(manager.getProvider("sqlite") as MemoryProvider & SearchableMemory);
+    await (manager.getProvider("sqlite") as MemoryProvider & SearchableMemory).flush();
+    return result;
+  } finally {
+    await manager.shutdownAll();
+  }
+}

@@ -17,6 +17,7 @@ export function registerMcpCommand(program: Command, io: CliIo): void {
     .option("--host <address>", `HTTP bind address; only ${MCP_HTTP_HOST} is accepted`)
     .option("--provider <name>", "use this memory provider instead of memory.provider in config.yaml")
     .option("--session-id <id>", "session id memory is opened with (default: mcp-<uuid>)")
+    .option("--user <id>", "act for this user only: the tools reach only this user's items (default: every item of the home)")
     .option("--tool-timeout <ms>", "bound for one tool call or resource read (default 30000)")
     .option("--print-token", "print the HTTP bearer token (created on first use in $HERMES_HOME/.env) and exit")
     .option("--verbose", "log more to stderr")
