@@ -29,6 +29,8 @@ export interface McpCommandOptions {
   user?: string;
   toolTimeout?: string | number;
   printToken?: boolean;
+  /** Serve built-in memory when the configured provider cannot be loaded (`--allow-builtin-only`). */
+  allowBuiltinOnly?: boolean;
   verbose?: boolean;
 }
 
@@ -43,6 +45,8 @@ Options:
   --hermes-home <dir>       Hermes home (default: $HERMES_HOME, else ~/.hermes)
   --cwd <dir>               working directory for project discovery (default: the current directory)
   --provider <name>         use this memory provider instead of memory.provider in config.yaml
+  --allow-builtin-only      serve built-in memory when that provider cannot be loaded
+                            (default: refuse to start, saying why)
   --session-id <id>         session id memory is opened with (default: mcp-<uuid>)
   --user <id>               act for this user only: the tools reach only this user's items
                             (default: every item of the home)
@@ -93,6 +97,7 @@ export async function runMcpCommand(io: McpCliIo, hermesHome: string, cwd: strin
     stdin: io.stdin,
     stdout: io.stdout,
     ...(options.provider !== undefined ? { provider: options.provider } : {}),
+    ...(options.allowBuiltinOnly === true ? { allowBuiltinOnly: true } : {}),
     ...(options.sessionId !== undefined ? { sessionId: options.sessionId } : {}),
     ...(options.user !== undefined ? { userId: options.user } : {}),
     ...(port !== undefined ? { port } : {}),
@@ -121,6 +126,7 @@ export async function runMcpCli(args: string[], io: McpCliIo): Promise<number> {
         user: { type: "string" },
         "tool-timeout": { type: "string" },
         "print-token": { type: "boolean" },
+        "allow-builtin-only": { type: "boolean" },
         verbose: { type: "boolean" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "V" },
@@ -146,6 +152,7 @@ export async function runMcpCli(args: string[], io: McpCliIo): Promise<number> {
       ...(values.user !== undefined ? { user: values.user } : {}),
       ...(values["tool-timeout"] !== undefined ? { toolTimeout: values["tool-timeout"] } : {}),
       printToken: values["print-token"] === true,
+      allowBuiltinOnly: values["allow-builtin-only"] === true,
       verbose: values.verbose === true,
     });
     return 0;

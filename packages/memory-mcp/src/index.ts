@@ -21,6 +21,7 @@ export {
   type McpHttpServer,
   type McpHttpServerOptions,
 } from "./http.js";
+export { type McpStartupStatus } from "./startup.js";
 export { runMcpServer, DEFAULT_SHUTDOWN_TIMEOUT_MS, type RunMcpServerOptions, type RunningMcpServer, type McpTransportName } from "./run.js";
 export { runMcpCli, runMcpCommand, type McpCliIo, type McpCommandOptions } from "./cli.js";
 export { ensureMcpToken, tokensMatch, MCP_TOKEN_ENV, MIN_MCP_TOKEN_LENGTH } from "./token.js";

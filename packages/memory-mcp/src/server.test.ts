@@ -63,9 +63,11 @@ describe("createMemoryMcpServer with built-in memory only", () => {
     expect(result.isError).toBe(true);
   });
 
-  it("lists MEMORY.md and USER.md as resources, empty before anything is written", async () => {
+  it("lists MEMORY.md, USER.md and the status as resources, the files empty before anything is written", async () => {
     const { resources } = await client.listResources();
-    expect(resources.map((r) => r.uri)).toEqual([RESOURCE_URIS.memory, RESOURCE_URIS.user]);
+    expect(resources.map((r) => r.uri)).toEqual([RESOURCE_URIS.memory, RESOURCE_URIS.user, RESOURCE_URIS.status]);
+    const status = await client.readResource({ uri: RESOURCE_URIS.status });
+    expect(JSON.parse((status.contents[0] as { text: string }).text)).toEqual({ configuredProvider: "builtin", activeProvider: "builtin", userId: null, hermesHome: home.dir });
     const user = await client.readResource({ uri: RESOURCE_URIS.user });
     expect((user.contents[0] as { text: string }).text).toBe("");
     await expect(client.readResource({ uri: "hermes-memory://nope" })).rejects.toThrow(/Unknown resource/);

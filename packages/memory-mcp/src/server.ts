@@ -26,6 +26,7 @@ import {
   type SearchableMemory,
 } from "@hermes/memory-core";
 import { boundedProviderCall } from "./bounded.js";
+import type { McpStartupStatus } from "./startup.js";
 import { SEARCHABLE_TOOL_NAMES, ToolInputError, callSearchable, searchableActionOf, searchableTools, type SearchableToolName } from "./searchable-tools.js";
 
 /** Default upper bound for one tool call or resource read, in ms. */
@@ -36,6 +37,7 @@ export const RESOURCE_URIS = {
   memory: "hermes-memory://builtin/MEMORY.md",
   user: "hermes-memory://builtin/USER.md",
   stats: "hermes-memory://provider/stats",
+  status: "hermes-memory://status",
 } as const;
 
 /** Options of `createMemoryMcpServer`. */
@@ -56,6 +58,11 @@ export interface MemoryMcpServerOptions {
   logger?: Logger;
   /** The server's name and version announced to clients. */
   serverInfo?: { name: string; version: string };
+  /**
+   * Which provider the server was asked to serve and, when another one runs, why (the status
+   * resource reports it). Absent: the active provider counts as the configured one.
+   */
+  startup?: McpStartupStatus;
 }
 
 function objectSchema(parameters: unknown): Tool["inputSchema"] {
@@ -138,10 +145,12 @@ export function searchableProvider(manager: MemoryManager): Searchable | null {
 export function createMemoryMcpServer(manager: MemoryManager, options: MemoryMcpServerOptions): McpServer {
   const logger = options.logger ?? silentLogger;
   const timeoutMs = options.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+  const degraded = options.startup?.reason
+    ? ` Note: the configured memory provider '${options.startup.configuredProvider ?? "(unknown)"}' is not active (${options.startup.reason}); only built-in memory is served. Read ${RESOURCE_URIS.status} for details.`
+    : "";
   const mcp = new McpServer(options.serverInfo ?? { name: "hermes-memory", version: "0.0.0" }, {
     capabilities: { tools: {}, resources: {} },
-    instructions:
-      "Persistent memory across sessions. Use the `memory` tool to save durable notes (target memory) and facts about the user (target user); use `search` to look up past conversations when the provider supports it.",
+    instructions: `Persistent memory across sessions. Use the \`memory\` tool to save durable notes (target memory) and facts about the user (target user); use \`search\` to look up past conversations when the provider supports it.${degraded}`,
   });
   const server = mcp.server;
 
@@ -201,6 +210,7 @@ export function createMemoryMcpServer(manager: MemoryManager, options: MemoryMcp
     const resources: Resource[] = [
       { uri: RESOURCE_URIS.memory, name: "MEMORY.md", description: "The agent's notes (built-in memory).", mimeType: "text/markdown" },
       { uri: RESOURCE_URIS.user, name: "USER.md", description: "What the agent knows about the user (built-in memory).", mimeType: "text/markdown" },
+      { uri: RESOURCE_URIS.status, name: "memory status", description: "The configured and the active memory provider, why they differ, and the user served.", mimeType: "application/json" },
     ];
     const provider = statsProvider();
     if (provider) {
@@ -219,6 +229,9 @@ export function createMemoryMcpServer(manager: MemoryManager, options: MemoryMcp
       });
       return { contents: [{ uri, mimeType: "text/markdown", text }] };
     }
+    if (uri === RESOURCE_URIS.status) {
+      return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(statusReport(manager, options), null, 2) }] };
+    }
     const provider = statsProvider();
     if (uri === RESOURCE_URIS.stats && provider) {
       try {
@@ -233,4 +246,18 @@ export function createMemoryMcpServer(manager: MemoryManager, options: MemoryMcp
   });
 
   return mcp;
+}
+
+/** What `hermes-memory://status` reports. */
+function statusReport(manager: MemoryManager, options: MemoryMcpServerOptions): Record<string, unknown> {
+  const active = manager.providers.find((p) => p.name !== BUILTIN_PROVIDER_NAME)?.name ?? BUILTIN_PROVIDER_NAME;
+  const startup = options.startup;
+  return {
+    configuredProvider: startup ? startup.configuredProvider : active,
+    ...(startup ? { configuredBy: startup.configuredBy } : {}),
+    activeProvider: active,
+    ...(startup?.reason ? { reason: startup.reason } : {}),
+    userId: options.userId ?? null,
+    hermesHome: options.hermesHome,
+  };
 }

@@ -126,6 +126,26 @@ describe("hermes-memory mcp", () => {
       expect(await provider.get(bobId)).toMatchObject({ userId: "bob" });
     });
   }, 30_000);
+
+  it("refuses to start when the configured provider cannot be loaded (exit 1, naming it and the fix), unless --allow-builtin-only", async () => {
+    fs.writeFileSync(path.join(home.dir, "config.yaml"), "memory:\n  provider: ghost\n");
+    for (const transport of ["stdio", "http"]) {
+      const refused = await runCli(["mcp", "--transport", transport, ...(transport === "http" ? ["--port", "0"] : []), "--hermes-home", home.dir], { cwd: CLI_DIR });
+      expect(refused.code, `${transport}: ${refused.stderr}`).toBe(1);
+      expect(refused.stderr).toMatch(/^hermes-memory: Cannot serve the configured memory provider 'ghost' \(memory\.provider in .*config\.yaml\): Memory provider 'ghost' not found/);
+      expect(refused.stderr).toMatch(/--allow-builtin-only/);
+    }
+    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, "mcp", "--allow-builtin-only", "--hermes-home", home.dir], cwd: CLI_DIR, env: env(), stderr: "pipe" });
+    const client = new Client({ name: "cli-builtin-only", version: "1.0.0" });
+    await client.connect(transport);
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["memory"]);
+      const status = await client.readResource({ uri: "hermes-memory://status" });
+      expect(JSON.parse((status.contents[0] as { text: string }).text)).toMatchObject({ configuredProvider: "ghost", activeProvider: "builtin" });
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
 });
 
 /** Run `work` on the SQLite provider of the test's home through the public API, for `userId`. */

@@ -16,6 +16,7 @@ export function registerMcpCommand(program: Command, io: CliIo): void {
     .option("--port <port>", `HTTP port on ${MCP_HTTP_HOST} (0 = any free port; default ${DEFAULT_MCP_HTTP_PORT})`)
     .option("--host <address>", `HTTP bind address; only ${MCP_HTTP_HOST} is accepted`)
     .option("--provider <name>", "use this memory provider instead of memory.provider in config.yaml")
+    .option("--allow-builtin-only", "serve built-in memory when that provider cannot be loaded (default: refuse to start, saying why)")
     .option("--session-id <id>", "session id memory is opened with (default: mcp-<uuid>)")
     .option("--user <id>", "act for this user only: the tools reach only this user's items (default: every item of the home)")
     .option("--tool-timeout <ms>", "bound for one tool call or resource read (default 30000)")
