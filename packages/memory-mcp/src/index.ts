@@ -1,6 +1,6 @@
 /**
- * @hermes/memory-mcp — Hermes memory as an MCP server: the memory tools, search / remember / forget
- * for searchable providers, and MEMORY.md / USER.md / provider stats as resources, over stdio or
+ * @hermes/memory-mcp — Hermes memory as an MCP server: the memory tools, search / remember / forget / get
+ * for searchable providers, and MEMORY.md / USER.md / provider stats / status as resources, over stdio or
  * Streamable HTTP on 127.0.0.1.
  */
 export {
