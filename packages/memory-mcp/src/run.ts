@@ -215,7 +215,9 @@ async function serveStdio(mcp: McpServer, options: RunMcpServerOptions, toolTime
     // this bound lets each request received before the stop be answered.
     transport.stopInput();
     const bound = toolTimeoutMs + DRAIN_MARGIN_MS;
-    if (!(await transport.drain(bound))) logger.warn(`Stopping with ${transport.pendingRequests} MCP request(s) unanswered after ${bound} ms`);
+    if (!(await transport.drain(bound))) {
+      logger.warn(`Stopping after ${bound} ms with ${transport.pendingRequests} MCP request(s) unanswered or answers not yet written to stdout`);
+    }
     await mcp.close();
   };
 }

@@ -137,7 +137,7 @@ function responseId(message: JSONRPCMessage): RequestId | undefined {
  * Node's MaxListenersExceededWarning. When stdout fails (EPIPE: the client is gone), nothing more is
  * written and `onoutputgone` is called once.
  */
-export class StdioServerTransport implements Transport {
+export class McpStdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
@@ -282,6 +282,6 @@ export class StdioServerTransport implements Transport {
  * The stdio transport on `stdin`/`stdout`: answers malformed, invalid and oversized lines with
  * JSON-RPC errors instead of dropping them or stopping, and can drain its unanswered requests.
  */
-export function createStdioTransport(stdin: Readable, stdout: Writable, logger: Logger = silentLogger): StdioServerTransport {
-  return new StdioServerTransport(stdin, stdout, logger);
+export function createStdioTransport(stdin: Readable, stdout: Writable, logger: Logger = silentLogger): McpStdioTransport {
+  return new McpStdioTransport(stdin, stdout, logger);
 }
