@@ -4,18 +4,14 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { openMemory } from "@hermes/memory-core";
 import { tempHome } from "./test-support/providers.js";
-
-const PACKAGE_DIR = fileURLToPath(new URL("..", import.meta.url));
-const manifest = JSON.parse(fs.readFileSync(path.join(PACKAGE_DIR, "package.json"), "utf8")) as { bin: Record<string, string> };
-/** The file the package's `bin` points at (built by `pnpm build`). */
-const BIN = path.join(PACKAGE_DIR, manifest.bin["hermes-memory-mcp"]!);
+import { BIN, PACKAGE_DIR, childEnv } from "./test-support/raw-stdio.js";
 
 /** Core as this package resolves it, so a fixture provider extends the class the server checks. */
 const CORE_URL = pathToFileURL(fs.realpathSync(path.join(PACKAGE_DIR, "node_modules/@hermes/memory-core/dist/index.js"))).href;
@@ -60,12 +56,6 @@ class Fixture extends MemoryProvider {
 export function register(ctx) { ctx.registerMemoryProvider(new Fixture()); }
 `,
   );
-}
-
-function childEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== "HERMES_HOME") env[k] = v;
-  return env;
 }
 
 function alive(pid: number): boolean {
@@ -114,7 +104,9 @@ describe("hermes-memory-mcp over stdio", () => {
     const { client, transport, stderr } = await spawnServer();
     const pid = transport.pid!;
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(["memory", "search", "remember", "forget", "sqlite_memory_search"]));
+    const names = tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(["memory", "search", "remember", "forget", "get", "sqlite_memory_list"]));
+    expect(names.filter((name) => /^sqlite_memory_(search|remember|forget)$/.test(name))).toEqual([]);
 
     const note = await client.callTool({ name: "memory", arguments: { action: "add", target: "memory", content: "The release train leaves every second Tuesday." } });
     expect(note.isError, JSON.stringify(note)).toBeFalsy();

@@ -6,6 +6,7 @@ import { DEFAULT_MCP_HTTP_PORT, MCP_HTTP_HOST } from "./http.js";
 import { streamLogger } from "./logger.js";
 import { runMcpServer, type McpTransportName } from "./run.js";
 import { ensureMcpToken } from "./token.js";
+import { checkedUserId } from "./user-id.js";
 import { MCP_VERSION } from "./version.js";
 
 /** The process streams and environment `runMcpCli` works with. */
@@ -24,8 +25,12 @@ export interface McpCommandOptions {
   host?: string;
   provider?: string;
   sessionId?: string;
+  /** The user the server acts for (`--user`). */
+  user?: string;
   toolTimeout?: string | number;
   printToken?: boolean;
+  /** Serve built-in memory when the configured provider cannot be loaded (`--allow-builtin-only`). */
+  allowBuiltinOnly?: boolean;
   verbose?: boolean;
 }
 
@@ -40,7 +45,11 @@ Options:
   --hermes-home <dir>       Hermes home (default: $HERMES_HOME, else ~/.hermes)
   --cwd <dir>               working directory for project discovery (default: the current directory)
   --provider <name>         use this memory provider instead of memory.provider in config.yaml
+  --allow-builtin-only      serve built-in memory when that provider cannot be loaded
+                            (default: refuse to start, saying why)
   --session-id <id>         session id memory is opened with (default: mcp-<uuid>)
+  --user <id>               act for this user only: the tools reach only this user's items
+                            (default: every item of the home)
   --tool-timeout <ms>       bound for one tool call or resource read (default: 30000)
   --print-token             print the HTTP bearer token (creating it if needed) and exit
   --verbose                 log more to stderr
@@ -50,7 +59,8 @@ Options:
 
 function parseNumber(value: string | number | undefined, name: string, min: number, max: number): number | undefined {
   if (value === undefined) return undefined;
-  const n = typeof value === "number" ? value : Number(value);
+  // Digits only: Number() would read "" as 0 and accept "1e3" or " 80 ".
+  const n = typeof value === "number" ? value : /^\d{1,16}$/.test(value) ? Number(value) : Number.NaN;
   if (!Number.isInteger(n) || n < min || n > max) {
     throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `--${name} must be an integer from ${min} to ${max} (got '${String(value)}').` });
   }
@@ -63,19 +73,21 @@ function parseNumber(value: string | number | undefined, name: string, min: numb
  * stdout and returns without serving.
  */
 export async function runMcpCommand(io: McpCliIo, hermesHome: string, cwd: string, options: McpCommandOptions): Promise<void> {
-  if (options.printToken) {
-    io.stdout.write(`${await ensureMcpToken(hermesHome)}\n`);
-    return;
-  }
+  // Every option is checked before anything happens, --print-token included.
+  const port = parseNumber(options.port, "port", 0, 65535);
+  const toolTimeoutMs = parseNumber(options.toolTimeout, "tool-timeout", 1, 3_600_000);
+  if (options.user !== undefined) checkedUserId(options.user);
   const transport = (options.transport ?? "stdio") as McpTransportName;
   if (transport !== "stdio" && transport !== "http") {
     throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `--transport must be stdio or http (got '${String(options.transport)}').` });
   }
+  if (options.printToken) {
+    io.stdout.write(`${await ensureMcpToken(hermesHome)}\n`);
+    return;
+  }
   if (transport === "stdio" && (options.port !== undefined || options.host !== undefined)) {
     throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "--port and --host apply to --transport http only; add --transport http or drop them." });
   }
-  const port = parseNumber(options.port, "port", 0, 65535);
-  const toolTimeoutMs = parseNumber(options.toolTimeout, "tool-timeout", 1, 3_600_000);
   const logger = streamLogger(io.stderr, { verbose: options.verbose === true });
   const running = await runMcpServer({
     hermesHome,
@@ -85,7 +97,9 @@ export async function runMcpCommand(io: McpCliIo, hermesHome: string, cwd: strin
     stdin: io.stdin,
     stdout: io.stdout,
     ...(options.provider !== undefined ? { provider: options.provider } : {}),
+    ...(options.allowBuiltinOnly === true ? { allowBuiltinOnly: true } : {}),
     ...(options.sessionId !== undefined ? { sessionId: options.sessionId } : {}),
+    ...(options.user !== undefined ? { userId: options.user } : {}),
     ...(port !== undefined ? { port } : {}),
     ...(options.host !== undefined ? { host: options.host } : {}),
     ...(toolTimeoutMs !== undefined ? { toolTimeoutMs } : {}),
@@ -109,8 +123,10 @@ export async function runMcpCli(args: string[], io: McpCliIo): Promise<number> {
         cwd: { type: "string" },
         provider: { type: "string" },
         "session-id": { type: "string" },
+        user: { type: "string" },
         "tool-timeout": { type: "string" },
         "print-token": { type: "boolean" },
+        "allow-builtin-only": { type: "boolean" },
         verbose: { type: "boolean" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "V" },
@@ -133,8 +149,10 @@ export async function runMcpCli(args: string[], io: McpCliIo): Promise<number> {
       ...(values.host !== undefined ? { host: values.host } : {}),
       ...(values.provider !== undefined ? { provider: values.provider } : {}),
       ...(values["session-id"] !== undefined ? { sessionId: values["session-id"] } : {}),
+      ...(values.user !== undefined ? { user: values.user } : {}),
       ...(values["tool-timeout"] !== undefined ? { toolTimeout: values["tool-timeout"] } : {}),
       printToken: values["print-token"] === true,
+      allowBuiltinOnly: values["allow-builtin-only"] === true,
       verbose: values.verbose === true,
     });
     return 0;

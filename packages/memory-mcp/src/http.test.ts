@@ -12,6 +12,8 @@ import { MCP_TOKEN_ENV, ensureMcpToken, tokensMatch } from "./token.js";
 import { tempHome } from "./test-support/providers.js";
 
 let home: { dir: string; cleanup: () => void };
+/** A bearer token for servers started directly. */
+const TOKEN = "t".repeat(43);
 let running: RunningMcpServer;
 
 beforeEach(async () => {
@@ -96,11 +98,21 @@ describe("the Streamable HTTP transport", () => {
 
 describe("startMcpHttpServer", () => {
   it("refuses to bind anywhere but 127.0.0.1", async () => {
-    await expect(startMcpHttpServer({ createServer: () => { throw new Error("unused"); }, token: "t", host: "0.0.0.0", port: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(startMcpHttpServer({ createServer: () => { throw new Error("unused"); }, token: TOKEN, host: "0.0.0.0", port: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+  });
+
+  it("says a port in use is in use, with the option to choose another (PORT_IN_USE)", async () => {
+    const first = await startMcpHttpServer({ createServer: () => { throw new Error("unused"); }, token: TOKEN, port: 0 });
+    try {
+      const second = startMcpHttpServer({ createServer: () => { throw new Error("unused"); }, token: TOKEN, port: first.port });
+      await expect(second).rejects.toMatchObject({ code: "PORT_IN_USE", message: expect.stringMatching(new RegExp(`port ${first.port} is already in use.*--port`)) });
+    } finally {
+      await first.close();
+    }
   });
 
   it("cuts off a client that trickles its request, and refuses connections past maxConnections", async () => {
-    const server = await startMcpHttpServer({ createServer: () => { throw new Error("unused"); }, token: "t", port: 0, requestTimeoutMs: 400, headersTimeoutMs: 300, maxConnections: 2 });
+    const server = await startMcpHttpServer({ createServer: () => { throw new Error("unused"); }, token: TOKEN, port: 0, requestTimeoutMs: 400, headersTimeoutMs: 300, maxConnections: 2 });
     try {
       // Each socket with the time from its connection to its close, listened for from the start.
       const open = (): Promise<{ socket: net.Socket; closed: Promise<number> }> =>
@@ -127,7 +139,7 @@ describe("startMcpHttpServer", () => {
     } finally {
       await server.close();
     }
-    await expect(startMcpHttpServer({ createServer: () => { throw new Error("unused"); }, token: "t", port: 0, maxConnections: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(startMcpHttpServer({ createServer: () => { throw new Error("unused"); }, token: TOKEN, port: 0, maxConnections: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
   });
 });
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { HermesMemoryError, describeError, silentLogger, type Logger } from "@hermes/memory-core";
-import { bearerToken, tokensMatch } from "./token.js";
+import { bearerToken, mcpTokenProblem, tokensMatch } from "./token.js";
 
 /** The only address the HTTP transport binds to. */
 export const MCP_HTTP_HOST = "127.0.0.1";
@@ -69,6 +69,25 @@ function reply(res: http.ServerResponse, status: number, message: string, header
   res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
 }
 
+/** Why the server could not listen, as a typed error saying what to do; other errors pass through. */
+function listenError(error: NodeJS.ErrnoException, host: string, port: number): Error {
+  if (error.code === "EADDRINUSE") {
+    return new HermesMemoryError({
+      code: "PORT_IN_USE",
+      message: `The MCP HTTP transport cannot listen on ${host}:${port}: port ${port} is already in use (another hermes-memory mcp, or another program). Stop that program, or choose another port with --port <n> (--port 0 picks a free one).`,
+      cause: error,
+    });
+  }
+  if (error.code === "EACCES") {
+    return new HermesMemoryError({
+      code: "PORT_NOT_PERMITTED",
+      message: `The MCP HTTP transport is not allowed to listen on ${host}:${port} (ports below 1024 need privileges). Choose another port with --port <n>, e.g. --port ${DEFAULT_MCP_HTTP_PORT}.`,
+      cause: error,
+    });
+  }
+  return error;
+}
+
 /**
  * Serve MCP over Streamable HTTP on 127.0.0.1 (stateless, JSON responses). Each request must come
  * with `Authorization: Bearer <token>` (401 otherwise), a `Host` of this server and, when a browser
@@ -78,8 +97,9 @@ function reply(res: http.ServerResponse, status: number, message: string, header
 export async function startMcpHttpServer(options: McpHttpServerOptions): Promise<McpHttpServer> {
   const host = assertLoopbackHost(options.host);
   const logger = options.logger ?? silentLogger;
-  if (!options.token) {
-    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "The MCP HTTP transport needs a non-empty bearer token; use ensureMcpToken(hermesHome)." });
+  const tokenProblem = mcpTokenProblem(String(options.token ?? ""));
+  if (tokenProblem) {
+    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `The MCP HTTP transport's bearer token ${tokenProblem}; use ensureMcpToken(hermesHome).` });
   }
   let port = options.port ?? DEFAULT_MCP_HTTP_PORT;
 
@@ -135,9 +155,10 @@ export async function startMcpHttpServer(options: McpHttpServerOptions): Promise
   }
 
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
+    const refused = (error: NodeJS.ErrnoException): void => reject(listenError(error, host, port));
+    server.once("error", refused);
     server.listen(port, host, () => {
-      server.off("error", reject);
+      server.off("error", refused);
       resolve();
     });
   });

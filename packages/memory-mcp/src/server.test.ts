@@ -6,15 +6,16 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { MemoryManager } from "@hermes/memory-core";
 import { REMEMBER_TOOL_PROPERTIES } from "@hermes/memory-provider-kit";
+import { searchableActionOf } from "./searchable-tools.js";
 import { RESOURCE_URIS, createMemoryMcpServer } from "./server.js";
-import { FilteringProvider, ScriptedProvider, openManager, tempHome } from "./test-support/providers.js";
+import { DuplicatingProvider, FilteringProvider, ScriptedProvider, ToolsOnlyProvider, openManager, tempHome } from "./test-support/providers.js";
 
 let home: { dir: string; cleanup: () => void };
 let manager: MemoryManager;
 let client: Client;
 
-async function connect(m: MemoryManager, toolTimeoutMs = 5_000): Promise<Client> {
-  const server = createMemoryMcpServer(m, { hermesHome: home.dir, sessionId: "mcp-test", toolTimeoutMs });
+async function connect(m: MemoryManager, toolTimeoutMs = 5_000, userId?: string): Promise<Client> {
+  const server = createMemoryMcpServer(m, { hermesHome: home.dir, sessionId: "mcp-test", toolTimeoutMs, ...(userId !== undefined ? { userId } : {}) });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const c = new Client({ name: "test", version: "1.0.0" });
@@ -62,9 +63,11 @@ describe("createMemoryMcpServer with built-in memory only", () => {
     expect(result.isError).toBe(true);
   });
 
-  it("lists MEMORY.md and USER.md as resources, empty before anything is written", async () => {
+  it("lists MEMORY.md, USER.md and the status as resources, the files empty before anything is written", async () => {
     const { resources } = await client.listResources();
-    expect(resources.map((r) => r.uri)).toEqual([RESOURCE_URIS.memory, RESOURCE_URIS.user]);
+    expect(resources.map((r) => r.uri)).toEqual([RESOURCE_URIS.memory, RESOURCE_URIS.user, RESOURCE_URIS.status]);
+    const status = await client.readResource({ uri: RESOURCE_URIS.status });
+    expect(JSON.parse((status.contents[0] as { text: string }).text)).toEqual({ configuredProvider: "builtin", activeProvider: "builtin", userId: null, hermesHome: home.dir });
     const user = await client.readResource({ uri: RESOURCE_URIS.user });
     expect((user.contents[0] as { text: string }).text).toBe("");
     await expect(client.readResource({ uri: "hermes-memory://nope" })).rejects.toThrow(/Unknown resource/);
@@ -86,9 +89,9 @@ describe("createMemoryMcpServer with a searchable provider", () => {
     client = await connect(manager, 200);
   });
 
-  it("adds search, remember and forget next to the provider's own tools, and its stats resource", async () => {
+  it("adds search, remember, forget and get next to the provider's own tools, and its stats resource", async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(["memory", "scripted_echo", "search", "remember", "forget"]);
+    expect(tools.map((t) => t.name)).toEqual(["memory", "scripted_echo", "search", "remember", "forget", "get"]);
     const { resources } = await client.listResources();
     expect(resources.map((r) => r.uri)).toContain(RESOURCE_URIS.stats);
   });
@@ -171,7 +174,7 @@ describe("createMemoryMcpServer with a searchable provider", () => {
       expect(text(result)).toMatch(/did not finish within 200 ms/);
     }
     await expect(client.readResource({ uri: RESOURCE_URIS.stats })).rejects.toThrow(/did not finish/);
-    expect((await client.listTools()).tools.length).toBe(5);
+    expect((await client.listTools()).tools.length).toBe(6);
   });
 });
 
@@ -229,5 +232,71 @@ describe("createMemoryMcpServer with a provider without filters", () => {
     const result = await client.callTool({ name: "search", arguments: { query: "x", tags: { any: ["a"] } } });
     expect(result.isError).toBe(true);
     expect(text(result)).toMatch(/needs a provider that supports filters/);
+  });
+});
+
+describe("createMemoryMcpServer offers one tool per action", () => {
+  it("lists the generic tools instead of a searchable provider's own tools for the same actions, and keeps its other tools", async () => {
+    const provider = new DuplicatingProvider();
+    manager = await openManager(home.dir, provider);
+    client = await connect(manager, 2_000);
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(["memory", "dup_memory_list", "dup_profile", "search", "remember", "forget", "get"]);
+    // The generic tool answers, not the provider's tool of the same name.
+    const remembered = await client.callTool({ name: "remember", arguments: { content: "Kept by the generic tool." } });
+    expect(JSON.parse(text(remembered))).toMatchObject({ success: true });
+    expect(provider.toolCalls).toEqual([]);
+    for (const [hidden, generic] of [["dup_memory_search", "search"], ["dup_forget", "forget"], ["memory_get", "get"]] as const) {
+      const result = await client.callTool({ name: hidden, arguments: { id: "1", query: "x" } });
+      expect(result.isError, hidden).toBe(true);
+      expect(text(result)).toMatch(new RegExp(`Unknown tool '${hidden}': this server offers '${generic}'`));
+    }
+    expect(provider.toolCalls).toEqual([]);
+    expect(JSON.parse(text(await client.callTool({ name: "dup_profile", arguments: {} })))).toEqual({ tool: "dup_profile" });
+  });
+
+  it("keeps every tool of a provider that is not searchable, whatever its names", async () => {
+    manager = await openManager(home.dir, new ToolsOnlyProvider());
+    client = await connect(manager, 2_000);
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["memory", "tools_search", "tools_remember"]);
+    expect(JSON.parse(text(await client.callTool({ name: "tools_search", arguments: {} })))).toEqual({ tool: "tools_search" });
+  });
+});
+
+describe("searchableActionOf", () => {
+  it("reads a provider's tool as a generic action only when its whole name is the action after the provider's name and memory_", () => {
+    expect(searchableActionOf("sqlite_memory_search", "sqlite")).toBe("search");
+    expect(searchableActionOf("vector_memory_forget", "vector")).toBe("forget");
+    expect(searchableActionOf("my_mem_get", "my-mem")).toBe("get");
+    expect(searchableActionOf("my_mem_remember", "my.mem")).toBe("remember");
+    expect(searchableActionOf("memory_search", "sqlite")).toBe("search");
+    expect(searchableActionOf("search", "sqlite")).toBe("search");
+    for (const name of ["sqlite_memory_list", "sqlite_memory_search_all", "other_memory_search", "sqlite_research", "honcho_profile", "memory", "sqlite_memory_"]) {
+      expect(searchableActionOf(name, "sqlite"), name).toBeNull();
+    }
+  });
+});
+
+describe("createMemoryMcpServer for one user, on a provider without erasure", () => {
+  it("reads, finds and forgets only that user's items, and answers for another user's id as for an unused one", async () => {
+    const provider = new ScriptedProvider();
+    manager = await openManager(home.dir, provider);
+    const bobs = await provider.remember({ content: "Bob's bike lock code is 2231.", userId: "bob" });
+    client = await connect(manager, 2_000, "alice");
+    const mine = JSON.parse(text(await client.callTool({ name: "remember", arguments: { content: "Alice's bike is blue." } }))) as { id: string };
+    expect(provider.items.get(mine.id)).toMatchObject({ userId: "alice", sessionId: "mcp-test" });
+    expect((JSON.parse(text(await client.callTool({ name: "search", arguments: { query: "bike" } }))) as { hits: Array<{ id: string }> }).hits.map((h) => h.id)).toEqual([mine.id]);
+    for (const tool of ["get", "forget"]) {
+      const theirs = await client.callTool({ name: tool, arguments: { id: bobs } });
+      const unused = await client.callTool({ name: tool, arguments: { id: "m999" } });
+      expect(theirs.isError).toBe(true);
+      expect(text(theirs).replaceAll(bobs, "<id>")).toBe(text(unused).replaceAll("m999", "<id>"));
+    }
+    expect(provider.items.has(bobs)).toBe(true);
+    expect((await client.callTool({ name: "forget", arguments: { id: mine.id } })).isError).toBeFalsy();
+    expect(provider.items.has(mine.id)).toBe(false);
+    // The store's counts cover every user, so a server for one user does not offer them.
+    expect((await client.listResources()).resources.map((r) => r.uri)).not.toContain(RESOURCE_URIS.stats);
+    await expect(client.readResource({ uri: RESOURCE_URIS.stats })).rejects.toThrow(/Unknown resource/);
   });
 });

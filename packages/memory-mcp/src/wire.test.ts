@@ -3,27 +3,13 @@
  * binary (a real child process), and raw HTTP on a real 127.0.0.1 socket. Whatever arrives, the
  * server answers with a typed error and keeps serving.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import fs from "node:fs";
 import net from "node:net";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { readEnvFile, silentLogger } from "@hermes/memory-core";
 import { runMcpServer, type RunningMcpServer } from "./run.js";
 import { MCP_TOKEN_ENV } from "./token.js";
 import { tempHome } from "./test-support/providers.js";
-
-const PACKAGE_DIR = fileURLToPath(new URL("..", import.meta.url));
-const manifest = JSON.parse(fs.readFileSync(path.join(PACKAGE_DIR, "package.json"), "utf8")) as { bin: Record<string, string> };
-const BIN = path.join(PACKAGE_DIR, manifest.bin["hermes-memory-mcp"]!);
-
-interface WireMessage {
-  jsonrpc?: string;
-  id?: unknown;
-  result?: { tools?: Array<{ name: string }>; isError?: boolean; content?: Array<{ text: string }> };
-  error?: { code: number; message: string };
-}
+import { RawStdioServer as RawServer, type WireMessage } from "./test-support/raw-stdio.js";
 
 let home: { dir: string; cleanup: () => void };
 
@@ -35,76 +21,10 @@ afterEach(() => {
   home.cleanup();
 });
 
-function childEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== "HERMES_HOME") env[k] = v;
-  return env;
-}
-
-/** The binary on raw stdio: write lines, read the JSON lines it answers. */
-class RawStdioServer {
-  readonly child: ChildProcessWithoutNullStreams;
-  readonly messages: WireMessage[] = [];
-  stderr = "";
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  private pending = "";
-
+/** The binary with the SQLite provider on this test's home. */
+class RawStdioServer extends RawServer {
   constructor(args: string[] = []) {
-    this.child = spawn(process.execPath, [BIN, "--hermes-home", home.dir, "--provider", "sqlite", "--session-id", "mcp-wire", ...args], { cwd: PACKAGE_DIR, env: childEnv() });
-    this.child.stdin.on("error", () => {}); // the server may be gone while we write
-    this.child.stdout.on("data", (chunk: Buffer) => {
-      this.pending += chunk.toString("utf8");
-      let index: number;
-      while ((index = this.pending.indexOf("\n")) !== -1) {
-        const line = this.pending.slice(0, index);
-        this.pending = this.pending.slice(index + 1);
-        this.messages.push(JSON.parse(line) as WireMessage);
-      }
-    });
-    this.child.stderr.on("data", (chunk: Buffer) => (this.stderr += chunk.toString("utf8")));
-    this.exit = new Promise((resolve) => this.child.once("exit", (code, signal) => resolve({ code, signal })));
-  }
-
-  write(text: string): void {
-    this.child.stdin.write(text);
-  }
-
-  send(message: unknown): void {
-    this.write(`${JSON.stringify(message)}\n`);
-  }
-
-  async initialize(): Promise<void> {
-    this.send({ jsonrpc: "2.0", id: "init", method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "wire-test", version: "1" } } });
-    await this.reply((m) => m.id === "init");
-    this.send({ jsonrpc: "2.0", method: "notifications/initialized" });
-  }
-
-  /** The first message (from `from` on) that matches. */
-  async reply(match: (m: WireMessage) => boolean, from = 0, timeout = 10_000): Promise<WireMessage> {
-    let found: WireMessage | undefined;
-    await vi.waitFor(
-      () => {
-        found = this.messages.slice(from).find(match);
-        expect(found, `no matching reply; got ${JSON.stringify(this.messages).slice(0, 500)}; stderr: ${this.stderr}`).toBeDefined();
-      },
-      { timeout, interval: 20 },
-    );
-    return found!;
-  }
-
-  /** A valid tools/list still answers. */
-  async stillServes(id: string): Promise<void> {
-    this.send({ jsonrpc: "2.0", id, method: "tools/list" });
-    const listed = await this.reply((m) => m.id === id);
-    expect(listed.result?.tools?.map((t) => t.name)).toContain("memory");
-  }
-
-  async stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-    this.child.stdin.end();
-    const timer = setTimeout(() => this.child.kill("SIGKILL"), 15_000);
-    const exit = await this.exit;
-    clearTimeout(timer);
-    return exit;
+    super(home.dir, args);
   }
 }
 

@@ -322,7 +322,9 @@ console.log(JSON.stringify({ tools, remembered: !remembered.isError, found: foun
 `,
     );
     const mcpOut = JSON.parse(run(process.execPath, [mcpClient], { cwd: consumer, env }).stdout.trim().split("\n").pop()!) as { tools: string[]; remembered: boolean; found: boolean };
-    expect(mcpOut.tools).toEqual(expect.arrayContaining(["memory", "search", "remember", "forget", "sqlite_memory_search"]));
+    // One tool per action: the generic tools replace the provider's own search/remember/forget.
+    expect(mcpOut.tools).toEqual(expect.arrayContaining(["memory", "search", "remember", "forget", "get", "sqlite_memory_list"]));
+    expect(mcpOut.tools).not.toContain("sqlite_memory_search");
     expect(mcpOut).toMatchObject({ remembered: true, found: true });
 
     // 6. The same set with pnpm (strict node_modules): discovery still finds both package providers.

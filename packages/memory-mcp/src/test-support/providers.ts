@@ -29,6 +29,7 @@ function hit(id: string, item: MemoryItem): MemoryHit {
     score: 1,
     createdAt: new Date(0).toISOString(),
     metadata: item.metadata ?? {},
+    ...(item.userId !== undefined ? { userId: item.userId } : {}),
     ...(item.tags ? { tags: item.tags } : {}),
   };
 }
@@ -36,13 +37,8 @@ function hit(id: string, item: MemoryItem): MemoryHit {
 /** How a `ScriptedProvider` behaves: work, throw on every call, or never answer. */
 export type Behaviour = "ok" | "throw" | "hang";
 
-/** A searchable provider kept in memory whose behaviour can be switched at any time. */
-export class ScriptedProvider extends MemoryProvider implements SearchableMemory {
-  readonly name = "scripted";
-  behaviour: Behaviour = "ok";
-  readonly items = new Map<string, MemoryItem>();
-  private next = 1;
-
+/** A provider that is always available, needs no setup and has no settings. */
+abstract class FixtureProvider extends MemoryProvider {
   isAvailable(): boolean {
     return true;
   }
@@ -50,6 +46,14 @@ export class ScriptedProvider extends MemoryProvider implements SearchableMemory
   getConfigSchema() {
     return [];
   }
+}
+
+/** A searchable provider kept in memory whose behaviour can be switched at any time. */
+export class ScriptedProvider extends FixtureProvider implements SearchableMemory {
+  readonly name: string = "scripted";
+  behaviour: Behaviour = "ok";
+  readonly items = new Map<string, MemoryItem>();
+  private next = 1;
   getToolSchemas(): ToolSchema[] {
     return [{ name: "scripted_echo", description: "Echo the text back.", parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } }];
   }
@@ -73,6 +77,7 @@ export class ScriptedProvider extends MemoryProvider implements SearchableMemory
   search(query: string, options: MemorySearchOptions = {}): Promise<MemoryHit[]> {
     return this.act(() =>
       [...this.items.entries()]
+        .filter(([, item]) => options.userId === undefined || item.userId === options.userId)
         .filter(([, item]) => query.split(/\s+/).some((w) => item.content.toLowerCase().includes(w.toLowerCase())))
         .slice(0, options.limit ?? 10)
         .map(([id, item]) => hit(id, item)),
@@ -119,6 +124,37 @@ export class FilteringProvider extends ScriptedProvider {
     return hits
       .filter((h) => matchesFilter(filter, { ...h, createdAt: Date.parse(h.createdAt), tags: h.tags ?? [] }))
       .slice(0, options.limit ?? 10);
+  }
+}
+
+/** A searchable provider whose own tools repeat the generic actions under several spellings, beside two tools of its own. */
+export class DuplicatingProvider extends ScriptedProvider {
+  override readonly name = "dup";
+  readonly toolCalls: string[] = [];
+
+  override getToolSchemas(): ToolSchema[] {
+    return ["dup_memory_search", "dup_forget", "memory_get", "remember", "dup_memory_list", "dup_profile"].map((name) => ({
+      name,
+      description: `The provider's own ${name}.`,
+      parameters: { type: "object", properties: {} },
+    }));
+  }
+
+  override handleToolCall(name: string): Promise<string> {
+    if (name !== "dup_profile") this.toolCalls.push(name);
+    return Promise.resolve(JSON.stringify({ tool: name }));
+  }
+}
+
+/** A provider with tools and no `SearchableMemory`, whose tool names look like generic actions. */
+export class ToolsOnlyProvider extends FixtureProvider {
+  readonly name = "tools";
+
+  getToolSchemas(): ToolSchema[] {
+    return ["tools_search", "tools_remember"].map((name) => ({ name, description: name, parameters: { type: "object", properties: {} } }));
+  }
+  override handleToolCall(name: string): Promise<string> {
+    return Promise.resolve(JSON.stringify({ tool: name }));
   }
 }
 

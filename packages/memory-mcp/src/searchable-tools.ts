@@ -1,0 +1,230 @@
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  scrubSecrets,
+  searchCapabilities,
+  type MemoryItem,
+  type MemoryKind,
+  type MemoryProvider,
+  type MemorySearchOptions,
+  type SearchableMemory,
+} from "@hermes/memory-core";
+import { MEMORY_FILTER_TOOL_PROPERTIES, REMEMBER_TOOL_PROPERTIES, ToolRouter } from "@hermes/memory-provider-kit";
+import { boundedProviderCall } from "./bounded.js";
+
+/** The generic tools offered for a provider that implements `SearchableMemory`, one per action. */
+export const SEARCHABLE_TOOL_NAMES = ["search", "remember", "forget", "get"] as const;
+
+/** One of `SEARCHABLE_TOOL_NAMES`. */
+export type SearchableToolName = (typeof SEARCHABLE_TOOL_NAMES)[number];
+
+const KINDS: readonly MemoryKind[] = ["turn", "fact", "checkpoint"];
+
+const ID_SCHEMA = { type: "string", minLength: 1, description: "The item id (from search or remember)." };
+
+const SEARCHABLE_TOOLS: Tool[] = [
+  {
+    name: "search",
+    description: "Search the memory provider's store (past turns, facts, checkpoints) and return the best matches with their ids.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        query: { type: "string", description: "What to look for, in plain words." },
+        limit: { type: "integer", minimum: 1, maximum: 50, description: "Maximum number of hits (default 10)." },
+        kind: { type: "string", enum: [...KINDS], description: "Only this kind of item." },
+        sessionId: { type: "string", description: "Only items from this session." },
+      },
+      required: ["query"],
+    },
+  },
+  {
+    name: "remember",
+    description: "Store a fact (or turn) in the memory provider so later sessions can recall it. Returns the new item's id.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        ...REMEMBER_TOOL_PROPERTIES,
+        kind: { type: "string", enum: [...KINDS], description: "Kind of item (default fact)." },
+      },
+      required: ["content"],
+    },
+  },
+  {
+    name: "forget",
+    description: "Delete one item from the memory provider by the id `search` or `remember` returned.",
+    inputSchema: { type: "object", properties: { id: ID_SCHEMA }, required: ["id"] },
+  },
+  {
+    name: "get",
+    description: "Read one item of the memory provider by the id `search` or `remember` returned.",
+    inputSchema: { type: "object", properties: { id: ID_SCHEMA }, required: ["id"] },
+  },
+];
+
+// `content` and `tags` of a remember call are checked against the same schema, and by the same
+// validator, as the providers' own remember tools.
+const REMEMBER_ARGS = new ToolRouter({
+  owner: "the memory MCP server",
+  schemas: [{ name: "remember", description: "content and tags of a remember call", parameters: { type: "object", properties: REMEMBER_TOOL_PROPERTIES } }],
+});
+
+// The filter keys a provider with the `filters` capability honours; `userId` stays out: a server
+// for one user always searches that user's items, and a server for a home must not offer a model a
+// way to read another user's.
+const { userId: _userFilter, ...FILTER_PROPERTIES } = MEMORY_FILTER_TOOL_PROPERTIES;
+const EXTENDED_FILTER_KEYS = ["tags", "createdAt", "metadata"] as const;
+
+/** The searchable tools as `provider` supports them: filters and expiry appear only when it declares them. */
+export function searchableTools(provider: SearchableMemory): Tool[] {
+  const capabilities = searchCapabilities(provider);
+  return SEARCHABLE_TOOLS.map((tool) => {
+    const schema = tool.inputSchema as { properties: Record<string, unknown> };
+    if (tool.name === "search" && capabilities.filters) {
+      return { ...tool, inputSchema: { ...tool.inputSchema, properties: { ...schema.properties, ...FILTER_PROPERTIES } } };
+    }
+    if (tool.name === "remember" && capabilities.expiry) {
+      const ttlMs = { type: "integer", minimum: 1, description: "Forget the item this many milliseconds from now." };
+      const expiresAt = { type: "string", description: "Forget the item at this ISO 8601 time (instead of ttlMs)." };
+      return { ...tool, inputSchema: { ...tool.inputSchema, properties: { ...schema.properties, ttlMs, expiresAt } } };
+    }
+    return tool;
+  });
+}
+
+/**
+ * The generic action a provider's own tool does again, or `null`. A provider's tool is the same
+ * action when its name is the action, optionally after `memory_` and after the provider's name
+ * (`.` and `-` read as `_`): `sqlite_memory_search`, `mem0_search`, `memory_get` and `forget` all
+ * are; `sqlite_memory_list` or `honcho_profile` are not. The rule is by name so that it holds for any
+ * provider, ours or a third party's, without the provider knowing about this server.
+ */
+export function searchableActionOf(toolName: string, providerName: string): SearchableToolName | null {
+  const prefix = providerName.toLowerCase().replace(/[^a-z0-9]+/g, "_");
+  let rest = toolName.toLowerCase();
+  if (rest.startsWith(`${prefix}_`)) rest = rest.slice(prefix.length + 1);
+  if (rest.startsWith("memory_")) rest = rest.slice("memory_".length);
+  return (SEARCHABLE_TOOL_NAMES as readonly string[]).includes(rest) ? (rest as SearchableToolName) : null;
+}
+
+/** A tool argument the caller got wrong; reported as a tool error naming the argument. */
+export class ToolInputError extends Error {}
+
+function stringArg(args: Record<string, unknown>, name: string, required: boolean): string | undefined {
+  const value = args[name];
+  if (value === undefined && !required) return undefined;
+  if (typeof value !== "string" || (required && value.trim() === "")) {
+    throw new ToolInputError(`'${name}' must be a${required ? " non-empty" : ""} string`);
+  }
+  return value;
+}
+
+function kindArg(args: Record<string, unknown>): MemoryKind | undefined {
+  const kind = stringArg(args, "kind", false);
+  if (kind !== undefined && !KINDS.includes(kind as MemoryKind)) throw new ToolInputError(`'kind' must be one of ${KINDS.join(", ")}`);
+  return kind as MemoryKind | undefined;
+}
+
+function textResult(payload: unknown, isError = false): CallToolResult {
+  const content: CallToolResult["content"] = [{ type: "text", text: JSON.stringify(payload) }];
+  return isError ? { content, isError: true } : { content };
+}
+
+/** Who a generic tool call acts for and how long it may take. */
+export interface SearchableCallScope {
+  timeoutMs: number;
+  /** The session remembered items belong to. */
+  sessionId: string;
+  /** The user every call is confined to; absent, the calls reach every item of the home. */
+  userId?: string;
+}
+
+type Searchable = MemoryProvider & SearchableMemory;
+
+/** Run one generic tool on `provider`, within `scope`. Throws `ToolInputError` for bad arguments. */
+export async function callSearchable(provider: Searchable, name: SearchableToolName, args: Record<string, unknown>, scope: SearchableCallScope): Promise<CallToolResult> {
+  const bounded = <T>(what: string, work: () => PromiseLike<T> | T): Promise<T> => boundedProviderCall(`Memory provider '${provider.name}' ${what}()`, scope.timeoutMs, work);
+  switch (name) {
+    case "search": {
+      const options = searchOptions(provider, args);
+      if (scope.userId !== undefined) options.userId = scope.userId;
+      const query = scrubSecrets(stringArg(args, "query", true)!);
+      const hits = await bounded("search", () => provider.search(query, options));
+      return textResult({ hits });
+    }
+    case "remember": {
+      const item = rememberItem(provider, args, scope);
+      const id = await bounded("remember", () => provider.remember(item));
+      return textResult({ success: true, id });
+    }
+    case "get": {
+      const id = stringArg(args, "id", true)!;
+      const hit = await bounded("get", () => provider.get(id));
+      // Another user's item is answered exactly like one that does not exist.
+      if (!hit || (scope.userId !== undefined && hit.userId !== scope.userId)) return noSuchItem(provider, id);
+      return textResult({ hit });
+    }
+    case "forget": {
+      const id = stringArg(args, "id", true)!;
+      const removed = await bounded("forget", () => forgetOne(provider, id, scope.userId));
+      return removed ? textResult({ success: true, id }) : noSuchItem(provider, id);
+    }
+  }
+}
+
+/**
+ * Forget `id`, only when it is `userId`'s item. With the `erasure` capability this is one call
+ * scoped to the user; otherwise the item is read first and forgotten only when it is the user's.
+ * Either way an id of another user's costs what an unused id costs: one lookup that finds nothing
+ * to delete.
+ */
+async function forgetOne(provider: Searchable, id: string, userId: string | undefined): Promise<boolean> {
+  if (userId === undefined) return (await provider.forget(id)) === true;
+  if (searchCapabilities(provider).erasure) return (await provider.forgetWhere!({ ids: [id], userId })) > 0;
+  const hit = await provider.get(id);
+  return hit !== null && hit.userId === userId && (await provider.forget(id)) === true;
+}
+
+function noSuchItem(provider: Searchable, id: string): CallToolResult {
+  const error = `No item '${id}' in the '${provider.name}' memory store (already forgotten, or never stored); use search to find the ids of stored items.`;
+  return textResult({ success: false, id, error }, true);
+}
+
+function searchOptions(provider: Searchable, args: Record<string, unknown>): MemorySearchOptions {
+  const limit = args.limit === undefined ? 10 : args.limit;
+  if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > 50) throw new ToolInputError("'limit' must be an integer from 1 to 50");
+  const session = stringArg(args, "sessionId", false);
+  const options: MemorySearchOptions = { limit, ...(session ? { sessionId: session } : {}) };
+  const capabilities = searchCapabilities(provider);
+  if (capabilities.filters && Array.isArray(args.kind)) {
+    options.kind = args.kind as MemoryKind[]; // the provider validates the list
+  } else {
+    const kind = kindArg(args);
+    if (kind) options.kind = kind;
+  }
+  for (const key of EXTENDED_FILTER_KEYS) {
+    if (args[key] === undefined) continue;
+    if (!capabilities.filters) throw new ToolInputError(`'${key}' needs a provider that supports filters; '${provider.name}' does not`);
+    (options as Record<string, unknown>)[key] = args[key]; // validated by the provider (INVALID_ARGUMENT)
+  }
+  return options;
+}
+
+function rememberItem(provider: Searchable, args: Record<string, unknown>, scope: SearchableCallScope): MemoryItem {
+  const content = stringArg(args, "content", true)!;
+  const tags = args.tags === undefined ? undefined : args.tags;
+  const invalid = REMEMBER_ARGS.validate("remember", { content, ...(tags === undefined ? {} : { tags }) });
+  if (invalid) throw new ToolInputError(`${invalid} (longer text: split it into self-contained facts)`);
+  // Everything leaving through a provider is scrubbed, like the manager does for its hooks.
+  const item: MemoryItem = {
+    content: scrubSecrets(content),
+    kind: kindArg(args) ?? "fact",
+    sessionId: scope.sessionId,
+    ...(scope.userId !== undefined ? { userId: scope.userId } : {}),
+    ...(tags ? { tags: tags as string[] } : {}),
+  };
+  for (const key of ["ttlMs", "expiresAt"] as const) {
+    if (args[key] === undefined) continue;
+    if (!searchCapabilities(provider).expiry) throw new ToolInputError(`'${key}' needs a provider that supports expiry; '${provider.name}' does not`);
+    (item as unknown as Record<string, unknown>)[key] = args[key]; // validated by the provider (INVALID_ARGUMENT)
+  }
+  return item;
+}
