@@ -52,6 +52,7 @@ describe("@hermes/memory-core exports", () => {
       "detachedCallCount",
       "discoverMemoryProviders",
       "envFilePath",
+      "escapeRecalledJson",
       "escapeRecalledText",
       "expandHome",
       "fenceRecall",

@@ -22,6 +22,38 @@ const ANY_LETTER = /^\p{L}$/u;
 const TAG_SCRIPT_LETTER = /^[\p{Script=Latin}\p{Script=Greek}\p{Script=Cyrillic}]$/u;
 
 /**
+ * `json` (JSON text, e.g. a tool result carrying recalled memory) with every `<` and its full-width
+ * and small forms written as `\u003c` / `\uff1c` / `\ufe64`, and every `<` look-alike that opens a
+ * tag (as `escapeRecalledText` decides) written as its `\u` escape. A JSON parser reads back exactly
+ * the same value, while the text a model reads holds no character that opens a tag, so no stored
+ * memory can close a fence around the result. Outside strings JSON has none of these characters.
+ * Linear; never throws.
+ */
+export function escapeRecalledJson(json: string): string {
+  if (typeof json !== "string" || json === "") return "";
+  const chars = Array.from(json);
+  let out = "";
+  let changed = false;
+  for (let i = 0; i < chars.length; i++) {
+    const ch = chars[i]!;
+    if (TAG_OPENERS.has(ch) || (LOOKALIKE_OPENERS.has(ch) && opensTag(chars, i + 1, TAG_SCRIPT_LETTER))) {
+      out += unicodeEscape(ch);
+      changed = true;
+    } else {
+      out += ch;
+    }
+  }
+  return changed ? out : json;
+}
+
+/** `ch` as JSON `\uXXXX` escapes (a surrogate pair for characters beyond the BMP). */
+function unicodeEscape(ch: string): string {
+  let out = "";
+  for (let k = 0; k < ch.length; k++) out += `\\u${ch.charCodeAt(k).toString(16).padStart(4, "0")}`;
+  return out;
+}
+
+/**
  * `text` with the opener of everything that could read as a tag written as `&lt;`: a `<` (or its
  * full-width or small form) before a letter, and a `<` look-alike (‹ 〈 ⟨ ❮ ˂ …) before a Latin,
  * Greek or Cyrillic letter — in both cases with any spaces, zero-width characters and one slash in

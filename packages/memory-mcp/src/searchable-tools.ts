@@ -10,6 +10,7 @@ import {
 } from "@hermes/memory-core";
 import { MEMORY_FILTER_TOOL_PROPERTIES, REMEMBER_TOOL_PROPERTIES, ToolRouter } from "@hermes/memory-provider-kit";
 import { boundedProviderCall } from "./bounded.js";
+import { toolJson } from "./tool-result.js";
 
 /** The generic tools offered for a provider that implements `SearchableMemory`, one per action. */
 export const SEARCHABLE_TOOL_NAMES = ["search", "remember", "forget", "get"] as const;
@@ -123,11 +124,6 @@ function kindArg(args: Record<string, unknown>): MemoryKind | undefined {
   return kind as MemoryKind | undefined;
 }
 
-function textResult(payload: unknown, isError = false): CallToolResult {
-  const content: CallToolResult["content"] = [{ type: "text", text: JSON.stringify(payload) }];
-  return isError ? { content, isError: true } : { content };
-}
-
 /** Who a generic tool call acts for and how long it may take. */
 export interface SearchableCallScope {
   timeoutMs: number;
@@ -148,24 +144,24 @@ export async function callSearchable(provider: Searchable, name: SearchableToolN
       if (scope.userId !== undefined) options.userId = scope.userId;
       const query = scrubSecrets(stringArg(args, "query", true)!);
       const hits = await bounded("search", () => provider.search(query, options));
-      return textResult({ hits });
+      return toolJson({ hits });
     }
     case "remember": {
       const item = rememberItem(provider, args, scope);
       const id = await bounded("remember", () => provider.remember(item));
-      return textResult({ success: true, id });
+      return toolJson({ success: true, id });
     }
     case "get": {
       const id = stringArg(args, "id", true)!;
       const hit = await bounded("get", () => provider.get(id));
       // Another user's item is answered exactly like one that does not exist.
       if (!hit || (scope.userId !== undefined && hit.userId !== scope.userId)) return noSuchItem(provider, id);
-      return textResult({ hit });
+      return toolJson({ hit });
     }
     case "forget": {
       const id = stringArg(args, "id", true)!;
       const removed = await bounded("forget", () => forgetOne(provider, id, scope.userId));
-      return removed ? textResult({ success: true, id }) : noSuchItem(provider, id);
+      return removed ? toolJson({ success: true, id }) : noSuchItem(provider, id);
     }
   }
 }
@@ -185,7 +181,7 @@ async function forgetOne(provider: Searchable, id: string, userId: string | unde
 
 function noSuchItem(provider: Searchable, id: string): CallToolResult {
   const error = `No item '${id}' in the '${provider.name}' memory store (already forgotten, or never stored); use search to find the ids of stored items.`;
-  return textResult({ success: false, id, error }, true);
+  return toolJson({ success: false, id, error }, true);
 }
 
 function searchOptions(provider: Searchable, args: Record<string, unknown>): MemorySearchOptions {

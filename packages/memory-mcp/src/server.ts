@@ -26,6 +26,7 @@ import {
   type SearchableMemory,
 } from "@hermes/memory-core";
 import { boundedProviderCall } from "./bounded.js";
+import { toolJson, toolText } from "./tool-result.js";
 import type { McpStartupStatus } from "./startup.js";
 import { SEARCHABLE_TOOL_NAMES, ToolInputError, callSearchable, searchableActionOf, searchableTools, type SearchableToolName } from "./searchable-tools.js";
 
@@ -70,12 +71,8 @@ function objectSchema(parameters: unknown): Tool["inputSchema"] {
   return { ...(parameters as JsonSchema), type: "object" } as Tool["inputSchema"];
 }
 
-function textResult(text: string, isError = false): CallToolResult {
-  return isError ? { content: [{ type: "text", text }], isError: true } : { content: [{ type: "text", text }] };
-}
-
 function errorResult(message: string): CallToolResult {
-  return textResult(JSON.stringify({ error: message }), true);
+  return toolJson({ error: message }, true);
 }
 
 /** A manager tool result is an error when it is a JSON object with an `error` (and no `success: true`). */
@@ -196,7 +193,7 @@ export function createMemoryMcpServer(manager: MemoryManager, options: MemoryMcp
         const result = await boundedProviderCall(`Memory tool '${name}'`, timeoutMs, () =>
           manager.handleToolCall(name, args, { sessionId: options.sessionId }),
         );
-        return textResult(result, isErrorPayload(result));
+        return toolText(result, isErrorPayload(result));
       }
       return errorResult(`Unknown tool '${name}'. List the tools again: the active memory provider may have changed.`);
     } catch (error) {

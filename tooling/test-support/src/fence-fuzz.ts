@@ -139,6 +139,12 @@ function asRead(text: string): string {
 /** A fence tag as a model might read one: bracket, optional slash, the name with any separator, anything up to `>` or the end. */
 const READ_TAG = /<\s*(\/?)\s*memory[\s\-_.]*context/g;
 
+/** Every place in `text` that a model might read as a fence tag (opening or closing), described; `[]` when there is none. */
+export function fenceTagsIn(text: string): string[] {
+  const read = asRead(text);
+  return [...read.matchAll(READ_TAG)].map((match) => `a${match[1] ? " closing" : "n opening"} fence: …${JSON.stringify(read.slice(Math.max(0, match.index - 10), match.index + 30))}…`);
+}
+
 /**
  * What is wrong with a fenced recall block: `[]` when it starts with the opening fence, ends with
  * the closing fence, nothing between them reads as a fence tag, and each of `markers` occurs
@@ -149,9 +155,7 @@ export function fenceViolations(block: string, markers: readonly string[] = []):
   if (!block.startsWith(`${OPEN}\n`)) problems.push(`does not start with ${OPEN} and a line break`);
   if (!block.endsWith(`\n${CLOSE}`)) problems.push(`does not end with a line break and ${CLOSE}`);
   const inner = block.slice(OPEN.length, block.length - CLOSE.length);
-  for (const match of asRead(inner).matchAll(READ_TAG)) {
-    problems.push(`reads as a${match[1] ? " closing" : "n opening"} fence inside the block: …${JSON.stringify(asRead(inner).slice(Math.max(0, match.index - 10), match.index + 30))}…`);
-  }
+  for (const tag of fenceTagsIn(inner)) problems.push(`reads as ${tag} inside the block`);
   for (const marker of markers) {
     const seen = inner.split(marker).length - 1;
     if (seen !== 1) problems.push(`marker ${marker} occurs ${seen} times between the fences, expected once`);

@@ -9,7 +9,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 
-export { fenceViolations, hostileFenceTag, hostileRecallText, type HostileRecall } from "./fence-fuzz.js";
+export { fenceTagsIn, fenceViolations, hostileFenceTag, hostileRecallText, type HostileRecall } from "./fence-fuzz.js";
 
 /** Deterministic pseudo-random numbers in [0, 1) (mulberry32): the same sequence for a seed on every run and platform. */
 export function seededRandom(seed: number): () => number {
