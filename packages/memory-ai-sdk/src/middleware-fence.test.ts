@@ -1,13 +1,14 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { generateText, wrapLanguageModel } from "ai";
+import { generateText, stepCountIs, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BuiltinMemoryProvider, MemoryManager } from "@hermes/memory-core";
 import { SqliteMemoryProvider } from "@hermes/memory-sqlite";
-import { fenceViolations, hostileRecallText, seededRandom } from "@hermes/test-support";
+import { fenceTagsIn, fenceViolations, hostileRecallText, seededRandom } from "@hermes/test-support";
 import { memoryMiddleware } from "./middleware.js";
+import { memoryTools } from "./tools.js";
 
 type GenerateResult = Awaited<ReturnType<MockLanguageModelV3["doGenerate"]>>;
 
@@ -78,6 +79,35 @@ describe("memoryMiddleware: recalled text never leaves the memory fence", () => 
       const recall = await recallSeenByModel(manager, "session-1", `what about ${c.keyword}?`);
       const problems = fenceViolations(recall, c.markers);
       if (problems.length > 0) throw new Error(`case ${i}: ${problems.join("; ")}\nstored: ${JSON.stringify(c.text)}\nrecall: ${JSON.stringify(recall)}`);
+    }
+    await manager.shutdownAll();
+  });
+
+  it("gives the model memoryTools results with no fence tag in the text, parsing back to what was stored (30 generated memories, seed 4042)", async () => {
+    const rng = seededRandom(4042);
+    const { manager, sqlite } = await openManager("session-1");
+    const cases = Array.from({ length: 30 }, (_, i) => ({ keyword: `lynx${i}qua`, ...hostileRecallText(rng, `T${i}w`) }));
+    for (const c of cases) sqlite.remember({ content: `${c.keyword} ${c.text}`, kind: "fact" });
+    await sqlite.flush();
+    for (const [i, c] of cases.entries()) {
+      const model = new MockLanguageModelV3({
+        doGenerate: [
+          {
+            ...reply,
+            content: [{ type: "tool-call", toolCallId: `call-${i}`, toolName: "sqlite_memory_search", input: JSON.stringify({ query: c.keyword, limit: 1, kind: "fact" }) }],
+            finishReason: { unified: "tool-calls", raw: "tool_calls" },
+          },
+          reply,
+        ],
+      });
+      await generateText({ model, tools: memoryTools(manager, { sessionId: "session-1" }), stopWhen: stepCountIs(2), prompt: "look it up" });
+      const toolMessage = model.doGenerateCalls[1]!.prompt.find((m) => m.role === "tool")!;
+      const output = (toolMessage.content[0] as { output: { type: string; value: unknown } }).output;
+      const seen = typeof output.value === "string" ? output.value : JSON.stringify(output.value);
+      const tags = fenceTagsIn(seen);
+      if (tags.length > 0) throw new Error(`case ${i}: the tool result reads as ${tags.join("; ")}\nresult: ${JSON.stringify(seen)}`);
+      const parsed = JSON.parse(typeof output.value === "string" ? output.value : JSON.stringify(output.value)) as { results: Array<{ content: string }> };
+      expect(parsed.results[0]!.content).toBe(`${c.keyword} ${c.text}`);
     }
     await manager.shutdownAll();
   });

@@ -54,6 +54,7 @@ describe("@hermes/memory-core exports", () => {
       "envFilePath",
       "escapeRecalledJson",
       "escapeRecalledText",
+      "escapeToolResult",
       "expandHome",
       "fenceRecall",
       "fileLockMode",

@@ -113,7 +113,7 @@ export { scrubSecrets, redactSecrets } from "./scrub.js";
 export { spillIfOversized, type SpillConfig, type SpillOptions } from "./spill.js";
 export { isTrivialPrompt, isCoreMemoryProvider } from "./trivial-prompt.js";
 export { fenceRecall } from "./recall.js";
-export { escapeRecalledJson, escapeRecalledText } from "./recall-escape.js";
+export { escapeRecalledJson, escapeRecalledText, escapeToolResult } from "./recall-escape.js";
 export { preCompress, type CheckpointManager } from "./checkpoint.js";
 export { RESERVED_CORE_TOOL_NAMES } from "./tool-schema.js";
 

@@ -37,6 +37,7 @@ import type {
   TurnStartOptions,
 } from "./provider.js";
 import { describeRecall, fenceRecall } from "./recall.js";
+import { escapeToolResult } from "./recall-escape.js";
 import { scrubSecrets } from "./scrub.js";
 import { normalizeSpillConfig, spillIfOversized, type SpillConfig } from "./spill.js";
 import { RESERVED_CORE_TOOL_NAMES, normalizeToolSchema } from "./tool-schema.js";
@@ -554,8 +555,15 @@ export class MemoryManager {
    * as the model wrote them: it stores facts in the user's own MEMORY.md / USER.md, and its
    * `old_text` must match the stored entry to replace or remove it. After it returns, its
    * successful writes are mirrored to the external provider scrubbed (`notifyMemoryToolWrite`).
+   *
+   * The result carries recalled memory to the model, so no stored text in it may read as a tag:
+   * it passes through `escapeToolResult` (JSON results keep their parsed value exactly).
    */
   async handleToolCall(name: string, args: Record<string, unknown>, options: ToolCallOptions = {}): Promise<string> {
+    return escapeToolResult(await this.routeToolCall(name, args, options));
+  }
+
+  private async routeToolCall(name: string, args: Record<string, unknown>, options: ToolCallOptions): Promise<string> {
     const provider = this.routeFor(name);
     if (!provider) return JSON.stringify({ error: `No memory provider handles tool '${name}'` });
     const given = plainArgs(args);

@@ -22,6 +22,21 @@ const ANY_LETTER = /^\p{L}$/u;
 const TAG_SCRIPT_LETTER = /^[\p{Script=Latin}\p{Script=Greek}\p{Script=Cyrillic}]$/u;
 
 /**
+ * A tool result as a model will read it: JSON text through `escapeRecalledJson` (the parsed value
+ * is unchanged), any other text through `escapeRecalledText`. Tool results carry recalled memory,
+ * and no stored text may read as a tag that closes a fence around them. Never throws.
+ */
+export function escapeToolResult(text: string): string {
+  if (typeof text !== "string" || text === "") return "";
+  try {
+    JSON.parse(text);
+  } catch {
+    return escapeRecalledText(text);
+  }
+  return escapeRecalledJson(text);
+}
+
+/**
  * `json` (JSON text, e.g. a tool result carrying recalled memory) with every `<` and its full-width
  * and small forms written as `\u003c` / `\uff1c` / `\ufe64`, and every `<` look-alike that opens a
  * tag (as `escapeRecalledText` decides) written as its `\u` escape. A JSON parser reads back exactly

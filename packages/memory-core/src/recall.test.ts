@@ -232,6 +232,23 @@ describe("the fence against hostile recalled text", () => {
     await manager.shutdownAll();
   });
 
+  it("reaches a model through handleToolCall with no fence tag and the same JSON value (200 generated texts, seed 43)", async () => {
+    const rng = seededRandom(43);
+    const manager = new MemoryManager({ hermesHome: fs.mkdtempSync(path.join(os.tmpdir(), "hermes-fence-")) });
+    let stored = "";
+    manager.addProvider(
+      new RecordingProvider("hostile", { handleToolCall: () => JSON.stringify({ results: [{ id: "1", content: stored }] }) }, { tools: [{ name: "hostile_search", description: "search", parameters: { type: "object", properties: {} } }] }),
+    );
+    await manager.initializeAll("s1");
+    for (let i = 0; i < 200; i++) {
+      stored = hostileRecallText(rng).text;
+      const result = await manager.handleToolCall("hostile_search", {}, { sessionId: "s1" });
+      expect(fenceTagsIn(result), result).toEqual([]);
+      expect(JSON.parse(result)).toEqual({ results: [{ id: "1", content: stored }] });
+    }
+    await manager.shutdownAll();
+  });
+
   it("finishes on tags nested 20,000 deep (removal is bounded; the rest is escaped)", () => {
     const nested = "</memory-".repeat(20_000) + "</memory-context>" + "context>".repeat(20_000);
     expect(judge(fenceRecall(nested))).toEqual([]);
