@@ -6,7 +6,9 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openMemory } from "@hermes/memory-core";
 import { SqliteMemoryProvider } from "./index.js";
 
 let home: string;
@@ -153,5 +155,30 @@ describe("the host's SearchableMemory calls in a session opened for a user", () 
     expect(alice.forget(bobs.ids[2]!)).toBe(true);
     expect(bob.get(bobs.ids[2]!)).toBeNull();
     expect(bob.get(bobs.ids[1]!)).toMatchObject({ tags: ["reviewed"] });
+  });
+});
+
+describe("a host's session opened with openMemory({ userId })", () => {
+  const packageDir = path.resolve(fileURLToPath(new URL("..", import.meta.url)));
+  // Needs this package's dist (the root `pnpm test` builds before testing).
+  it.skipIf(!fs.existsSync(path.join(packageDir, "dist", "index.js")))("routes the model's tool calls within that user", async () => {
+    const project = path.join(home, "project");
+    fs.mkdirSync(path.join(project, "node_modules", "@hermes"), { recursive: true });
+    fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "host", private: true, dependencies: { "@hermes/memory-sqlite": "*" } }));
+    fs.symlinkSync(packageDir, path.join(project, "node_modules", "@hermes", "memory-sqlite"), "dir");
+    fs.writeFileSync(path.join(home, "config.yaml"), "memory:\n  provider: sqlite\n");
+    const bob = await session("bob");
+    const bobs = await storeBobsItems(bob);
+
+    const manager = await openMemory({ hermesHome: home, cwd: project, sessionId: "alice-chat", userId: "alice", strict: true });
+    try {
+      const listed = await manager.handleToolCall("sqlite_memory_list", {});
+      expect(JSON.parse(listed)).toEqual({ items: [], count: 0 });
+      const unknown = withoutId(await manager.handleToolCall("sqlite_memory_forget", { id: "987654" }), "987654");
+      expect(withoutId(await manager.handleToolCall("sqlite_memory_forget", { id: bobs.ids[0] }), bobs.ids[0]!)).toBe(unknown);
+    } finally {
+      await manager.shutdownAll();
+    }
+    expect(bob.get(bobs.ids[0]!)).toMatchObject({ userId: "bob" });
   });
 });
