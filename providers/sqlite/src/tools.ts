@@ -74,7 +74,7 @@ export const TOOL_SCHEMAS: ToolSchema[] = [
   },
 ];
 
-/** What the tools need from the provider; every call is already limited to the session's user. */
+/** What the tools need from the provider; `runTool` limits every call to the session's user first. */
 export interface ToolBackend {
   search(
     query: string,

@@ -51,7 +51,7 @@ export const VECTOR_TOOL_SCHEMAS: ToolSchema[] = [
 /** Validates and routes this provider's tool calls. */
 export const VECTOR_TOOL_ROUTER = new ToolRouter({ owner: "Provider vector", schemas: VECTOR_TOOL_SCHEMAS });
 
-/** What the tools need from the provider; every call is already limited to the session's user. */
+/** What the tools need from the provider; `runVectorTool` limits every call to the session's user first. */
 export interface VectorToolBackend {
   /** Throws `PROVIDER_UNAVAILABLE` when the provider is not open. */
   assertOpen(): void;
