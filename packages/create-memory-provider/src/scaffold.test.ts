@@ -119,11 +119,13 @@ describe("the generated package", () => {
     expect(fs.existsSync(path.join(dir, "dist/index.js"))).toBe(true);
     // The built provider loads the kit at run time, so the tests below exercise it.
     expect(fs.readFileSync(path.join(dir, "dist/index.js"), "utf8")).toContain('from "@hermes/memory-provider-kit"');
-    const test = spawnSync(process.execPath, [path.join(modules, "vitest/vitest.mjs"), "run"], { cwd: dir, encoding: "utf8", env: { ...process.env, CI: "1", NO_COLOR: "1", FORCE_COLOR: "0" } });
+    const test = spawnSync(process.execPath, [path.join(modules, "vitest/vitest.mjs"), "run", "--reporter=verbose"], { cwd: dir, encoding: "utf8", env: { ...process.env, CI: "1", NO_COLOR: "1", FORCE_COLOR: "0" } });
     expect(test.status, test.stdout + test.stderr).toBe(0);
     expect(test.stdout).toMatch(/Tests\s+\d+ passed/);
     // The contract kit's clauses ran, not only the package's own two tests.
     expect(Number(/Tests\s+(\d+) passed/.exec(test.stdout)?.[1])).toBeGreaterThan(20);
     expect(test.stdout).not.toMatch(/failed/);
+    // The generated provider keeps its users apart, in its tool too (it declares userScoping).
+    for (const clause of ["C-ISOLATION-2", "C-ISOLATION-4"]) expect(test.stdout).toMatch(new RegExp(`✓ .*${clause} `));
   }, 120_000);
 });

@@ -28,9 +28,16 @@ Setup stores the optional `api_key` in `$HERMES_HOME/.env` (mode 0600), never in
 read from the profile's `.env` first, then the environment.
 `hermes-memory memory status` shows the provider's `getStatusConfig()` lines.
 
-Tool-argument validation and routing (`ToolRouter`), recall formatting (`formatRecall`) and the
-search tokenizer (`queryTokens`) come from `@hermes/memory-provider-kit`, the toolkit the reference
-providers use; it also has the FTS5 query builder and a session-keyed prefetch cache.
+Tool-argument validation and routing (`ToolRouter`), the user boundary of the tool
+(`ToolUserScope`), recall formatting (`formatRecall`) and the search tokenizer (`queryTokens`) come
+from `@hermes/memory-provider-kit`, the toolkit the reference providers use; it also has the FTS5
+query builder and a session-keyed prefetch cache.
+
+Several users: notes carry the session's `userId` (from `initialize`). In a session opened for a
+user, the tool and recall reach only that user's notes, and a tool you add that takes an id must
+look it up together with the user (`ToolUserScope.item(id)`), answering another user's id exactly
+like an unknown one. The contract kit checks it (`C-ISOLATION-4`: another user's session drives
+every tool at your notes).
 
 ## Develop
 

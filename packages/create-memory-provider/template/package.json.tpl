@@ -17,7 +17,8 @@
     "name": "{{providerName}}",
     "entry": "./dist/index.js",
     "cli": "./dist/cli.js",
-    "description": "{{description}}"
+    "description": "{{description}}",
+    "contract": { "capabilities": { "userScoping": true } }
   },
   "scripts": {
     "build": "tsc -p tsconfig.build.json",

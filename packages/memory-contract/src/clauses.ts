@@ -164,6 +164,8 @@ export const CONTRACT_CLAUSES: readonly ContractClause[] = [
     "Store ctx.userId with every item and filter prefetch/search by it.", ["userScoping", "readBack"]),
   clause("C-ISOLATION-3", "ISOLATION", "one instance serving two users: search(q, {userId}) returns only that user's items, and forgetWhere({userId}) leaves the other user's",
     "Filter by the userId the caller passes in search options and in remember(item.userId), not by the instance's own ctx.userId; with erasure, scope forgetWhere by it too.", ["search"]),
+  clause("C-ISOLATION-4", "ISOLATION", "in a session opened for one user, no tool shows, changes or deletes another user's items, and another user's id is answered like an unknown id",
+    "Scope every tool by ctx.userId in the same query as its other conditions (ToolUserScope in @hermes/memory-provider-kit): filter search and list by the session's user, look an id up together with the user (never by id first and the user after), answer another user's id exactly like one that does not exist, and store what a tool remembers under the session's user.", ["tools", "userScoping"]),
 
   clause("C-FILTERS-1", "FILTERS", "search honours every MemoryFilter key: kind lists, sessionId, userId, tags any/all, createdAt ranges and metadata operators",
     "Evaluate every key of the search options as a condition that must hold (parseMemoryFilter + matchesFilter or filterToSql in @hermes/memory-provider-kit); values compare by type and a list field matches $eq/$in by any element.", ["search"], ["filters"]),

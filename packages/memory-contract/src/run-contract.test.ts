@@ -39,6 +39,14 @@ import {
   UncheckedItemsProvider,
   DefaultingLimitProvider,
 } from "./__fixtures__/searchable-v2-provider.js";
+import {
+  ForgetToolProvider,
+  LeakySearchToolProvider,
+  LeakyToolsOnlyProvider,
+  OracleForgetToolProvider,
+  ToolsOnlyProvider,
+  UnscopedForgetToolProvider,
+} from "./__fixtures__/user-boundary-providers.js";
 import { CONTRACT_CLAUSES } from "./clauses.js";
 import type { ContractCapabilities, MemoryProviderContractSetup } from "./contract-setup.js";
 import type { ContractReport } from "./contract-report.js";
@@ -145,6 +153,34 @@ describe("runMemoryProviderContract on the correct minimal provider", { timeout:
     expect(report.results.find((r) => r.id === "C-ISOLATION-3")?.reason).toBeUndefined();
   });
 
+  it("passes C-ISOLATION-4 with a forget tool that looks an id up together with the session's user", async () => {
+    const report = await runMemoryProviderContract(setupFor(ForgetToolProvider), { only: ["TOOLS", "C-ISOLATION-4"] });
+    expect(failures(report)).toBe("");
+    expect(report.results.find((r) => r.id === "C-ISOLATION-4")).toMatchObject({
+      status: "pass",
+      reason: expect.stringMatching(/^\d+ tool call\(s\) in contract-boundary-intruder's session at 3 item\(s\) of contract-boundary-owner$/),
+    });
+  });
+
+  it("runs C-ISOLATION-4 through the provider's own tools when search is not declared, reading back by recall", async () => {
+    const toolsOnly = { ...ALL_CAPABILITIES, search: false };
+    const report = await runMemoryProviderContract(setupFor(ToolsOnlyProvider, { capabilities: toolsOnly }), { only: ["C-ISOLATION-4"] });
+    expect(report.results.find((r) => r.id === "C-ISOLATION-4")).toMatchObject({
+      status: "pass",
+      reason: expect.stringMatching(/^\d+ tool call\(s\) in contract-boundary-intruder's session at 3 item\(s\) of contract-boundary-owner; answers for the owner's ids were not compared/),
+    });
+    const leaky = await runMemoryProviderContract(setupFor(LeakyToolsOnlyProvider, { capabilities: toolsOnly }), { only: ["C-ISOLATION-4"] });
+    expect(leaky.results.find((r) => r.id === "C-ISOLATION-4")).toMatchObject({
+      status: "fail",
+      reason: expect.stringMatching(/^minimal_search\(\{"query":"ownerword[0-9a-f]+"\}\) in contract-boundary-intruder's session answered with the text of the owner's item/),
+    });
+  });
+
+  it("skips C-ISOLATION-4 when the setup does not declare userScoping", async () => {
+    const report = await runMemoryProviderContract(setupFor(MinimalProvider, { capabilities: { ...ALL_CAPABILITIES, userScoping: false } }), { only: ["C-ISOLATION-4"] });
+    expect(report.results.find((r) => r.id === "C-ISOLATION-4")).toMatchObject({ status: "skip", reason: "setup declares capabilities.userScoping: false" });
+  });
+
   it("runs the MANIFEST clauses from the package dir", async () => {
     const report = await runMemoryProviderContract(
       setupFor(MinimalProvider, { packageDir: path.join(fixtures, "minimal-package") }),
@@ -221,6 +257,9 @@ describe("runMemoryProviderContract catches broken providers", { timeout: 30_000
     { mistake: "a search that keeps answering nothing for a query that once found nothing", Provider: NegativeSearchCacheProvider, fails: ["C-RECALL-3"] },
     { mistake: "malformed remember() items accepted unchecked", Provider: UncheckedItemsProvider, fails: ["C-RECALL-4"] },
     { mistake: "a search limit it cannot use replaced by the default", Provider: DefaultingLimitProvider, fails: ["C-RECALL-5"] },
+    { mistake: "a search tool that searches every user's items", Provider: LeakySearchToolProvider, fails: ["C-ISOLATION-4"] },
+    { mistake: "a forget tool that deletes another user's item", Provider: UnscopedForgetToolProvider, fails: ["C-ISOLATION-4"] },
+    { mistake: "a forget tool that says another user's item exists", Provider: OracleForgetToolProvider, fails: ["C-ISOLATION-4"] },
   ];
 
   for (const { mistake, Provider, fails } of cases) {

@@ -1,6 +1,6 @@
 /**
  * `@hermes/memory-provider-kit`: what memory providers share. Safe FTS5 queries, recall
- * formatting, tool-argument validation and routing, the prefetch cache, SQLite store opening, the
+ * formatting, tool-argument validation and routing, the user boundary of tools, the prefetch cache, SQLite store opening, the
  * batching writer, the layered BM25 ranker, conversational context (neighbour score spreading,
  * speaker boost), the stored text of turns and checkpoints, JSONL export/import files, and memory
  * filters (validation, evaluation in JavaScript and in SQL) and expiry times, and the rule that makes
@@ -9,6 +9,7 @@
 export { buildFtsQuery, queryTokens, uniqueTerms, quoteTerm, isStopword, clipQuery, MAX_QUERY_TERMS, MAX_QUERY_CHARS, type FtsQueryOptions } from "./fts-query.js";
 export { formatRecall, defaultRecallLabel, recallEntryCount, MIN_ENTRY_CHARS, type RecallFormatOptions } from "./recall-format.js";
 export { ToolRouter, toolError, type ToolHandler, type ToolRouterOptions } from "./tool-router.js";
+export { ToolUserScope, type ToolItemScope } from "./tool-user-scope.js";
 export { PrefetchCache, PREFETCH_CACHE_SIZE } from "./prefetch-cache.js";
 export {
   openSqliteStore,

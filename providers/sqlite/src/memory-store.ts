@@ -374,7 +374,7 @@ export class MemoryStore {
       rank: db.prepare(`SELECT rowid AS id, ${bm25} AS rank FROM items_fts WHERE items_fts MATCH ? ORDER BY rank LIMIT ?`).raw(true),
       list: db.prepare(
         `SELECT * FROM items WHERE (@kind IS NULL OR kind = @kind) AND (@session IS NULL OR session_id = @session)
-           AND (expires_at IS NULL OR expires_at > @now)
+           AND (@user IS NULL OR user_id = @user) AND (expires_at IS NULL OR expires_at > @now)
          ORDER BY id DESC LIMIT @limit OFFSET @offset`,
       ),
       countByKind: db.prepare(`SELECT kind, COUNT(*) AS n FROM items GROUP BY kind`),
@@ -1095,11 +1095,12 @@ export class MemoryStore {
     return out;
   }
 
-  /** Newest items first, optionally of one kind or session. */
-  list(options: { limit?: number; offset?: number; kind?: MemoryKind; sessionId?: string } = {}): StoredItem[] {
+  /** Newest items first, optionally of one kind, session or user. */
+  list(options: { limit?: number; offset?: number; kind?: MemoryKind; sessionId?: string; userId?: string } = {}): StoredItem[] {
     const rows = this.stmts.list.all({
       kind: options.kind ?? null,
       session: options.sessionId ?? null,
+      user: options.userId ?? null,
       limit: clampLimit(options.limit, 20, 10_000),
       offset: Math.max(0, Math.floor(options.offset ?? 0)),
       now: Date.now(),

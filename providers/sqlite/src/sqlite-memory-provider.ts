@@ -35,7 +35,19 @@ import { CONFIG_SCHEMA, loadSqliteConfig, resolveDbPath, type ResolvedSqliteConf
 import { closeDatabase, isBusyError, isUnwritableError, loadDriver, driverLoadError, openDatabaseAsync, storageError, type Db } from "./database.js";
 import { factDigest, MemoryStore, type NewItem, type StoredItem } from "./memory-store.js";
 import { runTool, TOOL_NAMES, TOOL_SCHEMAS } from "./tools.js";
-import { BatchingWriter, checkpointText, formatRecall as formatRecallBlock, parseMemoryFilter, parseMemoryItem, parseMemoryUpdate, parseSearchLimit, PrefetchCache, turnSpeaker, turnText } from "@hermes/memory-provider-kit";
+import {
+  BatchingWriter,
+  checkpointText,
+  formatRecall as formatRecallBlock,
+  parseMemoryFilter,
+  parseMemoryItem,
+  parseMemoryUpdate,
+  parseSearchLimit,
+  PrefetchCache,
+  ToolUserScope,
+  turnSpeaker,
+  turnText,
+} from "@hermes/memory-provider-kit";
 
 // Work units (about three per stored turn) from which opening the database logs that it is migrating.
 const LARGE_MIGRATION = 300_000;
@@ -276,27 +288,30 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     return SYSTEM_PROMPT_BLOCK;
   }
 
-  /** Runs a tool; always returns a JSON string (errors as `{"error": ...}`). */
+  /**
+   * Runs a tool; always returns a JSON string (errors as `{"error": ...}`). The model speaks for
+   * the session's user (the host's `userId`): every tool acts within that user's items, and
+   * without one (a single-user profile) on every item.
+   */
   override handleToolCall(toolName: string, args: Record<string, unknown>, _options: ToolCallOptions = {}): string {
     const store = this.store;
-    if (!store) return runTool(toolName, args, undefined);
+    const scope = new ToolUserScope(this.ctx?.userId);
+    if (!store) return runTool(toolName, args, undefined, scope);
     store.checkFile();
-    return runTool(toolName, args, {
-      search: (query, o) => {
-        // The model searches as the current user when the host names one, never as another user.
-        const user = this.ctx?.userId;
-        if (user && o.userId !== undefined && o.userId !== user) {
-          throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "userId: this conversation can only search its own user's memory; leave userId out." });
-        }
-        return this.search(query, user ? { ...o, userId: user } : o);
+    return runTool(
+      toolName,
+      args,
+      {
+        search: (query, o) => this.search(query, o),
+        rememberFact: (content, tags) => this.remember({ content, kind: "fact", tags, ...this.identity() }),
+        forget: (item) => this.forgetWhere(item) > 0,
+        list: (o) => {
+          this.drainQueueSafely();
+          return readFailure("list the items", () => store.list(o));
+        },
       },
-      rememberFact: (content, tags) => this.remember({ content, kind: "fact", tags, ...this.identity() }),
-      forget: (id) => this.forget(id),
-      list: (o) => {
-        this.drainQueueSafely();
-        return store.list(o);
-      },
-    });
+      scope,
+    );
   }
 
   // ---- recall ---------------------------------------------------------------------------------
@@ -642,8 +657,8 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     return { ...this.requireStore().stats(), pending: this.writer.length };
   }
 
-  /** List stored items, newest first (CLI and tools). */
-  list(options: { limit?: number; offset?: number; kind?: MemoryKind; sessionId?: string } = {}): StoredItem[] {
+  /** List stored items, newest first, optionally of one kind, session or user (CLI and tools). */
+  list(options: { limit?: number; offset?: number; kind?: MemoryKind; sessionId?: string; userId?: string } = {}): StoredItem[] {
     this.drainQueueSafely();
     const store = this.requireStore();
     return readFailure("list the items", () => store.list(options));

@@ -1,5 +1,14 @@
 import type { MemoryKind, MemorySearchOptions, ToolSchema } from "@hermes/memory-core";
-import { MEMORY_FILTER_TOOL_PROPERTIES, REMEMBER_TOOL_PROPERTIES, MEMORY_ITEM_KINDS, parseMemoryFilter, ToolRouter, toolError } from "@hermes/memory-provider-kit";
+import {
+  MEMORY_FILTER_TOOL_PROPERTIES,
+  REMEMBER_TOOL_PROPERTIES,
+  MEMORY_ITEM_KINDS,
+  parseMemoryFilter,
+  ToolRouter,
+  toolError,
+  type ToolItemScope,
+  type ToolUserScope,
+} from "@hermes/memory-provider-kit";
 import { clampLimit, type StoredItem } from "./memory-store.js";
 
 /** Tool names (prefixed so they never clash with other providers' or core tools). */
@@ -65,24 +74,27 @@ export const TOOL_SCHEMAS: ToolSchema[] = [
   },
 ];
 
-/** What the tools need from the provider. */
+/** What the tools need from the provider; `runTool` limits every call to the session's user first. */
 export interface ToolBackend {
   search(
     query: string,
     options: MemorySearchOptions & { limit: number },
   ): Array<{ id: string; kind: MemoryKind; content: string; score: number; sessionId?: string; createdAt: string; tags?: string[]; expiresAt?: string }>;
+  /** Store a fact under the session's user. */
   rememberFact(content: string, tags: string[]): string;
-  forget(id: string): boolean;
-  list(options: { limit: number; kind?: MemoryKind }): StoredItem[];
+  /** Delete the item in `scope` (its id and user, in one query); false when none is. */
+  forget(scope: ToolItemScope): boolean;
+  list(options: { limit: number; kind?: MemoryKind; userId?: string }): StoredItem[];
 }
 
 const router = new ToolRouter({ owner: "sqlite memory", schemas: TOOL_SCHEMAS });
 
 /**
- * Run one tool call: validate `args` against the tool's schema, then execute it against `backend`.
- * Always returns a JSON string; never throws (errors become `{"error": "..."}`).
+ * Run one tool call: validate `args` against the tool's schema, then execute it against `backend`
+ * within `scope`, the session's user. Always returns a JSON string; never throws (errors become
+ * `{"error": "..."}`).
  */
-export function runTool(name: string, args: unknown, backend: ToolBackend | undefined): string {
+export function runTool(name: string, args: unknown, backend: ToolBackend | undefined, scope: ToolUserScope): string {
   if (!backend) {
     const invalid = router.validate(name, args);
     return toolError(invalid ?? "sqlite memory is not initialised; the database could not be opened (see the agent log)");
@@ -94,7 +106,7 @@ export function runTool(name: string, args: unknown, backend: ToolBackend | unde
       // come back as the tool's JSON error); the validated arguments are passed on unchanged.
       parseMemoryFilter(filterArgs, { what: "search filter" });
       const results = backend
-        .search(String(query), { ...(filterArgs as MemorySearchOptions), limit: clampLimit(limit, 10, 50) })
+        .search(String(query), scope.within({ ...(filterArgs as MemorySearchOptions), limit: clampLimit(limit, 10, 50) }))
         .map((h) => ({
           id: h.id,
           kind: h.kind,
@@ -115,11 +127,11 @@ export function runTool(name: string, args: unknown, backend: ToolBackend | unde
     },
     [TOOL_NAMES.forget]: (a) => {
       const id = String(a.id);
-      return backend.forget(id) ? { ok: true, id } : { error: `no memory item with id ${id}` };
+      return backend.forget(scope.item(id)) ? { ok: true, id } : { error: `no memory item with id ${id}` };
     },
     [TOOL_NAMES.list]: (a) => {
       const items = backend
-        .list({ limit: clampLimit(a.limit, 20, 100), ...(a.kind ? { kind: a.kind as MemoryKind } : {}) })
+        .list(scope.within({ limit: clampLimit(a.limit, 20, 100), ...(a.kind ? { kind: a.kind as MemoryKind } : {}) }))
         .map((i) => ({ id: i.id, kind: i.kind, content: i.content, tags: i.tags, sessionId: i.sessionId, createdAt: i.createdAt }));
       return { items, count: items.length };
     },

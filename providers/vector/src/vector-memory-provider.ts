@@ -50,7 +50,7 @@ import { exportAll, importAll, reindexAll, type ExportedItem, type PendingWrite,
 import { Sidecar } from "./sidecar.js";
 import { loadVectorConfig, loadVectorConfigSync, renderNamespace, resolveVectorConfig, VECTOR_CONFIG_FIELDS, type VectorConfig } from "./vector-config.js";
 import type { VectorStore } from "./vector-store.js";
-import { FORGET_TOOL, REMEMBER_TOOL, SEARCH_TOOL, VECTOR_TOOL_ROUTER, VECTOR_TOOL_SCHEMAS } from "./vector-tools.js";
+import { FORGET_TOOL, REMEMBER_TOOL, runVectorTool, SEARCH_TOOL, VECTOR_TOOL_SCHEMAS, type VectorToolBackend } from "./vector-tools.js";
 import {
   checkpointText,
   formatRecall,
@@ -65,6 +65,7 @@ import {
   sqliteLockWaitMs,
   recallEntryCount,
   resolveExpiry,
+  ToolUserScope,
   turnText,
   type ParsedMemoryFilter,
 } from "@hermes/memory-provider-kit";
@@ -1116,7 +1117,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   /** Start a search for the next turn in the background (served by `prefetch`). */
   override queuePrefetch(query: string, options: PrefetchOptions): void {
     if (!this.isOpen || !query.trim()) return;
-    const promise = this.search(query, { limit: 8, budgetMs: this.config.prefetchTimeoutMs });
+    const promise = this.search(query, { limit: 8, userId: this.userId, budgetMs: this.config.prefetchTimeoutMs });
     promise.catch(() => undefined);
     this.prefetchCache.set(options.sessionId, query, promise);
   }
@@ -1130,7 +1131,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     if (!this.isOpen || !query.trim()) return "";
     const queued = this.prefetchCache.take(options.sessionId, query);
     const budget = this.config.prefetchTimeoutMs;
-    const search = queued ?? this.search(query, { limit: 8, budgetMs: budget });
+    // The session's user's items only, also where namespaces hold several users.
+    const search = queued ?? this.search(query, { limit: 8, userId: this.userId, budgetMs: budget });
     const hits = await withTimeout(search, budget, [] as MemoryHit[]);
     const block = formatRecall(hits, { header: "## Vector memory (relevant past context)", maxChars: this.config.prefetchChars, label: vectorRecallLabel });
     this.lastRecallCount = recallEntryCount(block);
@@ -1156,57 +1158,39 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     return VECTOR_TOOL_SCHEMAS;
   }
 
-  /** Validate and run a tool; always returns a JSON string (errors as `{"error": ...}`). */
+  /**
+   * Validate and run a tool; always returns a JSON string (errors as `{"error": ...}`). The model
+   * speaks for the session's user (the host's `userId`, else `local`, the user this session writes
+   * and recalls as): every tool acts within that user's items.
+   */
   override async handleToolCall(toolName: string, args: Record<string, unknown>, _options: ToolCallOptions = {}): Promise<string> {
-    return VECTOR_TOOL_ROUTER.runAsync(toolName, args, {
-      [SEARCH_TOOL]: async (args) => {
+    const backend: VectorToolBackend = {
+      assertOpen: () => {
         if (!this.remoteOrNull()) this.requireOpen();
-        const { query, limit, session_only: sessionOnly, ...conditions } = args;
-        const filter = { ...conditions, ...(sessionOnly === true ? { sessionId: this.sessionId } : {}) } as MemorySearchOptions;
-        let hits: MemoryHit[];
-        try {
-          hits = await this.search(String(query), { ...filter, limit: typeof limit === "number" ? limit : 8, budgetMs: this.config.requestTimeoutMs });
-        } catch (error) {
-          if (HermesMemoryError.isInstance(error) && error.code === "INVALID_ARGUMENT") return { error: error.message };
-          throw error;
-        }
-        return {
-          results: hits.map((h) => ({
-            id: h.id,
-            content: h.content,
-            kind: h.kind,
-            score: h.score,
-            created_at: h.createdAt,
-            session_id: h.sessionId,
-            ...(h.tags ? { tags: h.tags } : {}),
-            ...(h.expiresAt ? { expires_at: h.expiresAt } : {}),
-            scores: h.metadata.scores,
-          })),
-          count: hits.length,
-        };
       },
-      [REMEMBER_TOOL]: async (args) => {
-        const tags = Array.isArray(args.tags) ? (args.tags as string[]) : [];
-        const remote = this.remoteOrNull();
-        if (remote) {
-          const remoteId = remote.remember({ content: String(args.content), kind: "fact", tags, sessionId: this.sessionId, userId: this.userId, metadata: { source: "tool" } });
-          await remote.drain();
-          const refused = remote.outbox.refused().find((e) => e.id === remoteId);
-          if (refused) throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `Pinecone refused this memory for its content (${refused.reason.slice(0, 300)}); it was not stored.` });
-          return { id: remoteId, status: "stored" };
-        }
-        this.requireOpen();
-        const id = `fact-${randomUUID()}`;
-        const unembedded = await this.writeDurable([this.buildWrite({ content: String(args.content), kind: "fact", tags, sessionId: this.sessionId, userId: this.userId }, id, { source: "tool" })]);
-        if (unembedded.has(id)) return { id, status: "stored", warning: "The embedder refused this text, so it is stored without a vector: keyword search finds it, meaning-based search does not." };
-        return { id, status: "stored" };
-      },
-      [FORGET_TOOL]: async (args) => {
-        if (!this.remoteOrNull()) this.requireOpen();
-        const forgotten = await this.forget(String(args.id));
-        return forgotten ? { id: args.id, status: "forgotten" } : { error: `No memory item with id ${String(args.id)}` };
-      },
-    });
+      sessionId: () => this.sessionId,
+      search: (query, options) => this.search(query, { ...options, budgetMs: this.config.requestTimeoutMs }),
+      rememberFact: (content, tags) => this.rememberFactNow(content, tags),
+      forget: async (scope) => (await this.forgetWhere(scope)) > 0,
+    };
+    return runVectorTool(toolName, args, backend, new ToolUserScope(this.userId));
+  }
+
+  /** The remember tool: store a fact of the session's user and wait until its store has it. */
+  private async rememberFactNow(content: string, tags: string[]): Promise<{ id: string; status: "stored"; warning?: string }> {
+    const remote = this.remoteOrNull();
+    if (remote) {
+      const remoteId = remote.remember({ content, kind: "fact", tags, sessionId: this.sessionId, userId: this.userId, metadata: { source: "tool" } });
+      await remote.drain();
+      const refused = remote.outbox.refused().find((e) => e.id === remoteId);
+      if (refused) throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `Pinecone refused this memory for its content (${refused.reason.slice(0, 300)}); it was not stored.` });
+      return { id: remoteId, status: "stored" };
+    }
+    this.requireOpen();
+    const id = `fact-${randomUUID()}`;
+    const unembedded = await this.writeDurable([this.buildWrite({ content, kind: "fact", tags, sessionId: this.sessionId, userId: this.userId }, id, { source: "tool" })]);
+    if (unembedded.has(id)) return { id, status: "stored", warning: "The embedder refused this text, so it is stored without a vector: keyword search finds it, meaning-based search does not." };
+    return { id, status: "stored" };
   }
 
   // ---------------------------------------------------------------------------------------------

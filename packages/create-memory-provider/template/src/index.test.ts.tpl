@@ -12,7 +12,8 @@ describeMemoryProviderContract({
   name: "{{providerName}}",
   packageDir: fileURLToPath(new URL("..", import.meta.url)),
   createProvider: () => new {{className}}(),
-  capabilities: { tools: true, recall: true, checkpoint: false, search: true, sessionSwitch: false, mirrorsBuiltinWrites: false },
+  // userScoping: the notes of several users (ctx.userId) stay apart, in search, recall and the tool.
+  capabilities: { tools: true, recall: true, checkpoint: false, search: true, sessionSwitch: false, mirrorsBuiltinWrites: false, userScoping: true },
 });
 
 describe("{{className}}", () => {

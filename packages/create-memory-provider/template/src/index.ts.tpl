@@ -20,7 +20,7 @@ import {
   type ToolSchema,
   type MemoryProviderRegistrationContext,
 } from "@hermes/memory-core";
-import { formatRecall, parseMemoryItem, parseSearchLimit, queryTokens, ToolRouter, turnText } from "@hermes/memory-provider-kit";
+import { formatRecall, parseMemoryItem, parseSearchLimit, queryTokens, ToolRouter, ToolUserScope, turnText } from "@hermes/memory-provider-kit";
 
 interface StoredNote {
   id: string;
@@ -124,13 +124,17 @@ export class {{className}} extends MemoryProvider implements SearchableMemory {
   }
 
   async handleToolCall(toolName: string, args: Record<string, unknown>): Promise<string> {
+    // The model speaks for the session's user (ctx.userId): the tool reaches that user's notes
+    // only, and saves under that user. A tool that takes an id looks it up with scope.item(id)
+    // (id and user in one condition), so another user's id is answered like an unknown one.
+    const scope = new ToolUserScope(this.userId);
     return tools.run(toolName, args, {
       [TOOL_NAME]: (a) => {
         if (a.action === "add" && typeof a.content === "string" && a.content.trim()) {
-          return { ok: true, id: this.remember({ content: a.content, kind: "fact" }) };
+          return { ok: true, id: this.remember({ content: a.content, kind: "fact", ...(scope.userId ? { userId: scope.userId } : {}) }) };
         }
         if (a.action === "search" && typeof a.query === "string") {
-          return { ok: true, results: this.search(a.query, { limit: 5 }).map((h) => ({ id: h.id, content: h.content })) };
+          return { ok: true, results: this.search(a.query, scope.within({ limit: 5 })).map((h) => ({ id: h.id, content: h.content })) };
         }
         return { error: "Use {action: 'add', content} or {action: 'search', query}." };
       },
@@ -159,7 +163,9 @@ export class {{className}} extends MemoryProvider implements SearchableMemory {
   }
 
   prefetch(query: string, _options: PrefetchOptions): string {
-    return formatRecall(this.search(query, { limit: this.recallLimit }), { header: "## Recalled notes", maxChars: 2000 });
+    // Recall, too, shows the session's user only their own notes.
+    const hits = this.search(query, { limit: this.recallLimit, ...(this.userId ? { userId: this.userId } : {}) });
+    return formatRecall(hits, { header: "## Recalled notes", maxChars: 2000 });
   }
 
   syncTurn(userContent: string, assistantContent: string, options: SyncTurnOptions): void {

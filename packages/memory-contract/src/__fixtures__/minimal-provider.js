@@ -74,7 +74,9 @@ export class MinimalProvider extends MemoryProvider {
     if (args.limit !== undefined && (!Number.isInteger(args.limit) || args.limit < 1)) {
       return JSON.stringify({ error: "limit must be a positive integer" });
     }
-    return JSON.stringify({ results: this.search(args.query, { limit: args.limit ?? 5 }).map((h) => h.content) });
+    // The model speaks for the session's user: the tool searches that user's items only.
+    const user = this.userId !== undefined ? { userId: this.userId } : {};
+    return JSON.stringify({ results: this.search(args.query, { limit: args.limit ?? 5, ...user }).map((h) => h.content) });
   }
 
   getConfigSchema() {

@@ -2,6 +2,7 @@ import { searchCapabilities } from "@hermes/memory-core";
 import { fail, pass, type ContractContext } from "../clause-runner.js";
 import { distinctiveToken, type ProviderInstance } from "../provider-harness.js";
 import { mentions, searchableClause } from "./searchable-support.js";
+import { runUserBoundaryClause } from "./user-boundary-clause.js";
 
 interface ProfileRun {
   label: string;
@@ -119,4 +120,6 @@ export async function runIsolationGroup(ctx: ContractContext): Promise<void> {
     },
     { context: { userId: userB } },
   );
+
+  await runUserBoundaryClause(ctx);
 }
