@@ -188,7 +188,6 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   private readonly queue: WriteQueue;
   /** `$HERMES_HOME` is not writable: opened read-only, search works, writes throw. */
   private readOnly = false;
-  private readOnlyWarned = false;
   private mirrorOps: Promise<void> = Promise.resolve();
   private readonly prefetchCache = new PrefetchCache<Promise<MemoryHit[]>>();
   private lastRecallCount = 0;
@@ -588,12 +587,6 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     }
   }
 
-  private warnReadOnly(): void {
-    if (this.readOnlyWarned) return;
-    this.readOnlyWarned = true;
-    this.logger.warn(`vector memory: not saving turns or built-in memory writes: ${path.join(this.hermesHome, VECTOR_DIR)} is read-only.`);
-  }
-
   /**
    * Embed and store now; throws on failure. Pinecone mode: background writes keep their text in
    * the sidecar even when Pinecone fails (BM25 still finds them; retry or reindex restores the
@@ -700,7 +693,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       }
       return;
     }
-    if (this.readOnly) return this.warnReadOnly();
+    // A read-only home queues the turn all the same: its write fails, the queue keeps it and warns
+    // once, and flush() rejects, so a turn that cannot be stored is never acknowledged.
     const content = turnText(userContent, assistantContent, options.turnAuthor);
     if (!content) return;
     const sessionId = options.sessionId || this.sessionId;
@@ -713,7 +707,6 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    */
   override onMemoryWrite(action: MemoryWriteAction, target: MemoryWriteTarget, content: string, metadata: MemoryWriteMetadata): void {
     if (!this.writesAllowed || !this.isOpen) return;
-    if (this.readOnly) return this.warnReadOnly();
     const idFor = (text: string): string => `mem-${sha256(`${target}\u0000${text}`).slice(0, 32)}`;
     const old = action === "remove" ? (metadata.previousContent ?? content) : action === "replace" ? metadata.previousContent : undefined;
     const remote = this.remote;
@@ -737,8 +730,13 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
         : null;
     this.mirrorOps = this.mirrorOps
       .then(async () => {
-        if (old && (action === "remove" || old !== content)) await this.forgetNow(idFor(old));
-        if (write) this.enqueue([write]);
+        try {
+          if (old && (action === "remove" || old !== content)) await this.forgetNow(idFor(old));
+        } finally {
+          // The new fact is queued even when removing the old one failed: then it is stored, or
+          // flush() says it is not, instead of being skipped behind a warning.
+          if (write) this.enqueue([write]);
+        }
       })
       .catch((error: unknown) => this.logger.warn(`vector memory: mirroring a built-in ${action} failed: ${describeError(error)}`));
   }

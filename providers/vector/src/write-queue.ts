@@ -36,6 +36,26 @@ const RETRY_FIRST_MS = 25;
 /** Longest pause between two tries of a batch that keeps meeting a transient failure (ms). */
 const RETRY_MAX_MS = 1000;
 
+/**
+ * One warning per run of failures: a store that keeps failing (read-only, a full disk, an outbox it
+ * cannot write) is reported once, not once per turn; the failures after it are logged at debug
+ * level until `recovered()` says a write went through again.
+ */
+class FailureRun {
+  private warned = false;
+  constructor(private readonly logger: Logger) {}
+
+  report(message: string): void {
+    if (this.warned) return this.logger.debug(message);
+    this.warned = true;
+    this.logger.warn(`${message} (further failures are logged at debug level until a write succeeds again)`);
+  }
+
+  recovered(): void {
+    this.warned = false;
+  }
+}
+
 /** Background delivery of accepted writes, with the outbox for stores that acknowledge remotely. */
 export class WriteQueue {
   private pending: PendingWrite[] = [];
@@ -67,8 +87,16 @@ export class WriteQueue {
   /** The last delivery failure (for reports). */
   lastFailure: unknown = null;
 
+  /** Failures to store a batch (held writes). */
+  private readonly storeFailures: FailureRun;
+  /** Failures to put writes in the outbox (they are sent without it). */
+  private readonly outboxFailures: FailureRun;
+
   /** See `WriteQueueOptions`. */
-  constructor(private readonly options: WriteQueueOptions) {}
+  constructor(private readonly options: WriteQueueOptions) {
+    this.storeFailures = new FailureRun(options.logger);
+    this.outboxFailures = new FailureRun(options.logger);
+  }
 
   /** Use `outbox` for writes the store has not acknowledged (a remote store), or none. */
   attachOutbox(outbox: Outbox | null): void {
@@ -203,6 +231,7 @@ export class WriteQueue {
           try {
             await this.deliver(batch);
             this.retryPause = RETRY_FIRST_MS;
+            this.storeFailures.recovered();
           } catch (error) {
             // The store is failing (down, disk full, locked by another process): keep this batch
             // and everything queued behind it instead of paying the retries once per batch;
@@ -213,7 +242,7 @@ export class WriteQueue {
               this.options.logger.debug(`vector memory: storing ${batch.length} items waits for another process's write lock (${describeError(error)}); ${kept}`);
               this.retryLater();
             } else {
-              this.options.logger.warn(`vector memory: storing ${batch.length} items failed (${describeError(error)}); ${kept}`);
+              this.storeFailures.report(`vector memory: storing ${batch.length} items failed (${describeError(error)}); ${kept}`);
             }
           }
         }
@@ -241,8 +270,9 @@ export class WriteQueue {
     const fresh = batch.filter((w) => w.seq === undefined);
     try {
       this.outbox.put(fresh).forEach((seq, i) => (fresh[i]!.seq = seq));
+      this.outboxFailures.recovered();
     } catch (error) {
-      this.options.logger.warn(`vector memory: ${describeError(storageWriteError(`the outbox ${this.outbox.file}`, error))}`);
+      this.outboxFailures.report(`vector memory: ${describeError(storageWriteError(`the outbox ${this.outbox.file}`, error))}`);
     }
     if (batch.every((w): w is PendingWrite & { seq: number } => w.seq !== undefined)) {
       // In the outbox: a write refused for its content is set aside now, not held with the batch.
@@ -290,6 +320,7 @@ export class WriteQueue {
             const { delivered } = await deliverIsolating(this.outbox, entries, (part) => this.options.write(part), { storeAccepted: this.storeAccepted });
             if (delivered.length > 0) this.accepted = true;
             this.retryPause = RETRY_FIRST_MS;
+            this.storeFailures.recovered();
           } catch (error) {
             this.lastFailure = error;
             if (this.isTransient(error)) this.retryLater();

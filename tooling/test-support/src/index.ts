@@ -9,6 +9,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 
+export { fillDisk, mountTmpfs, type TmpfsMount } from "./tmpfs.js";
+
 /** Deterministic pseudo-random numbers in [0, 1) (mulberry32): the same sequence for a seed on every run and platform. */
 export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
