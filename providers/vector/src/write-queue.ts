@@ -280,10 +280,11 @@ export class WriteQueue {
       if (delivered.length > 0) this.accepted = true;
       return;
     }
+    // The outbox could not take the batch: it is sent without it. Nothing is removed afterwards: a
+    // batch holds no outbox entry, since writes put there leave the queue (`hold`) and only
+    // `resendOutbox` sends them.
     await this.options.write(batch);
     this.accepted = true;
-    const seqs = batch.flatMap((w) => (w.seq === undefined ? [] : [w.seq]));
-    if (seqs.length > 0) this.outbox.remove(seqs);
   }
 
   /** Keep failed writes: in the outbox when they are there (or can be put there), else in memory. Returns what happened, for the log. */
