@@ -9,8 +9,9 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { HermesMemoryError, type Logger } from "@hermes/memory-core";
+import { PineconeFake } from "@hermes/pinecone-fake";
 import { fillDisk, mountTmpfs, until } from "@hermes/test-support";
-import { VectorMemoryProvider } from "./vector-memory-provider.js";
+import { VectorMemoryProvider, type VectorMemoryProviderOptions } from "./vector-memory-provider.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -26,9 +27,9 @@ function recordingLogger(): { logger: Logger; lines: Array<{ level: string; mess
   return { logger: { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") }, lines };
 }
 
-async function open(home: string, logger?: Logger): Promise<VectorMemoryProvider> {
-  const provider = new VectorMemoryProvider({ env: {}, dimensions: 64, ...(logger ? { logger } : {}) });
-  await provider.initialize("s1", { hermesHome: home });
+async function open(home: string, logger?: Logger, options: VectorMemoryProviderOptions = {}): Promise<VectorMemoryProvider> {
+  const provider = new VectorMemoryProvider({ env: {}, dimensions: 64, ...(logger ? { logger } : {}), ...options });
+  await provider.initialize("s1", { hermesHome: home, agentIdentity: "team", userId: "alice" });
   cleanups.push(() => provider.shutdown().catch(() => undefined));
   return provider;
 }
@@ -131,5 +132,32 @@ describe("a write that cannot be stored is not acknowledged", () => {
     fs.rmSync(filler);
     await p.flush();
     expect((await p.stats()).byKind.turn).toBe(7);
+  }, 30_000);
+
+  it.skipIf(!isRoot)("remote layout, full disk: turns and mirrored facts the outbox cannot take make flush() reject until space is back, with one warning", async (ctx) => {
+    const mount = mountTmpfs("4m");
+    if ("reason" in mount) return ctx.skip(mount.reason);
+    cleanups.push(() => mount.unmount());
+    const fake = await PineconeFake.start({ dimension: 64, indexName: "mem", metric: "dotproduct" });
+    cleanups.push(() => fake.close());
+    const { logger, lines } = recordingLogger();
+    const remote = { env: { PINECONE_API_KEY: "test-key" }, store: "pinecone", pineconeLayout: "remote", pineconeIndex: "mem", pineconeControllerUrl: fake.url, maxRetries: 0 } as const;
+    const p = await open(path.join(mount.dir, "home"), logger, remote);
+    p.syncTurn("a turn before the disk filled", "stored", { sessionId: "s1" });
+    await p.flush();
+    const queuedFor = /could not be queued for Pinecone/;
+
+    const filler = fillDisk(mount.dir);
+    for (let i = 0; i < 3; i++) p.syncTurn(`question ${i} on a full disk ${"x".repeat(3000)}`, `answer ${i}`, { sessionId: "s1" });
+    p.onMemoryWrite("add", "memory", "Prefers green tea", {});
+    const failed = await rejection(p.flush());
+    expect(failed.message).toMatch(/4 accepted writes are not stored yet: the Pinecone outbox could not take them.*full/);
+    expect(lines.filter((l) => l.level === "warn" && queuedFor.test(l.message))).toHaveLength(1);
+    expect(fake.count("team")).toBe(1);
+
+    fs.rmSync(filler);
+    await p.flush();
+    expect(fake.count("team")).toBe(5);
+    expect(lines.filter((l) => l.level === "warn" && queuedFor.test(l.message))).toHaveLength(1);
   }, 30_000);
 });

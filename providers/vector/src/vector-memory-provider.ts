@@ -45,6 +45,7 @@ import { itemIdPrefix, PineconeRemoteMemory } from "./pinecone-remote-store.js";
 import { SPARSE_ENCODER_ID } from "./sparse-encoder.js";
 import { hybridSearch, recordPasses, toMemoryHit } from "./hybrid-search.js";
 import { isolateRefused } from "./retry-policy.js";
+import { RemoteHeldWrites } from "./remote-held-writes.js";
 import { WriteQueue } from "./write-queue.js";
 import { exportAll, importAll, reindexAll, type ExportedItem, type PendingWrite, type ProgressCallback } from "./maintenance.js";
 import { Sidecar } from "./sidecar.js";
@@ -186,6 +187,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   private pending: PendingWrite[] = [];
   /** Accepted writes on their way to the store (outbox for stores that acknowledge remotely). */
   private readonly queue: WriteQueue;
+  /** Remote layout: turns and mirrored facts its outbox could not take yet. */
+  private readonly remoteHeld: RemoteHeldWrites;
   /** `$HERMES_HOME` is not writable: opened read-only, search works, writes throw. */
   private readOnly = false;
   private mirrorOps: Promise<void> = Promise.resolve();
@@ -206,6 +209,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       isClosed: () => this.closed,
       isTransient: lockedByAnotherProcess,
     });
+    this.remoteHeld = new RemoteHeldWrites(this.logger);
     this.config = resolveVectorConfig({}, options.env ?? process.env, this.overrides());
     if (options.hermesHome) {
       try {
@@ -673,7 +677,13 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   private async drain(): Promise<void> {
     await this.mirrorOps;
     const remote = this.remoteOrNull();
-    if (remote) return remote.drain();
+    if (remote) {
+      this.remoteHeld.retry(remote);
+      const held = this.remoteHeld.error();
+      if (!held) return remote.drain();
+      await remote.drain().catch(() => undefined);
+      throw held;
+    }
     this.queue.requeueHeld();
     await this.queue.deliverAll(FLUSH_LOCK_DEADLINE_MS, { resendOutbox: true });
     await this.store?.flush();
@@ -685,12 +695,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     if (!this.writesAllowed || !this.isOpen) return;
     if (this.remote) {
       const text = turnText(userContent, assistantContent, options.turnAuthor);
-      if (!text) return;
-      try {
-        this.remote.remember({ content: text, kind: "turn", sessionId: options.sessionId || this.sessionId, userId: this.userId });
-      } catch (error) {
-        this.logger.warn(`vector memory: a turn could not be queued for Pinecone: ${describeError(error)}`);
-      }
+      if (text) this.remoteHeld.add(this.remote, { content: text, kind: "turn", sessionId: options.sessionId || this.sessionId, userId: this.userId });
       return;
     }
     // A read-only home queues the turn all the same: its write fails, the queue keeps it and warns
@@ -714,9 +719,12 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       // Mirrored facts carry no session in the remote layout, so the id of a fact follows from its content alone.
       this.mirrorOps = this.mirrorOps
         .then(async () => {
-          if (old && (action === "remove" || old !== content)) await remote.forget(this.remoteId("fact", idFor(old)));
-          if (action === "add" || action === "replace") {
-            remote.remember({ content, kind: "fact", tags: [target], userId: this.userId, metadata: { source: "builtin" } }, { key: idFor(content) });
+          try {
+            if (old && (action === "remove" || old !== content)) await remote.forget(this.remoteId("fact", idFor(old)));
+          } finally {
+            if (action === "add" || action === "replace") {
+              this.remoteHeld.add(remote, { content, kind: "fact", tags: [target], userId: this.userId, metadata: { source: "builtin" } }, { key: idFor(content) });
+            }
           }
         })
         .catch((error: unknown) => this.logger.warn(`vector memory: mirroring a built-in ${action} failed: ${describeError(error)}`));
@@ -1370,15 +1378,18 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    */
   private async shutdownRemote(remote: PineconeRemoteMemory): Promise<void> {
     await this.mirrorOps;
+    this.remoteHeld.retry(remote);
+    const lost = this.remoteHeld.error();
     this.closed = true;
     const left = await remote.close();
     await this.embedder?.close?.();
     this.remote = null;
-    if (left > 0) {
-      throw new HermesMemoryError({
-        code: "STORAGE_FAILED",
-        message: `vector memory shutdown: ${left} writes not acknowledged by Pinecone are kept in the outbox ${remote.outbox.file} and re-sent on the next start.`,
-      });
+    if (left > 0 || lost) {
+      const parts = [
+        left > 0 ? `${left} writes not acknowledged by Pinecone are kept in the outbox ${remote.outbox.file} and re-sent on the next start` : "",
+        lost ? `${this.remoteHeld.count} accepted writes the outbox could not take are lost (${describeError(lost.cause)})` : "",
+      ].filter(Boolean);
+      throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `vector memory shutdown: ${parts.join("; ")}.`, ...(lost ? { cause: lost.cause } : {}) });
     }
     const refused = remote.refusedWrites();
     if (refused) throw refused;

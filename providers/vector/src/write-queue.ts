@@ -7,6 +7,7 @@
 import { HermesMemoryError, describeError, type Logger } from "@hermes/memory-core";
 import { storageWriteError } from "./local-vector-store.js";
 import type { PendingWrite } from "./maintenance.js";
+import { FailureRun } from "./failure-run.js";
 import { deliverIsolating, type Outbox } from "./outbox.js";
 import { isolateRefused } from "./retry-policy.js";
 
@@ -35,26 +36,6 @@ export interface WriteQueueOptions {
 const RETRY_FIRST_MS = 25;
 /** Longest pause between two tries of a batch that keeps meeting a transient failure (ms). */
 const RETRY_MAX_MS = 1000;
-
-/**
- * One warning per run of failures: a store that keeps failing (read-only, a full disk, an outbox it
- * cannot write) is reported once, not once per turn; the failures after it are logged at debug
- * level until `recovered()` says a write went through again.
- */
-class FailureRun {
-  private warned = false;
-  constructor(private readonly logger: Logger) {}
-
-  report(message: string): void {
-    if (this.warned) return this.logger.debug(message);
-    this.warned = true;
-    this.logger.warn(`${message} (further failures are logged at debug level until a write succeeds again)`);
-  }
-
-  recovered(): void {
-    this.warned = false;
-  }
-}
 
 /** Background delivery of accepted writes, with the outbox for stores that acknowledge remotely. */
 export class WriteQueue {
