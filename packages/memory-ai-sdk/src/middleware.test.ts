@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { generateText, stepCountIs, streamText, wrapLanguageModel } from "ai";
+import { generateText, jsonSchema, stepCountIs, streamText, tool, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3, convertArrayToReadableStream } from "ai/test";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { BuiltinMemoryProvider, MemoryManager, MemoryProvider, type ToolSchema } from "@hermes/memory-core";
@@ -19,6 +19,19 @@ const usage = {
 
 function textResult(text: string): GenerateResult {
   return { content: [{ type: "text", text }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] };
+}
+
+/** Two model steps: a call of `toolName` with `input`, then the answer `text`. */
+function toolCallThenText(toolName: string, input: unknown, text: string): GenerateResult[] {
+  return [
+    {
+      content: [{ type: "tool-call", toolCallId: "call-1", toolName, input: JSON.stringify(input) }],
+      finishReason: { unified: "tool-calls", raw: "tool_calls" },
+      usage,
+      warnings: [],
+    },
+    textResult(text),
+  ];
 }
 
 function textStream(...deltas: string[]): StreamPart[] {
@@ -56,9 +69,8 @@ async function openManager(sessionId: string, extra: MemoryProvider[] = [], pref
   return manager;
 }
 
-/** A provider whose every hook never settles. */
-class StuckProvider extends MemoryProvider {
-  readonly name: string = "stuck";
+/** A provider with no tools, no settings and nothing to open: the tests' providers add the hooks they need. */
+abstract class TestProvider extends MemoryProvider {
   isAvailable(): boolean {
     return true;
   }
@@ -69,6 +81,11 @@ class StuckProvider extends MemoryProvider {
   getConfigSchema() {
     return [];
   }
+}
+
+/** A provider whose every hook never settles. */
+class StuckProvider extends TestProvider {
+  readonly name: string = "stuck";
   override prefetch(): Promise<string> {
     return new Promise(() => {});
   }
@@ -133,24 +150,7 @@ describe("memoryMiddleware with generateText", () => {
 
   it("round-trips a tool call through the memory tool into MEMORY.md", async () => {
     const manager = await openManager("session-tools");
-    const model = new MockLanguageModelV3({
-      doGenerate: [
-        {
-          content: [
-            {
-              type: "tool-call",
-              toolCallId: "call-1",
-              toolName: "memory",
-              input: JSON.stringify({ action: "add", target: "memory", content: "The user deploys on Fridays." }),
-            },
-          ],
-          finishReason: { unified: "tool-calls", raw: "tool_calls" },
-          usage,
-          warnings: [],
-        },
-        textResult("Saved."),
-      ],
-    });
+    const model = new MockLanguageModelV3({ doGenerate: toolCallThenText("memory", { action: "add", target: "memory", content: "The user deploys on Fridays." }, "Saved.") });
     const result = await generateText({
       model: wrapLanguageModel({ model, middleware: memoryMiddleware(manager, { sessionId: "session-tools" }) }),
       tools: memoryTools(manager, { sessionId: "session-tools" }),
@@ -364,6 +364,118 @@ describe("the sessionId and timeoutMs options", () => {
     const result = JSON.parse(await execute({ action: "add", target: "memory", content: "Uses pnpm." }, { toolCallId: "t1", messages: [] })) as { error?: string };
     expect(result.error).toMatch(/no current chat/);
     expect(fs.existsSync(path.join(home, "memories", "MEMORY.md")) ? fs.readFileSync(path.join(home, "memories", "MEMORY.md"), "utf8") : "").not.toContain("Uses pnpm.");
+    await manager.shutdownAll();
+  });
+});
+
+/** A provider whose recall names the query it was asked for, counting the asks. */
+class EchoRecallProvider extends TestProvider {
+  readonly name: string = "echo";
+  readonly queries: string[] = [];
+  override prefetch(query: string): string {
+    this.queries.push(query);
+    return `recalled for: ${query}`;
+  }
+}
+
+type PromptPart = { type: string; text?: string };
+type PromptEntry = { role: string; content: string | PromptPart[] };
+const fences = (prompt: PromptEntry[]): number => prompt.map((m) => JSON.stringify(m.content).split("<memory-context>").length - 1).reduce((a, b) => a + b, 0);
+
+describe("where the middleware puts recall", () => {
+  it("as the last text part of the latest user message: after every part of a multi-part message, never in earlier user messages", async () => {
+    const echo = new EchoRecallProvider();
+    const manager = await openManager("s-place", [echo]);
+    const model = new MockLanguageModelV3({ doGenerate: textResult("Answered.") });
+    await generateText({
+      model: wrapLanguageModel({ model, middleware: memoryMiddleware(manager, { sessionId: "s-place" }) }),
+      messages: [
+        { role: "user", content: "Which release did we ship last week?" },
+        { role: "assistant", content: "Release 4.2." },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "Compare it with the plan" },
+            { type: "file", data: new Uint8Array([1, 2, 3]), mediaType: "application/octet-stream" },
+            { type: "text", text: "for the database migration" },
+          ],
+        },
+      ],
+    });
+    const prompt = model.doGenerateCalls[0]!.prompt as PromptEntry[];
+    expect(prompt.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+    expect(prompt[0]!.content).toEqual([{ type: "text", text: "Which release did we ship last week?" }]);
+    const latest = prompt[2]!.content as PromptPart[];
+    expect(latest.map((p) => p.type)).toEqual(["text", "file", "text", "text"]);
+    expect(latest.slice(0, 3).map((p) => p.text ?? p.type)).toEqual(["Compare it with the plan", "file", "for the database migration"]);
+    expect(latest[3]!.text).toContain("<memory-context>");
+    expect(latest[3]!.text).toContain("recalled for: Compare it with the plan\nfor the database migration");
+    expect(echo.queries).toEqual(["Compare it with the plan\nfor the database migration"]);
+    expect(fences(prompt)).toBe(1);
+    await manager.shutdownAll();
+  });
+
+  it("in a tool-call follow-up step: still the last part of the turn's user message (not after the tool result), recalled once", async () => {
+    const echo = new EchoRecallProvider();
+    const manager = await openManager("s-steps", [echo]);
+    const model = new MockLanguageModelV3({ doGenerate: toolCallThenText("lookup", { what: "owner" }, "Dana owns it.") });
+    const result = await generateText({
+      model: wrapLanguageModel({ model, middleware: memoryMiddleware(manager, { sessionId: "s-steps" }) }),
+      tools: { lookup: tool({ inputSchema: jsonSchema<{ what: string }>({ type: "object", properties: { what: { type: "string" } }, required: ["what"] }), execute: async () => "Dana" }) },
+      stopWhen: stepCountIs(3),
+      messages: [
+        { role: "user", content: "Who owns the billing service?" },
+        { role: "assistant", content: "Let me check." },
+        { role: "user", content: "And who owns the payments service?" },
+      ],
+    });
+    expect(result.text).toBe("Dana owns it.");
+    expect(model.doGenerateCalls).toHaveLength(2);
+    for (const call of model.doGenerateCalls) {
+      const prompt = call.prompt as PromptEntry[];
+      const lastUser = prompt.map((m) => m.role).lastIndexOf("user");
+      const parts = prompt[lastUser]!.content as PromptPart[];
+      expect(parts[0]!.text).toBe("And who owns the payments service?");
+      expect(parts.at(-1)!.text).toContain("recalled for: And who owns the payments service?");
+      expect(fences(prompt)).toBe(1);
+    }
+    const followUp = model.doGenerateCalls[1]!.prompt as PromptEntry[];
+    expect(followUp.map((m) => m.role).slice(-3)).toEqual(["user", "assistant", "tool"]);
+    expect(echo.queries).toEqual(["And who owns the payments service?"]);
+    await manager.shutdownAll();
+  });
+});
+
+describe("a syncAll that throws", () => {
+  it("never fails the model call: generate and stream answer, and the failure is logged", async () => {
+    const manager = await openManager("s-sync-throws");
+    vi.spyOn(manager, "syncAll").mockImplementation(() => {
+      throw new Error("sync broke");
+    });
+    const warnings: string[] = [];
+    const logger = { debug() {}, info() {}, warn: (m: string) => void warnings.push(m), error() {} };
+    const middleware = memoryMiddleware(manager, { sessionId: "s-sync-throws", logger });
+
+    const generated = await generateText({
+      model: wrapLanguageModel({ model: new MockLanguageModelV3({ doGenerate: textResult("Generated anyway.") }), middleware }),
+      prompt: "Summarise the release notes for me.",
+      maxRetries: 0,
+    });
+    expect(generated.text).toBe("Generated anyway.");
+
+    const errors: unknown[] = [];
+    const streamed = streamText({
+      model: wrapLanguageModel({ model: new MockLanguageModelV3({ doStream: { stream: convertArrayToReadableStream(textStream("Streamed ", "anyway.")) } }), middleware }),
+      prompt: "Now summarise the changelog.",
+      maxRetries: 0,
+      onError: ({ error }) => void errors.push(error),
+    });
+    let seen = "";
+    for await (const delta of streamed.textStream) seen += delta;
+    expect(seen).toBe("Streamed anyway.");
+    expect(await streamed.finishReason).toBe("stop");
+    expect(errors).toEqual([]);
+    expect(warnings.filter((w) => /Memory sync after turn \d+ failed: sync broke/.test(w))).toHaveLength(2);
     await manager.shutdownAll();
   });
 });

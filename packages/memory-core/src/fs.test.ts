@@ -128,6 +128,19 @@ describe("withFileLock", () => {
     expect(fs.statSync(`${file}.lock`).mode & 0o777).toBe(0o600);
   });
 
+  it("flock: an empty lock file (its own or one the Python agent left) is given a line saying what it is; one with content is left as it is", async () => {
+    useMode("flock");
+    await withFileLock(file, () => undefined);
+    const note = fs.readFileSync(`${file}.lock`, "utf8");
+    expect(note).toMatch(/^Lock file of MEMORY\.md: Hermes .* takes flock\(2\) on it .*holds no data.*Leave it in place/);
+    expect(note.endsWith("\n")).toBe(true);
+    await withFileLock(file, () => undefined);
+    expect(fs.readFileSync(`${file}.lock`, "utf8")).toBe(note);
+    fs.writeFileSync(`${file}.lock`, "4242\n"); // an older protocol's pid, or anything else: not ours to rewrite
+    await withFileLock(file, () => undefined);
+    expect(fs.readFileSync(`${file}.lock`, "utf8")).toBe("4242\n");
+  });
+
   it("flock: waits for a flock held elsewhere and times out with LOCK_TIMEOUT naming the file", async () => {
     useMode("flock");
     const fsExt = createRequire(import.meta.url)("fs-ext") as { flockSync(fd: number, op: string): void };

@@ -259,10 +259,22 @@ interface HeldLock {
 const HELD_FLOCKS = new Set<fsp.FileHandle>();
 
 /**
- * flock mode. The lock file is opened (created 0600 when missing) and never deleted: deleting it
- * would let a process that opened the old file and one that creates a new one both "hold" it.
- * The kernel drops the lock when the holder exits, however it dies, so nothing is ever stale.
- * The non-blocking form is polled: the blocking one would pin a libuv thread for the wait.
+ * What an empty lock file is given to read, so that a user who finds `config.yaml.lock` or
+ * `.env.lock` in `$HERMES_HOME` learns what it is instead of taking it for litter.
+ */
+function lockFileNote(target: string): string {
+  return `Lock file of ${path.basename(target)}: Hermes (this package and the Python agent) takes flock(2) on it while rewriting that file. It holds no data. Leave it in place: deleting it while an agent runs can let two writers in at once.\n`;
+}
+
+/**
+ * flock mode. The lock file is opened (created 0600 when missing) and never deleted, not even
+ * when this process created it: deleting it is never provably safe, because any process may
+ * have it open and be waiting for its lock. That waiter would then lock the deleted file while a
+ * newcomer locks a new one at the same path; this package re-checks the inode after locking
+ * (below), but the Python agent, which takes the same lock, does not. So the file stays, and an
+ * empty one is given a line saying what it is (`lockFileNote`). The kernel drops the lock when the
+ * holder exits, however it dies, so nothing is ever stale. The non-blocking form is polled: the
+ * blocking one would pin a libuv thread for the wait.
  */
 async function takeFlock(fsExt: FsExt, target: string, lockPath: string, deadline: number, timeout: () => HermesMemoryError): Promise<HeldLock> {
   let delay = 1;
@@ -292,6 +304,8 @@ async function takeFlock(fsExt: FsExt, target: string, lockPath: string, deadlin
         const owned = handle;
         handle = undefined;
         HELD_FLOCKS.add(owned);
+        // Written under the lock, so two writers never interleave it; a full disk only leaves it empty.
+        if (held.size === 0) await owned.write(lockFileNote(target), 0).catch(noop);
         return {
           async release() {
             try {

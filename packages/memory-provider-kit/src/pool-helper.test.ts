@@ -212,6 +212,71 @@ describe("PoolHelper", () => {
     expect(helper.offer([{ sql: "SELECT 1", args: [] }, { sql: "SELECT 2", args: [] }])).toBeNull();
   });
 
+  it("counts only missed waits in a row: an answered query in between starts the count again", async () => {
+    // A store in rollback-journal mode: while this connection holds an EXCLUSIVE lock, the
+    // helper's read of `t` waits for it, which is how a round makes the caller's wait miss.
+    const own = path.join(dir, "missed-waits.db");
+    const local = new Database(own);
+    local.pragma("journal_mode = DELETE");
+    local.exec("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY); DELETE FROM t; INSERT INTO t (id) VALUES (1), (2), (3)");
+    const reasons: string[] = [];
+    const waitMs = 60;
+    const helper = PoolHelper.start({ file: own, maxRows: 10, waitMs, onStopped: (reason) => reasons.push(reason) })!;
+    const readT = { sql: "SELECT id FROM t ORDER BY id", args: [] };
+    /** The helper answers both queries before the caller takes them. */
+    const answeredRound = async () => {
+      const batch = helper.offer([readT, { sql: "SELECT id FROM t WHERE id <= 2 ORDER BY id", args: [] }])!;
+      await until(() => batch.finished(0) && batch.finished(1));
+      expect(batch.take(0, () => [-1])).toEqual([1, 2, 3]);
+      expect(batch.take(1, () => [-1])).toEqual([1, 2]);
+      batch.end();
+    };
+    /**
+     * The helper answers the last query (no table), then waits for the lock on the middle one,
+     * which the caller waits for in vain. False when the caller took the middle one itself first
+     * (the helper had not claimed it yet): no wait, so nothing to count.
+     */
+    const missedRound = async (): Promise<boolean> => {
+      local.exec("BEGIN EXCLUSIVE");
+      const batch = helper.offer([{ sql: "SELECT 1", args: [] }, readT, { sql: "SELECT 2", args: [] }])!;
+      let waited = 0;
+      try {
+        await until(() => batch.finished(2));
+        expect(batch.take(0, () => [1])).toEqual([1]);
+        const started = performance.now();
+        expect(batch.take(1, () => [7])).toEqual([7]);
+        waited = performance.now() - started;
+        batch.end();
+      } finally {
+        local.exec("COMMIT");
+      }
+      await until(() => batch.finished(1) || helper.stopped !== null, 10_000);
+      return waited >= waitMs - 5;
+    };
+    const missed = async (): Promise<void> => {
+      for (let attempt = 0; attempt < 5; attempt++) if (await missedRound()) return;
+      throw new Error("the helper never claimed the locked query before the caller did");
+    };
+    try {
+      await until(() => helper.usable);
+      await answeredRound(); // also reads the schema, which a locked file would hold up
+      await missed();
+      await missed();
+      await answeredRound();
+      expect(helper.stopped).toBeNull();
+      await missed();
+      await missed();
+      expect(helper.stopped).toBeNull();
+      expect(reasons).toEqual([]);
+      await missed();
+      expect(helper.stopped).toMatch(/did not answer within 60 ms 3 times in a row/);
+      expect(reasons).toHaveLength(1);
+    } finally {
+      helper.close();
+      local.close();
+    }
+  });
+
   it("waits at most waitMs for a helper that does not answer, and stops it after three such waits", async () => {
     const reasons: string[] = [];
     const helper = PoolHelper.start({ file, maxRows: 600, waitMs: 60, onStopped: (reason) => reasons.push(reason) })!;

@@ -9,46 +9,16 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { HermesMemoryError } from "@hermes/memory-core";
+import { fillDisk, mountTmpfs } from "@hermes/test-support";
 import { SqliteMemoryProvider } from "./sqlite-memory-provider.js";
 
-const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
-let mountDir = "";
-let mountFailure = "";
-if (isRoot) {
-  mountDir = fs.mkdtempSync(path.join(os.tmpdir(), "sqlite-full-"));
-  const mounted = spawnSync("mount", ["-t", "tmpfs", "-o", "size=4m", "tmpfs", mountDir]);
-  if (mounted.status !== 0) mountFailure = `cannot mount a tmpfs (${String(mounted.stderr).trim() || mounted.status})`;
-}
-const skipReason = !isRoot ? "needs root to mount a small tmpfs" : mountFailure;
+const mount = mountTmpfs("4m");
+const skipReason = "reason" in mount ? mount.reason : "";
+const mountDir = "reason" in mount ? "" : mount.dir;
 
 afterAll(() => {
-  if (!mountDir) return;
-  // Lazily when a failed test left a file open on it: the mount never outlives the run.
-  if (!mountFailure && spawnSync("umount", [mountDir]).status !== 0) spawnSync("umount", ["-l", mountDir]);
-  fs.rmSync(mountDir, { recursive: true, force: true });
+  if (!("reason" in mount)) mount.unmount();
 });
-
-/** Fill the file system holding `dir` to ENOSPC; returns the filler file (remove it to free space). */
-function fillDisk(dir: string): string {
-  const filler = path.join(dir, "filler");
-  const fd = fs.openSync(filler, "w");
-  const block = Buffer.alloc(64 * 1024, 1);
-  try {
-    for (;;) fs.writeSync(fd, block);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOSPC") throw error;
-  } finally {
-    fs.closeSync(fd);
-  }
-  for (const size of [4096, 512, 1]) {
-    try {
-      for (;;) fs.appendFileSync(filler, Buffer.alloc(size, 1));
-    } catch {
-      // full at this granularity
-    }
-  }
-  return filler;
-}
 
 function expectDiskFull(fn: () => unknown): void {
   let thrown: unknown;

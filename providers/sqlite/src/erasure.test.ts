@@ -211,6 +211,18 @@ describe("update", () => {
 });
 
 describe("expiry", () => {
+  it("purgeExpired removes every expired item when there are more than one batch (2,000) of them", async () => {
+    const provider = await makeProvider();
+    // Remembered and purged without yielding to the event loop, so no background purge takes a part.
+    for (let i = 0; i < 2001; i++) provider.remember({ content: `expired note ${i}`, expiresAt: Date.now() - 1000 });
+    const kept = [provider.remember({ content: "still valid one", ttlMs: 3_600_000 }), provider.remember({ content: "still valid two" })];
+    expect(provider.stats().items).toBe(2003);
+    expect(provider.purgeExpired()).toBe(2001);
+    expect(provider.stats().items).toBe(2);
+    expect(provider.list({ limit: 10 }).map((i) => i.id).sort()).toEqual([...kept].sort());
+    expect(provider.purgeExpired()).toBe(0);
+  });
+
   it("never returns expired items (search, get, list, tools, prefetch), purges them, and validates expiry input", async () => {
     const provider = await makeProvider();
     const soon = provider.remember({ content: "the parking spot is level three", ttlMs: 30 });

@@ -2,50 +2,20 @@
  * Erasing on a full disk (a small tmpfs; needs root to mount, skipped with the reason otherwise):
  * a typed STORAGE_FAILED saying the disk is full, and the same provider erases once space is back.
  */
-import { spawnSync } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { HermesMemoryError } from "@hermes/memory-core";
+import { fillDisk, mountTmpfs } from "@hermes/test-support";
 import { VectorMemoryProvider } from "./vector-memory-provider.js";
 
-const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
-let mountDir = "";
-let mountFailure = "";
-if (isRoot) {
-  mountDir = fs.mkdtempSync(path.join(os.tmpdir(), "vector-full-"));
-  const mounted = spawnSync("mount", ["-t", "tmpfs", "-o", "size=4m", "tmpfs", mountDir]);
-  if (mounted.status !== 0) mountFailure = `cannot mount a tmpfs (${String(mounted.stderr).trim() || mounted.status})`;
-}
-const skipReason = !isRoot ? "needs root to mount a small tmpfs" : mountFailure;
+const mount = mountTmpfs("4m");
+const skipReason = "reason" in mount ? mount.reason : "";
+const mountDir = "reason" in mount ? "" : mount.dir;
 
 afterAll(() => {
-  if (!mountDir) return;
-  // Lazily when a failed test left a file open on it: the mount never outlives the run.
-  if (!mountFailure && spawnSync("umount", [mountDir]).status !== 0) spawnSync("umount", ["-l", mountDir]);
-  fs.rmSync(mountDir, { recursive: true, force: true });
+  if (!("reason" in mount)) mount.unmount();
 });
-
-function fillDisk(dir: string): string {
-  const filler = path.join(dir, "filler");
-  const fd = fs.openSync(filler, "w");
-  try {
-    for (;;) fs.writeSync(fd, Buffer.alloc(64 * 1024, 1));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOSPC") throw error;
-  } finally {
-    fs.closeSync(fd);
-  }
-  for (const size of [4096, 512, 1]) {
-    try {
-      for (;;) fs.appendFileSync(filler, Buffer.alloc(size, 1));
-    } catch {
-      // full at this granularity
-    }
-  }
-  return filler;
-}
 
 async function expectDiskFull(call: Promise<unknown>): Promise<void> {
   const thrown = await call.then(

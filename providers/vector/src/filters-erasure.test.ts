@@ -97,6 +97,18 @@ describe.each([local, pinecone])("VectorMemoryProvider filters, expiry, erasure 
     if (mode.fake) expect(mode.fake.count("work:alice")).toBe(1);
   });
 
+  it("purgeExpired removes every expired item when there are more than one Pinecone delete request (1,000 ids) holds", async () => {
+    const p = await open(mode);
+    for (let i = 0; i < 1001; i++) p.remember({ content: `expired note ${i}`, expiresAt: Date.now() - 1000 });
+    const kept = [p.remember({ content: "still valid one", ttlMs: 3_600_000 }), p.remember({ content: "still valid two" })];
+    await p.flush();
+    expect((await p.stats()).items).toBe(1003);
+    expect(await p.purgeExpired()).toBe(1001);
+    expect((await p.stats()).items).toBe(2);
+    if (mode.fake) expect([...(mode.fake.namespaces.get("work:alice")?.keys() ?? [])].sort()).toEqual([...kept].sort());
+    expect(await p.purgeExpired()).toBe(0);
+  }, 60_000);
+
   it("purges expired items lazily after a search, without blocking it", async () => {
     const p = await open(mode);
     p.remember({ content: "a fleeting thought about kites", ttlMs: 1 });

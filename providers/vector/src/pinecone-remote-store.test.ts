@@ -226,6 +226,19 @@ describe("PineconeRemoteMemory: search", () => {
   });
 });
 
+describe("PineconeRemoteMemory: purging more than one query's worth", () => {
+  it("purgeExpired removes every expired item when there are more than one query (topK 1,000) finds", async () => {
+    const s = store();
+    for (let i = 0; i < 1001; i++) s.remember({ content: `expired coupon ${i}`, expiresAt: Date.now() - 1000 });
+    const kept = [s.remember({ content: "valid coupon", ttlMs: 3_600_000 }), s.remember({ content: "coupon forever" })];
+    await s.flush();
+    expect(fake.count("team")).toBe(1003);
+    expect(await s.purgeExpired()).toBe(1001);
+    expect([...fake.namespaces.get("team")!.keys()].sort()).toEqual([...kept].sort());
+    expect(await s.purgeExpired()).toBe(0);
+  }, 60_000);
+});
+
 describe("PineconeRemoteMemory: erasure and update", () => {
   it("forget(id) deletes one item; forgetWhere erases by user, by user and session, by other conditions and by ids, returning the count", async () => {
     const s = store();

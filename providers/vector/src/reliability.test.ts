@@ -8,9 +8,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import { HermesMemoryError, MemoryManager } from "@hermes/memory-core";
 import { VectorMemoryProvider, type VectorMemoryProviderOptions } from "./vector-memory-provider.js";
 import { PineconeFake } from "@hermes/pinecone-fake";
+import { holdWriteLock, stopWriteLockHolders } from "@hermes/test-support";
+import Database from "better-sqlite3";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
+  stopWriteLockHolders();
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
@@ -101,6 +104,34 @@ describe("accepted writes are stored, or flush() says they are not", () => {
     expect([...(fake.namespaces.get(namespace)?.keys() ?? [])].sort()).toEqual([...ids].sort());
     expect((await restarted.stats()).pendingWrites).toBe(0);
   });
+
+  it("pinecone store: when the outbox cannot take new writes, the flush that re-sends it still empties it and stores the new ones", async () => {
+    const fake = await startFake();
+    const home = tempHome();
+    const warnings: string[] = [];
+    const logger = { debug: () => undefined, info: () => undefined, warn: (m: string) => void warnings.push(m), error: (m: string) => void warnings.push(m) };
+    const p = await open(home, { ...pinecone(fake), maxRetries: 0, logger });
+    fake.failNext(503, 1_000_000);
+    const waiting = Array.from({ length: 5 }, (_, i) => p.remember({ content: `kept through the outage ${i}`, kind: "fact" }));
+    expect(HermesMemoryError.hasCode(await p.flush().catch((e: unknown) => e), "STORAGE_FAILED")).toBe(true);
+    expect(p.undeliveredWrites).toBe(5);
+    fake.clearFaults();
+
+    // Another process holds the outbox's write lock past SQLite's 5 s busy wait, so putting the
+    // next write there fails; it lets go soon after, while the same flush re-sends the outbox.
+    const holder = await holdWriteLock(path.join(home, "memory", "vector", "outbox.sqlite"), 6500);
+    const fresh = p.remember({ content: "written while the outbox was locked", kind: "fact" });
+    await p.flush();
+    await holder.release();
+    const stored = new Set(fake.namespaces.get(p.namespaceFor())?.keys() ?? []);
+    expect([...waiting, fresh].filter((id) => !stored.has(id))).toEqual([]);
+    expect(p.undeliveredWrites).toBe(0);
+    expect(warnings.filter((w) => /Could not write the outbox .*locked/.test(w))).toHaveLength(1);
+    await p.shutdown();
+    const check = new Database(path.join(home, "memory", "vector", "outbox.sqlite"), { readonly: true });
+    expect(check.prepare("SELECT COUNT(*) FROM outbox").pluck().get()).toBe(0);
+    check.close();
+  }, 40_000);
 
   it("pinecone store: a retry backoff keeps an awaiting process alive until flush() settles", async () => {
     const fake = await startFake();

@@ -45,6 +45,7 @@ import { itemIdPrefix, PineconeRemoteMemory } from "./pinecone-remote-store.js";
 import { SPARSE_ENCODER_ID } from "./sparse-encoder.js";
 import { hybridSearch, recordPasses, toMemoryHit } from "./hybrid-search.js";
 import { isolateRefused } from "./retry-policy.js";
+import { RemoteHeldWrites } from "./remote-held-writes.js";
 import { WriteQueue } from "./write-queue.js";
 import { exportAll, importAll, reindexAll, type ExportedItem, type PendingWrite, type ProgressCallback } from "./maintenance.js";
 import { Sidecar } from "./sidecar.js";
@@ -187,9 +188,10 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   private pending: PendingWrite[] = [];
   /** Accepted writes on their way to the store (outbox for stores that acknowledge remotely). */
   private readonly queue: WriteQueue;
+  /** Remote layout: turns and mirrored facts its outbox could not take yet. */
+  private readonly remoteHeld: RemoteHeldWrites;
   /** `$HERMES_HOME` is not writable: opened read-only, search works, writes throw. */
   private readOnly = false;
-  private readOnlyWarned = false;
   private mirrorOps: Promise<void> = Promise.resolve();
   private readonly prefetchCache = new PrefetchCache<Promise<MemoryHit[]>>();
   private lastRecallCount = 0;
@@ -208,6 +210,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       isClosed: () => this.closed,
       isTransient: lockedByAnotherProcess,
     });
+    this.remoteHeld = new RemoteHeldWrites(this.logger);
     this.config = resolveVectorConfig({}, options.env ?? process.env, this.overrides());
     if (options.hermesHome) {
       try {
@@ -589,12 +592,6 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     }
   }
 
-  private warnReadOnly(): void {
-    if (this.readOnlyWarned) return;
-    this.readOnlyWarned = true;
-    this.logger.warn(`vector memory: not saving turns or built-in memory writes: ${path.join(this.hermesHome, VECTOR_DIR)} is read-only.`);
-  }
-
   /**
    * Embed and store now; throws on failure. Pinecone mode: background writes keep their text in
    * the sidecar even when Pinecone fails (BM25 still finds them; retry or reindex restores the
@@ -681,7 +678,13 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   private async drain(): Promise<void> {
     await this.mirrorOps;
     const remote = this.remoteOrNull();
-    if (remote) return remote.drain();
+    if (remote) {
+      this.remoteHeld.retry(remote);
+      const held = this.remoteHeld.error();
+      if (!held) return remote.drain();
+      await remote.drain().catch(() => undefined);
+      throw held;
+    }
     this.queue.requeueHeld();
     await this.queue.deliverAll(FLUSH_LOCK_DEADLINE_MS, { resendOutbox: true });
     await this.store?.flush();
@@ -693,15 +696,11 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     if (!this.writesAllowed || !this.isOpen) return;
     if (this.remote) {
       const text = turnText(userContent, assistantContent, options.turnAuthor);
-      if (!text) return;
-      try {
-        this.remote.remember({ content: text, kind: "turn", sessionId: options.sessionId || this.sessionId, userId: this.userId });
-      } catch (error) {
-        this.logger.warn(`vector memory: a turn could not be queued for Pinecone: ${describeError(error)}`);
-      }
+      if (text) this.remoteHeld.add(this.remote, { content: text, kind: "turn", sessionId: options.sessionId || this.sessionId, userId: this.userId });
       return;
     }
-    if (this.readOnly) return this.warnReadOnly();
+    // A read-only home queues the turn all the same: its write fails, the queue keeps it and warns
+    // once, and flush() rejects, so a turn that cannot be stored is never acknowledged.
     const content = turnText(userContent, assistantContent, options.turnAuthor);
     if (!content) return;
     const sessionId = options.sessionId || this.sessionId;
@@ -714,7 +713,6 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    */
   override onMemoryWrite(action: MemoryWriteAction, target: MemoryWriteTarget, content: string, metadata: MemoryWriteMetadata): void {
     if (!this.writesAllowed || !this.isOpen) return;
-    if (this.readOnly) return this.warnReadOnly();
     const idFor = (text: string): string => `mem-${sha256(`${target}\u0000${text}`).slice(0, 32)}`;
     const old = action === "remove" ? (metadata.previousContent ?? content) : action === "replace" ? metadata.previousContent : undefined;
     const remote = this.remote;
@@ -722,9 +720,12 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       // Mirrored facts carry no session in the remote layout, so the id of a fact follows from its content alone.
       this.mirrorOps = this.mirrorOps
         .then(async () => {
-          if (old && (action === "remove" || old !== content)) await remote.forget(this.remoteId("fact", idFor(old)));
-          if (action === "add" || action === "replace") {
-            remote.remember({ content, kind: "fact", tags: [target], userId: this.userId, metadata: { source: "builtin" } }, { key: idFor(content) });
+          try {
+            if (old && (action === "remove" || old !== content)) await remote.forget(this.remoteId("fact", idFor(old)));
+          } finally {
+            if (action === "add" || action === "replace") {
+              this.remoteHeld.add(remote, { content, kind: "fact", tags: [target], userId: this.userId, metadata: { source: "builtin" } }, { key: idFor(content) });
+            }
           }
         })
         .catch((error: unknown) => this.logger.warn(`vector memory: mirroring a built-in ${action} failed: ${describeError(error)}`));
@@ -738,8 +739,13 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
         : null;
     this.mirrorOps = this.mirrorOps
       .then(async () => {
-        if (old && (action === "remove" || old !== content)) await this.forgetNow(idFor(old));
-        if (write) this.enqueue([write]);
+        try {
+          if (old && (action === "remove" || old !== content)) await this.forgetNow(idFor(old));
+        } finally {
+          // The new fact is queued even when removing the old one failed: then it is stored, or
+          // flush() says it is not, instead of being skipped behind a warning.
+          if (write) this.enqueue([write]);
+        }
       })
       .catch((error: unknown) => this.logger.warn(`vector memory: mirroring a built-in ${action} failed: ${describeError(error)}`));
   }
@@ -1356,15 +1362,18 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    */
   private async shutdownRemote(remote: PineconeRemoteMemory): Promise<void> {
     await this.mirrorOps;
+    this.remoteHeld.retry(remote);
+    const lost = this.remoteHeld.error();
     this.closed = true;
     const left = await remote.close();
     await this.embedder?.close?.();
     this.remote = null;
-    if (left > 0) {
-      throw new HermesMemoryError({
-        code: "STORAGE_FAILED",
-        message: `vector memory shutdown: ${left} writes not acknowledged by Pinecone are kept in the outbox ${remote.outbox.file} and re-sent on the next start.`,
-      });
+    if (left > 0 || lost) {
+      const parts = [
+        left > 0 ? `${left} writes not acknowledged by Pinecone are kept in the outbox ${remote.outbox.file} and re-sent on the next start` : "",
+        lost ? `${this.remoteHeld.count} accepted writes the outbox could not take are lost (${describeError(lost.cause)})` : "",
+      ].filter(Boolean);
+      throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `vector memory shutdown: ${parts.join("; ")}.`, ...(lost ? { cause: lost.cause } : {}) });
     }
     const refused = remote.refusedWrites();
     if (refused) throw refused;

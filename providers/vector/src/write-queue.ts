@@ -7,6 +7,7 @@
 import { HermesMemoryError, describeError, type Logger } from "@hermes/memory-core";
 import { storageWriteError } from "./local-vector-store.js";
 import type { PendingWrite } from "./maintenance.js";
+import { FailureRun } from "./failure-run.js";
 import { deliverIsolating, type Outbox } from "./outbox.js";
 import { isolateRefused } from "./retry-policy.js";
 
@@ -67,8 +68,16 @@ export class WriteQueue {
   /** The last delivery failure (for reports). */
   lastFailure: unknown = null;
 
+  /** Failures to store a batch (held writes). */
+  private readonly storeFailures: FailureRun;
+  /** Failures to put writes in the outbox (they are sent without it). */
+  private readonly outboxFailures: FailureRun;
+
   /** See `WriteQueueOptions`. */
-  constructor(private readonly options: WriteQueueOptions) {}
+  constructor(private readonly options: WriteQueueOptions) {
+    this.storeFailures = new FailureRun(options.logger);
+    this.outboxFailures = new FailureRun(options.logger);
+  }
 
   /** Use `outbox` for writes the store has not acknowledged (a remote store), or none. */
   attachOutbox(outbox: Outbox | null): void {
@@ -203,6 +212,7 @@ export class WriteQueue {
           try {
             await this.deliver(batch);
             this.retryPause = RETRY_FIRST_MS;
+            this.storeFailures.recovered();
           } catch (error) {
             // The store is failing (down, disk full, locked by another process): keep this batch
             // and everything queued behind it instead of paying the retries once per batch;
@@ -213,7 +223,7 @@ export class WriteQueue {
               this.options.logger.debug(`vector memory: storing ${batch.length} items waits for another process's write lock (${describeError(error)}); ${kept}`);
               this.retryLater();
             } else {
-              this.options.logger.warn(`vector memory: storing ${batch.length} items failed (${describeError(error)}); ${kept}`);
+              this.storeFailures.report(`vector memory: storing ${batch.length} items failed (${describeError(error)}); ${kept}`);
             }
           }
         }
@@ -241,8 +251,9 @@ export class WriteQueue {
     const fresh = batch.filter((w) => w.seq === undefined);
     try {
       this.outbox.put(fresh).forEach((seq, i) => (fresh[i]!.seq = seq));
+      this.outboxFailures.recovered();
     } catch (error) {
-      this.options.logger.warn(`vector memory: ${describeError(storageWriteError(`the outbox ${this.outbox.file}`, error))}`);
+      this.outboxFailures.report(`vector memory: ${describeError(storageWriteError(`the outbox ${this.outbox.file}`, error))}`);
     }
     if (batch.every((w): w is PendingWrite & { seq: number } => w.seq !== undefined)) {
       // In the outbox: a write refused for its content is set aside now, not held with the batch.
@@ -250,10 +261,11 @@ export class WriteQueue {
       if (delivered.length > 0) this.accepted = true;
       return;
     }
+    // The outbox could not take the batch: it is sent without it. Nothing is removed afterwards: a
+    // batch holds no outbox entry, since writes put there leave the queue (`hold`) and only
+    // `resendOutbox` sends them.
     await this.options.write(batch);
     this.accepted = true;
-    const seqs = batch.flatMap((w) => (w.seq === undefined ? [] : [w.seq]));
-    if (seqs.length > 0) this.outbox.remove(seqs);
   }
 
   /** Keep failed writes: in the outbox when they are there (or can be put there), else in memory. Returns what happened, for the log. */
@@ -290,6 +302,7 @@ export class WriteQueue {
             const { delivered } = await deliverIsolating(this.outbox, entries, (part) => this.options.write(part), { storeAccepted: this.storeAccepted });
             if (delivered.length > 0) this.accepted = true;
             this.retryPause = RETRY_FIRST_MS;
+            this.storeFailures.recovered();
           } catch (error) {
             this.lastFailure = error;
             if (this.isTransient(error)) this.retryLater();

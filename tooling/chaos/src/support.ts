@@ -3,11 +3,13 @@
  * packages, line-based waiting with deadlines, tmpfs mounts (skipped with the reason when the
  * machine does not allow them), and the per-class figures each file reports.
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+
+export { mountTmpfs } from "@hermes/test-support";
 
 export const CHAOS_DIR = fileURLToPath(new URL("..", import.meta.url));
 export const FIXTURES = path.join(CHAOS_DIR, "fixtures");
@@ -73,32 +75,6 @@ function wrap(proc: ChildProcess): Child {
 /** A fresh temporary directory, removed by `cleanup()`. */
 export function tempDir(prefix: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `hermes-chaos-${prefix}-`));
-}
-
-/**
- * Mount a tmpfs of `size` (e.g. "4m"; `options` adds mount options such as "nr_inodes=64") on a new
- * directory; `{ reason }` when mounting is not permitted.
- */
-export function mountTmpfs(size: string, options = ""): { dir: string; remount(options: string): void; unmount(): void } | { reason: string } {
-  if (process.platform !== "linux") return { reason: "tmpfs mounts need Linux" };
-  if (process.getuid?.() !== 0) return { reason: "mounting a tmpfs needs root (CI runs as root)" };
-  const dir = tempDir("mnt");
-  const r = spawnSync("mount", ["-t", "tmpfs", "-o", `size=${size},mode=0755${options ? `,${options}` : ""}`, "tmpfs", dir], { encoding: "utf8" });
-  if (r.status !== 0) {
-    fs.rmSync(dir, { recursive: true, force: true });
-    return { reason: `mount -t tmpfs is not permitted here: ${(r.stderr || r.error?.message || "").trim()}` };
-  }
-  return {
-    dir,
-    remount(options) {
-      const m = spawnSync("mount", ["-o", `remount,${options}`, dir], { encoding: "utf8" });
-      if (m.status !== 0) throw new Error(`remount ${options} failed: ${m.stderr}`);
-    },
-    unmount() {
-      spawnSync("umount", ["-l", dir]);
-      fs.rmSync(dir, { recursive: true, force: true });
-    },
-  };
 }
 
 /** Fill the file system holding `dir` until it is full (ENOSPC); returns the filler's path. */

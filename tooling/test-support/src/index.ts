@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 
 export { fenceTagsIn, fenceViolations, hostileFenceTag, hostileRecallText, type HostileRecall } from "./fence-fuzz.js";
+export { fillDisk, mountTmpfs, type TmpfsMount } from "./tmpfs.js";
 
 /** Deterministic pseudo-random numbers in [0, 1) (mulberry32): the same sequence for a seed on every run and platform. */
 export function seededRandom(seed: number): () => number {

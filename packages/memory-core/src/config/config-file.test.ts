@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HermesMemoryError } from "../errors.js";
 import { runWithProfile } from "../profile.js";
 import { makeTempDir } from "../test-support/temp-tree.js";
-import { parseConfig, readConfig, setActiveProvider, setConfigValue, updateConfig } from "./config-file.js";
+import { MAX_CONFIG_DEPTH, parseConfig, readConfig, setActiveProvider, setConfigValue, updateConfig } from "./config-file.js";
 
 let tmp: ReturnType<typeof makeTempDir>;
 let home: string;
@@ -217,6 +217,32 @@ describe("hostile config.yaml is refused with INVALID_CONFIG", () => {
     expect(codeOf(() => parseConfig(lines.join("\n")))).toBe("INVALID_CONFIG");
     // A few ordinary aliases are fine.
     expect(parseConfig("base: &b { x: 1 }\nmemory:\n  sqlite: *b\n").memory.providerConfig("sqlite")).toEqual({ x: 1 });
+  });
+
+  it("nesting of exactly MAX_CONFIG_DEPTH levels is accepted and one more is refused: mappings, lists, and a mapping reached through an alias", () => {
+    expect(MAX_CONFIG_DEPTH).toBe(64);
+    // `n` levels counting the top-level mapping as the first.
+    const mappings = (n: number) => `a: ${"{a: ".repeat(n - 2)}{a: 1${"}".repeat(n - 1)}\n`;
+    const lists = (n: number) => `a: ${"[".repeat(n - 1)}1${"]".repeat(n - 1)}\n`;
+    // The anchored mapping sits at level 2 (n - 1 levels in the file); its alias under x.y adds one.
+    const throughAlias = (n: number) => `base: &b ${"{a: ".repeat(n - 3)}{a: 1${"}".repeat(n - 2)}\nx: {y: *b}\n`;
+    for (const [shape, text] of [
+      ["mappings", mappings],
+      ["lists", lists],
+      ["an alias", throughAlias],
+    ] as const) {
+      expect(codeOf(() => parseConfig(text(MAX_CONFIG_DEPTH))), `${shape}: ${MAX_CONFIG_DEPTH} levels`).toBeUndefined();
+      let refused: unknown;
+      try {
+        parseConfig(text(MAX_CONFIG_DEPTH + 1), "/x/config.yaml");
+      } catch (error) {
+        refused = error;
+      }
+      expect(HermesMemoryError.hasCode(refused, "INVALID_CONFIG"), `${shape}: ${MAX_CONFIG_DEPTH + 1} levels`).toBe(true);
+      expect((refused as Error).message).toBe(`/x/config.yaml nests mappings/lists deeper than ${MAX_CONFIG_DEPTH} levels. Fix the file (or move it aside to start from defaults).`);
+    }
+    const deepest = parseConfig(`memory:\n  sqlite:\n    nested: ${"{a: ".repeat(MAX_CONFIG_DEPTH - 4)}{a: 1${"}".repeat(MAX_CONFIG_DEPTH - 3)}\n`);
+    expect(JSON.stringify(deepest.memory.providerConfig("sqlite"))).toContain('{"a":1}');
   });
 
   it("deeply nested flow collections do not overflow the stack", () => {

@@ -85,14 +85,19 @@ function invalidConfig(file: string, problem: string, cause?: unknown): HermesMe
   return new HermesMemoryError({ code: "INVALID_CONFIG", message: `${file} ${problem}. ${FIX_HINT}`, ...(cause === undefined ? {} : { cause }) });
 }
 
-/** Refuse values too big or too deep to be a configuration; iterative, so depth cannot overflow. */
+/**
+ * Refuse values too big or too deep to be a configuration, after aliases and merge keys are
+ * expanded (an alias can put a mapping deeper than it is written); iterative, so depth cannot
+ * overflow. Depth counts as in `checkDocument`: the top-level mapping is at 0, so a value at
+ * `MAX_CONFIG_DEPTH` is one level too many.
+ */
 function checkShape(data: unknown, file: string): void {
   let nodes = 0;
   const stack: Array<[unknown, number]> = [[data, 0]];
   while (stack.length > 0) {
     const [value, depth] = stack.pop()!;
     if (typeof value !== "object" || value === null) continue;
-    if (depth > MAX_CONFIG_DEPTH) throw invalidConfig(file, `nests mappings/lists deeper than ${MAX_CONFIG_DEPTH} levels`);
+    if (depth >= MAX_CONFIG_DEPTH) throw invalidConfig(file, `nests mappings/lists deeper than ${MAX_CONFIG_DEPTH} levels`);
     const children = Array.isArray(value) ? value : Object.values(value as Record<string, unknown>);
     nodes += children.length;
     if (nodes > MAX_CONFIG_NODES) throw invalidConfig(file, `has more than ${MAX_CONFIG_NODES} keys and list items`);

@@ -66,6 +66,40 @@ describe("getEnv", () => {
     expect(getEnv(NAME, b)).toBe("key-b");
   });
 
+  it("re-reads a .env changed within the same mtime: rewritten in place to another size, replaced by another file of the same size, or rewritten in place to the same size", () => {
+    fs.mkdirSync(a, { recursive: true });
+    const file = path.join(a, ".env");
+    // Editors and fast successive saves can leave the mtime as it was (coarse timestamps), so the
+    // cache must not trust the mtime alone.
+    const sameTime = new Date(1_700_000_000_000);
+    fs.writeFileSync(file, `${NAME}=first\n`);
+    fs.utimesSync(file, sameTime, sameTime);
+    expect(getEnv(NAME, a)).toBe("first");
+
+    const before = fs.statSync(file);
+    fs.writeFileSync(file, `${NAME}=second-longer\n`);
+    fs.utimesSync(file, sameTime, sameTime);
+    const rewritten = fs.statSync(file);
+    expect([rewritten.mtimeMs, rewritten.ino]).toEqual([before.mtimeMs, before.ino]);
+    expect(rewritten.size).not.toBe(before.size);
+    expect(getEnv(NAME, a)).toBe("second-longer");
+
+    fs.writeFileSync(`${file}.new`, `${NAME}=thirds-longer\n`);
+    fs.utimesSync(`${file}.new`, sameTime, sameTime);
+    fs.renameSync(`${file}.new`, file);
+    const replaced = fs.statSync(file);
+    expect([replaced.mtimeMs, replaced.size]).toEqual([rewritten.mtimeMs, rewritten.size]);
+    expect(replaced.ino).not.toBe(rewritten.ino);
+    expect(getEnv(NAME, a)).toBe("thirds-longer");
+
+    // Same mtime, size and inode: only the ctime, which a write always moves, tells.
+    fs.writeFileSync(file, `${NAME}=fourth-longer\n`);
+    fs.utimesSync(file, sameTime, sameTime);
+    const same = fs.statSync(file);
+    expect([same.mtimeMs, same.size, same.ino]).toEqual([replaced.mtimeMs, replaced.size, replaced.ino]);
+    expect(getEnv(NAME, a)).toBe("fourth-longer");
+  });
+
   it("a missing or unreadable .env is empty", () => {
     fs.mkdirSync(path.join(a, ".env"), { recursive: true });
     expect(getEnv(NAME, a)).toBeUndefined();

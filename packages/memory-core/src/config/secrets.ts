@@ -5,13 +5,16 @@ import { MAX_ENV_FILE_BYTES, envFilePath, parseEnv } from "./env-file.js";
 
 interface CachedEnvFile {
   mtimeMs: number;
+  ctimeMs: number;
   size: number;
   ino: number;
   values: Readonly<Record<string, string>>;
 }
 
-// Parsed `.env` files by path; an entry is reused only while the file's mtime, size and inode are
-// unchanged, so a key saved by `memory setup` in this process is seen by the next lookup.
+// Parsed `.env` files by path; an entry is reused only while the file's mtime, ctime, size and
+// inode are unchanged, so a key saved by `memory setup` in this process is seen by the next
+// lookup. The mtime alone is not enough: it can be coarse or set back (an editor, `touch -r`), while
+// a write always moves the ctime, and a file replaced by rename has another inode.
 const cache = new Map<string, CachedEnvFile>();
 
 /**
@@ -30,14 +33,14 @@ export function readEnvFileSync(hermesHome: string): Readonly<Record<string, str
     return {};
   }
   const hit = cache.get(file);
-  if (hit && hit.mtimeMs === stat.mtimeMs && hit.size === stat.size && hit.ino === stat.ino) return hit.values;
+  if (hit && hit.mtimeMs === stat.mtimeMs && hit.ctimeMs === stat.ctimeMs && hit.size === stat.size && hit.ino === stat.ino) return hit.values;
   const read = readBoundedFileSync(file, MAX_ENV_FILE_BYTES);
   if (!("bytes" in read)) {
     cache.delete(file);
     return {};
   }
   const values = Object.freeze(parseEnv(read.bytes.toString("utf8")));
-  cache.set(file, { mtimeMs: stat.mtimeMs, size: stat.size, ino: stat.ino, values });
+  cache.set(file, { mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, size: stat.size, ino: stat.ino, values });
   return values;
 }
 

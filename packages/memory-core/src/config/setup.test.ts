@@ -104,6 +104,19 @@ describe("applySetup", () => {
     expect(fs.statSync(path.join(home, ".env")).mode & 0o777).toBe(0o600);
   });
 
+  it("leaves only lock files that say what they are (0600, kept: deleting a lock file is how two writers get in)", async () => {
+    await applySetup(new SchemaProvider("acme", cloudSchema), { mode: "cloud", api_key: "sk-1", token: "tok" }, { hermesHome: home });
+    expect(fs.readdirSync(home).sort()).toEqual([".env", ".env.lock", "config.yaml", "config.yaml.lock"]);
+    for (const [lock, target] of [
+      [".env.lock", ".env"],
+      ["config.yaml.lock", "config.yaml"],
+    ] as const) {
+      expect(fs.statSync(path.join(home, lock)).mode & 0o777).toBe(0o600);
+      const note = fs.readFileSync(path.join(home, lock), "utf8");
+      expect(note).toMatch(new RegExp(`^Lock file of ${target.replace(".", "\\.")}: .*holds no data.*Leave it in place`));
+    }
+  });
+
   it("hands non-secret values to an overriding saveConfig (full form) and never passes secrets", async () => {
     fs.writeFileSync(path.join(home, "config.yaml"), "memory:\n  acme:\n    path: /stored\n");
     const provider = new SavingProvider("acme", cloudSchema);

@@ -1,0 +1,71 @@
+/**
+ * The remote layout's writes that have no caller to fail, turns from `syncTurn` and mirrored
+ * built-in facts, when its outbox cannot take them (a full disk, another process's lock): kept in
+ * memory, in order, offered to the outbox again before each later one and by `flush()`, which
+ * rejects while any are kept, so a turn that cannot be stored is never acknowledged.
+ */
+import { HermesMemoryError, describeError, type Logger, type MemoryItem } from "@hermes/memory-core";
+import { FailureRun } from "./failure-run.js";
+import type { PineconeRemoteMemory, RememberOptions } from "./pinecone-remote-store.js";
+
+interface HeldWrite {
+  item: MemoryItem;
+  options: RememberOptions;
+}
+
+/** See the module comment. */
+export class RemoteHeldWrites {
+  private held: HeldWrite[] = [];
+  private lastFailure: unknown = null;
+  private readonly failures: FailureRun;
+
+  constructor(private readonly logger: Logger) {
+    this.failures = new FailureRun(logger);
+  }
+
+  /** Writes kept in memory (lost if the process exits). */
+  get count(): number {
+    return this.held.length;
+  }
+
+  /** Queue `item` in `remote`'s outbox behind the writes kept before it; what the outbox does not take is kept. */
+  add(remote: PineconeRemoteMemory, item: MemoryItem, options: RememberOptions = {}): void {
+    this.held.push({ item, options });
+    this.retry(remote);
+  }
+
+  /**
+   * Offer the kept writes to the outbox again, oldest first, until it refuses one. Only a storage
+   * failure keeps a write: one refused for itself (`INVALID_ARGUMENT`) would be refused again, so
+   * it is dropped with a warning instead of holding up the writes behind it.
+   */
+  retry(remote: PineconeRemoteMemory): void {
+    while (this.held.length > 0) {
+      const { item, options } = this.held[0]!;
+      try {
+        remote.remember(item, options);
+      } catch (error) {
+        if (!HermesMemoryError.hasCode(error, "STORAGE_FAILED")) {
+          this.held.shift();
+          this.logger.warn(`vector memory: a ${String(item.kind ?? "write")} could not be queued for Pinecone and is not stored: ${describeError(error)}`);
+          continue;
+        }
+        this.lastFailure = error;
+        this.failures.report(`vector memory: ${this.held.length} writes could not be queued for Pinecone (${describeError(error)}); they are kept in memory and queued again with the next write or flush()`);
+        return;
+      }
+      this.held.shift();
+      this.failures.recovered();
+    }
+  }
+
+  /** `STORAGE_FAILED` naming how many writes are kept and why; `null` when none are. */
+  error(): HermesMemoryError | null {
+    if (this.held.length === 0) return null;
+    return new HermesMemoryError({
+      code: "STORAGE_FAILED",
+      message: `vector memory: ${this.held.length} accepted writes are not stored yet: the Pinecone outbox could not take them (kept in memory, queued again by the next flush(); lost if the process exits). Last failure: ${describeError(this.lastFailure)}`,
+      cause: this.lastFailure,
+    });
+  }
+}
