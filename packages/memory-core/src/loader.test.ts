@@ -55,6 +55,15 @@ describe("loadMemoryProvider", () => {
     expect((globalThis as Record<string, unknown>).__alphaCtx).toEqual({ name: "alpha", home });
   });
 
+  it("hands register(ctx) the host's logger, so what the provider reports reaches the host", async () => {
+    userPlugin("talker", {
+      "plugin.yaml": "name: talker\n",
+      "index.js": providerSource("talker", { afterRegister: "ctx.logger.warn('talker: a background write failed');" }),
+    });
+    await loadMemoryProvider("talker", opts());
+    expect(warnings).toEqual(["talker: a background write failed"]);
+  });
+
   it("accepts and ignores the other plugin registrations (camelCase and snake_case), logged at debug", async () => {
     const debug: string[] = [];
     const calls = [

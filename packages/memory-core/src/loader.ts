@@ -226,6 +226,7 @@ export async function loadMemoryProvider(name: string, options: LoadOptions = {}
       ...ignored,
       providerName: found.name,
       hermesHome,
+      logger,
       ...methods,
       register_memory_provider: methods.registerMemoryProvider,
       register_skill: methods.registerSkill,

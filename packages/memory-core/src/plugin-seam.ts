@@ -3,6 +3,7 @@
  * provider's CLI module's `registerCli(command, context)` receives. Providers and the scaffolder's
  * template import these types (type-only) instead of declaring their own copies.
  */
+import type { Logger } from "./logger.js";
 import type { MemoryProvider } from "./provider.js";
 
 /**
@@ -16,6 +17,12 @@ export interface MemoryProviderRegistrationContext {
   readonly providerName: string;
   /** The active profile home (absolute). */
   readonly hermesHome: string;
+  /**
+   * The host's logger. A provider that reports background failures (writes it could not store, a
+   * store it had to reopen) should log them here, e.g. `new MyProvider({ logger: ctx.logger })`:
+   * a provider built without it logs to nobody.
+   */
+  readonly logger: Logger;
   /** Hand the loader the provider instance. Throws `INVALID_PROVIDER` for anything else. */
   registerMemoryProvider(provider: MemoryProvider): void;
   /** Register a read-only skill file (`path` relative to the provider folder). */

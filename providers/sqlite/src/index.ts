@@ -17,12 +17,13 @@ export type { ExportRecord, DoctorReport, StoredItem } from "./memory-store.js";
  * passes the full context).
  */
 export type RegisterContext = Pick<MemoryProviderRegistrationContext, "registerMemoryProvider"> &
-  Partial<Pick<MemoryProviderRegistrationContext, "registerSkill" | "providerName" | "hermesHome">>;
+  Partial<Pick<MemoryProviderRegistrationContext, "registerSkill" | "providerName" | "hermesHome" | "logger">>;
 
 /**
  * Entry point called by the loader: registers one `SqliteMemoryProvider` that reads its settings
- * from `memory.sqlite.*` in config.yaml at `initialize`. Opens nothing by itself.
+ * from `memory.sqlite.*` in config.yaml at `initialize` and reports background failures to the
+ * host's logger (`ctx.logger`). Opens nothing by itself.
  */
 export function register(ctx: RegisterContext): void {
-  ctx.registerMemoryProvider(new SqliteMemoryProvider());
+  ctx.registerMemoryProvider(new SqliteMemoryProvider(ctx.logger ? { logger: ctx.logger } : {}));
 }

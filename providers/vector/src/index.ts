@@ -2,7 +2,7 @@
  * @hermes/memory-vector — the `vector` memory provider: semantic recall over an embedded local
  * index (usearch HNSW + SQLite sidecar) by default, Pinecone at scale, hybrid with BM25.
  */
-import type { MemoryProvider } from "@hermes/memory-core";
+import type { Logger, MemoryProvider } from "@hermes/memory-core";
 import { VectorMemoryProvider, type VectorMemoryProviderOptions } from "./vector-memory-provider.js";
 
 export { VectorMemoryProvider, type VectorMemoryProviderOptions, type ExportedItem, type ProgressCallback } from "./vector-memory-provider.js";
@@ -46,6 +46,8 @@ export interface VectorRegistrationContext {
   registerMemoryProvider(provider: MemoryProvider): void;
   /** The profile home, when the host knows it (core's loader always passes it). */
   readonly hermesHome?: string;
+  /** The host's logger, where background failures are reported (core's loader always passes it). */
+  readonly logger?: Logger;
 }
 
 /**
@@ -53,5 +55,5 @@ export interface VectorRegistrationContext {
  * Opens nothing; reads config.yaml/.env only so `isAvailable()` is accurate before `initialize`.
  */
 export function register(ctx: VectorRegistrationContext, options: VectorMemoryProviderOptions = {}): void {
-  ctx.registerMemoryProvider(new VectorMemoryProvider({ ...(ctx.hermesHome ? { hermesHome: ctx.hermesHome } : {}), ...options }));
+  ctx.registerMemoryProvider(new VectorMemoryProvider({ ...(ctx.hermesHome ? { hermesHome: ctx.hermesHome } : {}), ...(ctx.logger ? { logger: ctx.logger } : {}), ...options }));
 }

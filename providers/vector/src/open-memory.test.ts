@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { openMemory } from "@hermes/memory-core";
+import { openMemory, type Logger } from "@hermes/memory-core";
 
 const packageDir = path.resolve(fileURLToPath(new URL("..", import.meta.url)));
 const built = fs.existsSync(path.join(packageDir, "dist", "index.js"));
@@ -39,5 +39,25 @@ describe("discovery and loading through openMemory()", () => {
       await manager.shutdownAll();
     }
     expect(fs.existsSync(path.join(home, "memory", "vector", "sidecar.sqlite"))).toBe(true);
+  });
+
+  it.skipIf(!built)("reports to the host's logger (an ignored config.yaml key is warned about)", async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-vector-logger-"));
+    dirs.push(root);
+    const project = path.join(root, "project");
+    const home = path.join(root, "home");
+    fs.mkdirSync(path.join(project, "node_modules", "@hermes"), { recursive: true });
+    fs.mkdirSync(home);
+    fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "host", private: true, dependencies: { "@hermes/memory-vector": "*" } }));
+    fs.symlinkSync(packageDir, path.join(project, "node_modules", "@hermes", "memory-vector"), "dir");
+    fs.writeFileSync(path.join(home, "config.yaml"), "memory:\n  provider: vector\n  vector:\n    dimensions: 64\n    hybridd: true\n");
+    const warnings: string[] = [];
+    const logger: Logger = { debug() {}, info() {}, warn: (m: string) => warnings.push(m), error: (m: string) => warnings.push(m) };
+    const manager = await openMemory({ hermesHome: home, cwd: project, sessionId: "s1", strict: true, logger });
+    try {
+      expect(warnings.join("\n")).toMatch(/hybridd/);
+    } finally {
+      await manager.shutdownAll();
+    }
   });
 });
