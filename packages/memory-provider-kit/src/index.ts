@@ -93,6 +93,7 @@ export {
   MAX_FILTER_DEPTH,
   MAX_FILTER_CONDITIONS,
   MAX_FIELD_NAME_LENGTH,
+  PROTO_FIELD,
   type FilterScalar,
   type MetadataNode,
   type ParsedTimeRange,
@@ -107,6 +108,7 @@ export {
   DEFAULT_SEARCH_LIMIT,
   MAX_SEARCH_LIMIT,
 } from "./memory-filter.js";
+export { parseForgetScope, checkWholeStoreErasure, type ParsedForgetScope } from "./forget-scope.js";
 export {
   parseMemoryItem,
   parseItemMetadata,
