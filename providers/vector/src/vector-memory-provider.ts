@@ -83,8 +83,6 @@ export interface VectorMemoryProviderOptions extends Partial<VectorConfig> {
   /** Environment to read secrets from (default `process.env`; `$HERMES_HOME/.env` wins over it). */
   env?: Record<string, string | undefined>;
   logger?: Logger;
-  /** Items per background embedding/write batch (default 32). */
-  writeBatchSize?: number;
 }
 
 export type { ExportedItem, PendingWrite, ProgressCallback } from "./maintenance.js";
@@ -201,10 +199,14 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     super();
     this.options = options;
     this.logger = options.logger ?? silentLogger;
+    const config = (): VectorConfig => this.config;
     this.queue = new WriteQueue({
       write: (batch) => this.writeNow(batch, { lockWaitMs: QUEUED_WRITE_LOCK_WAIT_MS }),
       writeUnembedded: (refused) => this.writeUnembedded(refused, QUEUED_WRITE_LOCK_WAIT_MS),
-      batchSize: options.writeBatchSize ?? 32,
+      // Read at each batch, so the profile's config (read at initialize) applies too.
+      get batchSize(): number {
+        return config().writeBatchSize;
+      },
       logger: this.logger,
       isClosed: () => this.closed,
       isTransient: lockedByAnotherProcess,
@@ -220,7 +222,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   }
 
   private overrides(): Partial<VectorConfig> {
-    const { embedderInstance: _e, env: _env, logger: _l, writeBatchSize: _w, hermesHome: _h, ...overrides } = this.options;
+    const { embedderInstance: _e, env: _env, logger: _l, hermesHome: _h, ...overrides } = this.options;
     return overrides;
   }
 
