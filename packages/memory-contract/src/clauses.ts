@@ -180,7 +180,9 @@ export const CONTRACT_CLAUSES: readonly ContractClause[] = [
   clause("C-ERASURE-1", "ERASURE", "forgetWhere by ids, userId, sessionId and filter returns the count erased; the erased text is found by neither search nor get; other items stay",
     "Delete the matching items from every copy you keep (rows, full-text and vector indexes, caches) before resolving, and return how many items were erased.", ["search"], ["erasure"]),
   clause("C-ERASURE-2", "ERASURE", "forgetWhere with an empty scope is refused with INVALID_ARGUMENT and erases nothing",
-    "Parse the scope with parseMemoryFilter(scope, {allowIds: true}) and refuse it when isEmptyFilter(): an empty scope must never mean \"erase everything\".", ["search"], ["erasure"]),
+    "Parse the scope with parseForgetScope(scope) (@hermes/memory-provider-kit): it refuses an empty scope, which must never mean \"erase everything\" unless confirmAll is true.", ["search"], ["erasure"]),
+  clause("C-ERASURE-3", "ERASURE", "forgetWhere refuses a scope that would erase every item of the store with INVALID_ARGUMENT and erases nothing, unless confirmAll: true; a scope with ids needs no confirmation",
+    "Count the items the erasure would remove (copies included) and the items of the store in the transaction or snapshot the erasure runs in, and call checkWholeStoreErasure(parsedScope, erasing, total) (@hermes/memory-provider-kit) before deleting anything (or roll back when it throws).", ["search"], ["erasure"]),
 
   clause("C-UPDATE-1", "UPDATE", "update(id, changes) re-indexes the item: the old text is no longer found, the new text is, tags and metadata are replaced; an unknown id gives false",
     "Rewrite the item in every index (full-text, vectors, caches) in update(), replacing tags and metadata wholesale when given; return false for an id that does not exist.", ["search"], ["update"]),

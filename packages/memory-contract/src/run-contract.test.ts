@@ -38,6 +38,7 @@ import {
   NegativeSearchCacheProvider,
   UncheckedItemsProvider,
   DefaultingLimitProvider,
+  WholeStoreErasureProvider,
 } from "./__fixtures__/searchable-v2-provider.js";
 import {
   ForgetToolProvider,
@@ -80,7 +81,7 @@ function failures(report: ContractReport): string {
 }
 
 const MANIFEST_IDS = ["C-MANIFEST-1", "C-MANIFEST-2", "C-MANIFEST-3", "C-MANIFEST-4"];
-const V2_IDS = ["C-FILTERS-1", "C-FILTERS-2", "C-FILTERS-3", "C-EXPIRY-1", "C-ERASURE-1", "C-ERASURE-2", "C-UPDATE-1"];
+const V2_IDS = ["C-FILTERS-1", "C-FILTERS-2", "C-FILTERS-3", "C-EXPIRY-1", "C-ERASURE-1", "C-ERASURE-2", "C-ERASURE-3", "C-UPDATE-1"];
 
 describe("runMemoryProviderContract on a provider returning a thenable that never settles", () => {
   it("bounds it like a Promise: the run finishes and the recall clauses fail naming prefetch()", async () => {
@@ -250,6 +251,7 @@ describe("runMemoryProviderContract catches broken providers", { timeout: 30_000
     { mistake: "a createdAt range left out of the search", Provider: IgnoresCreatedAtProvider, fails: ["C-FILTERS-1"] },
     { mistake: "malformed filters searched unfiltered instead of refused", Provider: LenientFilterProvider, fails: ["C-FILTERS-3"] },
     { mistake: "an empty forgetWhere scope that erases everything", Provider: EmptyScopeErasesAllProvider, fails: ["C-ERASURE-2"] },
+    { mistake: "a forgetWhere scope matching every item erased without confirmAll", Provider: WholeStoreErasureProvider, fails: ["C-ERASURE-3"] },
     { mistake: "a search that ignores the requested userId and searches its own", Provider: IgnoresRequestedUserProvider, fails: ["C-ISOLATION-3"] },
     { mistake: "a forgetWhere that leaves the erased text searchable", Provider: ErasureLeavesTextProvider, fails: ["C-ERASURE-1"] },
     { mistake: "expiry accepted but ignored", Provider: IgnoresExpiryProvider, fails: ["C-EXPIRY-1"] },

@@ -99,6 +99,21 @@ describe("prefetch spill", () => {
     expect(fs.readFileSync(saved as string, "utf8")).toBe(`${big}\n`);
   });
 
+  it("spills for a session id longer than a file name may be: the recall names a file holding the whole text", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-spill-"));
+    tempDirs.push(dir);
+    const big = "E".repeat(300);
+    const mgr = new MemoryManager({ hermesHome: dir, spillConfig: { maxChars: 100, previewHead: 10, previewTail: 10 } });
+    mgr.addProvider(new RecordingProvider("ext", { prefetch: () => big }));
+    for (const sessionId of ["s".repeat(300), "é".repeat(200)]) {
+      const out = await mgr.prefetchAll("q", { sessionId });
+      expect(out).toContain("full content saved to ");
+      const saved = /saved to (\S+)\]/.exec(out)?.[1] as string;
+      expect(fs.readFileSync(saved, "utf8")).toBe(`${big}\n`);
+      expect(Buffer.byteLength(path.basename(path.dirname(saved)))).toBeLessThanOrEqual(128);
+    }
+  });
+
   it("leaves an external result under the cap unchanged", async () => {
     const mgr = new MemoryManager({ hermesHome: "/tmp/none", spillConfig: { maxChars: 1000 } });
     mgr.addProvider(new RecordingProvider("ext", { prefetch: () => "short" }));

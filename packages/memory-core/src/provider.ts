@@ -528,9 +528,19 @@ export interface MemorySearchOptions extends MemoryFilter {
   limit?: number;
 }
 
-/** What `SearchableMemory.forgetWhere` erases: the items with these ids and/or those passing the filter. At least one condition is required. */
+/**
+ * What `SearchableMemory.forgetWhere` erases: the items with these ids and/or those passing the
+ * filter. At least one condition is required, unless `confirmAll` is true.
+ */
 export interface ForgetScope extends MemoryFilter {
   ids?: string[];
+  /**
+   * Confirms that the scope may erase every item of the store. Without it, a scope that would
+   * erase every item (a condition every item passes, such as `createdAt: { $gte: 0 }`) is refused
+   * with `INVALID_ARGUMENT` saying how many items it matches, and nothing is erased; a scope with
+   * `ids` never needs it (each item is named). `{ confirmAll: true }` alone erases every item.
+   */
+  confirmAll?: boolean;
 }
 
 /** The changes `SearchableMemory.update` applies; keys left out keep their value (`expiresAt: null` removes the expiry). */
@@ -582,7 +592,11 @@ export interface SearchableMemory {
   flush(): MaybePromise<void>;
   /** The optional capabilities this provider implements; absent means none. */
   capabilities?(): SearchCapabilities;
-  /** Erase every item in `scope` from every copy the provider keeps; resolves to how many items were erased (`erasure`). */
+  /**
+   * Erase every item in `scope` from every copy the provider keeps; resolves to how many items were
+   * erased (`erasure`). Must refuse (`INVALID_ARGUMENT`, nothing erased) an empty scope, and a
+   * scope without `ids` that would erase every item of the store unless `scope.confirmAll` is true.
+   */
   forgetWhere?(scope: ForgetScope): MaybePromise<number>;
   /** Change a stored item and re-index it; false when no item has `id` (`update`). */
   update?(id: string, changes: MemoryUpdate): MaybePromise<boolean>;

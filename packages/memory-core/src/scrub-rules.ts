@@ -31,12 +31,41 @@ type Cue = string;
 interface Rule {
   id: string;
   cues: readonly Cue[];
-  /** Returns the text with this rule's secrets replaced (the same string when nothing matched). */
-  apply(text: string): string;
+  /**
+   * Returns the text with this rule's secrets replaced (the same string when nothing matched),
+   * and adds each secret value it replaced to `found` when given.
+   */
+  apply(text: string, found?: string[]): string;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
+
+/**
+ * The secret a rule removed when it replaced `match` with `replacement`: what is left of the match
+ * once the text the replacement keeps around the marker (a name, a scheme, quotes) is taken off.
+ */
+function removedSecret(match: string, replacement: string): string {
+  const at = replacement.indexOf(REDACTED);
+  if (at < 0) return "";
+  const keptBefore = replacement.slice(0, at);
+  const keptAfter = replacement.slice(at + REDACTED.length);
+  let start = 0;
+  while (start < keptBefore.length && start < match.length && keptBefore[start] === match[start]) start++;
+  let end = match.length;
+  let back = keptAfter.length;
+  while (back > 0 && end > start && keptAfter[back - 1] === match[end - 1]) {
+    back--;
+    end--;
+  }
+  return match.slice(start, end).trim();
+}
+
+function record(found: string[] | undefined, match: string, replacement: string): void {
+  if (found === undefined || replacement === match) return;
+  const secret = removedSecret(match, replacement);
+  if (secret !== "") found.push(secret);
+}
 
 function regexRule(
   id: string,
@@ -47,15 +76,19 @@ function regexRule(
   return {
     id,
     cues,
-    apply(text) {
+    apply(text, found) {
       pattern.lastIndex = 0;
-      return text.replace(pattern, replace as (substring: string, ...args: string[]) => string);
+      return text.replace(pattern, (match: string, ...args: string[]) => {
+        const out = typeof replace === "string" ? replace : replace(match, ...args);
+        record(found, match, out);
+        return out;
+      });
     },
   };
 }
 
-/** Replace the given [start, end) spans (unordered, possibly overlapping) with REDACTED. */
-function redactSpans(text: string, spans: Array<[number, number]>): string {
+/** Replace the given [start, end) spans (unordered, possibly overlapping) with REDACTED; each replaced text goes to `found`. */
+function redactSpans(text: string, spans: Array<[number, number]>, found?: string[]): string {
   if (spans.length === 0) return text;
   spans.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
   let out = "";
@@ -70,6 +103,7 @@ function redactSpans(text: string, spans: Array<[number, number]>): string {
     }
     if (open >= 0) {
       out += text.slice(pos, open) + REDACTED;
+      found?.push(text.slice(open, close));
       pos = close;
     }
     open = start;
@@ -77,6 +111,7 @@ function redactSpans(text: string, spans: Array<[number, number]>): string {
   }
   if (open >= 0) {
     out += text.slice(pos, open) + REDACTED;
+    found?.push(text.slice(open, close));
     pos = close;
   }
   return out + text.slice(pos);
@@ -97,7 +132,7 @@ function scanRule(
   return {
     id,
     cues,
-    apply(text) {
+    apply(text, found) {
       pattern.lastIndex = 0;
       let out = "";
       let pos = 0;
@@ -112,6 +147,7 @@ function scanRule(
         }
         const next = edit(m, text);
         if (next === undefined) continue;
+        record(found, m[0], next);
         out += text.slice(pos, m.index) + next;
         pos = m.index + m[0].length;
       }
@@ -138,7 +174,7 @@ const PEM_WINDOW = 64 * 1024;
 const pemRule: Rule = {
   id: "pem-private-key",
   cues: ["PRIVATE KEY"],
-  apply(text) {
+  apply(text, found) {
     const spans: Array<[number, number]> = [];
     let endAt = -2;
     PEM_BEGIN.lastIndex = 0;
@@ -158,7 +194,7 @@ const pemRule: Rule = {
       spans.push([m.index, stop]);
       PEM_BEGIN.lastIndex = Math.max(stop, PEM_BEGIN.lastIndex);
     }
-    return redactSpans(text, spans);
+    return redactSpans(text, spans, found);
   },
 };
 
@@ -182,7 +218,7 @@ const HOST_START = /[A-Za-z0-9[]/;
 const urlCredentialsRule: Rule = {
   id: "url-credentials",
   cues: ["://"],
-  apply(text) {
+  apply(text, found) {
     const spans: Array<[number, number]> = [];
     let nextAt = -2;
     for (let sep = text.indexOf("://"); sep >= 0; ) {
@@ -209,7 +245,7 @@ const urlCredentialsRule: Rule = {
       }
       sep = following;
     }
-    return redactSpans(text, spans);
+    return redactSpans(text, spans, found);
   },
 };
 
@@ -316,7 +352,7 @@ function setRule(creator: LintRuleCreator, handler: LintHandler & { file: (s: Li
   return {
     id,
     cues: SET_RULE_CUES[id] ?? [],
-    apply(text) {
+    apply(text, found) {
       lintReports = [];
       try {
         const pending = handler.file({ content: text, ext: "", contentType: "text" });
@@ -348,7 +384,7 @@ function setRule(creator: LintRuleCreator, handler: LintHandler & { file: (s: Li
         while (span[0] > 0 && TOKEN_HEAD.test(text[span[0] - 1] as string)) span[0]--;
         while (span[1] < text.length && TOKEN_TAIL.test(text[span[1]] as string)) span[1]++;
       }
-      return redactSpans(text, spans);
+      return redactSpans(text, spans, found);
     },
   };
 }
@@ -462,8 +498,12 @@ const TOKEN_RULES: Rule[] = [
 
 // Words a secret-bearing name ENDS with, so `max_tokens: 1000`, `tokens_used=5` and
 // `password_policy: strict` are left alone while `GITHUB_TOKEN=...` and `db_password: x` are caught.
-const SECRET_WORD =
-  "(?:api[_-]?key|apikey|secret(?:[_-]?key)?|token|passw(?:or)?d|pwd|passphrase|credentials?|private[_-]?key|access[_-]?key(?:[_-]?id)?|account[_-]?key|shared[_-]?access[_-]?key|signing[_-]?key|encryption[_-]?key|master[_-]?key|connection[_-]?string)";
+// The words of a name may be joined by `_`, `-`, `.`, one or two spaces, or nothing (`apiKey`):
+// people write `api key = ...` as often as `API_KEY=...`.
+const JOIN = "(?:[_.-]| {1,2})?";
+const SECRET_WORD = `(?:api${JOIN}key|secret(?:${JOIN}key)?|token|passw(?:or)?d|pwd|passphrase|credentials?|(?:private|account|signing|encryption|master|shared${JOIN}access)${JOIN}key|access${JOIN}key(?:${JOIN}id)?|connection${JOIN}string)`;
+/** What joins a secret name to its value: `=`, `:`, `=>` or `:=`, with any spacing. */
+const ASSIGN = "\\s{0,16}(?:=>|:=|[:=])\\s{0,16}";
 const SECRET_NAME = `[A-Za-z0-9_.-]{0,40}?${SECRET_WORD}`;
 // A name that holds a password-like value even when it is all digits (a PIN, `password: 123456`).
 const PASSWORD_NAME = /passw|pwd|passphrase|secret|credential|pin$/i;
@@ -523,7 +563,7 @@ const assignmentRule = scanRule(
   "secret-assignment",
   [":", "="],
   new RegExp(
-    `${SECRET_WORD}(?![A-Za-z0-9])\\\\?["'\`]?\\s{0,16}[:=]\\s{0,16}` +
+    `${SECRET_WORD}(?![A-Za-z0-9])\\\\?["'\`]?${ASSIGN}` +
       `(?:\\\\"((?:[^"\\\\\\r\\n]|\\\\[^"\\r\\n]){0,4096})\\\\"|"((?:[^"\\\\\\r\\n]|\\\\.){0,4096})"|'([^'\\r\\n]{0,4096})'|\`([^\`\\r\\n]{0,4096})\`` +
       `|(-?\\d{1,12}(?:\\.\\d{1,6})?|true|false|null)(?=\\s{0,16}(?:[,}\\]]|$))` +
       // An object or array under a secret name is not itself the value: its fields are judged
@@ -661,8 +701,8 @@ export function getCueIndex(): CueIndex {
   return cueIndex;
 }
 
-/** Run the rules whose cues occur in `text`, in rule order. */
-export function applyRules(text: string): string {
+/** Run the rules whose cues occur in `text`, in rule order; each secret value replaced goes to `found` when given. */
+export function applyRules(text: string, found?: string[]): string {
   const index = getCueIndex();
   const run = new Set<number>(index.always);
   const anchors = index.anchors;
@@ -681,6 +721,6 @@ export function applyRules(text: string): string {
   if (run.size === 0) return text;
   const order = [...run].sort((a, b) => a - b);
   let out = text;
-  for (const i of order) out = (index.rules[i] as Rule).apply(out);
+  for (const i of order) out = (index.rules[i] as Rule).apply(out, found);
   return out;
 }

@@ -248,15 +248,98 @@ describe("whole values", () => {
   });
 });
 
+describe("a value identified as a secret is redacted at every occurrence", () => {
+  const X = "Zq8vLm2nPx4kRt7wQ";
+  it("in one string, before and after the place it was identified (redactSecrets)", () => {
+    expect(redactSecrets(`note ${X} for later. AWS_SECRET_ACCESS_KEY=${X}`)).toBe(`note ${REDACTED} for later. AWS_SECRET_ACCESS_KEY=${REDACTED}`);
+    expect(redactSecrets(`AWS_SECRET_ACCESS_KEY=${X}\nI repeat: ${X}.`)).toBe(`AWS_SECRET_ACCESS_KEY=${REDACTED}\nI repeat: ${REDACTED}.`);
+  });
+
+  it("in one string given to scrubSecrets, and in a structured value where the bare copy comes first", () => {
+    expect(scrubSecrets(`note ${X} for later. AWS_SECRET_ACCESS_KEY=${X}`)).not.toContain(X);
+    const out = scrubSecrets({ a: `remember ${X}`, b: [`first ${X}, then password: ${X}`] });
+    expect(JSON.stringify(out)).not.toContain(X);
+    expect(out.a).toBe(`remember ${REDACTED}`);
+  });
+
+  it("short values and values with characters outside a token's are learned whole", () => {
+    expect(redactSecrets("my password is hunter22, so password: hunter22")).toBe(`my password is ${REDACTED}, so password: ${REDACTED}`);
+    const spaced = 'db_password: "p@ss w0rd!" and later p@ss w0rd! again';
+    expect(redactSecrets(spaced)).toBe(`db_password: "${REDACTED}" and later ${REDACTED} again`);
+    const bearer = redactSecrets("curl -H 'Authorization: Bearer q1w2e3r4t5y6' and the token q1w2e3r4t5y6 expires");
+    expect(bearer).not.toContain("q1w2e3r4t5y6");
+  });
+
+  it("a short learned value is masked only where it stands alone, never inside other words", () => {
+    expect(redactSecrets("password: pass1\nthe passenger pass1x waits; pass1 is bad")).toBe(`password: ${REDACTED}\nthe passenger pass1x waits; ${REDACTED} is bad`);
+  });
+
+  it("learning never rewrites the redaction marker itself", () => {
+    expect(redactSecrets("password: dacted\nsee [redacted]")).toBe(`password: ${REDACTED}\nsee [redacted]`);
+  });
+
+  it("many distinct secrets in one large value stay linear", () => {
+    const lines = Array.from({ length: 20_000 }, (_, i) => (i % 2 === 0 ? `password=v${String(i >> 1).padStart(6, "0")}x` : `so v${String(i >> 1).padStart(6, "0")}x it is`));
+    const start = performance.now();
+    const out = redactSecrets(lines.join("\n"));
+    const scrubbed = scrubSecrets({ lines });
+    const ms = performance.now() - start;
+    expect(out).not.toMatch(/v\d{6}x/);
+    expect(JSON.stringify(scrubbed)).not.toMatch(/v\d{6}x/);
+    expect(ms, `took ${ms.toFixed(0)} ms`).toBeLessThan(3000);
+  });
+});
+
+describe("assignment names and operators", () => {
+  const VALUE = "abcd1234efgh5678ijkl";
+  const assignments = [
+    `api key = '${VALUE}'`,
+    `api-key: "${VALUE}"`,
+    `API_KEY=${VALUE}`,
+    `apiKey => \`${VALUE}\``,
+    `api.key   :   ${VALUE}`,
+    `secret key: ${VALUE}`,
+    `Secret-Key=${VALUE}`,
+    `access token = ${VALUE}`,
+    `access key id: ${VALUE}`,
+    `client secret := ${VALUE}`,
+    `password=>"${VALUE}"`,
+    `'api_key' => '${VALUE}'`,
+    `private key = ${VALUE}`,
+    `auth token:${VALUE}`,
+  ];
+  for (const text of assignments) {
+    it(`redacts the value and keeps the name: ${text}`, () => {
+      expect(redactSecrets(text)).toBe(text.replace(VALUE, REDACTED));
+    });
+  }
+
+  const prose = [
+    "the api key is rotated weekly",
+    "Rotate the secret key every month and keep the access token in the vault.",
+    "api keys are issued per team; the api key management page lists them",
+    "the password policy requires 12 characters",
+    "set max tokens to 1000",
+    "key = value, monkey: primate, turkey=roasted",
+    "private keys: never share them",
+    "api key rotation => weekly",
+  ];
+  for (const text of prose) {
+    it(`leaves ordinary prose alone: ${text}`, () => {
+      expect(redactSecrets(text)).toBe(text);
+    });
+  }
+});
+
 describe("fast path", () => {
   /** Wrap every rule's `apply` to count calls; returns the counters and a restore function. */
   function countRuns(): { runs: Map<string, number>; restore: () => void } {
     const runs = new Map<string, number>();
     const originals = redactionRules().map((rule) => [rule, rule.apply] as const);
     for (const [rule, apply] of originals) {
-      rule.apply = (text: string) => {
+      rule.apply = (text: string, found?: string[]) => {
         runs.set(rule.id, (runs.get(rule.id) ?? 0) + 1);
-        return apply(text);
+        return apply(text, found);
       };
     }
     return { runs, restore: () => originals.forEach(([rule, apply]) => (rule.apply = apply)) };

@@ -5,7 +5,8 @@
  * `scrub-rules.ts` (secretlint's recommended set plus our own generic rules).
  */
 import { HermesMemoryError } from "./errors.js";
-import { REDACTED, applyRules } from "./scrub-rules.js";
+import { learnSecrets } from "./scrub-learned.js";
+import { applyRules } from "./scrub-rules.js";
 
 export { REDACTED } from "./scrub-rules.js";
 
@@ -19,17 +20,19 @@ export const MAX_SCRUB_DEPTH = 1000;
 
 /**
  * Redact API keys, tokens, private keys, credential URLs and secret assignments in one string,
- * replacing each secret with `[redacted]`. Pure and synchronous; never throws. Use `scrubSecrets`
- * for structured values (it also applies the "learning" step across the whole value).
+ * replacing each secret with `[redacted]`. A value identified as a secret anywhere in the string
+ * is redacted at every occurrence, before or after that place ("learning"). Pure and synchronous;
+ * never throws. Use `scrubSecrets` for structured values (it learns across the whole value).
  */
 export function redactSecrets(text: string): string {
   if (typeof text !== "string" || text.length === 0) return text;
   // Hot path (every syncAll): one scan for the rules' literal cues; ordinary prose has none of
-  // most of them, and only the rules whose cues occur are run.
-  return applyRules(text);
+  // most of them, and only the rules whose cues occur are run. Learning costs nothing until a
+  // rule has replaced something.
+  const found: string[] = [];
+  const out = applyRules(text, found);
+  return found.length === 0 ? out : learnSecrets(found)(out);
 }
-
-const TOKEN = /[A-Za-z0-9_\-./+]{16,}/g;
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== "object" || value === null) return false;
@@ -160,10 +163,6 @@ function rebuild(root: unknown, map: (s: string) => string): unknown {
   return result;
 }
 
-function replaceAllLiteral(text: string, token: string): string {
-  return text.includes(token) ? text.split(token).join(REDACTED) : text;
-}
-
 /**
  * Return `value` with secrets redacted in every string inside plain objects and arrays. Called by
  * the manager on every hand-off to a provider. Never mutates its input: unchanged values are
@@ -174,9 +173,11 @@ function replaceAllLiteral(text: string, token: string): string {
  * cycle-safe; values nested deeper than MAX_SCRUB_DEPTH throw a HermesMemoryError with code
  * INVALID_ARGUMENT (never a RangeError).
  *
- * After redaction, tokens (`[A-Za-z0-9_\-./+]{16,}`) that disappeared from some string are
- * "learned" and masked everywhere else in the same value, longest first, so a key detected in a
- * tool result is also hidden where the model repeated it bare.
+ * Every value a rule identified as a secret in some string (and every long token inside it,
+ * `[A-Za-z0-9_\-./+]{16,}`) is "learned" and masked at every occurrence in every string of the
+ * same value, before or after the place it was found, so a key detected in a tool result is also
+ * hidden where the model repeated it bare. Values under 4 characters are not learned; values
+ * under 12 are masked only where they stand alone, never inside a longer word.
  */
 export function scrubSecrets<T>(value: T): T {
   if (typeof value === "string") return scrubStrings([value], value) as T;
@@ -188,24 +189,16 @@ export function scrubSecrets<T>(value: T): T {
 
 function scrubStrings<T>(strings: string[], value: T): unknown {
   const redacted = new Map<string, string>();
-  const learned = new Set<string>();
+  const found: string[] = [];
   let changed = false;
   for (const original of strings) {
     if (!isScrubbable(original)) continue;
-    const out = redactSecrets(original);
+    const out = applyRules(original, found);
     redacted.set(original, out);
-    if (out === original) continue;
-    changed = true;
-    for (const match of original.matchAll(TOKEN)) {
-      if (!out.includes(match[0])) learned.add(match[0]);
-    }
+    if (out !== original) changed = true;
   }
-  const tokens = [...learned].sort((a, b) => b.length - a.length);
-  const finish = (s: string): string => {
-    let out = redacted.get(s) ?? s;
-    for (const token of tokens) out = replaceAllLiteral(out, token);
-    return out;
-  };
+  const mask = learnSecrets(found);
+  const finish = (s: string): string => mask(redacted.get(s) ?? s);
   if (typeof value === "string") return isScrubbable(value) ? finish(value) : value;
   if (!changed) return value;
   return rebuild(value, finish);

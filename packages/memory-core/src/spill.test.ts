@@ -76,6 +76,32 @@ describe("sanitizeSessionSegment", () => {
   });
 });
 
+describe("spill directory names", () => {
+  it("keep a session id of up to 128 bytes as it is, and bound a longer one to a readable prefix and a hash", () => {
+    const short = "cli-2026-05-01-" + "x".repeat(100);
+    expect(sanitizeSessionSegment(short)).toBe(short);
+    const long = "s".repeat(300);
+    const segment = sanitizeSessionSegment(long);
+    expect(Buffer.byteLength(segment)).toBeLessThanOrEqual(128);
+    expect(segment).toMatch(/^s{40,}-[0-9a-f]{24}$/);
+    expect(sanitizeSessionSegment(long)).toBe(segment);
+    expect(sanitizeSessionSegment(`${long}t`)).not.toBe(segment);
+    const wide = sanitizeSessionSegment("é".repeat(100) + "/../" + "😀".repeat(50));
+    expect(Buffer.byteLength(wide)).toBeLessThanOrEqual(128);
+    expect(wide).not.toMatch(/[/\\]|\.\.|\uFFFD/);
+    expect(wide.startsWith("é")).toBe(true);
+  });
+
+  it("a 300-character session id spills into a directory under the base", async () => {
+    const base = path.join(home, "spill");
+    const sessionId = `${"a".repeat(150)}/..${"b".repeat(150)}`;
+    const preview = await spillIfOversized("y".repeat(5000), { sessionId, config: { maxChars: 100, directory: base } });
+    const file = savedPath(preview);
+    expect(path.dirname(path.dirname(file))).toBe(base);
+    expect(fs.readFileSync(file, "utf8")).toBe(`${"y".repeat(5000)}\n`);
+  });
+});
+
 describe("spillIfOversized", () => {
   it("returns empty for null/undefined and leaves empty text alone", async () => {
     expect(await spillIfOversized(null, { hermesHome: home })).toBe("");

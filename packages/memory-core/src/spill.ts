@@ -3,7 +3,7 @@
  * under `$HERMES_HOME/hook_outputs/<session>/` and replaced by a short preview that names the file,
  * so one huge recall result does not inflate every following model call.
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
@@ -92,11 +92,40 @@ export interface SpillOptions {
   logger?: Logger;
 }
 
-/** `"no-session"` for a missing id; path separators and `..` become `_` (cannot escape the base). */
+/**
+ * Longest session directory name in UTF-8 bytes. A session id is caller input of any length, and
+ * file systems refuse names past 255 bytes (some encrypted ones past 143): a longer id gets a
+ * readable prefix and a hash of the whole id instead, so every id still has its own directory.
+ */
+const MAX_SEGMENT_BYTES = 128;
+/** Bytes of the readable prefix of a bounded name; the rest is `-` and 24 hex digits of a hash. */
+const SEGMENT_PREFIX_BYTES = MAX_SEGMENT_BYTES - 25;
+
+/** The longest start of `text` that fits in `maxBytes` of UTF-8, never splitting a character. */
+function utf8Prefix(text: string, maxBytes: number): string {
+  let bytes = 0;
+  let end = 0;
+  for (const char of text) {
+    bytes += Buffer.byteLength(char);
+    if (bytes > maxBytes) break;
+    end += char.length;
+  }
+  return text.slice(0, end);
+}
+
+/**
+ * The directory name of a session's spill files: `"no-session"` for a missing id; path separators
+ * and `..` become `_` (cannot escape the base). An id of up to 128 UTF-8 bytes keeps its name; a
+ * longer one becomes its first 103 bytes, `-` and 24 hex digits of its SHA-256, the same for the
+ * same id.
+ */
 export function sanitizeSessionSegment(sessionId: string | null | undefined): string {
   const raw = sessionId ? String(sessionId) : "no-session";
   const cleaned = raw.replace(/[/\\]/g, "_").replace(/\.\./g, "_").replace(/\0/g, "_");
-  return cleaned === "" || cleaned === "." ? "no-session" : cleaned;
+  if (cleaned === "" || cleaned === ".") return "no-session";
+  if (Buffer.byteLength(cleaned) <= MAX_SEGMENT_BYTES) return cleaned;
+  const hash = createHash("sha256").update(raw).digest("hex").slice(0, 24);
+  return `${utf8Prefix(cleaned, SEGMENT_PREFIX_BYTES)}-${hash}`;
 }
 
 /** The base directory spill files go to, for a normalised config. */
@@ -156,7 +185,7 @@ async function ensureSessionDir(base: string, segment: string): Promise<string> 
       }
       return dir;
     }
-    const staging = await fsp.mkdtemp(path.join(base, `.spill-${segment.slice(0, 32)}-`));
+    const staging = await fsp.mkdtemp(path.join(base, `.spill-${utf8Prefix(segment, 32)}-`));
     try {
       await fsp.chmod(staging, 0o700);
       await fsp.writeFile(path.join(staging, SPILL_MARKER_FILE), `${SPILL_MARKER_CONTENT}\n`, { mode: 0o600, flag: "wx" });

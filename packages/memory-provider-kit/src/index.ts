@@ -94,6 +94,7 @@ export {
   MAX_FILTER_DEPTH,
   MAX_FILTER_CONDITIONS,
   MAX_FIELD_NAME_LENGTH,
+  PROTO_FIELD,
   type FilterScalar,
   type MetadataNode,
   type ParsedTimeRange,
@@ -108,6 +109,7 @@ export {
   DEFAULT_SEARCH_LIMIT,
   MAX_SEARCH_LIMIT,
 } from "./memory-filter.js";
+export { parseForgetScope, checkWholeStoreErasure, type ParsedForgetScope } from "./forget-scope.js";
 export {
   parseMemoryItem,
   parseItemMetadata,

@@ -107,4 +107,15 @@ describe("JSONL files", () => {
     expect(fs.readFileSync(file, "utf8")).toBe("before\n");
     expect(fs.readdirSync(dir)).toEqual(["out.jsonl"]);
   });
+
+  it("exports to a file whose name is as long as the file system allows: the temporary file's name does not grow from it", () => {
+    const dir = tmp();
+    for (const name of [`${"a".repeat(249)}.jsonl`, `${"é".repeat(124)}.jsonl`]) {
+      expect(Buffer.byteLength(name)).toBeGreaterThan(250);
+      const file = path.join(dir, name);
+      expect(writeJsonlFile(file, [{ a: 1 }])).toBe(1);
+      expect(readJsonlFileSync(file, "x export")).toEqual([{ lineNo: 1, value: { a: 1 } }]);
+    }
+    expect(fs.readdirSync(dir)).toHaveLength(2);
+  });
 });

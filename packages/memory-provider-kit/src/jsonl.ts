@@ -4,6 +4,7 @@
  * under the target name; an import reads one JSON value per non-blank line and reports every line
  * that is not JSON by its number. Long runs report progress as `(done, total)`.
  */
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import readline from "node:readline";
 import path from "node:path";
@@ -56,7 +57,9 @@ export function checkJsonlTarget(file: string): string {
  */
 export function writeJsonlFile(file: string, records: Iterable<unknown>, options: { onProgress?: ProgressCallback; total?: number } = {}): number {
   const target = checkJsonlTarget(file);
-  const tmp = `${target}.${process.pid}.tmp`;
+  // Named apart from the target: a target name as long as the file system allows would leave no
+  // room for a suffix.
+  const tmp = path.join(path.dirname(target), `.hermes-export-${process.pid}-${randomBytes(6).toString("hex")}.tmp`);
   const failed = (error: unknown) =>
     new HermesMemoryError({
       code: "STORAGE_FAILED",

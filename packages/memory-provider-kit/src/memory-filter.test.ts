@@ -64,6 +64,11 @@ describe("parseMemoryFilter", () => {
     ["a nested object as value", { metadata: { a: { b: 1 } } }],
     ["a null value", { metadata: { a: null } }],
     ["$in without a list", { metadata: { a: { $in: "x" } } }],
+    ["an empty $in (it would match nothing)", { metadata: { a: { $in: [] } } }],
+    ["an empty $nin (it would match every item)", { metadata: { team: { $nin: [] } } }],
+    ["an empty $nin inside $or", { metadata: { $or: [{ a: 1 }, { team: { $nin: [] } }] } }],
+    ["a __proto__ field (JavaScript objects cannot hold it as data reliably)", { metadata: JSON.parse('{"__proto__": "x"}') }],
+    ["a __proto__ field inside $and", { metadata: { $and: [JSON.parse('{"__proto__": {"$exists": true}}')] } }],
     ["$exists not boolean", { metadata: { a: { $exists: 1 } } }],
     ["an empty $or", { metadata: { $or: [] } }],
     ["a field with a quote", { metadata: { 'a"b': 1 } }],
@@ -83,6 +88,9 @@ describe("parseMemoryFilter", () => {
 
   it("says which key was wrong", () => {
     expect(() => parseMemoryFilter({ metadata: { price: { $gt: "10" } } }, { what: "search options" })).toThrow(/search options: metadata\.price\.\$gt compares numbers/);
+    expect(() => parseMemoryFilter({ metadata: { team: { $nin: [] } } }, { what: "forgetWhere scope", allowIds: true })).toThrow(
+      /forgetWhere scope: metadata\.team\.\$nin must be a non-empty list/,
+    );
   });
 });
 
@@ -152,7 +160,7 @@ describe("filters evaluate alike in JavaScript and in SQL", () => {
         return { [field]: scalar };
       case "$in":
       case "$nin":
-        return { [field]: { [op]: Array.from({ length: Math.floor(rnd() * 3) }, () => pick(scalars)) } };
+        return { [field]: { [op]: Array.from({ length: 1 + Math.floor(rnd() * 2) }, () => pick(scalars)) } };
       case "$exists":
         return { [field]: { $exists: rnd() < 0.5 } };
       case "$gt":

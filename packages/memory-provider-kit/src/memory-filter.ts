@@ -76,6 +76,14 @@ export const MAX_FILTER_DEPTH = 16;
 export const MAX_FILTER_CONDITIONS = 1000;
 /** Longest metadata field name accepted. */
 export const MAX_FIELD_NAME_LENGTH = 256;
+/**
+ * The one metadata field name refused: JavaScript objects read and write `__proto__` as their
+ * prototype, so code that copies metadata by assignment drops it or changes a prototype, and two
+ * stores would find different items for a filter on it. Refused when stored and when filtered on.
+ */
+export const PROTO_FIELD = "__proto__";
+/** Why `PROTO_FIELD` is refused, and what to do instead (the end of every refusal). */
+export const PROTO_FIELD_RULE = `a metadata field may not be named "${PROTO_FIELD}" (JavaScript objects treat that name as their prototype, so it cannot be stored and filtered on alike in every store); rename it.`;
 
 function invalid(message: string): never {
   throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message });
@@ -219,6 +227,7 @@ class FilterParser {
         `${this.what}: ${path}: "${name.slice(0, 40)}" is not a metadata field or operator. Field names are 1–${MAX_FIELD_NAME_LENGTH} characters without a leading $, quotes, backslashes or control characters; operators are $and and $or.`,
       );
     }
+    if (name === PROTO_FIELD) invalid(`${this.what}: ${path}: ${PROTO_FIELD_RULE}`);
     return name;
   }
 
@@ -252,7 +261,13 @@ class FilterParser {
             break;
           case "$in":
           case "$nin":
-            if (!Array.isArray(operand)) invalid(`${this.what}: ${at}.${op} must be a list; got ${describeValue(operand)}.`);
+            // An empty list matches no item ($in) or every item ($nin): never what a caller meant,
+            // and under an erasure it would erase everything.
+            if (!Array.isArray(operand) || operand.length === 0) {
+              invalid(
+                `${this.what}: ${at}.${op} must be a non-empty list; got ${describeValue(operand)}. An empty ${op} would match ${op === "$in" ? "no item" : "every item"}: leave the condition out or list the values.`,
+              );
+            }
             this.count(operand.length);
             nodes.push({ type: op === "$in" ? "in" : "nin", field, values: operand.map((v, i) => this.scalar(v, `${at}.${op}[${i}]`)) });
             break;

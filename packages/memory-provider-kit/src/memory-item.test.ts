@@ -1,18 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { HermesMemoryError } from "@hermes/memory-core";
 import { MAX_ITEM_ID_LENGTH, MAX_METADATA_DEPTH, parseItemMetadata, parseMemoryItem, parseMemoryUpdate } from "./memory-item.js";
 import { DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, parseSearchLimit } from "./memory-filter.js";
-
-/** The `INVALID_ARGUMENT` message `fn` throws (fails when it throws anything else or nothing). */
-function refusal(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    expect(HermesMemoryError.hasCode(error, "INVALID_ARGUMENT")).toBe(true);
-    return (error as Error).message;
-  }
-  throw new Error("expected INVALID_ARGUMENT, nothing was thrown");
-}
+import { refusal } from "./test-support/refusal.js";
 
 function nested(depth: number): Record<string, unknown> {
   const root: Record<string, unknown> = {};
@@ -92,11 +81,20 @@ describe("parseItemMetadata", () => {
     expect(refusal(() => parseItemMetadata({ list }, "m"))).toMatch(/levels deep/);
   });
 
-  it("keeps a __proto__ key as data, never as the prototype", () => {
-    const parsed = parseItemMetadata(JSON.parse('{"__proto__": {"polluted": true}, "a": 1}'), "m");
-    expect(Object.getPrototypeOf(parsed)).toBe(Object.prototype);
+  it("refuses a top-level __proto__ field, the one name filters could not find the same way in every store", () => {
+    expect(refusal(() => parseItemMetadata(JSON.parse('{"__proto__": {"polluted": true}, "a": 1}'), "remember()"))).toMatch(
+      /remember\(\): a metadata field may not be named "__proto__".*rename it/,
+    );
+    expect(refusal(() => parseMemoryItem({ content: "x", metadata: JSON.parse('{"__proto__": "x"}') }))).toMatch(/__proto__/);
+    expect(refusal(() => parseMemoryUpdate({ metadata: JSON.parse('{"__proto__": 1}') }))).toMatch(/__proto__/);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-    expect(JSON.stringify(parsed)).toBe('{"__proto__":{"polluted":true},"a":1}');
+  });
+
+  it("keeps a nested __proto__ key as data, never as the prototype", () => {
+    const parsed = parseItemMetadata(JSON.parse('{"doc": {"__proto__": {"polluted": true}}, "a": 1}'), "m");
+    expect(Object.getPrototypeOf(parsed.doc)).toBe(Object.prototype);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(JSON.stringify(parsed)).toBe('{"doc":{"__proto__":{"polluted":true}},"a":1}');
   });
 });
 

@@ -5,7 +5,7 @@
  * malformed item never poisons a write queue of accepted items.
  */
 import { HermesMemoryError, describeValue, type MemoryKind } from "@hermes/memory-core";
-import { MEMORY_ITEM_KINDS, resolveExpiry, toEpochMs } from "./memory-filter.js";
+import { MEMORY_ITEM_KINDS, PROTO_FIELD, PROTO_FIELD_RULE, resolveExpiry, toEpochMs } from "./memory-filter.js";
 
 
 /** Longest `sessionId` or `userId` accepted (the limit filters apply to the same fields). */
@@ -102,14 +102,17 @@ export function parseMemoryItem(item: unknown, what = "remember()", now: number 
 /**
  * Check an item's `metadata` (`remember` or `update`) and return a JSON copy of it: `{}` for
  * `undefined` / `null`. Throws `INVALID_ARGUMENT` (message starting with `what`) when it is not a
- * plain object, nests objects or lists more than `MAX_METADATA_DEPTH` levels (a value referring
- * to itself does), or cannot be serialised to JSON (a BigInt).
+ * plain object, has an own top-level field named `__proto__` (`PROTO_FIELD`: filters address
+ * top-level fields, and that name cannot be kept alike in every store; nested values are data and
+ * keep it), nests objects or lists more than `MAX_METADATA_DEPTH` levels (a value referring to
+ * itself does), or cannot be serialised to JSON (a BigInt).
  */
 export function parseItemMetadata(value: unknown, what: string): Record<string, unknown> {
   if (value === undefined || value === null) return {};
   if (typeof value !== "object" || Array.isArray(value) || value instanceof Date) {
     invalid(what, `metadata must be an object of named values; got ${describeValue(value)}.`);
   }
+  if (Object.prototype.hasOwnProperty.call(value, PROTO_FIELD)) invalid(what, PROTO_FIELD_RULE);
   if (nestedDeeperThan(value, MAX_METADATA_DEPTH)) {
     invalid(what, `metadata nests objects or lists more than ${MAX_METADATA_DEPTH} levels deep (or refers to itself); flatten it.`);
   }

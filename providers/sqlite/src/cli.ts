@@ -90,6 +90,7 @@ export function registerCli(command: Command, context: CliContext): void {
     .option("-k, --kind <kind>", "items of this kind: turn, fact or checkpoint")
     .option("--tag <tag>", "items with this tag")
     .option("--filter <json>", "a JSON filter (any search filter key)")
+    .option("--all", "erase also when the scope matches every item (alone: every item)")
     .option("--yes", "erase without asking")
     .option("--compact", "afterwards merge the FTS index and truncate the WAL so the erased text leaves the file")
     .option("--json", "machine-readable output")

@@ -252,6 +252,19 @@ describe("CLI: scoped forget, purge, search --filter", () => {
     expect((await searchCommand(ctx, "alpha", { json: true })).length).toBe(0);
   });
 
+  it("a scope matching every item is refused without --all, even with --yes; --all erases them, and alone every item", async () => {
+    await expect(forgetCommand(ctx, undefined, { filter: '{"createdAt":{"$gte":0}}', yes: true })).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+      message: expect.stringMatching(/matches all 3 item\(s\) of the database; nothing was erased\. Add --all/),
+    });
+    await expect(forgetCommand(ctx, undefined, { filter: '{"metadata":{"x":{"$nin":[]}}}', yes: true })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    expect((await statsCommand(ctx, { json: true })).items).toBe(3);
+    expect(await forgetCommand(ctx, undefined, { kind: "turn", yes: true })).toMatchObject({ erased: 1 });
+    expect(await forgetCommand(ctx, undefined, { filter: '{"createdAt":{"$gte":0}}', all: true, yes: true })).toMatchObject({ erased: 2 });
+    await withProvider(ctx, (p) => void p.remember({ content: "one more" }));
+    expect(await forgetCommand(ctx, undefined, { all: true, yes: true })).toMatchObject({ erased: 1 });
+  });
+
   it("search --filter restricts the items searched; purge deletes expired items", async () => {
     await seedUsers();
     const hits = await searchCommand(ctx, "alpha", { filter: '{"tags":{"any":["work"]},"userId":"b"}', json: true });

@@ -1,6 +1,6 @@
 import cliProgress from "cli-progress";
 import { HermesMemoryError, type ForgetScope, type MemoryFilter, type MemoryHit, type MemoryKind, type ProviderCliIo } from "@hermes/memory-core";
-import { MEMORY_ITEM_KINDS, checkJsonlTarget, parseMemoryFilter, parseMemoryItem, readJsonlFileSync, toEpochMs, writeJsonlFile } from "@hermes/memory-provider-kit";
+import { MEMORY_ITEM_KINDS, checkJsonlTarget, parseForgetScope, parseMemoryFilter, parseMemoryItem, readJsonlFileSync, toEpochMs, writeJsonlFile } from "@hermes/memory-provider-kit";
 import { itemDigest, undatedTurnDigest, type DoctorReport, type ExportRecord, type NewItem, type StoredItem } from "./memory-store.js";
 import { SqliteMemoryProvider } from "./sqlite-memory-provider.js";
 import { loadSqliteConfig, type SqliteProviderOptions } from "./config.js";
@@ -146,6 +146,8 @@ export interface ForgetOptions extends JsonOption {
   filter?: string;
   /** Erase without asking. */
   yes?: boolean;
+  /** Erase also when the scope matches every item of the database; alone, erase every item (`confirmAll`). */
+  all?: boolean;
   /** Afterwards merge the FTS index and truncate the WAL so the erased text leaves the file. */
   compact?: boolean;
 }
@@ -163,11 +165,13 @@ export interface ForgetResult {
 }
 
 /**
- * `forget [id] [--user] [--session] [--kind] [--tag] [--filter <json>] [--yes] [--compact]`:
+ * `forget [id] [--user] [--session] [--kind] [--tag] [--filter <json>] [--all] [--yes] [--compact]`:
  * erase one item by id, or every item in the scope (all conditions must hold). A scope wider than
  * one id first counts the items and asks `io.confirm`; without a confirmation (none given, or no
- * way to ask) and without `--yes` nothing is erased and it fails saying to pass `--yes`.
- * `--compact` then merges the FTS index and truncates the WAL so the erased text leaves the file.
+ * way to ask) and without `--yes` nothing is erased and it fails saying to pass `--yes`. A scope
+ * without an id that matches every item is refused unless `--all` is given (`--all` alone erases
+ * every item). `--compact` then merges the FTS index and truncates the WAL so the erased text
+ * leaves the file.
  */
 export async function forgetCommand(ctx: CommandContext, id: string | undefined, options: ForgetOptions = {}): Promise<ForgetResult> {
   const kind = parseKind(options.kind);
@@ -178,18 +182,26 @@ export async function forgetCommand(ctx: CommandContext, id: string | undefined,
     ...(options.session !== undefined ? { sessionId: options.session } : {}),
     ...(kind ? { kind } : {}),
     ...(options.tag !== undefined ? { tags: { any: [options.tag] } } : {}),
+    ...(options.all ? { confirmAll: true } : {}),
   } as ForgetScope;
-  const parsed = parseMemoryFilter(scope, { what: "forget scope", allowIds: true });
-  if (Object.keys(parsed).length === 0) {
-    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "forget needs an id or a scope: --user, --session, --kind, --tag or --filter <json>." });
+  if (Object.keys(scope).length === 0) {
+    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "forget needs an id or a scope: --user, --session, --kind, --tag, --filter <json>, or --all for every item." });
   }
+  const { filter: parsed } = parseForgetScope(scope, "forget scope");
   const oneId = Object.keys(parsed).length === 1 && parsed.ids?.length === 1;
   const result = await withProvider(ctx, async (p): Promise<ForgetResult> => {
-    if (!oneId && !options.yes) {
+    if (!oneId) {
       const count = p.countWhere(scope);
       if (count === 0) return { erased: 0, forgotten: false };
-      const confirm = io(ctx).confirm;
-      const confirmed = confirm ? await confirm(`Erase ${count} item(s) permanently?`) : false;
+      // The provider refuses it too (in its transaction); this says it in the CLI's words.
+      if (!options.all && parsed.ids === undefined && count >= p.countWhere({ confirmAll: true })) {
+        throw new HermesMemoryError({
+          code: "INVALID_ARGUMENT",
+          message: `forget: the scope matches all ${count} item(s) of the database; nothing was erased. Add --all to erase every item, or narrow the scope.`,
+        });
+      }
+      const confirm = options.yes ? undefined : io(ctx).confirm;
+      const confirmed = options.yes || (confirm ? await confirm(`Erase ${count} item(s) permanently?`) : false);
       if (!confirmed) {
         throw new HermesMemoryError({
           code: "INVALID_ARGUMENT",

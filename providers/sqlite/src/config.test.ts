@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { HermesMemoryError, planSetup } from "@hermes/memory-core";
+import { HermesMemoryError, configOptionName, planSetup } from "@hermes/memory-core";
 import { SQLITE_CONFIG_FIELDS, loadSqliteConfig, resolveConfig } from "./config.js";
 import { SqliteMemoryProvider } from "./sqlite-memory-provider.js";
 
@@ -54,8 +54,8 @@ describe("sqlite config", () => {
     const error = await loadSqliteConfig({}, home).catch((e: unknown) => e);
     expect(HermesMemoryError.hasCode(error, "INVALID_CONFIG")).toBe(true);
     expect((error as Error).message).toContain(`memory.sqlite.batch_size must be an integer (got "lots" from memory.sqlite.batch_size in ${path.join(home, "config.yaml")})`);
-    expect(thrown(() => resolveConfig({ prefetchLimit: 51 }, home)).message).toContain("memory.sqlite.prefetch_limit must be at most 50 (got 51 from the option `prefetchLimit`)");
-    expect(thrown(() => resolveConfig({ recencyHalfLifeDays: -1 }, home)).message).toContain("recency_half_life_days must be at least 0");
+    expect(thrown(() => resolveConfig({ prefetchLimit: 51 }, home)).message).toContain("memory.sqlite.prefetch_limit must be between 1 and 50 (got 51 from the option `prefetchLimit`)");
+    expect(thrown(() => resolveConfig({ recencyHalfLifeDays: -1 }, home)).message).toContain("recency_half_life_days must be between 0 and 1000000");
     expect(thrown(() => resolveConfig({ flushIntervalMs: 60_001 }, home)).code).toBe("INVALID_CONFIG");
   });
 
@@ -72,6 +72,22 @@ describe("sqlite config", () => {
   it("setup asks the same fields without the advanced ones", () => {
     const asked = planSetup(new SqliteMemoryProvider()).fields.map((f) => [f.key, f.effectiveDefault]);
     expect(asked).toEqual(SQLITE_CONFIG_FIELDS.filter((f) => !("advanced" in f && f.advanced)).map((f) => [f.key, f.default]));
+  });
+
+  it("every numeric setting declares a range, is refused outside it naming the key, the range and the value, and the README states the range", () => {
+    const readme = fs.readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "README.md"), "utf8");
+    const rows = new Map([...readme.matchAll(/^\| `([a-z_]+)` \| [^|]* \| ([^|]*) \|/gm)].map((m) => [m[1]!, m[2]!.replace(/,/g, "")]));
+    const home = tempHome();
+    const numeric = SQLITE_CONFIG_FIELDS.filter((f) => "type" in f && (f.type === "integer" || f.type === "number"));
+    expect(numeric.length).toBeGreaterThan(3);
+    for (const field of numeric) {
+      const { minimum: min, maximum: max } = field as { minimum?: number; maximum?: number };
+      expect([field.key, typeof min, typeof max]).toEqual([field.key, "number", "number"]);
+      expect([field.key, rows.get(field.key)]).toEqual([field.key, expect.stringMatching(new RegExp(`\\b${min}(–| to )${max}\\b`))]);
+      for (const value of [min! - 1, max! + 1]) {
+        expect(thrown(() => resolveConfig({ [configOptionName(field.key)]: value }, home)).message).toContain(`memory.sqlite.${field.key} must be between ${min} and ${max} (got ${value}`);
+      }
+    }
   });
 
   it("the README's config table lists every field with its declared default", () => {

@@ -6,7 +6,7 @@ import { BM25_WEIGHTS, bm25Call, closeDatabase, refillIndex, storageError, type 
 import { readableValues, repairUnreadableValues, unreadableItemIds, UNREADABLE_KEY } from "./unreadable-values.js";
 import { NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, SPEAKER_BOOST, asksQuestion, nextTurnShare, queryTokens, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
 import { DocumentFrequencies, ITEMS_RANKER_SCHEMA, LayeredRanker, planRanking, relatedToRank, ftsTermCounter, contextGivers, RELATED_TERM_WEIGHT, type CountedTerm, type LayeredRankerOptions } from "@hermes/memory-provider-kit";
-import { checkpointCopies, filterToSql, isEmptyFilter, type FilterSql, type FilterSqlOptions, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
+import { checkpointCopies, checkWholeStoreErasure, filterToSql, isEmptyFilter, type FilterSql, type FilterSqlOptions, type ParsedForgetScope, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
 import { SmallIndexCompactor, WalCheckpointer, withBusyTimeout } from "@hermes/memory-provider-kit";
 import { CONTEXT_TURNS, NO_CONTEXT, RecentTurns, turnContext, turnDateText, type TurnColumnWeights, type TurnContext } from "@hermes/memory-provider-kit";
 
@@ -910,7 +910,7 @@ export class MemoryStore {
   /** Delete the item with `id` (a turn with the checkpoint copies of its messages, like `forgetWhere`); true when it existed. */
   forget(id: string): boolean {
     if (parseId(id) === null || !this.stmts.delete) return false;
-    return this.forgetWhere({ ids: [id] }) > 0;
+    return this.forgetWhere({ filter: { ids: [id] }, confirmAll: false }) > 0;
   }
 
   /** Delete the item with this digest; true when it existed. */
@@ -923,14 +923,20 @@ export class MemoryStore {
   }
 
   /**
-   * Erase every item passing `filter` (validated, never empty) in one IMMEDIATE transaction and
-   * return how many were erased. The delete triggers remove each item from the FTS index and
-   * refill the stored context of the turns after it, so its text is no longer searchable anywhere.
+   * Erase every item in `scope` (validated; empty only with `confirmAll`) in one IMMEDIATE
+   * transaction and return how many were erased. The delete triggers remove each item from the
+   * FTS index and refill the stored context of the turns after it, so its text is no longer
+   * searchable anywhere. The store's size is read in the same transaction: an unconfirmed erasure
+   * of every item is rolled back and refused (`checkWholeStoreErasure`), and no other writer can
+   * come in between.
    */
-  forgetWhere(filter: ParsedMemoryFilter): number {
+  forgetWhere(scope: ParsedForgetScope): number {
+    const { filter } = scope;
     return this.erasing(() => {
       this.requireWritable();
-      if (isEmptyFilter(filter)) throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "forgetWhere needs at least one condition (ids, userId, sessionId or another filter key); an empty scope would erase everything." });
+      if (isEmptyFilter(filter) && !scope.confirmAll) {
+        throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "forgetWhere needs at least one condition (ids, userId, sessionId or another filter key); an empty scope would erase everything." });
+      }
       const condition = filterToSql(filter, FILTER_COLUMNS, FILTER_OPTIONS);
       const erase = this.db.prepare(`DELETE FROM items WHERE id IN (SELECT i.id FROM items i WHERE ${condition.sql})`);
       // An erased turn's messages may also be archived as checkpoint items of its session (by
@@ -947,6 +953,7 @@ export class MemoryStore {
         this.readingValues("erasure", () =>
           this.db
             .transaction(() => {
+              const total = Number(this.db.prepare("SELECT COUNT(*) FROM items").pluck().get());
               const copies = new Map<string, Set<string>>();
               for (const turn of turns.iterate(...condition.params) as Iterable<{ session: string; speaker: string; content: string }>) {
                 let texts = copies.get(turn.session);
@@ -955,6 +962,7 @@ export class MemoryStore {
               }
               erased = erase.run(...condition.params).changes;
               for (const [session, texts] of copies) erased += eraseCopies.run(session, JSON.stringify([...texts])).changes;
+              checkWholeStoreErasure(scope, erased, total);
             })
             .immediate(),
         );

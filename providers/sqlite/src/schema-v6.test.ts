@@ -139,14 +139,14 @@ function churn(store: MemoryStore, random: () => number, steps: number): void {
     } else if (r < 0.9) {
       store.purgeExpired(now);
     } else if (r < 0.94) {
-      store.forgetWhere({ userId: pick(["u1", "u2", "u3"]), sessionId: `s${Math.floor(random() * 5)}` });
+      store.forgetWhere({ filter: { userId: pick(["u1", "u2", "u3"]), sessionId: `s${Math.floor(random() * 5)}` }, confirmAll: true });
     } else if (r < 0.97) {
       // Several turns of one session in one statement (consecutive ones included).
       const all = ids();
       const from = pick(all.length > 0 ? all : [0]);
-      store.forgetWhere({ ids: all.filter((id) => id >= from).slice(0, 3).map(String) });
+      store.forgetWhere({ filter: { ids: all.filter((id) => id >= from).slice(0, 3).map(String) }, confirmAll: false });
     } else {
-      store.forgetWhere({ userId: pick(["u1", "u2", "u3"]) });
+      store.forgetWhere({ filter: { userId: pick(["u1", "u2", "u3"]) }, confirmAll: true });
     }
   }
 }

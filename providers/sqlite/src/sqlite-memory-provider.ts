@@ -39,6 +39,7 @@ import {
   BatchingWriter,
   checkpointText,
   formatRecall as formatRecallBlock,
+  parseForgetScope,
   parseMemoryFilter,
   parseMemoryItem,
   parseMemoryUpdate,
@@ -585,8 +586,10 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   }
 
   /**
-   * Erase every item in `scope` (ids and/or any filter key; at least one condition, else
-   * `INVALID_ARGUMENT`) in one transaction and return how many were erased. Queued turns are
+   * Erase every item in `scope` (ids and/or any filter key; at least one condition unless
+   * `confirmAll`, else `INVALID_ARGUMENT`) in one transaction and return how many were erased.
+   * A scope without ids that would erase every item of the database is refused unless
+   * `confirmAll: true` (`INVALID_ARGUMENT` naming the count; nothing erased). Queued turns are
    * written first, so they are erased too. Reaches every copy: the items table, the FTS index,
    * the stored context of later turns, checkpoints passing the scope, the prefetch cache and the
    * cached last turns. Freed pages are zeroed; `hermes-memory sqlite forget --compact` also
@@ -594,16 +597,10 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
    */
   forgetWhere(scope: ForgetScope): number {
     const store = this.requireStore();
-    const filter = parseMemoryFilter(scope, { what: "forgetWhere scope", allowIds: true });
-    if (Object.keys(filter).length === 0) {
-      throw new HermesMemoryError({
-        code: "INVALID_ARGUMENT",
-        message: "forgetWhere needs at least one condition (ids, userId, sessionId, kind, tags, createdAt or metadata); an empty scope would erase everything.",
-      });
-    }
+    const parsed = parseForgetScope(scope);
     try {
       this.drainQueue();
-      return store.forgetWhere(filter);
+      return store.forgetWhere(parsed);
     } catch (error) {
       if (HermesMemoryError.isInstance(error)) throw error;
       throw storageError("sqlite memory could not erase the items", error, "check free disk space and write permission on the database directory");
@@ -634,7 +631,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   /** How many items `forgetWhere(scope)` would erase now (same validation). */
   countWhere(scope: ForgetScope): number {
     const store = this.requireStore();
-    const filter = parseMemoryFilter(scope, { what: "forgetWhere scope", allowIds: true });
+    const { filter } = parseForgetScope(scope);
     this.drainQueueSafely();
     return readFailure("count the items", () => store.countWhere(filter));
   }

@@ -159,10 +159,35 @@ describe("vector CLI actions", () => {
     expect(io.err).toMatch(/--filter must be a JSON object/);
     io = capture();
     expect(await runForget(ctx, undefined, {}, io)).toBe(1);
-    expect(io.err).toMatch(/needs a scope/);
+    expect(io.err).toMatch(/needs an id or a scope/);
     io = capture();
     expect(await runPurge(ctx, { json: true }, io)).toBe(0);
     expect(JSON.parse(io.out)).toEqual({ purged: 1 });
     expect(await count()).toBe(0);
+  });
+
+  it("forget: a scope matching every item is refused without --all, even with --yes; --all erases them, and alone every item", async () => {
+    const home = tempHome();
+    const p = new VectorMemoryProvider({ env: {}, dimensions: 64 });
+    await p.initialize("s1", { hermesHome: home });
+    for (const n of [1, 2]) p.remember({ content: `draft number ${n}`, tags: ["draft"] });
+    await p.shutdown();
+    const ctx = { hermesHome: home, providerName: "vector", providerOptions: { env: {}, dimensions: 64 } };
+    let io = capture();
+    expect(await runForget(ctx, undefined, { tag: ["draft"], yes: true }, io)).toBe(1);
+    expect(io.err).toMatch(/matches all 2 items of vector memory; nothing was erased\. Add --all/);
+    io = capture();
+    expect(await runForget(ctx, undefined, { filter: '{"metadata": {"n": {"$nin": []}}}', yes: true }, io)).toBe(1);
+    expect(io.err).toMatch(/\$nin must be a non-empty list/);
+    io = capture();
+    expect(await runForget(ctx, undefined, { tag: ["draft"], all: true, yes: true, json: true }, io)).toBe(0);
+    expect(JSON.parse(io.out)).toEqual({ erased: 2 });
+    const again = new VectorMemoryProvider({ env: {}, dimensions: 64 });
+    await again.initialize("s1", { hermesHome: home });
+    again.remember({ content: "one more" });
+    await again.shutdown();
+    io = capture();
+    expect(await runForget(ctx, undefined, { all: true, yes: true, json: true }, io)).toBe(0);
+    expect(JSON.parse(io.out)).toEqual({ erased: 1 });
   });
 });

@@ -252,12 +252,16 @@ export interface ForgetCliOptions extends CommonCliOptions {
   filter?: string;
   /** Erase without asking. */
   yes?: boolean;
+  /** Erase also when the scope matches every item; alone, erase every item (`confirmAll`). */
+  all?: boolean;
 }
 
 /**
  * `forget [id]`: erase one item by id, or every item in a scope (`--user`, `--session`, `--kind`,
  * `--tag`, `--filter <json>`) from every copy. A scope wider than one id is counted first and
- * erased only after `io.confirm` says yes, or with `--yes` (without a prompt it is refused).
+ * erased only after `io.confirm` says yes, or with `--yes` (without a prompt it is refused). A
+ * scope without an id that matches every item is refused unless `--all` is given (`--all` alone
+ * erases every item).
  */
 export async function runForget(ctx: VectorCliContext, id: string | undefined, options: ForgetCliOptions = {}, io: CliIo = processIo): Promise<number> {
   try {
@@ -281,12 +285,23 @@ export async function runForget(ctx: VectorCliContext, id: string | undefined, o
       ...(options.session ? { sessionId: options.session } : {}),
       ...(options.kind ? { kind: options.kind } : {}),
       ...(options.tag && options.tag.length > 0 ? { tags: { any: options.tag } } : {}),
+      ...(options.all ? { confirmAll: true } : {}),
     };
+    if (Object.keys(scope).length === 0) {
+      throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "forget needs an id or a scope: --user, --session, --kind, --tag, --filter <json>, or --all for every item." });
+    }
     const oneId = id !== undefined && Object.keys(scope).length === 1;
     const result = await withProvider(ctx, { ...options, writes: true, io }, async (p) => {
       if (!oneId) {
         const count = await p.countWhere(scope);
         if (count === 0) return { erased: 0 };
+        // The provider refuses it too (when it erases); this says it in the CLI's words.
+        if (!options.all && scope.ids === undefined && count >= (await p.countWhere({ confirmAll: true }))) {
+          throw new HermesMemoryError({
+            code: "INVALID_ARGUMENT",
+            message: `forget: the scope matches all ${count} items of vector memory; nothing was erased. Add --all to erase every item, or narrow the scope.`,
+          });
+        }
         if (!options.yes) {
           if (!io.confirm) {
             throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `This would erase ${count} items and cannot be asked here; pass --yes to erase them.` });
@@ -406,6 +421,7 @@ export function registerCli(command: Command, context: ProviderCliContext): void
     .option("--kind <kind>", "items of this kind: turn | fact | checkpoint")
     .option("--tag <tag>", "items with this tag (repeat for any of several)", (v: string, prev: string[] = []) => [...prev, v])
     .option("--filter <json>", 'a filter as JSON, e.g. \'{"metadata": {"project": "apollo"}}\'')
+    .option("--all", "erase also when the scope matches every item (alone: every item)")
     .option("--yes", "erase without asking")
     .action(async (id: string | undefined, opts: ForgetCliOptions) => done(await runForget(ctx, id, opts, io)));
   common(command.command("purge").description("Delete the items that have expired")).action(async (opts: CommonCliOptions) => done(await runPurge(ctx, opts, io)));

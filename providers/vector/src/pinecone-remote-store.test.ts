@@ -257,7 +257,10 @@ describe("PineconeRemoteMemory: erasure and update", () => {
     expect(await s.forgetWhere({ tags: { any: ["x"] }, kind: ["fact", "turn"] })).toBe(2); // a3, b1
     expect(await s.forgetWhere({ ids: [ids.n1, "u-.s-.fact.missing"] })).toBe(1);
     expect([...fake.namespaces.get("team")!.keys()]).toEqual([ids.a4]);
-    expect(await s.forgetWhere({ userId: "alice" })).toBe(1);
+    // The last item of the namespace: only with confirmAll (or by its id).
+    await expect(s.forgetWhere({ userId: "alice" })).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/matches all 1 item of the store/) });
+    expect(fake.count("team")).toBe(1);
+    expect(await s.forgetWhere({ userId: "alice", confirmAll: true })).toBe(1);
     expect(fake.count("team")).toBe(0);
     expect(await s.search("alice", { limit: 10 })).toEqual([]);
     const stats = await s.stats();

@@ -37,7 +37,20 @@ import {
   type MemoryUpdate,
   type SearchCapabilities,
 } from "@hermes/memory-core";
-import { checkpointCopies, clipQuery, matchesFilter, MEMORY_ITEM_KINDS, parseMemoryFilter, parseMemoryItem, parseMemoryUpdate, parseSearchLimit, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
+import {
+  checkpointCopies,
+  checkWholeStoreErasure,
+  clipQuery,
+  matchesFilter,
+  MEMORY_ITEM_KINDS,
+  parseForgetScope,
+  parseMemoryFilter,
+  parseMemoryItem,
+  parseMemoryUpdate,
+  parseSearchLimit,
+  type ParsedForgetScope,
+  type ParsedMemoryFilter,
+} from "@hermes/memory-provider-kit";
 import { l2Normalize, type Embedder } from "./embedder.js";
 import type { VectorMetadata } from "./metadata-filter.js";
 import { expiredPineconeFilter, PINECONE_USER_FIELD_PREFIX, pineconeRecordMetadata, toPineconeFilter } from "./pinecone-metadata.js";
@@ -681,13 +694,11 @@ export class PineconeRemoteMemory {
   /** How many stored items (expired ones included) `forgetWhere(scope)` would erase now, after storing queued writes. */
   async countWhere(scope: ForgetScope): Promise<number> {
     this.assertOpen();
-    return (await this.selectWhere(scope)).length;
+    return (await this.selectWhere(parseForgetScope(scope, "erasure scope").filter)).length;
   }
 
-  /** The ids of the stored items in `scope`, after storing queued writes (see `forgetWhere`). */
-  private async selectWhere(scope: ForgetScope): Promise<string[]> {
-    const filter = parseMemoryFilter(scope, { what: "erasure scope", allowIds: true });
-    if (Object.keys(filter).length === 0) invalid("erasure scope: give at least one condition (ids, kind, sessionId, userId, tags, createdAt or metadata); an empty scope would erase everything.");
+  /** The ids of the stored items passing `filter`, after storing queued writes (see `forgetWhere`). */
+  private async selectWhere(filter: ParsedMemoryFilter): Promise<string[]> {
     await this.drain();
     await this.checkIdentity();
     const onlyPrefix = Object.keys(filter).every((k) => k === "userId" || k === "sessionId") && filter.userId !== undefined;
@@ -717,19 +728,40 @@ export class PineconeRemoteMemory {
    * storing queued writes. Items are found by id prefix when the scope names a user (and session),
    * else by listing the namespace; their metadata is fetched and checked against the rest of the
    * scope only when it has other conditions. Throws `INVALID_ARGUMENT` for a malformed or empty
-   * scope.
+   * scope, and for a scope without ids that would erase every item of the namespace unless
+   * `confirmAll` is true.
    */
-  async forgetWhere(scope: ForgetScope): Promise<number> {
+  async forgetWhere(input: ForgetScope): Promise<number> {
     this.assertOpen();
-    const selected = await this.selectWhere(scope);
+    const scope = parseForgetScope(input, "erasure scope");
+    const selected = await this.selectWhere(scope.filter);
     // Erased turns take the checkpoint copies of their messages with them.
     const doomed = [...new Set([...selected, ...(await this.checkpointCopyIds(selected))])];
+    await this.refuseWholeNamespace(scope, doomed);
     await this.client.deleteIds(this.namespace, doomed);
     for (const id of doomed) this.cache(id, null);
     // Set-aside (refused) writes in the scope go too: a later `refused --retry` must not bring them back.
-    const filter = parseMemoryFilter(scope, { what: "erasure scope", allowIds: true });
-    const setAside = this.outbox.dropRefusedWhere((e) => e.namespace === this.namespace && !doomed.includes(e.id) && passes(filter, viewOf(e.id, e.metadata)));
+    const setAside = this.outbox.dropRefusedWhere((e) => e.namespace === this.namespace && !doomed.includes(e.id) && passes(scope.filter, viewOf(e.id, e.metadata)));
     return doomed.length + setAside.length;
+  }
+
+  /**
+   * Refuse (`checkWholeStoreErasure`) an erasure of `doomed` that would leave the namespace empty.
+   * Pinecone has no transactions, so the namespace is listed once more after the selection (and
+   * this process's recent writes, which a listing may not show yet, are looked at): the first item
+   * that is not to be erased lets the erasure go on, and usually ends the listing on its first
+   * page. An item written by another machine meanwhile can only turn a refusal into an erasure
+   * that leaves it; only items the selection found are ever deleted.
+   */
+  private async refuseWholeNamespace(scope: ParsedForgetScope, doomed: readonly string[]): Promise<void> {
+    if (scope.confirmAll || scope.filter.ids !== undefined || doomed.length === 0) return;
+    const gone = new Set(doomed);
+    const recent = this.cached();
+    for (const [id, entry] of recent) if (entry.record !== null && !gone.has(id)) return;
+    for await (const page of this.client.listIds(this.namespace, "")) {
+      if (page.some((id) => !gone.has(id) && recent.get(id)?.record !== null)) return;
+    }
+    checkWholeStoreErasure(scope, doomed.length, doomed.length);
   }
 
   /**

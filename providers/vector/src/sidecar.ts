@@ -988,6 +988,11 @@ export class Sidecar {
     return row.n;
   }
 
+  /** Run `read` in one read transaction: every statement in it sees the same snapshot of the file. */
+  inOneRead<T>(read: () => T): T {
+    return this.db.transaction(read)();
+  }
+
   /** Row counts per namespace (all rows, with or without vectors). */
   namespaceCounts(): Record<string, number> {
     const out: Record<string, number> = {};

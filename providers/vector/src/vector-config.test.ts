@@ -91,6 +91,7 @@ describe("vector config", () => {
       requestTimeoutMs: 10_000,
       maxRetries: 4,
       searchThread: true,
+      writeBatchSize: 32,
     });
   });
 
@@ -98,7 +99,7 @@ describe("vector config", () => {
     const h = home("memory:\n  vector:\n    max_retries: -1\n");
     const error = await loadVectorConfig(h, {}, {}).catch((e: unknown) => e);
     expect(HermesMemoryError.hasCode(error, "INVALID_CONFIG")).toBe(true);
-    expect((error as Error).message).toContain(`memory.vector.max_retries must be at least 0 (got -1 from memory.vector.max_retries in ${path.join(h, "config.yaml")})`);
+    expect((error as Error).message).toContain(`memory.vector.max_retries must be between 0 and 10 (got -1 from memory.vector.max_retries in ${path.join(h, "config.yaml")})`);
     const warnings: string[] = [];
     const config = resolveVectorConfig({ pinecone_api_key: "leaked", store: "PINECONE", shiny: 1 }, {}, {}, (w) => warnings.push(w));
     expect(config.store).toBe("pinecone");
@@ -110,8 +111,8 @@ describe("vector config", () => {
 
   it("refuses dimensions past Pinecone's limit and endpoint URLs that are not http(s) at initialize, before anything is allocated or requested", async () => {
     expect(resolveVectorConfig({ dimensions: MAX_DIMENSIONS }, {}).dimensions).toBe(20_000);
-    expect(() => resolveVectorConfig({ dimensions: MAX_DIMENSIONS + 1 }, {})).toThrow(/dimensions must be at most 20000/);
-    expect(() => resolveVectorConfig({}, {}, { dimensions: 1e9 })).toThrow(/dimensions must be at most 20000 \(got 1000000000 from the option `dimensions`\)/);
+    expect(() => resolveVectorConfig({ dimensions: MAX_DIMENSIONS + 1 }, {})).toThrow(/dimensions must be between 1 and 20000/);
+    expect(() => resolveVectorConfig({}, {}, { dimensions: 1e9 })).toThrow(/dimensions must be between 1 and 20000 \(got 1000000000 from the option `dimensions`\)/);
     expect(resolveVectorConfig({ embedder: "openai", embeddings_base_url: "http://127.0.0.1:11434/v1" }, {}).embeddingsBaseUrl).toBe("http://127.0.0.1:11434/v1");
     for (const [key, value] of [
       ["embeddings_base_url", "file:///etc/passwd"],
@@ -149,6 +150,50 @@ describe("vector config", () => {
     const asked = planSetup(new VectorMemoryProvider({ env: {} }), { answers: { store: "pinecone", embedder: "openai" } }).fields.map((f) => f.key);
     expect(asked).toEqual(VECTOR_CONFIG_FIELDS.filter((f) => !("advanced" in f && f.advanced) && f.key !== "onnx_model_dir").map((f) => f.key));
     expect(asked).not.toContain("max_retries");
+  });
+
+  it("every numeric setting declares a range, is refused outside it naming the key, the range and the value, and the README states the range", () => {
+    const readme = fs.readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "README.md"), "utf8");
+    const rows = new Map([...readme.matchAll(/^\| `([a-z_]+)` \| [^|]* \| ([^|]*) \|/gm)].map((m) => [m[1]!, m[2]!.replace(/,/g, "")]));
+    const numeric = VECTOR_CONFIG_FIELDS.filter((f) => "type" in f && (f.type === "integer" || f.type === "number"));
+    expect(numeric.length).toBeGreaterThan(5);
+    for (const field of numeric) {
+      const { minimum: min, maximum: max } = field as { minimum?: number; maximum?: number };
+      expect([field.key, typeof min, typeof max]).toEqual([field.key, "number", "number"]);
+      expect([field.key, rows.get(field.key)]).toEqual([field.key, expect.stringMatching(new RegExp(`\\b${min}(–| to )${max}\\b`))]);
+      for (const value of [min! - 1, max! + 1]) {
+        expect(() => resolveVectorConfig({ [field.key]: value }, {})).toThrow(`memory.vector.${field.key} must be between ${min} and ${max} (got ${value}`);
+      }
+    }
+    let error: unknown;
+    try {
+      resolveVectorConfig({ max_retries: 1_000_000 }, {});
+    } catch (e) {
+      error = e;
+    }
+    expect(HermesMemoryError.hasCode(error, "INVALID_CONFIG")).toBe(true);
+    expect((error as Error).message).toMatch(/^memory\.vector\.max_retries must be between 0 and \d+ \(got 1000000 from memory\.vector\.max_retries in config\.yaml\)/);
+  });
+
+  it("the write batch size is a setting with a range too: the constructor option is checked like config.yaml", async () => {
+    for (const writeBatchSize of [0, -1, 1_000_000, 2.5]) {
+      let error: unknown;
+      try {
+        new VectorMemoryProvider({ env: {}, dimensions: 64, writeBatchSize });
+      } catch (e) {
+        error = e;
+      }
+      expect(HermesMemoryError.hasCode(error, "INVALID_CONFIG"), String(writeBatchSize)).toBe(true);
+      expect((error as Error).message).toContain("memory.vector.write_batch_size must be");
+    }
+    const h = home("memory:\n  vector:\n    write_batch_size: 1\n");
+    const p = new VectorMemoryProvider({ env: {}, dimensions: 64 });
+    await p.initialize("s1", { hermesHome: h });
+    for (const n of [1, 2, 3]) p.remember({ content: `batched item ${n}` });
+    await p.flush();
+    expect((await p.stats()).items).toBe(3);
+    await p.shutdown();
+    expect(() => resolveVectorConfig({ write_batch_size: 5000 }, {})).toThrow("memory.vector.write_batch_size must be between 1 and 1000 (got 5000");
   });
 
   it("the README's config table lists every non-secret field with its declared default", () => {

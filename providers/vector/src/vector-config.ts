@@ -50,6 +50,8 @@ export interface VectorConfig {
   maxRetries: number;
   /** Read part of a large sidecar's keyword searches on a second thread (default true; see `LayeredRanker`'s pool helper). */
   searchThread: boolean;
+  /** Items per background embedding/write batch (default 32). */
+  writeBatchSize: number;
 }
 
 /**
@@ -59,9 +61,22 @@ export interface VectorConfig {
 export const MAX_DIMENSIONS = 20_000;
 
 /**
+ * Most retries of one request. Backoff doubles per retry, so ten already wait minutes on a
+ * Pinecone or embeddings endpoint that keeps failing; more would hold a write or a search for hours.
+ */
+export const MAX_RETRIES = 10;
+
+/**
+ * Largest namespace searched exactly. An exact search reads every vector of the namespace on each
+ * query; past ten million that takes seconds per search, which is what the HNSW graph is for.
+ */
+export const MAX_EXACT_THRESHOLD = 10_000_000;
+
+/**
  * Every `memory.vector.*` setting, declared once: the setup form (`getConfigSchema()`) and the
  * runtime config (`resolveVectorConfig`) both come from this list, so each default, bound and
- * choice exists only here. Secrets (`secret: true`) are read only from their `envVar` (or an
+ * choice exists only here. Every number has a range (`minimum`..`maximum`); a value outside it is
+ * refused with `INVALID_CONFIG`, never clamped. Secrets (`secret: true`) are read only from their `envVar` (or an
  * explicit option), never from config.yaml. `advanced` fields are not asked by setup but are
  * read, defaulted and validated at runtime. `when` only decides what setup asks and when a
  * `required` field is needed; a field whose `when` does not match still gets its default.
@@ -83,12 +98,13 @@ export const VECTOR_CONFIG_FIELDS = [
   { key: "embeddings_api_key", description: "Embeddings API key (blank for local servers)", secret: true, envVar: "EMBEDDINGS_API_KEY", url: "https://platform.openai.com/api-keys", when: { embedder: "openai" } },
   { key: "onnx_model_dir", description: "Local ONNX sentence-embedding model directory", type: "text", when: { embedder: "onnx" } },
   { key: "hybrid", description: "Fuse vector and BM25 keyword ranking", type: "boolean", default: true },
-  { key: "exact_threshold", description: "Local store: namespaces up to this size are searched exactly (default 100000 with the hashing embedder, 10000 with others)", type: "integer", minimum: 0, advanced: true },
-  { key: "prefetch_chars", description: "Character budget of recalled context", type: "integer", default: 3000, minimum: 0, advanced: true },
-  { key: "prefetch_timeout_ms", description: "Time budget of one prefetch, retries included (ms)", type: "integer", default: 2000, minimum: 1, advanced: true },
-  { key: "request_timeout_ms", description: "Per-request timeout of Pinecone and the embeddings endpoint (ms)", type: "integer", default: 10_000, minimum: 1, advanced: true },
-  { key: "max_retries", description: "Retries on 429 / 5xx / timeouts", type: "integer", default: 4, minimum: 0, advanced: true },
+  { key: "exact_threshold", description: "Local store: namespaces up to this size are searched exactly (default 100000 with the hashing embedder, 10000 with others)", type: "integer", minimum: 0, maximum: MAX_EXACT_THRESHOLD, advanced: true },
+  { key: "prefetch_chars", description: "Character budget of recalled context", type: "integer", default: 3000, minimum: 0, maximum: 1_000_000, advanced: true },
+  { key: "prefetch_timeout_ms", description: "Time budget of one prefetch, retries included (ms)", type: "integer", default: 2000, minimum: 1, maximum: 60_000, advanced: true },
+  { key: "request_timeout_ms", description: "Per-request timeout of Pinecone and the embeddings endpoint (ms)", type: "integer", default: 10_000, minimum: 1, maximum: 600_000, advanced: true },
+  { key: "max_retries", description: "Retries on 429 / 5xx / timeouts", type: "integer", default: 4, minimum: 0, maximum: MAX_RETRIES, advanced: true },
   { key: "search_thread", description: "Read part of a large sidecar's keyword searches on a second thread (200,000 items or more)", type: "boolean", default: true, advanced: true },
+  { key: "write_batch_size", description: "Items per background embedding and write batch", type: "integer", default: 32, minimum: 1, maximum: 1000, advanced: true },
 ] as const satisfies readonly ConfigField[];
 
 /**

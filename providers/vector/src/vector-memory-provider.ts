@@ -54,10 +54,11 @@ import type { VectorStore } from "./vector-store.js";
 import { FORGET_TOOL, REMEMBER_TOOL, runVectorTool, SEARCH_TOOL, VECTOR_TOOL_SCHEMAS, type VectorToolBackend } from "./vector-tools.js";
 import {
   checkpointText,
+  checkWholeStoreErasure,
   formatRecall,
   isBusyError,
-  isEmptyFilter,
   MEMORY_ITEM_KINDS,
+  parseForgetScope,
   parseMemoryFilter,
   parseMemoryItem,
   parseMemoryUpdate,
@@ -68,6 +69,7 @@ import {
   resolveExpiry,
   ToolUserScope,
   turnText,
+  type ParsedForgetScope,
   type ParsedMemoryFilter,
 } from "@hermes/memory-provider-kit";
 
@@ -83,8 +85,6 @@ export interface VectorMemoryProviderOptions extends Partial<VectorConfig> {
   /** Environment to read secrets from (default `process.env`; `$HERMES_HOME/.env` wins over it). */
   env?: Record<string, string | undefined>;
   logger?: Logger;
-  /** Items per background embedding/write batch (default 32). */
-  writeBatchSize?: number;
 }
 
 export type { ExportedItem, PendingWrite, ProgressCallback } from "./maintenance.js";
@@ -202,10 +202,14 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     super();
     this.options = options;
     this.logger = options.logger ?? silentLogger;
+    const config = (): VectorConfig => this.config;
     this.queue = new WriteQueue({
       write: (batch) => this.writeNow(batch, { lockWaitMs: QUEUED_WRITE_LOCK_WAIT_MS }),
       writeUnembedded: (refused) => this.writeUnembedded(refused, QUEUED_WRITE_LOCK_WAIT_MS),
-      batchSize: options.writeBatchSize ?? 32,
+      // Read at each batch, so the profile's config (read at initialize) applies too.
+      get batchSize(): number {
+        return config().writeBatchSize;
+      },
       logger: this.logger,
       isClosed: () => this.closed,
       isTransient: lockedByAnotherProcess,
@@ -222,7 +226,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   }
 
   private overrides(): Partial<VectorConfig> {
-    const { embedderInstance: _e, env: _env, logger: _l, writeBatchSize: _w, hermesHome: _h, ...overrides } = this.options;
+    const { embedderInstance: _e, env: _env, logger: _l, hermesHome: _h, ...overrides } = this.options;
     return overrides;
   }
 
@@ -917,7 +921,9 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    * Erase every item in `scope` (ids and/or a filter; an empty scope is refused with
    * `INVALID_ARGUMENT`) from every copy: sidecar rows and their FTS entries (and the context later
    * turns hold of them), local index entries or Pinecone records, queued and outbox writes not yet
-   * delivered, and cached recall. Resolves to the number of items erased.
+   * delivered, and cached recall. A scope without ids that would erase every stored item is
+   * refused unless `confirmAll` is true (`INVALID_ARGUMENT` naming the count; nothing erased).
+   * Resolves to the number of items erased.
    */
   async forgetWhere(scope: ForgetScope): Promise<number> {
     const remote = this.remoteOrNull();
@@ -925,7 +931,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       await this.mirrorOps;
       return remote.forgetWhere(scope);
     }
-    const parsed = parseScope(scope);
+    const parsed = parseForgetScope(scope);
     this.requireOpen();
     this.assertWritable();
     return this.eraseWhere(parsed);
@@ -938,7 +944,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       await this.mirrorOps;
       return remote.countWhere(scope);
     }
-    const parsed = parseScope(scope);
+    const parsed = parseForgetScope(scope).filter;
     const { sidecar } = this.requireOpen();
     await this.mirrorOps;
     await this.queue.deliverAll(FLUSH_LOCK_DEADLINE_MS);
@@ -946,20 +952,27 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     return sidecar.rowsWhere(namespace, sidecar.condition(filter, null)).length;
   }
 
-  private async eraseWhere(parsed: ParsedMemoryFilter): Promise<number> {
+  private async eraseWhere(scope: ParsedForgetScope): Promise<number> {
+    const parsed = scope.filter;
     const { sidecar, store } = this.requireOpen();
     const { namespace, filter } = this.scopeOf(parsed);
     // Deliver what is queued (a failing store holds it), then drop undelivered copies in scope.
     await this.mirrorOps;
     await this.queue.deliverAll(FLUSH_LOCK_DEADLINE_MS);
     await this.queue.settled();
+    // The rows to erase and the size of the store are read from one snapshot of the sidecar, and
+    // only those rows are deleted: a row another process writes meanwhile is never erased.
+    const { rows, total } = sidecar.inOneRead(() => {
+      const inFilter = sidecar.rowsWhere(namespace, sidecar.condition(filter, null));
+      // Erased turns take the checkpoint copies of their messages with them.
+      const keys = new Set(inFilter.map((r) => r.key));
+      const all = Object.values(sidecar.namespaceCounts()).reduce((sum, n) => sum + n, 0);
+      return { rows: [...inFilter, ...sidecar.checkpointCopyRows([...keys]).filter((r) => !keys.has(r.key))], total: all };
+    });
+    checkWholeStoreErasure(scope, rows.length, total);
     const inScope = (w: PendingWrite): boolean =>
       (namespace === null || w.namespace === namespace) && recordPasses(w.metadata, filter, Number.NEGATIVE_INFINITY, w.id);
     const discarded = this.queue.discard(inScope);
-    const inFilter = sidecar.rowsWhere(namespace, sidecar.condition(filter, null));
-    // Erased turns take the checkpoint copies of their messages with them.
-    const keys = new Set(inFilter.map((r) => r.key));
-    const rows = [...inFilter, ...sidecar.checkpointCopyRows([...keys]).filter((r) => !keys.has(r.key))];
     const erased = new Set(rows.map((r) => `${r.namespace}\u0000${r.id}`));
     if (rows.length > 0) await store.eraseRows(rows, sidecar);
     // Ids only a remote store holds (another machine wrote them).
@@ -1378,15 +1391,6 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     const refused = remote.refusedWrites();
     if (refused) throw refused;
   }
-}
-
-/** A validated erasure scope; an empty one is refused (`INVALID_ARGUMENT`). */
-function parseScope(scope: ForgetScope): ParsedMemoryFilter {
-  const parsed = parseMemoryFilter(scope, { what: "forgetWhere scope", allowIds: true });
-  if (isEmptyFilter(parsed)) {
-    throw invalidArgument("forgetWhere needs a scope: ids, userId, sessionId or another filter condition. To erase everything, pass the condition that selects it explicitly.");
-  }
-  return parsed;
 }
 
 /** Recall entry label of this provider: `kind, YYYY-MM-DD`. */

@@ -10,7 +10,17 @@ import {
   type MemoryUpdate,
   type SearchCapabilities,
 } from "@hermes/memory-core";
-import { isEmptyFilter, matchesFilter, parseMemoryFilter, resolveExpiry, type FilterRecord, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
+import {
+  checkWholeStoreErasure,
+  isEmptyFilter,
+  matchesFilter,
+  parseForgetScope,
+  parseMemoryFilter,
+  resolveExpiry,
+  type FilterRecord,
+  type ParsedForgetScope,
+  type ParsedMemoryFilter,
+} from "@hermes/memory-provider-kit";
 import { MinimalProvider, type StoredItem } from "./minimal-provider.js";
 
 /** A stored item with its expiry in epoch milliseconds (`expiresAt` holds the same time as ISO text). */
@@ -108,12 +118,13 @@ export class SearchableV2Provider extends MinimalProvider {
     return item && !this.isExpired(item) ? this.toHit(item, 0) : null;
   }
 
-  protected parseScope(scope: ForgetScope): ParsedMemoryFilter {
-    const filter = parseMemoryFilter(scope, { what: "forgetWhere scope", allowIds: true });
-    if (isEmptyFilter(filter)) {
-      invalid("forgetWhere needs at least one condition (ids, kind, sessionId, userId, tags, createdAt or metadata); an empty scope would erase everything.");
-    }
-    return filter;
+  protected parseScope(scope: ForgetScope): ParsedForgetScope {
+    return parseForgetScope(scope);
+  }
+
+  /** Refuses an unconfirmed erasure of every item (before anything is erased). */
+  protected checkWholeStore(scope: ParsedForgetScope, erasing: number): void {
+    checkWholeStoreErasure(scope, erasing, this.v2Items.length);
   }
 
   /** Writes the current items to disk now (after any queued write), so the caller's change is durable. */
@@ -123,7 +134,9 @@ export class SearchableV2Provider extends MinimalProvider {
   }
 
   async forgetWhere(scope: ForgetScope): Promise<number> {
-    const filter = this.parseScope(scope);
+    const parsed = this.parseScope(scope);
+    const filter = parsed.filter;
+    this.checkWholeStore(parsed, this.v2Items.filter((i) => matchesFilter(filter, this.record(i))).length);
     const before = this.items.length;
     this.items = this.v2Items.filter((i) => !matchesFilter(filter, this.record(i)));
     await this.persistNow();
@@ -203,7 +216,9 @@ export class ErasureLeavesTextProvider extends SearchableV2Provider {
   private readonly erased = new Set<string>();
 
   override async forgetWhere(scope: ForgetScope): Promise<number> {
-    const filter = this.parseScope(scope);
+    const parsed = this.parseScope(scope);
+    const filter = parsed.filter;
+    this.checkWholeStore(parsed, this.v2Items.filter((i) => !this.erased.has(i.id) && matchesFilter(filter, this.record(i))).length);
     let count = 0;
     for (const item of this.v2Items) {
       if (!this.erased.has(item.id) && matchesFilter(filter, this.record(item))) {
@@ -263,10 +278,18 @@ export class LenientFilterProvider extends SearchableV2Provider {
   }
 }
 
-/** Treats an empty forgetWhere scope as "every item". */
+/** Treats an empty forgetWhere scope as "every item" (as if confirmed). */
 export class EmptyScopeErasesAllProvider extends SearchableV2Provider {
-  protected override parseScope(scope: ForgetScope): ParsedMemoryFilter {
-    return parseMemoryFilter(scope, { what: "forgetWhere scope", allowIds: true });
+  protected override parseScope(scope: ForgetScope): ParsedForgetScope {
+    const filter = parseMemoryFilter(scope, { what: "forgetWhere scope", allowIds: true, ignore: ["confirmAll"] });
+    return { filter, confirmAll: isEmptyFilter(filter) || scope.confirmAll === true };
+  }
+}
+
+/** Erases a scope that matches every item of the store without asking for confirmAll. */
+export class WholeStoreErasureProvider extends SearchableV2Provider {
+  protected override checkWholeStore(): void {
+    // The mistake: no check.
   }
 }
 

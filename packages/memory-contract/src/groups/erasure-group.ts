@@ -1,4 +1,4 @@
-import { searchCapabilities, type ForgetScope, type MemoryItem } from "@hermes/memory-core";
+import { describeError, searchCapabilities, type ForgetScope, type MemoryItem } from "@hermes/memory-core";
 import { fail, pass, type ContractContext } from "../clause-runner.js";
 import { distinctiveToken } from "../provider-harness.js";
 import { mentions, refusalProblem, searchableClause, type SearchableProbe } from "./searchable-support.js";
@@ -28,7 +28,7 @@ async function stillReadable(probe: SearchableProbe, item: Written): Promise<str
   return found;
 }
 
-/** ERASURE: forgetWhere erases exactly its scope from every read path, and refuses an empty scope. */
+/** ERASURE: forgetWhere erases exactly its scope from every read path, refuses an empty scope, and asks for confirmation before erasing every item. */
 export async function runErasureGroup(ctx: ContractContext): Promise<void> {
   await searchableClause(ctx, "C-ERASURE-1", "erasure-scopes", async (probe) => {
     const session = distinctiveToken("erasuresession");
@@ -78,6 +78,33 @@ export async function runErasureGroup(ctx: ContractContext): Promise<void> {
     }
     await probe.settle();
     if ((await stillReadable(probe, item)).length < 2) problems.push("an item was erased by an empty scope");
+    return problems.length > 0 ? fail(problems.join("; ")) : pass();
+  });
+
+  await searchableClause(ctx, "C-ERASURE-3", "erasure-whole-store", async (probe) => {
+    const session = distinctiveToken("erasurewhole");
+    const items = [await write(probe, "whole1", { sessionId: session }), await write(probe, "whole2", { sessionId: session, kind: "turn" })];
+    await probe.settle();
+    const stored = (await probe.instance.call("stats()", () => probe.memory.stats())).items;
+    // A store shared with other writers (a cloud index) holds more: the rule cannot be seen then.
+    if (stored !== items.length) return pass(`not checked: the fresh store holds ${String(stored)} items, not the ${items.length} written`);
+    const problems: string[] = [];
+    const refused = await refusalProblem(() => probe.instance.call("forgetWhere()", () => probe.memory.forgetWhere!({ sessionId: session })));
+    if (refused) problems.push(`forgetWhere({sessionId}) matching every item of the store without confirmAll ${refused}`);
+    await probe.settle();
+    for (const item of items) if ((await stillReadable(probe, item)).length < 2) problems.push("an item was erased by the refused scope");
+    const erased = await probe.instance.call("forgetWhere()", () => probe.memory.forgetWhere!({ sessionId: session, confirmAll: true }));
+    if (erased !== items.length) problems.push(`forgetWhere({sessionId, confirmAll: true}) returned ${JSON.stringify(erased)}, not ${items.length}`);
+    await probe.settle();
+    // Named items need no confirmation, even when they are all there is.
+    const named = await write(probe, "named", { sessionId: session });
+    await probe.settle();
+    try {
+      const count = await probe.instance.call("forgetWhere()", () => probe.memory.forgetWhere!({ ids: [named.id] }));
+      if (count !== 1) problems.push(`forgetWhere({ids}) of the last item returned ${JSON.stringify(count)}, not 1`);
+    } catch (error) {
+      problems.push(`forgetWhere({ids}) of the last item threw (a scope with ids needs no confirmation): ${describeError(error)}`);
+    }
     return problems.length > 0 ? fail(problems.join("; ")) : pass();
   });
 }

@@ -19,7 +19,7 @@ export function looselyEqual(a: unknown, b: unknown): boolean {
  * - `boolean`: a boolean or one of true/false/yes/no/on/off/1/0 (any case);
  * - `text` and secrets: converted to a string;
  * - `url`: a string that parses as an absolute `http:` or `https:` URL with a host (kept as written);
- * - numbers must lie within `minimum`..`maximum` when given;
+ * - numbers must lie within `minimum`..`maximum` when given (the problem names the whole range);
  * - with `choices` (not for secrets) the value must equal one of them — compared as printed, and for
  *   strings ignoring case — and becomes that choice.
  * `problem` is a phrase such as `must be an integer`, to be prefixed with the key and followed by
@@ -51,8 +51,13 @@ export function coerceConfigValue(field: ConfigField, value: unknown): CoercedCo
     return { ok: false, problem: "must be a single value, not a list or mapping" };
   }
   if (typeof out === "number") {
-    if (typeof field.minimum === "number" && out < field.minimum) return { ok: false, problem: `must be at least ${field.minimum}` };
-    if (typeof field.maximum === "number" && out > field.maximum) return { ok: false, problem: `must be at most ${field.maximum}` };
+    const min = typeof field.minimum === "number" ? field.minimum : undefined;
+    const max = typeof field.maximum === "number" ? field.maximum : undefined;
+    if ((min !== undefined && out < min) || (max !== undefined && out > max)) {
+      // The whole declared range, so one message says what every accepted value looks like.
+      const range = min !== undefined && max !== undefined ? `between ${min} and ${max}` : min !== undefined ? `at least ${min}` : `at most ${max}`;
+      return { ok: false, problem: `must be ${range}` };
+    }
   }
   if (Array.isArray(field.choices) && field.choices.length > 0 && !field.secret) {
     const choices = field.choices as ReadonlyArray<string | number | boolean>;

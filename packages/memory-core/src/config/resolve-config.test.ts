@@ -55,7 +55,10 @@ describe("resolveProviderConfig", () => {
     expect(yaml.message).toContain('memory.acme.batch_size must be an integer (got "lots" from memory.acme.batch_size in /h/config.yaml)');
     expect(yaml.message).toContain("hermes-memory memory setup acme");
     const range = catchError(() => resolveProviderConfig(FIELDS, { provider: "acme", options: { ratio: 2 }, env: {} }));
-    expect(range.message).toContain("memory.acme.ratio must be at most 1 (got 2 from the option `ratio`)");
+    expect(range.message).toContain("memory.acme.ratio must be between 0 and 1 (got 2 from the option `ratio`)");
+    // One bound declared: the message names that bound.
+    const LOW = [{ key: "count", type: "integer", minimum: 1 }] as const satisfies readonly ConfigField[];
+    expect(catchError(() => resolveProviderConfig(LOW, { provider: "acme", section: { count: 0 }, env: {} })).message).toContain("memory.acme.count must be at least 1 (got 0");
     const fromEnv = catchError(() => resolveProviderConfig(FIELDS, { provider: "acme", env: { ACME_VERBOSE: "maybe" } }));
     expect(fromEnv.message).toContain("must be true or false");
     expect(fromEnv.message).toContain("the environment variable ACME_VERBOSE");
@@ -129,7 +132,7 @@ describe("setup with the same declarations", () => {
     const provider = new AcmeProvider();
     expect(planSetup(provider).fields.map((f) => f.key)).not.toContain("ratio");
     expect(planSetup(provider, { answers: { ratio: "0.25" } }).fields.map((f) => f.key)).toContain("ratio");
-    await expect(applySetup(provider, { ratio: "3" }, { hermesHome: home })).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringContaining("'ratio' must be at most 1") });
+    await expect(applySetup(provider, { ratio: "3" }, { hermesHome: home })).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringContaining("'ratio' must be between 0 and 1") });
     const result = await applySetup(provider, { ratio: "0.25" }, { hermesHome: home });
     expect(result.savedValues.ratio).toBe(0.25);
     const { config: resolved } = await loadProviderConfig(FIELDS, { provider: "acme", hermesHome: home, env: {} });

@@ -171,7 +171,7 @@ describe("applySetup", () => {
     const provider = new SchemaProvider("acme", cloudSchema);
     await expect(applySetup(provider, { nope: 1 }, { hermesHome: home })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     const error = await applySetup(provider, { mode: "moon", limit: "99" }, { hermesHome: home }).catch((e: unknown) => e);
-    expect((error as Error).message).toMatch(/'mode' must be one of .*'limit' must be at most 50/);
+    expect((error as Error).message).toMatch(/'mode' must be one of .*'limit' must be between 1 and 50/);
     expect(fs.readdirSync(home)).toEqual([]);
   });
 
