@@ -50,7 +50,7 @@ describe("{{className}}", () => {
     fs.writeFileSync(path.join(hermesHome, "config.yaml"), "memory:\n  {{providerName}}:\n    recall_limit: 99\n");
     const error = await new {{className}}().initialize("s1", { hermesHome }).catch((e: unknown) => e);
     expect(HermesMemoryError.hasCode(error, "INVALID_CONFIG")).toBe(true);
-    expect((error as Error).message).toContain("recall_limit must be at most 20");
+    expect((error as Error).message).toContain("recall_limit must be between 1 and 20");
     await provider.shutdown();
     fs.rmSync(hermesHome, { recursive: true, force: true });
   });
