@@ -269,7 +269,9 @@ export async function statusCommand(ctx: CliContext): Promise<void> {
       out.line(`  ${p.name}:`);
       for (const [key, value] of Object.entries(p.statusConfig)) out.line(`    ${key}: ${key === "status_config_error" ? c.red(value) : value}`);
     }
-    if (p.stats) {
+    if (p.stats && p.stats.items === 0) {
+      out.line(`  Stats: nothing stored yet; ${p.name} saves memories from the agent's next session on.`);
+    } else if (p.stats) {
       const byKind = Object.entries(p.stats.byKind ?? {}).map(([k, v]) => `${v} ${k}${v === 1 ? "" : "s"}`).join(", ");
       out.line(`  Stats: ${p.stats.items} item${p.stats.items === 1 ? "" : "s"}${byKind ? ` (${byKind})` : ""}${p.stats.sessions !== undefined ? `, ${p.stats.sessions} session${p.stats.sessions === 1 ? "" : "s"}` : ""}${p.stats.sizeBytes !== undefined ? `, ${p.stats.sizeBytes} bytes` : ""}`);
     } else if (p.statsError) {
