@@ -1,5 +1,5 @@
 import { Command, CommanderError, Option } from "commander";
-import { HermesMemoryError, describeError } from "@hermes/memory-core";
+import { HermesMemoryError, closestNames, describeError } from "@hermes/memory-core";
 import { createCliContext } from "./cli-context.js";
 import { processIo, type CliIo } from "./cli-io.js";
 import { ExitCode } from "./exit-codes.js";
@@ -80,7 +80,24 @@ function inheritExitOverride(command: Command, io: CliIo): void {
     writeErr: (s) => io.stderr.write(s),
     outputError: (s, write) => write(`${CLI_NAME}: ${oneLine(s.replace(/^error:\s*/i, ""))}\n`),
   });
+  command.hook("preSubcommand", refuseUnknownSubcommand);
   for (const sub of command.commands) inheritExitOverride(sub, io);
+}
+
+/**
+ * A word in a subcommand's place that names none (`memory stauts`) is an unknown command, with
+ * the closest names suggested as for a top-level typo. Commander would hand it to the default
+ * subcommand (`memory` runs `status`), which takes no arguments and could only say "too many
+ * arguments"; a default subcommand that takes arguments still receives it.
+ */
+function refuseUnknownSubcommand(parent: Command, sub: Command): void {
+  const word = parent.args[0];
+  if (word === undefined || word.startsWith("-") || sub.registeredArguments.length > 0) return;
+  const names = parent.commands.flatMap((c) => [c.name(), ...c.aliases()]);
+  if (names.includes(word)) return;
+  const close = closestNames(word, names);
+  const meant = close.length === 0 ? "" : `\n(Did you mean ${close.length > 1 ? `one of ${close.join(", ")}` : close[0]}?)`;
+  parent.error(`error: unknown command '${word}'${meant}`, { code: "commander.unknownCommand" });
 }
 
 /** Exit code for an error a command threw (see `ExitCode`). */

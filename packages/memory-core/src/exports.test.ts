@@ -40,6 +40,7 @@ describe("@hermes/memory-core exports", () => {
       "atomicWriteFile",
       "bindProfile",
       "boundedCall",
+      "closestNames",
       "coerceConfigValue",
       "configFilePath",
       "configOptionName",

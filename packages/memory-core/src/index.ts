@@ -20,6 +20,7 @@ export {
   type HermesMemoryErrorCode,
   type HermesMemoryErrorOptions,
 } from "./errors.js";
+export { closestNames } from "./closest-names.js";
 
 // --- the provider contract ---------------------------------------------------------------------
 export {

@@ -2,6 +2,7 @@ import path from "node:path";
 import {
   BuiltinMemoryStore,
   boundedCall,
+  closestNames,
   configFilePath,
   describeError,
   discoverMemoryProviders,
@@ -178,7 +179,10 @@ export async function collectStatus(ctx: CliContext): Promise<MemoryStatusReport
   };
   report.provider = entry;
   if (!found) {
-    entry.reason = `not installed: install it (\`npm install <package>\` in your project or \`hermes-memory plugins add <package>\`) or run \`hermes-memory memory off\``;
+    const [meant] = closestNames(name, discovery.providers.map((p) => p.name));
+    entry.reason = meant
+      ? `not installed; did you mean '${meant}'? Run \`hermes-memory memory setup ${meant}\` to use it, or \`hermes-memory memory off\``
+      : `not installed: install it (\`npm install <package>\` in your project or \`hermes-memory plugins add <package>\`) or run \`hermes-memory memory off\``;
     return report;
   }
   Object.assign(entry, { source: found.source, location: found.dir, version: found.version });
