@@ -17,6 +17,8 @@ export {
   CheckpointUnavailableError,
   describeError,
   describeValue,
+  errorDocument,
+  type ErrorDocument,
   type HermesMemoryErrorCode,
   type HermesMemoryErrorOptions,
 } from "./errors.js";

@@ -202,9 +202,14 @@ export async function forgetCommand(ctx: CommandContext, id: string | undefined,
     if (options.compact) out.compact = p.memoryStore!.compact();
     return out;
   });
-  if (oneId) result.id = parsed.ids![0]!;
+  if (oneId) {
+    result.id = parsed.ids![0]!;
+    if (!result.forgotten) {
+      throw new HermesMemoryError({ code: "ITEM_NOT_FOUND", message: `No item with id ${result.id}; nothing was erased. \`hermes-memory sqlite list\` shows the stored items and their ids.` });
+    }
+  }
   emit(ctx, options, result, () => {
-    const what = oneId ? (result.forgotten ? `Forgot item ${result.id}.` : `No item with id ${result.id}.`) : `Erased ${result.erased} item(s).`;
+    const what = oneId ? `Forgot item ${result.id}.` : `Erased ${result.erased} item(s).`;
     const compacted = result.compact
       ? ` Compacted: ${formatBytes(result.compact.beforeBytes)} → ${formatBytes(result.compact.afterBytes)}${result.compact.walTruncated ? "" : " (the WAL is in use by another process; run again when the agent is idle)"}.`
       : "";

@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import type { ProviderCliContext, ProviderCliIo } from "@hermes/memory-core";
 import cliProgress from "cli-progress";
 import { checkJsonlSource, checkJsonlTarget, countJsonlRecords, readJsonlFile, writeJsonlFile } from "@hermes/memory-provider-kit";
-import { HermesMemoryError, describeError, type ForgetScope, type MemoryKind } from "@hermes/memory-core";
+import { HermesMemoryError, describeError, errorDocument, type ForgetScope, type MemoryKind } from "@hermes/memory-core";
 import fs from "node:fs";
 import path from "node:path";
 import { Outbox } from "./outbox.js";
@@ -86,11 +86,11 @@ function progress(io: CliIo, options: CommonCliOptions, label: string): { update
 /**
  * Exit codes of the vector subcommands (the host CLI's): 0 done; 1 a typed failure with a remedy
  * on stderr (`STORAGE_FAILED`: Pinecone unreachable after retries, disk full, read-only home;
- * `PROVIDER_UNAVAILABLE`, `EMBEDDING_DIMENSION_MISMATCH`, …); 2 an unexpected error.
+ * `PROVIDER_UNAVAILABLE`, `EMBEDDING_DIMENSION_MISMATCH`, `ITEM_NOT_FOUND`, …); 2 an unexpected
+ * error. Under `--json` the failure is core's `errorDocument` on stdout, as for the host's commands.
  */
 function fail(io: CliIo, options: CommonCliOptions, error: unknown): number {
-  const code = (error as { code?: string })?.code;
-  if (options.json) io.stdout(`${JSON.stringify({ error: describeError(error), ...(code ? { code } : {}) })}\n`);
+  if (options.json) io.stdout(`${JSON.stringify(errorDocument(error))}\n`);
   else io.stderr(`vector: ${describeError(error)}\n`);
   return HermesMemoryError.isInstance(error) ? 1 : 2;
 }
@@ -296,10 +296,13 @@ export async function runForget(ctx: VectorCliContext, id: string | undefined, o
       }
       return { erased: await p.forgetWhere(scope) };
     });
+    if (oneId && result.erased === 0) {
+      throw new HermesMemoryError({ code: "ITEM_NOT_FOUND", message: `No item with id ${id}; nothing was erased. \`hermes-memory vector search <words>\` shows stored items and their ids.` });
+    }
     if (options.json) io.stdout(`${JSON.stringify(result)}\n`);
     else if ("cancelled" in result) io.stdout("Cancelled; nothing was erased.\n");
     else io.stdout(result.erased === 0 ? "No matching items.\n" : `Erased ${result.erased} items.\n`);
-    return oneId && result.erased === 0 ? 1 : 0;
+    return 0;
   } catch (error) {
     return fail(io, options, error);
   }

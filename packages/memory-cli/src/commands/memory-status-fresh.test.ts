@@ -1,23 +1,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CLI_DIR, parseJson, runCli, tempDir, writeFiles } from "../test-support/cli-harness.js";
+import { parseJson, projectWithProvider, runCli, tempDir } from "../test-support/cli-harness.js";
 
 /** Every file and folder under `dir` (relative paths, sorted). */
 function tree(dir: string): string[] {
   return (fs.readdirSync(dir, { recursive: true }) as string[]).sort();
-}
-
-/**
- * A project depending on one reference provider, linked from this repository (the CLI's own
- * package.json lists only the SQLite provider).
- */
-function projectWith(root: string, pkg: string, folder: string): string {
-  const project = path.join(root, "project");
-  writeFiles(project, { "package.json": { name: "host", private: true, dependencies: { [pkg]: "*" } } });
-  fs.mkdirSync(path.join(project, "node_modules", "@hermes"), { recursive: true });
-  fs.symlinkSync(path.resolve(CLI_DIR, "../../providers", folder), path.join(project, "node_modules", pkg), "dir");
-  return project;
 }
 
 describe("memory status right after setup, before the agent stored anything", { timeout: 60_000 }, () => {
@@ -36,7 +24,7 @@ describe("memory status right after setup, before the agent stored anything", { 
     ["vector", "@hermes/memory-vector"],
   ] as const) {
     it(`${provider}: says nothing is stored yet and where it will be, and creates no file`, async () => {
-      const cwd = projectWith(root, pkg, provider);
+      const cwd = projectWithProvider(root, pkg, provider);
       const setup = await runCli(["--hermes-home", home, "memory", "setup", provider, "--yes"], { cwd });
       expect(setup.code, setup.stderr).toBe(0);
       const before = tree(home);

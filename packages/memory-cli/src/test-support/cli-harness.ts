@@ -224,3 +224,16 @@ export function parseJson<T = any>(result: RunResult): T {
     throw new Error(`stdout is not JSON (${String(error)}):\n${result.stdout}\nstderr:\n${result.stderr}`);
   }
 }
+
+/**
+ * A project folder under `root` depending on one of this repository's reference providers
+ * (`providers/<folder>`), linked into its node_modules; the CLI's own package.json lists only the
+ * SQLite provider.
+ */
+export function projectWithProvider(root: string, pkg: string, folder: string): string {
+  const project = path.join(root, "project");
+  writeFiles(project, { "package.json": { name: "host", private: true, dependencies: { [pkg]: "*" } } });
+  fs.mkdirSync(path.dirname(path.join(project, "node_modules", pkg)), { recursive: true });
+  fs.symlinkSync(path.resolve(CLI_DIR, "../../providers", folder), path.join(project, "node_modules", pkg), "dir");
+  return project;
+}
