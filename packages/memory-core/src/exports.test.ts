@@ -172,6 +172,7 @@ describe("@hermes/memory-core exports", () => {
       "PrefetchOptions",
       "ProviderCliContext",
       "ProviderCliIo",
+      "ProviderCliProgress",
       "ProviderConfigOf",
       "ProviderConfigOptions",
       "ProviderConfigSources",

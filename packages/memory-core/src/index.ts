@@ -76,6 +76,7 @@ export {
   type MemoryProviderRegistrationContext,
   type ProviderCliContext,
   type ProviderCliIo,
+  type ProviderCliProgress,
   type RegisterCli,
 } from "./plugin-seam.js";
 

@@ -34,6 +34,7 @@ function lineIo(host: ProviderCliIo): CommandIo {
       return host.isTTY;
     },
     ...(host.confirm ? { confirm: (question: string) => host.confirm!(question) } : {}),
+    ...(host.progress ? { progress: (label: string) => host.progress!(label) } : {}),
   };
 }
 
