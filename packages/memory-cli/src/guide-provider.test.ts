@@ -22,7 +22,8 @@ describe("the guide's example provider as a folder plugin", { timeout: 60_000 },
   function session(mode: "write" | "read", sessionId: string, env: NodeJS.ProcessEnv = childEnv()): { providers: string[]; recalled: string } {
     const script = path.join(root, "host.mjs");
     fs.writeFileSync(script, guideHostScript(CORE_URL));
-    const out = execFileSync(process.execPath, [script, mode, home, sessionId], { cwd: root, env, encoding: "utf8" });
+    // stderr is kept (a failure's message carries it) rather than passed through to the test run.
+    const out = execFileSync(process.execPath, [script, mode, home, sessionId], { cwd: root, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
     return JSON.parse(out.trim().split("\n").pop()!) as { providers: string[]; recalled: string };
   }
 

@@ -1,5 +1,5 @@
-import { Command, CommanderError, Option } from "commander";
-import { HermesMemoryError, describeError } from "@hermes/memory-core";
+import { Command, CommanderError, Option, type OutputConfiguration } from "commander";
+import { HermesMemoryError, closestNames, describeError, errorDocument } from "@hermes/memory-core";
 import { createCliContext } from "./cli-context.js";
 import { processIo, type CliIo } from "./cli-io.js";
 import { ExitCode } from "./exit-codes.js";
@@ -49,11 +49,7 @@ export async function createProgram(io: CliIo, args: string[]): Promise<Command>
     .option("--json", "print machine-readable JSON instead of text")
     .option("--no-color", "disable colours (also NO_COLOR)")
     .showSuggestionAfterError(true)
-    .configureOutput({
-      writeOut: (s) => io.stdout.write(s),
-      writeErr: (s) => io.stderr.write(s),
-      outputError: (s, write) => write(`${CLI_NAME}: ${oneLine(s.replace(/^error:\s*/i, ""))}\n`),
-    })
+    .configureOutput(commandOutput(io, wantsJson(args)))
     .exitOverride();
 
   registerPluginsCommands(program, io);
@@ -69,18 +65,57 @@ export async function createProgram(io: CliIo, args: string[]): Promise<Command>
     const ctx = createCliContext(io, { ...pre, json: args.includes("--json"), color: !args.includes("--no-color") });
     await registerProviderCommands(program, io, ctx, pre.operand);
   }
-  for (const command of program.commands) inheritExitOverride(command, io);
+  for (const command of program.commands) inheritExitOverride(command, io, wantsJson(args));
   return program;
 }
 
-function inheritExitOverride(command: Command, io: CliIo): void {
-  command.exitOverride();
-  command.configureOutput({
+/** True when the command line asks for `--json` (before a `--` that ends the options). */
+function wantsJson(args: readonly string[]): boolean {
+  const end = args.indexOf("--");
+  return (end === -1 ? args : args.slice(0, end)).includes("--json");
+}
+
+/**
+ * Where commander writes. Its own errors (unknown command or option, missing argument) are one
+ * line on stderr; under `--json` they are left to `runCli`, which prints them as the JSON error
+ * document on stdout.
+ */
+function commandOutput(io: CliIo, json: boolean): OutputConfiguration {
+  return {
     writeOut: (s) => io.stdout.write(s),
     writeErr: (s) => io.stderr.write(s),
-    outputError: (s, write) => write(`${CLI_NAME}: ${oneLine(s.replace(/^error:\s*/i, ""))}\n`),
-  });
-  for (const sub of command.commands) inheritExitOverride(sub, io);
+    outputError: (s, write) => {
+      if (!json) write(`${CLI_NAME}: ${commanderMessage(s)}\n`);
+    },
+  };
+}
+
+/** Commander's error text as one line, without its `error:` prefix. */
+function commanderMessage(text: string): string {
+  return oneLine(text.replace(/^error:\s*/i, ""));
+}
+
+function inheritExitOverride(command: Command, io: CliIo, json: boolean): void {
+  command.exitOverride();
+  command.configureOutput(commandOutput(io, json));
+  command.hook("preSubcommand", refuseUnknownSubcommand);
+  for (const sub of command.commands) inheritExitOverride(sub, io, json);
+}
+
+/**
+ * A word in a subcommand's place that names none (`memory stauts`) is an unknown command, with
+ * the closest names suggested as for a top-level typo. Commander would hand it to the default
+ * subcommand (`memory` runs `status`), which takes no arguments and could only say "too many
+ * arguments"; a default subcommand that takes arguments still receives it.
+ */
+function refuseUnknownSubcommand(parent: Command, sub: Command): void {
+  const word = parent.args[0];
+  if (word === undefined || word.startsWith("-") || sub.registeredArguments.length > 0) return;
+  const names = parent.commands.flatMap((c) => [c.name(), ...c.aliases()]);
+  if (names.includes(word)) return;
+  const close = closestNames(word, names);
+  const meant = close.length === 0 ? "" : `\n(Did you mean ${close.length > 1 ? `one of ${close.join(", ")}` : close[0]}?)`;
+  parent.error(`error: unknown command '${word}'${meant}`, { code: "commander.unknownCommand" });
 }
 
 /** Exit code for an error a command threw (see `ExitCode`). */
@@ -94,11 +129,47 @@ export function exitCodeFor(error: unknown): number {
   return ExitCode.internalError;
 }
 
+/** Stable codes of commander's usage errors (the JSON error document's `code`). */
+function commanderCode(error: CommanderError): string {
+  if (error.code === "commander.unknownCommand") return "UNKNOWN_COMMAND";
+  if (error.code === "commander.unknownOption") return "UNKNOWN_OPTION";
+  return "INVALID_ARGUMENT";
+}
+
+/**
+ * Report a failed command and return its exit code. Under `--json` the report is the JSON error
+ * document on stdout, whatever failed (a usage error, a typed error, a bug); otherwise one line
+ * on stderr. Commander has already printed its own errors and help in text mode.
+ */
+function reportFailure(io: CliIo, error: unknown, json: boolean): number {
+  const code = exitCodeFor(error);
+  if (error instanceof CommanderError) {
+    if (json && code !== ExitCode.ok) {
+      // A command group called without its subcommand prints its help (on stderr) as the "error".
+      const message = error.code === "commander.help" ? "a subcommand is missing; the help printed on stderr lists them" : commanderMessage(error.message);
+      io.stdout.write(`${JSON.stringify({ error: { code: commanderCode(error), message } })}\n`);
+    }
+    return code;
+  }
+  if (json) {
+    io.stdout.write(`${JSON.stringify(errorDocument(error))}\n`);
+  } else if (code === ExitCode.userError) {
+    io.stderr.write(`${CLI_NAME}: ${oneLine(describeError(error))}\n`);
+  } else {
+    io.stderr.write(
+      `${CLI_NAME}: internal error: ${oneLine(describeError(error))}. This is a bug; rerun with HERMES_MEMORY_DEBUG=1 for details and report it.\n`,
+    );
+  }
+  if (code === ExitCode.internalError && io.env.HERMES_MEMORY_DEBUG && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`);
+  return code;
+}
+
 /**
  * Run the CLI: parse `args` (without node and script), run the command, and return the exit code.
  * User errors print one line on stderr (`hermes-memory: <what went wrong and what to do>`) and
  * return 1; unexpected failures print `internal error` and return 2 (stack with
- * `HERMES_MEMORY_DEBUG=1`). Never calls `process.exit`.
+ * `HERMES_MEMORY_DEBUG=1`). With `--json` every failure is instead one JSON document on stdout,
+ * `{"error": {"code": …, "message": …}}`, with the same exit codes. Never calls `process.exit`.
  */
 export async function runCli(args: string[], io: CliIo = processIo()): Promise<number> {
   try {
@@ -110,17 +181,6 @@ export async function runCli(args: string[], io: CliIo = processIo()): Promise<n
     await program.parseAsync(args, { from: "user" });
     return ExitCode.ok;
   } catch (error) {
-    const code = exitCodeFor(error);
-    // Commander already printed its own message (or the help).
-    if (error instanceof CommanderError) return code;
-    if (code === ExitCode.userError) {
-      io.stderr.write(`${CLI_NAME}: ${oneLine(describeError(error))}\n`);
-    } else {
-      io.stderr.write(
-        `${CLI_NAME}: internal error: ${oneLine(describeError(error))}. This is a bug; rerun with HERMES_MEMORY_DEBUG=1 for details and report it.\n`,
-      );
-      if (io.env.HERMES_MEMORY_DEBUG && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`);
-    }
-    return code;
+    return reportFailure(io, error, wantsJson(args));
   }
 }

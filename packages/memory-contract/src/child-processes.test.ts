@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterEach, describe, expect, it, onTestFinished } from "vitest";
+import { afterEach, describe, expect, it, onTestFinished, vi } from "vitest";
 import { ChildProcessWatch, RUN_MARKER_ENV } from "./child-processes.js";
 
 const started: number[] = [];
@@ -48,10 +48,23 @@ describe.runIf(process.platform === "linux")("ChildProcessWatch", () => {
       onTestFinished(() => fs.rmSync(daemonDir, { recursive: true, force: true }));
       const daemonPidFile = path.join(daemonDir, "pid");
       spawn("sh", ["-c", `sleep 300 & echo $! > ${daemonPidFile}`], { stdio: "ignore" });
-      for (let i = 0; i < 100 && !fs.existsSync(daemonPidFile); i++) await new Promise((r) => setTimeout(r, 20));
-      await new Promise((r) => setTimeout(r, 100));
-      const daemon = Number(fs.readFileSync(daemonPidFile, "utf8"));
+      // The pid file exists before the shell has written the pid into it.
+      const daemon = await vi.waitFor(
+        () => {
+          const text = fs.readFileSync(daemonPidFile, "utf8").trim();
+          if (!/^\d+$/.test(text)) throw new Error(`the pid file holds ${JSON.stringify(text)} so far`);
+          return Number(text);
+        },
+        { timeout: 10_000, interval: 20 },
+      );
       started.push(daemon);
+      // Looked for once each runs `sleep` (a process is its parent's copy until it has exec'd).
+      await vi.waitFor(
+        () => {
+          for (const pid of [detached, ownEnv, daemon]) expect(fs.readFileSync(`/proc/${pid}/cmdline`, "latin1"), `pid ${pid}`).toBe("sleep\u0000300\u0000");
+        },
+        { timeout: 10_000, interval: 20 },
+      );
       const left = watch.leftovers().map((l) => l.entry.pid);
       expect(left).toEqual(expect.arrayContaining([detached, ownEnv, daemon]));
       expect(left).not.toContain(before);

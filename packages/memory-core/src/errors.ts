@@ -132,6 +132,27 @@ export function describeError(error: unknown): string {
   }
 }
 
+/** What a command prints on stdout when it fails under `--json` (see `errorDocument`). */
+export interface ErrorDocument {
+  error: { code: string; message: string };
+}
+
+/**
+ * The one JSON document of a failed command under `--json`, for the `hermes-memory` CLI and the
+ * provider subcommands it hosts alike, so a script reads every failure the same way: a
+ * `HermesMemoryError`'s code and message, or `INTERNAL_ERROR` with the text of anything else (a
+ * bug). Never throws.
+ */
+export function errorDocument(error: unknown): ErrorDocument {
+  let code = "INTERNAL_ERROR";
+  try {
+    if (HermesMemoryError.isInstance(error) && typeof error.code === "string" && error.code !== "") code = error.code;
+  } catch {
+    // A thrown value whose code cannot be read (a throwing getter, a Proxy) has none.
+  }
+  return { error: { code, message: describeError(error) } };
+}
+
 /** Characters of a text value `describeValue` quotes before cutting it. */
 const DESCRIBED_TEXT_CHARS = 40;
 

@@ -17,9 +17,12 @@ export {
   CheckpointUnavailableError,
   describeError,
   describeValue,
+  errorDocument,
+  type ErrorDocument,
   type HermesMemoryErrorCode,
   type HermesMemoryErrorOptions,
 } from "./errors.js";
+export { closestNames } from "./closest-names.js";
 
 // --- the provider contract ---------------------------------------------------------------------
 export {
@@ -73,6 +76,7 @@ export {
   type MemoryProviderRegistrationContext,
   type ProviderCliContext,
   type ProviderCliIo,
+  type ProviderCliProgress,
   type RegisterCli,
 } from "./plugin-seam.js";
 

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { boundedCall, formatSeconds } from "./bounded-call.js";
+import { closestNames } from "./closest-names.js";
 import { HermesMemoryError } from "./errors.js";
 import { describeProviderError, readProviderName } from "./plugin-describe.js";
 import { readConfig, type HermesConfig } from "./config/config-file.js";
@@ -80,9 +81,11 @@ function notFound(name: string, discovery: DiscoveryResult): HermesMemoryError {
   const found = discovery.providers.map((p) => p.name).sort();
   const refused = discovery.problems.filter((p) => p.name === name);
   const refusedText = refused.length > 0 ? ` A provider named '${name}' was found but refused: ${refused.map((p) => `${p.message} — ${p.remedy}`).join("; ")}.` : "";
+  const close = closestNames(name, found);
+  const meant = close.length > 0 ? ` Did you mean ${close.map((n) => `'${n}'`).join(" or ")}?` : "";
   return new HermesMemoryError({
     code: "PROVIDER_NOT_FOUND",
-    message: `Memory provider '${name}' not found (searched ${describeSearchedLocations(discovery.searched)}; found: ${found.join(", ") || "none"}).${refusedText} Install it with \`npm install <package>\` or \`hermes-memory plugins add <package>\`, or put it in ${path.join("$HERMES_HOME", "plugins", name)}/.`,
+    message: `Memory provider '${name}' not found.${meant} (Searched ${describeSearchedLocations(discovery.searched)}; found: ${found.join(", ") || "none"}).${refusedText} Install it with \`npm install <package>\` or \`hermes-memory plugins add <package>\`, or put it in ${path.join("$HERMES_HOME", "plugins", name)}/.`,
   });
 }
 

@@ -39,7 +39,9 @@ describe("syncAll", () => {
     const started = performance.now();
     mgr.syncAll("remember this", "ok", { sessionId: "s1" });
     const elapsed = performance.now() - started;
-    expect(elapsed).toBeLessThan(20);
+    // Well before the provider's 2 s write: it was queued, not awaited (a bound of a few ms would
+    // measure the machine's load, not the queue).
+    expect(elapsed).toBeLessThan(1000);
     expect(written).toEqual([]);
     expect(await mgr.flushPending(10_000)).toBe(true);
     expect(written).toEqual(["remember this"]);

@@ -71,6 +71,21 @@ export interface ProviderCliIo {
    * a confirmation must then refuse unless the user passed `--yes`.
    */
   confirm?(question: string): Promise<boolean>;
+  /**
+   * Start a progress bar labelled `label` for a long command (an import, a migration, a
+   * reindex), drawn by the host on standard error. Absent when the host draws none (not a
+   * terminal, `--json`, or a host without bars): run without one. Call `stop()` when the work
+   * ends, also when it fails; the bar is then erased.
+   */
+  progress?(label: string): ProviderCliProgress;
+}
+
+/** A progress bar the host draws for a provider command (`ProviderCliIo.progress`). */
+export interface ProviderCliProgress {
+  /** `done` of `total` items are finished (`total` may grow as the command learns more). */
+  update(done: number, total: number): void;
+  /** The work ended (finished or failed): erase the bar. Idempotent. */
+  stop(): void;
 }
 
 /**

@@ -271,7 +271,9 @@ export abstract class MemoryProvider {
 
   /**
    * Inspection-only initialisation (status screens, tooling): load static state without network
-   * calls or background work. Defaults to `initialize`.
+   * calls or background work, and create nothing: when the provider's storage does not exist yet,
+   * leave it absent and let `stats()` report no items (a fresh setup has nothing stored; that is
+   * not an error). Defaults to `initialize`.
    */
   initializeForInspection(sessionId: string, ctx: InitContext): MaybePromise<void> {
     return this.initialize(sessionId, ctx);

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { until } from "@hermes/test-support";
 import { BatchingWriter } from "./batching-writer.js";
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("BatchingWriter", () => {
   it("returns from push at once and writes in batches in the background", async () => {
@@ -9,7 +8,7 @@ describe("BatchingWriter", () => {
     const w = new BatchingWriter<number>({ write: (b) => void batches.push([...b]), batchSize: () => 3 });
     for (let i = 0; i < 7; i++) w.push(i);
     expect(batches).toEqual([]);
-    await sleep(30);
+    await until(() => batches.length >= 3);
     expect(batches).toEqual([[0, 1, 2], [3, 4, 5], [6]]);
     expect(w.length).toBe(0);
   });
@@ -28,7 +27,7 @@ describe("BatchingWriter", () => {
       isTransient: (e) => (e as { code?: string }).code === "SQLITE_BUSY",
     });
     w.push(1);
-    await sleep(80);
+    await until(() => calls.length >= 2);
     // The background tick failed as busy and was retried by a later tick.
     expect(calls).toEqual([[[1], true], [[1], true]]);
     w.push(2);
@@ -55,8 +54,7 @@ describe("BatchingWriter", () => {
     });
     w.push(1);
     w.push(2);
-    await sleep(30);
-    expect(events).toContain("retry");
+    await until(() => events.includes("retry"));
     await expect(w.flush()).rejects.toThrow("2 queued");
     fail = false;
     await w.flush();

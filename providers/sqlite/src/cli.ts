@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { describeError, type ProviderCliContext, type ProviderCliIo } from "@hermes/memory-core";
+import { HermesMemoryError, describeError, errorDocument, type ProviderCliContext, type ProviderCliIo } from "@hermes/memory-core";
 import {
   doctorCommand,
   exportCommand,
@@ -34,15 +34,17 @@ function lineIo(host: ProviderCliIo): CommandIo {
       return host.isTTY;
     },
     ...(host.confirm ? { confirm: (question: string) => host.confirm!(question) } : {}),
+    ...(host.progress ? { progress: (label: string) => host.progress!(label) } : {}),
   };
 }
 
 /**
  * Add the provider's subcommands to `command` (the host creates `hermes-memory sqlite`): stats,
- * search, list, forget, purge, export, import, migrate, vacuum, doctor — each with `--json`. Failures print the
- * error's message and set `process.exitCode = 1`, as do `forget` erasing nothing, `doctor` finding
- * problems and `import` refusing lines (the valid lines are still imported); nothing here calls
- * `process.exit`.
+ * search, list, forget, purge, export, import, migrate, vacuum, doctor — each with `--json`. A failure
+ * prints the error's message on stderr, or under `--json` core's `errorDocument` on stdout, and sets
+ * `process.exitCode` to 1 (2 for an untyped error: a bug); a scope `forget` erasing nothing,
+ * `doctor` finding problems and `import` refusing lines (the valid lines are still imported) print
+ * their report and set 1; nothing here calls `process.exit`.
  */
 export function registerCli(command: Command, context: CliContext): void {
   const io = context.io ? lineIo(context.io) : processIo;
@@ -54,8 +56,12 @@ export function registerCli(command: Command, context: CliContext): void {
         const result = await fn(...args);
         if (failed?.(result)) process.exitCode = 1;
       } catch (error) {
-        io.stderr(`hermes-memory ${context.providerName}: ${describeError(error)}`);
-        process.exitCode = 1;
+        // Under --json (the host's or the subcommand's own) a failure is the JSON error document on
+        // stdout, as for the host's commands; otherwise one line on stderr.
+        const command = args[args.length - 1] as Command | undefined;
+        if (context.json === true || command?.opts?.()?.json === true) io.stdout(JSON.stringify(errorDocument(error)));
+        else io.stderr(`hermes-memory ${context.providerName}: ${describeError(error)}`);
+        process.exitCode = HermesMemoryError.isInstance(error) ? 1 : 2;
       }
     };
 

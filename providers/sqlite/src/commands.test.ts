@@ -61,7 +61,7 @@ describe("CLI commands", () => {
     const items = await listCommand(ctx, { json: true });
     expect(items.map((i) => i.kind)).toEqual(["checkpoint", "turn", "fact"]);
     expect(await forgetCommand(ctx, items[0]!.id)).toEqual({ id: items[0]!.id, erased: 1, forgotten: true });
-    expect(await forgetCommand(ctx, items[0]!.id)).toEqual({ id: items[0]!.id, erased: 0, forgotten: false });
+    await expect(forgetCommand(ctx, items[0]!.id)).rejects.toMatchObject({ code: "ITEM_NOT_FOUND", message: expect.stringContaining(`No item with id ${items[0]!.id}`) });
     expect((await listCommand(ctx, { kind: "checkpoint" })).length).toBe(0);
   });
 

@@ -1,4 +1,3 @@
-import cliProgress from "cli-progress";
 import { HermesMemoryError, type ForgetScope, type MemoryFilter, type MemoryHit, type MemoryKind, type ProviderCliIo } from "@hermes/memory-core";
 import { MEMORY_ITEM_KINDS, checkJsonlTarget, parseForgetScope, parseMemoryFilter, parseMemoryItem, readJsonlFileSync, toEpochMs, writeJsonlFile } from "@hermes/memory-provider-kit";
 import { itemDigest, undatedTurnDigest, type DoctorReport, type ExportRecord, type NewItem, type StoredItem } from "./memory-store.js";
@@ -214,9 +213,14 @@ export async function forgetCommand(ctx: CommandContext, id: string | undefined,
     if (options.compact) out.compact = p.memoryStore!.compact();
     return out;
   });
-  if (oneId) result.id = parsed.ids![0]!;
+  if (oneId) {
+    result.id = parsed.ids![0]!;
+    if (!result.forgotten) {
+      throw new HermesMemoryError({ code: "ITEM_NOT_FOUND", message: `No item with id ${result.id}; nothing was erased. \`hermes-memory sqlite list\` shows the stored items and their ids.` });
+    }
+  }
   emit(ctx, options, result, () => {
-    const what = oneId ? (result.forgotten ? `Forgot item ${result.id}.` : `No item with id ${result.id}.`) : `Erased ${result.erased} item(s).`;
+    const what = oneId ? `Forgot item ${result.id}.` : `Erased ${result.erased} item(s).`;
     const compacted = result.compact
       ? ` Compacted: ${formatBytes(result.compact.beforeBytes)} → ${formatBytes(result.compact.afterBytes)}${result.compact.walTruncated ? "" : " (the WAL is in use by another process; run again when the agent is idle)"}.`
       : "";
@@ -268,16 +272,17 @@ export interface ImportResult {
  * Idempotent: records whose digest is already stored are skipped (a record without a digest gets
  * the one the store would give it; a turn without a creation time gets `undatedTurnDigest`).
  * `imported` counts the items this run stored: records stored meanwhile by another process (two
- * imports of one file at once) count as skipped. Shows a progress bar on a TTY unless `--json`.
+ * imports of one file at once) count as skipped. Shows the host's progress bar (`io.progress`) unless `--json`.
  */
 export async function importCommand(ctx: CommandContext, file: string, options: JsonOption = {}): Promise<ImportResult> {
   const lines = readJsonlFileSync(file, "hermes-memory sqlite export");
   const result: ImportResult = { imported: 0, skipped: 0, invalid: 0, errors: [] };
-  const showBar = !options.json && io(ctx).isTTY;
-  const bar = showBar ? new cliProgress.SingleBar({ clearOnComplete: true, hideCursor: true }, cliProgress.Presets.shades_classic) : undefined;
+  // The host draws the bar (and erases it, also when the import fails); none under --json.
+  const bar = options.json ? undefined : io(ctx).progress?.("Importing");
+  let done = 0;
   await withProvider(ctx, (p) => {
     const store = p.memoryStore!;
-    bar?.start(lines.length, 0);
+    bar?.update(0, lines.length);
     let batch: NewItem[] = [];
     let turnDigests: Set<string> | undefined;
     const seen = new Set<string>();
@@ -307,11 +312,10 @@ export async function importCommand(ctx: CommandContext, file: string, options: 
         batch.push(item);
         if (batch.length >= 500) commit();
       }
-      bar?.increment();
+      bar?.update(++done, lines.length);
     }
     commit();
-    bar?.stop();
-  });
+  }).finally(() => bar?.stop());
   emit(ctx, options, result, () =>
     [`Imported ${result.imported} item(s), skipped ${result.skipped} already present, ${result.invalid} invalid.`, ...result.errors].join("\n"),
   );
@@ -377,7 +381,7 @@ export interface MigrateResult {
 }
 
 /**
- * `migrate`: bring the database to this package's schema now, with a progress bar on a TTY (unless
+ * `migrate`: bring the database to this package's schema now, with the host's progress bar (unless
  * `--json`), instead of on the agent's first open. Every item is kept; a database that is already
  * current is left alone, and one without a file is not created.
  */
@@ -391,21 +395,13 @@ export async function migrateCommand(ctx: CommandContext, options: JsonOption = 
     emit(ctx, options, result, () => `No SQLite memory database at ${file}: nothing to migrate.`);
     return result;
   }
-  const showBar = !options.json && io(ctx).isTTY;
-  const bar = showBar ? new cliProgress.SingleBar({ clearOnComplete: true, hideCursor: true }, cliProgress.Presets.shades_classic) : undefined;
-  let barStarted = false;
+  const bar = options.json ? undefined : io(ctx).progress?.("Migrating");
   let db: ReturnType<typeof openDatabase>;
   try {
-    db = openDatabase(file, {
-      onMigrationProgress: (done, total) => {
-        if (!barStarted) bar?.start(total, 0);
-        barStarted = true;
-        bar?.update(done);
-      },
-    });
+    db = openDatabase(file, { onMigrationProgress: (done, total) => bar?.update(done, total) });
   } finally {
-    // Also when the migration fails: the bar hides the cursor until stopped.
-    if (barStarted) bar?.stop();
+    // Also when the migration fails: the host erases the bar and shows the cursor again.
+    bar?.stop();
   }
   try {
     result.toVersion = Number(db.pragma("user_version", { simple: true }));

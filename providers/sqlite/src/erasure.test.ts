@@ -65,7 +65,8 @@ describe("forgetWhere", () => {
     expect(copies(db, "zanzibarquux")).toEqual({ content: 2, context: 2, fts: 4 });
     // A queued recall holding the secret.
     provider.queuePrefetch("locker code", { sessionId: "sa" });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The queued recall runs on an immediate; one set after it runs after it.
+    await new Promise((resolve) => setImmediate(resolve));
     expect(provider.prefetch("locker code", { sessionId: "sa" })).toContain("zanzibarquux");
 
     expect(provider.forgetWhere({ userId: "a" })).toBe(4);

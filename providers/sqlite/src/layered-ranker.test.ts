@@ -241,12 +241,15 @@ describe("LayeredRanker", () => {
     const ranker = new LayeredRanker(db, BM25_WEIGHTS);
     const steps = vi.spyOn(ranker, "warmLengths");
     const errors: unknown[] = [];
+    const secondWanted = vi.fn(() => true);
     ranker.warmInBackground(() => true, (error) => errors.push(error));
-    ranker.warmInBackground(() => true, (error) => errors.push(error));
+    ranker.warmInBackground(secondWanted, (error) => errors.push(error));
     // Nothing is read on the caller's turn of the event loop.
     expect(steps).not.toHaveBeenCalled();
     await vi.waitFor(() => expect(steps.mock.results.at(-1)?.value).toBe(true));
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    // A second chain would have taken its first step right after the first chain's (timers of one
+    // delay run in the order they were set), long before the first chain's last step.
+    expect(secondWanted).not.toHaveBeenCalled();
     // 5,000 rows at 2,000 per step: three steps, the last one short; the second call started no chain.
     expect(steps.mock.results.map((r) => r.value)).toEqual([false, false, true]);
     expect(errors).toEqual([]);
@@ -257,8 +260,14 @@ describe("LayeredRanker", () => {
     store.insertMany(Array.from({ length: 5000 }, (_, i) => ({ kind: "fact" as const, content: `note ${i}` })));
     const ranker = new LayeredRanker(db, BM25_WEIGHTS);
     const steps = vi.spyOn(ranker, "warmLengths");
-    ranker.warmInBackground(() => steps.mock.calls.length < 1, () => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    // The chain asks before every step; once told no, it ends in that step and sets no timer.
+    let toldToStop = false;
+    ranker.warmInBackground(() => {
+      const wanted = steps.mock.calls.length < 1;
+      if (!wanted) toldToStop = true;
+      return wanted;
+    }, () => undefined);
+    await until(() => toldToStop, 30_000);
     expect(steps).toHaveBeenCalledTimes(1);
     // A later call starts a new chain, which goes on from where the last one stopped.
     const failure = new Error("disk I/O error");
@@ -267,8 +276,9 @@ describe("LayeredRanker", () => {
     });
     const errors: unknown[] = [];
     ranker.warmInBackground(() => true, (error) => errors.push(error));
+    // The failing step reports and ends the chain in the same step (no timer set after it); the
+    // new chain below could not start while this one ran.
     await vi.waitFor(() => expect(errors).toEqual([failure]));
-    await new Promise((resolve) => setTimeout(resolve, 60));
     expect(steps).toHaveBeenCalledTimes(2);
     ranker.warmInBackground(() => true, (error) => errors.push(error));
     await vi.waitFor(() => expect(steps.mock.results.at(-1)?.value).toBe(true));

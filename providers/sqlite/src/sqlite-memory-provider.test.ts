@@ -398,7 +398,8 @@ describe("onMemoryWrite mirrors built-in writes", () => {
     p.queuePrefetch("hazelnuts allergy", { sessionId: "s1" });
     await until(() => p.prefetch("hazelnuts allergy", { sessionId: "s1" }).includes("hazelnuts"));
     p.queuePrefetch("hazelnuts allergy", { sessionId: "s1" });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The queued recall runs on an immediate; one set after it runs after it.
+    await new Promise((resolve) => setImmediate(resolve));
     p.onMemoryWrite("remove", "user", "", { previousContent: "Allergic to hazelnuts" });
     expect(p.prefetch("hazelnuts allergy", { sessionId: "s1" })).not.toContain("hazelnuts");
   });

@@ -98,6 +98,8 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   private readonly logger: Logger;
   private config: ResolvedSqliteConfig | undefined;
   private store: MemoryStore | undefined;
+  /** Set by an inspection that found no database file: nothing is stored there yet. */
+  private nothingStoredAt: string | undefined;
   private hermesHome: string | undefined;
   private sessionId = "";
   private ctx: InitContext | undefined;
@@ -163,7 +165,11 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     await this.open(sessionId, ctx, false);
   }
 
-  /** Open the existing database read-only (no file is created, no schema is changed). */
+  /**
+   * Open the existing database read-only (no file is created, no schema is changed). Without a
+   * database file there is nothing stored yet: `stats()` then reports no items at the path the
+   * database will have.
+   */
   override async initializeForInspection(sessionId: string, ctx: InitContext): Promise<void> {
     await this.open(sessionId, ctx, true);
   }
@@ -182,7 +188,10 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     /** Why the writable open failed, when the database was opened read-only instead. */
     let writeFailure: unknown;
     if (inspection) {
-      if (!fs.existsSync(config.path)) return;
+      if (!fs.existsSync(config.path)) {
+        this.nothingStoredAt = config.path;
+        return;
+      }
       db = await openDatabaseAsync(config.path, { readonly: true });
     } else {
       try {
@@ -526,6 +535,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
       // Closing twice or after a failed open is harmless.
     }
     this.store = undefined;
+    this.nothingStoredAt = undefined;
     this.prefetchCache.clear();
   }
 
@@ -649,8 +659,14 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     }
   }
 
-  /** Counts, database path (`location`), size, plus `pending` (queued, not yet written). */
+  /**
+   * Counts, database path (`location`), size, plus `pending` (queued, not yet written). After an
+   * inspection that found no database: no items, at the path the database will have.
+   */
   stats(): MemoryStats {
+    if (!this.store && this.nothingStoredAt !== undefined) {
+      return { items: 0, byKind: { turn: 0, fact: 0, checkpoint: 0 }, sessions: 0, location: this.nothingStoredAt, sizeBytes: 0, pending: this.writer.length };
+    }
     return { ...this.requireStore().stats(), pending: this.writer.length };
   }
 

@@ -50,7 +50,7 @@ describe("vector import: paths that are not JSON Lines files", () => {
     const home = tempHome();
     let io = capture();
     expect(await runImport(ctxFor(home), path.join(home, "missing.jsonl"), { json: true }, io)).toBe(1);
-    expect(JSON.parse(io.out)).toMatchObject({ code: "INVALID_ARGUMENT", error: expect.stringMatching(/^Cannot read .*missing\.jsonl \(ENOENT.*Pass a JSONL file written by `hermes-memory vector export`/) });
+    expect(JSON.parse(io.out)).toEqual({ error: { code: "INVALID_ARGUMENT", message: expect.stringMatching(/^Cannot read .*missing\.jsonl \(ENOENT.*Pass a JSONL file written by `hermes-memory vector export`/) } });
     io = capture();
     expect(await runImport(ctxFor(home), home, {}, io)).toBe(1);
     expect(io.err).toMatch(/^vector: Cannot read .*: it is a directory\. Pass a JSONL file/);
@@ -61,7 +61,7 @@ describe("vector import: paths that are not JSON Lines files", () => {
     const result = await importInChild(home, "/dev/zero");
     expect(result.timedOut).toBe(false);
     expect(result.code).toBe(1);
-    expect(JSON.parse(result.out)).toMatchObject({ code: "INVALID_ARGUMENT", error: expect.stringMatching(/^Cannot read \/dev\/zero: it is not a regular file/) });
+    expect(JSON.parse(result.out)).toEqual({ error: { code: "INVALID_ARGUMENT", message: expect.stringMatching(/^Cannot read \/dev\/zero: it is not a regular file/) } });
   });
 
   it.skipIf(!hasMkfifo)("a named pipe is imported completely (it is not read once to count and again to import)", { timeout: 60_000 }, async () => {
@@ -90,7 +90,7 @@ describe("vector export: targets that are not files", () => {
     fs.mkdirSync(dir);
     let io = capture();
     expect(await runExport(ctxFor(home), dir, { json: true }, io)).toBe(1);
-    expect(JSON.parse(io.out)).toMatchObject({ code: "INVALID_ARGUMENT", error: expect.stringMatching(/it is a directory/) });
+    expect(JSON.parse(io.out)).toEqual({ error: { code: "INVALID_ARGUMENT", message: expect.stringMatching(/it is a directory/) } });
     expect(fs.readdirSync(home).filter((n) => n.endsWith(".tmp"))).toEqual([]);
     io = capture();
     expect(await runExport(ctxFor(home), path.join(home, "nowhere", "x.jsonl"), {}, io)).toBe(1);

@@ -82,7 +82,7 @@ describe("vector CLI actions", () => {
     fs.writeFileSync(file, "{not json}\n");
     const io = capture();
     expect(await runImport({ hermesHome: home, providerName: "vector", providerOptions: { env: {} } }, file, { json: true }, io)).toBe(1);
-    expect(JSON.parse(io.out).error).toMatch(/bad.jsonl:1 is not valid JSON/);
+    expect(JSON.parse(io.out).error.message).toMatch(/bad.jsonl:1 is not valid JSON/);
   });
 
   // The caller's metadata becomes a filter column read by SQLite's JSON functions, which refuse a
@@ -97,7 +97,7 @@ describe("vector CLI actions", () => {
     fs.writeFileSync(file, `${JSON.stringify(plain)}\n${JSON.stringify(nested)}\n`);
     const io = capture();
     expect(await runImport({ hermesHome: home, providerName: "vector", providerOptions: { env: {} } }, file, { json: true }, io)).toBe(1);
-    expect(JSON.parse(io.out).error).toMatch(/Import line 2: metadata nests objects or lists more than 64 levels deep/);
+    expect(JSON.parse(io.out).error.message).toMatch(/Import line 2: metadata nests objects or lists more than 64 levels deep/);
     const p = new VectorMemoryProvider({ env: {} });
     await p.initialize("s1", { hermesHome: home });
     try {
@@ -138,6 +138,7 @@ describe("vector CLI actions", () => {
     expect(JSON.parse(io.out)).toEqual({ erased: 1 });
     io = capture();
     expect(await runForget(ctx, single, {}, io)).toBe(1);
+    expect({ out: io.out, err: io.err }).toEqual({ out: "", err: expect.stringMatching(/^vector: No item with id .*; nothing was erased/) });
     io = capture();
     expect(await runForget(ctx, undefined, { tag: ["draft"] }, io)).toBe(1);
     expect(io.err).toMatch(/erase 3 items.*--yes/);

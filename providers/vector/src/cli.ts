@@ -1,14 +1,13 @@
 import type { Command } from "commander";
 import type { ProviderCliContext, ProviderCliIo } from "@hermes/memory-core";
-import cliProgress from "cli-progress";
 import { checkJsonlSource, checkJsonlTarget, countJsonlRecords, readJsonlFile, writeJsonlFile } from "@hermes/memory-provider-kit";
-import { HermesMemoryError, describeError, type ForgetScope, type MemoryKind } from "@hermes/memory-core";
+import { HermesMemoryError, describeError, errorDocument, type ForgetScope, type MemoryKind } from "@hermes/memory-core";
 import fs from "node:fs";
 import path from "node:path";
 import { Outbox } from "./outbox.js";
 import { OUTBOX_FILE, REMOTE_OUTBOX_FILE, VECTOR_DIR, VectorMemoryProvider, type ExportedItem, type ProgressCallback, type VectorMemoryProviderOptions } from "./vector-memory-provider.js";
 
-/** Where CLI actions write, and whether stderr is a terminal (progress bars). Injectable for tests. */
+/** Where CLI actions write, and the host's prompts and progress bars. Injectable for tests. */
 export type CliIo = ProviderCliIo;
 
 /** The context the host CLI passes to `registerCli`. */
@@ -60,37 +59,20 @@ async function withProvider<T>(
   return result;
 }
 
+/** The host's progress bar (`io.progress`; none under `--json` or from a host without bars). */
 function progress(io: CliIo, options: CommonCliOptions, label: string): { update: ProgressCallback; stop(): void } {
-  if (!io.isTTY || options.json) return { update: () => undefined, stop: () => undefined };
-  const bar = new cliProgress.SingleBar(
-    { format: `${label} [{bar}] {value}/{total} items`, stream: process.stderr, hideCursor: true, clearOnComplete: false },
-    cliProgress.Presets.shades_classic,
-  );
-  let started = false;
-  return {
-    update(done, total) {
-      if (!started) {
-        bar.start(total, done);
-        started = true;
-      } else {
-        bar.setTotal(total);
-        bar.update(done);
-      }
-    },
-    stop() {
-      if (started) bar.stop();
-    },
-  };
+  const bar = options.json ? undefined : io.progress?.(label);
+  return { update: (done, total) => bar?.update(done, total), stop: () => bar?.stop() };
 }
 
 /**
  * Exit codes of the vector subcommands (the host CLI's): 0 done; 1 a typed failure with a remedy
  * on stderr (`STORAGE_FAILED`: Pinecone unreachable after retries, disk full, read-only home;
- * `PROVIDER_UNAVAILABLE`, `EMBEDDING_DIMENSION_MISMATCH`, …); 2 an unexpected error.
+ * `PROVIDER_UNAVAILABLE`, `EMBEDDING_DIMENSION_MISMATCH`, `ITEM_NOT_FOUND`, …); 2 an unexpected
+ * error. Under `--json` the failure is core's `errorDocument` on stdout, as for the host's commands.
  */
 function fail(io: CliIo, options: CommonCliOptions, error: unknown): number {
-  const code = (error as { code?: string })?.code;
-  if (options.json) io.stdout(`${JSON.stringify({ error: describeError(error), ...(code ? { code } : {}) })}\n`);
+  if (options.json) io.stdout(`${JSON.stringify(errorDocument(error))}\n`);
   else io.stderr(`vector: ${describeError(error)}\n`);
   return HermesMemoryError.isInstance(error) ? 1 : 2;
 }
@@ -147,7 +129,7 @@ export interface ReindexCliOptions extends CommonCliOptions {
 }
 
 /**
- * `reindex`: re-embed everything into the configured store (progress bar on a TTY). With
+ * `reindex`: re-embed everything into the configured store (the host's progress bar). With
  * `--to remote`: move the sidecar layout's items into the remote Pinecone layout, in the namespace
  * `memory.vector.pinecone_namespace` or `--profile`; safe to re-run, the sidecar is kept.
  */
@@ -219,7 +201,7 @@ async function* readJsonLines(file: string): AsyncGenerator<ExportedItem> {
   }
 }
 
-/** `import <file>`: load an export (re-embedded with the configured embedder; progress bar on a TTY). */
+/** `import <file>`: load an export (re-embedded with the configured embedder; the host's progress bar). */
 export async function runImport(ctx: VectorCliContext, file: string, options: CommonCliOptions = {}, io: CliIo = processIo): Promise<number> {
   const bar = progress(io, options, "Importing");
   try {
@@ -311,10 +293,13 @@ export async function runForget(ctx: VectorCliContext, id: string | undefined, o
       }
       return { erased: await p.forgetWhere(scope) };
     });
+    if (oneId && result.erased === 0) {
+      throw new HermesMemoryError({ code: "ITEM_NOT_FOUND", message: `No item with id ${id}; nothing was erased. \`hermes-memory vector search <words>\` shows stored items and their ids.` });
+    }
     if (options.json) io.stdout(`${JSON.stringify(result)}\n`);
     else if ("cancelled" in result) io.stdout("Cancelled; nothing was erased.\n");
     else io.stdout(result.erased === 0 ? "No matching items.\n" : `Erased ${result.erased} items.\n`);
-    return oneId && result.erased === 0 ? 1 : 0;
+    return 0;
   } catch (error) {
     return fail(io, options, error);
   }

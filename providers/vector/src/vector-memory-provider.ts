@@ -197,6 +197,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   private lastRecallCount = 0;
   private problem = "";
   private closed = false;
+  /** Set by an inspection of a home without a sidecar: nothing is stored there yet. */
+  private nothingStoredAt: string | null = null;
 
   constructor(options: VectorMemoryProviderOptions = {}) {
     super();
@@ -288,6 +290,23 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     this.writesAllowed = allowsAutomaticWrites(ctx);
     await this.open(ctx.hermesHome, { verifyIdentity: true });
     this.warmRanker();
+  }
+
+  /**
+   * Inspection (status screens) creates nothing: a home whose sidecar does not exist yet has
+   * nothing stored, and `stats()` then reports no items at the directory the store will use.
+   * Otherwise (and for the remote layout, whose items live in Pinecone) it opens like `initialize`.
+   */
+  override async initializeForInspection(sessionId: string, ctx: InitContext): Promise<void> {
+    const warnings: string[] = [];
+    const config = await loadVectorConfig(ctx.hermesHome, this.overrides(), this.options.env ?? process.env, (warning) => warnings.push(warning));
+    const dir = path.join(ctx.hermesHome, VECTOR_DIR);
+    const remote = config.store === "pinecone" && config.pineconeLayout === "remote";
+    if (remote || fs.existsSync(path.join(dir, "sidecar.sqlite"))) return this.initialize(sessionId, ctx);
+    for (const warning of warnings) this.logger.warn(`vector memory: ${warning}`);
+    this.config = config;
+    this.hermesHome = ctx.hermesHome;
+    this.nothingStoredAt = dir;
   }
 
   /**
@@ -1103,6 +1122,10 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
 
   /** Item counts (from the sidecar), the store and its location. */
   async stats(): Promise<MemoryStats> {
+    if (this.nothingStoredAt !== null && !this.isOpen) {
+      const c = this.config;
+      return { items: 0, byKind: { turn: 0, fact: 0, checkpoint: 0 }, sessions: 0, location: this.nothingStoredAt, sizeBytes: 0, store: c.store, embedder: c.embedder, dimensions: c.dimensions, hybrid: c.hybrid };
+    }
     const remote = this.remoteOrNull();
     if (remote) {
       const stats = await remote.stats();

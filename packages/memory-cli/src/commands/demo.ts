@@ -6,6 +6,7 @@ import type { Command } from "commander";
 import {
   HermesMemoryError,
   applySetup,
+  closestNames,
   defaultPackageRoots,
   describeError,
   discoverMemoryProviders,
@@ -256,8 +257,10 @@ export async function demoCommand(ctx: CliContext, options: DemoOptions): Promis
       }
     } else {
       const pkg = wanted === DEMO_PROVIDER ? DEMO_PROVIDER_PACKAGE : "<its package>";
-      out.line(`   ${wanted} is not installed. Install it next to the CLI with \`npm install ${pkg}\``);
-      out.line(`   (or \`hermes-memory plugins add ${pkg}\`). Running with built-in memory (MEMORY.md / USER.md).`);
+      const [meant] = closestNames(wanted, providers.map((p) => p.name));
+      if (meant) out.line(`   ${wanted} is not installed. Did you mean ${meant}? Run \`hermes-memory demo --provider ${meant}\`.`);
+      else out.line(`   ${wanted} is not installed. Install it next to the CLI with \`npm install ${pkg}\` (or \`hermes-memory plugins add ${pkg}\`).`);
+      out.line("   Running with built-in memory (MEMORY.md / USER.md).");
     }
     out.line("");
 

@@ -174,7 +174,7 @@ describe.skipIf(!HAS_SCRIPT)("hermes-memory memory setup on a terminal", { timeo
       writeUserProvider(home, "alpha", { schema: SCHEMA });
       const cli = startCli(["--hermes-home", home, "memory", "setup"], { cwd: root, terminal: true });
       await cli.waitFor("Built-in only (MEMORY.md / USER.md)");
-      cli.type("\u001b[A\r"); // arrow up from built-in to alpha
+      cli.type("\r"); // the only installed provider is preselected
       await cli.waitFor("Region");
       cli.type("\u001b[B\r"); // arrow down: eu
       await cli.waitFor("API key (required)");
@@ -194,6 +194,44 @@ describe.skipIf(!HAS_SCRIPT)("hermes-memory memory setup on a terminal", { timeo
     } finally {
       cleanup();
     }
+  });
+});
+
+describe.skipIf(!HAS_SCRIPT)("the setup picker's preselected entry", { timeout: 60_000 }, () => {
+  let root: string;
+  let home: string;
+  let cleanup: () => void;
+
+  beforeEach(() => {
+    ({ dir: root, cleanup } = tempDir("hermes-cli-setup-pick-"));
+    home = path.join(root, "home");
+    writeUserProvider(home, "alpha");
+    writeUserProvider(home, "beta");
+  });
+  afterEach(() => cleanup());
+
+  /** Open the picker, press Enter on what it preselected, and return the provider set up. */
+  async function enterOnPicker(): Promise<string> {
+    const cli = startCli(["--hermes-home", home, "memory", "setup"], { cwd: root, terminal: true });
+    await cli.waitFor("Built-in only (MEMORY.md / USER.md)");
+    cli.type("\r");
+    await cli.waitFor(/Memory provider: (built-in only|\w+)/);
+    expect((await cli.done()).code).toBe(0);
+    return /Memory provider: (built-in only|\w+)/.exec(cli.output())![1]!;
+  }
+
+  it("is the first installed provider when none is configured, not built-in only", async () => {
+    expect(await enterOnPicker()).toBe("alpha");
+  });
+
+  it("is the configured provider when there is one", async () => {
+    fs.writeFileSync(path.join(home, "config.yaml"), "memory:\n  provider: beta\n");
+    expect(await enterOnPicker()).toBe("beta");
+  });
+
+  it("is the first installed provider when the configured one is not installed", async () => {
+    fs.writeFileSync(path.join(home, "config.yaml"), "memory:\n  provider: ghost\n");
+    expect(await enterOnPicker()).toBe("alpha");
   });
 });
 

@@ -169,9 +169,13 @@ async function pickProvider(ctx: CliContext, io: PromptIo): Promise<string> {
       options.push({ value: found.name, label: found.name, hint: `cannot load: ${describeError(error)}`, disabled: true });
     }
   }
-  options.push({ value: BUILTIN_CHOICE, label: "Built-in only (MEMORY.md / USER.md)", hint: "default" });
-  const current = config.memory.provider;
-  const initialValue = options.some((o) => o.value === current && !o.disabled) ? current : BUILTIN_CHOICE;
+  options.push({ value: BUILTIN_CHOICE, label: "Built-in only (MEMORY.md / USER.md)", hint: "no external provider" });
+  // Enter keeps what is configured; without a usable configured provider it sets up the first one
+  // installed (someone running setup wants one), and built-in only when none is.
+  const usable = options.filter((o) => !o.disabled && o.value !== BUILTIN_CHOICE);
+  const current = usable.find((o) => o.value === config.memory.provider);
+  if (current) current.hint = current.hint ? `${current.hint}, active` : "active";
+  const initialValue = (current ?? usable[0])?.value ?? BUILTIN_CHOICE;
   if (discovery.providers.length === 0) {
     prompts.log.info("No memory provider plugins found. Install one with `npm install @hermes/memory-sqlite` or `hermes-memory plugins add @hermes/memory-sqlite`.", { output: io.output });
   }

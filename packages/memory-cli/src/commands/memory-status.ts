@@ -2,6 +2,7 @@ import path from "node:path";
 import {
   BuiltinMemoryStore,
   boundedCall,
+  closestNames,
   configFilePath,
   describeError,
   discoverMemoryProviders,
@@ -178,7 +179,10 @@ export async function collectStatus(ctx: CliContext): Promise<MemoryStatusReport
   };
   report.provider = entry;
   if (!found) {
-    entry.reason = `not installed: install it (\`npm install <package>\` in your project or \`hermes-memory plugins add <package>\`) or run \`hermes-memory memory off\``;
+    const [meant] = closestNames(name, discovery.providers.map((p) => p.name));
+    entry.reason = meant
+      ? `not installed; did you mean '${meant}'? Run \`hermes-memory memory setup ${meant}\` to use it, or \`hermes-memory memory off\``
+      : `not installed: install it (\`npm install <package>\` in your project or \`hermes-memory plugins add <package>\`) or run \`hermes-memory memory off\``;
     return report;
   }
   Object.assign(entry, { source: found.source, location: found.dir, version: found.version });
@@ -269,7 +273,9 @@ export async function statusCommand(ctx: CliContext): Promise<void> {
       out.line(`  ${p.name}:`);
       for (const [key, value] of Object.entries(p.statusConfig)) out.line(`    ${key}: ${key === "status_config_error" ? c.red(value) : value}`);
     }
-    if (p.stats) {
+    if (p.stats && p.stats.items === 0) {
+      out.line(`  Stats: nothing stored yet; ${p.name} saves memories from the agent's next session on.`);
+    } else if (p.stats) {
       const byKind = Object.entries(p.stats.byKind ?? {}).map(([k, v]) => `${v} ${k}${v === 1 ? "" : "s"}`).join(", ");
       out.line(`  Stats: ${p.stats.items} item${p.stats.items === 1 ? "" : "s"}${byKind ? ` (${byKind})` : ""}${p.stats.sessions !== undefined ? `, ${p.stats.sessions} session${p.stats.sessions === 1 ? "" : "s"}` : ""}${p.stats.sizeBytes !== undefined ? `, ${p.stats.sizeBytes} bytes` : ""}`);
     } else if (p.statsError) {

@@ -17,7 +17,7 @@ import type { CliContext } from "../cli-context.js";
 import type { CliIo } from "../cli-io.js";
 import { CliUsageError } from "../cli-usage-error.js";
 import { renderTable } from "../output/table.js";
-import { startProgress } from "../output/progress.js";
+import { startSpinner } from "../output/progress.js";
 import { withContext } from "../with-context.js";
 import { runNpm } from "../npm.js";
 
@@ -232,15 +232,14 @@ async function addPlugin(ctx: CliContext, spec: string): Promise<void> {
   const home = ctx.hermesHome;
   await ensureHomeManifest(home);
   const before = (await readHomeManifest(home))?.dependencies ?? {};
-  const progress = startProgress(ctx, `Installing ${spec} into ${home}`);
+  const progress = startSpinner(ctx, `Installing ${spec} into ${home}`);
   const result = await runNpm(["install", "--prefix", home, "--save", "--no-audit", "--no-fund", "--no-update-notifier", spec], { cwd: home, env: ctx.io.env });
+  progress.stop();
   if (result.code !== 0) {
-    progress.fail(`npm install ${spec} failed`);
     throw new CliUsageError(
       `npm install ${spec} failed (exit ${result.code}): ${result.lastErrorLine || "no output"}. Check the package spec, your registry access (npm config get registry) and that npm is on PATH.`,
     );
   }
-  progress.succeed(`Installed ${spec}`);
   const after = (await readHomeManifest(home))?.dependencies ?? {};
   // A re-install of the same package changes no key; fall back to every dependency whose spec changed.
   let changed = Object.keys(after).filter((name) => before[name] !== after[name]);
@@ -312,13 +311,12 @@ async function removePlugin(ctx: CliContext, name: string): Promise<void> {
     );
   }
   providers = discovery.providers.filter((p) => p.packageName === pkg).map((p) => p.name);
-  const progress = startProgress(ctx, `Removing ${pkg} from ${home}`);
+  const progress = startSpinner(ctx, `Removing ${pkg} from ${home}`);
   const result = await runNpm(["uninstall", "--prefix", home, "--save", "--no-audit", "--no-fund", "--no-update-notifier", pkg], { cwd: home, env: ctx.io.env });
+  progress.stop();
   if (result.code !== 0) {
-    progress.fail(`npm uninstall ${pkg} failed`);
     throw new CliUsageError(`npm uninstall ${pkg} failed (exit ${result.code}): ${result.lastErrorLine || "no output"}. Check that npm is on PATH and ${home} is writable.`);
   }
-  progress.succeed(`Removed ${pkg}`);
   const config = await readConfig(home);
   const wasActive = providers.includes(config.memory.provider);
   const { out } = ctx;

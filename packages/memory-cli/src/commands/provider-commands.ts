@@ -12,6 +12,7 @@ import {
 import { CliUsageError } from "../cli-usage-error.js";
 import type { CliContext } from "../cli-context.js";
 import type { CliIo } from "../cli-io.js";
+import { startProgressBar } from "../output/progress.js";
 
 /** Top-level commands of the CLI itself; a provider with one of these names gets no subcommand. */
 export const BUILTIN_COMMAND_NAMES: ReadonlySet<string> = new Set(["plugins", "memory", "demo", "mcp", "help"]);
@@ -82,6 +83,7 @@ export async function registerProviderCommands(program: Command, io: CliIo, ctx:
             },
           }
         : {}),
+      ...(ctx.showProgress && io.stderr.isTTY === true ? { progress: (label: string) => startProgressBar(ctx, label) } : {}),
     },
   };
   // The root's global --json is parsed before subcommands see it; hand it to provider subcommands

@@ -70,6 +70,8 @@ export interface InteractiveCli {
   done(): Promise<RunResult>;
   /** Everything printed so far, ANSI-stripped. */
   output(): string;
+  /** Everything printed so far, as written (escape sequences included). */
+  rawOutput(): string;
 }
 
 /** True when util-linux `script` is available to run the CLI on a real pseudo-terminal. */
@@ -135,6 +137,7 @@ export function startCli(args: string[], options: { cwd: string; env?: NodeJS.Pr
     },
     done: () => exited,
     output: () => stripVTControlCharacters(stdout),
+    rawOutput: () => stdout,
   };
 }
 
@@ -223,4 +226,53 @@ export function parseJson<T = any>(result: RunResult): T {
   } catch (error) {
     throw new Error(`stdout is not JSON (${String(error)}):\n${result.stdout}\nstderr:\n${result.stderr}`);
   }
+}
+
+/**
+ * A project folder under `root` depending on one of this repository's reference providers
+ * (`providers/<folder>`), linked into its node_modules; the CLI's own package.json lists only the
+ * SQLite provider.
+ */
+export function projectWithProvider(root: string, pkg: string, folder: string): string {
+  const project = path.join(root, "project");
+  writeFiles(project, { "package.json": { name: "host", private: true, dependencies: { [pkg]: "*" } } });
+  fs.mkdirSync(path.dirname(path.join(project, "node_modules", pkg)), { recursive: true });
+  fs.symlinkSync(path.resolve(CLI_DIR, "../../providers", folder), path.join(project, "node_modules", pkg), "dir");
+  return project;
+}
+
+/**
+ * What a terminal shows after `raw` was written to it: the lines (trailing blanks dropped) and
+ * whether the cursor is visible. Understands what progress output uses: carriage return, newline,
+ * erase line (`ESC[2K`), hide and show cursor (`ESC[?25l` / `ESC[?25h`); other escape sequences
+ * (colours) are dropped.
+ */
+export function terminalScreen(raw: string): { lines: string[]; cursorVisible: boolean } {
+  const lines: string[][] = [[]];
+  let row = 0;
+  let col = 0;
+  let cursorVisible = true;
+  for (let i = 0; i < raw.length; ) {
+    const escape = raw[i] === "\u001b" ? /^\[(\??)([0-9;]*)([A-Za-z])/.exec(raw.slice(i + 1, i + 16)) : null;
+    if (escape) {
+      const [whole, private_, params, command] = escape;
+      if (private_ === "?" && params === "25") cursorVisible = command === "h";
+      else if (command === "K" && params === "2") lines[row] = [];
+      i += 1 + whole.length;
+      continue;
+    }
+    const char = String.fromCodePoint(raw.codePointAt(i)!);
+    i += char.length;
+    if (char === "\r") col = 0;
+    else if (char === "\n") {
+      row++;
+      col = 0;
+      lines[row] ??= [];
+    } else {
+      const line = lines[row]!;
+      while (line.length < col) line.push(" ");
+      line[col++] = char;
+    }
+  }
+  return { lines: lines.map((l) => l.join("").trimEnd()), cursorVisible };
 }
