@@ -35,7 +35,7 @@ import { CONFIG_SCHEMA, loadSqliteConfig, resolveDbPath, type ResolvedSqliteConf
 import { closeDatabase, isBusyError, isUnwritableError, loadDriver, driverLoadError, openDatabaseAsync, storageError, type Db } from "./database.js";
 import { factDigest, MemoryStore, type NewItem, type StoredItem } from "./memory-store.js";
 import { runTool, TOOL_NAMES, TOOL_SCHEMAS } from "./tools.js";
-import { BatchingWriter, checkpointText, formatRecall as formatRecallBlock, parseMemoryFilter, parseMemoryItem, parseMemoryUpdate, parseSearchLimit, PrefetchCache, turnSpeaker, turnText } from "@hermes/memory-provider-kit";
+import { BatchingWriter, checkpointText, formatRecall as formatRecallBlock, NATIVE_MODULE_MISSING, parseMemoryFilter, parseMemoryItem, parseMemoryUpdate, parseSearchLimit, PrefetchCache, turnSpeaker, turnText } from "@hermes/memory-provider-kit";
 
 // Work units (about three per stored turn) from which opening the database logs that it is migrating.
 const LARGE_MIGRATION = 300_000;
@@ -138,7 +138,10 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
 
   override unavailableReason(): string {
     if (this.isAvailable()) return "";
-    return `better-sqlite3 failed to load (${describeError(driverLoadError())}); reinstall @hermes/memory-sqlite so its native addon is built`;
+    const error = driverLoadError();
+    // A native addon that was never built: its message already names the commands that build it.
+    if (HermesMemoryError.hasCode(error, NATIVE_MODULE_MISSING)) return error.message;
+    return `better-sqlite3 failed to load (${describeError(error)}); reinstall @hermes/memory-sqlite so its native addon is built`;
   }
 
   /**
