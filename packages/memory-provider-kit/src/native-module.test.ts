@@ -51,7 +51,7 @@ describe("better-sqlite3 without its built addon", () => {
     const loader = createSqliteDriverLoader(from(), "@acme/notes");
     expect(loader.load()).toBeUndefined();
     expectFix(loader.error(), "better-sqlite3", "@acme/notes");
-    expect(String((loader.error() as Error).message)).toContain("Could not locate the bindings file");
+    expect(String((loader.error() as Error).message)).toContain("(Could not locate the bindings file). Its install script did not run");
   });
 
   it("opening a store throws that error as it is, with the loader's error or with a driver imported directly", () => {

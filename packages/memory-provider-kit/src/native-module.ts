@@ -28,7 +28,8 @@ export function isNativeAddonFailure(error: unknown): boolean {
  * build it for an npm project, a global npm install and pnpm.
  */
 export function nativeModuleMissing(module: string, packageName: string, cause: unknown): HermesMemoryError {
-  const why = describeError(cause).split("\n")[0]!.slice(0, 300);
+  // The loader's first sentence: what follows (the paths `bindings` tried) is noise here.
+  const why = describeError(cause).split("\n")[0]!.replace(/\.(\s.*)?$/, "").slice(0, 300);
   return new HermesMemoryError({
     code: NATIVE_MODULE_MISSING,
     message:
