@@ -22,6 +22,14 @@ function run(args: string[], cwd: string) {
 }
 
 describe("create-memory-provider (the binary)", () => {
+  it("--version prints the package version and exits 0", () => {
+    const { version } = JSON.parse(fs.readFileSync(fileURLToPath(new URL("../package.json", import.meta.url)), "utf8")) as { version: string };
+    const result = spawnSync(process.execPath, [BIN, "--version"], { cwd: tempDir(), encoding: "utf8", timeout: 15_000 });
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toBe(`${version}\n`);
+    expect(result.status).toBe(0);
+  });
+
   it("a target that is a file is a one-line error with exit 1, no stack trace", () => {
     const cwd = tempDir();
     fs.writeFileSync(path.join(cwd, "taken"), "mine");

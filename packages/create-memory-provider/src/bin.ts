@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import * as prompts from "@clack/prompts";
 import { Command } from "commander";
@@ -13,8 +14,10 @@ interface Options {
 }
 
 async function main(argv: string[]): Promise<void> {
+  const { version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
   const program = new Command("create-memory-provider")
     .description("Scaffold a Hermes memory provider package")
+    .version(version)
     .argument("[directory]", "where to create the package")
     .option("--name <provider>", "provider name users select with memory.provider")
     .option("--package-name <name>", "npm package name (default: the directory name)")

@@ -5,7 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { HermesMemoryError } from "@hermes/memory-core";
-import { deriveProviderName, scaffoldProvider } from "./scaffold.js";
+import { deriveProviderName, peerRange, scaffoldProvider } from "./scaffold.js";
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 const temps: string[] = [];
@@ -16,6 +16,16 @@ function tempDir(): string {
 }
 afterEach(() => {
   for (const dir of temps.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe("peerRange", () => {
+  it("admits the next minor and stops below the next major, before and after 1.0.0", () => {
+    expect(peerRange("0.1.0")).toBe(">=0.1.0 <1.0.0");
+    expect(peerRange("0.4.2")).toBe(">=0.4.2 <1.0.0");
+    expect(peerRange("1.3.0")).toBe("^1.3.0");
+    // A prerelease (a snapshot release) is pinned exactly: ranges do not admit prereleases.
+    expect(peerRange("0.0.0-snapshot-20260101")).toBe("0.0.0-snapshot-20260101");
+  });
 });
 
 describe("scaffoldProvider", () => {
@@ -29,7 +39,11 @@ describe("scaffoldProvider", () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8"));
     expect(pkg.name).toBe("hermes-memory-notes");
     expect(pkg.hermesMemoryProvider).toMatchObject({ name: "notes", entry: "./dist/index.js", cli: "./dist/cli.js", description: "Keeps notes" });
-    expect(pkg.peerDependencies["@hermes/memory-core"]).toMatch(/^\^?\d+\.\d+\.\d+/);
+    // Core as a peer from its current version up to (not including) its next major: before 1.0.0
+    // a caret range would exclude core's next minor, and every core minor would force a major here.
+    const coreVersion = JSON.parse(fs.readFileSync(path.join(repoRoot, "packages/memory-core/package.json"), "utf8")).version as string;
+    expect(pkg.peerDependencies["@hermes/memory-core"]).toBe(peerRange(coreVersion));
+    expect(pkg.devDependencies["@hermes/memory-core"]).toBe(peerRange(coreVersion));
     // The generated provider builds on the provider kit: a runtime dependency at the kit's version.
     const kitVersion = JSON.parse(fs.readFileSync(path.join(repoRoot, "packages/memory-provider-kit/package.json"), "utf8")).version as string;
     expect(pkg.dependencies["@hermes/memory-provider-kit"]).toBe(`^${kitVersion}`);

@@ -127,10 +127,25 @@ function toolPrefix(providerName: string): string {
  * The version range the generated package uses for a Hermes package: the version installed next to
  * this scaffolder (they are released together), exact for prereleases such as snapshots.
  */
-function rangeFor(pkg: string): string {
+function versionOf(pkg: string): string {
   const require = createRequire(import.meta.url);
-  const version = (JSON.parse(fs.readFileSync(require.resolve(`${pkg}/package.json`), "utf8")) as { version: string }).version;
+  return (JSON.parse(fs.readFileSync(require.resolve(`${pkg}/package.json`), "utf8")) as { version: string }).version;
+}
+
+/** A dependency range: compatible releases from `version` on (a prerelease is pinned exactly). */
+function caretRange(version: string): string {
   return version.includes("-") ? version : `^${version}`;
+}
+
+/**
+ * The range a new provider gives core as a peer: from core's current version up to, not including,
+ * its next major. Before 1.0.0 a caret range would stop at the next minor, and changesets releases
+ * a new major of every package whose peer range a release leaves; a prerelease is pinned exactly.
+ */
+export function peerRange(version: string): string {
+  if (version.includes("-")) return version;
+  const major = Number(version.split(".")[0]);
+  return major === 0 ? `>=${version} <1.0.0` : `^${version}`;
 }
 
 async function listTemplate(dir: string, prefix = ""): Promise<string[]> {
@@ -160,9 +175,9 @@ export async function scaffoldProvider(options: ScaffoldOptions): Promise<Scaffo
     description: sanitizeDescription(options.description ?? `A Hermes memory provider (${providerName}).`),
     className: className(providerName),
     toolPrefix: toolPrefix(providerName),
-    coreRange: rangeFor("@hermes/memory-core"),
-    contractRange: rangeFor("@hermes/memory-contract"),
-    kitRange: rangeFor("@hermes/memory-provider-kit"),
+    coreRange: peerRange(versionOf("@hermes/memory-core")),
+    contractRange: caretRange(versionOf("@hermes/memory-contract")),
+    kitRange: caretRange(versionOf("@hermes/memory-provider-kit")),
   };
   const storageFailed = (target: string, error: unknown) =>
     new HermesMemoryError({

@@ -1,5 +1,4 @@
 import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 
 function readVersion(): string {
   try {
@@ -13,6 +12,3 @@ function readVersion(): string {
 
 /** The version of `@hermes/memory-cli` (from its package.json). */
 export const CLI_VERSION = readVersion();
-
-/** The package's own directory (holds package.json; its node_modules resolves its dependencies). */
-export const CLI_PACKAGE_DIR = fileURLToPath(new URL("..", import.meta.url));

@@ -33,6 +33,11 @@ describe("hermes-memory-contract CLI (built dist/bin.js)", () => {
     expect(fs.readFileSync(bin, "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true);
   });
 
+  it("--version prints the package version and exits 0", async () => {
+    const { version } = JSON.parse(fs.readFileSync(path.resolve(here, "..", "package.json"), "utf8")) as { version: string };
+    expect(await runBin(["--version"])).toEqual({ code: 0, stdout: `${version}\n`, stderr: "" });
+  });
+
   it("passes a correct provider package dir and exits 0 (--json)", async () => {
     const { code, stdout, stderr } = await runBin([path.join(fixtures, "minimal-package"), "--json"]);
     expect(stderr).toBe("");

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { describeError } from "@hermes/memory-core";
 import { formatContractReport } from "./format-report.js";
@@ -76,9 +77,11 @@ function optionsOf(given: unknown): CliOptions {
  */
 export async function runContractCli(argv: readonly string[], io: CliIo = defaultIo): Promise<number> {
   let exitCode = 0;
+  const { version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
   const program = new Command()
     .name("hermes-memory-contract")
     .description("Run the Hermes memory provider contract against a provider package.")
+    .version(version)
     .argument("[package]", "provider package directory or installed package name (default: the package around the current directory)")
     .option("--json", "print the report as JSON")
     .option("--provider <name>", "provider to test when the package declares several")

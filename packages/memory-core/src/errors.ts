@@ -23,6 +23,7 @@ export type HermesMemoryErrorCode =
   | "EMBEDDING_DIMENSION_MISMATCH"
   | "SCHEMA_TOO_NEW"
   | "STORAGE_FAILED"
+  | "NATIVE_MODULE_MISSING"
   | (string & {});
 
 /** What `new HermesMemoryError(...)` takes: a stable `code`, a message saying what was wrong and how to fix it, and the underlying `cause`. */

@@ -49,6 +49,7 @@ describe("@hermes/memory-core exports", () => {
       "defaultHermesHome",
       "defaultPackageRoots",
       "describeError",
+      "describeSearchedLocations",
       "describeValue",
       "detachedCallCount",
       "discoverMemoryProviders",

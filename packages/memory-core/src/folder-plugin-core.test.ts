@@ -112,10 +112,12 @@ describe("folder plugins importing @hermes/memory-core", () => {
     expect(seen).toMatchObject({ name: "own-core", sameClass: false, isProvider: true });
   });
 
-  it("a package plugin that bundles its own copy of core still loads", () => {
+  it("a package plugin that bundles its own copy of core still loads, and shares the host's profile scope", () => {
+    // npm gives every globally installed package its own copy of its peers, so a provider
+    // installed with `npm install -g` beside the CLI runs on a second copy of core.
     const pkgDir = installPackage(cwd, "npm", { name: "mem-pkg", hermesMemoryProvider: "pkgmem", type: "module", main: "index.js" }, { "index.js": pluginSource("pkgmem") });
     bundleCoreCopy(pkgDir);
     writeFiles(cwd, { "package.json": { name: "host", private: true, dependencies: { "mem-pkg": "1.0.0" } } });
-    expect(loadInProcess("pkgmem")).toMatchObject({ name: "pkgmem", sameClass: false, isProvider: true });
+    expect(loadInProcess("pkgmem")).toMatchObject({ name: "pkgmem", sameClass: false, isProvider: true, homeSeen: path.join(tmp.dir, "scoped") });
   });
 });

@@ -142,7 +142,7 @@ export { MemoryToolDispatcher, MEMORY_TOOL_SCHEMA } from "./builtin/memory-tool.
 export { scanMemoryContent, sanitizeSnapshotEntry, type ThreatScanResult } from "./builtin/threat-scan.js";
 
 // --- discovery and loading ---------------------------------------------------------------------
-export { discoverMemoryProviders, listMemoryProviderNames, findMemoryProvider } from "./discovery/discover.js";
+export { discoverMemoryProviders, listMemoryProviderNames, findMemoryProvider, describeSearchedLocations } from "./discovery/discover.js";
 export {
   type ProviderSource,
   type DiscoveredProvider,

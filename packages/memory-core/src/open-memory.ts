@@ -23,6 +23,8 @@ export interface OpenMemoryOptions extends Partial<InitContext> {
   bundledDir?: string;
   /** Extra or replacement package roots for discovery (see `DiscoveryOptions.packageRoots`). */
   packageRoots?: string[];
+  /** Where the host is installed, for discovery (see `DiscoveryOptions.hostDir`; default: this copy of core). */
+  hostDir?: string;
   logger?: Logger;
   /** Use this provider instead of config `memory.provider` (`""`/`builtin`/`none` = built-in only). */
   provider?: string;
@@ -50,6 +52,7 @@ const OWN_OPTIONS = new Set([
   "hermesHome",
   "bundledDir",
   "packageRoots",
+  "hostDir",
   "logger",
   "provider",
   "externalPrefetchTimeoutMs",
@@ -190,6 +193,7 @@ async function loadExternal(
       ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
       ...(options.bundledDir !== undefined ? { bundledDir: options.bundledDir } : {}),
       ...(options.packageRoots !== undefined ? { packageRoots: options.packageRoots } : {}),
+      ...(options.hostDir !== undefined ? { hostDir: options.hostDir } : {}),
     });
   } catch (error) {
     if (options.strict) throw error;

@@ -28,6 +28,7 @@ export {
   type SqliteStoreSpec,
   type OpenSqliteStoreOptions,
 } from "./sqlite-store.js";
+export { createNativeModuleLoader, nativeModuleMissing, isNativeAddonFailure, NATIVE_MODULE_MISSING, type NativeModuleLoader } from "./native-module.js";
 export { BatchingWriter, DEFAULT_MAX_QUEUE, type BatchingWriterOptions } from "./batching-writer.js";
 export {
   LayeredRanker,

@@ -8,11 +8,11 @@
  * The better-sqlite3 driver is passed in by the provider, which owns that dependency.
  */
 import fs from "node:fs";
-import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
 import { HermesMemoryError, describeError } from "@hermes/memory-core";
+import { NATIVE_MODULE_MISSING, createNativeModuleLoader, isNativeAddonFailure, nativeModuleMissing } from "./native-module.js";
 
 /** A better-sqlite3 connection. */
 export type SqliteDb = BetterSqlite3.Database;
@@ -32,22 +32,13 @@ export interface SqliteDriverLoader {
  * A lazy better-sqlite3 loader resolving the driver from `from` (pass the provider's
  * `import.meta.url`, so the provider's own dependency is used). Loading is deferred to the first
  * `load()`, so `isAvailable()` can report a broken addon instead of the module failing to import.
+ * better-sqlite3 reaches its native addon only when a first database opens, so `load()` opens
+ * and closes one in memory: an addon that was never built (install scripts not run) is found
+ * here, as `NATIVE_MODULE_MISSING` naming `packageName` and the fix.
  */
-export function createSqliteDriverLoader(from: string | URL): SqliteDriverLoader {
-  let driver: SqliteDriver | undefined;
-  let failure: unknown;
-  return {
-    load() {
-      if (driver || failure) return driver;
-      try {
-        driver = createRequire(from)("better-sqlite3") as SqliteDriver;
-      } catch (error) {
-        failure = error;
-      }
-      return driver;
-    },
-    error: () => failure,
-  };
+export function createSqliteDriverLoader(from: string | URL, packageName = "this provider"): SqliteDriverLoader {
+  const loader = createNativeModuleLoader<SqliteDriver>(from, "better-sqlite3", packageName, (Driver) => new Driver(":memory:").close());
+  return { load: loader.load, error: loader.error };
 }
 
 /** What a store is and how its schema evolves. */
@@ -56,6 +47,8 @@ export interface SqliteStoreSpec {
   driver: SqliteDriver | undefined;
   /** Why the driver is missing and how to fix it (used when `driver` is `undefined`). */
   unavailable?: string;
+  /** The driver loader's error (`SqliteDriverLoader.error()`): a `NATIVE_MODULE_MISSING` one is thrown as it is. */
+  driverError?: unknown;
   /** What the file is, for messages: e.g. `SQLite memory database`, `vector sidecar`. */
   label: string;
   /** Package whose upgrade reads a newer schema, for the `SCHEMA_TOO_NEW` remedy. */
@@ -181,6 +174,7 @@ export function openSqliteStoreAsync(file: string, spec: SqliteStoreSpec, option
 function* openSteps(file: string, spec: SqliteStoreSpec, options: OpenSqliteStoreOptions, attemptMs: number): OpenSteps {
   const Driver = spec.driver;
   if (!Driver) {
+    if (HermesMemoryError.hasCode(spec.driverError, NATIVE_MODULE_MISSING)) throw spec.driverError;
     throw new HermesMemoryError({ code: "PROVIDER_UNAVAILABLE", message: spec.unavailable ?? `better-sqlite3 could not be loaded. Reinstall ${spec.packageName} so its native addon is built.` });
   }
   const readonly = options.readonly === true;
@@ -191,6 +185,8 @@ function* openSteps(file: string, spec: SqliteStoreSpec, options: OpenSqliteStor
     db = new Driver(file, { readonly, fileMustExist: readonly });
     if (readonly) db.pragma("user_version", { simple: true });
   } catch (error) {
+    // A driver passed in unprobed (imported directly) meets a missing addon at its first open.
+    if (isNativeAddonFailure(error)) throw nativeModuleMissing("better-sqlite3", spec.packageName, error);
     // A WAL database on a read-only mount cannot be opened without its `-shm` file (files closed
     // by `closeSqliteStore` are in rollback-journal mode; older ones are read from a private copy).
     if (readonly && (error as { code?: string }).code === "SQLITE_CANTOPEN" && fs.existsSync(file)) return yield* prepareStore(openReadOnlyCopy(file, spec), file, true, spec, options, waitMs, attemptMs);

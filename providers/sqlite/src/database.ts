@@ -31,7 +31,7 @@ export function bm25Call(w: TurnColumnWeights): string {
   return `bm25(items_fts, ${Number(w.content)}, ${Number(w.speaker)}, ${Number(w.prev1)}, ${Number(w.prev2)}, ${Number(w.date)})`;
 }
 
-const driverLoader = createSqliteDriverLoader(import.meta.url);
+const driverLoader = createSqliteDriverLoader(import.meta.url, "@hermes/memory-sqlite");
 
 /**
  * Load better-sqlite3 once, lazily, so that `isAvailable()` can report a missing or broken native
@@ -428,6 +428,8 @@ function migrateToV6(db: Db, idRanges: ReadonlyArray<IdRange>, step: (rows: numb
 function storeSpec(progress?: MigrationProgress): SqliteStoreSpec {
   return {
     driver: loadDriver(),
+    // An addon that was never built is thrown as the loader's NATIVE_MODULE_MISSING, with its fix.
+    driverError: driverLoadError(),
     unavailable: `better-sqlite3 could not be loaded (${describeError(driverLoadError())}). Reinstall @hermes/memory-sqlite so its native addon is built (pnpm needs "onlyBuiltDependencies: [better-sqlite3]").`,
     label: "SQLite memory database",
     packageName: "@hermes/memory-sqlite",

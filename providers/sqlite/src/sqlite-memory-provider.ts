@@ -39,6 +39,7 @@ import {
   BatchingWriter,
   checkpointText,
   formatRecall as formatRecallBlock,
+  NATIVE_MODULE_MISSING,
   parseForgetScope,
   parseMemoryFilter,
   parseMemoryItem,
@@ -153,7 +154,10 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
 
   override unavailableReason(): string {
     if (this.isAvailable()) return "";
-    return `better-sqlite3 failed to load (${describeError(driverLoadError())}); reinstall @hermes/memory-sqlite so its native addon is built`;
+    const error = driverLoadError();
+    // A native addon that was never built: its message already names the commands that build it.
+    if (HermesMemoryError.hasCode(error, NATIVE_MODULE_MISSING)) return error.message;
+    return `better-sqlite3 failed to load (${describeError(error)}); reinstall @hermes/memory-sqlite so its native addon is built`;
   }
 
   /**

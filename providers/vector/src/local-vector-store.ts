@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import usearch from "usearch";
 import { HermesMemoryError, describeError, silentLogger, type Logger } from "@hermes/memory-core";
 import { isBusyError } from "@hermes/memory-provider-kit";
 import { matchesFilter, type VectorMetadata } from "./metadata-filter.js";
@@ -19,8 +18,9 @@ import {
 } from "./vector-store.js";
 import { dimensionMismatchError } from "./index-identity.js";
 import { MAX_DIMENSIONS } from "./vector-config.js";
+import { loadUsearch, type Usearch } from "./native-modules.js";
 
-type UsearchIndex = InstanceType<typeof usearch.Index>;
+type UsearchIndex = InstanceType<Usearch["Index"]>;
 
 function processAlive(pid: number): boolean {
   try {
@@ -256,6 +256,7 @@ export class LocalVectorStore implements VectorStore {
     if (!Number.isInteger(options.dimensions) || options.dimensions <= 0 || options.dimensions > MAX_DIMENSIONS) {
       throw new HermesMemoryError({ code: "INVALID_CONFIG", message: `LocalVectorStore needs an integer 'dimensions' from 1 to ${MAX_DIMENSIONS} (got ${String(options.dimensions)}).` });
     }
+    loadUsearch(); // an addon that was never built fails here, before any file is opened
     const dir = options.directory;
     const sidecar = options.sidecar ?? Sidecar.open(dir ? path.join(dir, SIDECAR_FILE) : ":memory:", { readOnly: options.readOnly === true });
     const indexPath = dir ? path.join(dir, INDEX_FILE) : null;
@@ -272,6 +273,7 @@ export class LocalVectorStore implements VectorStore {
   }
 
   private newIndex(): UsearchIndex {
+    const usearch = loadUsearch();
     return new usearch.Index({
       dimensions: this.dimensions,
       metric: usearch.MetricKind.Cos,
@@ -577,7 +579,7 @@ export class LocalVectorStore implements VectorStore {
     let qn = 0;
     for (let i = 0; i < vector.length; i++) qn += vector[i]! * vector[i]!;
     for (let k = Math.min(n, topK * 4); ; k = Math.min(n, k * 4)) {
-      const result = usearch.exactSearch(cache.data.subarray(0, n * d), vector, d, k, usearch.MetricKind.Cos, 1) as { keys: BigUint64Array; distances: Float32Array };
+      const result = loadUsearch().exactSearch(cache.data.subarray(0, n * d), vector, d, k, loadUsearch().MetricKind.Cos, 1) as { keys: BigUint64Array; distances: Float32Array };
       const out: VectorMatch[] = [];
       for (let i = 0; i < result.keys.length && out.length < topK; i++) {
         const slot = Number(result.keys[i]!);
@@ -637,7 +639,7 @@ export class LocalVectorStore implements VectorStore {
     if (!filter) {
       // usearch's SIMD brute force: exact, and several times faster than a JS loop.
       const k = Math.min(topK, n);
-      const result = usearch.exactSearch(cache.data.subarray(0, n * d), vector, d, k, usearch.MetricKind.Cos, 1) as { keys: BigUint64Array; distances: Float32Array };
+      const result = loadUsearch().exactSearch(cache.data.subarray(0, n * d), vector, d, k, loadUsearch().MetricKind.Cos, 1) as { keys: BigUint64Array; distances: Float32Array };
       order = [];
       scores = new Float32Array(n);
       for (let i = 0; i < result.keys.length; i++) {

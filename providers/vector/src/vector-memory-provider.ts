@@ -49,6 +49,7 @@ import { RemoteHeldWrites } from "./remote-held-writes.js";
 import { WriteQueue } from "./write-queue.js";
 import { exportAll, importAll, reindexAll, type ExportedItem, type PendingWrite, type ProgressCallback } from "./maintenance.js";
 import { Sidecar } from "./sidecar.js";
+import { nativeModuleProblem } from "./native-modules.js";
 import { loadVectorConfig, loadVectorConfigSync, renderNamespace, resolveVectorConfig, VECTOR_CONFIG_FIELDS, type VectorConfig } from "./vector-config.js";
 import type { VectorStore } from "./vector-store.js";
 import { FORGET_TOOL, REMEMBER_TOOL, runVectorTool, SEARCH_TOOL, VECTOR_TOOL_SCHEMAS, type VectorToolBackend } from "./vector-tools.js";
@@ -240,12 +241,12 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    * sees constructor options and the process environment; afterwards the profile's config too.
    */
   isAvailable(): boolean {
-    return this.problem === "" && this.missing() === "";
+    return this.problem === "" && nativeModuleProblem(this.config.store) === null && this.missing() === "";
   }
 
   /** What is missing for `isAvailable()` (empty when available). */
   override unavailableReason(): string {
-    return this.problem || this.missing();
+    return this.problem || nativeModuleProblem(this.config.store)?.message || this.missing();
   }
 
   private missing(): string {
@@ -342,6 +343,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     this.hermesHome = hermesHome;
     this.config = await loadVectorConfig(hermesHome, this.overrides(), this.options.env ?? process.env, (warning) => this.logger.warn(`vector memory: ${warning}`));
     this.problem = "";
+    const native = nativeModuleProblem(this.config.store);
+    if (native) throw native;
     const missing = this.missing();
     if (missing) {
       this.problem = missing;

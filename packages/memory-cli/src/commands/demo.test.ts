@@ -2,20 +2,21 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DEMO_CONVERSATION } from "../demo-conversation.js";
-import { parseJson, runCli, tempDir } from "../test-support/cli-harness.js";
+import { CLI_DIR, parseJson, runCli, tempDir } from "../test-support/cli-harness.js";
 
 describe("hermes-memory demo", { timeout: 60_000 }, () => {
   let root: string;
   let cleanup: () => void;
 
   beforeEach(() => {
-    // An empty folder: the CLI finds @hermes/memory-sqlite through its own package (dev dependency).
+    // Run from an empty folder; discovery starts at --cwd CLI_DIR, a project whose package.json
+    // lists @hermes/memory-sqlite (the CLI's dev dependency), as a user's project would.
     ({ dir: root, cleanup } = tempDir("hermes-cli-demo-"));
   });
   afterEach(() => cleanup());
 
   it("replays two sessions with sqlite and recalls session-one facts after a restart", async () => {
-    const result = await runCli(["demo", "--no-color"], { cwd: root });
+    const result = await runCli(["--cwd", CLI_DIR, "demo", "--no-color"], { cwd: root });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("Activated sqlite");
@@ -31,7 +32,7 @@ describe("hermes-memory demo", { timeout: 60_000 }, () => {
 
   it("--json with --hermes-home keeps the home and reports recall per question", async () => {
     const home = path.join(root, "home");
-    const result = await runCli(["--hermes-home", home, "demo", "--json"], { cwd: root });
+    const result = await runCli(["--hermes-home", home, "--cwd", CLI_DIR, "demo", "--json"], { cwd: root });
     expect(result.code).toBe(0);
     const data = parseJson(result);
     expect(data).toMatchObject({ hermesHome: home, kept: true, provider: "sqlite", recallMode: "prefetch", recalledCount: 3 });
@@ -44,7 +45,7 @@ describe("hermes-memory demo", { timeout: 60_000 }, () => {
     expect(data.questions[0].recalled).toContain("Anneliese");
     expect(fs.readFileSync(path.join(home, "config.yaml"), "utf8")).toMatch(/provider: sqlite/);
     // The same home now answers `memory status` with the provider's stats.
-    const status = parseJson(await runCli(["--hermes-home", home, "--cwd", path.resolve(import.meta.dirname, "../.."), "memory", "status", "--json"], { cwd: root }));
+    const status = parseJson(await runCli(["--hermes-home", home, "--cwd", CLI_DIR, "memory", "status", "--json"], { cwd: root }));
     expect(status.provider).toMatchObject({ name: "sqlite", available: true });
     expect(status.provider.stats.items).toBeGreaterThan(0);
   });

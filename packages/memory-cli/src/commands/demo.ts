@@ -7,14 +7,12 @@ import {
   HermesMemoryError,
   applySetup,
   closestNames,
-  defaultPackageRoots,
   describeError,
   discoverMemoryProviders,
   isCoreMemoryProvider,
   loadMemoryProvider,
   openMemory,
   type ChatMessage,
-  type DiscoveredProvider,
   type Logger,
   type MemoryManager,
 } from "@hermes/memory-core";
@@ -22,7 +20,6 @@ import type { CliContext } from "../cli-context.js";
 import type { CliIo } from "../cli-io.js";
 import { DEMO_CONVERSATION, recallMentions, type DemoConversation, type DemoQuestion, type DemoSession } from "../demo-conversation.js";
 import { renderTable } from "../output/table.js";
-import { CLI_PACKAGE_DIR } from "../version.js";
 import { withContext } from "../with-context.js";
 
 /** The provider the demo activates when it is installed. */
@@ -87,28 +84,9 @@ function collectingLogger(warnings: string[]): Logger {
   return { debug: noop, info: noop, warn: (m) => warnings.push(m), error: (m) => warnings.push(m) };
 }
 
-/**
- * Find providers as a user's project would; in the monorepo (or any install where the demo
- * provider sits next to the CLI, e.g. as its dev dependency) also look at the CLI's own package.
- */
-async function demoDiscovery(ctx: CliContext, wanted: string): Promise<{ providers: DiscoveredProvider[]; packageRoots: string[] | undefined }> {
-  const base = { hermesHome: ctx.hermesHome, cwd: ctx.cwd, env: ctx.io.env };
-  const first = await discoverMemoryProviders(base);
-  if (first.providers.some((p) => p.name === wanted)) return { providers: first.providers, packageRoots: undefined };
-  const packageRoots = [...(await defaultPackageRoots({ cwd: ctx.cwd, hermesHome: ctx.hermesHome })), CLI_PACKAGE_DIR];
-  const second = await discoverMemoryProviders({ ...base, packageRoots });
-  if (second.providers.some((p) => p.name === wanted)) return { providers: second.providers, packageRoots };
-  return { providers: first.providers, packageRoots: undefined };
-}
-
-async function activateDemoProvider(ctx: CliContext, name: string, packageRoots: string[] | undefined): Promise<{ ok: true } | { ok: false; reason: string }> {
+async function activateDemoProvider(ctx: CliContext, name: string): Promise<{ ok: true } | { ok: false; reason: string }> {
   try {
-    const provider = await loadMemoryProvider(name, {
-      hermesHome: ctx.hermesHome,
-      cwd: ctx.cwd,
-      registerSkills: false,
-      ...(packageRoots ? { packageRoots } : {}),
-    });
+    const provider = await loadMemoryProvider(name, { hermesHome: ctx.hermesHome, cwd: ctx.cwd, registerSkills: false });
     if (provider.isAvailable() !== true) return { ok: false, reason: provider.unavailableReason?.() || "isAvailable() returned false" };
     await applySetup(provider, {}, { hermesHome: ctx.hermesHome, acceptDefaults: true });
     return { ok: true };
@@ -226,7 +204,9 @@ export async function demoCommand(ctx: CliContext, options: DemoOptions): Promis
     out.line(`Home: ${home}${temporary ? c.dim(keep ? " (temporary, kept: --keep)" : " (temporary; removed at the end, --keep keeps it)") : ""}`);
     out.line("");
 
-    const { providers, packageRoots } = await demoDiscovery(demoCtx, wanted);
+    // The one discovery rule every command and openMemory() use: project, $HERMES_HOME, and the
+    // installation the CLI runs from (a global install included).
+    const { providers } = await discoverMemoryProviders({ hermesHome: home, cwd: ctx.cwd, env: ctx.io.env });
     out.line(c.bold("1. Memory providers found"));
     if (providers.length === 0) out.line("   none");
     else
@@ -247,7 +227,7 @@ export async function demoCommand(ctx: CliContext, options: DemoOptions): Promis
     if (wanted === "") {
       out.line("   Built-in memory only (MEMORY.md / USER.md), as asked.");
     } else if (providers.some((p) => p.name === wanted)) {
-      const activated = await activateDemoProvider(demoCtx, wanted, packageRoots);
+      const activated = await activateDemoProvider(demoCtx, wanted);
       if (activated.ok) {
         provider = wanted;
         out.line(`   ${c.green("✓")} Activated ${wanted} (memory.provider in ${path.join(home, "config.yaml")})`);
@@ -273,7 +253,6 @@ export async function demoCommand(ctx: CliContext, options: DemoOptions): Promis
         hermesHome: home,
         cwd: ctx.cwd,
         logger,
-        ...(packageRoots ? { packageRoots } : {}),
       });
 
     out.line(c.bold("3. Replaying the sample conversation"));
@@ -312,8 +291,8 @@ export async function demoCommand(ctx: CliContext, options: DemoOptions): Promis
     out.line("");
     out.line(`${recalledCount}/${questions.length} facts from session one recalled after a restart, with ${active || "built-in memory"}. Total ${(totalMs / 1000).toFixed(2)} s.`);
     if (keep) {
-      // When the provider was found next to the CLI rather than in the user's project, point there.
-      const where = packageRoots ? ` --cwd ${CLI_PACKAGE_DIR}` : "";
+      // Discovery started from --cwd: the commands that look inside must start there too.
+      const where = ctx.cwd !== ctx.io.cwd ? ` --cwd ${ctx.cwd}` : "";
       out.line(`Home kept at ${home}. Look inside: \`hermes-memory --hermes-home ${home}${where} memory status\`${active ? ` or \`hermes-memory --hermes-home ${home}${where} ${active} stats\`` : ""}.`);
     }
     for (const w of warnings) out.warn(w);

@@ -78,10 +78,19 @@ describe("hermes-memory memory status", { timeout: 60_000 }, () => {
     expect(unavailable.code).toBe(0);
     expect(unavailable.stdout).toContain("not available ✗  install the alpha SDK");
 
+    // Not installed: the report still prints (and parses under --json), then the command fails
+    // with what to do, so a script or an MCP setup check notices.
     fs.writeFileSync(path.join(home, "config.yaml"), "memory:\n  provider: ghost\n");
-    const missing = parseJson(await runCli(["--hermes-home", home, "memory", "status", "--json"], { cwd: root }));
+    const missingJson = await runCli(["--hermes-home", home, "memory", "status", "--json"], { cwd: root });
+    expect(missingJson.code).toBe(1);
+    const missing = parseJson(missingJson);
     expect(missing.provider).toMatchObject({ name: "ghost", installed: false, available: false });
     expect(missing.provider.reason).toContain("hermes-memory memory off");
+    expect(missing.provider.reason).toContain(`user ${path.join(home, "plugins")}`);
+    const missingText = await runCli(["--hermes-home", home, "memory", "status"], { cwd: root });
+    expect(missingText.code).toBe(1);
+    expect(missingText.stdout).toContain("NOT installed");
+    expect(missingText.stderr).toMatch(/^hermes-memory: memory\.provider is 'ghost' in .*config\.yaml, but it is not installed \(searched .*\): install it beside the CLI \(`npm install -g <package>`.*`hermes-memory memory off`\.\n$/);
   });
 
   it("a guide-style provider (key checked with getEnv in isAvailable) is available after setup saved the key to .env; getStatusConfig lines are shown", async () => {

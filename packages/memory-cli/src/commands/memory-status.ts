@@ -5,6 +5,7 @@ import {
   closestNames,
   configFilePath,
   describeError,
+  describeSearchedLocations,
   discoverMemoryProviders,
   envFilePath,
   HermesMemoryError,
@@ -21,6 +22,7 @@ import {
   type MemoryUsage,
 } from "@hermes/memory-core";
 import type { CliContext } from "../cli-context.js";
+import { CliUsageError } from "../cli-usage-error.js";
 import { maskSecret } from "../output/mask-secret.js";
 
 /** One setting as `memory status` shows it (secrets masked: last 4 characters at most). */
@@ -182,7 +184,7 @@ export async function collectStatus(ctx: CliContext): Promise<MemoryStatusReport
     const [meant] = closestNames(name, discovery.providers.map((p) => p.name));
     entry.reason = meant
       ? `not installed; did you mean '${meant}'? Run \`hermes-memory memory setup ${meant}\` to use it, or \`hermes-memory memory off\``
-      : `not installed: install it (\`npm install <package>\` in your project or \`hermes-memory plugins add <package>\`) or run \`hermes-memory memory off\``;
+      : `not installed (searched ${describeSearchedLocations(discovery.searched)}): install it beside the CLI (\`npm install -g <package>\` for a global hermes-memory, \`npm install <package>\` in your project) or with \`hermes-memory plugins add <package>\`, or run \`hermes-memory memory off\``;
     return report;
   }
   Object.assign(entry, { source: found.source, location: found.dir, version: found.version });
@@ -233,7 +235,11 @@ function usageLine(u: MemoryUsage & { path: string }): string {
   return `${u.percent}% — ${u.current}/${u.limit} chars, ${u.entryCount} entr${u.entryCount === 1 ? "y" : "ies"} (${u.path})`;
 }
 
-/** `hermes-memory memory status`. */
+/**
+ * `hermes-memory memory status`. Exits 1 after the report when the configured provider is not
+ * installed where discovery looks: every host would run on built-in memory only, and a script or
+ * an MCP setup check must be able to tell.
+ */
 export async function statusCommand(ctx: CliContext): Promise<void> {
   const report = await collectStatus(ctx);
   const { out } = ctx;
@@ -284,4 +290,6 @@ export async function statusCommand(ctx: CliContext): Promise<void> {
     }
     out.line(`  Data: ${p.dataLocation.join(", ")}`);
   });
+  const p = report.provider;
+  if (p && !p.installed) throw new CliUsageError(`memory.provider is '${p.name}' in ${report.configPath}, but it is ${p.reason ?? "not installed"}.`, "PROVIDER_NOT_FOUND");
 }

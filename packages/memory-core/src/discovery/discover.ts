@@ -36,7 +36,9 @@ export async function resolveDiscoveryOptions(options: DiscoveryOptions = {}): P
     userDir: path.join(hermesHome, "plugins"),
     projectDir: path.join(cwd, ".hermes", "plugins"),
     projectEnabled: options.enableProjectPlugins ?? projectPluginsEnabled(options.env ?? process.env),
-    packageRoots: options.packageRoots ? options.packageRoots.map((r) => path.resolve(r)) : await defaultPackageRoots({ cwd, hermesHome }),
+    packageRoots: options.packageRoots
+      ? options.packageRoots.map((r) => path.resolve(r))
+      : await defaultPackageRoots({ cwd, hermesHome, ...(options.hostDir !== undefined ? { hostDir: options.hostDir } : {}) }),
   };
 }
 
@@ -45,7 +47,9 @@ export async function resolveDiscoveryOptions(options: DiscoveryOptions = {}): P
  * broken or hostile provider cannot run code here). Sources, first seen wins:
  * bundled (`bundledDir`) > user (`$HERMES_HOME/plugins/<name>/`) > project
  * (`<cwd>/.hermes/plugins/<name>/`, only with `HERMES_ENABLE_PROJECT_PLUGINS`) > package (direct
- * dependencies of the package roots carrying `hermesMemoryProvider`). Never throws: invalid
+ * dependencies of the package roots carrying `hermesMemoryProvider`: the project at or above
+ * `cwd`, then `$HERMES_HOME`, then the installation the host runs from, a global prefix included;
+ * see `defaultPackageRoots`). Never throws: invalid
  * manifests, bad names, entries outside their package and unreadable folders are reported in
  * `problems` and the rest of discovery carries on.
  */
@@ -83,6 +87,8 @@ export async function discoverMemoryProviders(options: DiscoveryOptions = {}): P
   const shadowed: DiscoveryResult["shadowed"] = [];
   for (const provider of found) {
     const winner = byName.get(provider.name);
+    // The same package reached from two roots (a project installed globally too) shadows nothing.
+    if (winner && winner.source === provider.source && winner.dir === provider.dir && winner.entry === provider.entry) continue;
     if (winner) {
       shadowed.push({ provider, shadowedBy: winner });
       continue;

@@ -1,6 +1,7 @@
 import fsp from "node:fs/promises";
 import fs from "node:fs";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { describeError } from "../errors.js";
 import { stripBom } from "../fs.js";
 import { MANIFEST_OPEN_FLAGS, MAX_PACKAGE_JSON_BYTES, manifestReadReason, notRegularFile, readManifestFile, tooLarge } from "./bounded-read.js";
@@ -46,12 +47,46 @@ export async function findNearestPackageRoot(start: string): Promise<string | nu
   }
 }
 
+/** This copy of core's package folder (`dist/discovery/` or `src/discovery/` is two levels down). */
+const CORE_PACKAGE_DIR = fileURLToPath(new URL("../../", import.meta.url));
+
 /**
- * The package roots discovery uses when `packageRoots` is not given: the nearest package.json at
- * or above `cwd`, then `hermesHome` when it has a package.json (user-level installs made with
- * `hermes-memory plugins add`). Duplicates (same real path) are dropped.
+ * The package root of the installation `from` belongs to (default: this copy of core, which a host
+ * installs beside itself): the outermost `node_modules` folder on `from`'s real path stands for
+ * that installation. When the folder holding it has a package.json (a project, npx's cache, pnpm's
+ * global folder), that folder is the root and its direct dependencies count; when it has none
+ * (npm's global prefix, `<prefix>/lib/node_modules`), the `node_modules` folder itself is the root
+ * and every package installed in it counts. `null` when `from` is in no `node_modules` (a
+ * development checkout).
  */
-export async function defaultPackageRoots(options: { cwd: string; hermesHome: string }): Promise<string[]> {
+export async function hostPackageRoot(from: string = CORE_PACKAGE_DIR): Promise<string | null> {
+  let real: string;
+  try {
+    real = await fsp.realpath(from);
+  } catch {
+    real = path.resolve(from);
+  }
+  const parts = real.split(path.sep);
+  const index = parts.indexOf("node_modules");
+  if (index < 1) return null;
+  const nodeModules = parts.slice(0, index + 1).join(path.sep);
+  const holder = path.dirname(nodeModules);
+  try {
+    if ((await fsp.stat(path.join(holder, "package.json"))).isFile()) return holder;
+  } catch {
+    // no package.json beside it: a global prefix
+  }
+  return nodeModules;
+}
+
+/**
+ * The package roots discovery uses when `packageRoots` is not given, in precedence order: the
+ * nearest package.json at or above `cwd` (the project), then `hermesHome` when it has a
+ * package.json (user-level installs made with `hermes-memory plugins add`), then the installation
+ * the host runs from (`hostPackageRoot(hostDir)`; a global install's prefix included). Duplicates
+ * (same real path) are dropped.
+ */
+export async function defaultPackageRoots(options: { cwd: string; hermesHome: string; hostDir?: string }): Promise<string[]> {
   const roots: string[] = [];
   const project = await findNearestPackageRoot(options.cwd);
   if (project) roots.push(project);
@@ -60,6 +95,8 @@ export async function defaultPackageRoots(options: { cwd: string; hermesHome: st
   } catch {
     // no user-level installs
   }
+  const host = await hostPackageRoot(options.hostDir ?? CORE_PACKAGE_DIR);
+  if (host) roots.push(host);
   return dedupeByRealPath(roots);
 }
 
@@ -159,19 +196,25 @@ export function readDependencyManifest(root: string, dependency: string): Depend
   let dir = root;
   for (;;) {
     if (path.basename(dir) !== "node_modules") {
-      const file = path.join(dir, "node_modules", dependency, "package.json");
-      try {
-        // One synchronous read per dependency: for thousands of tiny files this is an order of
-        // magnitude faster than promise-based reads queued on the libuv thread pool.
-        return { file, ...readManifestText(file) };
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        if (code !== "ENOENT" && code !== "ENOTDIR") return { file, error: describeError(error), mentionsField: true };
-      }
+      const found = readManifestAt(path.join(dir, "node_modules", dependency, "package.json"));
+      if (found) return found;
     }
     const parent = path.dirname(dir);
     if (parent === dir) return null;
     dir = parent;
+  }
+}
+
+/** One package.json read as `readManifestText` reads it; `null` when there is no such file. */
+function readManifestAt(file: string): DependencyManifest | null {
+  try {
+    // One synchronous read per dependency: for thousands of tiny files this is an order of
+    // magnitude faster than promise-based reads queued on the libuv thread pool.
+    return { file, ...readManifestText(file) };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return null;
+    return { file, error: describeError(error), mentionsField: true };
   }
 }
 
@@ -188,7 +231,8 @@ function dependencyNames(pkg: Record<string, unknown>): string[] {
   return [...names];
 }
 
-async function scanDependency(found: DependencyManifest, dependency: string, rootManifest: string): Promise<PackageScan> {
+/** `removeFrom`: where the package is listed or installed, for the remedy of a broken manifest. */
+async function scanDependency(found: DependencyManifest, dependency: string, removeFrom: string): Promise<PackageScan> {
   let pkg: Record<string, unknown> | undefined;
   let error = found.error;
   if (found.text !== undefined) {
@@ -209,7 +253,7 @@ async function scanDependency(found: DependencyManifest, dependency: string, roo
           location: found.file,
           code: "INVALID_MANIFEST",
           message: `Cannot read the package.json of dependency ${dependency} (${found.file}): ${error ?? "unknown error"}`,
-          remedy: `Reinstall ${dependency} (e.g. \`npm install ${dependency}\`), or remove it from ${rootManifest}.`,
+          remedy: `Reinstall ${dependency} (e.g. \`npm install ${dependency}\`), or remove it from ${removeFrom}.`,
         },
       ],
     };
@@ -290,13 +334,19 @@ async function providersOfPackage(manifestPath: string, dependency: string, pkg:
 
 /**
  * Find package providers: the direct dependencies (dependencies, optionalDependencies,
- * devDependencies) of each root whose package.json has `hermesMemoryProvider`. Reads only the
- * root's and each dependency's package.json — no tree scans, no global folders, no imports — and
- * never throws.
+ * devDependencies) of each root whose package.json has `hermesMemoryProvider`; a root that is
+ * itself a `node_modules` folder (a global prefix's) contributes every package installed in it.
+ * Reads only package.json files — no tree scans, no imports — and never throws.
  */
 export async function scanPackageRoots(roots: string[]): Promise<PackageScan> {
   const result: PackageScan = { providers: [], problems: [] };
   for (const root of await dedupeByRealPath(roots)) {
+    if (path.basename(root) === "node_modules") {
+      const scan = await scanInstalledPackages(root);
+      result.providers.push(...scan.providers);
+      result.problems.push(...scan.problems);
+      continue;
+    }
     const rootManifest = path.join(root, "package.json");
     const read = await readJson(rootManifest);
     if (!read.value) {
@@ -322,6 +372,46 @@ export async function scanPackageRoots(roots: string[]): Promise<PackageScan> {
       result.providers.push(...scan.providers);
       result.problems.push(...scan.problems);
     }
+  }
+  return result;
+}
+
+/** The packages installed directly in a `node_modules` folder (`name`, `@scope/name`), sorted. */
+async function installedPackageNames(dir: string): Promise<string[]> {
+  const names: string[] = [];
+  for (const entry of await fsp.readdir(dir, { withFileTypes: true })) {
+    // `.bin`, `.package-lock.json`, `.pnpm` and the like are npm's and pnpm's own.
+    if (entry.name.startsWith(".")) continue;
+    if (!entry.name.startsWith("@")) names.push(entry.name);
+    else if (entry.isDirectory()) for (const child of await fsp.readdir(path.join(dir, entry.name))) names.push(`${entry.name}/${child}`);
+  }
+  return names.filter((name) => PACKAGE_NAME_PATTERN.test(name)).sort();
+}
+
+/** Providers among the packages installed directly in `dir`, a `node_modules` folder. */
+async function scanInstalledPackages(dir: string): Promise<PackageScan> {
+  let names: string[];
+  try {
+    names = await installedPackageNames(dir);
+  } catch (error) {
+    const problem: DiscoveryProblem = {
+      source: "package",
+      location: dir,
+      code: "UNREADABLE_DIRECTORY",
+      message: `Cannot list the packages installed in ${dir}: ${describeError(error)}`,
+      remedy: `Make ${dir} readable (and its scope folders), or pass packageRoots without it.`,
+    };
+    return { providers: [], problems: [problem] };
+  }
+  const pending: Array<Promise<PackageScan>> = [];
+  for (const name of names) {
+    const found = readManifestAt(path.join(dir, name, "package.json"));
+    if (found?.mentionsField) pending.push(scanDependency(found, name, dir));
+  }
+  const result: PackageScan = { providers: [], problems: [] };
+  for (const scan of await Promise.all(pending)) {
+    result.providers.push(...scan.providers);
+    result.problems.push(...scan.problems);
   }
   return result;
 }

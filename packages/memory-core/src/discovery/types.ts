@@ -72,11 +72,19 @@ export interface DiscoveryOptions {
   /** Folder of providers shipped with the host (highest precedence). */
   bundledDir?: string;
   /**
-   * Package roots whose direct dependencies are checked for `hermesMemoryProvider`. Replaces the
-   * default (nearest package.json at or above `cwd`, plus `$HERMES_HOME` when it has a package.json);
-   * use `defaultPackageRoots()` to extend the default instead.
+   * Package roots whose direct dependencies are checked for `hermesMemoryProvider` (a root that
+   * is a `node_modules` folder: every package installed in it). Replaces the default — the nearest
+   * package.json at or above `cwd`, then `$HERMES_HOME` when it has a package.json, then the
+   * installation the host runs from (see `hostDir`); use `defaultPackageRoots()` to extend it.
    */
   packageRoots?: string[];
+  /**
+   * A file or folder of the host program: providers installed beside it are found (the outermost
+   * `node_modules` on its path: the dependencies of the package.json next to it, or every package
+   * in a global prefix). Default: this copy of `@hermes/memory-core`, which is installed with the
+   * host (`npm install -g @hermes/memory-cli` puts it inside the CLI's global folder).
+   */
+  hostDir?: string;
   /** Scan `<cwd>/.hermes/plugins`; default: `HERMES_ENABLE_PROJECT_PLUGINS` is 1/true/yes/on. */
   enableProjectPlugins?: boolean;
   /** Environment used for `HERMES_ENABLE_PROJECT_PLUGINS`; default `process.env`. */
