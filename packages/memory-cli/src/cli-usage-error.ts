@@ -10,3 +10,14 @@ export class CliUsageError extends HermesMemoryError {
     this.name = "CliUsageError";
   }
 }
+
+/**
+ * Thrown by a command that has already printed its whole answer, the failure included (under
+ * `--json`: one document holding an `error`), and only needs its exit code: nothing more is printed.
+ */
+export class ReportedFailure extends CliUsageError {
+  constructor(message: string, code: string) {
+    super(message, code);
+    this.name = "ReportedFailure";
+  }
+}

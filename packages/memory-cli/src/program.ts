@@ -2,6 +2,7 @@ import { Command, CommanderError, Option, type OutputConfiguration } from "comma
 import { HermesMemoryError, closestNames, describeError, errorDocument } from "@hermes/memory-core";
 import { createCliContext } from "./cli-context.js";
 import { processIo, type CliIo } from "./cli-io.js";
+import { ReportedFailure } from "./cli-usage-error.js";
 import { ExitCode } from "./exit-codes.js";
 import { oneLine } from "./output/printer.js";
 import { registerPluginsCommands } from "./commands/plugins.js";
@@ -151,6 +152,7 @@ function reportFailure(io: CliIo, error: unknown, json: boolean): number {
     }
     return code;
   }
+  if (error instanceof ReportedFailure) return code;
   if (json) {
     io.stdout.write(`${JSON.stringify(errorDocument(error))}\n`);
   } else if (code === ExitCode.userError) {

@@ -87,6 +87,9 @@ describe("hermes-memory memory status", { timeout: 60_000 }, () => {
     expect(missing.provider).toMatchObject({ name: "ghost", installed: false, available: false });
     expect(missing.provider.reason).toContain("hermes-memory memory off");
     expect(missing.provider.reason).toContain(`user ${path.join(home, "plugins")}`);
+    // One document: the report and, in it, why the command failed.
+    expect(missing.error).toMatchObject({ code: "PROVIDER_NOT_FOUND", message: expect.stringContaining("memory.provider is 'ghost'") });
+    expect(missingJson.stderr).toBe("");
     const missingText = await runCli(["--hermes-home", home, "memory", "status"], { cwd: root });
     expect(missingText.code).toBe(1);
     expect(missingText.stdout).toContain("NOT installed");

@@ -22,7 +22,7 @@ import {
   type MemoryUsage,
 } from "@hermes/memory-core";
 import type { CliContext } from "../cli-context.js";
-import { CliUsageError } from "../cli-usage-error.js";
+import { CliUsageError, ReportedFailure } from "../cli-usage-error.js";
 import { maskSecret } from "../output/mask-secret.js";
 
 /** One setting as `memory status` shows it (secrets masked: last 4 characters at most). */
@@ -41,6 +41,8 @@ export interface StatusSetting {
 
 /** The JSON document of `memory status --json`. */
 export interface MemoryStatusReport {
+  /** Why the command fails (exit 1): the configured provider is not installed. Absent otherwise. */
+  error?: { code: string; message: string };
   hermesHome: string;
   configPath: string;
   envPath: string;
@@ -242,6 +244,10 @@ function usageLine(u: MemoryUsage & { path: string }): string {
  */
 export async function statusCommand(ctx: CliContext): Promise<void> {
   const report = await collectStatus(ctx);
+  const missing = report.provider && !report.provider.installed ? report.provider : null;
+  // Under --json the failure is part of the one document printed, so a script parses one answer.
+  const failure = missing ? { code: "PROVIDER_NOT_FOUND", message: `memory.provider is '${missing.name}' in ${report.configPath}, but it is ${missing.reason ?? "not installed"}.` } : null;
+  if (failure && ctx.json) report.error = failure;
   const { out } = ctx;
   const c = out.colors;
   const ok = (flag: boolean, yes: string, no: string) => (flag ? c.green(`${yes} ✓`) : c.red(`${no} ✗`));
@@ -290,6 +296,5 @@ export async function statusCommand(ctx: CliContext): Promise<void> {
     }
     out.line(`  Data: ${p.dataLocation.join(", ")}`);
   });
-  const p = report.provider;
-  if (p && !p.installed) throw new CliUsageError(`memory.provider is '${p.name}' in ${report.configPath}, but it is ${p.reason ?? "not installed"}.`, "PROVIDER_NOT_FOUND");
+  if (failure) throw ctx.json ? new ReportedFailure(failure.message, failure.code) : new CliUsageError(failure.message, failure.code);
 }
