@@ -141,7 +141,9 @@ await client.close();
 console.log(JSON.stringify({ tools }));
 `,
     );
-    expect(mcp.tools).toEqual(expect.arrayContaining(["memory", "sqlite_memory_search"]));
+    // The SQLite provider's tools are served, as one tool per action (search, not sqlite_memory_search).
+    expect(mcp.tools).toEqual(expect.arrayContaining(["memory", "search", "remember", "get", "forget", "sqlite_memory_list"]));
+    expect(mcp.tools).not.toContain("sqlite_memory_search");
 
     fs.writeFileSync(path.join(home, "config.yaml"), "memory:\n  provider: ghost\n");
     const missing = cli("memory", "status");
