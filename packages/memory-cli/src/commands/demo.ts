@@ -9,6 +9,7 @@ import {
   closestNames,
   describeError,
   discoverMemoryProviders,
+  installCommandHint,
   isCoreMemoryProvider,
   loadMemoryProvider,
   openMemory,
@@ -239,7 +240,7 @@ export async function demoCommand(ctx: CliContext, options: DemoOptions): Promis
       const pkg = wanted === DEMO_PROVIDER ? DEMO_PROVIDER_PACKAGE : "<its package>";
       const [meant] = closestNames(wanted, providers.map((p) => p.name));
       if (meant) out.line(`   ${wanted} is not installed. Did you mean ${meant}? Run \`hermes-memory demo --provider ${meant}\`.`);
-      else out.line(`   ${wanted} is not installed. Install it next to the CLI with \`npm install ${pkg}\` (or \`hermes-memory plugins add ${pkg}\`).`);
+      else out.line(`   ${wanted} is not installed. Install it with ${await installCommandHint(pkg, { cwd: ctx.cwd, env: ctx.io.env })}.`);
       out.line("   Running with built-in memory (MEMORY.md / USER.md).");
     }
     out.line("");

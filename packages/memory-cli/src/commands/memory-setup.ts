@@ -5,6 +5,7 @@ import {
   configFilePath,
   describeError,
   discoverMemoryProviders,
+  installCommandHint,
   isCoreMemoryProvider,
   loadMemoryProvider,
   planSetup,
@@ -177,7 +178,8 @@ async function pickProvider(ctx: CliContext, io: PromptIo): Promise<string> {
   if (current) current.hint = current.hint ? `${current.hint}, active` : "active";
   const initialValue = (current ?? usable[0])?.value ?? BUILTIN_CHOICE;
   if (discovery.providers.length === 0) {
-    prompts.log.info("No memory provider plugins found. Install one with `npm install @hermes/memory-sqlite` or `hermes-memory plugins add @hermes/memory-sqlite`.", { output: io.output });
+    const install = await installCommandHint("@hermes/memory-sqlite", { cwd: ctx.cwd, env: ctx.io.env });
+    prompts.log.info(`No memory provider plugins found. Install one with ${install}.`, { output: io.output });
   }
   const choice = await prompts.select({ message: "Memory provider setup", options, initialValue, ...io });
   return checkCancel(choice);

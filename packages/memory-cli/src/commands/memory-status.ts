@@ -9,6 +9,7 @@ import {
   discoverMemoryProviders,
   envFilePath,
   HermesMemoryError,
+  installCommandHint,
   isCoreMemoryProvider,
   isProviderDisabled,
   isSearchableMemory,
@@ -186,7 +187,7 @@ export async function collectStatus(ctx: CliContext): Promise<MemoryStatusReport
     const [meant] = closestNames(name, discovery.providers.map((p) => p.name));
     entry.reason = meant
       ? `not installed; did you mean '${meant}'? Run \`hermes-memory memory setup ${meant}\` to use it, or \`hermes-memory memory off\``
-      : `not installed (searched ${describeSearchedLocations(discovery.searched)}): install it beside the CLI (\`npm install -g <package>\` for a global hermes-memory, \`npm install <package>\` in your project) or with \`hermes-memory plugins add <package>\`, or run \`hermes-memory memory off\``;
+      : `not installed (searched ${describeSearchedLocations(discovery.searched)}): install it with ${await installCommandHint("<package>", { cwd: ctx.cwd, env: ctx.io.env })}, or run \`hermes-memory memory off\``;
     return report;
   }
   Object.assign(entry, { source: found.source, location: found.dir, version: found.version });
