@@ -21,6 +21,7 @@ import type { CliContext } from "../cli-context.js";
 import type { CliIo } from "../cli-io.js";
 import { DEMO_CONVERSATION, recallMentions, type DemoConversation, type DemoQuestion, type DemoSession } from "../demo-conversation.js";
 import { renderTable } from "../output/table.js";
+import { providerAvailability } from "../provider-availability.js";
 import { withContext } from "../with-context.js";
 
 /** The provider the demo activates when it is installed. */
@@ -88,7 +89,8 @@ function collectingLogger(warnings: string[]): Logger {
 async function activateDemoProvider(ctx: CliContext, name: string): Promise<{ ok: true } | { ok: false; reason: string }> {
   try {
     const provider = await loadMemoryProvider(name, { hermesHome: ctx.hermesHome, cwd: ctx.cwd, registerSkills: false });
-    if (provider.isAvailable() !== true) return { ok: false, reason: provider.unavailableReason?.() || "isAvailable() returned false" };
+    const availability = providerAvailability(provider);
+    if (!availability.available) return { ok: false, reason: availability.reason };
     await applySetup(provider, {}, { hermesHome: ctx.hermesHome, acceptDefaults: true });
     return { ok: true };
   } catch (error) {

@@ -25,6 +25,7 @@ import {
 import type { CliContext } from "../cli-context.js";
 import { CliUsageError, ReportedFailure } from "../cli-usage-error.js";
 import { maskSecret } from "../output/mask-secret.js";
+import { providerAvailability } from "../provider-availability.js";
 
 /** One setting as `memory status` shows it (secrets masked: last 4 characters at most). */
 export interface StatusSetting {
@@ -201,12 +202,9 @@ export async function collectStatus(ctx: CliContext): Promise<MemoryStatusReport
     entry.reason = entry.loadError;
     return report;
   }
-  try {
-    entry.available = provider.isAvailable() === true;
-    if (!entry.available) entry.reason = provider.unavailableReason?.() || "isAvailable() returned false";
-  } catch (error) {
-    entry.reason = `isAvailable() failed: ${describeError(error)}`;
-  }
+  const availability = providerAvailability(provider);
+  entry.available = availability.available;
+  if (!availability.available) entry.reason = availability.reason;
   try {
     entry.settings = settingsOf(provider, config, env);
   } catch (error) {

@@ -43,3 +43,32 @@ export function installCliCopy(root: string, layout: "global" | "project"): { bi
   link(path.join(workspaceCore, "node_modules"), path.join(coreDir, "node_modules"));
   return { bin: path.join(cliDir, "dist", "bin.js"), location, coreDir };
 }
+
+/**
+ * `@hermes/memory-sqlite` installed in the project `project` as `npm install --ignore-scripts`
+ * leaves it: the provider's built files, and better-sqlite3 without its built addon (what
+ * `npm install-scripts approve` or a rebuild would add), so `isAvailable()` is false and
+ * `initialize()` fails with `NATIVE_MODULE_MISSING`. Core and the kit are this workspace's (core
+ * the very copy the CLI under test uses). Returns the provider's folder.
+ */
+export function installSqliteWithoutAddon(project: string): string {
+  const workspaceSqlite = fs.realpathSync(path.join(CLI_DIR, "node_modules", "@hermes", "memory-sqlite"));
+  const modules = path.join(project, "node_modules");
+  const manifest = path.join(project, "package.json");
+  const pkg: { dependencies?: Record<string, string> } = fs.existsSync(manifest) ? JSON.parse(fs.readFileSync(manifest, "utf8")) : { name: "app", private: true };
+  pkg.dependencies = { ...pkg.dependencies, "@hermes/memory-sqlite": "*" };
+  fs.mkdirSync(project, { recursive: true });
+  fs.writeFileSync(manifest, JSON.stringify(pkg, null, 2));
+  const providerDir = path.join(modules, "@hermes", "memory-sqlite");
+  copyPackage(workspaceSqlite, providerDir);
+  link(path.join(CLI_DIR, "node_modules", "@hermes", "memory-core"), path.join(modules, "@hermes", "memory-core"));
+  for (const dependency of ["@hermes/memory-provider-kit", "ajv"]) link(path.join(workspaceSqlite, "node_modules", dependency), path.join(providerDir, "node_modules", dependency));
+  const betterSqlite = fs.realpathSync(path.join(workspaceSqlite, "node_modules", "better-sqlite3"));
+  const unbuilt = path.join(providerDir, "node_modules", "better-sqlite3");
+  fs.mkdirSync(unbuilt, { recursive: true });
+  fs.cpSync(path.join(betterSqlite, "lib"), path.join(unbuilt, "lib"), { recursive: true });
+  fs.copyFileSync(path.join(betterSqlite, "package.json"), path.join(unbuilt, "package.json"));
+  // `bindings`, its dependency that looks for the addon, as npm would have placed it.
+  link(path.join(betterSqlite, "..", "bindings"), path.join(providerDir, "node_modules", "bindings"));
+  return providerDir;
+}
