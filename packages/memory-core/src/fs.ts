@@ -4,6 +4,7 @@ import fsp from "node:fs/promises";
 import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
+import { boundedName, siblingName } from "./bounded-name.js";
 import { HermesMemoryError, describeError } from "./errors.js";
 
 /** Options of `atomicWriteFile`. */
@@ -46,6 +47,25 @@ async function realTarget(file: string): Promise<string> {
   }
 }
 
+/** Longest readable part of a temporary file's name, in UTF-8 bytes. */
+const TEMP_STEM_BYTES = 48;
+
+/**
+ * The name of an atomic write's temporary file for the target `name`: `.<stem>_<random>.tmp`,
+ * the stem being the target's name without its extension. A target's name may be as long as the
+ * file system allows, which would leave no room for the rest: a stem over 48 bytes becomes its
+ * start and a hash of the whole name, so the temporary name never exceeds 66 bytes.
+ */
+function temporaryName(name: string): string {
+  const stem = name.replace(/\.[^.]*$/, "");
+  return `.${boundedName(stem, TEMP_STEM_BYTES, name)}_${randomBytes(6).toString("hex")}.tmp`;
+}
+
+/** `file`'s sibling `siblingName(basename, suffix)`: a name beside it that never grows past the limit. */
+function besideFile(file: string, suffix: string): string {
+  return path.join(path.dirname(file), siblingName(path.basename(file), suffix));
+}
+
 /**
  * Write `data` to `file` atomically: a temp file in the same directory (created 0600), written,
  * fsynced, then renamed over the target. Parent directories are created. A symlinked target is
@@ -63,8 +83,7 @@ export async function atomicWriteFile(file: string, data: string | Uint8Array, o
       mode = undefined;
     }
   }
-  const stem = path.basename(target).replace(/\.[^.]*$/, "");
-  const tmp = path.join(dir, `.${stem}_${randomBytes(6).toString("hex")}.tmp`);
+  const tmp = path.join(dir, temporaryName(path.basename(target)));
   let handle: fsp.FileHandle | undefined;
   try {
     handle = await fsp.open(tmp, "wx", 0o600);
@@ -361,7 +380,7 @@ function newOwnerText(nonce: string): string {
  * file exists. The temp file is removed on every path.
  */
 async function publishExclusive(file: string, text: string): Promise<boolean> {
-  const tmp = `${file}.${randomBytes(6).toString("hex")}.tmp`;
+  const tmp = besideFile(file, `.${randomBytes(6).toString("hex")}.tmp`);
   let handle: fsp.FileHandle | undefined;
   try {
     handle = await fsp.open(tmp, "wx", 0o600);
@@ -457,7 +476,7 @@ function isAbandoned(record: OwnerRecord, staleMs: number): boolean {
  */
 async function breakAbandoned(file: string, record: OwnerRecord, staleMs: number, depth = 0): Promise<boolean> {
   const key = record.nonce !== undefined && /^[0-9a-f]{8,64}$/.test(record.nonce) ? record.nonce : createHash("sha256").update(record.text).digest("hex").slice(0, 24);
-  const marker = `${file}.break-${key}`;
+  const marker = besideFile(file, `.break-${key}`);
   const nonce = randomBytes(12).toString("hex");
   const mine = newOwnerText(nonce);
   heldNonces.add(nonce);
@@ -535,18 +554,23 @@ async function takePidLock(target: string, ownerPath: string, deadline: number, 
  *   exclusively; a holder on this host whose pid is gone is taken over at once, atomically.
  *   Does not exclude the Python agent.
  *
+ * A name too long to take the suffix (past 255 bytes with it) gets lock files named by its start
+ * and a hash of the whole name instead, so every valid target can be locked.
+ *
  * Callers in this process queue in order. Every path — `fn` throwing, an error while taking the
  * lock — releases the lock and closes its descriptor. Errors: `LOCK_TIMEOUT` after `timeoutMs`,
  * `LOCK_FAILED` when the lock file cannot be created (no space, permissions).
  */
 export async function withFileLock<T>(file: string, fn: () => Promise<T> | T, options: FileLockOptions = {}): Promise<T> {
   const target = path.resolve(file);
-  const lockPath = `${target}.lock`;
+  // `<file>.lock` (the Python agent's lock file) for every name it fits; a longer name's lock file
+  // is its start and a hash of the whole name, the same one for every process.
+  const lockPath = besideFile(target, ".lock");
   const timeoutMs = options.timeoutMs ?? 10_000;
   const staleMs = options.staleMs ?? 30_000;
   const deadline = Date.now() + timeoutMs;
   const fsExt = process.env.HERMES_FILE_LOCK === "pidfile" ? null : loadFsExt();
-  const ownerPath = `${lockPath}.owner`;
+  const ownerPath = besideFile(target, ".lock.owner");
   const timeout = (holder: OwnerRecord | null = null): HermesMemoryError => {
     const held = fsExt
       ? `another process holds ${lockPath} (this package or the Python Hermes agent, which take the same lock). Retry when it has finished; if it never does, find it with \`fuser ${lockPath}\` and stop it. Do not delete ${lockPath}: it is a permanent lock file and the lock ends with its holder.`

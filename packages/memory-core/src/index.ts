@@ -153,6 +153,7 @@ export {
   type SearchedLocation,
 } from "./discovery/types.js";
 export { defaultPackageRoots, MANIFEST_FIELD } from "./discovery/package-source.js";
+export { installCommandHint, type InstallHintOptions } from "./discovery/install-hint.js";
 export { parseHermesMemoryProviderField, type PackageProviderManifest } from "./discovery/manifest.js";
 export { loadMemoryProvider, loadProviderCli, isProviderDisabled, DEFAULT_IMPORT_TIMEOUT_MS, type LoadOptions } from "./loader.js";
 export { skillView, listSkills, type ProviderSkill } from "./skills.js";

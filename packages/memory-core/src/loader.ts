@@ -6,6 +6,8 @@ import { HermesMemoryError } from "./errors.js";
 import { describeProviderError, readProviderName } from "./plugin-describe.js";
 import { readConfig, type HermesConfig } from "./config/config-file.js";
 import { describeSearchedLocations, discoverMemoryProviders } from "./discovery/discover.js";
+import { installHintFor } from "./discovery/install-hint.js";
+import { hostPackageRoot } from "./discovery/package-source.js";
 import type { DiscoveredProvider, DiscoveryOptions, DiscoveryResult } from "./discovery/types.js";
 import { silentLogger, type Logger } from "./logger.js";
 import { getHermesHome, runWithProfile } from "./profile.js";
@@ -77,15 +79,18 @@ interface Located {
   logger: Logger;
 }
 
-function notFound(name: string, discovery: DiscoveryResult): HermesMemoryError {
+async function notFound(name: string, discovery: DiscoveryResult, options: LoadOptions): Promise<HermesMemoryError> {
   const found = discovery.providers.map((p) => p.name).sort();
   const refused = discovery.problems.filter((p) => p.name === name);
   const refusedText = refused.length > 0 ? ` A provider named '${name}' was found but refused: ${refused.map((p) => `${p.message} — ${p.remedy}`).join("; ")}.` : "";
   const close = closestNames(name, found);
   const meant = close.length > 0 ? ` Did you mean ${close.map((n) => `'${n}'`).join(" or ")}?` : "";
+  // Explicit package roots replace the host's installation: it was not searched, so not named.
+  const hostRoot = options.packageRoots ? null : await hostPackageRoot(options.hostDir).catch(() => null);
+  const install = await installHintFor(hostRoot, "<package>", { ...(options.cwd !== undefined ? { cwd: options.cwd } : {}), ...(options.env ? { env: options.env } : {}) });
   return new HermesMemoryError({
     code: "PROVIDER_NOT_FOUND",
-    message: `Memory provider '${name}' not found.${meant} (Searched ${describeSearchedLocations(discovery.searched)}; found: ${found.join(", ") || "none"}).${refusedText} Install it with \`npm install <package>\` or \`hermes-memory plugins add <package>\`, or put it in ${path.join("$HERMES_HOME", "plugins", name)}/.`,
+    message: `Memory provider '${name}' not found.${meant} (Searched ${describeSearchedLocations(discovery.searched)}; found: ${found.join(", ") || "none"}).${refusedText} Install it with ${install}, or put it in ${path.join("$HERMES_HOME", "plugins", name)}/.`,
   });
 }
 
@@ -109,7 +114,7 @@ async function locate(name: string, options: LoadOptions): Promise<Located> {
   const logger = options.logger ?? silentLogger;
   const discovery = options.discovery ?? (await discoverMemoryProviders({ ...options, hermesHome }));
   const provider = discovery.providers.find((p) => p.name === trimmed);
-  if (!provider) throw notFound(trimmed, discovery);
+  if (!provider) throw await notFound(trimmed, discovery, options);
   const config = options.config ?? (await readConfig(hermesHome));
   if (isProviderDisabled(provider, config)) {
     throw new HermesMemoryError({

@@ -3,10 +3,11 @@
  * under `$HERMES_HOME/hook_outputs/<session>/` and replaced by a short preview that names the file,
  * so one huge recall result does not inflate every following model call.
  */
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
+import { boundedName, utf8Prefix } from "./bounded-name.js";
 import { HermesMemoryError, describeError } from "./errors.js";
 import type { Logger } from "./logger.js";
 import { silentLogger } from "./logger.js";
@@ -98,20 +99,6 @@ export interface SpillOptions {
  * readable prefix and a hash of the whole id instead, so every id still has its own directory.
  */
 const MAX_SEGMENT_BYTES = 128;
-/** Bytes of the readable prefix of a bounded name; the rest is `-` and 24 hex digits of a hash. */
-const SEGMENT_PREFIX_BYTES = MAX_SEGMENT_BYTES - 25;
-
-/** The longest start of `text` that fits in `maxBytes` of UTF-8, never splitting a character. */
-function utf8Prefix(text: string, maxBytes: number): string {
-  let bytes = 0;
-  let end = 0;
-  for (const char of text) {
-    bytes += Buffer.byteLength(char);
-    if (bytes > maxBytes) break;
-    end += char.length;
-  }
-  return text.slice(0, end);
-}
 
 /**
  * The directory name of a session's spill files: `"no-session"` for a missing id; path separators
@@ -123,9 +110,7 @@ export function sanitizeSessionSegment(sessionId: string | null | undefined): st
   const raw = sessionId ? String(sessionId) : "no-session";
   const cleaned = raw.replace(/[/\\]/g, "_").replace(/\.\./g, "_").replace(/\0/g, "_");
   if (cleaned === "" || cleaned === ".") return "no-session";
-  if (Buffer.byteLength(cleaned) <= MAX_SEGMENT_BYTES) return cleaned;
-  const hash = createHash("sha256").update(raw).digest("hex").slice(0, 24);
-  return `${utf8Prefix(cleaned, SEGMENT_PREFIX_BYTES)}-${hash}`;
+  return boundedName(cleaned, MAX_SEGMENT_BYTES, raw);
 }
 
 /** The base directory spill files go to, for a normalised config. */

@@ -20,11 +20,13 @@ let db: Database.Database;
 /** Words with their document counts, for `rank`. */
 let counted: DocsStore["counted"];
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+/** Worker threads and message ports that keep the process alive (a helper's must not). */
+const activePorts = () => process.getActiveResourcesInfo().filter((r) => r === "MessagePort" || r === "Worker").length;
+/** Before any helper of this file started. */
+let portsAtStart: number;
 
 beforeAll(() => {
+  portsAtStart = activePorts();
   store = createDocsStore(ROWS, vocabulary, 4242);
   ({ dir, file, db, counted } = store);
 });
@@ -126,20 +128,13 @@ describe("LayeredRanker with a pool helper thread", () => {
   });
 
   it("keeps no handle that would hold the process open", async () => {
-    const ports = () => process.getActiveResourcesInfo().filter((r) => r === "MessagePort" || r === "Worker").length;
-    // Helpers of earlier tests end asynchronously: count once that has settled.
-    let before = ports();
-    for (let stable = 0; stable < 5; ) {
-      await sleep(20);
-      const now = ports();
-      stable = now === before ? stable + 1 : 0;
-      before = now;
-    }
+    // Helpers of earlier tests end asynchronously: wait until none of theirs is left.
+    await until(() => activePorts() === portsAtStart, 10_000);
     const ranker = new LayeredRanker(db, WEIGHTS, SCHEMA, { helper: { minRows: 0 } });
     try {
       ranker.rank(counted(["w10q", "w11q", "w12q"]), { limit: 5, candidates: 20 });
       await until(() => ranker.helperStatus().state === "running");
-      expect(ports()).toBe(before);
+      expect(activePorts()).toBe(portsAtStart);
     } finally {
       ranker.close();
     }
@@ -212,112 +207,103 @@ describe("PoolHelper", () => {
     expect(helper.offer([{ sql: "SELECT 1", args: [] }, { sql: "SELECT 2", args: [] }])).toBeNull();
   });
 
-  it("counts only missed waits in a row: an answered query in between starts the count again", async () => {
-    // A store in rollback-journal mode: while this connection holds an EXCLUSIVE lock, the
-    // helper's read of `t` waits for it, which is how a round makes the caller's wait miss.
-    const own = path.join(dir, "missed-waits.db");
+  /**
+   * A helper on a store in rollback-journal mode, and rounds that each end one way: the helper
+   * answers (`answered`), or it reads a table this connection holds an EXCLUSIVE lock on, so its
+   * read cannot finish before the caller's wait for it ends (`missed`). The caller takes a query
+   * only once the helper has taken it (`took`), so every round is the one it is meant to be,
+   * however loaded the machine.
+   */
+  async function lockedStore(waitMs: number) {
+    const own = path.join(dir, `locked-${waitMs}.db`);
     const local = new Database(own);
     local.pragma("journal_mode = DELETE");
     local.exec("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY); DELETE FROM t; INSERT INTO t (id) VALUES (1), (2), (3)");
     const reasons: string[] = [];
-    const waitMs = 60;
     const helper = PoolHelper.start({ file: own, maxRows: 10, waitMs, onStopped: (reason) => reasons.push(reason) })!;
     const readT = { sql: "SELECT id FROM t ORDER BY id", args: [] };
-    /** The helper answers both queries before the caller takes them. */
-    const answeredRound = async () => {
-      const batch = helper.offer([readT, { sql: "SELECT id FROM t WHERE id <= 2 ORDER BY id", args: [] }])!;
-      await until(() => batch.finished(0) && batch.finished(1));
-      expect(batch.take(0, () => [-1])).toEqual([1, 2, 3]);
-      expect(batch.take(1, () => [-1])).toEqual([1, 2]);
-      batch.end();
-    };
-    /**
-     * The helper answers the last query (no table), then waits for the lock on the middle one,
-     * which the caller waits for in vain. False when the caller took the middle one itself first
-     * (the helper had not claimed it yet): no wait, so nothing to count.
-     */
-    const missedRound = async (): Promise<boolean> => {
-      local.exec("BEGIN EXCLUSIVE");
-      const batch = helper.offer([{ sql: "SELECT 1", args: [] }, readT, { sql: "SELECT 2", args: [] }])!;
-      let waited = 0;
-      try {
-        await until(() => batch.finished(2));
-        expect(batch.take(0, () => [1])).toEqual([1]);
-        const started = performance.now();
-        expect(batch.take(1, () => [7])).toEqual([7]);
-        waited = performance.now() - started;
+    await until(() => helper.usable);
+    return {
+      helper,
+      reasons,
+      /** The helper answers both queries before the caller takes them. */
+      async answered(): Promise<void> {
+        const batch = helper.offer([readT, { sql: "SELECT id FROM t WHERE id <= 2 ORDER BY id", args: [] }])!;
+        await until(() => batch.finished(0) && batch.finished(1));
+        expect(batch.take(0, () => [-1])).toEqual([1, 2, 3]);
+        expect(batch.take(1, () => [-1])).toEqual([1, 2]);
         batch.end();
-      } finally {
-        local.exec("COMMIT");
-      }
-      await until(() => batch.finished(1) || helper.stopped !== null, 10_000);
-      return waited >= waitMs - 5;
+      },
+      /**
+       * The helper takes the last query (its first pick) and waits for the lock; the caller runs the
+       * first itself, then waits for the last in vain and runs it too. Returns how long that wait was.
+       */
+      async missed(): Promise<number> {
+        local.exec("BEGIN EXCLUSIVE");
+        let batch: ReturnType<PoolHelper["offer"]> = null;
+        let waited: number;
+        try {
+          batch = helper.offer([{ sql: "SELECT 1", args: [] }, readT])!;
+          await until(() => batch!.took(1));
+          expect(batch.take(0, () => [1])).toEqual([1]);
+          const started = performance.now();
+          expect(batch.take(1, () => [7])).toEqual([7]);
+          waited = performance.now() - started;
+          batch.end();
+        } finally {
+          local.exec("COMMIT");
+        }
+        // Its read goes on once the lock is gone; the next round starts after it.
+        await until(() => batch!.finished(1) || helper.stopped !== null, 10_000);
+        return waited;
+      },
+      close(): void {
+        helper.close();
+        local.close();
+      },
     };
-    const missed = async (): Promise<void> => {
-      for (let attempt = 0; attempt < 5; attempt++) if (await missedRound()) return;
-      throw new Error("the helper never claimed the locked query before the caller did");
-    };
+  }
+
+  it("counts only missed waits in a row: an answered query in between starts the count again", async () => {
+    const store = await lockedStore(60);
+    const { helper, reasons } = store;
     try {
-      await until(() => helper.usable);
-      await answeredRound(); // also reads the schema, which a locked file would hold up
-      await missed();
-      await missed();
-      await answeredRound();
+      await store.answered(); // also reads the schema, which a locked file would hold up
+      await store.missed();
+      await store.missed();
+      await store.answered();
       expect(helper.stopped).toBeNull();
-      await missed();
-      await missed();
+      await store.missed();
+      await store.missed();
       expect(helper.stopped).toBeNull();
       expect(reasons).toEqual([]);
-      await missed();
+      await store.missed();
       expect(helper.stopped).toMatch(/did not answer within 60 ms 3 times in a row/);
       expect(reasons).toHaveLength(1);
     } finally {
-      helper.close();
-      local.close();
+      store.close();
     }
   });
 
-  it("waits at most waitMs for a helper that does not answer, and stops it after three such waits", async () => {
-    const reasons: string[] = [];
-    const helper = PoolHelper.start({ file, maxRows: 600, waitMs: 60, onStopped: (reason) => reasons.push(reason) })!;
+  it("waits at least waitMs and never for the whole read of a helper that does not answer, and stops it after three such waits", async () => {
+    const waitMs = 60;
+    const store = await lockedStore(waitMs);
+    const { helper, reasons } = store;
     try {
-      await until(() => helper.usable);
-      // A read of about 300 ms (calibrated here) for the helper's first pick, the last query; the
-      // caller's own reads are instant.
-      const count = (n: number) => `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ${n}) SELECT max(x) FROM c`;
-      let started = performance.now();
-      db.prepare(count(500_000)).pluck().get();
-      const n = Math.ceil((500_000 * 300) / Math.max(1, performance.now() - started));
-      started = performance.now();
-      db.prepare(count(n)).pluck().get();
-      const slowMs = performance.now() - started;
-      const slow = { sql: count(n), args: [] };
-      // Each round the helper should pick slot 2 first and the caller wait for it in vain; a round in
-      // which the helper was too slow to pick it (a loaded machine) has no wait and does not count.
-      let waits = 0;
-      for (let round = 0; round < 12 && helper.stopped === null; round++) {
-        const batch = helper.offer([{ sql: "SELECT 1", args: [] }, slow, slow])!;
-        expect(batch).not.toBeNull();
-        await sleep(30);
-        started = performance.now();
-        expect(batch.take(0, () => [1])).toEqual([1]);
-        // The helper is busy with slot 2, so the caller takes slot 1 itself, then waits for slot 2.
-        expect(batch.take(1, () => [2])).toEqual([2]);
-        expect(batch.take(2, () => [3])).toEqual([3]);
-        const waited = performance.now() - started;
-        if (waited >= 55) waits++;
-        expect(waited).toBeLessThan(Math.max(250, slowMs));
-        batch.end();
-        if (waits < 3) expect(helper.stopped).toBeNull();
-        // Let the helper finish its read before the next round.
-        await until(() => batch.finished(2) || helper.stopped !== null, 30_000);
+      await store.answered();
+      for (let round = 1; round <= 3; round++) {
+        // The helper's read could only end after the lock is released, which happens after `take`
+        // returned: `take` came back without waiting for it, and only after waitMs.
+        expect(await store.missed()).toBeGreaterThanOrEqual(waitMs);
+        if (round < 3) expect(helper.stopped).toBeNull();
       }
-      expect(waits).toBe(3);
       expect(helper.stopped).toMatch(/did not answer within 60 ms 3 times/);
       expect(reasons).toHaveLength(1);
       expect(helper.usable).toBe(false);
+      // A stopped helper takes no more batches: the caller reads every pool itself.
+      expect(helper.offer([{ sql: "SELECT 1", args: [] }, { sql: "SELECT 2", args: [] }])).toBeNull();
     } finally {
-      helper.close();
+      store.close();
     }
   });
 });

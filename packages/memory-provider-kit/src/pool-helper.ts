@@ -317,6 +317,11 @@ export class PoolHelper {
     return Atomics.load(this.control, DONE + slot) === batch;
   }
 
+  /** @internal Whether the helper has taken query `slot` of `batch` (it is running it, or has finished it). */
+  took(batch: number, slot: number): boolean {
+    return Atomics.load(this.control, CLAIM + slot) === batch * 2 + 1;
+  }
+
   /** @internal Close `batch`: the helper skips what it has not started. */
   endBatch(batch: number): void {
     if (Atomics.load(this.control, CURRENT) === batch) Atomics.store(this.control, CURRENT, 0);
@@ -355,6 +360,11 @@ export class PoolBatch {
   /** Whether the helper has finished query `slot` (its ids, or a failure, are waiting to be taken). */
   finished(slot: number): boolean {
     return this.helper.finished(this.batch, slot);
+  }
+
+  /** Whether the helper has taken query `slot` (it is running it, or its ids or failure wait to be taken). */
+  took(slot: number): boolean {
+    return this.helper.took(this.batch, slot);
   }
 
   /** Close the batch (call once, after the last `take`). */

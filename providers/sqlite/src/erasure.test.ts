@@ -226,12 +226,18 @@ describe("expiry", () => {
 
   it("never returns expired items (search, get, list, tools, prefetch), purges them, and validates expiry input", async () => {
     const provider = await makeProvider();
-    const soon = provider.remember({ content: "the parking spot is level three", ttlMs: 30 });
+    // Long enough to be found before it expires however busy the machine is.
+    const soon = provider.remember({ content: "the parking spot is level three", ttlMs: 1000 });
+    // At or after the moment it expires.
+    const soonExpired = Date.now() + 1000;
     const later = provider.remember({ content: "the parking ticket is in the glovebox", expiresAt: new Date(Date.now() + 3_600_000) });
     const past = provider.remember({ content: "the parking meter was broken", expiresAt: "2020-01-01T00:00:00Z" });
+    expect(provider.prefetch("parking", { sessionId: "sa" })).toContain("level three");
     provider.queuePrefetch("parking", { sessionId: "sa" });
-    await until(() => provider.prefetch("parking", { sessionId: "sa" }).includes("level three"));
-    await new Promise((resolve) => setTimeout(resolve, 40));
+    // The queued prefetch runs first on the loop's next turn (its setImmediate was queued before
+    // this one) and caches a recall that may still hold `soon`; then the clock passes its expiry.
+    await new Promise((resolve) => setImmediate(resolve));
+    await until(() => Date.now() > soonExpired);
 
     expect(provider.search("parking").map((h) => h.id)).toEqual([later]);
     expect(provider.get(soon)).toBeNull();
@@ -277,9 +283,10 @@ describe("expiry", () => {
     const first = await makeProvider();
     // Expires after the first provider's own purge (right after it opened) has run.
     first.remember({ content: "short-lived note", ttlMs: 1000 });
+    const expired = Date.now() + 1000;
     first.remember({ content: "lasting note" });
     await first.shutdown();
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await until(() => Date.now() > expired);
     const raw = () => {
       const db = new Database(file, { readonly: true });
       try {
@@ -295,9 +302,10 @@ describe("expiry", () => {
 
   it("purges in short steps: at most 64 items per step, again on later write ticks while more are left", async () => {
     const first = await makeProvider();
-    first.memoryStore!.insertMany(Array.from({ length: 150 }, (_, i) => ({ kind: "fact" as const, content: `note ${i}`, expiresAt: Date.now() + 1000 })));
+    const expiresAt = Date.now() + 1000;
+    first.memoryStore!.insertMany(Array.from({ length: 150 }, (_, i) => ({ kind: "fact" as const, content: `note ${i}`, expiresAt })));
     await first.shutdown();
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await until(() => Date.now() > expiresAt);
     const provider = await makeProvider();
     const db = provider.memoryStore!.db;
     const left = () => Number(db.prepare(`SELECT COUNT(*) FROM items`).pluck().get());

@@ -10,6 +10,22 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { holdWriteLock, stallMeter, stopWriteLockHolders } from "@hermes/test-support";
 import { SqliteMemoryProvider } from "./sqlite-memory-provider.js";
 
+/**
+ * The lock wait an open gets in the stall tests here. An open that waited for the lock on the
+ * thread would stall the event loop for all of it (better-sqlite3's busy timeout of a write, 5 s,
+ * stalls it the same way); waiting on timers stalls it for an attempt of 25 ms.
+ */
+const OPEN_LOCK_WAIT_MS = 6000;
+/**
+ * Longest stall accepted while another process holds the lock: a third of the shortest blocking
+ * wait (5 s), so a thread that blocks fails by a wide margin, and far above the hundreds of ms a
+ * busy machine adds to a loop that only waits on timers.
+ */
+const STALL_BOUND_MS = 1500;
+/** How long a test watches the event loop while the provider waits for the lock (ms). */
+const WATCH_MS = 400;
+const watch = (ms = WATCH_MS) => new Promise((resolve) => setTimeout(resolve, ms));
+
 let home: string;
 const providers: SqliteMemoryProvider[] = [];
 const savedWait = process.env.HERMES_SQLITE_LOCK_WAIT_MS;
@@ -78,15 +94,21 @@ describe("SqliteMemoryProvider on a database another process is writing", () => 
 
   it("while initialize waits for the lock the event loop keeps running; a shutdown meanwhile leaves no store open", async () => {
     const file = await seededDatabase();
-    const holder = await holdWriteLock(file, 1500);
+    process.env.HERMES_SQLITE_LOCK_WAIT_MS = String(OPEN_LOCK_WAIT_MS);
+    // Held until this test lets go, however long the machine takes.
+    const holder = await holdWriteLock(file, 60_000);
     const meter = stallMeter();
     try {
       const p = new SqliteMemoryProvider({ path: file });
-      const initializing = p.initialize("s2", { hermesHome: home });
+      let settled = false;
+      const initializing = p.initialize("s2", { hermesHome: home }).finally(() => (settled = true));
       // Another provider's start, a server's request: the loop is free while this one waits.
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(meter.longest()).toBeLessThan(250);
-      await p.shutdown();
+      await watch();
+      expect(settled).toBe(false);
+      expect(meter.longest()).toBeLessThan(STALL_BOUND_MS);
+      const stopping = p.shutdown();
+      await holder.release();
+      await stopping;
       await initializing;
       expect(p.memoryStore).toBeUndefined();
       // The overtaken open closed its connection, which leaves the file in rollback-journal mode
@@ -104,19 +126,24 @@ describe("SqliteMemoryProvider on a database another process is writing", () => 
   it("queued turns wait for another process's lock on timers, not on the thread, and are all stored once it lets go", async () => {
     const file = await seededDatabase();
     const p = await opened();
-    const holder = await holdWriteLock(file, 1500);
+    const holder = await holdWriteLock(file, 60_000);
     const meter = stallMeter();
     try {
       for (let i = 0; i < 20; i++) p.syncTurn(`lighthouse question ${i}`, `lighthouse answer ${i}`, { sessionId: "s2" });
       // The background writer meets the lock and retries on timers meanwhile.
-      await new Promise((resolve) => setTimeout(resolve, 600));
+      await watch();
       // A search (or the prefetch before a turn) first tries to write the queue: it does not wait
       // for the lock either, and answers from what is stored.
       expect(p.search("stored before the other process")).toHaveLength(1);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(meter.longest()).toBeLessThan(250);
       expect(p.stats().byKind.turn ?? 0).toBe(0);
-      await p.flush();
+      // flush() waits for the lock on timers too, and returns once everything is stored.
+      let flushed = false;
+      const flushing = p.flush().then(() => (flushed = true));
+      await watch();
+      expect(flushed).toBe(false);
+      expect(meter.longest()).toBeLessThan(STALL_BOUND_MS);
+      await holder.release();
+      await flushing;
     } finally {
       meter.stop();
       await holder.release();

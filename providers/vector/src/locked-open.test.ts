@@ -12,6 +12,23 @@ import { PineconeFake } from "@hermes/pinecone-fake";
 import { holdWriteLock, stallMeter, stopWriteLockHolders } from "@hermes/test-support";
 import { VectorMemoryProvider } from "./vector-memory-provider.js";
 
+/**
+ * The lock wait an open gets in the stall tests here. An open that waited for the lock on the
+ * thread would stall the event loop for all of it (better-sqlite3's busy timeout of a write, 5 s,
+ * stalls it the same way); waiting on timers stalls it for an attempt of 25 ms.
+ */
+const OPEN_LOCK_WAIT_MS = 6000;
+/**
+ * Longest stall accepted while another process holds the lock: half the shortest wait a thread
+ * that blocked would sit through in these tests (3 s, the sidecar's holder in the shared-wait
+ * test), so blocking fails by a wide margin, and far above the hundreds of ms a busy machine adds
+ * to a loop that only waits on timers.
+ */
+const STALL_BOUND_MS = 1500;
+/** How long a test watches the event loop while the provider waits for the lock (ms). */
+const WATCH_MS = 400;
+const watch = (ms = WATCH_MS) => new Promise((resolve) => setTimeout(resolve, ms));
+
 let home: string;
 const providers: VectorMemoryProvider[] = [];
 const savedWait = process.env.HERMES_SQLITE_LOCK_WAIT_MS;
@@ -61,21 +78,27 @@ describe("VectorMemoryProvider on a sidecar another process is writing", () => {
   it("queued writes meet another process's lock on timers, not on the thread, and are all stored once it lets go", async () => {
     const sidecar = await seededSidecar();
     const p = await opened();
-    const holder = await holdWriteLock(sidecar, 1500);
+    // Held until this test lets go, however long the machine takes.
+    const holder = await holdWriteLock(sidecar, 60_000);
     const meter = stallMeter();
     try {
       for (let i = 0; i < 20; i++) p.syncTurn(`lighthouse question ${i}`, `lighthouse answer ${i}`, { sessionId: "s2" });
       p.remember({ content: "the lighthouse keeper's note" });
       // The queue meets the lock and tries again on timers meanwhile; a search answers from what is stored.
-      await new Promise((resolve) => setTimeout(resolve, 600));
+      await watch();
       expect((await p.search("stored before the other process", { limit: 5 })).map((hit) => hit.content)).toEqual(["stored before the other process started writing"]);
       expect((await p.stats()).items).toBe(1);
       // flush() waits for the lock on timers too, and returns once everything is stored.
-      await p.flush();
-    } finally {
-      const longest = meter.stop();
+      let flushed = false;
+      const flushing = p.flush().then(() => (flushed = true));
+      await watch();
+      expect(flushed).toBe(false);
+      expect(meter.longest()).toBeLessThan(STALL_BOUND_MS);
       await holder.release();
-      expect(longest).toBeLessThan(250);
+      await flushing;
+    } finally {
+      meter.stop();
+      await holder.release();
     }
     expect((await p.stats()).items).toBe(22);
     const found = (await p.search("lighthouse", { limit: 50 })).map((hit) => hit.content).filter((content) => content.includes("lighthouse"));
@@ -118,14 +141,22 @@ describe("VectorMemoryProvider on a sidecar another process is writing", () => {
 
   it("while initialize waits for the lock the event loop keeps running; a shutdown meanwhile fails it and leaves nothing open", async () => {
     const sidecar = await seededSidecar();
-    const holder = await holdWriteLock(sidecar, 1500);
+    process.env.HERMES_SQLITE_LOCK_WAIT_MS = String(OPEN_LOCK_WAIT_MS);
+    const holder = await holdWriteLock(sidecar, 60_000);
     try {
       const p = provider();
       const meter = stallMeter();
-      const initializing = p.initialize("s2", { hermesHome: home }).catch((e: unknown) => e);
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(meter.stop()).toBeLessThan(250);
-      await p.shutdown();
+      let settled = false;
+      const initializing = p
+        .initialize("s2", { hermesHome: home })
+        .catch((e: unknown) => e)
+        .finally(() => (settled = true));
+      await watch();
+      expect(settled).toBe(false);
+      expect(meter.stop()).toBeLessThan(STALL_BOUND_MS);
+      const stopping = p.shutdown();
+      await holder.release();
+      await stopping;
       expect(await initializing).toMatchObject({ code: "PROVIDER_UNAVAILABLE", message: expect.stringMatching(/shut down while it was starting/) });
       // The overtaken open closed its connection, which leaves the file in rollback-journal mode
       // (no -wal beside it), as the last close does.
@@ -147,18 +178,19 @@ describe("VectorMemoryProvider on a sidecar another process is writing", () => {
       await first.flush();
       await first.shutdown();
       const dir = path.join(home, "memory", "vector");
-      process.env.HERMES_SQLITE_LOCK_WAIT_MS = "2500";
+      // One wait of 5 s: the sidecar takes up to 3 s of it, leaving the outbox 2 s. Separate waits
+      // would take up to 8 s; the bound between them leaves 1.5 s either side for a busy machine.
+      process.env.HERMES_SQLITE_LOCK_WAIT_MS = "5000";
       const outboxHolder = await holdWriteLock(path.join(dir, "outbox.sqlite"), 60_000);
-      const sidecarHolder = await holdWriteLock(path.join(dir, "sidecar.sqlite"), 2000);
+      const sidecarHolder = await holdWriteLock(path.join(dir, "sidecar.sqlite"), 3000);
       try {
         const p = pinecone();
         const started = Date.now();
         const meter = stallMeter();
         await expect(p.initialize("s2", { hermesHome: home })).rejects.toMatchObject({ code: "STORAGE_FAILED", message: expect.stringMatching(/outbox.*another process/) });
-        // One shared 2.5 s wait (the sidecar took up to 2 s of it); separate waits take up to 4.5 s.
-        expect(Date.now() - started).toBeLessThan(3600);
+        expect(Date.now() - started).toBeLessThan(6500);
         // Both waits ran on timers: the event loop was never held up for long.
-        expect(meter.stop()).toBeLessThan(400);
+        expect(meter.stop()).toBeLessThan(STALL_BOUND_MS);
         await p.shutdown();
       } finally {
         await sidecarHolder.release();
@@ -183,14 +215,22 @@ describe("the remote layout's outbox, held by another process at start-up", () =
       await first.shutdown();
       const outbox = path.join(home, "memory", "vector", "remote-outbox.sqlite");
       expect(fs.existsSync(outbox)).toBe(true);
-      const holder = await holdWriteLock(outbox, 1500);
+      process.env.HERMES_SQLITE_LOCK_WAIT_MS = String(OPEN_LOCK_WAIT_MS);
+      const holder = await holdWriteLock(outbox, 60_000);
       try {
         const p = remote();
         const meter = stallMeter();
-        const initializing = p.initialize("s2", { hermesHome: home, agentIdentity: "team" }).catch((e: unknown) => e);
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        expect(meter.stop()).toBeLessThan(250);
-        await p.shutdown();
+        let settled = false;
+        const initializing = p
+          .initialize("s2", { hermesHome: home, agentIdentity: "team" })
+          .catch((e: unknown) => e)
+          .finally(() => (settled = true));
+        await watch();
+        expect(settled).toBe(false);
+        expect(meter.stop()).toBeLessThan(STALL_BOUND_MS);
+        const stopping = p.shutdown();
+        await holder.release();
+        await stopping;
         expect(await initializing).toMatchObject({ code: "PROVIDER_UNAVAILABLE", message: expect.stringMatching(/shut down while it was starting/) });
         expect(fs.existsSync(`${outbox}-wal`)).toBe(false);
       } finally {

@@ -9,6 +9,7 @@ import {
   closestNames,
   describeError,
   discoverMemoryProviders,
+  installCommandHint,
   isCoreMemoryProvider,
   loadMemoryProvider,
   openMemory,
@@ -20,6 +21,7 @@ import type { CliContext } from "../cli-context.js";
 import type { CliIo } from "../cli-io.js";
 import { DEMO_CONVERSATION, recallMentions, type DemoConversation, type DemoQuestion, type DemoSession } from "../demo-conversation.js";
 import { renderTable } from "../output/table.js";
+import { providerAvailability } from "../provider-availability.js";
 import { withContext } from "../with-context.js";
 
 /** The provider the demo activates when it is installed. */
@@ -87,7 +89,8 @@ function collectingLogger(warnings: string[]): Logger {
 async function activateDemoProvider(ctx: CliContext, name: string): Promise<{ ok: true } | { ok: false; reason: string }> {
   try {
     const provider = await loadMemoryProvider(name, { hermesHome: ctx.hermesHome, cwd: ctx.cwd, registerSkills: false });
-    if (provider.isAvailable() !== true) return { ok: false, reason: provider.unavailableReason?.() || "isAvailable() returned false" };
+    const availability = providerAvailability(provider);
+    if (!availability.available) return { ok: false, reason: availability.reason };
     await applySetup(provider, {}, { hermesHome: ctx.hermesHome, acceptDefaults: true });
     return { ok: true };
   } catch (error) {
@@ -239,7 +242,7 @@ export async function demoCommand(ctx: CliContext, options: DemoOptions): Promis
       const pkg = wanted === DEMO_PROVIDER ? DEMO_PROVIDER_PACKAGE : "<its package>";
       const [meant] = closestNames(wanted, providers.map((p) => p.name));
       if (meant) out.line(`   ${wanted} is not installed. Did you mean ${meant}? Run \`hermes-memory demo --provider ${meant}\`.`);
-      else out.line(`   ${wanted} is not installed. Install it next to the CLI with \`npm install ${pkg}\` (or \`hermes-memory plugins add ${pkg}\`).`);
+      else out.line(`   ${wanted} is not installed. Install it with ${await installCommandHint(pkg, { cwd: ctx.cwd, env: ctx.io.env })}.`);
       out.line("   Running with built-in memory (MEMORY.md / USER.md).");
     }
     out.line("");

@@ -5,6 +5,7 @@ import {
   configFilePath,
   describeError,
   discoverMemoryProviders,
+  installCommandHint,
   isCoreMemoryProvider,
   loadMemoryProvider,
   planSetup,
@@ -18,8 +19,9 @@ import {
 } from "@hermes/memory-core";
 import type { Writable } from "node:stream";
 import type { CliContext } from "../cli-context.js";
-import { CliUsageError } from "../cli-usage-error.js";
+import { CliUsageError, ReportedFailure } from "../cli-usage-error.js";
 import { maskSecret } from "../output/mask-secret.js";
+import { providerAvailability, type ProviderAvailability } from "../provider-availability.js";
 
 /** Options of `memory setup`. */
 export interface SetupCommandOptions {
@@ -120,7 +122,7 @@ export async function setupCommand(ctx: CliContext, providerName: string | undef
     } catch (error) {
       throw withAnswers(error, provider, answers, interactive);
     }
-    report(ctx, provider, result);
+    report(ctx, provider, result, providerAvailability(provider));
   } finally {
     session?.done();
   }
@@ -177,7 +179,8 @@ async function pickProvider(ctx: CliContext, io: PromptIo): Promise<string> {
   if (current) current.hint = current.hint ? `${current.hint}, active` : "active";
   const initialValue = (current ?? usable[0])?.value ?? BUILTIN_CHOICE;
   if (discovery.providers.length === 0) {
-    prompts.log.info("No memory provider plugins found. Install one with `npm install @hermes/memory-sqlite` or `hermes-memory plugins add @hermes/memory-sqlite`.", { output: io.output });
+    const install = await installCommandHint("@hermes/memory-sqlite", { cwd: ctx.cwd, env: ctx.io.env });
+    prompts.log.info(`No memory provider plugins found. Install one with ${install}.`, { output: io.output });
   }
   const choice = await prompts.select({ message: "Memory provider setup", options, initialValue, ...io });
   return checkCancel(choice);
@@ -285,10 +288,25 @@ function withAnswers(error: unknown, provider: MemoryProvider, answers: Record<s
   return new HermesMemoryError({ code: error.code, message: `${error.message} Your answers, to retry without retyping: ${command}${secrets}`, cause: error });
 }
 
-function report(ctx: CliContext, provider: MemoryProvider, result: SetupResult): void {
+/**
+ * Why a setup that was saved still fails: the provider cannot run yet (a native addon not built, a
+ * key it checks itself). The configuration stays, since the fix usually happens outside (a rebuild,
+ * an export), and the command exits 1 as `memory status` does for a provider that is not installed.
+ */
+function cannotRunYet(provider: MemoryProvider, result: SetupResult, reason: string): { code: string; message: string } {
+  const why = reason.trim().replace(/\.$/, "");
+  return {
+    code: "PROVIDER_UNAVAILABLE",
+    message: `Memory provider '${provider.name}' was set up (saved to ${result.configPath}) but cannot run yet: ${why}. Until it can, hosts run on built-in memory only; once fixed, \`hermes-memory memory status\` shows it available without running setup again (or run \`hermes-memory memory off\`).`,
+  };
+}
+
+function report(ctx: CliContext, provider: MemoryProvider, result: SetupResult, availability: ProviderAvailability): void {
   const { out } = ctx;
   const c = out.colors;
-  out.result(result, () => {
+  const failure = availability.available ? null : cannotRunYet(provider, result, availability.reason);
+  // Under --json the failure is part of the one document printed.
+  out.result({ ...result, available: availability.available, ...(failure ? { error: failure } : {}) }, () => {
     out.line(`${c.green("✓")} Memory provider: ${result.provider}`);
     out.line(`  Activation saved to ${result.configPath} (memory.provider)`);
     const keys = Object.keys(result.savedValues);
@@ -301,6 +319,8 @@ function report(ctx: CliContext, provider: MemoryProvider, result: SetupResult):
     }
     if (result.envPath) out.line(`  Secrets saved to ${result.envPath} (mode 0600): ${result.envKeys.join(", ")}`);
     if (result.postSetupRan) out.line(`  ${provider.name}'s post-setup step completed`);
-    out.line("  Start a new session to activate. Check it with `hermes-memory memory status`.");
+    if (failure) out.line(`  ${c.yellow("!")} ${provider.name} cannot run yet: why and how to fix it follow on stderr.`);
+    else out.line("  Start a new session to activate. Check it with `hermes-memory memory status`.");
   });
+  if (failure) throw ctx.json ? new ReportedFailure(failure.message, failure.code) : new CliUsageError(failure.message, failure.code);
 }

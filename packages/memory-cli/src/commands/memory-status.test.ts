@@ -90,10 +90,12 @@ describe("hermes-memory memory status", { timeout: 60_000 }, () => {
     // One document: the report and, in it, why the command failed.
     expect(missing.error).toMatchObject({ code: "PROVIDER_NOT_FOUND", message: expect.stringContaining("memory.provider is 'ghost'") });
     expect(missingJson.stderr).toBe("");
+    // The CLI under test runs from this checkout, no installation: the hint names a project's install
+    // (install-hints.test.ts runs installed copies).
     const missingText = await runCli(["--hermes-home", home, "memory", "status"], { cwd: root });
     expect(missingText.code).toBe(1);
     expect(missingText.stdout).toContain("NOT installed");
-    expect(missingText.stderr).toMatch(/^hermes-memory: memory\.provider is 'ghost' in .*config\.yaml, but it is not installed \(searched .*\): install it beside the CLI \(`npm install -g <package>`.*`hermes-memory memory off`\.\n$/);
+    expect(missingText.stderr).toMatch(/^hermes-memory: memory\.provider is 'ghost' in .*config\.yaml, but it is not installed \(searched .*\): install it with `npm install <package>` in your project or `hermes-memory plugins add <package>`, or run `hermes-memory memory off`\.\n$/);
   });
 
   it("a guide-style provider (key checked with getEnv in isAvailable) is available after setup saved the key to .env; getStatusConfig lines are shown", async () => {

@@ -9,6 +9,7 @@ import {
   discoverMemoryProviders,
   envFilePath,
   HermesMemoryError,
+  installCommandHint,
   isCoreMemoryProvider,
   isProviderDisabled,
   isSearchableMemory,
@@ -24,6 +25,7 @@ import {
 import type { CliContext } from "../cli-context.js";
 import { CliUsageError, ReportedFailure } from "../cli-usage-error.js";
 import { maskSecret } from "../output/mask-secret.js";
+import { providerAvailability } from "../provider-availability.js";
 
 /** One setting as `memory status` shows it (secrets masked: last 4 characters at most). */
 export interface StatusSetting {
@@ -186,7 +188,7 @@ export async function collectStatus(ctx: CliContext): Promise<MemoryStatusReport
     const [meant] = closestNames(name, discovery.providers.map((p) => p.name));
     entry.reason = meant
       ? `not installed; did you mean '${meant}'? Run \`hermes-memory memory setup ${meant}\` to use it, or \`hermes-memory memory off\``
-      : `not installed (searched ${describeSearchedLocations(discovery.searched)}): install it beside the CLI (\`npm install -g <package>\` for a global hermes-memory, \`npm install <package>\` in your project) or with \`hermes-memory plugins add <package>\`, or run \`hermes-memory memory off\``;
+      : `not installed (searched ${describeSearchedLocations(discovery.searched)}): install it with ${await installCommandHint("<package>", { cwd: ctx.cwd, env: ctx.io.env })}, or run \`hermes-memory memory off\``;
     return report;
   }
   Object.assign(entry, { source: found.source, location: found.dir, version: found.version });
@@ -200,12 +202,9 @@ export async function collectStatus(ctx: CliContext): Promise<MemoryStatusReport
     entry.reason = entry.loadError;
     return report;
   }
-  try {
-    entry.available = provider.isAvailable() === true;
-    if (!entry.available) entry.reason = provider.unavailableReason?.() || "isAvailable() returned false";
-  } catch (error) {
-    entry.reason = `isAvailable() failed: ${describeError(error)}`;
-  }
+  const availability = providerAvailability(provider);
+  entry.available = availability.available;
+  if (!availability.available) entry.reason = availability.reason;
   try {
     entry.settings = settingsOf(provider, config, env);
   } catch (error) {

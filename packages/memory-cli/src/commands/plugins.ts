@@ -5,6 +5,7 @@ import {
   describeError,
   discoverMemoryProviders,
   HermesMemoryError,
+  installCommandHint,
   isCoreMemoryProvider,
   isProviderDisabled,
   loadMemoryProvider,
@@ -120,6 +121,7 @@ async function listPlugins(ctx: CliContext, check: boolean): Promise<void> {
     message: `${s.provider.source} plugin ${s.provider.name} is shadowed by ${s.shadowedBy.source} ${s.shadowedBy.name}`,
   }));
   const activeMissing = !isCoreMemoryProvider(active) && !rows.some((r) => r.active);
+  const install = rows.length === 0 ? await installCommandHint("@hermes/memory-sqlite", { cwd: ctx.cwd, env: ctx.io.env }) : "";
   const { out } = ctx;
   const c = out.colors;
   out.result(
@@ -135,7 +137,7 @@ async function listPlugins(ctx: CliContext, check: boolean): Promise<void> {
     () => {
       if (rows.length === 0) {
         out.line(`No memory provider plugins found (home ${ctx.hermesHome}, cwd ${ctx.cwd}).`);
-        out.line(`Install one with \`npm install @hermes/memory-sqlite\` in your project or \`hermes-memory plugins add @hermes/memory-sqlite\`.`);
+        out.line(`Install one with ${install}.`);
       } else {
         const table = renderTable(
           ["NAME", "SOURCE", "VERSION", "AVAILABLE", "ACTIVE", "LOCATION"],

@@ -77,7 +77,7 @@ export async function discoverMemoryProviders(options: DiscoveryOptions = {}): P
   await scanDir(resolved.userDir, "user", true);
   await scanDir(resolved.projectDir, "project", resolved.projectEnabled);
   for (const root of resolved.packageRoots) searched.push({ source: "package", location: root, enabled: true });
-  const packages = await scanPackageRoots(resolved.packageRoots);
+  const packages = await scanPackageRoots(resolved.packageRoots, options.env ?? process.env);
   found.push(...packages.providers);
   problems.push(...packages.problems);
 

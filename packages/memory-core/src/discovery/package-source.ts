@@ -6,6 +6,7 @@ import { describeError } from "../errors.js";
 import { stripBom } from "../fs.js";
 import { MANIFEST_OPEN_FLAGS, MAX_PACKAGE_JSON_BYTES, manifestReadReason, notRegularFile, readManifestFile, tooLarge } from "./bounded-read.js";
 import { packageMainExport, parseHermesMemoryProviderField, resolveInsideDir } from "./manifest.js";
+import { npmInstallCommand } from "./npm-command.js";
 import type { DiscoveredProvider, DiscoveryProblem } from "./types.js";
 
 /** The package.json field that marks a package as a memory provider. */
@@ -231,8 +232,11 @@ function dependencyNames(pkg: Record<string, unknown>): string[] {
   return [...names];
 }
 
-/** `removeFrom`: where the package is listed or installed, for the remedy of a broken manifest. */
-async function scanDependency(found: DependencyManifest, dependency: string, removeFrom: string): Promise<PackageScan> {
+/**
+ * `root`: the package root the dependency was found from; `removeFrom`: where the package is listed
+ * or installed. Both go into the remedy of a broken manifest.
+ */
+async function scanDependency(found: DependencyManifest, dependency: string, root: string, removeFrom: string, env: NodeJS.ProcessEnv): Promise<PackageScan> {
   let pkg: Record<string, unknown> | undefined;
   let error = found.error;
   if (found.text !== undefined) {
@@ -253,7 +257,7 @@ async function scanDependency(found: DependencyManifest, dependency: string, rem
           location: found.file,
           code: "INVALID_MANIFEST",
           message: `Cannot read the package.json of dependency ${dependency} (${found.file}): ${error ?? "unknown error"}`,
-          remedy: `Reinstall ${dependency} (e.g. \`npm install ${dependency}\`), or remove it from ${removeFrom}.`,
+          remedy: `Reinstall ${dependency} (\`${npmInstallCommand(root, dependency, { env })}\`), or remove it from ${removeFrom}.`,
         },
       ],
     };
@@ -336,13 +340,14 @@ async function providersOfPackage(manifestPath: string, dependency: string, pkg:
  * Find package providers: the direct dependencies (dependencies, optionalDependencies,
  * devDependencies) of each root whose package.json has `hermesMemoryProvider`; a root that is
  * itself a `node_modules` folder (a global prefix's) contributes every package installed in it.
- * Reads only package.json files — no tree scans, no imports — and never throws.
+ * Reads only package.json files — no tree scans, no imports — and never throws. `env` decides the
+ * install command a problem's remedy names (npm's global prefix).
  */
-export async function scanPackageRoots(roots: string[]): Promise<PackageScan> {
+export async function scanPackageRoots(roots: string[], env: NodeJS.ProcessEnv = process.env): Promise<PackageScan> {
   const result: PackageScan = { providers: [], problems: [] };
   for (const root of await dedupeByRealPath(roots)) {
     if (path.basename(root) === "node_modules") {
-      const scan = await scanInstalledPackages(root);
+      const scan = await scanInstalledPackages(root, env);
       result.providers.push(...scan.providers);
       result.problems.push(...scan.problems);
       continue;
@@ -366,7 +371,7 @@ export async function scanPackageRoots(roots: string[]): Promise<PackageScan> {
       // Most dependencies are not providers: skip the JSON parse unless the field name appears.
       if (!found.mentionsField) continue;
       // Provider packages need a few file-system checks each; run them concurrently, keep the order.
-      pending.push(scanDependency(found, dependency, rootManifest));
+      pending.push(scanDependency(found, dependency, root, rootManifest, env));
     }
     for (const scan of await Promise.all(pending)) {
       result.providers.push(...scan.providers);
@@ -389,7 +394,7 @@ async function installedPackageNames(dir: string): Promise<string[]> {
 }
 
 /** Providers among the packages installed directly in `dir`, a `node_modules` folder. */
-async function scanInstalledPackages(dir: string): Promise<PackageScan> {
+async function scanInstalledPackages(dir: string, env: NodeJS.ProcessEnv): Promise<PackageScan> {
   let names: string[];
   try {
     names = await installedPackageNames(dir);
@@ -406,7 +411,7 @@ async function scanInstalledPackages(dir: string): Promise<PackageScan> {
   const pending: Array<Promise<PackageScan>> = [];
   for (const name of names) {
     const found = readManifestAt(path.join(dir, name, "package.json"));
-    if (found?.mentionsField) pending.push(scanDependency(found, name, dir));
+    if (found?.mentionsField) pending.push(scanDependency(found, name, dir, dir, env));
   }
   const result: PackageScan = { providers: [], problems: [] };
   for (const scan of await Promise.all(pending)) {

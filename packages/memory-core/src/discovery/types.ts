@@ -87,6 +87,9 @@ export interface DiscoveryOptions {
   hostDir?: string;
   /** Scan `<cwd>/.hermes/plugins`; default: `HERMES_ENABLE_PROJECT_PLUGINS` is 1/true/yes/on. */
   enableProjectPlugins?: boolean;
-  /** Environment used for `HERMES_ENABLE_PROJECT_PLUGINS`; default `process.env`. */
+  /**
+   * Environment used for `HERMES_ENABLE_PROJECT_PLUGINS` and for npm's global prefix in the install
+   * commands problems name (`npm_config_prefix`, `PREFIX`); default `process.env`.
+   */
   env?: NodeJS.ProcessEnv;
 }
