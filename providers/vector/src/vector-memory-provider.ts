@@ -724,7 +724,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     this.queue.requeueHeld();
     await this.queue.deliverAll(FLUSH_LOCK_DEADLINE_MS, { resendOutbox: true });
     await this.store?.flush();
-    if (this.queue.hasUndelivered) throw this.queue.undeliveredError();
+    if (this.queue.hasUndelivered || this.queue.dropped > 0) throw this.queue.undeliveredError();
   }
 
   /** Queue a completed turn (returns at once). Skipped for cron/subagent contexts. */
@@ -1334,12 +1334,14 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     if (this.closed) return;
     if (this.remote) return this.shutdownRemote(this.remote);
     let failure: unknown = null;
+    // Writes dropped past the bound and not reported by a flush() yet are lost with the rest.
+    const dropped = this.queue.dropped;
     try {
       await this.flush();
     } catch (error) {
       failure = error;
     }
-    const lost = this.queue.inMemory;
+    const lost = this.queue.inMemory + dropped;
     const kept = this.queue.inOutbox;
     const outbox = this.queue.attachedOutbox;
     const refused = outbox ? refusedWritesError(outbox) : null;
@@ -1387,6 +1389,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   private async shutdownRemote(remote: PineconeRemoteMemory): Promise<void> {
     await this.mirrorOps;
     this.remoteHeld.retry(remote);
+    const count = this.remoteHeld.count + this.remoteHeld.dropped;
     const lost = this.remoteHeld.error();
     this.closed = true;
     const left = await remote.close();
@@ -1395,7 +1398,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     if (left > 0 || lost) {
       const parts = [
         left > 0 ? `${left} writes not acknowledged by Pinecone are kept in the outbox ${remote.outbox.file} and re-sent on the next start` : "",
-        lost ? `${this.remoteHeld.count} accepted writes the outbox could not take are lost (${describeError(lost.cause)})` : "",
+        lost ? `${count} accepted writes the outbox could not take are lost (${describeError(lost.cause)})` : "",
       ].filter(Boolean);
       throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `vector memory shutdown: ${parts.join("; ")}.`, ...(lost ? { cause: lost.cause } : {}) });
     }
