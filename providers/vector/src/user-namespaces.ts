@@ -133,16 +133,19 @@ export class UserNamespaces {
   }
 
   /**
-   * Check (and on a writable sidecar, migrate) `sidecar`'s namespaces for `template`. `pinecone`:
-   * the vectors live in Pinecone and move in the background (`moveVectors`). Never throws for
-   * another process's lock: the migration is then left for a later start.
+   * Check (and on a writable sidecar, unless `inspect`, migrate) `sidecar`'s namespaces for
+   * `template`. `pinecone`: the vectors live in Pinecone and move in the background
+   * (`moveVectors`). Never throws for another process's lock: the migration is then left for a
+   * later start.
    */
-  static open(sidecar: Sidecar, template: string, options: { pinecone: boolean; logger: Logger }): UserNamespaces {
+  static open(sidecar: Sidecar, template: string, options: { pinecone: boolean; logger: Logger; inspect?: boolean }): UserNamespaces {
     const { logger } = options;
     // A read-only sidecar with nothing in it has nothing to move (a writable one is marked by the migration).
     const empty = () => sidecar.db.prepare(`SELECT NOT EXISTS (SELECT 1 FROM records)`).pluck().get() === 1;
     let current = !template.includes("{user}") || sidecar.getMeta(CURRENT_KEY) !== undefined || (sidecar.readOnly && empty());
-    if (!current && !sidecar.readOnly) {
+    if (!current && options.inspect === true) {
+      // Inspection changes nothing: the next start migrates.
+    } else if (!current && !sidecar.readOnly) {
       try {
         const migrated = sidecar.db.transaction(() => (sidecar.getMeta(CURRENT_KEY) === undefined ? migrate(sidecar, template, options.pinecone) : null)).immediate();
         current = true;

@@ -203,6 +203,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   private closed = false;
   /** Set by an inspection of a home without a sidecar: nothing is stored there yet. */
   private nothingStoredAt: string | null = null;
+  /** Opened by `initializeForInspection`: what exists is read, nothing is created, sent or moved. */
+  private inspecting = false;
 
   constructor(options: VectorMemoryProviderOptions = {}) {
     super();
@@ -293,19 +295,22 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     this.userId = (typeof ctx.userId === "string" && ctx.userId) || "local";
     this.writesAllowed = allowsAutomaticWrites(ctx);
     await this.open(ctx.hermesHome, { verifyIdentity: true });
-    this.warmRanker();
+    if (!this.inspecting) this.warmRanker();
   }
 
   /**
    * Inspection (status screens) creates nothing: a home whose sidecar does not exist yet has
    * nothing stored, and `stats()` then reports no items at the directory the store will use.
-   * Otherwise (and for the remote layout, whose items live in Pinecone) it opens like `initialize`.
+   * Otherwise (and for the remote layout, whose items live in Pinecone) it opens what exists like
+   * `initialize`, without creating a missing outbox, index file or directory, sending what an
+   * outbox holds, or starting background work; `shutdown()` then only closes.
    */
   override async initializeForInspection(sessionId: string, ctx: InitContext): Promise<void> {
     const warnings: string[] = [];
     const config = await loadVectorConfig(ctx.hermesHome, this.overrides(), this.options.env ?? process.env, (warning) => warnings.push(warning));
     const dir = path.join(ctx.hermesHome, VECTOR_DIR);
     const remote = config.store === "pinecone" && config.pineconeLayout === "remote";
+    this.inspecting = true;
     if (remote || fs.existsSync(path.join(dir, "sidecar.sqlite"))) return this.initialize(sessionId, ctx);
     for (const warning of warnings) this.logger.warn(`vector memory: ${warning}`);
     this.config = config;
@@ -390,15 +395,15 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       const known = this.sidecar.getMeta("profile_id");
       if (!known && !this.readOnly) this.sidecar.setMeta("profile_id", this.profile || `profile-${randomUUID().slice(0, 8)}`);
       if (!this.profile) this.profile = this.sidecar.getMeta("profile_id") ?? "profile-readonly";
-      const namespaces = (this.namespaces = UserNamespaces.open(this.sidecar, this.config.pineconeNamespaceTemplate, { pinecone: this.config.store === "pinecone", logger: this.logger }));
+      const namespaces = (this.namespaces = UserNamespaces.open(this.sidecar, this.config.pineconeNamespaceTemplate, { pinecone: this.config.store === "pinecone", logger: this.logger, inspect: this.inspecting }));
       if (options.verifyIdentity) this.verifyIdentity();
       const store = (this.store = await this.createStore(this.embedder, options.allowReset ? "reset" : "throw"));
-      if (this.store.needsOutbox && !this.readOnly) {
+      if (this.store.needsOutbox && !this.readOnly && !(this.inspecting && !fs.existsSync(path.join(dir, OUTBOX_FILE)))) {
         this.queue.attachOutbox(await Outbox.openAsync(path.join(dir, OUTBOX_FILE), { lockWaitMs: Math.max(0, lockWait - (Date.now() - opening)) }));
         namespaces.relocateQueued(this.queue.attachedOutbox!);
       }
       if (this.closed) throw shutDownWhileStarting();
-      namespaces.moveVectors(store, () => !this.closed && this.store === store);
+      if (!this.inspecting) namespaces.moveVectors(store, () => !this.closed && this.store === store);
     } catch (error) {
       this.queue.attachedOutbox?.close();
       this.queue.attachOutbox(null);
@@ -412,7 +417,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       throw String((error as { code?: unknown } | null)?.code ?? "").startsWith("SQLITE_") ? storageWriteError(`the vector sidecar ${sidecarFile} while starting`, error) : error;
     }
     const waiting = this.queue.inOutbox;
-    if (waiting > 0) {
+    if (waiting > 0 && !this.inspecting) {
       this.logger.info(`vector memory: re-sending ${waiting} writes Pinecone has not acknowledged yet (outbox ${this.queue.attachedOutbox!.file}).`);
       this.queue.resendOutbox().catch((error: unknown) => this.logger.warn(`vector memory: re-sending the outbox failed: ${describeError(error)}`));
     }
@@ -443,15 +448,17 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   private async openRemote(dir: string): Promise<void> {
     if (this.remote) return;
     const namespace = this.remoteNamespace();
+    const outboxFile = path.join(dir, REMOTE_OUTBOX_FILE);
     try {
-      fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+      if (!this.inspecting) fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     } catch (error) {
       if (!fs.existsSync(dir)) throw storageWriteError(`the vector memory directory ${dir} (it cannot be created)`, error);
     }
     const embedder = this.options.embedderInstance ?? (await this.createEmbedder());
     let remote: PineconeRemoteMemory;
     try {
-      remote = await this.remoteStore(embedder, namespace, path.join(dir, REMOTE_OUTBOX_FILE));
+      // An inspection reads an outbox that exists and otherwise holds an empty one in memory.
+      remote = await this.remoteStore(embedder, namespace, this.inspecting && !fs.existsSync(outboxFile) ? ":memory:" : outboxFile);
     } catch (error) {
       await embedder.close?.();
       throw error;
@@ -535,7 +542,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       ...(c.exactThreshold !== undefined ? { exactThreshold: c.exactThreshold } : {}),
       lexicalVectors: isLexicalEmbedder(embedder.id),
       onDimensionMismatch: onMismatch,
-      readOnly: this.readOnly,
+      // An inspection rebuilds a missing or stale index in memory only, as a read-only home does.
+      readOnly: this.readOnly || this.inspecting,
       logger: this.logger,
     });
   }
@@ -832,6 +840,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       namespace,
       outboxFile,
       alpha: this.remoteAlpha(),
+      inspectOnly: this.inspecting,
     });
   }
 
@@ -1337,7 +1346,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     // Writes dropped past the bound and not reported by a flush() yet are lost with the rest.
     const dropped = this.queue.dropped;
     try {
-      await this.flush();
+      if (!this.inspecting) await this.flush();
     } catch (error) {
       failure = error;
     }
@@ -1392,7 +1401,8 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     const count = this.remoteHeld.count + this.remoteHeld.dropped;
     const lost = this.remoteHeld.error();
     this.closed = true;
-    const left = await remote.close();
+    // An inspection accepted no write: what the outbox holds is the next start's to send and report.
+    const left = await remote.close().then((waiting) => (this.inspecting ? 0 : waiting));
     await this.embedder?.close?.();
     this.remote = null;
     if (left > 0 || lost) {
@@ -1403,7 +1413,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
       throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `vector memory shutdown: ${parts.join("; ")}.`, ...(lost ? { cause: lost.cause } : {}) });
     }
     const refused = remote.refusedWrites();
-    if (refused) throw refused;
+    if (refused && !this.inspecting) throw refused;
   }
 }
 
