@@ -8,6 +8,7 @@ import type { Embedder } from "./embedder.js";
 import type { VectorMetadata } from "./metadata-filter.js";
 import { flattenMetadata } from "./pinecone-vector-store.js";
 import { isolateRefused } from "./retry-policy.js";
+import type { PineconeRemoteMemory } from "./pinecone-remote-store.js";
 import type { Sidecar, SidecarRow } from "./sidecar.js";
 import type { VectorStore } from "./vector-store.js";
 
@@ -82,6 +83,32 @@ export async function reindexAll(
   recordIdentity();
   await store.flush();
   return { items: indexed, namespaces: Object.keys(counts).length, unembedded };
+}
+
+/**
+ * Store every sidecar item in the remote layout's `remote`, 256 at a time, each batch acknowledged
+ * by Pinecone before the next is read (so progress counts stored items). An item without a user
+ * gets the user its namespace stands for (`userOf`). Returns the number of items stored.
+ */
+export async function copyToRemote(sidecar: Sidecar, remote: PineconeRemoteMemory, userOf: (namespace: string) => string | null, onProgress?: ProgressCallback): Promise<number> {
+  const total = Object.values(sidecar.namespaceCounts()).reduce((a, b) => a + b, 0);
+  let done = 0;
+  onProgress?.(0, total);
+  const batch: ExportedItem[] = [];
+  const send = async (): Promise<void> => {
+    if (batch.length === 0) return;
+    const n = batch.length;
+    await remote.importSidecarItems(batch.splice(0));
+    done += n;
+    onProgress?.(done, total);
+  };
+  for (const item of exportAll(sidecar)) {
+    const user = typeof item.metadata.user_id === "string" && item.metadata.user_id !== "" ? null : userOf(item.namespace);
+    batch.push(user === null ? item : { ...item, metadata: { ...item.metadata, user_id: user } });
+    if (batch.length >= 256) await send();
+  }
+  await send();
+  return done;
 }
 
 /** Every sidecar item as an `ExportedItem`. */

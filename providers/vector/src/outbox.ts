@@ -244,6 +244,33 @@ export class Outbox {
     })();
   }
 
+  /**
+   * Move queued and set-aside entries to the namespace `target` names for them (null: they stay),
+   * in one transaction. A queued entry whose id its new namespace already queues is dropped: that
+   * one was written later. Returns how many moved.
+   */
+  relocate(target: (entry: OutboxEntry) => string | null): number {
+    const queued = this.db.prepare(`UPDATE outbox SET namespace = ? WHERE seq = ?`);
+    const setAside = this.db.prepare(`UPDATE refused SET namespace = ? WHERE rid = ?`);
+    return this.db.transaction(() => {
+      let moved = 0;
+      for (const entry of this.list(Number.MAX_SAFE_INTEGER)) {
+        const to = target(entry);
+        if (to === null || to === entry.namespace) continue;
+        if (this.statements.queued.get(to, entry.id)) this.statements.remove.run(entry.seq);
+        else queued.run(to, entry.seq);
+        moved++;
+      }
+      for (const entry of this.refused()) {
+        const to = target(entry);
+        if (to === null || to === entry.namespace) continue;
+        setAside.run(to, entry.seq);
+        moved++;
+      }
+      return moved;
+    })();
+  }
+
   /** Close the file (back in rollback-journal mode when this was the last connection). Idempotent. */
   close(): void {
     closeSqliteStore(this.db);

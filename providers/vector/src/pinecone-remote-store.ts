@@ -76,6 +76,8 @@ export interface PineconeRemoteMemoryOptions extends Omit<PineconeRemoteClientOp
   readYourWritesMs?: number;
   /** Outbox entries per upsert batch (default 32). */
   batchSize?: number;
+  /** Only look (status screens): what the outbox holds is not sent, at open or at `close()`. */
+  inspectOnly?: boolean;
 }
 
 /** Options of {@link PineconeRemoteMemory.remember}. */
@@ -257,6 +259,7 @@ export class PineconeRemoteMemory {
   private storeAccepted = false;
   /** What `refusedWritesError` said when the outbox was closed. */
   private refusedAtClose: HermesMemoryError | null = null;
+  private readonly inspectOnly: boolean;
 
   private constructor(options: PineconeRemoteMemoryOptions, outbox: Outbox) {
     this.namespace = options.namespace;
@@ -266,6 +269,7 @@ export class PineconeRemoteMemory {
     this.rywMs = options.readYourWritesMs ?? 60_000;
     this.batchSize = options.batchSize ?? 32;
     this.outbox = outbox;
+    this.inspectOnly = options.inspectOnly === true;
     this.client = new PineconeRemoteClient({ ...options, dimensions: options.embedder.dimensions });
   }
 
@@ -290,7 +294,7 @@ export class PineconeRemoteMemory {
 
   private static start(options: PineconeRemoteMemoryOptions, outbox: Outbox): PineconeRemoteMemory {
     const store = new PineconeRemoteMemory(options, outbox);
-    if (store.outbox.count() > 0) store.kick();
+    if (options.inspectOnly !== true && store.outbox.count() > 0) store.kick();
     return store;
   }
 
@@ -311,6 +315,8 @@ export class PineconeRemoteMemory {
       const wanted = { embedder: this.embedder.id, dimensions: this.embedder.dimensions, sparse_encoder: SPARSE_ENCODER_ID };
       const stored = (await this.client.fetch(this.identityNamespace, [IDENTITY_ID], budgetMs)).get(IDENTITY_ID);
       if (!stored) {
+        // An inspection writes nothing: the first write records the identity.
+        if (this.inspectOnly) return;
         const unit = new Array<number>(this.embedder.dimensions).fill(0);
         unit[0] = 1;
         await this.client.upsert(this.identityNamespace, [{ id: IDENTITY_ID, values: unit, metadata: { ...wanted, layout: "remote" } }], budgetMs);
@@ -883,7 +889,7 @@ export class PineconeRemoteMemory {
   async close(): Promise<number> {
     if (this.closed) return 0;
     try {
-      await this.flush();
+      if (!this.inspectOnly) await this.flush();
     } catch {
       // Kept in the outbox; reported by the count.
     }

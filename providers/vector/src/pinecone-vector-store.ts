@@ -26,6 +26,8 @@ export interface PineconeVectorStoreOptions extends PineconeConnectionOptions {
   upsertBatchSize?: number;
   /** How long recent writes are served from memory while Pinecone's index catches up (default 60000 ms). */
   readYourWritesMs?: number;
+  /** Of `ids` in `namespace`, the records queries and `fetchUnindexed` leave out (their items moved to another namespace). */
+  hidden?: (namespace: string, ids: readonly string[]) => Set<string>;
 }
 
 /** Pinecone limits metadata to 40 KB per record; keep the text below that with room for the rest. */
@@ -78,6 +80,7 @@ export class PineconeVectorStore implements VectorStore {
   private readonly batchSize: number;
   private readonly rywMs: number;
   private readonly recent = new Map<string, Map<string, CachedWrite>>();
+  private readonly hidden: PineconeVectorStoreOptions["hidden"];
   /** Set after a 401: further calls fail fast with the same message. */
   get authError(): HermesMemoryError | null {
     return this.caller.fatal;
@@ -88,6 +91,7 @@ export class PineconeVectorStore implements VectorStore {
     this.indexName = options.indexName;
     this.batchSize = options.upsertBatchSize ?? 100;
     this.rywMs = options.readYourWritesMs ?? 60_000;
+    this.hidden = options.hidden;
     this.caller = new PineconeCaller({
       ...options,
       indexAdvice: `Check that the index exists and has the embedder's dimension (${options.dimensions}) and metric cosine.`,
@@ -156,7 +160,8 @@ export class PineconeVectorStore implements VectorStore {
       if (!entry.record || !matchesFilter(entry.record.metadata ?? {}, options.filter)) continue;
       byId.set(id, { id, score: cosineSimilarity(vector, entry.record.vector), metadata: entry.record.metadata ?? {} });
     }
-    return [...byId.values()].sort((a, b) => b.score - a.score).slice(0, topK);
+    const hidden = this.hidden?.(namespace, [...byId.keys()]);
+    return [...byId.values()].filter((m) => !hidden?.has(m.id)).sort((a, b) => b.score - a.score).slice(0, topK);
   }
 
   /** Fetch by ids (in chunks of 100, to keep URLs short). */
@@ -252,6 +257,7 @@ export class PineconeVectorStore implements VectorStore {
 
   /** An item another machine wrote to the index. */
   async fetchUnindexed(id: string, namespace: string): Promise<VectorRecord | null> {
+    if (this.hidden?.(namespace, [id]).has(id)) return null;
     return (await this.fetch([id], { namespace })).get(id) ?? null;
   }
 

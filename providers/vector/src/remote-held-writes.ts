@@ -2,10 +2,12 @@
  * The remote layout's writes that have no caller to fail, turns from `syncTurn` and mirrored
  * built-in facts, when its outbox cannot take them (a full disk, another process's lock): kept in
  * memory, in order, offered to the outbox again before each later one and by `flush()`, which
- * rejects while any are kept, so a turn that cannot be stored is never acknowledged.
+ * rejects while any are kept, so a turn that cannot be stored is never acknowledged. At most
+ * `MAX_HELD_WRITES` are kept: past it the oldest are dropped, and the next `flush()` says so.
  */
 import { HermesMemoryError, describeError, type Logger, type MemoryItem } from "@hermes/memory-core";
 import { FailureRun } from "./failure-run.js";
+import { HeldWriteLimit } from "./held-write-limit.js";
 import type { PineconeRemoteMemory, RememberOptions } from "./pinecone-remote-store.js";
 
 interface HeldWrite {
@@ -18,9 +20,16 @@ export class RemoteHeldWrites {
   private held: HeldWrite[] = [];
   private lastFailure: unknown = null;
   private readonly failures: FailureRun;
+  private readonly limit: HeldWriteLimit;
 
   constructor(private readonly logger: Logger) {
     this.failures = new FailureRun(logger);
+    this.limit = new HeldWriteLimit(logger, "for the Pinecone outbox");
+  }
+
+  /** Writes dropped past the bound and not yet reported by `error()`. */
+  get dropped(): number {
+    return this.limit.dropped;
   }
 
   /** Writes kept in memory (lost if the process exits). */
@@ -32,6 +41,7 @@ export class RemoteHeldWrites {
   add(remote: PineconeRemoteMemory, item: MemoryItem, options: RememberOptions = {}): void {
     this.held.push({ item, options });
     this.retry(remote);
+    this.limit.trim(this.held, describeError(this.lastFailure));
   }
 
   /**
@@ -56,15 +66,21 @@ export class RemoteHeldWrites {
       }
       this.held.shift();
       this.failures.recovered();
+      this.limit.recovered();
     }
   }
 
-  /** `STORAGE_FAILED` naming how many writes are kept and why; `null` when none are. */
+  /**
+   * `STORAGE_FAILED` naming how many writes are kept, how many were dropped since the last call
+   * (reported once), and why; `null` when none are kept or dropped.
+   */
   error(): HermesMemoryError | null {
-    if (this.held.length === 0) return null;
+    const dropped = this.limit.takeReport();
+    if (this.held.length === 0 && !dropped) return null;
+    const kept = this.held.length > 0 ? `${this.held.length} accepted writes are not stored yet: the Pinecone outbox could not take them (kept in memory, queued again by the next flush(); lost if the process exits)` : "";
     return new HermesMemoryError({
       code: "STORAGE_FAILED",
-      message: `vector memory: ${this.held.length} accepted writes are not stored yet: the Pinecone outbox could not take them (kept in memory, queued again by the next flush(); lost if the process exits). Last failure: ${describeError(this.lastFailure)}`,
+      message: `vector memory: ${[kept, dropped].filter(Boolean).join("; ")}. Last failure: ${describeError(this.lastFailure)}`,
       cause: this.lastFailure,
     });
   }

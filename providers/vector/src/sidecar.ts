@@ -270,12 +270,12 @@ function contextSession(metadata: VectorMetadata): string | undefined {
 }
 
 /**
- * Version 5 on an older file: fill the context columns of every turn (the two previous turns of its
- * namespace and session in key order, and its date). No row changes apart from the new columns.
- * The filling runs inside SQLite (a window over each session's turns), so a large sidecar never
- * sits in memory.
+ * Fill the context columns of every turn (the two previous turns of its namespace and session in
+ * key order, and its date): version 5 on an older file, and after turns moved between namespaces.
+ * No row changes apart from these columns. The filling runs inside SQLite (a window over each
+ * session's turns), so a large sidecar never sits in memory.
  */
-function fillContext(db: SqliteDatabase): void {
+export function fillContext(db: SqliteDatabase): void {
   db.function("hermes_record_date", { deterministic: true }, (rawMetadata: unknown) => {
     let metadata: VectorMetadata = {};
     try {

@@ -4,90 +4,31 @@
  * never used. The host's SearchableMemory calls keep naming their userId themselves.
  */
 import { randomUUID } from "node:crypto";
-import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { PineconeFake } from "@hermes/pinecone-fake";
+import { describe, expect, it } from "vitest";
 import { VectorMemoryProvider, type VectorMemoryProviderOptions } from "./index.js";
+import { cleanupsAfterEach, layoutsWithFakes, openSession, tempHome, withoutId, type Session, type TestLayout } from "./test-support/layouts.js";
 
-let sidecarFake: PineconeFake;
-let remoteFake: PineconeFake;
-beforeAll(async () => {
-  sidecarFake = await PineconeFake.start({ dimension: 64, indexName: "boundary" });
-  remoteFake = await PineconeFake.start({ dimension: 64, indexName: "boundary-remote", metric: "dotproduct" });
-});
-afterAll(async () => {
-  await sidecarFake.close();
-  await remoteFake.close();
-});
+const cleanups = cleanupsAfterEach();
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const fn of cleanups.splice(0).reverse()) await fn();
-});
-
-interface Layout {
-  name: string;
-  options(): VectorMemoryProviderOptions;
+interface Layout extends TestLayout {
   /** An id of the same shape as `id` that no item ever had. */
   neverUsed(id: string): string;
 }
 
 const sidecarNeverUsed = (id: string): string => `${id.split("-")[0]}-${randomUUID()}`;
-const LAYOUTS: Layout[] = [
-  { name: "local", options: () => ({ env: {}, dimensions: 64 }), neverUsed: sidecarNeverUsed },
-  {
-    name: "pinecone sidecar",
-    options: () => ({ env: { PINECONE_API_KEY: "test-key" }, dimensions: 64, store: "pinecone", pineconeIndex: "boundary", pineconeControllerUrl: sidecarFake.url, maxRetries: 1 }),
-    neverUsed: sidecarNeverUsed,
-  },
-  {
-    name: "pinecone remote",
-    options: () => ({
-      env: { PINECONE_API_KEY: "test-key" },
-      dimensions: 64,
-      store: "pinecone",
-      pineconeLayout: "remote",
-      pineconeIndex: "boundary-remote",
-      pineconeNamespace: `boundary-${randomUUID()}`,
-      pineconeControllerUrl: remoteFake.url,
-      maxRetries: 1,
-    }),
-    // `u<user>.s<session>.<kind>.<key>`: a fresh key.
-    neverUsed: (id) => `${id.split(".").slice(0, 3).join(".")}.${randomUUID()}`,
-  },
-];
-
-/** A fresh profile directory; its basename is also the profile (`agentIdentity`), so Pinecone namespaces are fresh too. */
-function tempHome(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vector-user-boundary-"));
-  cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-/** The answer with every occurrence of `id` replaced, so answers about two ids compare. */
-function withoutId(answer: string, id: string): string {
-  return answer.split(id).join("<id>");
-}
+const LAYOUTS: Layout[] = layoutsWithFakes("boundary", 64).map((layout) => ({
+  ...layout,
+  // Remote ids are `u<user>.s<session>.<kind>.<key>`: a fresh key.
+  neverUsed: layout.name === "pinecone remote" ? (id: string) => `${id.split(".").slice(0, 3).join(".")}.${randomUUID()}` : sidecarNeverUsed,
+}));
 
 describe.each(LAYOUTS)("vector tools ($name layout)", (layout) => {
   let options: VectorMemoryProviderOptions;
   let home: string;
 
   /** A session on the shared home (and namespace), opened for `userId` (none: a session without a user). */
-  async function session(userId?: string): Promise<VectorMemoryProvider> {
-    const provider = new VectorMemoryProvider(options);
-    await provider.initialize(`session-of-${userId ?? "nobody"}`, { hermesHome: home, agentIdentity: path.basename(home), ...(userId ? { userId } : {}) });
-    let closed = false;
-    const close = async (): Promise<void> => {
-      if (closed) return;
-      closed = true;
-      await provider.shutdown();
-    };
-    cleanups.push(close);
-    return Object.assign(provider, { close });
-  }
+  const session = (userId?: string): Promise<Session> => openSession(cleanups, options, home, path.basename(home), userId);
 
   async function tool(provider: VectorMemoryProvider, name: string, args: Record<string, unknown>): Promise<string> {
     return provider.handleToolCall(name, args);
@@ -101,7 +42,7 @@ describe.each(LAYOUTS)("vector tools ($name layout)", (layout) => {
     bob.syncTurn("My kestrel locker code is 7731", "Noted.", { sessionId: "session-of-bob" });
     await bob.flush();
     const turn = (await bob.search("kestrel locker", { userId: "bob", kind: "turn" }))[0]!;
-    await (bob as VectorMemoryProvider & { close(): Promise<void> }).close();
+    await bob.close();
     return { ids: [api, viaTool.id, turn.id], words: ["pelican", "heron", "kestrel"] };
   }
 
@@ -112,7 +53,7 @@ describe.each(LAYOUTS)("vector tools ($name layout)", (layout) => {
 
   it.each([false, true])("search none of another user's items (a userId argument for them refused like one for nobody); custom template without {user}: %s", async (sharedNamespace) => {
     options = { ...layout.options(), ...(sharedNamespace ? { pineconeNamespaceTemplate: "{profile}" } : {}) };
-    home = tempHome();
+    home = tempHome(cleanups, "vector-user-boundary-");
     const bobs = await storeBobsItems();
     const alice = await session("alice");
     await alice.flush();
@@ -130,7 +71,7 @@ describe.each(LAYOUTS)("vector tools ($name layout)", (layout) => {
 
   it("answers forget of another user's id byte for byte like a never-used id, and deletes nothing", async () => {
     options = layout.options();
-    home = tempHome();
+    home = tempHome(cleanups, "vector-user-boundary-");
     const bobs = await storeBobsItems();
     const alice = await session("alice");
     for (const id of bobs.ids) {
@@ -139,17 +80,17 @@ describe.each(LAYOUTS)("vector tools ($name layout)", (layout) => {
       expect(JSON.parse(unknown)).toHaveProperty("error");
       expect(withoutId(await tool(alice, "vector_memory_forget", { id }), id)).toBe(unknown);
     }
-    await (alice as VectorMemoryProvider & { close(): Promise<void> }).close();
+    await alice.close();
     await bobStillHas(bobs.ids);
   });
 
   it("stores what the remember tool saves under the session's user", async () => {
     options = layout.options();
-    home = tempHome();
+    home = tempHome(cleanups, "vector-user-boundary-");
     const alice = await session("alice");
     const { id } = JSON.parse(await tool(alice, "vector_memory_remember", { content: "Alice waters the ferns on Sundays" })) as { id: string };
     expect(await alice.get(id)).toMatchObject({ userId: "alice", sessionId: "session-of-alice" });
-    await (alice as VectorMemoryProvider & { close(): Promise<void> }).close();
+    await alice.close();
     const bob = await session("bob");
     expect(JSON.parse(await tool(bob, "vector_memory_search", { query: "ferns Sundays" })).count).toBe(0);
     const unused = layout.neverUsed(id);
@@ -158,7 +99,7 @@ describe.each(LAYOUTS)("vector tools ($name layout)", (layout) => {
 
   it("acts as the user `local` in a session without a user (as its writes and recall do)", async () => {
     options = layout.options();
-    home = tempHome();
+    home = tempHome(cleanups, "vector-user-boundary-");
     const bobs = await storeBobsItems();
     const nobody = await session();
     const { id } = JSON.parse(await tool(nobody, "vector_memory_remember", { content: "An unowned note about the quarry" })) as { id: string };
@@ -168,20 +109,20 @@ describe.each(LAYOUTS)("vector tools ($name layout)", (layout) => {
     expect(JSON.parse(await tool(nobody, "vector_memory_search", { query: "pelican", userId: "bob" }))).toHaveProperty("error");
     const unused = layout.neverUsed(bobs.ids[0]!);
     expect(withoutId(await tool(nobody, "vector_memory_forget", { id: bobs.ids[0] }), bobs.ids[0]!)).toBe(withoutId(await tool(nobody, "vector_memory_forget", { id: unused }), unused));
-    await (nobody as VectorMemoryProvider & { close(): Promise<void> }).close();
+    await nobody.close();
     await bobStillHas(bobs.ids);
   });
 
   it("keeps the explicit userId of the host's SearchableMemory calls: they reach another user's items when they name them", async () => {
     options = layout.options();
-    home = tempHome();
+    home = tempHome(cleanups, "vector-user-boundary-");
     const bobs = await storeBobsItems();
     const alice = await session("alice");
     expect((await alice.search("pelican budget", { userId: "bob", limit: 1 })).map((h) => h.id)).toEqual([bobs.ids[0]]);
     expect(await alice.update(bobs.ids[1]!, { tags: ["reviewed"] })).toBe(true);
     expect(await alice.forgetWhere({ ids: [bobs.ids[2]!], userId: "bob" })).toBeGreaterThanOrEqual(1);
     expect(await alice.forget(bobs.ids[0]!)).toBe(true);
-    await (alice as VectorMemoryProvider & { close(): Promise<void> }).close();
+    await alice.close();
     const bob = await session("bob");
     expect(await bob.get(bobs.ids[0]!)).toBeNull();
     expect(await bob.get(bobs.ids[2]!)).toBeNull();

@@ -48,7 +48,10 @@ describe("vector config", () => {
 
   it("renders namespaces per profile and user", () => {
     expect(renderNamespace("{profile}:{user}", "work", "alice@example.com")).toBe("work:alice@example.com");
-    expect(renderNamespace("hermes-{user}", "p", "a b/c")).toBe("hermes-a_b_c");
+    // Other characters are escaped, so "a b/c" and "a_b_c" keep namespaces of their own.
+    expect(renderNamespace("hermes-{user}", "p", "a b/c")).toBe("hermes-a~20b~2Fc");
+    expect(renderNamespace("hermes-{user}", "p", "a_b_c")).toBe("hermes-a_b_c");
+    expect(renderNamespace("{profile}:{user}", "my profile", "u")).toBe("my_profile:u");
   });
 
   it("lets isAvailable() see the profile's config before initialize (register passes hermesHome)", () => {

@@ -184,8 +184,4 @@ export function loadVectorConfigSync(
   return resolveFrom(section, file, { ...env, ...readEnvFileSync(hermesHome) }, overrides, onWarning);
 }
 
-/** Replace `{profile}` and `{user}` in the namespace template; characters Pinecone dislikes become `_`. */
-export function renderNamespace(template: string, profile: string, user: string): string {
-  const clean = (s: string): string => s.replace(/[^A-Za-z0-9._:@-]/g, "_");
-  return template.replace(/\{profile\}/g, clean(profile)).replace(/\{user\}/g, clean(user));
-}
+export { renderNamespace } from "./namespace-encoding.js";

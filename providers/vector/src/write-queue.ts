@@ -8,6 +8,7 @@ import { HermesMemoryError, describeError, type Logger } from "@hermes/memory-co
 import { storageWriteError } from "./local-vector-store.js";
 import type { PendingWrite } from "./maintenance.js";
 import { FailureRun } from "./failure-run.js";
+import { HeldWriteLimit } from "./held-write-limit.js";
 import { deliverIsolating, type Outbox } from "./outbox.js";
 import { isolateRefused } from "./retry-policy.js";
 
@@ -52,6 +53,8 @@ export class WriteQueue {
   private drainScheduled = false;
   /** See `storeAccepted`. */
   private accepted = false;
+  /** The last delivery failed (the store refuses writes): writes kept in memory are bounded meanwhile. */
+  private failing = false;
   /** The timer that tries held writes again after a transient failure. */
   private retryTimer: NodeJS.Timeout | null = null;
   private retryPause = RETRY_FIRST_MS;
@@ -72,11 +75,19 @@ export class WriteQueue {
   private readonly storeFailures: FailureRun;
   /** Failures to put writes in the outbox (they are sent without it). */
   private readonly outboxFailures: FailureRun;
+  /** The bound on writes kept in memory while the store refuses them. */
+  private readonly limit: HeldWriteLimit;
 
   /** See `WriteQueueOptions`. */
   constructor(private readonly options: WriteQueueOptions) {
     this.storeFailures = new FailureRun(options.logger);
     this.outboxFailures = new FailureRun(options.logger);
+    this.limit = new HeldWriteLimit(options.logger, "for the vector store");
+  }
+
+  /** Writes dropped past the bound on writes kept in memory, not yet reported by `undeliveredError()`. */
+  get dropped(): number {
+    return this.limit.dropped;
   }
 
   /** Use `outbox` for writes the store has not acknowledged (a remote store), or none. */
@@ -106,7 +117,10 @@ export class WriteQueue {
 
   /** Queue writes (and re-queue held ones) and schedule a background drain; returns at once. */
   enqueue(writes: PendingWrite[]): void {
-    this.pending.push(...this.held.splice(0), ...writes);
+    // Pushed, not copied: a turn costs the same however many writes wait.
+    if (this.held.length > 0) this.pending = this.pending.concat(this.held.splice(0));
+    for (const write of writes) this.pending.push(write);
+    if (this.failing) this.limit.trim(this.pending, describeError(this.lastFailure));
     if (this.drainScheduled || this.draining) return;
     this.drainScheduled = true;
     setImmediate(() => {
@@ -146,7 +160,7 @@ export class WriteQueue {
 
   /** Put writes held after a failure back in front of the queue (flush re-tries them). */
   requeueHeld(): void {
-    if (this.held.length > 0) this.pending.unshift(...this.held.splice(0));
+    if (this.held.length > 0) this.pending = this.held.splice(0).concat(this.pending);
   }
 
   /** Deliver everything queued once (a failing batch is held, not thrown). */
@@ -213,12 +227,15 @@ export class WriteQueue {
             await this.deliver(batch);
             this.retryPause = RETRY_FIRST_MS;
             this.storeFailures.recovered();
+            this.failing = false;
+            this.limit.recovered();
           } catch (error) {
             // The store is failing (down, disk full, locked by another process): keep this batch
             // and everything queued behind it instead of paying the retries once per batch;
             // flush() reports them. A transient failure is tried again on a timer, quietly.
             this.lastFailure = error;
-            const kept = this.hold([...batch, ...this.pending.splice(0)]);
+            this.failing = true;
+            const kept = this.hold(batch.concat(this.pending.splice(0)));
             if (this.isTransient(error)) {
               this.options.logger.debug(`vector memory: storing ${batch.length} items waits for another process's write lock (${describeError(error)}); ${kept}`);
               this.retryLater();
@@ -279,7 +296,8 @@ export class WriteQueue {
         // The outbox is on the same failing disk: keep them in memory.
       }
     }
-    this.held.push(...memory);
+    this.held = this.held.concat(memory);
+    this.limit.trim(this.held, describeError(this.lastFailure));
     const durable = writes.length - memory.length;
     return [
       durable > 0 ? `${durable} kept in the outbox ${this.outbox!.file} (re-sent on flush() or the next start)` : "",
@@ -316,7 +334,7 @@ export class WriteQueue {
     return this.resending;
   }
 
-  /** `STORAGE_FAILED` naming what is undelivered, where it is kept, and the last failure. */
+  /** `STORAGE_FAILED` naming what is undelivered, where it is kept, what was dropped (reported once), and the last failure. */
   undeliveredError(): HermesMemoryError {
     const inOutbox = this.inOutbox;
     const inMemory = this.inMemory;
@@ -325,6 +343,7 @@ export class WriteQueue {
     const parts = [
       inOutbox > 0 ? `${inOutbox} writes are not acknowledged by Pinecone yet; they are kept in the outbox ${this.outbox!.file} and re-sent by the next flush() or start` : "",
       inMemory > 0 ? `${inMemory} accepted writes are not stored yet (kept in memory, retried by the next flush(); lost if the process exits)` : "",
+      this.limit.takeReport(),
     ].filter(Boolean);
     return new HermesMemoryError({ code: "STORAGE_FAILED", message: `vector memory: ${parts.join("; ")}. Last failure: ${why}`, cause });
   }
