@@ -4,6 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { openMemory, type Logger } from "@hermes/memory-core";
+import { hostProjectWith } from "@hermes/test-support";
 
 const packageDir = path.resolve(fileURLToPath(new URL("..", import.meta.url)));
 let root: string | undefined;
@@ -16,12 +17,7 @@ describe("a provider loaded by openMemory()", () => {
   // Needs this package's dist (the root `pnpm test` builds before testing).
   it.skipIf(!fs.existsSync(path.join(packageDir, "dist", "index.js")))("reports to the host's logger (an ignored config.yaml key is warned about)", async () => {
     root = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-sqlite-logger-"));
-    const project = path.join(root, "project");
-    const home = path.join(root, "home");
-    fs.mkdirSync(path.join(project, "node_modules", "@hermes"), { recursive: true });
-    fs.mkdirSync(home);
-    fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "host", private: true, dependencies: { "@hermes/memory-sqlite": "*" } }));
-    fs.symlinkSync(packageDir, path.join(project, "node_modules", "@hermes", "memory-sqlite"), "dir");
+    const { project, home } = hostProjectWith(root, "@hermes/memory-sqlite", packageDir);
     fs.writeFileSync(path.join(home, "config.yaml"), "memory:\n  provider: sqlite\n  sqlite:\n    prefetch_limitt: 3\n");
     const warnings: string[] = [];
     const logger: Logger = { debug() {}, info() {}, warn: (m: string) => warnings.push(m), error: (m: string) => warnings.push(m) };

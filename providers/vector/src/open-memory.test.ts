@@ -4,6 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { openMemory, type Logger } from "@hermes/memory-core";
+import { hostProjectWith } from "@hermes/test-support";
 
 const packageDir = path.resolve(fileURLToPath(new URL("..", import.meta.url)));
 const built = fs.existsSync(path.join(packageDir, "dist", "index.js"));
@@ -17,12 +18,7 @@ describe("discovery and loading through openMemory()", () => {
   it.skipIf(!built)("finds @hermes/memory-vector as a package dependency, loads and initialises it", async () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-vector-open-"));
     dirs.push(root);
-    const project = path.join(root, "project");
-    const home = path.join(root, "home");
-    fs.mkdirSync(path.join(project, "node_modules", "@hermes"), { recursive: true });
-    fs.mkdirSync(home);
-    fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "host", private: true, dependencies: { "@hermes/memory-vector": "*" } }));
-    fs.symlinkSync(packageDir, path.join(project, "node_modules", "@hermes", "memory-vector"), "dir");
+    const { project, home } = hostProjectWith(root, "@hermes/memory-vector", packageDir);
     fs.writeFileSync(path.join(home, "config.yaml"), "memory:\n  provider: vector\n  vector:\n    dimensions: 64\n");
 
     const manager = await openMemory({ hermesHome: home, cwd: project, sessionId: "s1", strict: true });
@@ -44,12 +40,7 @@ describe("discovery and loading through openMemory()", () => {
   it.skipIf(!built)("reports to the host's logger (an ignored config.yaml key is warned about)", async () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-vector-logger-"));
     dirs.push(root);
-    const project = path.join(root, "project");
-    const home = path.join(root, "home");
-    fs.mkdirSync(path.join(project, "node_modules", "@hermes"), { recursive: true });
-    fs.mkdirSync(home);
-    fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "host", private: true, dependencies: { "@hermes/memory-vector": "*" } }));
-    fs.symlinkSync(packageDir, path.join(project, "node_modules", "@hermes", "memory-vector"), "dir");
+    const { project, home } = hostProjectWith(root, "@hermes/memory-vector", packageDir);
     fs.writeFileSync(path.join(home, "config.yaml"), "memory:\n  provider: vector\n  vector:\n    dimensions: 64\n    hybridd: true\n");
     const warnings: string[] = [];
     const logger: Logger = { debug() {}, info() {}, warn: (m: string) => warnings.push(m), error: (m: string) => warnings.push(m) };

@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { hostProjectWith } from "@hermes/test-support";
 
 const packageDir = path.resolve(fileURLToPath(new URL("..", import.meta.url)));
 const built = fs.existsSync(path.join(packageDir, "dist", "index.js"));
@@ -52,12 +53,7 @@ describe("a Pinecone outage at session end, logged through consoleLogger", () =>
   it.skipIf(!built)("is one line with the error's code and remedy per warning, without a stack trace", { timeout: 60_000 }, async () => {
     const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "hermes-vector-outage-log-")));
     dirs.push(root);
-    const project = path.join(root, "project");
-    const home = path.join(root, "home");
-    fs.mkdirSync(path.join(project, "node_modules", "@hermes"), { recursive: true });
-    fs.mkdirSync(home);
-    fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "host", private: true, dependencies: { "@hermes/memory-vector": "*" } }));
-    fs.symlinkSync(packageDir, path.join(project, "node_modules", "@hermes", "memory-vector"), "dir");
+    const { project, home } = hostProjectWith(root, "@hermes/memory-vector", packageDir);
 
     const result = await runHost(home, project);
     expect({ code: result.code, stdout: result.stdout }, result.stderr).toEqual({ code: 0, stdout: "DONE\n" });

@@ -12,6 +12,22 @@ import Database from "better-sqlite3";
 export { fenceTagsIn, fenceViolations, hostileFenceTag, hostileRecallText, type HostileRecall } from "./fence-fuzz.js";
 export { fillDisk, mountTmpfs, type TmpfsMount } from "./tmpfs.js";
 
+/**
+ * A host project in `root` whose `package.json` depends on `packageName`, installed as a link to
+ * `packageDir` (a workspace package, built): what `openMemory()` discovers the way an app's
+ * dependency is found. Also makes `root/home` for the profile. Returns both paths.
+ */
+export function hostProjectWith(root: string, packageName: string, packageDir: string): { project: string; home: string } {
+  const project = path.join(root, "project");
+  const home = path.join(root, "home");
+  const link = path.join(project, "node_modules", ...packageName.split("/"));
+  fs.mkdirSync(path.dirname(link), { recursive: true });
+  fs.mkdirSync(home, { recursive: true });
+  fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "host", private: true, dependencies: { [packageName]: "*" } }));
+  fs.symlinkSync(packageDir, link, "dir");
+  return { project, home };
+}
+
 /** Deterministic pseudo-random numbers in [0, 1) (mulberry32): the same sequence for a seed on every run and platform. */
 export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
