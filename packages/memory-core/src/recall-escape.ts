@@ -15,6 +15,8 @@ const TAG_OPENERS = new Set(["<", "\ufe64", "\uff1c"]);
  * Greek or Cyrillic letter, so CJK text quoting a title in 〈 〉 keeps its brackets.
  */
 const LOOKALIKE_OPENERS = new Set(["\u2039", "\u2329", "\u3008", "\u27e8", "\u276c", "\u276e", "\u02c2", "\u1438", "\u16b2", "\u{1d236}"]);
+/** Any opener at all: text without one (nearly every recall and tool result) is returned as it is, unscanned. */
+const ANY_OPENER = new RegExp(`[${[...TAG_OPENERS, ...LOOKALIKE_OPENERS].join("")}]`, "u");
 const SLASHES = new Set(["/", "\\", "\uff0f", "\uff3c", "\u2044", "\u2215", "\u29f8", "\u2571", "\ufe68"]);
 /** Invisible or spacing characters a reader skips between a tag's opener, its slash and its name (Hangul fillers are letters that show as blanks). */
 const SKIPPED = /^[\p{Cf}\p{Mn}\p{Me}\p{Z}\s\u115f\u1160\u3164\uffa0]$/u;
@@ -28,6 +30,7 @@ const TAG_SCRIPT_LETTER = /^[\p{Script=Latin}\p{Script=Greek}\p{Script=Cyrillic}
  */
 export function escapeToolResult(text: string): string {
   if (typeof text !== "string" || text === "") return "";
+  if (!ANY_OPENER.test(text)) return text;
   try {
     JSON.parse(text);
   } catch {
@@ -45,20 +48,7 @@ export function escapeToolResult(text: string): string {
  * Linear; never throws.
  */
 export function escapeRecalledJson(json: string): string {
-  if (typeof json !== "string" || json === "") return "";
-  const chars = Array.from(json);
-  let out = "";
-  let changed = false;
-  for (let i = 0; i < chars.length; i++) {
-    const ch = chars[i]!;
-    if (TAG_OPENERS.has(ch) || (LOOKALIKE_OPENERS.has(ch) && opensTag(chars, i + 1, TAG_SCRIPT_LETTER))) {
-      out += unicodeEscape(ch);
-      changed = true;
-    } else {
-      out += ch;
-    }
-  }
-  return changed ? out : json;
+  return rewriteOpeners(json, (chars, i, ch) => (TAG_OPENERS.has(ch) || (LOOKALIKE_OPENERS.has(ch) && opensTag(chars, i + 1, TAG_SCRIPT_LETTER)) ? unicodeEscape(ch) : null));
 }
 
 /** `ch` as JSON `\uXXXX` escapes (a surrogate pair for characters beyond the BMP). */
@@ -76,19 +66,27 @@ function unicodeEscape(ch: string): string {
  * length of `text`; never throws.
  */
 export function escapeRecalledText(text: string): string {
+  return rewriteOpeners(text, (chars, i, ch) => {
+    const plain = TAG_OPENERS.has(ch);
+    return (plain || LOOKALIKE_OPENERS.has(ch)) && opensTag(chars, i + 1, plain ? ANY_LETTER : TAG_SCRIPT_LETTER) ? ESCAPED_TAG_OPENER : null;
+  });
+}
+
+/**
+ * `text` with each character `replace` gives a replacement for (by code point, with the whole text
+ * to look ahead in) replaced; `text` itself when it holds no opener or nothing was replaced.
+ */
+function rewriteOpeners(text: string, replace: (chars: readonly string[], i: number, ch: string) => string | null): string {
   if (typeof text !== "string" || text === "") return "";
+  if (!ANY_OPENER.test(text)) return text;
   const chars = Array.from(text);
   let out = "";
   let changed = false;
   for (let i = 0; i < chars.length; i++) {
     const ch = chars[i]!;
-    const plain = TAG_OPENERS.has(ch);
-    if ((plain || LOOKALIKE_OPENERS.has(ch)) && opensTag(chars, i + 1, plain ? ANY_LETTER : TAG_SCRIPT_LETTER)) {
-      out += ESCAPED_TAG_OPENER;
-      changed = true;
-    } else {
-      out += ch;
-    }
+    const replacement = replace(chars, i, ch);
+    out += replacement ?? ch;
+    if (replacement !== null) changed = true;
   }
   return changed ? out : text;
 }
