@@ -60,8 +60,6 @@ export interface SqliteMemoryProviderOptions extends SqliteProviderOptions {
   logger?: Logger;
 }
 
-/** Most items kept in memory while the database refuses writes; older ones are dropped (logged). */
-const MAX_QUEUE = 100_000;
 /** Expired items are purged in the background at most this often (and once after opening). */
 const PURGE_INTERVAL_MS = 5 * 60_000;
 /**
@@ -121,7 +119,8 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     canWrite: () => this.store !== undefined,
     batchSize: () => this.config?.batchSize ?? 256,
     flushIntervalMs: () => this.config?.flushIntervalMs ?? 10,
-    maxQueue: MAX_QUEUE,
+    // At most the kit's DEFAULT_MAX_QUEUE items wait while the database refuses writes (the vector
+    // provider keeps the same bound); older ones are dropped and logged.
     isTransient: isBusyError,
     flushDeadlineMs: FLUSH_BUSY_DEADLINE_MS,
     onBackgroundError: (event) => {
