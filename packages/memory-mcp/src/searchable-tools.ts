@@ -8,7 +8,7 @@ import {
   type MemorySearchOptions,
   type SearchableMemory,
 } from "@hermes/memory-core";
-import { MEMORY_FILTER_TOOL_PROPERTIES, REMEMBER_TOOL_PROPERTIES, ToolRouter } from "@hermes/memory-provider-kit";
+import { MEMORY_FILTER_TOOL_PROPERTIES, REMEMBER_TOOL_PROPERTIES, ToolRouter, ToolUserScope, type ToolItemScope } from "@hermes/memory-provider-kit";
 import { boundedProviderCall } from "./bounded.js";
 import { toolJson } from "./tool-result.js";
 
@@ -129,8 +129,8 @@ export interface SearchableCallScope {
   timeoutMs: number;
   /** The session remembered items belong to. */
   sessionId: string;
-  /** The user every call is confined to; absent, the calls reach every item of the home. */
-  userId?: string;
+  /** The user every call is confined to (without one, the calls reach every item of the home): the kit's boundary of model tools. */
+  users: ToolUserScope;
 }
 
 type Searchable = MemoryProvider & SearchableMemory;
@@ -140,8 +140,7 @@ export async function callSearchable(provider: Searchable, name: SearchableToolN
   const bounded = <T>(what: string, work: () => PromiseLike<T> | T): Promise<T> => boundedProviderCall(`Memory provider '${provider.name}' ${what}()`, scope.timeoutMs, work);
   switch (name) {
     case "search": {
-      const options = searchOptions(provider, args);
-      if (scope.userId !== undefined) options.userId = scope.userId;
+      const options = scope.users.within(searchOptions(provider, args));
       const query = scrubSecrets(stringArg(args, "query", true)!);
       const hits = await bounded("search", () => provider.search(query, options));
       return toolJson({ hits });
@@ -155,28 +154,29 @@ export async function callSearchable(provider: Searchable, name: SearchableToolN
       const id = stringArg(args, "id", true)!;
       const hit = await bounded("get", () => provider.get(id));
       // Another user's item is answered exactly like one that does not exist.
-      if (!hit || (scope.userId !== undefined && hit.userId !== scope.userId)) return noSuchItem(provider, id);
+      if (!hit || (scope.users.userId !== undefined && hit.userId !== scope.users.userId)) return noSuchItem(provider, id);
       return toolJson({ hit });
     }
     case "forget": {
       const id = stringArg(args, "id", true)!;
-      const removed = await bounded("forget", () => forgetOne(provider, id, scope.userId));
+      const removed = await bounded("forget", () => forgetOne(provider, scope.users.item(id)));
       return removed ? toolJson({ success: true, id }) : noSuchItem(provider, id);
     }
   }
 }
 
 /**
- * Forget `id`, only when it is `userId`'s item. With the `erasure` capability this is one call
- * scoped to the user; otherwise the item is read first and forgotten only when it is the user's.
- * Either way an id of another user's costs what an unused id costs: one lookup that finds nothing
- * to delete.
+ * Forget the item `scope` names, only when it is the scope's user's. With the `erasure` capability
+ * this is one call with the id and the user together; otherwise the item is read first and
+ * forgotten only when it is the user's. Either way an id of another user's costs what an unused id
+ * costs: one lookup that finds nothing to delete.
  */
-async function forgetOne(provider: Searchable, id: string, userId: string | undefined): Promise<boolean> {
-  if (userId === undefined) return (await provider.forget(id)) === true;
-  if (searchCapabilities(provider).erasure) return (await provider.forgetWhere!({ ids: [id], userId })) > 0;
+async function forgetOne(provider: Searchable, scope: ToolItemScope): Promise<boolean> {
+  const id = scope.ids[0]!;
+  if (scope.userId === undefined) return (await provider.forget(id)) === true;
+  if (searchCapabilities(provider).erasure) return (await provider.forgetWhere!(scope)) > 0;
   const hit = await provider.get(id);
-  return hit !== null && hit.userId === userId && (await provider.forget(id)) === true;
+  return hit !== null && hit.userId === scope.userId && (await provider.forget(id)) === true;
 }
 
 function noSuchItem(provider: Searchable, id: string): CallToolResult {
@@ -210,13 +210,12 @@ function rememberItem(provider: Searchable, args: Record<string, unknown>, scope
   const invalid = REMEMBER_ARGS.validate("remember", { content, ...(tags === undefined ? {} : { tags }) });
   if (invalid) throw new ToolInputError(`${invalid} (longer text: split it into self-contained facts)`);
   // Everything leaving through a provider is scrubbed, like the manager does for its hooks.
-  const item: MemoryItem = {
+  const item: MemoryItem = scope.users.within({
     content: scrubSecrets(content),
     kind: kindArg(args) ?? "fact",
     sessionId: scope.sessionId,
-    ...(scope.userId !== undefined ? { userId: scope.userId } : {}),
     ...(tags ? { tags: tags as string[] } : {}),
-  };
+  });
   for (const key of ["ttlMs", "expiresAt"] as const) {
     if (args[key] === undefined) continue;
     if (!searchCapabilities(provider).expiry) throw new ToolInputError(`'${key}' needs a provider that supports expiry; '${provider.name}' does not`);

@@ -25,6 +25,7 @@ import {
   type MemoryProvider,
   type SearchableMemory,
 } from "@hermes/memory-core";
+import { ToolUserScope } from "@hermes/memory-provider-kit";
 import { boundedProviderCall } from "./bounded.js";
 import { toolJson, toolText } from "./tool-result.js";
 import type { McpStartupStatus } from "./startup.js";
@@ -155,7 +156,7 @@ export function createMemoryMcpServer(manager: MemoryManager, options: MemoryMcp
   const builtinTools = new Set((manager.getProvider(BUILTIN_PROVIDER_NAME)?.getToolSchemas() ?? []).map((schema) => schema.name));
   const duplicateOf = (tool: string, provider: Searchable | null): SearchableToolName | null =>
     provider && !builtinTools.has(tool) ? searchableActionOf(tool, provider.name) : null;
-  const scope = { timeoutMs, sessionId: options.sessionId, ...(options.userId !== undefined ? { userId: options.userId } : {}) };
+  const scope = { timeoutMs, sessionId: options.sessionId, users: new ToolUserScope(options.userId) };
 
   // The store's counts cover every user of the home: a server for one user does not offer them.
   const statsProvider = (): Searchable | null => (options.userId === undefined ? searchableProvider(manager) : null);
