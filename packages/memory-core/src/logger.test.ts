@@ -18,11 +18,13 @@ describe("consoleLogger", () => {
 const outage = new HermesMemoryError({ code: "STORAGE_FAILED", message: "Pinecone did not answer; the writes stay in the outbox.", cause: new Error("ECONNREFUSED") });
 logger.warn("Memory provider 'vector' on_session_end failed: " + outage.message, outage);
 logger.error("Saving failed", new HermesMemoryError({ code: "PROVIDER_TIMEOUT", message: "The provider did not answer within 15 s." }));
+logger.warn("Memory provider 'sqlite' is not available", new HermesMemoryError({ code: "NATIVE_MODULE_MISSING", message: "better-sqlite3's addon was not built: run npm rebuild better-sqlite3." }));
 `);
     expect(stderr).toBe(
       [
         "[hermes-memory] Memory provider 'vector' on_session_end failed: Pinecone did not answer; the writes stay in the outbox. [STORAGE_FAILED]",
         "[hermes-memory] Saving failed — The provider did not answer within 15 s. [PROVIDER_TIMEOUT]",
+        "[hermes-memory] Memory provider 'sqlite' is not available — better-sqlite3's addon was not built: run npm rebuild better-sqlite3. [NATIVE_MODULE_MISSING]",
         "",
       ].join("\n"),
     );

@@ -19,7 +19,8 @@ export const silentLogger: Logger = Object.freeze({ debug: noop, info: noop, war
 /**
  * Codes of typed errors that report a condition outside the program — the network or a remote
  * store failing, a provider unavailable or too slow, a full or read-only disk, a lock held by
- * another process, a file or setting the user must change — rather than a bug. Their message
+ * another process, a native addon that was never built, a file or setting the user must change —
+ * rather than a bug. Their message
  * already says what to do, so a stack trace would only bury it.
  */
 const OUTSIDE_CONDITION_CODES: ReadonlySet<string> = new Set([
@@ -32,6 +33,7 @@ const OUTSIDE_CONDITION_CODES: ReadonlySet<string> = new Set([
   "LOCK_FAILED",
   "SCHEMA_TOO_NEW",
   "EMBEDDING_DIMENSION_MISMATCH",
+  "NATIVE_MODULE_MISSING",
   "INVALID_CONFIG",
   "INVALID_ENV_NAME",
   "SETUP_INCOMPLETE",
