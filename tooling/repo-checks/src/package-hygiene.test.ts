@@ -8,6 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { readWorkspaceManifests } from "./workspace-manifests.js";
 
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 const bin = (name: string) => path.join(root, "node_modules/.bin", name);
@@ -58,8 +59,8 @@ export function placeholderUrls(manifest: Record<string, unknown>): string[] {
     .map(([field, url]) => `${field}: ${url}`);
 }
 
-const allManifests = ["packages", "providers", "tooling"]
-  .flatMap((group) => fs.readdirSync(path.join(root, group)).map((name) => path.join(root, group, name, "package.json")))
+const allManifests = readWorkspaceManifests(root)
+  .map(({ file }) => file)
   .concat(path.join(root, "package.json"), path.join(root, "packages/create-memory-provider/template/package.json.tpl"))
   .filter((file) => fs.existsSync(file));
 

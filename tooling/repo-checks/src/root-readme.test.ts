@@ -11,6 +11,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
+import { readWorkspaceManifests } from "./workspace-manifests.js";
 
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 /** This package: its devDependencies are what the examples import, so examples are written here to resolve them. */
@@ -126,7 +127,10 @@ describe("versions quoted in the READMEs", () => {
   const readmes = ["README.md", ...["packages", "providers", "tooling"].flatMap((d) => fs.readdirSync(path.join(root, d)).map((p) => `${d}/${p}/README.md`))].filter((f) =>
     fs.existsSync(path.join(root, f)),
   );
-  const manifests = ["packages", "providers"].flatMap((d) => fs.readdirSync(path.join(root, d)).map((p) => JSON.parse(fs.readFileSync(path.join(root, d, p, "package.json"), "utf8"))));
+  // Published packages only: what a README's reader installs.
+  const manifests = readWorkspaceManifests(root)
+    .filter(({ file }) => !path.relative(root, file).startsWith("tooling"))
+    .map(({ manifest }) => manifest as { peerDependencies?: Record<string, string>; devDependencies?: Record<string, string> });
 
   it("pnpm is the version package.json pins", () => {
     const pinned = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")).packageManager.replace("pnpm@", "");
