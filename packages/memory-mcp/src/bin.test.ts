@@ -6,12 +6,12 @@ import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { openMemory } from "@hermes/memory-core";
 import { tempHome } from "./test-support/providers.js";
-import { BIN, PACKAGE_DIR, childEnv } from "./test-support/raw-stdio.js";
+import { BIN, PACKAGE_DIR, binTransport, childEnv } from "./test-support/raw-stdio.js";
 
 /** Core as this package resolves it, so a fixture provider extends the class the server checks. */
 const CORE_URL = pathToFileURL(fs.realpathSync(path.join(PACKAGE_DIR, "node_modules/@hermes/memory-core/dist/index.js"))).href;
@@ -68,18 +68,10 @@ function alive(pid: number): boolean {
 }
 
 async function spawnServer(provider = "sqlite", extraArgs: string[] = []): Promise<{ client: Client; transport: StdioClientTransport; stderr: () => string }> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [BIN, "--hermes-home", home.dir, "--provider", provider, "--session-id", "mcp-bin", ...extraArgs],
-    cwd: PACKAGE_DIR,
-    env: childEnv(),
-    stderr: "pipe",
-  });
-  let err = "";
-  transport.stderr?.on("data", (chunk: Buffer) => (err += chunk.toString("utf8")));
+  const { transport, stderr } = binTransport(home.dir, ["--provider", provider, "--session-id", "mcp-bin", ...extraArgs]);
   const client = new Client({ name: "bin-test", version: "1.0.0" });
   await client.connect(transport);
-  return { client, transport, stderr: () => err };
+  return { client, transport, stderr };
 }
 
 async function recallInThisProcess(query: string): Promise<{ recalled: string; system: string }> {

@@ -5,13 +5,12 @@
  * as a fence tag, and the JSON in it parses back to exactly what was stored.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openMemory, type MemoryProvider, type SearchableMemory } from "@hermes/memory-core";
 import { fenceTagsIn, hostileRecallText, seededRandom } from "@hermes/test-support";
 import { tempHome } from "./test-support/providers.js";
-import { BIN, PACKAGE_DIR, childEnv } from "./test-support/raw-stdio.js";
+import { PACKAGE_DIR, binTransport } from "./test-support/raw-stdio.js";
 
 let home: { dir: string; cleanup: () => void };
 let client: Client | undefined;
@@ -48,7 +47,7 @@ describe("MCP tool results carrying hostile memories (seed 4041)", () => {
     await provider.flush?.();
     await manager.shutdownAll();
 
-    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, "--hermes-home", home.dir, "--provider", "sqlite"], cwd: PACKAGE_DIR, env: childEnv(), stderr: "pipe" });
+    const { transport } = binTransport(home.dir, ["--provider", "sqlite"]);
     client = new Client({ name: "fence", version: "1.0.0" });
     await client.connect(transport);
 

@@ -7,13 +7,12 @@
 import fs from "node:fs";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "@hermes/memory-core";
 import { runMcpServer } from "./run.js";
 import { RESOURCE_URIS } from "./server.js";
 import { tempHome } from "./test-support/providers.js";
-import { BIN, PACKAGE_DIR, RawStdioServer, childEnv } from "./test-support/raw-stdio.js";
+import { RawStdioServer, binTransport } from "./test-support/raw-stdio.js";
 
 let home: { dir: string; cleanup: () => void };
 let client: Client | undefined;
@@ -32,19 +31,12 @@ function configure(provider: string): void {
   fs.writeFileSync(path.join(home.dir, "config.yaml"), `memory:\n  provider: ${provider}\n`);
 }
 
-/** The binary on the SDK's stdio client transport, as an MCP client starts it (no --provider). */
-function transportFor(args: string[]): { transport: StdioClientTransport; stderr: () => string } {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, "--hermes-home", home.dir, ...args], cwd: PACKAGE_DIR, env: childEnv(), stderr: "pipe" });
-  let err = "";
-  transport.stderr?.on("data", (chunk: Buffer) => (err += chunk.toString("utf8")));
-  return { transport, stderr: () => err };
-}
-
 async function status(c: Client): Promise<Record<string, unknown>> {
   const read = await c.readResource({ uri: RESOURCE_URIS.status });
   return JSON.parse((read.contents[0] as { text: string }).text) as Record<string, unknown>;
 }
 
+// The binary is started as an MCP client starts it: no --provider, config.yaml decides.
 describe("hermes-memory-mcp when the configured provider cannot be loaded", () => {
   it("answers initialize with what is wrong and how to fix it, then exits 1", async () => {
     configure("ghost");
@@ -64,7 +56,7 @@ describe("hermes-memory-mcp when the configured provider cannot be loaded", () =
 
   it("fails the SDK client's connect with that message (config.yaml names the provider)", async () => {
     configure("ghost");
-    const { transport, stderr } = transportFor([]);
+    const { transport, stderr } = binTransport(home.dir, []);
     const c = new Client({ name: "startup", version: "1.0.0" });
     await expect(c.connect(transport)).rejects.toThrow(/memory\.provider in .*config\.yaml.*'ghost'/s);
     await vi.waitFor(() => expect(stderr()).toMatch(/hermes-memory-mcp: .*'ghost'/), { timeout: 10_000, interval: 20 });
@@ -73,7 +65,7 @@ describe("hermes-memory-mcp when the configured provider cannot be loaded", () =
 
   it("serves built-in memory with --allow-builtin-only, and the status resource says why", async () => {
     configure("ghost");
-    const { transport } = transportFor(["--allow-builtin-only", "--user", "alice"]);
+    const { transport } = binTransport(home.dir, ["--allow-builtin-only", "--user", "alice"]);
     client = new Client({ name: "startup", version: "1.0.0" });
     await client.connect(transport);
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["memory"]);
@@ -88,7 +80,7 @@ describe("hermes-memory-mcp when the configured provider cannot be loaded", () =
 describe("the status resource", () => {
   it("reports the configured provider as active, with no reason, when it loaded", async () => {
     configure("sqlite");
-    const { transport } = transportFor([]);
+    const { transport } = binTransport(home.dir, []);
     client = new Client({ name: "startup", version: "1.0.0" });
     await client.connect(transport);
     const report = await status(client);
@@ -97,7 +89,7 @@ describe("the status resource", () => {
   }, 30_000);
 
   it("reports built-in memory as configured and active when no provider is configured", async () => {
-    const { transport } = transportFor([]);
+    const { transport } = binTransport(home.dir, []);
     client = new Client({ name: "startup", version: "1.0.0" });
     await client.connect(transport);
     expect(await status(client)).toMatchObject({ configuredProvider: "builtin", activeProvider: "builtin" });

@@ -5,12 +5,11 @@
  * was never used. Driven by the MCP SDK's own client over stdio to the built binary.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openMemory, type MemoryProvider, type SearchableMemory } from "@hermes/memory-core";
 import { tempHome } from "./test-support/providers.js";
-import { BIN, PACKAGE_DIR, childEnv } from "./test-support/raw-stdio.js";
+import { PACKAGE_DIR, binTransport } from "./test-support/raw-stdio.js";
 
 let home: { dir: string; cleanup: () => void };
 let client: Client | undefined;
@@ -36,7 +35,7 @@ async function withSqlite<T>(userId: string, work: (provider: MemoryProvider & S
 }
 
 async function connectAs(user: string): Promise<Client> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, "--hermes-home", home.dir, "--provider", "sqlite", "--user", user], cwd: PACKAGE_DIR, env: childEnv(), stderr: "pipe" });
+  const { transport } = binTransport(home.dir, ["--provider", "sqlite", "--user", user]);
   const c = new Client({ name: "user-boundary", version: "1.0.0" });
   await c.connect(transport);
   return c;

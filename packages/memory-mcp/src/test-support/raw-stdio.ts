@@ -2,6 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { expect, vi } from "vitest";
 
 /** The package folder, and the file its `bin` points at (built by `pnpm build`). */
@@ -14,6 +15,18 @@ export function childEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== "HERMES_HOME") env[k] = v;
   return env;
+}
+
+/**
+ * The built binary on the MCP SDK's stdio client transport, as an MCP client starts it:
+ * `--hermes-home <home>` then `args`, the environment without `HERMES_HOME`. `stderr()` is what the
+ * server wrote there so far.
+ */
+export function binTransport(home: string, args: string[]): { transport: StdioClientTransport; stderr: () => string } {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, "--hermes-home", home, ...args], cwd: PACKAGE_DIR, env: childEnv(), stderr: "pipe" });
+  let err = "";
+  transport.stderr?.on("data", (chunk: Buffer) => (err += chunk.toString("utf8")));
+  return { transport, stderr: () => err };
 }
 
 /** One JSON-RPC message as the server wrote it. */
