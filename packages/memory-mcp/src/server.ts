@@ -194,6 +194,7 @@ export function createMemoryMcpServer(manager: MemoryManager, options: MemoryMcp
         const result = await boundedProviderCall(`Memory tool '${name}'`, timeoutMs, () =>
           manager.handleToolCall(name, args, { sessionId: options.sessionId }),
         );
+        // handleToolCall returns its result escaped already (core escapeToolResult).
         return toolText(result, isErrorPayload(result));
       }
       return errorResult(`Unknown tool '${name}'. List the tools again: the active memory provider may have changed.`);
