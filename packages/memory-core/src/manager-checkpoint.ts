@@ -9,7 +9,7 @@ import type { ProviderRegistry } from "./manager-registry.js";
 import type { ChatMessage, MemoryProvider } from "./provider.js";
 
 /** What `onPreCompress` takes besides the messages. */
-export interface PreCompressOptions {
+export interface ManagerPreCompressOptions {
   evidenceMessages?: ChatMessage[];
   requireCheckpoint?: boolean;
   checkpointApiVersion?: number;
@@ -46,7 +46,7 @@ export class CheckpointFanOut {
   }
 
   /** Run `onPreCompress` on every provider; the non-empty results joined by a blank line. */
-  async onPreCompress(messages: ChatMessage[], options: PreCompressOptions): Promise<string> {
+  async onPreCompress(messages: ChatMessage[], options: ManagerPreCompressOptions): Promise<string> {
     const requireCheckpoint = options.requireCheckpoint === true;
     const apiVersion = options.checkpointApiVersion ?? 2;
     const scrubbed = this.hooks.scrub(
