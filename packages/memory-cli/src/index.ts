@@ -13,5 +13,4 @@ export { DEMO_CONVERSATION, recallMentions, type DemoConversation, type DemoSess
 export type { DemoReport, DemoQuestionReport, DemoSessionReport } from "./commands/demo.js";
 export type { MemoryStatusReport, StatusSetting } from "./commands/memory-status.js";
 export type { ProviderListing } from "./commands/plugins.js";
-export { maskSecret } from "./output/mask-secret.js";
 export { CLI_VERSION } from "./version.js";

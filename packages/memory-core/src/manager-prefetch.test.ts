@@ -41,10 +41,10 @@ describe("external prefetch timeout and in-flight guard", () => {
 
     // The stuck call's late result is dropped; settling releases the guard.
     release.resolve("stale result from q1");
-    await waitFor(() => (mgr as unknown as { inflightPrefetch: Map<unknown, unknown> }).inflightPrefetch.size === 0);
+    await waitFor(() => (mgr as unknown as { turns: { inflightPrefetch: Set<unknown> } }).turns.inflightPrefetch.size === 0);
     expect(await mgr.prefetchAll("q3")).toBe("builtin memory\n\nlate external memory");
     expect(calls).toBe(2);
-    expect((mgr as unknown as { inflightPrefetch: Map<unknown, unknown> }).inflightPrefetch.size).toBe(0);
+    expect((mgr as unknown as { turns: { inflightPrefetch: Set<unknown> } }).turns.inflightPrefetch.size).toBe(0);
   });
 
   it("never times out the built-in provider", async () => {

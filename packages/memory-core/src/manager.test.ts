@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { HermesMemoryError } from "./errors.js";
-import { MemoryManager, stripSkillScaffolding } from "./manager.js";
+import { MemoryManager } from "./manager.js";
+import { stripSkillScaffolding } from "./manager-turns.js";
 import { MemoryProvider } from "./provider.js";
 import type { MemoryWriteMetadata } from "./provider.js";
 import { RESERVED_CORE_TOOL_NAMES, normalizeToolSchema } from "./tool-schema.js";

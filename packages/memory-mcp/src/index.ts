@@ -5,7 +5,6 @@
  */
 export {
   createMemoryMcpServer,
-  searchableProvider,
   DEFAULT_TOOL_TIMEOUT_MS,
   RESOURCE_URIS,
   type MemoryMcpServerOptions,
@@ -13,7 +12,6 @@ export {
 export { SEARCHABLE_TOOL_NAMES, searchableActionOf, type SearchableToolName } from "./searchable-tools.js";
 export {
   startMcpHttpServer,
-  assertLoopbackHost,
   MCP_HTTP_HOST,
   MCP_HTTP_PATH,
   DEFAULT_MCP_HTTP_PORT,
@@ -24,6 +22,5 @@ export {
 export { type McpStartupStatus } from "./startup.js";
 export { runMcpServer, DEFAULT_SHUTDOWN_TIMEOUT_MS, type RunMcpServerOptions, type RunningMcpServer, type McpTransportName } from "./run.js";
 export { runMcpCli, runMcpCommand, type McpCliIo, type McpCommandOptions } from "./cli.js";
-export { ensureMcpToken, tokensMatch, MCP_TOKEN_ENV, MIN_MCP_TOKEN_LENGTH } from "./token.js";
-export { streamLogger } from "./logger.js";
+export { ensureMcpToken, MCP_TOKEN_ENV, MIN_MCP_TOKEN_LENGTH } from "./token.js";
 export { MCP_VERSION } from "./version.js";

@@ -175,6 +175,133 @@ function excerpt(recalled: string, question: DemoQuestion, maxLines = 3): string
   return (relevant.length > 0 ? relevant : lines).slice(0, maxLines).map((l) => (l.length > 110 ? `${l.slice(0, 107)}...` : l));
 }
 
+/** Create the demo's home; a path that cannot be one is a `STORAGE_FAILED` error saying what to pass. */
+function createDemoHome(home: string): void {
+  try {
+    fs.mkdirSync(home, { recursive: true });
+  } catch (error) {
+    throw new HermesMemoryError({
+      code: "STORAGE_FAILED",
+      message: `Cannot use ${home} as the demo's Hermes home: ${describeError(error)}. Pass --hermes-home a directory (new or existing), or omit it for a temporary home.`,
+      cause: error,
+    });
+  }
+}
+
+type DiscoveredProvider = Awaited<ReturnType<typeof discoverMemoryProviders>>["providers"][number];
+
+/** Step 1: the providers discovery finds from the demo's home, as a table. */
+async function showProvidersFound(ctx: CliContext, home: string): Promise<DiscoveredProvider[]> {
+  const { out } = ctx;
+  const c = out.colors;
+  // The one discovery rule every command and openMemory() use: project, $HERMES_HOME, and the
+  // installation the CLI runs from (a global install included).
+  const { providers } = await discoverMemoryProviders({ hermesHome: home, cwd: ctx.cwd, env: ctx.io.env });
+  out.line(c.bold("1. Memory providers found"));
+  if (providers.length === 0) out.line("   none");
+  else
+    out.line(
+      renderTable(
+        ["NAME", "SOURCE", "VERSION", "LOCATION"],
+        providers.map((p) => [p.name, p.source, p.version ?? "-", p.dir]),
+        (h) => c.bold(h),
+      )
+        .split("\n")
+        .map((l) => `   ${l}`)
+        .join("\n"),
+    );
+  out.line("");
+  return providers;
+}
+
+/**
+ * Step 2: activate `wanted` in the demo's home when it is installed and usable; otherwise say why
+ * and how to get it. Returns the provider activated, `""` for built-in memory only.
+ */
+async function chooseDemoProvider(demoCtx: CliContext, wanted: string, providers: readonly DiscoveredProvider[]): Promise<string> {
+  const { out } = demoCtx;
+  const c = out.colors;
+  const home = demoCtx.hermesHome;
+  out.line(c.bold("2. Provider"));
+  let provider = "";
+  if (wanted === "") {
+    out.line("   Built-in memory only (MEMORY.md / USER.md), as asked.");
+  } else if (providers.some((p) => p.name === wanted)) {
+    const activated = await activateDemoProvider(demoCtx, wanted);
+    if (activated.ok) {
+      provider = wanted;
+      out.line(`   ${c.green("✓")} Activated ${wanted} (memory.provider in ${path.join(home, "config.yaml")})`);
+    } else {
+      out.line(`   ${c.yellow("!")} ${wanted} is installed but cannot be used: ${activated.reason}`);
+      out.line("   Continuing with built-in memory (MEMORY.md / USER.md).");
+    }
+  } else {
+    const pkg = wanted === DEMO_PROVIDER ? DEMO_PROVIDER_PACKAGE : "<its package>";
+    const [meant] = closestNames(wanted, providers.map((p) => p.name));
+    if (meant) out.line(`   ${wanted} is not installed. Did you mean ${meant}? Run \`hermes-memory demo --provider ${meant}\`.`);
+    else out.line(`   ${wanted} is not installed. Install it with ${await installCommandHint(pkg, { cwd: demoCtx.cwd, env: demoCtx.io.env })}.`);
+    out.line("   Running with built-in memory (MEMORY.md / USER.md).");
+  }
+  out.line("");
+  return provider;
+}
+
+type OpenDemoSession = (sessionId: string, title: string) => Promise<MemoryManager>;
+
+/** Step 3: replay every session of the sample conversation, one line each. */
+async function replayConversation(ctx: CliContext, open: OpenDemoSession): Promise<DemoSessionReport[]> {
+  const { out } = ctx;
+  const c = out.colors;
+  out.line(c.bold("3. Replaying the sample conversation"));
+  const sessions: DemoSessionReport[] = [];
+  for (const session of DEMO_CONVERSATION.sessions) {
+    const report = await replaySession(session, open);
+    sessions.push(report);
+    out.line(
+      `   ${c.green("✓")} ${report.id} "${report.title}": ${report.turns} turns synced (syncAll returned in ${report.syncAllMeanMicros} µs on average), ${report.notes} note${report.notes === 1 ? "" : "s"} saved with the memory tool; session ended and flushed in ${report.endMs} ms`,
+    );
+  }
+  out.line("");
+  return sessions;
+}
+
+/** What step 4 found: the provider that recalled (`""` for built-in memory), how, and each answer. */
+interface DemoRecall {
+  active: string;
+  mode: DemoReport["recallMode"];
+  questions: DemoQuestionReport[];
+}
+
+/**
+ * Step 4: a new session after the restart asks the questions about session one. Recall is per
+ * question through `prefetchAll` when `provider` loaded again, else the built-in system prompt.
+ */
+async function recallAfterRestart(ctx: CliContext, open: OpenDemoSession, provider: string): Promise<DemoRecall> {
+  const { out } = ctx;
+  const c = out.colors;
+  out.line(c.bold("4. Restart: a new session asks about session one"));
+  const recallSession = "demo-session-3";
+  const manager = await open(recallSession, "Recall after restart");
+  const active = manager.providers.some((p) => p.name === provider) ? provider : "";
+  if (provider && !active) out.line(`   ${c.yellow("!")} ${provider} did not load after the restart; recalling from built-in memory.`);
+  const mode: DemoReport["recallMode"] = active ? "prefetch" : "system-prompt";
+  let questions: DemoQuestionReport[];
+  try {
+    questions = await askQuestions(DEMO_CONVERSATION, manager, mode, recallSession);
+  } finally {
+    await manager.shutdownAll();
+  }
+  if (mode === "system-prompt") out.line(c.dim("   Built-in memory has no per-question recall: the agent sees MEMORY.md / USER.md in its system prompt."));
+  for (const [i, q] of questions.entries()) {
+    const question = DEMO_CONVERSATION.questions[i]!;
+    out.line(`   Q: ${q.question}`);
+    const how = mode === "prefetch" ? `prefetchAll in ${q.ms} ms` : "system prompt snapshot";
+    out.line(`      ${q.found ? c.green(`✓ recalled "${q.fact}"`) : c.red(`✗ not recalled: "${q.fact}"`)} ${c.dim(`(${how})`)}`);
+    for (const line of excerpt(q.recalled, question)) out.line(`      ${c.dim("│")} ${line}`);
+  }
+  return { active, mode, questions };
+}
+
 /**
  * `hermes-memory demo`: in a temporary home (or `--hermes-home`), list the providers, activate
  * `sqlite` when installed (else explain how and use built-in memory), replay the shipped sample
@@ -194,60 +321,14 @@ export async function demoCommand(ctx: CliContext, options: DemoOptions): Promis
   const warnings: string[] = [];
   const logger = collectingLogger(warnings);
   try {
-    try {
-      fs.mkdirSync(home, { recursive: true });
-    } catch (error) {
-      throw new HermesMemoryError({
-        code: "STORAGE_FAILED",
-        message: `Cannot use ${home} as the demo's Hermes home: ${describeError(error)}. Pass --hermes-home a directory (new or existing), or omit it for a temporary home.`,
-        cause: error,
-      });
-    }
+    createDemoHome(home);
     out.line(c.bold("Hermes memory demo"));
     out.line(`Home: ${home}${temporary ? c.dim(keep ? " (temporary, kept: --keep)" : " (temporary; removed at the end, --keep keeps it)") : ""}`);
     out.line("");
 
-    // The one discovery rule every command and openMemory() use: project, $HERMES_HOME, and the
-    // installation the CLI runs from (a global install included).
-    const { providers } = await discoverMemoryProviders({ hermesHome: home, cwd: ctx.cwd, env: ctx.io.env });
-    out.line(c.bold("1. Memory providers found"));
-    if (providers.length === 0) out.line("   none");
-    else
-      out.line(
-        renderTable(
-          ["NAME", "SOURCE", "VERSION", "LOCATION"],
-          providers.map((p) => [p.name, p.source, p.version ?? "-", p.dir]),
-          (h) => c.bold(h),
-        )
-          .split("\n")
-          .map((l) => `   ${l}`)
-          .join("\n"),
-      );
-    out.line("");
-
-    out.line(c.bold("2. Provider"));
-    let provider = "";
-    if (wanted === "") {
-      out.line("   Built-in memory only (MEMORY.md / USER.md), as asked.");
-    } else if (providers.some((p) => p.name === wanted)) {
-      const activated = await activateDemoProvider(demoCtx, wanted);
-      if (activated.ok) {
-        provider = wanted;
-        out.line(`   ${c.green("✓")} Activated ${wanted} (memory.provider in ${path.join(home, "config.yaml")})`);
-      } else {
-        out.line(`   ${c.yellow("!")} ${wanted} is installed but cannot be used: ${activated.reason}`);
-        out.line("   Continuing with built-in memory (MEMORY.md / USER.md).");
-      }
-    } else {
-      const pkg = wanted === DEMO_PROVIDER ? DEMO_PROVIDER_PACKAGE : "<its package>";
-      const [meant] = closestNames(wanted, providers.map((p) => p.name));
-      if (meant) out.line(`   ${wanted} is not installed. Did you mean ${meant}? Run \`hermes-memory demo --provider ${meant}\`.`);
-      else out.line(`   ${wanted} is not installed. Install it with ${await installCommandHint(pkg, { cwd: ctx.cwd, env: ctx.io.env })}.`);
-      out.line("   Running with built-in memory (MEMORY.md / USER.md).");
-    }
-    out.line("");
-
-    const open = (sessionId: string, title: string) =>
+    const providers = await showProvidersFound(ctx, home);
+    const provider = await chooseDemoProvider(demoCtx, wanted, providers);
+    const open: OpenDemoSession = (sessionId, title) =>
       openMemory({
         sessionId,
         sessionTitle: title,
@@ -257,38 +338,9 @@ export async function demoCommand(ctx: CliContext, options: DemoOptions): Promis
         cwd: ctx.cwd,
         logger,
       });
+    const sessions = await replayConversation(ctx, open);
+    const { active, mode, questions } = await recallAfterRestart(ctx, open, provider);
 
-    out.line(c.bold("3. Replaying the sample conversation"));
-    const sessions: DemoSessionReport[] = [];
-    for (const session of DEMO_CONVERSATION.sessions) {
-      const report = await replaySession(session, open);
-      sessions.push(report);
-      out.line(
-        `   ${c.green("✓")} ${report.id} "${report.title}": ${report.turns} turns synced (syncAll returned in ${report.syncAllMeanMicros} µs on average), ${report.notes} note${report.notes === 1 ? "" : "s"} saved with the memory tool; session ended and flushed in ${report.endMs} ms`,
-      );
-    }
-    out.line("");
-
-    out.line(c.bold("4. Restart: a new session asks about session one"));
-    const recallSession = "demo-session-3";
-    const manager = await open(recallSession, "Recall after restart");
-    const active = manager.providers.some((p) => p.name === provider) ? provider : "";
-    if (provider && !active) out.line(`   ${c.yellow("!")} ${provider} did not load after the restart; recalling from built-in memory.`);
-    const mode: DemoReport["recallMode"] = active ? "prefetch" : "system-prompt";
-    let questions: DemoQuestionReport[];
-    try {
-      questions = await askQuestions(DEMO_CONVERSATION, manager, mode, recallSession);
-    } finally {
-      await manager.shutdownAll();
-    }
-    if (mode === "system-prompt") out.line(c.dim("   Built-in memory has no per-question recall: the agent sees MEMORY.md / USER.md in its system prompt."));
-    for (const [i, q] of questions.entries()) {
-      const question = DEMO_CONVERSATION.questions[i]!;
-      out.line(`   Q: ${q.question}`);
-      const how = mode === "prefetch" ? `prefetchAll in ${q.ms} ms` : "system prompt snapshot";
-      out.line(`      ${q.found ? c.green(`✓ recalled "${q.fact}"`) : c.red(`✗ not recalled: "${q.fact}"`)} ${c.dim(`(${how})`)}`);
-      for (const line of excerpt(q.recalled, question)) out.line(`      ${c.dim("│")} ${line}`);
-    }
     const recalledCount = questions.filter((q) => q.found).length;
     const totalMs = round(performance.now() - totalStart);
     out.line("");

@@ -1,0 +1,153 @@
+/**
+ * How the manager calls into providers: every hook call bounded in time, every failure logged at
+ * the level its hook deserves, fan-out one provider at a time with per-provider isolation, and
+ * scrubbing that never throws. The other parts of the manager call providers only through here.
+ */
+import { boundedCall, formatSeconds, type BoundedOutcome } from "./bounded-call.js";
+import { describeProviderError as describeError } from "./plugin-describe.js";
+import type { Logger } from "./logger.js";
+import { BUILTIN_PROVIDER_NAME } from "./provider.js";
+import type { MemoryProvider } from "./provider.js";
+import { scrubSecrets } from "./scrub.js";
+
+/** One provider hook that did not complete in `shutdownAll()` or `initializeAll()`. */
+export interface ProviderHookReport {
+  /** Provider name. */
+  name: string;
+  /** The hook, e.g. `shutdown` or `initialize`. */
+  hook: string;
+  /** `timeout` when it did not settle within the bound, `error` when it threw or rejected. */
+  outcome: "timeout" | "error";
+  /** Human-readable cause (error text or "did not settle within 15s"). */
+  reason: string;
+}
+
+/** One row of `HOOK_FAILURE_LOG`; `attachError` also hands the error object to the logger. */
+interface HookFailureLog {
+  level: "debug" | "warn" | "error";
+  label: string;
+  note?: string;
+  attachError?: boolean;
+}
+
+/**
+ * How loudly a provider hook's failure is logged, in one place. `warn` for hooks whose failure loses
+ * work or context the user expects (a turn not stored, a session not ended); `debug` for
+ * best-effort hooks the next turn repairs (recall warm-up, recall status, the v1 pre-compress
+ * summary); `error` for a model tool call, whose failure the model sees as well. `label` is how the
+ * hook is named in the message (`Memory provider '<name>' <label> failed<note>: <reason>`).
+ */
+const HOOK_FAILURE_LOG = {
+  get_tool_schemas: { level: "warn", label: "get_tool_schemas()" },
+  handle_tool_call: { level: "error", label: "handle_tool_call" },
+  system_prompt_block: { level: "warn", label: "system_prompt_block()" },
+  prefetch: { level: "debug", label: "prefetch", note: " (non-fatal)" },
+  queue_prefetch: { level: "debug", label: "queue_prefetch", note: " (non-fatal)" },
+  recall_status: { level: "debug", label: "recall_status", note: " (non-fatal)" },
+  sync_turn: { level: "warn", label: "sync_turn" },
+  on_turn_start: { level: "warn", label: "on_turn_start" },
+  on_session_end: { level: "warn", label: "on_session_end", attachError: true },
+  on_session_switch: { level: "warn", label: "on_session_switch" },
+  on_pre_compress: { level: "debug", label: "on_pre_compress" },
+  on_memory_write: { level: "warn", label: "on_memory_write" },
+  on_delegation: { level: "warn", label: "on_delegation" },
+  initialize: { level: "warn", label: "initialize" },
+  shutdown: { level: "warn", label: "shutdown" },
+} as const satisfies Record<string, HookFailureLog>;
+
+/** A provider hook the manager calls, as named in `HOOK_FAILURE_LOG`. */
+export type ProviderHook = keyof typeof HOOK_FAILURE_LOG;
+
+/** What `HookRunner.scrub` gives back: the scrubbed value, or why it was refused. */
+export type ScrubResult<T> = { ok: true; value: T } | { ok: false; reason: string };
+
+/** Calls provider hooks for the manager: bounded, isolated, logged. */
+export class HookRunner {
+  constructor(
+    private readonly logger: Logger,
+    private readonly hookTimeoutMs: number,
+    private readonly nameOf: (provider: MemoryProvider) => string,
+  ) {}
+
+  /**
+   * Call one provider hook within `hookTimeoutMs` (or `timeoutMs`). Never throws: the outcome is
+   * tagged. A timeout is logged here as a warning naming the provider and the hook; errors are
+   * logged by the caller, which knows how serious they are.
+   */
+  async callHook<T>(
+    provider: MemoryProvider,
+    hook: string,
+    fn: () => T | PromiseLike<T>,
+    timeoutMs: number = this.hookTimeoutMs,
+  ): Promise<BoundedOutcome<Awaited<T>>> {
+    // The built-in memory is core code working on local files (its own locks are bounded); timing
+    // it out would only report a write as failed that still lands.
+    if (this.nameOf(provider) === BUILTIN_PROVIDER_NAME) timeoutMs = Number.POSITIVE_INFINITY;
+    const outcome = await boundedCall(fn, timeoutMs, {
+      onLate: (late) =>
+        this.logger.debug(`Memory provider '${this.nameOf(provider)}' ${hook} settled after its timeout (${late.status}); the late result was dropped`),
+    });
+    if (outcome.status === "timeout") {
+      this.logger.warn(
+        `Memory provider '${this.nameOf(provider)}' ${hook} timed out after ${formatSeconds(timeoutMs)}; continuing without it (the call keeps running detached). Raise hookTimeoutMs if the provider is only slow.`,
+      );
+    }
+    return outcome;
+  }
+
+  /**
+   * Log one provider hook's failure at the level `HOOK_FAILURE_LOG` gives that hook. `label`
+   * overrides the table's name for the hook (e.g. `handle_tool_call(<tool>)`).
+   */
+  logHookFailure(provider: MemoryProvider, hook: ProviderHook, reason: string, error?: unknown, label?: string): void {
+    const entry: HookFailureLog = HOOK_FAILURE_LOG[hook];
+    const message = `Memory provider '${this.nameOf(provider)}' ${label ?? entry.label} failed${entry.note ?? ""}: ${reason}`;
+    if (entry.attachError && error !== undefined) this.logger[entry.level](message, error);
+    else this.logger[entry.level](message);
+  }
+
+  /**
+   * Call `hook` on each provider in turn, one at a time, each call bounded by `callHook` (a
+   * timeout is logged there). A provider that throws or rejects is logged via `logHookFailure` and
+   * the next one is still called. `onOutcome` sees every outcome right after its call, in order;
+   * if it throws, the fan-out stops there and the error propagates (this is how a required
+   * checkpoint failure aborts `onPreCompress`). `callLabel` names the hook in the timeout
+   * message when it differs from the table's label.
+   */
+  async fanOut<T>(
+    providers: readonly MemoryProvider[],
+    hook: ProviderHook,
+    call: (provider: MemoryProvider) => T | PromiseLike<T>,
+    onOutcome?: (provider: MemoryProvider, outcome: BoundedOutcome<Awaited<T>>) => void,
+    callLabel: string = HOOK_FAILURE_LOG[hook].label,
+  ): Promise<void> {
+    for (const provider of providers) {
+      const outcome = await this.callHook(provider, callLabel, () => call(provider));
+      if (outcome.status === "error") this.logHookFailure(provider, hook, describeError(outcome.error), outcome.error);
+      onOutcome?.(provider, outcome);
+    }
+  }
+
+  /** The report naming a provider whose hook timed out or failed; `null` when it completed. */
+  hookReport(provider: MemoryProvider, hook: string, outcome: BoundedOutcome<unknown>): ProviderHookReport | null {
+    if (outcome.status === "timeout") {
+      return { name: this.nameOf(provider), hook, outcome: "timeout", reason: `did not settle within ${formatSeconds(outcome.timeoutMs)}` };
+    }
+    if (outcome.status === "error") return { name: this.nameOf(provider), hook, outcome: "error", reason: describeError(outcome.error) };
+    return null;
+  }
+
+  /**
+   * `scrubSecrets` that never throws: a value the scrubber refuses (e.g. nested too deeply) is
+   * logged as a warning and not handed to any provider.
+   */
+  scrub<T>(value: T, what: string): ScrubResult<T> {
+    try {
+      return { ok: true, value: scrubSecrets(value) };
+    } catch (error) {
+      const reason = error instanceof RangeError ? `too deeply nested to scrub (${error.message})` : describeError(error);
+      this.logger.warn(`Memory manager could not scrub ${what}: ${reason}; it was not handed to any memory provider.`);
+      return { ok: false, reason };
+    }
+  }
+}

@@ -1,0 +1,31 @@
+import { describe, expect, it } from "vitest";
+
+// The public surface is a contract: adding, removing or renaming an export must be a deliberate
+// change made here and in the changeset, never a side effect of editing a module. The test reads
+// the built entry, as an installed package is imported.
+// The package's binary (`dist/bin.js`) is a command, not an export.
+describe("@hermes/memory-mcp exports", () => {
+  it("the main entry exports exactly these values", async () => {
+    const entry = (await import(new URL("../dist/index.js", import.meta.url).href)) as Record<string, unknown>;
+    expect(Object.keys(entry).sort()).toEqual([
+      "DEFAULT_MCP_HTTP_PORT",
+      "DEFAULT_SHUTDOWN_TIMEOUT_MS",
+      "DEFAULT_TOOL_TIMEOUT_MS",
+      "MCP_HTTP_HOST",
+      "MCP_HTTP_LIMITS",
+      "MCP_HTTP_PATH",
+      "MCP_TOKEN_ENV",
+      "MCP_VERSION",
+      "MIN_MCP_TOKEN_LENGTH",
+      "RESOURCE_URIS",
+      "SEARCHABLE_TOOL_NAMES",
+      "createMemoryMcpServer",
+      "ensureMcpToken",
+      "runMcpCli",
+      "runMcpCommand",
+      "runMcpServer",
+      "searchableActionOf",
+      "startMcpHttpServer",
+    ]);
+  });
+});
