@@ -4,11 +4,13 @@ import type BetterSqlite3 from "better-sqlite3";
 import { HermesMemoryError, type MemoryHit, type MemoryKind, type MemoryStats } from "@hermes/memory-core";
 import { BM25_WEIGHTS, bm25Call, closeDatabase, refillIndex, storageError, type Db } from "./database.js";
 import { readableValues, repairUnreadableValues, unreadableItemIds, UNREADABLE_KEY } from "./unreadable-values.js";
-import { NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, SPEAKER_BOOST, asksQuestion, nextTurnShare, queryTokens, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
-import { DocumentFrequencies, ITEMS_RANKER_SCHEMA, LayeredRanker, planRanking, relatedToRank, ftsTermCounter, contextGivers, RELATED_TERM_WEIGHT, type CountedTerm, type LayeredRankerOptions } from "@hermes/memory-provider-kit";
-import { checkpointCopies, checkWholeStoreErasure, filterToSql, isEmptyFilter, type FilterSql, type FilterSqlOptions, type ParsedForgetScope, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
-import { SmallIndexCompactor, WalCheckpointer, withBusyTimeout } from "@hermes/memory-provider-kit";
-import { CONTEXT_TURNS, NO_CONTEXT, RecentTurns, turnContext, turnDateText, type TurnColumnWeights, type TurnContext } from "@hermes/memory-provider-kit";
+import { queryTokens, uniqueTerms } from "@hermes/memory-provider-kit";
+import { NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, SPEAKER_BOOST, asksQuestion, nextTurnShare, quoteTerm, speakerNamed } from "@hermes/memory-provider-kit/sqlite";
+import { DocumentFrequencies, ITEMS_RANKER_SCHEMA, LayeredRanker, planRanking, relatedToRank, ftsTermCounter, contextGivers, RELATED_TERM_WEIGHT, type CountedTerm, type LayeredRankerOptions } from "@hermes/memory-provider-kit/sqlite";
+import { checkpointCopies, checkWholeStoreErasure, isEmptyFilter, type ParsedForgetScope, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
+import { filterToSql, type FilterSql, type FilterSqlOptions } from "@hermes/memory-provider-kit/sqlite";
+import { SmallIndexCompactor, WalCheckpointer, withBusyTimeout } from "@hermes/memory-provider-kit/sqlite";
+import { CONTEXT_TURNS, NO_CONTEXT, RecentTurns, turnContext, turnDateText, type TurnColumnWeights, type TurnContext } from "@hermes/memory-provider-kit/sqlite";
 
 /** An item about to be stored. `digest` defaults to one derived from the item (see `itemDigest`). */
 export interface NewItem {
