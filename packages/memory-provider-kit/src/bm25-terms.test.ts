@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bestByEstimate, countAsciiWord, idf, nthSmallest, readVarints, sumHexVarints, termPattern } from "./layered-ranker.js";
+import { bestByEstimate, countAsciiWord, idf, nthSmallest, readVarints, sumHexVarints, termPattern } from "./bm25-terms.js";
 
 describe("layered ranker helpers", () => {
   it("sums a length record given as hex (SQL's hex()) as the record's own varints sum", () => {
