@@ -48,6 +48,9 @@ describe("scaffoldProvider", () => {
     const kitVersion = JSON.parse(fs.readFileSync(path.join(repoRoot, "packages/memory-provider-kit/package.json"), "utf8")).version as string;
     expect(pkg.dependencies["@hermes/memory-provider-kit"]).toBe(`^${kitVersion}`);
     expect(fs.readFileSync(path.join(dir, "src/index.ts"), "utf8")).toMatch(/import \{[^}]*\bToolRouter\b[^}]*\} from "@hermes\/memory-provider-kit";/);
+    // Only the kit's authoring entry: its SQLite search engine (`/sqlite`) is not what a new provider starts from.
+    const kitEntries = result.files.filter((f) => f.endsWith(".ts")).flatMap((f) => [...fs.readFileSync(path.join(dir, f), "utf8").matchAll(/from "(@hermes\/memory-provider-kit[^"]*)"/g)].map((m) => m[1]));
+    expect(new Set(kitEntries)).toEqual(new Set(["@hermes/memory-provider-kit"]));
     for (const file of result.files) expect(fs.readFileSync(path.join(dir, file), "utf8")).not.toMatch(/\{\{\w+\}\}/);
     expect(fs.readFileSync(path.join(dir, "src/index.ts"), "utf8")).toContain("class NotesMemoryProvider extends MemoryProvider");
   });

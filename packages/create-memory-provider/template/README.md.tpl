@@ -30,8 +30,10 @@ read from the profile's `.env` first, then the environment.
 
 Tool-argument validation and routing (`ToolRouter`), the user boundary of the tool
 (`ToolUserScope`), recall formatting (`formatRecall`) and the search tokenizer (`queryTokens`) come
-from `@hermes/memory-provider-kit`, the toolkit the reference providers use; it also has the FTS5
-query builder and a session-keyed prefetch cache.
+from `@hermes/memory-provider-kit`, the toolkit the reference providers use; it also has item and
+filter parsing, a session-keyed prefetch cache and JSON Lines export/import. A provider that stores
+in SQLite finds the reference providers' search engine (FTS5 queries, store opening, BM25 ranking)
+in `@hermes/memory-provider-kit/sqlite`.
 
 Several users: notes carry the session's `userId` (from `initialize`). In a session opened for a
 user, the tool and recall reach only that user's notes, and a tool you add that takes an id must

@@ -152,7 +152,7 @@ export const CONTRACT_CLAUSES: readonly ContractClause[] = [
     "Key the queuePrefetch cache by session id and query text (PrefetchCache in @hermes/memory-provider-kit), never by query text alone.", ["recall"]),
 
   clause("C-RECALL-3", "RECALL", "an item remembered right after a search that found nothing is found by the next search for the same word",
-    "Never cache an empty result or a document count of 0 across writes (DocumentFrequencies in @hermes/memory-provider-kit does not); invalidate search caches on remember().", ["search"]),
+    "Never cache an empty result or a document count of 0 across writes (DocumentFrequencies in @hermes/memory-provider-kit/sqlite does not); invalidate search caches on remember().", ["search"]),
   clause("C-RECALL-4", "RECALL", "remember() refuses a malformed item (no text content, an unknown kind, metadata JSON cannot hold) with INVALID_ARGUMENT, and the items remembered around it are stored",
     "Check each item with parseMemoryItem (@hermes/memory-provider-kit) before queueing it: an item that cannot be stored must be refused at the call, never accepted into a write queue where it fails, and holds up, the writes queued with it.", ["search"]),
   clause("C-RECALL-5", "RECALL", "search refuses a limit that is not a number of at least 1 with INVALID_ARGUMENT, and returns at most 10 hits when no limit is given",

@@ -4,8 +4,9 @@ import type { MemoryKind } from "@hermes/memory-core";
 import type { SqliteDb as Db } from "./sqlite-store.js";
 import { quoteTerm } from "./fts-query.js";
 import { itemsContextSql } from "./conversation-index.js";
-import { PoolHelper, type PoolBatch, type PoolQuery } from "./pool-helper.js";
+import { PostingReaderThread, type PoolBatch, type PoolQuery } from "./posting-reader-thread.js";
 import { PostingCache, POSTING_CACHE_BYTES, intersectFirst, type KeptIds } from "./posting-cache.js";
+import { K1, bestByEstimate, byScore, countText, idf, normOf, readVarints, sumHexVarints, sumVarints, wordCounter, type WordCounter } from "./bm25-terms.js";
 
 /** A query word with the number of items containing it. */
 export interface CountedTerm {
@@ -73,9 +74,6 @@ export const ITEMS_RANKER_SCHEMA: LayeredRankerSchema = {
   ],
 };
 
-/** FTS5's BM25 constants (fts5_aux.c): k1 and b. */
-const K1 = 1.2;
-const B = 0.75;
 /**
  * Most row ids read per word pair (`t_i AND t_j`) or single word. A pair of topic words holds tens to
  * a few hundred rows even at a million items; the cap bounds the cost of pairs with a very common
@@ -119,7 +117,7 @@ const WHERE_POOLS_KEPT = 32;
 /** Rarest query words considered; the rest add little to BM25 and would only cost layers. */
 export const MAX_LAYERED_TERMS = 8;
 /**
- * Stores with at least this many rows read their pair pools on two threads (`PoolHelper`). Below it
+ * Stores with at least this many rows read their pair pools on two threads (`PostingReaderThread`). Below it
  * a ranking takes a few milliseconds at most (about 3.6 ms p99 at 100,000 chat turns), and a thread
  * with its own connection and page cache is not worth its memory.
  */
@@ -163,12 +161,38 @@ interface RankTerm {
   counter: WordCounter;
 }
 
-/** A column's text as words are counted in it (see `countText`). */
-interface CountText {
-  /** The text, diacritics folded when it has any. */
-  text: string;
-  /** `text` lower-cased when it is plain ASCII, else `null`. */
-  lower: string | null;
+/**
+ * The rows a ranking has pooled, by id: the words (bits of `RankTerm.bit`) FTS5 showed each to hold,
+ * and its `gain`, K1 + 1 over (1 + the row's length normalisation): a word found once adds its IDF
+ * times this, so it turns a set of words into the row's estimate.
+ */
+type Pool = Map<number, { words: number; gain: number }>;
+
+/** `Pool`'s gain of a row of `length` tokens. */
+function gainOf(length: number, avgLength: number): number {
+  return (K1 + 1) / (1 + normOf(length, avgLength));
+}
+
+/** The words found in some item, rarest first (ties by text), at most `MAX_LAYERED_TERMS`, with their IDF among `rows` rows. */
+function rarestFirst(terms: readonly CountedTerm[], rows: number): RankTerm[] {
+  return [...terms]
+    .filter((t) => t.df > 0)
+    .sort((a, b) => a.df - b.df || (a.term < b.term ? -1 : 1))
+    .slice(0, MAX_LAYERED_TERMS)
+    .map((t, i) => {
+      return { term: t.term, df: t.df, idf: idf(rows, t.df), bit: 1 << i, counter: wordCounter(t.term) };
+    });
+}
+
+/** The IDF sum of the `layered` words in every set of `count` ranked words (at most 2^MAX_LAYERED_TERMS), by the set's bits. */
+function idfSumsOf(count: number, layered: readonly RankTerm[]): Float64Array {
+  const idfSums = new Float64Array(1 << count);
+  for (let words = 1; words < idfSums.length; words++) {
+    let sum = 0;
+    for (const t of layered) if (words & t.bit) sum += t.idf;
+    idfSums[words] = sum;
+  }
+  return idfSums;
 }
 
 /**
@@ -235,7 +259,7 @@ export class LayeredRanker {
    * start or the ranker was closed first. A helper that stopped stays here (its `stopped` says why)
    * and is never restarted.
    */
-  private helper: PoolHelper | null | undefined;
+  private helper: PostingReaderThread | null | undefined;
   private readonly helperMinRows: number;
   private readonly helperWaitMs: number | undefined;
   private readonly onHelperStopped: ((reason: string) => void) | undefined;
@@ -299,13 +323,7 @@ export class LayeredRanker {
   rank(terms: readonly CountedTerm[], options: LayeredRankOptions): Array<{ id: number; rank: number }> {
     const { rows, avgLength } = this.averages();
     if (terms.length === 0 || rows === 0) return [];
-    const ranked: RankTerm[] = [...terms]
-      .filter((t) => t.df > 0)
-      .sort((a, b) => a.df - b.df || (a.term < b.term ? -1 : 1))
-      .slice(0, MAX_LAYERED_TERMS)
-      .map((t, i) => {
-        return { term: t.term, df: t.df, idf: idf(rows, t.df), bit: 1 << i, counter: wordCounter(t.term) };
-      });
+    const ranked = rarestFirst(terms, rows);
     if (ranked.length === 0) return [];
     // Words in most items add nothing (IDF ≈ 0) but would make a layer match nearly everything.
     const useful = ranked.filter((t) => t.idf > 1e-3);
@@ -327,10 +345,7 @@ export class LayeredRanker {
     const kind = options.kind ?? null;
     const session = options.session ?? null;
     const user = options.user ?? null;
-    // `gain` is K1 + 1 over (1 + the row's length normalisation): a word found once adds its IDF
-    // times this, so it turns a set of words into the row's estimate.
-    const pool = new Map<number, { words: number; gain: number }>();
-    const gainOf = (length: number) => (K1 + 1) / (1 + normOf(length, avgLength));
+    const pool: Pool = new Map();
     // The pool statement and its arguments for a match expression (the helper thread runs the same).
     const poolQuery = (match: string): { stmt: BetterSqlite3.Statement; query: PoolQuery } => {
       const q = this.ownMatch(match);
@@ -364,49 +379,11 @@ export class LayeredRanker {
         const readHere = () => stmt.all(...query.args) as number[];
         found = batch !== null && pair !== undefined ? batch.take(pair.slot, readHere) : readHere();
       }
-      let unknown: number[] | undefined;
-      for (const id of found) {
-        const entry = pool.get(id);
-        if (entry) {
-          entry.words |= words;
-          continue;
-        }
-        const kept = id < this.lengthsKept.length ? this.lengthsKept[id]! : 0;
-        // A row without a length record counts as empty, as FTS5's bm25() would count it.
-        pool.set(id, { words, gain: gainOf(kept > 0 ? kept - 1 : 0) });
-        if (kept === 0) (unknown ??= []).push(id);
-      }
-      if (unknown !== undefined) {
-        for (const [id, sz] of this.stmts.lengths.all(JSON.stringify(unknown)) as Array<[number, Buffer | null]>) {
-          const length = sz ? sumVarints(sz) : 0;
-          this.keepLength(id, length);
-          pool.get(id)!.gain = gainOf(length);
-        }
-      }
+      this.addToPool(pool, found, words, avgLength);
     };
-    // The IDF sum of every set of the ranked words (at most 2^MAX_LAYERED_TERMS), computed once.
-    const idfSums = new Float64Array(1 << ranked.length);
-    for (let words = 1; words < idfSums.length; words++) {
-      let sum = 0;
-      for (const t of layered) if (words & t.bit) sum += t.idf;
-      idfSums[words] = sum;
-    }
+    const idfSums = idfSumsOf(ranked.length, layered);
     const idfOf = (words: number): number => idfSums[words]!;
-    const scoreBest = () => {
-      const wanted = Math.max(LAYER_SCORED_ROWS, options.candidates);
-      const ids: number[] = [];
-      const estimates: number[] = [];
-      for (const [id, entry] of pool) {
-        if (scores.has(id)) continue;
-        ids.push(id);
-        estimates.push(idfOf(entry.words) * entry.gain);
-      }
-      const open = ids.length > wanted ? bestByEstimate(ids, estimates, wanted) : ids;
-      if (open.length === 0) return;
-      for (const row of this.stmts.rows.all(JSON.stringify(open)) as LayerRow[]) {
-        if (!scores.has(row.id)) scores.set(row.id, this.score(row, ranked, pool.get(row.id)!.words, avgLength));
-      }
-    };
+    const scoreBest = () => this.scoreBest(pool, scores, idfSums, ranked, avgLength, Math.max(LAYER_SCORED_ROWS, options.candidates));
 
     // Whether an unscored pooled row holding `word` could still place with the `remaining` words.
     const pooledCouldPlace = (word: number, remaining: number): boolean => {
@@ -418,18 +395,9 @@ export class LayeredRanker {
       return false;
     };
     const pairMatch = (i: number, other: RankTerm) => `${quoteTerm(layered[i]!.term)} AND ${quoteTerm(other.term)}`;
-    const helper = rows >= this.helperMinRows ? this.poolHelper() : null;
+    const helper = rows >= this.helperMinRows ? this.readerThread() : null;
     if (helper !== null) {
-      const postings = !filtered && wherePool === null ? this.postingCache() : null;
-      if (postings !== null) {
-        helper.receivePostings();
-        postings.sync();
-        for (const t of layered) {
-          const list = postings.list(t.term);
-          if (list !== undefined) lists.set(t.term, list);
-        }
-        postings.request(layered, (read, done) => helper.readPostings(read, done));
-      }
+      if (!filtered && wherePool === null) this.takeKeptLists(helper, layered, lists);
       for (let i = 0; i < Math.min(layered.length - 1, MAX_LAYERS); i++) {
         for (const other of layered.slice(i + 1)) {
           if (listed([layered[i]!, other]) !== null) continue;
@@ -473,6 +441,68 @@ export class LayeredRanker {
       .map(([id, score]) => ({ id, rank: -score }));
   }
 
+  /**
+   * Add the rows `found` (pooled for the words `words`) to `pool`: a row already there gains the
+   * words, a new one gets its estimate's gain from its kept length, and the lengths not kept are
+   * read in one statement and kept.
+   */
+  private addToPool(pool: Pool, found: readonly number[], words: number, avgLength: number): void {
+    let unknown: number[] | undefined;
+    for (const id of found) {
+      const entry = pool.get(id);
+      if (entry) {
+        entry.words |= words;
+        continue;
+      }
+      const kept = id < this.lengthsKept.length ? this.lengthsKept[id]! : 0;
+      // A row without a length record counts as empty, as FTS5's bm25() would count it.
+      pool.set(id, { words, gain: gainOf(kept > 0 ? kept - 1 : 0, avgLength) });
+      if (kept === 0) (unknown ??= []).push(id);
+    }
+    if (unknown !== undefined) {
+      for (const [id, sz] of this.stmts.lengths.all(JSON.stringify(unknown)) as Array<[number, Buffer | null]>) {
+        const length = sz ? sumVarints(sz) : 0;
+        this.keepLength(id, length);
+        pool.get(id)!.gain = gainOf(length, avgLength);
+      }
+    }
+  }
+
+  /**
+   * Read and score exactly the `wanted` unscored pooled rows with the best estimates (their words'
+   * IDF sum, `idfSums`, times their gain) into `scores`.
+   */
+  private scoreBest(pool: Pool, scores: Map<number, number>, idfSums: Float64Array, ranked: readonly RankTerm[], avgLength: number, wanted: number): void {
+    const ids: number[] = [];
+    const estimates: number[] = [];
+    for (const [id, entry] of pool) {
+      if (scores.has(id)) continue;
+      ids.push(id);
+      estimates.push(idfSums[entry.words]! * entry.gain);
+    }
+    const open = ids.length > wanted ? bestByEstimate(ids, estimates, wanted) : ids;
+    if (open.length === 0) return;
+    for (const row of this.stmts.rows.all(JSON.stringify(open)) as LayerRow[]) {
+      if (!scores.has(row.id)) scores.set(row.id, this.score(row, ranked, pool.get(row.id)!.words, avgLength));
+    }
+  }
+
+  /**
+   * Put the kept id lists of the `layered` words into `lists` (the posting cache, brought up to
+   * date first), and ask the helper for the words' lists not kept yet.
+   */
+  private takeKeptLists(helper: PostingReaderThread, layered: readonly RankTerm[], lists: Map<string, KeptIds>): void {
+    const postings = this.postingCache();
+    if (postings === null) return;
+    helper.receivePostings();
+    postings.sync();
+    for (const t of layered) {
+      const list = postings.list(t.term);
+      if (list !== undefined) lists.set(t.term, list);
+    }
+    postings.request(layered, (read, done) => helper.readPostings(read, done));
+  }
+
   /** `match` limited to the item's own text columns when the schema indexes context columns too (see `ownText`). */
   private ownMatch(match: string): string {
     return this.ownText === null ? match : `${this.ownText} : (${match})`;
@@ -510,10 +540,10 @@ export class LayeredRanker {
    * the file); `null` for a store without a file, inside a write transaction (the helper's connection
    * would not see its rows), or once the helper stopped or the ranker was closed.
    */
-  private poolHelper(): PoolHelper | null {
+  private readerThread(): PostingReaderThread | null {
     if (this.file === null || this.db.inTransaction) return null;
     if (this.helper === undefined) {
-      this.helper = PoolHelper.start({
+      this.helper = PostingReaderThread.start({
         file: this.file,
         maxRows: LAYER_POOL_ROWS,
         ...(this.helperWaitMs !== undefined ? { waitMs: this.helperWaitMs } : {}),
@@ -598,7 +628,7 @@ export class LayeredRanker {
     const step = (): void => {
       let done = true;
       try {
-        if (first && stillWanted() && this.averages().rows >= this.helperMinRows) this.poolHelper();
+        if (first && stillWanted() && this.averages().rows >= this.helperMinRows) this.readerThread();
         first = false;
         done = !stillWanted() || this.warmLengths();
       } catch (error) {
@@ -659,263 +689,4 @@ export class LayeredRanker {
     const tokens = columns.reduce((sum, n) => sum + n, 0);
     return { rows, avgLength: rows > 0 ? tokens / rows : 0 };
   }
-}
-
-/**
- * The `wanted` ids with the highest estimates (`estimates[i]` belongs to `ids[i]`), best first, ties
- * to the lower id: the order a full sort by estimate, then id, would give, without sorting every
- * pooled row (a pool holds up to thousands; a few dozen are wanted).
- */
-export function bestByEstimate(ids: readonly number[], estimates: readonly number[], wanted: number): number[] {
-  if (wanted <= 0) return [];
-  const order = Array.from(ids.keys());
-  if (ids.length > wanted) {
-    // The `wanted`-th best estimate: every row above it is taken, rows equal to it by lowest id.
-    const bar = nthSmallest(Float64Array.from(estimates), ids.length - wanted);
-    const above: number[] = [];
-    const at: number[] = [];
-    for (let i = 0; i < ids.length; i++) {
-      if (estimates[i]! > bar) above.push(i);
-      else if (estimates[i] === bar) at.push(i);
-    }
-    at.sort((x, y) => ids[x]! - ids[y]!);
-    order.length = 0;
-    order.push(...above, ...at.slice(0, wanted - above.length));
-  }
-  return order.sort((x, y) => estimates[y]! - estimates[x]! || ids[x]! - ids[y]!).map((i) => ids[i]!);
-}
-
-/**
- * The value at `index` of `values` sorted ascending (`values` is reordered): a quickselect, linear
- * on average, where a full sort of a pool's thousands of estimates cost several times more.
- */
-export function nthSmallest(values: Float64Array, index: number): number {
-  let lo = 0;
-  let hi = values.length - 1;
-  while (hi > lo) {
-    // Median of three as the pivot, then Hoare's partition.
-    const mid = (lo + hi) >>> 1;
-    const a = values[lo]!;
-    const b = values[mid]!;
-    const c = values[hi]!;
-    const pivot = a < b ? (b < c ? b : a < c ? c : a) : a < c ? a : b < c ? c : b;
-    let i = lo;
-    let j = hi;
-    while (i <= j) {
-      while (values[i]! < pivot) i++;
-      while (values[j]! > pivot) j--;
-      if (i <= j) {
-        const t = values[i]!;
-        values[i++] = values[j]!;
-        values[j--] = t;
-      }
-    }
-    // Now values[lo..j] <= pivot <= values[i..hi], and values strictly between j and i equal pivot.
-    if (index <= j) hi = j;
-    else if (index >= i) lo = i;
-    else return values[index]!;
-  }
-  return values[lo]!;
-}
-
-/**
- * Score order that treats scores within rounding of each other as equal, so that ties go to the
- * older row as in FTS5's `ORDER BY rank` (the JavaScript sum can differ from FTS5's in the last bits).
- */
-function byScore(a: number, b: number): number {
-  return Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a)) ? 0 : a - b;
-}
-
-/** FTS5's IDF: ln((N − n + 0.5) / (n + 0.5)), floored at 1e-6. */
-export function idf(rows: number, df: number): number {
-  const value = Math.log((rows - df + 0.5) / (df + 0.5));
-  return value > 0 ? value : 1e-6;
-}
-
-/** SQLite varints (big-endian groups of 7 bits; the 9th byte carries 8) as used in FTS5 records. */
-export function readVarints(buf: Uint8Array): number[] {
-  const out: number[] = [];
-  let i = 0;
-  while (i < buf.length) {
-    let value = 0;
-    for (let n = 0; i < buf.length; n++) {
-      const byte = buf[i++]!;
-      if (n === 8) {
-        value = value * 256 + byte;
-        break;
-      }
-      value = value * 128 + (byte & 0x7f);
-      if ((byte & 0x80) === 0) break;
-    }
-    out.push(value);
-  }
-  return out;
-}
-
-function sumVarints(buf: Uint8Array): number {
-  return readVarints(buf).reduce((sum, n) => sum + n, 0);
-}
-
-/** The sum of the varints of a record given as SQL's `hex()` of it (two hex digits per byte). */
-export function sumHexVarints(hex: string): number {
-  let sum = 0;
-  let value = 0;
-  let n = 0;
-  for (let i = 0; i + 1 < hex.length; i += 2) {
-    const byte = (hexDigit(hex.charCodeAt(i)) << 4) | hexDigit(hex.charCodeAt(i + 1));
-    if (n === 8) {
-      sum += value * 256 + byte;
-      value = 0;
-      n = 0;
-      continue;
-    }
-    value = value * 128 + (byte & 0x7f);
-    n++;
-    if ((byte & 0x80) === 0) {
-      sum += value;
-      value = 0;
-      n = 0;
-    }
-  }
-  return sum + value;
-}
-
-function hexDigit(code: number): number {
-  // '0'–'9' are 48–57, 'A'–'F' 65–70 (SQL's hex() writes upper case), 'a'–'f' 97–102.
-  return code <= 57 ? code - 48 : (code | 0x20) - 87;
-}
-
-/** BM25's length normalisation of a row: k1 · (1 − b + b · length / average length). */
-function normOf(length: number, avgLength: number): number {
-  return K1 * (1 - B + (B * length) / (avgLength || 1));
-}
-
-const SUFFIXES = ["ings", "ing", "ed", "es", "s", "ly"];
-
-/**
- * A case- and accent-insensitive pattern for the forms of `term` the porter tokenizer would mostly
- * fold together: the word minus one common suffix, plus any of those suffixes.
- */
-export function termPattern(term: string): RegExp {
-  return new RegExp(`(?<![\\p{L}\\p{N}\\p{M}])${escapeRegExp(plainBase(term))}(?:${SUFFIXES.join("|")})?(?![\\p{L}\\p{N}\\p{M}])`, "giu");
-}
-
-/**
- * Counts one word's occurrences in text by `termPattern`'s rule. Plain-ASCII text is searched with
- * `countAsciiWord` when the word's base is plain ASCII too; other text with the word's patterns,
- * compiled on first need only: a word's two patterns, with Unicode property classes, take about
- * 14 kB of heap and cost more to compile than to run, so they are neither compiled for every
- * ranking nor for words that only ever meet ASCII text.
- */
-class WordCounter {
-  private readonly base: string;
-  /** The base when it is plain ASCII, else `null`. */
-  private readonly asciiBase: string | null;
-  private pattern: RegExp | undefined;
-  /** The base alone (no word boundaries): a cheap test before `pattern`. */
-  private probe: RegExp | undefined;
-
-  constructor(private readonly term: string) {
-    this.base = plainBase(term);
-    this.asciiBase = NOT_ASCII.test(this.base) ? null : this.base;
-  }
-
-  count({ text, lower }: CountText): number {
-    // An empty base (a word of combining marks only) would match empty strings, on which a global
-    // pattern never advances: it is found nowhere.
-    if (text.length === 0 || this.base === "") return 0;
-    if (lower !== null && this.asciiBase !== null) return countAsciiWord(lower, this.asciiBase);
-    this.probe ??= new RegExp(escapeRegExp(this.base), "iu");
-    // Most rows lack most words: a plain search for the base rules them out far faster than the pattern.
-    if (!this.probe.test(text)) return 0;
-    this.pattern ??= termPattern(this.term);
-    this.pattern.lastIndex = 0;
-    let n = 0;
-    while (this.pattern.exec(text) !== null) n++;
-    return n;
-  }
-}
-
-/** Counters of the words of recent rankings (most recently used last), so a word's patterns are compiled once while it is in use. */
-const countersKept = new Map<string, WordCounter>();
-/** Words whose counters are kept: a ranking uses at most `MAX_LAYERED_TERMS`, and a word's compiled patterns take about 14 kB. */
-const COUNTERS_KEPT = 256;
-
-function wordCounter(term: string): WordCounter {
-  let counter = countersKept.get(term);
-  if (counter !== undefined) {
-    countersKept.delete(term);
-  } else {
-    counter = new WordCounter(term);
-    if (countersKept.size >= COUNTERS_KEPT) countersKept.delete(countersKept.keys().next().value!);
-  }
-  countersKept.set(term, counter);
-  return counter;
-}
-
-/** `term` lower-cased, folded and without one common suffix. */
-function plainBase(term: string): string {
-  let base = foldDiacritics(term.toLowerCase());
-  for (const suffix of SUFFIXES) {
-    if (base.length > suffix.length + 2 && base.endsWith(suffix) && !(suffix === "s" && base.endsWith("ss"))) {
-      base = base.slice(0, -suffix.length);
-      break;
-    }
-  }
-  return base;
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
-
-function foldDiacritics(text: string): string {
-  return text.normalize("NFD").replace(/\p{M}/gu, "");
-}
-
-/** A character outside ASCII. */
-const NOT_ASCII = /[\u0080-\uffff]/;
-
-/**
- * `text` made ready to count words in: diacritics are folded only when present (normalising every
- * row would double the scoring cost), and a text that is then plain ASCII is also lower-cased, so
- * that ruling a word out is a substring search.
- */
-function countText(value: unknown): CountText {
-  // A column read from SQLite may hold a number or a blob where text is expected: count in its text form.
-  const text = typeof value === "string" ? value : value == null ? "" : String(value);
-  if (!NOT_ASCII.test(text)) return { text, lower: text.toLowerCase() };
-  const folded = /[^\u0020-\u007e\s]/.test(text) ? foldDiacritics(text) : text;
-  return { text: folded, lower: NOT_ASCII.test(folded) ? null : folded.toLowerCase() };
-}
-
-/**
- * `termPattern`'s count for a plain-ASCII, lower-cased text and a non-empty plain-ASCII base,
- * without a regular expression: an occurrence of the base counts when no letter or digit precedes
- * it and the letters and digits that follow it, if any, are exactly one of the suffixes. Counting
- * goes on after the counted word, or one character after an occurrence that did not count.
- */
-export function countAsciiWord(lower: string, base: string): number {
-  let n = 0;
-  for (let at = lower.indexOf(base); at >= 0; ) {
-    const end = at + base.length;
-    if (at > 0 && isAsciiWordChar(lower.charCodeAt(at - 1))) {
-      at = lower.indexOf(base, at + 1);
-      continue;
-    }
-    let after = end;
-    while (after < lower.length && isAsciiWordChar(lower.charCodeAt(after))) after++;
-    if (after === end || (after - end <= 4 && SUFFIXES.includes(lower.slice(end, after)))) {
-      n++;
-      at = lower.indexOf(base, after);
-    } else {
-      at = lower.indexOf(base, at + 1);
-    }
-  }
-  return n;
-}
-
-/** A lower-case ASCII letter or a digit (in lower-cased ASCII text, what `\p{L}`, `\p{N}` and `\p{M}` match). */
-function isAsciiWordChar(code: number): boolean {
-  return (code >= 97 && code <= 122) || (code >= 48 && code <= 57);
 }

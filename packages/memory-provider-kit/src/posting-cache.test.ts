@@ -2,7 +2,7 @@ import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { seededRandom, until } from "@hermes/test-support";
 import { LayeredRanker } from "./layered-ranker.js";
-import { PoolHelper } from "./pool-helper.js";
+import { PostingReaderThread } from "./posting-reader-thread.js";
 import { bitmapOf, intersectFirst } from "./posting-cache.js";
 import { createDocsStore, DOCS_SCHEMA, DOCS_WEIGHTS, type DocsStore } from "./test-support/docs-store.js";
 
@@ -260,9 +260,9 @@ describe("LayeredRanker with kept word lists", () => {
   });
 });
 
-describe("PoolHelper.readPostings", () => {
+describe("PostingReaderThread.readPostings", () => {
   it("reads a word's ids in ascending order with the table's largest id, and answers null to open requests when closed", async () => {
-    const helper = PoolHelper.start({ file, maxRows: 10 })!;
+    const helper = PostingReaderThread.start({ file, maxRows: 10 })!;
     try {
       await until(() => helper.usable);
       const word = vocabulary[5]!;

@@ -182,7 +182,8 @@ describe("WalCheckpointer", () => {
     fs.writeFileSync(
       script,
       `import Database from "better-sqlite3";
-import { WalCheckpointer, CHECKPOINT_ITEMS } from "@hermes/memory-provider-kit";
+import { WalCheckpointer } from "@hermes/memory-provider-kit/sqlite";
+const CHECKPOINT_ITEMS = ${CHECKPOINT_ITEMS};
 const db = new Database(${JSON.stringify(path.join(dir, "child.db"))});
 db.pragma("journal_mode = WAL");
 db.exec("CREATE TABLE t (body TEXT)");

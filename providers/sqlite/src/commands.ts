@@ -1,6 +1,7 @@
 import { HermesMemoryError, type ForgetScope, type MemoryFilter, type MemoryHit, type MemoryKind, type ProviderCliIo } from "@hermes/memory-core";
 import { MEMORY_ITEM_KINDS, checkJsonlTarget, parseForgetScope, parseMemoryFilter, parseMemoryItem, readJsonlFileSync, toEpochMs, writeJsonlFile } from "@hermes/memory-provider-kit";
-import { itemDigest, undatedTurnDigest, type DoctorReport, type ExportRecord, type NewItem, type StoredItem } from "./memory-store.js";
+import type { DoctorReport, ExportRecord, NewItem, StoredItem } from "./memory-store.js";
+import { itemDigest, undatedTurnDigest } from "./item-digest.js";
 import { SqliteMemoryProvider } from "./sqlite-memory-provider.js";
 import { loadSqliteConfig, type SqliteProviderOptions } from "./config.js";
 import { closeDatabase, openDatabase, readSchemaVersion, SCHEMA_VERSION } from "./database.js";

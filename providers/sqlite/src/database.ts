@@ -12,10 +12,10 @@ import {
   type SqliteDb,
   type SqliteDriver,
   type SqliteStoreSpec,
-} from "@hermes/memory-provider-kit";
+} from "@hermes/memory-provider-kit/sqlite";
 import { describeError, HermesMemoryError } from "@hermes/memory-core";
 import { repairUnreadableValues } from "./unreadable-values.js";
-import { CONTEXT_CHARS, TURN_COLUMN_WEIGHTS, itemsContextSql, turnDateText, type TurnColumnWeights } from "@hermes/memory-provider-kit";
+import { CONTEXT_CHARS, TURN_COLUMN_WEIGHTS, itemsContextSql, turnDateText, type TurnColumnWeights } from "@hermes/memory-provider-kit/sqlite";
 
 /** A better-sqlite3 connection. */
 export type Db = SqliteDb;

@@ -3,7 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HermesMemoryError, type MemoryFilter, type MemoryKind } from "@hermes/memory-core";
-import { matchesFilter, parseMemoryFilter, planRanking } from "@hermes/memory-provider-kit";
+import { matchesFilter, parseMemoryFilter } from "@hermes/memory-provider-kit";
+import { planRanking } from "@hermes/memory-provider-kit/sqlite";
 import { SqliteMemoryProvider } from "./sqlite-memory-provider.js";
 import { seededRandom } from "@hermes/test-support";
 

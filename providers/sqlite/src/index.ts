@@ -5,10 +5,8 @@
 import type { MemoryProviderRegistrationContext } from "@hermes/memory-core";
 import { SqliteMemoryProvider } from "./sqlite-memory-provider.js";
 
-export { SqliteMemoryProvider, formatRecall, messageText, type SqliteMemoryProviderOptions } from "./sqlite-memory-provider.js";
-export { CONFIG_SCHEMA, DEFAULT_DB_PATH, type SqliteProviderOptions, type ResolvedSqliteConfig } from "./config.js";
-export { SCHEMA_VERSION } from "./database.js";
-export { TOOL_NAMES, TOOL_SCHEMAS } from "./tools.js";
+export { SqliteMemoryProvider, type SqliteMemoryProviderOptions } from "./sqlite-memory-provider.js";
+export type { SqliteProviderOptions, ResolvedSqliteConfig } from "./config.js";
 export type { ExportRecord, DoctorReport, StoredItem } from "./memory-store.js";
 
 /**

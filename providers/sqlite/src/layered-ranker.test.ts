@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { BM25_WEIGHTS, openDatabase, type Db } from "./database.js";
-import { LayeredRanker, idf, readVarints, termPattern } from "@hermes/memory-provider-kit";
+import { LayeredRanker } from "@hermes/memory-provider-kit/sqlite";
 import { MemoryStore } from "./memory-store.js";
 import { until } from "@hermes/test-support";
 
@@ -17,25 +17,6 @@ beforeEach(() => {
 afterEach(() => {
   db.close();
   fs.rmSync(dir, { recursive: true, force: true });
-});
-
-describe("layered BM25 helpers", () => {
-  it("reads SQLite varints big-endian", () => {
-    expect(readVarints(Uint8Array.from([0xbd, 0x84, 0x40, 0x05, 0x81, 0x00]))).toEqual([1_000_000, 5, 128]);
-  });
-
-  it("uses FTS5's IDF, floored for words in most rows", () => {
-    expect(idf(1000, 10)).toBeCloseTo(Math.log(990.5 / 10.5));
-    expect(idf(1000, 900)).toBe(1e-6);
-  });
-
-  it("matches a word's common inflections, case- and accent-insensitively, whole words only", () => {
-    const count = (term: string, text: string) => text.normalize("NFD").replace(/\p{M}/gu, "").match(termPattern(term))?.length ?? 0;
-    expect(count("meeting", "Meetings, a meeting, we meet")).toBe(3);
-    expect(count("cafe", "Café and cafes")).toBe(2);
-    expect(count("cat", "category concat cat")).toBe(1);
-    expect(() => termPattern("a(b[")).not.toThrow();
-  });
 });
 
 /** Each of `words` with the number of rows FTS5 finds it in. */

@@ -2,10 +2,16 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CHECKPOINT_ITEMS, NEIGHBOUR_WEIGHTS, SMALL_INDEX_ITEMS, SMALL_INDEX_SEGMENTS, nextTurnShare } from "@hermes/memory-provider-kit";
+import { NEIGHBOUR_WEIGHTS, nextTurnShare } from "@hermes/memory-provider-kit/sqlite";
 import { rowsInFileAlone, until } from "@hermes/test-support";
 import { openDatabase, type Db } from "./database.js";
 import { MemoryStore, type NewItem } from "./memory-store.js";
+
+// The kit's write thresholds (internal to it, not exported): a WAL checkpoint after this many items
+// written, and a store below SMALL_INDEX_ITEMS items keeps its index in at most SMALL_INDEX_SEGMENTS segments.
+const CHECKPOINT_ITEMS = 256;
+const SMALL_INDEX_ITEMS = 1000;
+const SMALL_INDEX_SEGMENTS = 4;
 
 let dir: string;
 let db: Db;

@@ -4,7 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { clipContext, turnDateText } from "@hermes/memory-provider-kit";
+import { clipContext, turnDateText } from "@hermes/memory-provider-kit/sqlite";
 import { closeDatabase, openDatabase, refillIndex, type Db } from "./database.js";
 import { MemoryStore, type NewItem } from "./memory-store.js";
 import { CONTEXT_COLUMNS } from "./test-support/context-columns.js";

@@ -3,9 +3,11 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { MemoryHit, MemoryKind } from "@hermes/memory-core";
-import { NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, SPEAKER_BOOST, asksQuestion, nextTurnShare, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
+import { uniqueTerms } from "@hermes/memory-provider-kit";
+import { NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, SPEAKER_BOOST, asksQuestion, nextTurnShare, quoteTerm, speakerNamed } from "@hermes/memory-provider-kit/sqlite";
 import { BM25_WEIGHTS, openDatabase, type Db } from "./database.js";
-import { MemoryStore, clampLimit, topScored, type NewItem, type Scored, type StoreSearchOptions } from "./memory-store.js";
+import { MemoryStore, type NewItem } from "./memory-store.js";
+import { clampLimit, topScored, type Scored, type StoreSearchOptions } from "./store-search.js";
 import { seededRandom } from "@hermes/test-support";
 
 /**

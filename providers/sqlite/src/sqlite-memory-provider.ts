@@ -33,7 +33,8 @@ import {
 } from "@hermes/memory-core";
 import { CONFIG_SCHEMA, loadSqliteConfig, resolveDbPath, type ResolvedSqliteConfig, type SqliteProviderOptions } from "./config.js";
 import { closeDatabase, isBusyError, isUnwritableError, loadDriver, driverLoadError, openDatabaseAsync, storageError, type Db } from "./database.js";
-import { factDigest, MemoryStore, type NewItem, type StoredItem } from "./memory-store.js";
+import { MemoryStore, type NewItem, type StoredItem } from "./memory-store.js";
+import { factDigest } from "./item-digest.js";
 import { runTool, TOOL_NAMES, TOOL_SCHEMAS } from "./tools.js";
 import {
   BatchingWriter,
@@ -86,7 +87,8 @@ const SYSTEM_PROMPT_BLOCK = [
 
 /**
  * The `sqlite` memory provider: one SQLite database per profile (better-sqlite3, WAL, FTS5/BM25).
- * `syncTurn` only queues; a timer writes the queue in one transaction per tick. Also implements
+ * `syncTurn` only queues (`enqueue`); a timer writes the queue in one transaction per tick
+ * (`writeQueuedBatch`, which calls `MemoryStore.insertMany`). Also implements
  * `SearchableMemory` for the CLI, the contract kit and the benchmarks.
  */
 export class SqliteMemoryProvider extends MemoryProvider implements SearchableMemory {
@@ -103,19 +105,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   private sessionId = "";
   private ctx: InitContext | undefined;
   private readonly writer = new BatchingWriter<NewItem>({
-    write: (batch, { retried }) => {
-      const store = this.store!;
-      store.checkFile();
-      const write = () => {
-        store.insertMany(batch);
-        this.purgeIfDue();
-        this.warmRanker();
-      };
-      // A batch the writer retries on a timer does not wait on the thread for another process's
-      // lock (the agent's turn would stand still): it fails fast as busy and is tried again.
-      if (retried) store.withBusyTimeout(RETRIED_WRITE_BUSY_MS, write);
-      else write();
-    },
+    write: (batch, { retried }) => this.writeQueuedBatch(batch, retried),
     canWrite: () => this.store !== undefined,
     batchSize: () => this.config?.batchSize ?? 256,
     flushIntervalMs: () => this.config?.flushIntervalMs ?? 10,
@@ -405,6 +395,25 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   private enqueue(item: NewItem): void {
     item.createdAt ??= Date.now();
     this.writer.push(item);
+  }
+
+  /**
+   * The batching writer's write: store one batch of queued items in one transaction
+   * (`MemoryStore.insertMany`), then purge expired items when due and warm the ranker. `retried`:
+   * the writer runs it on a timer or in `flush()`, and retries it when it fails as busy.
+   */
+  private writeQueuedBatch(batch: readonly NewItem[], retried: boolean): void {
+    const store = this.store!;
+    store.checkFile();
+    const write = () => {
+      store.insertMany(batch);
+      this.purgeIfDue();
+      this.warmRanker();
+    };
+    // A batch the writer retries on a timer does not wait on the thread for another process's
+    // lock (the agent's turn would stand still): it fails fast as busy and is tried again.
+    if (retried) store.withBusyTimeout(RETRIED_WRITE_BUSY_MS, write);
+    else write();
   }
 
   /** Write everything queued, one transaction per `batchSize` items. Throws on failure (queue kept). */

@@ -9,7 +9,8 @@ import {
   type ToolItemScope,
   type ToolUserScope,
 } from "@hermes/memory-provider-kit";
-import { clampLimit, type StoredItem } from "./memory-store.js";
+import type { StoredItem } from "./memory-store.js";
+import { clampLimit } from "./store-search.js";
 
 /** Tool names (prefixed so they never clash with other providers' or core tools). */
 export const TOOL_NAMES = {

@@ -1,5 +1,5 @@
 import type BetterSqlite3 from "better-sqlite3";
-import { keepUnreadable, readableJson, readableText, tooDeepForSqlite, UNREADABLE_KEY, type KeptValue } from "@hermes/memory-provider-kit";
+import { keepUnreadable, readableJson, readableText, tooDeepForSqlite, UNREADABLE_KEY, type KeptValue } from "@hermes/memory-provider-kit/sqlite";
 import type { Db } from "./database.js";
 
 /**

@@ -11,7 +11,7 @@ import {
   type ContextCandidate as KitCandidate,
   type NeighbourLookup as KitLookup,
   type PropagateOptions as KitPropagateOptions,
-} from "@hermes/memory-provider-kit";
+} from "@hermes/memory-provider-kit/sqlite";
 import type { VectorMetadata } from "./metadata-filter.js";
 import type { SidecarRef } from "./sidecar.js";
 

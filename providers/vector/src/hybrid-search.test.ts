@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { MemoryHit } from "@hermes/memory-core";
-import { asksQuestion, boostNamedSpeakers, isEmptyFilter, parseMemoryFilter, propagateContext, type ContextCandidate, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
+import { isEmptyFilter, parseMemoryFilter, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
+import { asksQuestion, boostNamedSpeakers, propagateContext, type ContextCandidate } from "@hermes/memory-provider-kit/sqlite";
 import { SPEAKER_BOOST, speakerOf } from "./conversation-context.js";
 import { HashingEmbedder } from "./hashing-embedder.js";
 import { hybridSearch, toMemoryHit } from "./hybrid-search.js";

@@ -4,17 +4,19 @@
  */
 import type { MemoryHit, MemoryKind } from "@hermes/memory-core";
 import {
-  boostNamedSpeakers as boostSpeakers,
   clipQuery,
-  contextGivers,
   isEmptyFilter,
   matchesFilter as matchesMemoryFilter,
   MEMORY_ITEM_KINDS,
+  type ParsedMemoryFilter,
+} from "@hermes/memory-provider-kit";
+import {
+  boostNamedSpeakers as boostSpeakers,
+  contextGivers,
   NEIGHBOUR_WEIGHTS,
   nextTurnShare,
   SECOND_PREVIOUS_WEIGHT,
-  type ParsedMemoryFilter,
-} from "@hermes/memory-provider-kit";
+} from "@hermes/memory-provider-kit/sqlite";
 import { SPEAKER_BOOST, speakerOf } from "./conversation-context.js";
 import type { Embedder } from "./embedder.js";
 import type { VectorMetadata } from "./metadata-filter.js";

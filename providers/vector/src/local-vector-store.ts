@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { HermesMemoryError, describeError, silentLogger, type Logger } from "@hermes/memory-core";
-import { isBusyError } from "@hermes/memory-provider-kit";
+import { isBusyError } from "@hermes/memory-provider-kit/sqlite";
 import { matchesFilter, type VectorMetadata } from "./metadata-filter.js";
 import { Sidecar, type KeywordHit, type SidecarRow, type SidecarWrite } from "./sidecar.js";
 import {

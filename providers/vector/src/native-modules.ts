@@ -6,7 +6,8 @@
  */
 import type UsearchModule from "usearch";
 import { HermesMemoryError, describeError } from "@hermes/memory-core";
-import { createNativeModuleLoader, createSqliteDriverLoader } from "@hermes/memory-provider-kit";
+import { createNativeModuleLoader } from "@hermes/memory-provider-kit";
+import { createSqliteDriverLoader } from "@hermes/memory-provider-kit/sqlite";
 import type { StoreKind } from "./vector-config.js";
 
 const PACKAGE_NAME = "@hermes/memory-vector";

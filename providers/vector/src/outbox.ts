@@ -1,6 +1,6 @@
 import Database from "better-sqlite3";
 import type { Database as SqliteDatabase, Statement } from "better-sqlite3";
-import { closeSqliteStore, openSqliteStore, openSqliteStoreAsync, storageError, type OpenSqliteStoreOptions, type SqliteStoreSpec } from "@hermes/memory-provider-kit";
+import { closeSqliteStore, openSqliteStore, openSqliteStoreAsync, storageError, type OpenSqliteStoreOptions, type SqliteStoreSpec } from "@hermes/memory-provider-kit/sqlite";
 import { describeError, HermesMemoryError } from "@hermes/memory-core";
 import type { VectorMetadata } from "./metadata-filter.js";
 import { isolateRefused } from "./retry-policy.js";

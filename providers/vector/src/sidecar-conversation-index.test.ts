@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
-import { turnContext } from "@hermes/memory-provider-kit";
+import { turnContext } from "@hermes/memory-provider-kit/sqlite";
 import { afterEach, describe, expect, it } from "vitest";
 import { recordDateText, Sidecar, type SidecarWrite } from "./sidecar.js";
 import { SIDECAR_V4_SCHEMA_SQL, V4_INDEX_RECORD, V4_INSERT_RECORD } from "./test-support/sidecar-v4-schema.js";

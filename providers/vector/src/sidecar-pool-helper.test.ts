@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { LayeredRanker } from "@hermes/memory-provider-kit";
+import type { LayeredRanker } from "@hermes/memory-provider-kit/sqlite";
 import { until } from "@hermes/test-support";
 import { afterEach, describe, expect, it } from "vitest";
 import { Sidecar } from "./sidecar.js";

@@ -13,7 +13,7 @@
  *   with any unreadable value gets them computed again from its readable metadata.
  */
 import type { Database as SqliteDatabase } from "better-sqlite3";
-import { keepUnreadable, readableJson, readableText, tooDeepForSqlite, type KeptValue } from "@hermes/memory-provider-kit";
+import { keepUnreadable, readableJson, readableText, tooDeepForSqlite, type KeptValue } from "@hermes/memory-provider-kit/sqlite";
 import type { VectorMetadata } from "./metadata-filter.js";
 
 /** The source columns of a sidecar row, as stored. */

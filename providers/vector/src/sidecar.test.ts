@@ -2,12 +2,19 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
-import { CHECKPOINT_ITEMS, LayeredRanker, parseMemoryFilter, SMALL_INDEX_ITEMS, SMALL_INDEX_SEGMENTS, TURN_COLUMN_WEIGHTS } from "@hermes/memory-provider-kit";
+import { parseMemoryFilter } from "@hermes/memory-provider-kit";
+import { LayeredRanker, TURN_COLUMN_WEIGHTS } from "@hermes/memory-provider-kit/sqlite";
 import { rowsInFileAlone, until } from "@hermes/test-support";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { sessionNeighbours } from "./test-support/session-neighbours.js";
 import { Sidecar, toFtsQuery } from "./sidecar.js";
 import { SIDECAR_V4_SCHEMA_SQL } from "./test-support/sidecar-v4-schema.js";
+
+// The kit's write thresholds (internal to it, not exported): a WAL checkpoint after this many items
+// written, and a store below SMALL_INDEX_ITEMS items keeps its index in at most SMALL_INDEX_SEGMENTS segments.
+const CHECKPOINT_ITEMS = 256;
+const SMALL_INDEX_ITEMS = 1000;
+const SMALL_INDEX_SEGMENTS = 4;
 
 describe("Sidecar keyword search", () => {
   it("matches stemmed, diacritic-folded words and ignores stopwords in the query", () => {

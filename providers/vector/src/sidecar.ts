@@ -3,6 +3,12 @@ import Database from "better-sqlite3";
 import type { Database as SqliteDatabase, Statement } from "better-sqlite3";
 import { HermesMemoryError } from "@hermes/memory-core";
 import {
+  uniqueTerms,
+  checkpointCopies,
+  isEmptyFilter,
+  type ParsedMemoryFilter,
+} from "@hermes/memory-provider-kit";
+import {
   buildFtsQuery,
   CONTEXT_CHARS,
   CONTEXT_TURNS,
@@ -25,19 +31,15 @@ import {
   TURN_COLUMN_WEIGHTS,
   turnContext,
   turnDateText,
-  uniqueTerms,
   filterToSql,
-  checkpointCopies,
-  isEmptyFilter,
   type FilterSqlColumns,
   type LayeredRankerOptions,
   type LayeredRankerSchema,
-  type ParsedMemoryFilter,
   type SqliteStoreSpec,
   UNREADABLE_KEY,
   keepUnreadable,
   keptValue,
-} from "@hermes/memory-provider-kit";
+} from "@hermes/memory-provider-kit/sqlite";
 import { ReadCache, type TurnLinks } from "./read-cache.js";
 import { matchesFilter, type MetadataFilter, type VectorMetadata } from "./metadata-filter.js";
 import { hasFilterColumns, isUnreadable, readableRecord, suspectRecordsSql, textOf, unreadableRecordIds, type SuspectRecord } from "./sidecar-values.js";

@@ -16,7 +16,7 @@
  * namespace: its searches and erasures check each item's `user_id`.
  */
 import { describeError, type Logger } from "@hermes/memory-core";
-import { isBusyError } from "@hermes/memory-provider-kit";
+import { isBusyError } from "@hermes/memory-provider-kit/sqlite";
 import type { Outbox, OutboxEntry } from "./outbox.js";
 import { fillContext, type Sidecar, type SqlCondition } from "./sidecar.js";
 import { assembleNamespace, profileNamespacePart, userNamespacePart, userOfNamespacePart } from "./namespace-encoding.js";

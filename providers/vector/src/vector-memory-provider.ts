@@ -58,7 +58,6 @@ import {
   checkpointText,
   checkWholeStoreErasure,
   formatRecall,
-  isBusyError,
   MEMORY_ITEM_KINDS,
   parseForgetScope,
   parseMemoryFilter,
@@ -66,7 +65,6 @@ import {
   parseMemoryUpdate,
   parseSearchLimit,
   PrefetchCache,
-  sqliteLockWaitMs,
   recallEntryCount,
   resolveExpiry,
   ToolUserScope,
@@ -74,6 +72,10 @@ import {
   type ParsedForgetScope,
   type ParsedMemoryFilter,
 } from "@hermes/memory-provider-kit";
+import {
+  isBusyError,
+  sqliteLockWaitMs,
+} from "@hermes/memory-provider-kit/sqlite";
 
 /** Constructor options: any config value (overrides config.yaml), plus injectable parts for tests and hosts. */
 export interface VectorMemoryProviderOptions extends Partial<VectorConfig> {

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { HermesMemoryError, describeError, readBoundedFileSync } from "@hermes/memory-core";
-import { jsonNestsDeeperThan } from "@hermes/memory-provider-kit";
+import { jsonNestsDeeperThan } from "@hermes/memory-provider-kit/sqlite";
 
 /** Token ids and attention mask of one text. */
 export interface Encoding {

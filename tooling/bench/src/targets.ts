@@ -55,11 +55,11 @@ export interface ProviderKitModule {
   buildFtsQuery: (text: string) => string | null;
 }
 
-/** Loads `@hermes/memory-provider-kit` (the FTS5 query builder the providers share). */
+/** Loads `@hermes/memory-provider-kit/sqlite` (the FTS5 query builder the providers share). */
 export async function loadProviderKit(): Promise<Loaded<ProviderKitModule>> {
-  const mod = await importPackage("@hermes/memory-provider-kit");
+  const mod = await importPackage("@hermes/memory-provider-kit/sqlite");
   if (!mod.ok) return mod;
-  const missing = requireExports("@hermes/memory-provider-kit", mod.value, ["buildFtsQuery"]);
+  const missing = requireExports("@hermes/memory-provider-kit/sqlite", mod.value, ["buildFtsQuery"]);
   return missing ? { ok: false, reason: missing } : { ok: true, value: mod.value as unknown as ProviderKitModule };
 }
 

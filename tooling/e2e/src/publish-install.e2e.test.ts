@@ -87,7 +87,8 @@ export function register(ctx) { ctx.registerMemoryProvider(new MyMemoryProvider(
 const KIT_CONSUMER = `import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { buildFtsQuery, closeSqliteStore, createSqliteDriverLoader, formatRecall, openSqliteStore, queryTokens, ToolRouter } from "@hermes/memory-provider-kit";
+import { formatRecall, queryTokens, ToolRouter } from "@hermes/memory-provider-kit";
+import { buildFtsQuery, closeSqliteStore, createSqliteDriverLoader, openSqliteStore } from "@hermes/memory-provider-kit/sqlite";
 const router = new ToolRouter({ owner: "e2e", schemas: [{ name: "e2e_echo", description: "Echo", parameters: { type: "object", properties: { q: { type: "string" } }, required: ["q"] } }] });
 const hit = { id: "1", content: "The deploy moved to Friday.", kind: "fact", score: 1, createdAt: "2026-01-01T00:00:00Z", metadata: {} };
 const out = {

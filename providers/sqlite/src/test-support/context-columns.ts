@@ -1,4 +1,4 @@
-import { itemsContextSql } from "@hermes/memory-provider-kit";
+import { itemsContextSql } from "@hermes/memory-provider-kit/sqlite";
 
 /**
  * The context columns of a turn as its FTS document holds them (`prev1`, `prev2`), derived from

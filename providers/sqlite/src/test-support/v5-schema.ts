@@ -1,4 +1,4 @@
-import { CONTEXT_CHARS } from "@hermes/memory-provider-kit";
+import { CONTEXT_CHARS } from "@hermes/memory-provider-kit/sqlite";
 import type { Db } from "../database.js";
 
 /** A turn's context text as schema v5 stored it: the start of the turn `idColumn` names, or ''. */

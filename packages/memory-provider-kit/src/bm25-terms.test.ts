@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bestByEstimate, countAsciiWord, nthSmallest, readVarints, sumHexVarints, termPattern } from "./layered-ranker.js";
+import { bestByEstimate, countAsciiWord, idf, nthSmallest, readVarints, sumHexVarints, termPattern } from "./bm25-terms.js";
 
 describe("layered ranker helpers", () => {
   it("sums a length record given as hex (SQL's hex()) as the record's own varints sum", () => {
@@ -94,3 +94,22 @@ function baseOf(term: string): string {
   }
   return lower;
 }
+
+describe("layered BM25 helpers", () => {
+  it("reads SQLite varints big-endian", () => {
+    expect(readVarints(Uint8Array.from([0xbd, 0x84, 0x40, 0x05, 0x81, 0x00]))).toEqual([1_000_000, 5, 128]);
+  });
+
+  it("uses FTS5's IDF, floored for words in most rows", () => {
+    expect(idf(1000, 10)).toBeCloseTo(Math.log(990.5 / 10.5));
+    expect(idf(1000, 900)).toBe(1e-6);
+  });
+
+  it("matches a word's common inflections, case- and accent-insensitively, whole words only", () => {
+    const count = (term: string, text: string) => text.normalize("NFD").replace(/\p{M}/gu, "").match(termPattern(term))?.length ?? 0;
+    expect(count("meeting", "Meetings, a meeting, we meet")).toBe(3);
+    expect(count("cafe", "Café and cafes")).toBe(2);
+    expect(count("cat", "category concat cat")).toBe(1);
+    expect(() => termPattern("a(b[")).not.toThrow();
+  });
+});

@@ -8,8 +8,8 @@ export interface PoolQuery {
   args: readonly unknown[];
 }
 
-/** Options of `PoolHelper.start`. */
-export interface PoolHelperOptions {
+/** Options of `PostingReaderThread.start`. */
+export interface PostingReaderThreadOptions {
   /** The database file the helper opens, read-only (never a `:memory:` or temporary database). */
   file: string;
   /** Most ids one query returns (the helper's result slots hold this many). */
@@ -22,7 +22,7 @@ export interface PoolHelperOptions {
 
 /** Queries one batch can offer (the first `MAX_LAYERS` layers' pairs of at most `MAX_LAYERED_TERMS` words fit). */
 export const MAX_BATCH_QUERIES = 16;
-/** Default of `PoolHelperOptions.waitMs`: far above a pool read (a few ms), far below a stuck helper. */
+/** Default of `PostingReaderThreadOptions.waitMs`: far above a pool read (a few ms), far below a stuck helper. */
 const DEFAULT_WAIT_MS = 200;
 /** Page cache of the helper's connection: it reads without a memory map (see the worker source). */
 const HELPER_CACHE_KIB = 32 * 1024;
@@ -120,16 +120,17 @@ Atomics.store(control, STATE, 1);
 `;
 
 /**
- * A second thread that runs pool reads (`LayeredRanker`'s `t_i AND t_j` id lists) on its own
- * read-only connection while the calling thread runs others, so a ranking that needs several such
- * reads takes about half as long on a machine with a free core. The calling thread stays
+ * A worker thread that reads part of a search's postings on its own read-only connection: the pool
+ * reads (`LayeredRanker`'s `t_i AND t_j` id lists) the calling thread has not reached yet, and the
+ * complete id lists of query words (`readPostings`, for the posting cache). A ranking that needs
+ * several pool reads takes about half as long on a machine with a free core. The calling thread stays
  * synchronous: it offers a batch of queries, takes them in order, and for one the helper is running
  * waits on shared memory (at most `waitMs`) instead of running it again. Any failure of the helper
  * only makes the caller run the query itself: it never changes a result.
  *
  * The thread is unreferenced (it never keeps the process alive) and stops with `close()`.
  */
-export class PoolHelper {
+export class PostingReaderThread {
   private readonly worker: Worker;
   private readonly control: Int32Array;
   private readonly ids: Float64Array;
@@ -150,7 +151,7 @@ export class PoolHelper {
   /** Where the helper sends word lists: read synchronously (`receivePostings`), so a caller that never yields to the event loop gets them too. */
   private readonly answers: MessagePort;
 
-  private constructor(worker: Worker, buffer: SharedArrayBuffer, answers: MessagePort, options: PoolHelperOptions) {
+  private constructor(worker: Worker, buffer: SharedArrayBuffer, answers: MessagePort, options: PostingReaderThreadOptions) {
     this.worker = worker;
     this.answers = answers;
     this.control = new Int32Array(buffer, 0, CONTROL_WORDS);
@@ -171,7 +172,7 @@ export class PoolHelper {
    * Start a helper on `options.file`, or return `null` when no thread can be started (better-sqlite3
    * not resolvable, worker threads unavailable). The helper takes work once it has opened the file.
    */
-  static start(options: PoolHelperOptions): PoolHelper | null {
+  static start(options: PostingReaderThreadOptions): PostingReaderThread | null {
     try {
       const driverPath = createRequire(import.meta.url).resolve("better-sqlite3");
       const buffer = new SharedArrayBuffer(IDS_OFFSET + MAX_BATCH_QUERIES * options.maxRows * 8);
@@ -196,7 +197,7 @@ export class PoolHelper {
           IDS_OFFSET,
         },
       });
-      return new PoolHelper(worker, buffer, port1, options);
+      return new PostingReaderThread(worker, buffer, port1, options);
     } catch {
       return null;
     }
@@ -345,10 +346,10 @@ export class PoolHelper {
   }
 }
 
-/** The queries of one `PoolHelper.offer`, taken in order with `take` and closed with `end`. */
+/** The queries of one `PostingReaderThread.offer`, taken in order with `take` and closed with `end`. */
 export class PoolBatch {
   constructor(
-    private readonly helper: PoolHelper,
+    private readonly helper: PostingReaderThread,
     private readonly batch: number,
   ) {}
 

@@ -3,7 +3,7 @@ import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seededRandom, until } from "@hermes/test-support";
 import { LayeredRanker } from "./layered-ranker.js";
-import { PoolHelper } from "./pool-helper.js";
+import { PostingReaderThread } from "./posting-reader-thread.js";
 import { createDocsStore, DOCS_SCHEMA, DOCS_WEIGHTS, type DocsStore } from "./test-support/docs-store.js";
 
 // A store the layered ranker reads through pair pools: 30,000 rows of 8–16 words drawn from a skewed
@@ -156,9 +156,9 @@ describe("LayeredRanker with a pool helper thread", () => {
   });
 });
 
-describe("PoolHelper", () => {
+describe("PostingReaderThread", () => {
   it("runs a query the helper cannot run on the calling thread instead", async () => {
-    const helper = PoolHelper.start({ file, maxRows: 600 })!;
+    const helper = PostingReaderThread.start({ file, maxRows: 600 })!;
     try {
       await until(() => helper.usable);
       // A temporary table exists only on the connection that made it, so the helper's read fails.
@@ -185,7 +185,7 @@ describe("PoolHelper", () => {
   });
 
   it("answers a query the helper ran, and ids beyond the slot size are never taken from it", async () => {
-    const helper = PoolHelper.start({ file, maxRows: 4 })!;
+    const helper = PostingReaderThread.start({ file, maxRows: 4 })!;
     try {
       await until(() => helper.usable);
       const batch = helper.offer([
@@ -220,7 +220,7 @@ describe("PoolHelper", () => {
     local.pragma("journal_mode = DELETE");
     local.exec("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY); DELETE FROM t; INSERT INTO t (id) VALUES (1), (2), (3)");
     const reasons: string[] = [];
-    const helper = PoolHelper.start({ file: own, maxRows: 10, waitMs, onStopped: (reason) => reasons.push(reason) })!;
+    const helper = PostingReaderThread.start({ file: own, maxRows: 10, waitMs, onStopped: (reason) => reasons.push(reason) })!;
     const readT = { sql: "SELECT id FROM t ORDER BY id", args: [] };
     await until(() => helper.usable);
     return {
@@ -240,7 +240,7 @@ describe("PoolHelper", () => {
        */
       async missed(): Promise<number> {
         local.exec("BEGIN EXCLUSIVE");
-        let batch: ReturnType<PoolHelper["offer"]> = null;
+        let batch: ReturnType<PostingReaderThread["offer"]> = null;
         let waited: number;
         try {
           batch = helper.offer([{ sql: "SELECT 1", args: [] }, readT])!;
