@@ -90,8 +90,6 @@ export {
   filterToSql,
   resolveExpiry,
   toEpochMs,
-  MEMORY_FILTER_TOOL_PROPERTIES,
-  REMEMBER_TOOL_PROPERTIES,
   MAX_FILTER_DEPTH,
   MAX_FILTER_CONDITIONS,
   MAX_FIELD_NAME_LENGTH,
@@ -134,3 +132,5 @@ export {
   type ReadableText,
   type ReadableJson,
 } from "./unreadable-values.js";
+// --- model-facing tools of a memory store: one schema builder (search, remember, forget, list, get)
+export { memoryToolSchemas, MEMORY_TOOL_LIMITS, REMEMBER_TOOL_PROPERTIES, type MemoryToolAction, type MemoryToolSchemaOptions } from "./memory-tool-schemas.js";
