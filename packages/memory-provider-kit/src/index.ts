@@ -85,7 +85,7 @@ export {
   parseMemoryFilter,
   isEmptyFilter,
   needsExtendedFilter,
-  matchesFilter,
+  matchesMemoryFilter,
   matchesMetadata,
   filterToSql,
   resolveExpiry,

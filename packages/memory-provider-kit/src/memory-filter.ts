@@ -409,8 +409,8 @@ function inRange(t: number, r: ParsedTimeRange): boolean {
   return (r.gt === undefined || t > r.gt) && (r.gte === undefined || t >= r.gte) && (r.lt === undefined || t < r.lt) && (r.lte === undefined || t <= r.lte);
 }
 
-/** True when `record` passes every condition of `filter`. */
-export function matchesFilter(filter: ParsedMemoryFilter, record: FilterRecord): boolean {
+/** True when `record` passes every condition of `filter` (a `MemoryFilter` as `parseMemoryFilter` parsed it). */
+export function matchesMemoryFilter(filter: ParsedMemoryFilter, record: FilterRecord): boolean {
   if (filter.ids && (record.id === undefined || !filter.ids.includes(record.id))) return false;
   if (filter.kinds && !filter.kinds.includes(record.kind)) return false;
   if (filter.sessionId !== undefined && record.sessionId !== filter.sessionId) return false;

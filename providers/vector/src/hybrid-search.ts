@@ -8,7 +8,7 @@ import {
   clipQuery,
   contextGivers,
   isEmptyFilter,
-  matchesFilter as matchesMemoryFilter,
+  matchesMemoryFilter,
   MEMORY_ITEM_KINDS,
   NEIGHBOUR_WEIGHTS,
   nextTurnShare,
