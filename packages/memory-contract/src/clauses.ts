@@ -168,7 +168,7 @@ export const CONTRACT_CLAUSES: readonly ContractClause[] = [
     "Scope every tool by ctx.userId in the same query as its other conditions (ToolUserScope in @hermes/memory-provider-kit): filter search and list by the session's user, look an id up together with the user (never by id first and the user after), answer another user's id exactly like one that does not exist, and store what a tool remembers under the session's user.", ["tools", "userScoping"]),
 
   clause("C-FILTERS-1", "FILTERS", "search honours every MemoryFilter key: kind lists, sessionId, userId, tags any/all, createdAt ranges and metadata operators",
-    "Evaluate every key of the search options as a condition that must hold (parseMemoryFilter + matchesFilter or filterToSql in @hermes/memory-provider-kit); values compare by type and a list field matches $eq/$in by any element.", ["search"], ["filters"]),
+    "Evaluate every key of the search options as a condition that must hold (parseMemoryFilter + matchesMemoryFilter or filterToSql in @hermes/memory-provider-kit); values compare by type and a list field matches $eq/$in by any element.", ["search"], ["filters"]),
   clause("C-FILTERS-2", "FILTERS", "a filtered search returns the best limit matches among the passing items, even when the best unfiltered matches all fail the filter",
     "Apply the filter before taking the top limit (in the query, or by widening the candidate set until limit passing items are found); never filter an unfiltered top-k.", ["search"], ["filters"]),
   clause("C-FILTERS-3", "FILTERS", "a malformed filter is refused with a HermesMemoryError of code INVALID_ARGUMENT",

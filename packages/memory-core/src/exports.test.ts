@@ -27,6 +27,7 @@ describe("@hermes/memory-core exports", () => {
       "MAX_CONFIG_DEPTH",
       "MAX_CONFIG_NODES",
       "MEMORY_ENTRY_DELIMITER",
+      "MEMORY_FILTER_TOOL_PROPERTIES",
       "MEMORY_TOOL_SCHEMA",
       "MemoryManager",
       "MemoryProvider",

@@ -35,6 +35,7 @@ export {
   allowsAutomaticWrites,
   PROVIDER_NAME_PATTERN,
   BUILTIN_PROVIDER_NAME,
+  MEMORY_FILTER_TOOL_PROPERTIES,
   type MaybePromise,
   type JsonSchema,
   type ToolSchema,

@@ -525,6 +525,42 @@ export interface MemoryFilter {
   metadata?: MetadataFilter;
 }
 
+const MEMORY_KINDS_SCHEMA = { type: "string", enum: ["turn", "fact", "checkpoint"] } as const;
+
+/**
+ * JSON Schema of every `MemoryFilter` key, and of nothing else, for the `properties` of a tool's
+ * parameters (a search or an erasure a model calls). It checks the shape; operators, values and
+ * limits are checked where the filter is parsed. Times are ISO 8601 text here: a model writes JSON.
+ */
+export const MEMORY_FILTER_TOOL_PROPERTIES = {
+  kind: {
+    description: "Only items of this kind (turn, fact or checkpoint), or of any kind in a list.",
+    anyOf: [MEMORY_KINDS_SCHEMA, { type: "array", items: MEMORY_KINDS_SCHEMA, minItems: 1 }],
+  },
+  sessionId: { type: "string", minLength: 1, description: "Only items of this conversation session." },
+  userId: { type: "string", minLength: 1, description: "Only items of this user." },
+  tags: {
+    type: "object",
+    description: 'Tag conditions: {"any": [...]} items with at least one of the tags, {"all": [...]} items with every one.',
+    properties: {
+      any: { type: "array", items: { type: "string", minLength: 1 }, minItems: 1 },
+      all: { type: "array", items: { type: "string", minLength: 1 }, minItems: 1 },
+    },
+    additionalProperties: false,
+  },
+  createdAt: {
+    type: "object",
+    description: 'Creation-time range, ISO 8601 bounds, e.g. {"$gte": "2026-01-01T00:00:00Z", "$lt": "2026-02-01T00:00:00Z"}.',
+    properties: { $gt: { type: "string" }, $gte: { type: "string" }, $lt: { type: "string" }, $lte: { type: "string" } },
+    additionalProperties: false,
+  },
+  metadata: {
+    type: "object",
+    description:
+      'Conditions on metadata fields: {"field": value} or {"field": {"$op": value}} with $eq $ne $in $nin $gt $gte $lt $lte $exists, combined with $and / $or lists.',
+  },
+} as const satisfies { readonly [K in keyof Required<MemoryFilter>]: JsonSchema };
+
 /** Options of `SearchableMemory.search`: a filter (filters beyond `kind`, `sessionId` and `userId` need the `filters` capability) and a limit. */
 export interface MemorySearchOptions extends MemoryFilter {
   limit?: number;

@@ -8,7 +8,7 @@ import {
   type MemorySearchOptions,
   type SearchableMemory,
 } from "@hermes/memory-core";
-import { MEMORY_FILTER_TOOL_PROPERTIES, REMEMBER_TOOL_PROPERTIES, ToolRouter, ToolUserScope, type ToolItemScope } from "@hermes/memory-provider-kit";
+import { MEMORY_TOOL_LIMITS, memoryToolSchemas, REMEMBER_TOOL_PROPERTIES, ToolRouter, ToolUserScope, type MemoryToolSchemaOptions, type ToolItemScope } from "@hermes/memory-provider-kit";
 import { boundedProviderCall } from "./bounded.js";
 import { toolJson } from "./tool-result.js";
 
@@ -20,46 +20,16 @@ export type SearchableToolName = (typeof SEARCHABLE_TOOL_NAMES)[number];
 
 const KINDS: readonly MemoryKind[] = ["turn", "fact", "checkpoint"];
 
-const ID_SCHEMA = { type: "string", minLength: 1, description: "The item id (from search or remember)." };
-
-const SEARCHABLE_TOOLS: Tool[] = [
-  {
-    name: "search",
-    description: "Search the memory provider's store (past turns, facts, checkpoints) and return the best matches with their ids.",
-    inputSchema: {
-      type: "object",
-      properties: {
-        query: { type: "string", description: "What to look for, in plain words." },
-        limit: { type: "integer", minimum: 1, maximum: 50, description: "Maximum number of hits (default 10)." },
-        kind: { type: "string", enum: [...KINDS], description: "Only this kind of item." },
-        sessionId: { type: "string", description: "Only items from this session." },
-      },
-      required: ["query"],
-    },
-  },
-  {
-    name: "remember",
-    description: "Store a fact (or turn) in the memory provider so later sessions can recall it. Returns the new item's id.",
-    inputSchema: {
-      type: "object",
-      properties: {
-        ...REMEMBER_TOOL_PROPERTIES,
-        kind: { type: "string", enum: [...KINDS], description: "Kind of item (default fact)." },
-      },
-      required: ["content"],
-    },
-  },
-  {
-    name: "forget",
-    description: "Delete one item from the memory provider by the id `search` or `remember` returned.",
-    inputSchema: { type: "object", properties: { id: ID_SCHEMA }, required: ["id"] },
-  },
-  {
-    name: "get",
-    description: "Read one item of the memory provider by the id `search` or `remember` returned.",
-    inputSchema: { type: "object", properties: { id: ID_SCHEMA }, required: ["id"] },
-  },
-];
+// The generic tools are the kit's memory tools without a prefix. Search never offers a `userId`
+// filter: a server for one user always searches that user's items, and a server for a home must
+// not offer a model a way to read another user's. Remember takes the kind of item to store.
+const GENERIC_TOOLS: Omit<MemoryToolSchemaOptions, "capabilities"> = {
+  prefix: "",
+  actions: SEARCHABLE_TOOL_NAMES,
+  store: "the memory provider's store",
+  withoutFilterKeys: ["userId"],
+  extraProperties: { remember: { kind: { type: "string", enum: [...KINDS], description: "Kind of item (default fact)." } } },
+};
 
 // `content` and `tags` of a remember call are checked against the same schema, and by the same
 // validator, as the providers' own remember tools.
@@ -68,27 +38,33 @@ const REMEMBER_ARGS = new ToolRouter({
   schemas: [{ name: "remember", description: "content and tags of a remember call", parameters: { type: "object", properties: REMEMBER_TOOL_PROPERTIES } }],
 });
 
-// The filter keys a provider with the `filters` capability honours; `userId` stays out: a server
-// for one user always searches that user's items, and a server for a home must not offer a model a
-// way to read another user's.
-const { userId: _userFilter, ...FILTER_PROPERTIES } = MEMORY_FILTER_TOOL_PROPERTIES;
 const EXTENDED_FILTER_KEYS = ["tags", "createdAt", "metadata"] as const;
 
 /** The searchable tools as `provider` supports them: filters and expiry appear only when it declares them. */
 export function searchableTools(provider: SearchableMemory): Tool[] {
-  const capabilities = searchCapabilities(provider);
-  return SEARCHABLE_TOOLS.map((tool) => {
-    const schema = tool.inputSchema as { properties: Record<string, unknown> };
-    if (tool.name === "search" && capabilities.filters) {
-      return { ...tool, inputSchema: { ...tool.inputSchema, properties: { ...schema.properties, ...FILTER_PROPERTIES } } };
-    }
-    if (tool.name === "remember" && capabilities.expiry) {
-      const ttlMs = { type: "integer", minimum: 1, description: "Forget the item this many milliseconds from now." };
-      const expiresAt = { type: "string", description: "Forget the item at this ISO 8601 time (instead of ttlMs)." };
-      return { ...tool, inputSchema: { ...tool.inputSchema, properties: { ...schema.properties, ttlMs, expiresAt } } };
-    }
-    return tool;
-  });
+  const { filters, expiry } = searchCapabilities(provider);
+  return memoryToolSchemas({ ...GENERIC_TOOLS, capabilities: { filters, expiry } }).map((schema) => ({
+    name: schema.name,
+    description: schema.description,
+    inputSchema: schema.parameters as Tool["inputSchema"],
+  }));
+}
+
+// Every argument a generic tool can take with some provider. Any other is refused, so that a
+// misspelt filter never widens a search; one the provider lacks the capability for is refused by
+// the tool itself, naming the capability.
+const ARGUMENT_NAMES = new Map(
+  memoryToolSchemas({ ...GENERIC_TOOLS, capabilities: { filters: true, expiry: true } }).map((schema) => [
+    schema.name,
+    new Set(Object.keys((schema.parameters as { properties: object }).properties)),
+  ]),
+);
+
+function checkArgumentNames(provider: SearchableMemory, name: SearchableToolName, args: Record<string, unknown>): void {
+  const unknown = Object.keys(args).find((key) => !ARGUMENT_NAMES.get(name)!.has(key));
+  if (unknown === undefined) return;
+  const offered = searchableTools(provider).find((tool) => tool.name === name)!;
+  throw new ToolInputError(`unknown argument '${unknown.slice(0, 40)}'; ${name} takes ${Object.keys(offered.inputSchema.properties ?? {}).join(", ")}`);
 }
 
 /**
@@ -118,6 +94,11 @@ function stringArg(args: Record<string, unknown>, name: string, required: boolea
   return value;
 }
 
+/** The `id` argument: text, or a whole number (read as its decimal text). */
+function idArg(args: Record<string, unknown>): string {
+  return Number.isSafeInteger(args.id) ? String(args.id) : stringArg(args, "id", true)!;
+}
+
 function kindArg(args: Record<string, unknown>): MemoryKind | undefined {
   const kind = stringArg(args, "kind", false);
   if (kind !== undefined && !KINDS.includes(kind as MemoryKind)) throw new ToolInputError(`'kind' must be one of ${KINDS.join(", ")}`);
@@ -138,6 +119,7 @@ type Searchable = MemoryProvider & SearchableMemory;
 /** Run one generic tool on `provider`, within `scope`. Throws `ToolInputError` for bad arguments. */
 export async function callSearchable(provider: Searchable, name: SearchableToolName, args: Record<string, unknown>, scope: SearchableCallScope): Promise<CallToolResult> {
   const bounded = <T>(what: string, work: () => PromiseLike<T> | T): Promise<T> => boundedProviderCall(`Memory provider '${provider.name}' ${what}()`, scope.timeoutMs, work);
+  checkArgumentNames(provider, name, args);
   switch (name) {
     case "search": {
       const options = scope.users.within(searchOptions(provider, args));
@@ -151,14 +133,14 @@ export async function callSearchable(provider: Searchable, name: SearchableToolN
       return toolJson({ success: true, id });
     }
     case "get": {
-      const id = stringArg(args, "id", true)!;
+      const id = idArg(args);
       const hit = await bounded("get", () => provider.get(id));
       // Another user's item is answered exactly like one that does not exist.
       if (!hit || (scope.users.userId !== undefined && hit.userId !== scope.users.userId)) return noSuchItem(provider, id);
       return toolJson({ hit });
     }
     case "forget": {
-      const id = stringArg(args, "id", true)!;
+      const id = idArg(args);
       const removed = await bounded("forget", () => forgetOne(provider, scope.users.item(id)));
       return removed ? toolJson({ success: true, id }) : noSuchItem(provider, id);
     }
@@ -185,8 +167,9 @@ function noSuchItem(provider: Searchable, id: string): CallToolResult {
 }
 
 function searchOptions(provider: Searchable, args: Record<string, unknown>): MemorySearchOptions {
-  const limit = args.limit === undefined ? 10 : args.limit;
-  if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > 50) throw new ToolInputError("'limit' must be an integer from 1 to 50");
+  const { default: fallback, max } = MEMORY_TOOL_LIMITS.search;
+  const limit = args.limit === undefined ? fallback : args.limit;
+  if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > max) throw new ToolInputError(`'limit' must be an integer from 1 to ${max}`);
   const session = stringArg(args, "sessionId", false);
   const options: MemorySearchOptions = { limit, ...(session ? { sessionId: session } : {}) };
   const capabilities = searchCapabilities(provider);

@@ -147,6 +147,38 @@ describe("createMemoryMcpServer with a searchable provider", () => {
     }
   });
 
+  it("returns at most the default its search schema documents when a call gives no limit, and at most the documented maximum", async () => {
+    const limit = (await client.listTools()).tools.find((t) => t.name === "search")!.inputSchema.properties!.limit as { description: string; maximum: number };
+    const documented = Number(/\(default (\d+)\)/.exec(limit.description)?.[1]);
+    expect(documented).toBe(10);
+    for (let i = 0; i < limit.maximum + 5; i++) await provider.remember({ content: `harbour note ${i}` });
+    const search = async (args: Record<string, unknown>) => JSON.parse(text(await client.callTool({ name: "search", arguments: { query: "harbour", ...args } }))) as { hits: unknown[] };
+    expect((await search({})).hits).toHaveLength(documented);
+    expect((await search({ limit: limit.maximum })).hits).toHaveLength(limit.maximum);
+  });
+
+  it("refuses an argument its tool does not name (a misspelt filter never widens a search), a userId included", async () => {
+    for (const [name, args, key] of [
+      ["search", { query: "x", sessionid: "s1" }, "sessionid"],
+      ["search", { query: "x", userId: "bob" }, "userId"],
+      ["remember", { content: "x", tag: ["a"] }, "tag"],
+      ["get", { id: "m1", user: "bob" }, "user"],
+    ] as const) {
+      const result = await client.callTool({ name, arguments: args });
+      expect(result.isError, key).toBe(true);
+      expect(text(result)).toContain(`unknown argument '${key}'; ${name} takes `);
+    }
+    expect(provider.items.size).toBe(0);
+  });
+
+  it("takes an item id as text or as a whole number, as its schema says", async () => {
+    const id = (await client.listTools()).tools.find((t) => t.name === "get")!.inputSchema.properties!.id as { type: unknown };
+    expect(id.type).toEqual(["string", "integer"]);
+    const result = await client.callTool({ name: "get", arguments: { id: 404 } });
+    expect(result.isError).toBe(true);
+    expect(JSON.parse(text(result))).toMatchObject({ success: false, id: "404", error: expect.stringMatching(/No item '404'/) });
+  });
+
   it("says what went wrong when forget finds no such item", async () => {
     const result = await client.callTool({ name: "forget", arguments: { id: "m404" } });
     expect(result.isError).toBe(true);

@@ -20,11 +20,9 @@ export { writeJsonlFile, readJsonlFile, readJsonlFileSync, countJsonlRecords, ch
 export {
   parseMemoryFilter,
   isEmptyFilter,
-  matchesFilter,
+  matchesMemoryFilter,
   resolveExpiry,
   toEpochMs,
-  MEMORY_FILTER_TOOL_PROPERTIES,
-  REMEMBER_TOOL_PROPERTIES,
   MEMORY_ITEM_KINDS,
   parseSearchLimit,
   type FilterScalar,
@@ -36,3 +34,5 @@ export {
 } from "./memory-filter.js";
 export { parseForgetScope, checkWholeStoreErasure, type ParsedForgetScope } from "./forget-scope.js";
 export { parseMemoryItem, parseItemMetadata, parseMemoryUpdate, type ParsedMemoryItem, type ParsedMemoryUpdate } from "./memory-item.js";
+// --- model-facing tools of a memory store: one schema builder (search, remember, forget, list, get)
+export { memoryToolSchemas, MEMORY_TOOL_LIMITS, REMEMBER_TOOL_PROPERTIES, type MemoryToolAction, type MemoryToolSchemaOptions } from "./memory-tool-schemas.js";

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import {
   filterToSql,
   isEmptyFilter,
-  matchesFilter,
+  matchesMemoryFilter,
   needsExtendedFilter,
   parseMemoryFilter,
   resolveExpiry,
@@ -197,7 +197,7 @@ describe("filters evaluate alike in JavaScript and in SQL", () => {
     for (let n = 0; n < 600; n++) {
       const input = randomFilter();
       const filter = parseMemoryFilter(input, { allowIds: true });
-      const expected = records.filter((r) => matchesFilter(filter, r)).map((r) => Number(r.id));
+      const expected = records.filter((r) => matchesMemoryFilter(filter, r)).map((r) => Number(r.id));
       expect(sqlIds(filter, stringifiedJson), JSON.stringify(input)).toEqual(expected);
       if (expected.length > 0 && expected.length < records.length) nonTrivial++;
     }
@@ -217,16 +217,16 @@ describe("filters evaluate alike in JavaScript and in SQL", () => {
   it("follows the documented rules on lists, types and missing fields", () => {
     const rec = (metadata: Record<string, unknown>): FilterRecord => ({ kind: "fact", createdAt: 0, metadata });
     const m = (metadata: unknown) => parseMemoryFilter({ metadata });
-    expect(matchesFilter(m({ a: "x" }), rec({ a: ["y", "x"] }))).toBe(true);
-    expect(matchesFilter(m({ a: { $ne: "x" } }), rec({ a: ["y", "x"] }))).toBe(false);
-    expect(matchesFilter(m({ a: { $gt: 1 } }), rec({ a: [5] }))).toBe(false);
-    expect(matchesFilter(m({ a: 1 }), rec({ a: "1" }))).toBe(false);
-    expect(matchesFilter(m({ a: 1 }), rec({ a: true }))).toBe(false);
-    expect(matchesFilter(m({ a: { $ne: 1 } }), rec({}))).toBe(true);
-    expect(matchesFilter(m({ a: { $nin: [1] } }), rec({}))).toBe(true);
-    expect(matchesFilter(m({ a: { $exists: false } }), rec({ a: null }))).toBe(true);
-    expect(matchesFilter(m({ a: { $lt: 3 } }), rec({}))).toBe(false);
-    expect(matchesFilter(m({ toString: { $exists: true } }), rec({}))).toBe(false);
+    expect(matchesMemoryFilter(m({ a: "x" }), rec({ a: ["y", "x"] }))).toBe(true);
+    expect(matchesMemoryFilter(m({ a: { $ne: "x" } }), rec({ a: ["y", "x"] }))).toBe(false);
+    expect(matchesMemoryFilter(m({ a: { $gt: 1 } }), rec({ a: [5] }))).toBe(false);
+    expect(matchesMemoryFilter(m({ a: 1 }), rec({ a: "1" }))).toBe(false);
+    expect(matchesMemoryFilter(m({ a: 1 }), rec({ a: true }))).toBe(false);
+    expect(matchesMemoryFilter(m({ a: { $ne: 1 } }), rec({}))).toBe(true);
+    expect(matchesMemoryFilter(m({ a: { $nin: [1] } }), rec({}))).toBe(true);
+    expect(matchesMemoryFilter(m({ a: { $exists: false } }), rec({ a: null }))).toBe(true);
+    expect(matchesMemoryFilter(m({ a: { $lt: 3 } }), rec({}))).toBe(false);
+    expect(matchesMemoryFilter(m({ toString: { $exists: true } }), rec({}))).toBe(false);
   });
 
   it("binds every value as a parameter", () => {

@@ -409,8 +409,8 @@ function inRange(t: number, r: ParsedTimeRange): boolean {
   return (r.gt === undefined || t > r.gt) && (r.gte === undefined || t >= r.gte) && (r.lt === undefined || t < r.lt) && (r.lte === undefined || t <= r.lte);
 }
 
-/** True when `record` passes every condition of `filter`. */
-export function matchesFilter(filter: ParsedMemoryFilter, record: FilterRecord): boolean {
+/** True when `record` passes every condition of `filter` (a `MemoryFilter` as `parseMemoryFilter` parsed it). */
+export function matchesMemoryFilter(filter: ParsedMemoryFilter, record: FilterRecord): boolean {
   if (filter.ids && (record.id === undefined || !filter.ids.includes(record.id))) return false;
   if (filter.kinds && !filter.kinds.includes(record.kind)) return false;
   if (filter.sessionId !== undefined && record.sessionId !== filter.sessionId) return false;
@@ -572,62 +572,3 @@ export function filterToSql(filter: ParsedMemoryFilter, columns: FilterSqlColumn
   if (filter.metadata) parts.push(metadataSql(columns.metadata, filter.metadata, params, stringified));
   return { sql: parts.length === 0 ? "1" : parts.join(" AND "), params };
 }
-
-/**
- * JSON Schema of the filter properties a search or erasure tool takes (`kind`, `sessionId`,
- * `userId`, `tags`, `createdAt`, `metadata`), for the `properties` of a tool's parameters. The
- * shape is checked by the schema; the rest (operators, values, limits) by `parseMemoryFilter`.
- */
-export const MEMORY_FILTER_TOOL_PROPERTIES = {
-  kind: {
-    description: "Only items of this kind (turn, fact or checkpoint), or of any kind in a list.",
-    anyOf: [
-      { type: "string", enum: ["turn", "fact", "checkpoint"] },
-      { type: "array", items: { type: "string", enum: ["turn", "fact", "checkpoint"] }, minItems: 1 },
-    ],
-  },
-  sessionId: { type: "string", minLength: 1, description: "Only items of this conversation session." },
-  userId: { type: "string", minLength: 1, description: "Only items of this user." },
-  tags: {
-    type: "object",
-    description: 'Tag conditions: {"any": [...]} items with at least one of the tags, {"all": [...]} items with every one.',
-    properties: {
-      any: { type: "array", items: { type: "string", minLength: 1 }, minItems: 1 },
-      all: { type: "array", items: { type: "string", minLength: 1 }, minItems: 1 },
-    },
-    additionalProperties: false,
-  },
-  createdAt: {
-    type: "object",
-    description: 'Creation-time range, ISO 8601 bounds, e.g. {"$gte": "2026-01-01T00:00:00Z", "$lt": "2026-02-01T00:00:00Z"}.',
-    properties: { $gt: { type: "string" }, $gte: { type: "string" }, $lt: { type: "string" }, $lte: { type: "string" } },
-    additionalProperties: false,
-  },
-  metadata: {
-    type: "object",
-    description:
-      'Conditions on metadata fields: {"field": value} or {"field": {"$op": value}} with $eq $ne $in $nin $gt $gte $lt $lte $exists, combined with $and / $or lists.',
-  },
-} as const;
-
-/** Most characters of text a model may store through a remember tool in one call. */
-const MAX_TOOL_CONTENT_CHARS = 20_000;
-/** Most tags a model may give an item through a remember tool, and most characters per tag. */
-const MAX_TOOL_TAGS = 16;
-const MAX_TOOL_TAG_CHARS = 64;
-
-/**
- * JSON Schema of the `content` and `tags` properties of a tool that stores a fact, for the
- * `properties` of its parameters: one set of limits for every model-facing remember tool
- * (text up to 20,000 characters; at most 16 tags of up to 64 characters). The programmatic
- * `remember()` API takes longer text; a tool call is what a model writes in one turn.
- */
-export const REMEMBER_TOOL_PROPERTIES = {
-  content: { type: "string", minLength: 1, maxLength: MAX_TOOL_CONTENT_CHARS, description: "The fact to remember, self-contained." },
-  tags: {
-    type: "array",
-    items: { type: "string", minLength: 1, maxLength: MAX_TOOL_TAG_CHARS },
-    maxItems: MAX_TOOL_TAGS,
-    description: "Optional labels.",
-  },
-} as const;

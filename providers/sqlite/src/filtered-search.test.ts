@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HermesMemoryError, type MemoryFilter, type MemoryKind } from "@hermes/memory-core";
-import { matchesFilter, parseMemoryFilter } from "@hermes/memory-provider-kit";
+import { matchesMemoryFilter, parseMemoryFilter } from "@hermes/memory-provider-kit";
 import { planRanking } from "@hermes/memory-provider-kit/sqlite";
 import { SqliteMemoryProvider } from "./sqlite-memory-provider.js";
 import { seededRandom } from "@hermes/test-support";
@@ -118,7 +118,7 @@ describe("filtered search (FTS5 bm25 path)", () => {
       const parsed = parseMemoryFilter(filter);
       const passing = ids.filter((id) => {
         const s = byId.get(id)!;
-        return matchesFilter(parsed, { id, kind: s.kind, sessionId: s.sessionId, userId: s.userId, tags: s.tags, metadata: s.metadata, createdAt: s.createdAt });
+        return matchesMemoryFilter(parsed, { id, kind: s.kind, sessionId: s.sessionId, userId: s.userId, tags: s.tags, metadata: s.metadata, createdAt: s.createdAt });
       });
       expect(passing.length, name).toBeGreaterThan(3);
       // Facts and checkpoints only contain a query word; turns may also be found through neighbours

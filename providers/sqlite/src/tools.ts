@@ -1,8 +1,7 @@
 import type { MemoryKind, MemorySearchOptions, ToolSchema } from "@hermes/memory-core";
 import {
-  MEMORY_FILTER_TOOL_PROPERTIES,
-  REMEMBER_TOOL_PROPERTIES,
-  MEMORY_ITEM_KINDS,
+  MEMORY_TOOL_LIMITS,
+  memoryToolSchemas,
   parseMemoryFilter,
   ToolRouter,
   toolError,
@@ -10,7 +9,6 @@ import {
   type ToolUserScope,
 } from "@hermes/memory-provider-kit";
 import type { StoredItem } from "./memory-store.js";
-import { clampLimit } from "./store-search.js";
 
 /** Tool names (prefixed so they never clash with other providers' or core tools). */
 export const TOOL_NAMES = {
@@ -20,60 +18,13 @@ export const TOOL_NAMES = {
   list: "sqlite_memory_list",
 } as const;
 
-const kindSchema = { type: "string", enum: [...MEMORY_ITEM_KINDS], description: "Only items of this kind: turn, fact or checkpoint." };
-
-/** The four tool schemas, in the bare OpenAI function form. */
-export const TOOL_SCHEMAS: ToolSchema[] = [
-  {
-    name: TOOL_NAMES.search,
-    description:
-      "Search long-term memory (past conversation turns, saved facts, compression checkpoints) by keywords. Returns the best matches with their ids. Optional filters (kind, sessionId, userId, tags, createdAt, metadata) restrict which items are searched; every filter given must hold.",
-    parameters: {
-      type: "object",
-      properties: {
-        query: { type: "string", minLength: 1, description: "What to look for, in plain words." },
-        limit: { type: "integer", minimum: 1, maximum: 50, description: "Most results to return (default 10)." },
-        ...MEMORY_FILTER_TOOL_PROPERTIES,
-      },
-      required: ["query"],
-      additionalProperties: false,
-    },
-  },
-  {
-    name: TOOL_NAMES.remember,
-    description: "Save a durable fact to long-term memory (a preference, decision or detail worth recalling in later sessions).",
-    parameters: {
-      type: "object",
-      properties: {
-        ...REMEMBER_TOOL_PROPERTIES,
-      },
-      required: ["content"],
-      additionalProperties: false,
-    },
-  },
-  {
-    name: TOOL_NAMES.forget,
-    description: "Delete one memory item by the id that search or list returned.",
-    parameters: {
-      type: "object",
-      properties: { id: { type: ["string", "integer"], description: "Id of the item to delete." } },
-      required: ["id"],
-      additionalProperties: false,
-    },
-  },
-  {
-    name: TOOL_NAMES.list,
-    description: "List the most recent memory items, newest first.",
-    parameters: {
-      type: "object",
-      properties: {
-        limit: { type: "integer", minimum: 1, maximum: 100, description: "Most items to return (default 20)." },
-        kind: kindSchema,
-      },
-      additionalProperties: false,
-    },
-  },
-];
+/** The four tool schemas, in the bare OpenAI function form; search takes every filter key. */
+export const TOOL_SCHEMAS: ToolSchema[] = memoryToolSchemas({
+  prefix: "sqlite_memory_",
+  actions: ["search", "remember", "forget", "list"],
+  store: "long-term memory",
+  capabilities: { filters: true },
+});
 
 /** What the tools need from the provider; `runTool` limits every call to the session's user first. */
 export interface ToolBackend {
@@ -100,6 +51,8 @@ export function runTool(name: string, args: unknown, backend: ToolBackend | unde
     const invalid = router.validate(name, args);
     return toolError(invalid ?? "sqlite memory is not initialised; the database could not be opened (see the agent log)");
   }
+  // The router has checked every argument against its schema first: a `limit` is a whole number
+  // within the schema's bounds, or absent and then the default the schema documents.
   return router.run(name, args, {
     [TOOL_NAMES.search]: (a) => {
       const { query, limit, ...filterArgs } = a;
@@ -107,7 +60,7 @@ export function runTool(name: string, args: unknown, backend: ToolBackend | unde
       // come back as the tool's JSON error); the validated arguments are passed on unchanged.
       parseMemoryFilter(filterArgs, { what: "search filter" });
       const results = backend
-        .search(String(query), scope.within({ ...(filterArgs as MemorySearchOptions), limit: clampLimit(limit, 10, 50) }))
+        .search(String(query), scope.within({ ...(filterArgs as MemorySearchOptions), limit: (limit as number | undefined) ?? MEMORY_TOOL_LIMITS.search.default }))
         .map((h) => ({
           id: h.id,
           kind: h.kind,
@@ -132,7 +85,7 @@ export function runTool(name: string, args: unknown, backend: ToolBackend | unde
     },
     [TOOL_NAMES.list]: (a) => {
       const items = backend
-        .list(scope.within({ limit: clampLimit(a.limit, 20, 100), ...(a.kind ? { kind: a.kind as MemoryKind } : {}) }))
+        .list(scope.within({ limit: (a.limit as number | undefined) ?? MEMORY_TOOL_LIMITS.list.default, ...(a.kind ? { kind: a.kind as MemoryKind } : {}) }))
         .map((i) => ({ id: i.id, kind: i.kind, content: i.content, tags: i.tags, sessionId: i.sessionId, createdAt: i.createdAt }));
       return { items, count: items.length };
     },

@@ -6,7 +6,7 @@ import type { MemoryHit, MemoryKind } from "@hermes/memory-core";
 import {
   clipQuery,
   isEmptyFilter,
-  matchesFilter as matchesMemoryFilter,
+  matchesMemoryFilter,
   MEMORY_ITEM_KINDS,
   type ParsedMemoryFilter,
 } from "@hermes/memory-provider-kit";

@@ -25,7 +25,7 @@ export { LocalVectorStore, DEFAULT_EXPANSION_SEARCH, DEFAULT_EXACT_THRESHOLD, LE
 export { PineconeVectorStore, flattenMetadata, type PineconeVectorStoreOptions } from "./pinecone-vector-store.js";
 export { PineconeRemoteMemory, type PineconeRemoteMemoryOptions, type RememberOptions as RemoteRememberOptions } from "./pinecone-remote-store.js";
 export { Sidecar, toFtsQuery, type SidecarRow, type KeywordHit, type SidecarOpenOptions } from "./sidecar.js";
-export { matchesFilter, type MetadataFilter, type MetadataValue, type VectorMetadata } from "./metadata-filter.js";
+export { type MetadataFilter, type MetadataValue, type VectorMetadata } from "./metadata-filter.js";
 export {
   reciprocalRankFusion,
   RRF_K,

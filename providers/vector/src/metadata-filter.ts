@@ -44,15 +44,15 @@ function compare(actual: MetadataValue | undefined, op: string, expected: unknow
  * the read-your-writes cache so both agree with Pinecone on what a filter selects.
  * Throws `TypeError` on an unknown operator (a programming error, not user input).
  */
-export function matchesFilter(metadata: VectorMetadata, filter: MetadataFilter | undefined): boolean {
+export function matchesMetadataFilter(metadata: VectorMetadata, filter: MetadataFilter | undefined): boolean {
   if (!filter) return true;
   for (const [key, condition] of Object.entries(filter)) {
     if (key === "$and") {
-      if (!(condition as MetadataFilter[]).every((f) => matchesFilter(metadata, f))) return false;
+      if (!(condition as MetadataFilter[]).every((f) => matchesMetadataFilter(metadata, f))) return false;
       continue;
     }
     if (key === "$or") {
-      if (!(condition as MetadataFilter[]).some((f) => matchesFilter(metadata, f))) return false;
+      if (!(condition as MetadataFilter[]).some((f) => matchesMetadataFilter(metadata, f))) return false;
       continue;
     }
     const actual = metadata[key];

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HermesMemoryError, type MemoryFilter, type MemoryItem } from "@hermes/memory-core";
-import { checkpointText, matchesFilter, parseMemoryFilter, turnText } from "@hermes/memory-provider-kit";
+import { checkpointText, matchesMemoryFilter, parseMemoryFilter, turnText } from "@hermes/memory-provider-kit";
 import { PineconeFake } from "@hermes/pinecone-fake";
 import { itemIdPrefix, PineconeRemoteMemory, type PineconeRemoteMemoryOptions } from "./pinecone-remote-store.js";
 import { encodeDocument } from "./sparse-encoder.js";
@@ -197,7 +197,7 @@ describe("PineconeRemoteMemory: search", () => {
     for (const filter of filters) {
       const parsed = parseMemoryFilter(filter);
       const expected = items
-        .filter((i) => matchesFilter(parsed, { id: i.id, kind: i.kind!, sessionId: i.sessionId, userId: i.userId, tags: i.tags, metadata: i.metadata, createdAt: i.created! }))
+        .filter((i) => matchesMemoryFilter(parsed, { id: i.id, kind: i.kind!, sessionId: i.sessionId, userId: i.userId, tags: i.tags, metadata: i.metadata, createdAt: i.created! }))
         .map((i) => i.id)
         .sort();
       const got = (await reader.search("dog", { ...filter, limit: 50 })).map((h) => h.id).sort();

@@ -41,7 +41,7 @@ import {
   checkpointCopies,
   checkWholeStoreErasure,
   clipQuery,
-  matchesFilter,
+  matchesMemoryFilter,
   MEMORY_ITEM_KINDS,
   parseForgetScope,
   parseMemoryFilter,
@@ -164,7 +164,7 @@ function toHit(view: ItemView, score: number): MemoryHit {
 }
 
 function passes(filter: ParsedMemoryFilter, view: ItemView): boolean {
-  return matchesFilter(filter, {
+  return matchesMemoryFilter(filter, {
     id: view.id,
     kind: view.kind,
     sessionId: view.sessionId,

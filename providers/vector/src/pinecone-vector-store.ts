@@ -2,7 +2,7 @@ import { HermesMemoryError } from "@hermes/memory-core";
 import { cosineSimilarity } from "./embedder.js";
 import { storageWriteError } from "./local-vector-store.js";
 import type { Sidecar, SidecarRow, SidecarWrite } from "./sidecar.js";
-import { matchesFilter, type VectorMetadata } from "./metadata-filter.js";
+import { matchesMetadataFilter, type VectorMetadata } from "./metadata-filter.js";
 import { pineconeRecordMetadata } from "./pinecone-metadata.js";
 import { checkPineconeMatches, PineconeCaller, type PineconeConnectionOptions } from "./pinecone-caller.js";
 import {
@@ -157,7 +157,7 @@ export class PineconeVectorStore implements VectorStore {
       byId.set(m.id, { id: m.id, score: m.score, metadata: m.metadata });
     }
     for (const [id, entry] of cache) {
-      if (!entry.record || !matchesFilter(entry.record.metadata ?? {}, options.filter)) continue;
+      if (!entry.record || !matchesMetadataFilter(entry.record.metadata ?? {}, options.filter)) continue;
       byId.set(id, { id, score: cosineSimilarity(vector, entry.record.vector), metadata: entry.record.metadata ?? {} });
     }
     const hidden = this.hidden?.(namespace, [...byId.keys()]);
@@ -191,7 +191,7 @@ export class PineconeVectorStore implements VectorStore {
       const idx = await this.caller.namespace(namespace, options.budgetMs);
       await this.caller.call("delete", options.budgetMs, () => idx.deleteMany({ filter: target.filter }));
       for (const [id, entry] of this.cacheFor(namespace)) {
-        if (entry.record && matchesFilter(entry.record.metadata ?? {}, target.filter)) this.remember(namespace, id, null);
+        if (entry.record && matchesMetadataFilter(entry.record.metadata ?? {}, target.filter)) this.remember(namespace, id, null);
       }
     } else {
       const idx = await this.caller.namespace(namespace, options.budgetMs);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { LEXICAL_EMBEDDER_FUSION, RRF_K, SEMANTIC_EMBEDDER_FUSION, reciprocalRankFusion, scoreFusion } from "./rank-fusion.js";
-import { matchesFilter } from "./metadata-filter.js";
+import { matchesMetadataFilter } from "./metadata-filter.js";
 
 describe("reciprocalRankFusion", () => {
   it("rewards items both rankings agree on and keeps each component score", () => {
@@ -15,7 +15,7 @@ describe("reciprocalRankFusion", () => {
   });
 });
 
-describe("matchesFilter (Pinecone filter syntax)", () => {
+describe("matchesMetadataFilter (Pinecone filter syntax)", () => {
   const meta = { kind: "fact", n: 3, tags: ["a", "b"], ok: true };
   it.each([
     [{ kind: "fact" }, true],
@@ -30,7 +30,7 @@ describe("matchesFilter (Pinecone filter syntax)", () => {
     [{ $or: [{ kind: "turn" }, { ok: true }] }, true],
     [{ $and: [{ kind: "fact" }, { n: { $gte: 4 } }] }, false],
   ])("%j → %s", (filter, expected) => {
-    expect(matchesFilter(meta, filter)).toBe(expected);
+    expect(matchesMetadataFilter(meta, filter)).toBe(expected);
   });
 });
 

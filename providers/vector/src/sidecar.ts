@@ -41,7 +41,7 @@ import {
   keptValue,
 } from "@hermes/memory-provider-kit/sqlite";
 import { ReadCache, type TurnLinks } from "./read-cache.js";
-import { matchesFilter, type MetadataFilter, type VectorMetadata } from "./metadata-filter.js";
+import { matchesMetadataFilter, type MetadataFilter, type VectorMetadata } from "./metadata-filter.js";
 import { hasFilterColumns, isUnreadable, readableRecord, suspectRecordsSql, textOf, unreadableRecordIds, type SuspectRecord } from "./sidecar-values.js";
 
 /**
@@ -925,7 +925,7 @@ export class Sidecar {
         keys = this.getByIds(namespace, target.ids).map((r) => r.key);
       } else if ("filter" in target) {
         keys = [];
-        for (const row of this.iterate(namespace)) if (matchesFilter(row.metadata, target.filter)) keys.push(row.key);
+        for (const row of this.iterate(namespace)) if (matchesMetadataFilter(row.metadata, target.filter)) keys.push(row.key);
       } else {
         keys = (this.db.prepare(`SELECT key FROM records WHERE namespace = ?`).all(namespace) as Array<{ key: number }>).map((r) => r.key);
       }
@@ -1137,7 +1137,7 @@ export class Sidecar {
       const hits: KeywordRank[] = [];
       for (const raw of raws) {
         // Filters see the metadata as stored rows carry it (text included).
-        if (filter && !matchesFilter(toRow({ ...raw, namespace, vector: null }).metadata, filter)) continue;
+        if (filter && !matchesMetadataFilter(toRow({ ...raw, namespace, vector: null }).metadata, filter)) continue;
         hits.push({ key: raw.key, id: textOf(raw.id), score: -raw.rank });
         if (hits.length >= limit) break;
       }

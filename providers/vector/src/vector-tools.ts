@@ -1,52 +1,20 @@
 import { HermesMemoryError, type MemoryHit, type MemorySearchOptions, type ToolSchema } from "@hermes/memory-core";
-import { MEMORY_FILTER_TOOL_PROPERTIES, REMEMBER_TOOL_PROPERTIES, ToolRouter, type ToolItemScope, type ToolUserScope } from "@hermes/memory-provider-kit";
+import { MEMORY_TOOL_LIMITS, memoryToolSchemas, ToolRouter, type ToolItemScope, type ToolUserScope } from "@hermes/memory-provider-kit";
 
 /** Tool names this provider offers. */
 export const SEARCH_TOOL = "vector_memory_search";
 export const REMEMBER_TOOL = "vector_memory_remember";
 export const FORGET_TOOL = "vector_memory_forget";
 
-/** The tool schemas (bare OpenAI function form). */
-export const VECTOR_TOOL_SCHEMAS: ToolSchema[] = [
-  {
-    name: SEARCH_TOOL,
-    description:
-      "Search long-term vector memory (past conversation turns, stored facts and checkpoints) by meaning and keywords. Use when the user refers to something discussed before or you need prior context.",
-    parameters: {
-      type: "object",
-      properties: {
-        query: { type: "string", minLength: 1, description: "What to look for, in natural language." },
-        limit: { type: "integer", minimum: 1, maximum: 50, description: "Maximum results (default 8)." },
-        ...MEMORY_FILTER_TOOL_PROPERTIES,
-        session_only: { type: "boolean", description: "Only items from the current session (instead of sessionId)." },
-      },
-      required: ["query"],
-      additionalProperties: false,
-    },
-  },
-  {
-    name: REMEMBER_TOOL,
-    description: "Store a durable fact in long-term vector memory so it can be recalled in later sessions.",
-    parameters: {
-      type: "object",
-      properties: {
-        ...REMEMBER_TOOL_PROPERTIES,
-      },
-      required: ["content"],
-      additionalProperties: false,
-    },
-  },
-  {
-    name: FORGET_TOOL,
-    description: "Delete one item from long-term vector memory by the id a search returned.",
-    parameters: {
-      type: "object",
-      properties: { id: { type: "string", minLength: 1, description: "Item id from vector_memory_search." } },
-      required: ["id"],
-      additionalProperties: false,
-    },
-  },
-];
+/** The tool schemas (bare OpenAI function form); search takes every filter key and `session_only`. */
+export const VECTOR_TOOL_SCHEMAS: ToolSchema[] = memoryToolSchemas({
+  prefix: "vector_memory_",
+  actions: ["search", "remember", "forget"],
+  store: "long-term vector memory",
+  searchesBy: "by meaning and keywords",
+  capabilities: { filters: true },
+  extraProperties: { search: { session_only: { type: "boolean", description: "Only items from the current session (instead of sessionId)." } } },
+});
 
 /** Validates and routes this provider's tool calls. */
 export const VECTOR_TOOL_ROUTER = new ToolRouter({ owner: "Provider vector", schemas: VECTOR_TOOL_SCHEMAS });
@@ -76,7 +44,7 @@ export function runVectorTool(name: string, args: unknown, backend: VectorToolBa
       let hits: MemoryHit[];
       try {
         const filter = { ...conditions, ...(sessionOnly === true ? { sessionId: backend.sessionId() } : {}) } as MemorySearchOptions;
-        hits = await backend.search(String(query), scope.within({ ...filter, limit: typeof limit === "number" ? limit : 8 }));
+        hits = await backend.search(String(query), scope.within({ ...filter, limit: (limit as number | undefined) ?? MEMORY_TOOL_LIMITS.search.default }));
       } catch (error) {
         if (HermesMemoryError.isInstance(error) && error.code === "INVALID_ARGUMENT") return { error: error.message };
         throw error;

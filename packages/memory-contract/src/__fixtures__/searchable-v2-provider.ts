@@ -1,5 +1,5 @@
 // A correct SearchableMemory v2 provider built on the minimal provider: filters evaluated with the
-// kit's parseMemoryFilter/matchesFilter, expiry, scoped erasure and update, all declared in
+// kit's parseMemoryFilter/matchesMemoryFilter, expiry, scoped erasure and update, all declared in
 // capabilities(). Its broken variants (one mistake each) sit at the end of the file.
 import {
   HermesMemoryError,
@@ -13,7 +13,7 @@ import {
 import {
   checkWholeStoreErasure,
   isEmptyFilter,
-  matchesFilter,
+  matchesMemoryFilter,
   parseForgetScope,
   parseMemoryFilter,
   resolveExpiry,
@@ -110,7 +110,7 @@ export class SearchableV2Provider extends MinimalProvider {
 
   override search(query: string, options: MemorySearchOptions = {}): MemoryHit[] {
     const { filter, limit } = this.parseSearch(options);
-    return this.rank(query, this.indexView().filter((i) => matchesFilter(filter, this.record(i))), limit);
+    return this.rank(query, this.indexView().filter((i) => matchesMemoryFilter(filter, this.record(i))), limit);
   }
 
   override get(id: string): MemoryHit | null {
@@ -136,9 +136,9 @@ export class SearchableV2Provider extends MinimalProvider {
   async forgetWhere(scope: ForgetScope): Promise<number> {
     const parsed = this.parseScope(scope);
     const filter = parsed.filter;
-    this.checkWholeStore(parsed, this.v2Items.filter((i) => matchesFilter(filter, this.record(i))).length);
+    this.checkWholeStore(parsed, this.v2Items.filter((i) => matchesMemoryFilter(filter, this.record(i))).length);
     const before = this.items.length;
-    this.items = this.v2Items.filter((i) => !matchesFilter(filter, this.record(i)));
+    this.items = this.v2Items.filter((i) => !matchesMemoryFilter(filter, this.record(i)));
     await this.persistNow();
     return before - this.items.length;
   }
@@ -192,7 +192,7 @@ export class PostFilterTopKProvider extends SearchableV2Provider {
       (i) => (filter.userId === undefined || i.userId === filter.userId) && (filter.sessionId === undefined || i.sessionId === filter.sessionId),
     );
     const byId = new Map(this.v2Items.map((i) => [i.id, i]));
-    return this.rank(query, scoped, limit).filter((h) => matchesFilter(filter, this.record(byId.get(h.id)!)));
+    return this.rank(query, scoped, limit).filter((h) => matchesMemoryFilter(filter, this.record(byId.get(h.id)!)));
   }
 }
 
@@ -218,10 +218,10 @@ export class ErasureLeavesTextProvider extends SearchableV2Provider {
   override async forgetWhere(scope: ForgetScope): Promise<number> {
     const parsed = this.parseScope(scope);
     const filter = parsed.filter;
-    this.checkWholeStore(parsed, this.v2Items.filter((i) => !this.erased.has(i.id) && matchesFilter(filter, this.record(i))).length);
+    this.checkWholeStore(parsed, this.v2Items.filter((i) => !this.erased.has(i.id) && matchesMemoryFilter(filter, this.record(i))).length);
     let count = 0;
     for (const item of this.v2Items) {
-      if (!this.erased.has(item.id) && matchesFilter(filter, this.record(item))) {
+      if (!this.erased.has(item.id) && matchesMemoryFilter(filter, this.record(item))) {
         this.erased.add(item.id);
         count++;
       }

@@ -13,7 +13,7 @@ import {
   type SearchCapabilities,
   type ToolSchema,
 } from "@hermes/memory-core";
-import { matchesFilter, parseMemoryFilter, resolveExpiry } from "@hermes/memory-provider-kit";
+import { matchesMemoryFilter, parseMemoryFilter, resolveExpiry } from "@hermes/memory-provider-kit";
 
 /** A temp folder (real path) removed by `cleanup`. */
 export function tempHome(prefix = "hermes-mcp-"): { dir: string; cleanup: () => void } {
@@ -122,7 +122,7 @@ export class FilteringProvider extends ScriptedProvider {
     const filter = parseMemoryFilter(options, { ignore: ["limit"] });
     const hits = await super.search(query, { limit: 1000 });
     return hits
-      .filter((h) => matchesFilter(filter, { ...h, createdAt: Date.parse(h.createdAt), tags: h.tags ?? [] }))
+      .filter((h) => matchesMemoryFilter(filter, { ...h, createdAt: Date.parse(h.createdAt), tags: h.tags ?? [] }))
       .slice(0, options.limit ?? 10);
   }
 }
