@@ -14,7 +14,7 @@ import type { Logger } from "@hermes/memory-core";
 import type { PineconeFake } from "@hermes/pinecone-fake";
 import { mountTmpfs } from "@hermes/test-support";
 import { runReindex } from "./cli.js";
-import { Outbox } from "./outbox.js";
+import { Outbox } from "./pinecone/outbox.js";
 import { HashingEmbedder, PineconeVectorStore, Sidecar, VectorMemoryProvider, type VectorMemoryProviderOptions } from "./index.js";
 import { cleanupsAfterEach, layoutsWithFakes, openSession, type Session } from "./test-support/layouts.js";
 

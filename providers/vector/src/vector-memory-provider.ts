@@ -32,27 +32,27 @@ import {
   type ToolCallOptions,
   type ToolSchema,
 } from "@hermes/memory-core";
-import { isLexicalEmbedder, type Embedder } from "./embedder.js";
-import { HashingEmbedder } from "./hashing-embedder.js";
-import { dimensionMismatchError } from "./index-identity.js";
-import { LocalVectorStore, storageWriteError } from "./local-vector-store.js";
-import { Outbox, refusedWritesError } from "./outbox.js";
+import { isLexicalEmbedder, type Embedder } from "./embedders/embedder.js";
+import { HashingEmbedder } from "./embedders/hashing-embedder.js";
+import { dimensionMismatchError } from "./backends/index-identity.js";
+import { LocalVectorStore, storageWriteError } from "./local/local-vector-store.js";
+import { Outbox, refusedWritesError } from "./pinecone/outbox.js";
 import type { VectorMetadata } from "./metadata-filter.js";
-import { OnnxEmbedder, findOnnxModel, onnxRuntimeInstalled } from "./onnx-embedder.js";
-import { OpenAIEmbedder } from "./openai-embedder.js";
-import { PineconeVectorStore, flattenMetadata } from "./pinecone-vector-store.js";
-import { itemIdPrefix, PineconeRemoteMemory } from "./pinecone-remote-store.js";
-import { SPARSE_ENCODER_ID } from "./sparse-encoder.js";
-import { hybridSearch, recordPasses, toMemoryHit } from "./hybrid-search.js";
+import { OnnxEmbedder, findOnnxModel, onnxRuntimeInstalled } from "./embedders/onnx-embedder.js";
+import { OpenAIEmbedder } from "./embedders/openai-embedder.js";
+import { PineconeVectorStore, flattenMetadata } from "./pinecone/pinecone-vector-store.js";
+import { itemIdPrefix, PineconeRemoteMemory } from "./pinecone/pinecone-remote-store.js";
+import { SPARSE_ENCODER_ID } from "./embedders/sparse-encoder.js";
+import { hybridSearch, recordPasses, toMemoryHit } from "./search/hybrid-search.js";
 import { isolateRefused } from "./retry-policy.js";
-import { RemoteHeldWrites } from "./remote-held-writes.js";
-import { namespaceUserReader, UserNamespaces } from "./user-namespaces.js";
-import { WriteQueue } from "./write-queue.js";
-import { copyToRemote, exportAll, importAll, reindexAll, type ExportedItem, type PendingWrite, type ProgressCallback } from "./maintenance.js";
-import { Sidecar } from "./sidecar.js";
+import { RemoteHeldWrites } from "./pinecone/remote-held-writes.js";
+import { namespaceUserReader, UserNamespaces } from "./local/user-namespaces.js";
+import { WriteQueue } from "./backends/write-queue.js";
+import { copyToRemote, exportAll, importAll, reindexAll, type ExportedItem, type PendingWrite, type ProgressCallback } from "./backends/maintenance.js";
+import { Sidecar } from "./local/sidecar.js";
 import { nativeModuleProblem } from "./native-modules.js";
 import { loadVectorConfig, loadVectorConfigSync, renderNamespace, resolveVectorConfig, VECTOR_CONFIG_FIELDS, type VectorConfig } from "./vector-config.js";
-import type { VectorStore } from "./vector-store.js";
+import type { VectorStore } from "./backends/vector-store.js";
 import { FORGET_TOOL, REMEMBER_TOOL, runVectorTool, SEARCH_TOOL, VECTOR_TOOL_SCHEMAS, type VectorToolBackend } from "./vector-tools.js";
 import {
   checkpointText,
@@ -89,7 +89,7 @@ export interface VectorMemoryProviderOptions extends Partial<VectorConfig> {
   logger?: Logger;
 }
 
-export type { ExportedItem, PendingWrite, ProgressCallback } from "./maintenance.js";
+export type { ExportedItem, PendingWrite, ProgressCallback } from "./backends/maintenance.js";
 
 /** Where the provider keeps its files, under `$HERMES_HOME`. */
 export const VECTOR_DIR = path.join("memory", "vector");

@@ -1,4 +1,4 @@
-import type { Sidecar, SidecarRow } from "../sidecar.js";
+import type { Sidecar, SidecarRow } from "../local/sidecar.js";
 
 /**
  * Reference lookup for tests: the turns around the row `key` in the same namespace and session, in
