@@ -112,7 +112,7 @@ export interface VectorStore {
    * earlier version of the same id left here is removed (it belongs to another text).
    * `lockWaitMs` as in `ItemWrite`.
    */
-  writeUnembedded(namespace: string, rows: SidecarWrite[], sidecar: Sidecar, lockWaitMs?: number): Promise<void>;
+  storeWithoutVectors(namespace: string, rows: SidecarWrite[], sidecar: Sidecar, lockWaitMs?: number): Promise<void>;
   /** An item the sidecar does not know but this store holds (another machine wrote it); local stores hold none. */
   fetchUnindexed(id: string, namespace: string): Promise<VectorRecord | null>;
   /** Delete an item from this store and from the sidecar. */

@@ -12,17 +12,26 @@ import { HeldWriteLimit } from "./held-write-limit.js";
 import { deliverIsolating, type Outbox } from "../pinecone/outbox.js";
 import { isolateRefused } from "../retry-policy.js";
 
-/** What the queue needs from the provider. */
-export interface WriteQueueOptions {
+/**
+ * Where the queue's batches are stored: the sidecar layout's storage. A named interface, so a reader
+ * can follow a turn from `syncTurn` through `enqueue` to `storeBatch` and the insert.
+ */
+export interface BatchWriter {
   /** Embed and store one batch now; throws on failure. */
-  write(batch: PendingWrite[]): Promise<void>;
+  storeBatch(batch: PendingWrite[]): Promise<void>;
   /**
    * Store writes whose text the embedder refused for its content (without a vector: their text
    * stays searchable by keyword), when the store needs no outbox; throws on failure.
    */
-  writeUnembedded(refused: Array<{ write: PendingWrite; error: unknown }>): Promise<void>;
-  /** Items per background batch. */
-  batchSize: number;
+  storeWithoutVectors(refused: Array<{ write: PendingWrite; error: unknown }>): Promise<void>;
+  /** Items per background batch (read at each batch). */
+  readonly batchSize: number;
+}
+
+/** What the queue needs from the provider. */
+export interface WriteQueueOptions {
+  /** Stores the batches. */
+  writer: BatchWriter;
   logger: Logger;
   /** True once the provider is shut down: background delivery stops. */
   isClosed(): boolean;
@@ -222,7 +231,7 @@ export class WriteQueue {
     this.draining = (async () => {
       try {
         while (this.pending.length > 0 && !this.options.isClosed()) {
-          const batch = this.pending.splice(0, this.options.batchSize);
+          const batch = this.pending.splice(0, this.options.writer.batchSize);
           try {
             await this.deliver(batch);
             this.retryPause = RETRY_FIRST_MS;
@@ -260,9 +269,9 @@ export class WriteQueue {
    */
   private async deliver(batch: PendingWrite[]): Promise<void> {
     if (!this.outbox) {
-      const { delivered, refused } = await isolateRefused(batch, (part) => this.options.write(part), { accepted: this.storeAccepted });
+      const { delivered, refused } = await isolateRefused(batch, (part) => this.options.writer.storeBatch(part), { accepted: this.storeAccepted });
       if (delivered.length > 0) this.accepted = true;
-      if (refused.length > 0) await this.options.writeUnembedded(refused.map(({ item, error }) => ({ write: item, error })));
+      if (refused.length > 0) await this.options.writer.storeWithoutVectors(refused.map(({ item, error }) => ({ write: item, error })));
       return;
     }
     const fresh = batch.filter((w) => w.seq === undefined);
@@ -274,14 +283,14 @@ export class WriteQueue {
     }
     if (batch.every((w): w is PendingWrite & { seq: number } => w.seq !== undefined)) {
       // In the outbox: a write refused for its content is set aside now, not held with the batch.
-      const { delivered } = await deliverIsolating(this.outbox, batch, (part) => this.options.write(part), { storeAccepted: this.storeAccepted });
+      const { delivered } = await deliverIsolating(this.outbox, batch, (part) => this.options.writer.storeBatch(part), { storeAccepted: this.storeAccepted });
       if (delivered.length > 0) this.accepted = true;
       return;
     }
     // The outbox could not take the batch: it is sent without it. Nothing is removed afterwards: a
     // batch holds no outbox entry, since writes put there leave the queue (`hold`) and only
     // `resendOutbox` sends them.
-    await this.options.write(batch);
+    await this.options.writer.storeBatch(batch);
     this.accepted = true;
   }
 
@@ -312,12 +321,12 @@ export class WriteQueue {
     this.resending ??= (async () => {
       try {
         while (this.outbox && !this.options.isClosed()) {
-          const entries = this.outbox.list(this.options.batchSize);
+          const entries = this.outbox.list(this.options.writer.batchSize);
           if (entries.length === 0) return;
           // A write refused for its content is set aside (once another went through), so it does
           // not hold up the writes behind it; flush() reports it.
           try {
-            const { delivered } = await deliverIsolating(this.outbox, entries, (part) => this.options.write(part), { storeAccepted: this.storeAccepted });
+            const { delivered } = await deliverIsolating(this.outbox, entries, (part) => this.options.writer.storeBatch(part), { storeAccepted: this.storeAccepted });
             if (delivered.length > 0) this.accepted = true;
             this.retryPause = RETRY_FIRST_MS;
             this.storeFailures.recovered();

@@ -797,7 +797,7 @@ export class LocalVectorStore implements VectorStore {
   }
 
   /** Sidecar rows with `vector = NULL`; an earlier vector of the same ids leaves the index. */
-  async writeUnembedded(namespace: string, rows: SidecarWrite[], _sidecar: Sidecar, lockWaitMs?: number): Promise<void> {
+  async storeWithoutVectors(namespace: string, rows: SidecarWrite[], _sidecar: Sidecar, lockWaitMs?: number): Promise<void> {
     if (rows.length === 0) return;
     this.assertWritable();
     let keys: number[];

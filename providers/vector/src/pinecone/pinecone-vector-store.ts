@@ -245,7 +245,7 @@ export class PineconeVectorStore implements VectorStore {
   }
 
   /** Delete the ids' records from Pinecone (they hold an earlier text), then write the sidecar rows. */
-  async writeUnembedded(namespace: string, rows: SidecarWrite[], sidecar: Sidecar, lockWaitMs?: number): Promise<void> {
+  async storeWithoutVectors(namespace: string, rows: SidecarWrite[], sidecar: Sidecar, lockWaitMs?: number): Promise<void> {
     if (rows.length === 0) return;
     await this.delete({ ids: rows.map((r) => r.id) }, { namespace });
     try {
