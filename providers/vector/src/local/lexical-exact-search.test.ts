@@ -118,7 +118,7 @@ describe("exact search of lexical (hashing) vectors", () => {
       const provider = new VectorMemoryProvider({ env: {}, dimensions: 32, hybrid: false, logger, ...options });
       await provider.initialize("s1", { hermesHome: home });
       cleanups.push(() => provider.shutdown());
-      const threshold = (provider as unknown as { store: { exactThreshold: number } }).store.exactThreshold;
+      const threshold = (provider as unknown as { backend: { store: { exactThreshold: number } } }).backend.store.exactThreshold;
       return { threshold, warnings, provider };
     };
     expect((await open({})).threshold).toBe(LEXICAL_EXACT_THRESHOLD);

@@ -48,7 +48,7 @@ describe("the sidecar's pool helper thread", () => {
       const home = path.dirname(sidecarFile());
       const provider = new VectorMemoryProvider({ env: {}, dimensions: 32, ...options });
       await provider.initialize("s1", { hermesHome: home });
-      return { provider, sidecar: (provider as unknown as { sidecar: Sidecar }).sidecar };
+      return { provider, sidecar: (provider as unknown as { backend: { sidecar: Sidecar } }).backend.sidecar };
     };
     const on = await providerSidecar({});
     const off = await providerSidecar({ searchThread: false });
