@@ -9,7 +9,8 @@ import type { VectorMetadata } from "../metadata-filter.js";
 import { flattenMetadata } from "../pinecone/pinecone-vector-store.js";
 import { isolateRefused } from "../retry-policy.js";
 import type { PineconeRemoteMemory } from "../pinecone/pinecone-remote-store.js";
-import type { Sidecar, SidecarRow } from "../local/sidecar.js";
+import type { Sidecar } from "../local/sidecar.js";
+import type { SidecarRow } from "../local/sidecar-rows.js";
 import type { VectorStore } from "./vector-store.js";
 
 /** One item as exported by `exportItems` and accepted by `importItems` (JSON Lines). */

@@ -1,5 +1,6 @@
 import type { MetadataFilter, VectorMetadata } from "../metadata-filter.js";
-import type { Sidecar, SidecarRow, SidecarWrite } from "../local/sidecar.js";
+import type { Sidecar } from "../local/sidecar.js";
+import type { SidecarRow, SidecarWrite } from "../local/sidecar-rows.js";
 
 /** One vector with its id and flat metadata. */
 export interface VectorRecord {

@@ -4,7 +4,8 @@ import path from "node:path";
 import { HermesMemoryError, describeError, silentLogger, type Logger } from "@hermes/memory-core";
 import { isBusyError } from "@hermes/memory-provider-kit";
 import { matchesFilter, type VectorMetadata } from "../metadata-filter.js";
-import { Sidecar, type KeywordHit, type SidecarRow, type SidecarWrite } from "./sidecar.js";
+import { Sidecar } from "./sidecar.js";
+import type { KeywordHit, SidecarRow, SidecarWrite } from "./sidecar-rows.js";
 import {
   DEFAULT_NAMESPACE,
   type ItemWrite,

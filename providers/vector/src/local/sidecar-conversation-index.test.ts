@@ -4,7 +4,9 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { turnContext } from "@hermes/memory-provider-kit";
 import { afterEach, describe, expect, it } from "vitest";
-import { recordDateText, Sidecar, type SidecarWrite } from "./sidecar.js";
+import { Sidecar } from "./sidecar.js";
+import type { SidecarWrite } from "./sidecar-rows.js";
+import { recordDateText } from "./sidecar-schema.js";
 import { SIDECAR_V4_SCHEMA_SQL, V4_INDEX_RECORD, V4_INSERT_RECORD } from "../test-support/sidecar-v4-schema.js";
 
 const dirs: string[] = [];

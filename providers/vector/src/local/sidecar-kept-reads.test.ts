@@ -4,7 +4,8 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { seededRandom } from "@hermes/test-support";
 import { ReadCache } from "../search/read-cache.js";
-import { Sidecar, type LinkedRef } from "./sidecar.js";
+import { Sidecar } from "./sidecar.js";
+import type { LinkedRef } from "./sidecar-rows.js";
 
 const dirs: string[] = [];
 const open: Sidecar[] = [];

@@ -6,7 +6,8 @@ import { CHECKPOINT_ITEMS, LayeredRanker, parseMemoryFilter, SMALL_INDEX_ITEMS, 
 import { rowsInFileAlone, until } from "@hermes/test-support";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { sessionNeighbours } from "../test-support/session-neighbours.js";
-import { Sidecar, toFtsQuery } from "./sidecar.js";
+import { Sidecar } from "./sidecar.js";
+import { toFtsQuery } from "./sidecar-rows.js";
 import { SIDECAR_V4_SCHEMA_SQL } from "../test-support/sidecar-v4-schema.js";
 
 describe("Sidecar keyword search", () => {

@@ -8,7 +8,8 @@
 import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { renderNamespace, type VectorMemoryProviderOptions } from "../index.js";
+import type { VectorMemoryProviderOptions } from "../index.js";
+import { renderNamespace } from "../vector-config.js";
 import { cleanupsAfterEach, layoutsWithFakes, openSession, tempHome, withoutId, type Session } from "../test-support/layouts.js";
 
 const cleanups = cleanupsAfterEach();

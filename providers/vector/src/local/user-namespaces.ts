@@ -18,7 +18,9 @@
 import { describeError, type Logger } from "@hermes/memory-core";
 import { isBusyError } from "@hermes/memory-provider-kit";
 import type { Outbox, OutboxEntry } from "../pinecone/outbox.js";
-import { fillContext, type Sidecar, type SqlCondition } from "./sidecar.js";
+import type { Sidecar } from "./sidecar.js";
+import type { SqlCondition } from "./sidecar-rows.js";
+import { fillContext } from "./sidecar-schema.js";
 import { assembleNamespace, profileNamespacePart, userNamespacePart, userOfNamespacePart } from "./namespace-encoding.js";
 import type { VectorStore } from "../backends/vector-store.js";
 

@@ -13,7 +13,7 @@
  */
 import type { MetadataNode, ParsedMemoryFilter } from "@hermes/memory-provider-kit";
 import type { MetadataFilter, VectorMetadata } from "../metadata-filter.js";
-import { userMetadataOf } from "../local/sidecar.js";
+import { userMetadataOf } from "../local/sidecar-schema.js";
 
 /** Prefix of the caller's metadata fields in a Pinecone record. */
 export const PINECONE_USER_FIELD_PREFIX = "meta_";

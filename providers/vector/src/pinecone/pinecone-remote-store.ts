@@ -54,7 +54,7 @@ import {
 import { l2Normalize, type Embedder } from "../embedders/embedder.js";
 import type { VectorMetadata } from "../metadata-filter.js";
 import { expiredPineconeFilter, PINECONE_USER_FIELD_PREFIX, pineconeRecordMetadata, toPineconeFilter } from "./pinecone-metadata.js";
-import { userMetadataOf } from "../local/sidecar.js";
+import { userMetadataOf } from "../local/sidecar-schema.js";
 import type { ExportedItem } from "../backends/maintenance.js";
 import { deliverIsolating, Outbox, refusedWritesError } from "./outbox.js";
 import { PineconeRemoteClient, type PineconeRemoteClientOptions, type RemoteRecord } from "./pinecone-remote-client.js";

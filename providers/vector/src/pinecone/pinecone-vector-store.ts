@@ -1,7 +1,8 @@
 import { HermesMemoryError } from "@hermes/memory-core";
 import { cosineSimilarity } from "../embedders/embedder.js";
 import { storageWriteError } from "../local/local-vector-store.js";
-import type { Sidecar, SidecarRow, SidecarWrite } from "../local/sidecar.js";
+import type { Sidecar } from "../local/sidecar.js";
+import type { SidecarRow, SidecarWrite } from "../local/sidecar-rows.js";
 import { matchesFilter, type VectorMetadata } from "../metadata-filter.js";
 import { pineconeRecordMetadata } from "./pinecone-metadata.js";
 import { checkPineconeMatches, PineconeCaller, type PineconeConnectionOptions } from "./pinecone-caller.js";

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { boostNamedSpeakers, propagateContext, speakerOf, type ContextCandidate } from "./conversation-context.js";
 import { sessionNeighbours } from "../test-support/session-neighbours.js";
-import { Sidecar, type SidecarRef, type SidecarRow } from "../local/sidecar.js";
+import { Sidecar } from "../local/sidecar.js";
+import type { SidecarRef, SidecarRow } from "../local/sidecar-rows.js";
 
 function turns(sidecar: Sidecar, session: string, texts: Array<[speaker: string, text: string]>): SidecarRow[] {
   const rows = texts.map(([speaker, text], i) => ({ id: `${session}-${i}`, text, metadata: { kind: "turn", session_id: session, extra: JSON.stringify({ speaker }) }, vector: null }));

@@ -13,7 +13,7 @@ import {
   type PropagateOptions as KitPropagateOptions,
 } from "@hermes/memory-provider-kit";
 import type { VectorMetadata } from "../metadata-filter.js";
-import type { SidecarRef } from "../local/sidecar.js";
+import type { SidecarRef } from "../local/sidecar-rows.js";
 
 export { NEIGHBOUR_WEIGHTS, SPEAKER_BOOST };
 

@@ -6,7 +6,7 @@ import { HashingEmbedder } from "../embedders/hashing-embedder.js";
 import { hybridSearch, toMemoryHit } from "./hybrid-search.js";
 import { LocalVectorStore } from "../local/local-vector-store.js";
 import { fusionWeightsFor, scoreFusion } from "./rank-fusion.js";
-import type { SidecarRow } from "../local/sidecar.js";
+import type { SidecarRow } from "../local/sidecar-rows.js";
 import { sessionNeighbours } from "../test-support/session-neighbours.js";
 
 const NS = "ns";

@@ -20,7 +20,9 @@ import type { Embedder } from "../embedders/embedder.js";
 import type { VectorMetadata } from "../metadata-filter.js";
 import { PINECONE_USER_FIELD_PREFIX, toPineconeFilter } from "../pinecone/pinecone-metadata.js";
 import { fusionWeightsFor, scoreFusion, type FusedResult } from "./rank-fusion.js";
-import { userMetadataOf, type KeywordRank, type LinkedRef, type RowCondition, type Sidecar } from "../local/sidecar.js";
+import type { Sidecar } from "../local/sidecar.js";
+import type { KeywordRank, LinkedRef, RowCondition } from "../local/sidecar-rows.js";
+import { userMetadataOf } from "../local/sidecar-schema.js";
 import type { VectorMatch, VectorQueryOptions, VectorStore } from "../backends/vector-store.js";
 
 
