@@ -21,7 +21,8 @@ import {
 import { checkWholeStoreErasure, isBusyError, MEMORY_ITEM_KINDS, parseForgetScope, parseMemoryFilter, parseMemoryItem, parseMemoryUpdate, parseSearchLimit, resolveExpiry, sqliteLockWaitMs, type ParsedForgetScope, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
 import { isLexicalEmbedder, type Embedder } from "../embedders/embedder.js";
 import { SPARSE_ENCODER_ID } from "../embedders/sparse-encoder.js";
-import { LocalVectorStore, storageWriteError } from "../local/local-vector-store.js";
+import { LocalVectorStore } from "../local/local-vector-store.js";
+import { storageWriteError } from "../local/store-files.js";
 import { Sidecar } from "../local/sidecar.js";
 import { namespaceUserReader, UserNamespaces } from "../local/user-namespaces.js";
 import type { VectorMetadata } from "../metadata-filter.js";

@@ -5,7 +5,7 @@
  * paying the retries once per batch; `flush()` re-tries them and reports what is still undelivered.
  */
 import { HermesMemoryError, describeError, type Logger } from "@hermes/memory-core";
-import { storageWriteError } from "../local/local-vector-store.js";
+import { storageWriteError } from "../local/store-files.js";
 import type { PendingWrite } from "./maintenance.js";
 import { FailureRun } from "./failure-run.js";
 import { HeldWriteLimit } from "./held-write-limit.js";

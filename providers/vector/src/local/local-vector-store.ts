@@ -1,8 +1,6 @@
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { HermesMemoryError, describeError, silentLogger, type Logger } from "@hermes/memory-core";
-import { isBusyError } from "@hermes/memory-provider-kit";
 import { matchesFilter, type VectorMetadata } from "../metadata-filter.js";
 import { Sidecar } from "./sidecar.js";
 import type { KeywordHit, SidecarRow, SidecarWrite } from "./sidecar-rows.js";
@@ -20,74 +18,10 @@ import {
 import { dimensionMismatchError } from "../backends/index-identity.js";
 import { MAX_DIMENSIONS } from "../vector-config.js";
 import { loadUsearch, type Usearch } from "../native-modules.js";
+import { ExactNamespace } from "./exact-namespace.js";
+import { fileSha256, fsyncPath, processAlive, storageWriteError } from "./store-files.js";
 
 type UsearchIndex = InstanceType<Usearch["Index"]>;
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-/** A namespace's vectors held in one growable matrix for brute-force search. */
-class ExactNamespace {
-  keys: number[] = [];
-  /** The record id of each key (same slot). */
-  ids: string[] = [];
-  private readonly slot = new Map<number, number>();
-  /** The slot of a key, if present. */
-  slotOf(key: number): number | undefined {
-    return this.slot.get(key);
-  }
-  data: Float32Array;
-  norms: Float32Array;
-  constructor(private readonly dims: number, capacity: number) {
-    this.data = new Float32Array(Math.max(16, capacity) * dims);
-    this.norms = new Float32Array(Math.max(16, capacity));
-  }
-  /**
-   * Append a vector given as its stored bytes (float32), copied straight into the matrix. Bytes of
-   * another length (a vector of other dimensions) are skipped.
-   */
-  append(key: number, id: string, bytes: Uint8Array): void {
-    if (bytes.byteLength !== this.dims * 4 || this.slot.has(key)) return;
-    const i = this.keys.length;
-    if ((i + 1) * this.dims > this.data.length) this.grow();
-    this.keys.push(key);
-    this.ids.push(id);
-    this.slot.set(key, i);
-    const base = i * this.dims;
-    new Uint8Array(this.data.buffer, base * 4, bytes.byteLength).set(bytes);
-    let n = 0;
-    for (let j = base; j < base + this.dims; j++) n += this.data[j]! * this.data[j]!;
-    this.norms[i] = Math.sqrt(n);
-  }
-  private grow(): void {
-    const grown = new Float32Array(this.data.length * 2);
-    grown.set(this.data);
-    this.data = grown;
-    const norms = new Float32Array(this.norms.length * 2);
-    norms.set(this.norms);
-    this.norms = norms;
-  }
-  set(key: number, id: string, vector: Float32Array): void {
-    let i = this.slot.get(key);
-    if (i === undefined) {
-      i = this.keys.length;
-      if ((i + 1) * this.dims > this.data.length) this.grow();
-      this.keys.push(key);
-      this.ids.push(id);
-      this.slot.set(key, i);
-    }
-    this.data.set(vector, i * this.dims);
-    let n = 0;
-    for (let j = 0; j < vector.length; j++) n += vector[j]! * vector[j]!;
-    this.norms[i] = Math.sqrt(n);
-  }
-}
 
 /** Namespaces up to this size are searched exactly by default (a semantic embedder's vectors). */
 export const DEFAULT_EXACT_THRESHOLD = 10_000;
@@ -156,50 +90,6 @@ const SIDECAR_FILE = "sidecar.sqlite";
 /** Sidecar meta keys recording the saved index file (the file is only loaded when both match). */
 const INDEX_BYTES_META = "index_bytes";
 const INDEX_SHA256_META = "index_sha256";
-
-function fileSha256(file: string): { bytes: number; sha256: string } {
-  const hash = createHash("sha256");
-  const fd = fs.openSync(file, "r");
-  let bytes = 0;
-  try {
-    const buffer = Buffer.allocUnsafe(1 << 20);
-    for (;;) {
-      const n = fs.readSync(fd, buffer, 0, buffer.length, null);
-      if (n === 0) break;
-      hash.update(buffer.subarray(0, n));
-      bytes += n;
-    }
-  } finally {
-    fs.closeSync(fd);
-  }
-  return { bytes, sha256: hash.digest("hex") };
-}
-
-function fsyncPath(target: string): void {
-  const fd = fs.openSync(target, "r");
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-/** A typed error for a failed index/sidecar write, saying what to do (disk full is the usual cause). */
-export function storageWriteError(what: string, error: unknown): HermesMemoryError {
-  if (HermesMemoryError.isInstance(error)) return error;
-  const code = (error as NodeJS.ErrnoException | null)?.code ?? "";
-  const raw = describeError(error);
-  const full = code === "ENOSPC" || code === "SQLITE_FULL" || /no space|disk is full|database or disk is full|serialize into stream/i.test(raw);
-  const readOnly = code === "EROFS" || code === "EACCES" || code === "EPERM" || code.startsWith("SQLITE_READONLY") || /read-?only/i.test(raw);
-  const hint = full
-    ? "the disk is full: free space on it and call flush() again (nothing accepted is dropped while the process runs; what the sidecar holds is kept)"
-    : readOnly
-      ? "the directory is read-only or not writable: make $HERMES_HOME writable, then restart"
-      : isBusyError(error)
-        ? "another process (a second agent on this $HERMES_HOME, an import) held its write lock too long: retry once it is done"
-        : "check free disk space and write permission on $HERMES_HOME/memory/vector, then call flush() again";
-  return new HermesMemoryError({ code: "STORAGE_FAILED", message: `Could not write ${what} (${raw}): ${hint}.`, cause: error });
-}
 
 /**
  * The embedded store: a usearch HNSW index (cosine) plus a SQLite sidecar holding text, metadata,

@@ -1,6 +1,6 @@
 import { HermesMemoryError } from "@hermes/memory-core";
 import { cosineSimilarity } from "../embedders/embedder.js";
-import { storageWriteError } from "../local/local-vector-store.js";
+import { storageWriteError } from "../local/store-files.js";
 import type { Sidecar } from "../local/sidecar.js";
 import type { SidecarRow, SidecarWrite } from "../local/sidecar-rows.js";
 import { matchesFilter, type VectorMetadata } from "../metadata-filter.js";

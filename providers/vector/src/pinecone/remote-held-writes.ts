@@ -8,7 +8,8 @@
 import { HermesMemoryError, describeError, type Logger, type MemoryItem } from "@hermes/memory-core";
 import { FailureRun } from "../backends/failure-run.js";
 import { HeldWriteLimit } from "../backends/held-write-limit.js";
-import type { PineconeRemoteMemory, RememberOptions } from "./pinecone-remote-store.js";
+import type { PineconeRemoteMemory } from "./pinecone-remote-store.js";
+import type { RememberOptions } from "./remote-records.js";
 
 interface HeldWrite {
   item: MemoryItem;

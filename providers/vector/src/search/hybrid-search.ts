@@ -136,6 +136,35 @@ interface Scored {
 }
 
 /**
+ * The fused candidates as scored entries, in fused order, with their row keys (from the keyword and
+ * vector hits, else looked up by id), and the entries by key.
+ */
+function scoredCandidates(
+  sidecar: Sidecar,
+  namespace: string,
+  fused: readonly FusedResult[],
+  vectorHits: readonly VectorMatch[],
+  keywordHits: readonly KeywordRank[],
+): { entries: Scored[]; byKey: Map<number, Scored> } {
+  const keyOf = new Map<string, number>();
+  for (const h of keywordHits) keyOf.set(h.id, h.key);
+  for (const h of vectorHits) if (h.key !== undefined) keyOf.set(h.id, h.key);
+  // Vector hits of a remote store come without keys: their rows are looked up by id (none: the
+  // item is only in the remote store).
+  const unknown = fused.filter((f) => !keyOf.has(f.id)).map((f) => f.id);
+  if (unknown.length > 0) for (const ref of sidecar.linkedRefs(namespace, unknown, 0, 0).values()) keyOf.set(ref.id, ref.key);
+  const entries: Scored[] = [];
+  const byKey = new Map<number, Scored>();
+  for (const f of fused) {
+    const key = keyOf.get(f.id);
+    const entry: Scored = { key, id: f.id, score: f.score, fused: f, metadata: undefined };
+    entries.push(entry);
+    if (key !== undefined) byKey.set(key, entry);
+  }
+  return { entries, byKey };
+}
+
+/**
  * The fused candidates with conversational context, best `limit` first, as `MemoryHit`s.
  *
  * The first `maxGivers` candidates that are turns with a session pass shares of their score to
@@ -160,21 +189,7 @@ function withContext(
 ): MemoryHit[] {
   // Far down the list the shares are too small to change the top `limit`.
   const maxGivers = contextGivers(limit);
-  const keyOf = new Map<string, number>();
-  for (const h of keywordHits) keyOf.set(h.id, h.key);
-  for (const h of vectorHits) if (h.key !== undefined) keyOf.set(h.id, h.key);
-  // Vector hits of a remote store come without keys: their rows are looked up by id (none: the
-  // item is only in the remote store).
-  const unknown = fused.filter((f) => !keyOf.has(f.id)).map((f) => f.id);
-  if (unknown.length > 0) for (const ref of sidecar.linkedRefs(namespace, unknown, 0, 0).values()) keyOf.set(ref.id, ref.key);
-  const entries: Scored[] = [];
-  const byKey = new Map<number, Scored>();
-  for (const f of fused) {
-    const key = keyOf.get(f.id);
-    const entry: Scored = { key, id: f.id, score: f.score, fused: f, metadata: undefined };
-    entries.push(entry);
-    if (key !== undefined) byKey.set(key, entry);
-  }
+  const { entries, byKey } = scoredCandidates(sidecar, namespace, fused, vectorHits, keywordHits);
   // The givers' neighbour keys, whether they ask a question and whether they are turns with a
   // session (no metadata or text is read). A giver without a row gives nothing.
   const giverCount = Math.min(maxGivers, entries.length);
