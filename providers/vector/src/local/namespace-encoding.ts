@@ -3,10 +3,10 @@
  *
  * A namespace that names a user stands for that user alone (a search in it is trusted to hold only
  * their items), so two different user ids must never give one namespace. Pinecone namespaces are
- * kept to letters, digits and `. _ : @ -`; other characters used to become `_`, which gave `a b`
- * and `a_b` one namespace. Now:
- * - an id made only of those characters, at most 128 bytes long, is used as it is (so every store
- *   written before keeps its namespaces);
+ * kept to letters, digits and `. _ : @ -`, and replacing other characters (say by `_`) would give
+ * `a b` and `a_b` one namespace. So:
+ * - an id made only of those characters, at most 128 bytes long, is used as it is (existing stores
+ *   keep their namespaces);
  * - any other character is written as `~` and two hex digits per UTF-8 byte (`a b` → `a~20b`).
  *   `~` was never kept, so such a name is never one of the first kind, and it reads back to one id;
  * - an id whose name would exceed 128 bytes becomes its first bytes, `~~` (which the escapes never
