@@ -18,7 +18,7 @@ import {
   type MemoryStats,
   type MemoryUpdate,
 } from "@hermes/memory-core";
-import { checkWholeStoreErasure, isBusyError, MEMORY_ITEM_KINDS, parseForgetScope, parseMemoryFilter, parseMemoryItem, parseMemoryUpdate, parseSearchLimit, resolveExpiry, sqliteLockWaitMs, type ParsedForgetScope, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
+import { checkWholeStoreErasure, isBusyError, MEMORY_ITEM_KINDS, parseForgetScope, parseMemoryFilter, parseMemoryItem, parseMemoryUpdate, parseSearchLimit, sqliteLockWaitMs, type ParsedForgetScope, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
 import { isLexicalEmbedder, type Embedder } from "../embedders/embedder.js";
 import { SPARSE_ENCODER_ID } from "../embedders/sparse-encoder.js";
 import { LocalVectorStore } from "../local/local-vector-store.js";
@@ -27,7 +27,7 @@ import { Sidecar } from "../local/sidecar.js";
 import { namespaceUserReader, UserNamespaces } from "../local/user-namespaces.js";
 import type { VectorMetadata } from "../metadata-filter.js";
 import { Outbox, refusedWritesError } from "../pinecone/outbox.js";
-import { flattenMetadata, PineconeVectorStore } from "../pinecone/pinecone-vector-store.js";
+import { PineconeVectorStore } from "../pinecone/pinecone-vector-store.js";
 import { isolateRefused } from "../retry-policy.js";
 import { hybridSearch, recordPasses, toMemoryHit } from "../search/hybrid-search.js";
 import { invalidArgument, notInitialisedError, OUTBOX_FILE, REMOTE_OUTBOX_FILE, shutDownWhileStarting, VECTOR_DIR, type BackendHost, type CheckpointWrite, type StoredFact, type VectorBackend } from "./backend.js";
@@ -35,9 +35,9 @@ import { dimensionMismatchError } from "./index-identity.js";
 import { copyToRemote, exportAll, importAll, reindexAll, type ExportedItem, type PendingWrite, type ProgressCallback } from "./maintenance.js";
 import { openRemoteMemory } from "./remote-backend.js";
 import type { VectorStore } from "./vector-store.js";
+import { pendingWrite, updatedMetadata } from "./pending-writes.js";
 import { WriteQueue, type BatchWriter } from "./write-queue.js";
 
-const RESERVED_KEYS = new Set(["text", "kind", "session_id", "user_id", "created_at", "tags", "digest", "extra", "text_truncated", "source", "role", "expires_at", "created_ms"]);
 /** Delay before expired items found by a search are purged in the background. */
 const LAZY_PURGE_DELAY_MS = 1000;
 /**
@@ -294,23 +294,7 @@ export class SidecarBackend implements VectorBackend, BatchWriter {
   }
 
   private buildWrite(item: MemoryItem, id: string, extra: VectorMetadata = {}): PendingWrite {
-    const kind = item.kind ?? "fact";
-    const userId = item.userId;
-    const now = Date.now();
-    const expiresAt = resolveExpiry(item, now);
-    const metadata: Record<string, unknown> = {
-      kind,
-      created_at: new Date(now).toISOString(),
-      ...(expiresAt !== null ? { expires_at: expiresAt } : {}),
-      ...(item.sessionId ? { session_id: item.sessionId } : {}),
-      ...(userId ? { user_id: userId } : {}),
-      ...(item.tags && item.tags.length > 0 ? { tags: item.tags } : {}),
-      ...extra,
-    };
-    const user: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(item.metadata ?? {})) if (!RESERVED_KEYS.has(k)) user[k] = v;
-    if (Object.keys(user).length > 0) metadata.extra = JSON.stringify(user);
-    return { id, namespace: this.host.namespaceFor(userId), text: item.content, metadata: flattenMetadata(metadata) };
+    return pendingWrite(item, id, this.host.namespaceFor(item.userId), extra);
   }
 
   /** A read-only home queues the turn all the same: its write fails, the queue keeps it and warns once, and flush() rejects, so a turn that cannot be stored is never acknowledged. */
@@ -621,28 +605,14 @@ export class SidecarBackend implements VectorBackend, BatchWriter {
   async update(id: string, changes: MemoryUpdate): Promise<boolean> {
     if (typeof id !== "string" || id === "") throw invalidArgument("update: id must be non-empty text.");
     const parsed = parseMemoryUpdate(changes);
-    const expiresAt = parsed.expiresAt;
     const { sidecar } = this.requireOpen();
     this.assertWritable();
     await this.host.mirrored();
     await this.queue.deliverAll(FLUSH_LOCK_DEADLINE_MS);
     const row = sidecar.getByIds(null, [id])[0];
     if (!row || !recordPasses(row.metadata, {}, Date.now())) return false;
-    const { text: _text, ...metadata } = row.metadata;
-    if (parsed.tags !== undefined) {
-      if (parsed.tags.length > 0) metadata.tags = parsed.tags;
-      else delete metadata.tags;
-    }
-    if (parsed.metadata !== undefined) {
-      const user: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(parsed.metadata)) if (!RESERVED_KEYS.has(k)) user[k] = v;
-      if (Object.keys(user).length > 0) metadata.extra = JSON.stringify(user);
-      else delete metadata.extra;
-    }
-    if (expiresAt === null) delete metadata.expires_at;
-    else if (expiresAt !== undefined) metadata.expires_at = expiresAt;
     const text = parsed.content ?? row.text;
-    await this.writeDurable([{ id, namespace: row.namespace, text, metadata: flattenMetadata(metadata) }]);
+    await this.writeDurable([{ id, namespace: row.namespace, text, metadata: updatedMetadata(row.metadata, parsed) }]);
     await this.store!.flush();
     this.host.clearRecall();
     return true;
