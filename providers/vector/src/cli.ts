@@ -4,7 +4,7 @@ import { checkJsonlSource, checkJsonlTarget, countJsonlRecords, readJsonlFile, w
 import { HermesMemoryError, describeError, errorDocument, type ForgetScope, type MemoryKind } from "@hermes/memory-core";
 import fs from "node:fs";
 import path from "node:path";
-import { Outbox } from "./outbox.js";
+import { Outbox } from "./pinecone/outbox.js";
 import { OUTBOX_FILE, REMOTE_OUTBOX_FILE, VECTOR_DIR, VectorMemoryProvider, type ExportedItem, type ProgressCallback, type VectorMemoryProviderOptions } from "./vector-memory-provider.js";
 
 /** Where CLI actions write, and the host's prompts and progress bars. Injectable for tests. */

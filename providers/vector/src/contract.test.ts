@@ -23,7 +23,7 @@ describeMemoryProviderContract({
   packageDir,
   // A read-only sidecar is what a read-only or full disk looks like to the local store.
   breakStorage: ({ provider }) => {
-    (provider as unknown as { sidecar: { db: { pragma(s: string): unknown } } }).sidecar.db.pragma("query_only = ON");
+    (provider as unknown as { backend: { sidecar: { db: { pragma(s: string): unknown } } } }).backend.sidecar.db.pragma("query_only = ON");
   },
 });
 

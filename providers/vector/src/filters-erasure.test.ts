@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { HermesMemoryError, searchCapabilities } from "@hermes/memory-core";
 import { PineconeFake } from "@hermes/pinecone-fake";
 import { VectorMemoryProvider, type VectorMemoryProviderOptions } from "./vector-memory-provider.js";
-import { PineconeVectorStore } from "./pinecone-vector-store.js";
+import { PineconeVectorStore } from "./pinecone/pinecone-vector-store.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {

@@ -1,45 +1,20 @@
 /**
  * @hermes/memory-vector — the `vector` memory provider: semantic recall over an embedded local
  * index (usearch HNSW + SQLite sidecar) by default, Pinecone at scale, hybrid with BM25.
+ *
+ * The public entry: the provider, its configuration and the embedders a user constructs. The
+ * stores, the sidecar, the tokenizer and the ranking are internal (`@hermes/memory-vector/internal`
+ * reaches the parts this repository's benchmarks and packed-install tests drive directly).
  */
 import type { Logger, MemoryProvider } from "@hermes/memory-core";
 import { VectorMemoryProvider, type VectorMemoryProviderOptions } from "./vector-memory-provider.js";
 
 export { VectorMemoryProvider, type VectorMemoryProviderOptions, type ExportedItem, type ProgressCallback } from "./vector-memory-provider.js";
-export { type Embedder, l2Normalize, cosineSimilarity, isLexicalEmbedder } from "./embedder.js";
-export { HashingEmbedder, type HashingEmbedderOptions } from "./hashing-embedder.js";
-export { OpenAIEmbedder, DEFAULT_EMBED_INPUT_CHARS, type OpenAIEmbedderOptions } from "./openai-embedder.js";
-export { OnnxEmbedder, type OnnxEmbedderOptions } from "./onnx-embedder.js";
-export { WordPieceTokenizer } from "./wordpiece-tokenizer.js";
-export {
-  DEFAULT_NAMESPACE,
-  type VectorStore,
-  type VectorRecord,
-  type VectorMatch,
-  type VectorQueryOptions,
-  type VectorDeleteTarget,
-  type NamespaceOptions,
-  type VectorStoreStats,
-} from "./vector-store.js";
-export { LocalVectorStore, DEFAULT_EXPANSION_SEARCH, DEFAULT_EXACT_THRESHOLD, LEXICAL_EXACT_THRESHOLD, type LocalVectorStoreOptions } from "./local-vector-store.js";
-export { PineconeVectorStore, flattenMetadata, type PineconeVectorStoreOptions } from "./pinecone-vector-store.js";
-export { PineconeRemoteMemory, type PineconeRemoteMemoryOptions, type RememberOptions as RemoteRememberOptions } from "./pinecone-remote-store.js";
-export { Sidecar, toFtsQuery, type SidecarRow, type KeywordHit, type SidecarOpenOptions } from "./sidecar.js";
-export { type MetadataFilter, type MetadataValue, type VectorMetadata } from "./metadata-filter.js";
-export {
-  reciprocalRankFusion,
-  RRF_K,
-  scoreFusion,
-  LEXICAL_EMBEDDER_FUSION,
-  fusionWeightsFor,
-  SEMANTIC_EMBEDDER_FUSION,
-  type FusedResult,
-  type FusionWeights,
-} from "./rank-fusion.js";
-export { NEIGHBOUR_WEIGHTS, SPEAKER_BOOST } from "./conversation-context.js";
-export { resolveVectorConfig, MAX_DIMENSIONS, loadVectorConfig, loadVectorConfigSync, renderNamespace, DEFAULT_VECTOR_CONFIG, type VectorConfig, type StoreKind, type EmbedderKind, type PineconeLayout } from "./vector-config.js";
-export { VECTOR_TOOL_SCHEMAS, SEARCH_TOOL, REMEMBER_TOOL, FORGET_TOOL } from "./vector-tools.js";
-export { dimensionMismatchError } from "./index-identity.js";
+export type { Embedder } from "./embedders/embedder.js";
+export { HashingEmbedder, type HashingEmbedderOptions } from "./embedders/hashing-embedder.js";
+export { OpenAIEmbedder, DEFAULT_EMBED_INPUT_CHARS, type OpenAIEmbedderOptions } from "./embedders/openai-embedder.js";
+export { OnnxEmbedder, type OnnxEmbedderOptions } from "./embedders/onnx-embedder.js";
+export { resolveVectorConfig, loadVectorConfig, MAX_DIMENSIONS, DEFAULT_VECTOR_CONFIG, type VectorConfig, type StoreKind, type EmbedderKind, type PineconeLayout } from "./vector-config.js";
 
 /** The part of core's registration context this provider uses. */
 export interface VectorRegistrationContext {

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HermesMemoryError } from "@hermes/memory-core";
 import { PineconeFake } from "@hermes/pinecone-fake";
 import { runRefused, type CliIo } from "./cli.js";
-import { deliverIsolating, Outbox, type OutboxEntry } from "./outbox.js";
+import { deliverIsolating, Outbox, type OutboxEntry } from "./pinecone/outbox.js";
 import { markContentRefusal } from "./retry-policy.js";
 import { VectorMemoryProvider, type VectorMemoryProviderOptions } from "./vector-memory-provider.js";
 

@@ -50,7 +50,7 @@ const pinecone = (fake: PineconeFake): VectorMemoryProviderOptions => ({
 
 function breakSidecar(provider: VectorMemoryProvider, broken: boolean): void {
   // A query-only connection refuses every write, as a full disk does.
-  (provider as unknown as { sidecar: { db: { pragma(s: string): unknown } } }).sidecar.db.pragma(`query_only = ${broken ? "ON" : "OFF"}`);
+  (provider as unknown as { backend: { sidecar: { db: { pragma(s: string): unknown } } } }).backend.sidecar.db.pragma(`query_only = ${broken ? "ON" : "OFF"}`);
 }
 
 describe("accepted writes are stored, or flush() says they are not", () => {

@@ -4,8 +4,8 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HermesMemoryError } from "@hermes/memory-core";
 import { PineconeFake } from "@hermes/pinecone-fake";
-import type { Embedder } from "./embedder.js";
-import { HashingEmbedder } from "./hashing-embedder.js";
+import type { Embedder } from "./embedders/embedder.js";
+import { HashingEmbedder } from "./embedders/hashing-embedder.js";
 import { runForget, runReindex, runSearch, runStats, type CliIo } from "./cli.js";
 import { VectorMemoryProvider, type VectorMemoryProviderOptions } from "./vector-memory-provider.js";
 

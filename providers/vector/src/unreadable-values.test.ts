@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { HermesMemoryError } from "@hermes/memory-core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runExport, runReindex, runStats, type CliIo } from "./cli.js";
-import { Sidecar } from "./sidecar.js";
+import { Sidecar } from "./local/sidecar.js";
 import { VectorMemoryProvider } from "./vector-memory-provider.js";
 
 let home: string;

@@ -14,8 +14,10 @@ import type { Logger } from "@hermes/memory-core";
 import type { PineconeFake } from "@hermes/pinecone-fake";
 import { mountTmpfs } from "@hermes/test-support";
 import { runReindex } from "./cli.js";
-import { Outbox } from "./outbox.js";
-import { HashingEmbedder, PineconeVectorStore, Sidecar, VectorMemoryProvider, type VectorMemoryProviderOptions } from "./index.js";
+import { Outbox } from "./pinecone/outbox.js";
+import { HashingEmbedder, VectorMemoryProvider, type VectorMemoryProviderOptions } from "./index.js";
+import { Sidecar } from "./local/sidecar.js";
+import { PineconeVectorStore } from "./pinecone/pinecone-vector-store.js";
 import { cleanupsAfterEach, layoutsWithFakes, openSession, type Session } from "./test-support/layouts.js";
 
 const cleanups = cleanupsAfterEach();

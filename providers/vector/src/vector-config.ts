@@ -184,4 +184,4 @@ export function loadVectorConfigSync(
   return resolveFrom(section, file, { ...env, ...readEnvFileSync(hermesHome) }, overrides, onWarning);
 }
 
-export { renderNamespace } from "./namespace-encoding.js";
+export { renderNamespace } from "./local/namespace-encoding.js";

@@ -6,8 +6,8 @@ import { HermesMemoryError, isSearchableMemory } from "@hermes/memory-core";
 import { VectorMemoryProvider, type VectorMemoryProviderOptions } from "./vector-memory-provider.js";
 import { PineconeFake } from "@hermes/pinecone-fake";
 import { register } from "./index.js";
-import { HashingEmbedder } from "./hashing-embedder.js";
-import type { Embedder } from "./embedder.js";
+import { HashingEmbedder } from "./embedders/hashing-embedder.js";
+import type { Embedder } from "./embedders/embedder.js";
 import { MAX_QUERY_CHARS } from "@hermes/memory-provider-kit";
 
 const cleanups: Array<() => Promise<void> | void> = [];

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { DEFAULT_SEARCH_LIMIT } from "@hermes/memory-provider-kit";
+import { MEMORY_TOOL_LIMITS } from "@hermes/memory-provider-kit";
 import { VectorMemoryProvider } from "./vector-memory-provider.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -26,7 +26,7 @@ describe("vector_memory_search's limit", () => {
     await p.flush();
     const limit = (p.getToolSchemas().find((s) => s.name === "vector_memory_search")!.parameters as { properties: { limit: { description: string; maximum: number } } }).properties.limit;
     const documented = Number(/\(default (\d+)\)/.exec(limit.description)?.[1]);
-    expect(documented).toBe(DEFAULT_SEARCH_LIMIT);
+    expect(documented).toBe(MEMORY_TOOL_LIMITS.search.default);
     const search = async (args: Record<string, unknown>) => JSON.parse(await p.handleToolCall("vector_memory_search", { query: "harbour note", ...args })) as { count?: number; error?: string };
     expect((await search({})).count).toBe(documented);
     expect((await search({ limit: limit.maximum })).count).toBe(limit.maximum);

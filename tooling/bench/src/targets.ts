@@ -105,6 +105,17 @@ export async function loadVector(needed: string[]): Promise<Loaded<VectorModule>
   return missing ? { ok: false, reason: missing } : mod;
 }
 
+/**
+ * Loads `@hermes/memory-vector/internal` (the parts the bench drives directly, e.g. `LocalVectorStore`;
+ * not the package's public API) and checks the named exports.
+ */
+export async function loadVectorInternal(needed: string[]): Promise<Loaded<VectorModule>> {
+  const mod = await importPackage("@hermes/memory-vector/internal");
+  if (!mod.ok) return mod;
+  const missing = requireExports("@hermes/memory-vector/internal", mod.value, needed);
+  return missing ? { ok: false, reason: missing } : mod;
+}
+
 /** Resolves a value that may or may not be a promise (provider hooks may be sync or async). */
 export async function settle<T>(value: T | Promise<T>): Promise<T> {
   return await value;

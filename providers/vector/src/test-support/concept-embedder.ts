@@ -1,4 +1,4 @@
-import { l2Normalize, type Embedder } from "../embedder.js";
+import { l2Normalize, type Embedder } from "../embedders/embedder.js";
 
 /**
  * A deterministic "semantic" embedder for tests: words of one concept (vehicles, dogs, the sea,

@@ -1,6 +1,6 @@
 // Child process for the crash test: writes batches into a LocalVectorStore forever, printing the
 // number of committed records after each batch, until the parent kills it with SIGKILL.
-import { LocalVectorStore } from "../local-vector-store.js";
+import { LocalVectorStore } from "../local/local-vector-store.js";
 
 const directory = process.argv[2]!;
 const dims = 16;

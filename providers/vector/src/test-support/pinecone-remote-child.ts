@@ -4,7 +4,7 @@
 import path from "node:path";
 import readline from "node:readline";
 import { HermesMemoryError } from "@hermes/memory-core";
-import { PineconeRemoteMemory } from "../pinecone-remote-store.js";
+import { PineconeRemoteMemory } from "../pinecone/pinecone-remote-store.js";
 import { ConceptEmbedder } from "./concept-embedder.js";
 
 const home = process.env.HERMES_HOME!;

@@ -1,4 +1,5 @@
-import type { Sidecar, SidecarRow } from "../sidecar.js";
+import type { Sidecar } from "../local/sidecar.js";
+import type { SidecarRow } from "../local/sidecar-rows.js";
 
 /**
  * Reference lookup for tests: the turns around the row `key` in the same namespace and session, in

@@ -5,7 +5,7 @@ import { bruteForceTopK, recallAt } from "../knn.js";
 import type { Summary } from "../stats.js";
 import { SuiteRecorder, type SuiteContext, type SuiteResult } from "../suite-result.js";
 import { LATENCY_COLUMNS, fmt, latencyCells, ratio } from "../table.js";
-import { loadVector } from "../targets.js";
+import { loadVectorInternal } from "../targets.js";
 import { timeTask, wallClock } from "../timing.js";
 import { EmbeddingSpace } from "../vector-data.js";
 
@@ -46,7 +46,7 @@ export async function runVectorSuite(ctx: SuiteContext): Promise<SuiteResult> {
   const rows: Array<Array<string | number>> = [];
   const measured: Array<{ size: number; brute: Summary; store: Summary | null; recall: number | null; tuned?: { expansionSearch: number; recall: number; latency: Summary }; buildMs: number | null; openMs: number | null }> = [];
 
-  const vec = await loadVector(["LocalVectorStore"]);
+  const vec = await loadVectorInternal(["LocalVectorStore"]);
   if (!vec.ok) rec.skip(`LocalVectorStore: ${vec.reason}`);
   const Store = vec.ok ? (vec.value.LocalVectorStore as unknown as LocalStoreClass) : null;
 
