@@ -123,7 +123,7 @@ export {
 export {
   UNREADABLE_KEY,
   decodeUtf8,
-  keptValue,
+  unreadableOriginal,
   readableText,
   readableJson,
   keepUnreadable,
@@ -134,3 +134,22 @@ export {
   type ReadableText,
   type ReadableJson,
 } from "./unreadable-values.js";
+
+// Issue 42, shared hook logic: what both providers store from the host's hooks, and renamed settings.
+export {
+  turnItem,
+  checkpointItems,
+  checkpointDigest,
+  chatMessageText,
+  mirroredWrite,
+  switchSessionAfterFlush,
+  type HookSession,
+  type TurnItem,
+  type CheckpointItem,
+  type MirroredFact,
+  type MirroredWrite,
+} from "./provider-hooks.js";
+export { applyRenamedSettings, type RenamedSetting } from "./renamed-settings.js";
+export { readableRow, type ReadableRow } from "./unreadable-values.js";
+export { planQueryRanking } from "./rank-plan.js";
+export { PREFETCH_CONFIG_FIELDS, DEFAULT_PREFETCH_LIMIT, DEFAULT_PREFETCH_MAX_CHARS } from "./prefetch-settings.js";
