@@ -5,7 +5,7 @@ import { HermesMemoryError, type MemoryHit, type MemoryKind, type MemoryStats } 
 import { BM25_WEIGHTS, bm25Call, closeDatabase, refillIndex, storageError, type Db } from "./database.js";
 import { readableValues, repairUnreadableValues, unreadableItemIds, UNREADABLE_KEY } from "./unreadable-values.js";
 import { NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, SPEAKER_BOOST, asksQuestion, nextTurnShare, queryTokens, quoteTerm, speakerNamed, uniqueTerms } from "@hermes/memory-provider-kit";
-import { DocumentFrequencies, ITEMS_RANKER_SCHEMA, LayeredRanker, planRanking, relatedToRank, ftsTermCounter, contextGivers, RELATED_TERM_WEIGHT, type CountedTerm, type LayeredRankerOptions } from "@hermes/memory-provider-kit";
+import { DocumentFrequencies, ITEMS_RANKER_SCHEMA, LayeredRanker, planQueryRanking, ftsTermCounter, contextGivers, RELATED_TERM_WEIGHT, type CountedTerm, type LayeredRankerOptions } from "@hermes/memory-provider-kit";
 import { checkpointCopies, checkWholeStoreErasure, filterToSql, isEmptyFilter, type FilterSql, type FilterSqlOptions, type ParsedForgetScope, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
 import { SmallIndexCompactor, WalCheckpointer, withBusyTimeout } from "@hermes/memory-provider-kit";
 import { CONTEXT_TURNS, NO_CONTEXT, RecentTurns, turnContext, turnDateText, type TurnColumnWeights, type TurnContext } from "@hermes/memory-provider-kit";
@@ -533,9 +533,9 @@ export class MemoryStore {
   private rankPlan(terms: readonly string[], total: number): { plan: RankPlan; related: string | null } | null {
     if (terms.length === 0) return null;
     // The query's words are counted in one statement, its related words in another.
-    const plan = planRanking(terms, total, this.frequencies.lookup(terms, total));
-    if (plan === null) return null;
-    const kept = relatedToRank(terms, total, this.frequencies);
+    const planned = planQueryRanking(terms, total, this.frequencies);
+    if (planned === null) return null;
+    const { plan, related: kept } = planned;
     const related = kept.length === 0 ? null : kept.map(quoteTerm).join(" OR ");
     const words = plan.mode === "bm25" ? plan.terms : plan.terms.map((t) => t.term);
     const fallback = plan.floored.length > 0 ? { mode: "bm25" as const, match: [...words, ...plan.floored].map(quoteTerm).join(" OR ") } : undefined;
