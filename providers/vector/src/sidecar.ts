@@ -16,8 +16,7 @@ import {
   openSqliteStore,
   type OpenSqliteStoreOptions,
   openSqliteStoreAsync,
-  planRanking,
-  relatedToRank,
+  planQueryRanking,
   ftsTermCounter,
   quoteTerm,
   RecentTurns,
@@ -36,7 +35,7 @@ import {
   type SqliteStoreSpec,
   UNREADABLE_KEY,
   keepUnreadable,
-  keptValue,
+  unreadableOriginal,
 } from "@hermes/memory-provider-kit";
 import { ReadCache, type TurnLinks } from "./read-cache.js";
 import { matchesFilter, type MetadataFilter, type VectorMetadata } from "./metadata-filter.js";
@@ -573,7 +572,7 @@ function repairRecords(db: SqliteDatabase): number {
     for (let n = 0; taken.get(readable.namespace, id, row.key) !== undefined; n++) id = `${readable.id}~${row.key}${n === 0 ? "" : `-${n}`}`;
     // The id changes from what was stored, so the stored one is kept (unless it already is).
     const keptIds = metadata[UNREADABLE_KEY] as unknown as Record<string, unknown> | undefined;
-    if (id !== readable.id && keptIds?.id === undefined) metadata = keepUnreadable(metadata, { id: keptValue(row.id) }) as VectorMetadata;
+    if (id !== readable.id && keptIds?.id === undefined) metadata = keepUnreadable(metadata, { id: unreadableOriginal(row.id) }) as VectorMetadata;
     const { text: _text, ...stored } = metadata;
     const values: unknown[] = [readable.namespace, id, readable.text, id === readable.id ? readable.metadataText : JSON.stringify(metadata)];
     if (filterColumns) {
@@ -1069,10 +1068,10 @@ export class Sidecar {
     if (limit <= 0 || typeof query !== "string") return [];
     const total = (this.prepare(`SELECT COALESCE(MAX(key), 0) AS n FROM records`).get() as { n: number }).n;
     const terms = uniqueTerms(query);
-    const plan = planRanking(terms, total, this.frequencies.lookup(terms, total));
-    if (!plan) return [];
-    // The query words' related words (rare ones only: cheap at any size), ranked on their own.
-    const related = relatedToRank(terms, total, this.frequencies);
+    // The query words' related words (rare ones only: cheap at any size) are ranked on their own.
+    const planned = planQueryRanking(terms, total, this.frequencies);
+    if (!planned) return [];
+    const { plan, related } = planned;
     const fetchLimit = filter ? Math.max(limit * 10, 200) : limit;
     const cols = filter ? "r.metadata, r.text" : "NULL AS metadata, NULL AS text";
     type Raw = { key: number; id: unknown; metadata: unknown; text: unknown; rank: number };

@@ -55,11 +55,12 @@ import { loadVectorConfig, loadVectorConfigSync, renderNamespace, resolveVectorC
 import type { VectorStore } from "./vector-store.js";
 import { FORGET_TOOL, REMEMBER_TOOL, runVectorTool, SEARCH_TOOL, VECTOR_TOOL_SCHEMAS, type VectorToolBackend } from "./vector-tools.js";
 import {
-  checkpointText,
+  checkpointItems,
   checkWholeStoreErasure,
   formatRecall,
   isBusyError,
   MEMORY_ITEM_KINDS,
+  mirroredWrite,
   parseForgetScope,
   parseMemoryFilter,
   parseMemoryItem,
@@ -69,8 +70,10 @@ import {
   sqliteLockWaitMs,
   recallEntryCount,
   resolveExpiry,
+  switchSessionAfterFlush,
   ToolUserScope,
-  turnText,
+  turnItem,
+  type CheckpointItem,
   type ParsedForgetScope,
   type ParsedMemoryFilter,
 } from "@hermes/memory-provider-kit";
@@ -133,13 +136,6 @@ function writableDirectory(target: string): boolean {
 
 function sha256(text: string): string {
   return createHash("sha256").update(text).digest("hex");
-}
-
-function messageText(message: ChatMessage): string {
-  const content = message.content;
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) return content.map((p) => (typeof p.text === "string" ? p.text : "")).filter(Boolean).join("\n");
-  return "";
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
@@ -735,56 +731,55 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     if (this.queue.hasUndelivered || this.queue.dropped > 0) throw this.queue.undeliveredError();
   }
 
-  /** Queue a completed turn (returns at once). Skipped for cron/subagent contexts. */
+  /**
+   * Queue a completed turn (the kit's `turnItem`; returns at once). The speaker is kept in the
+   * item's metadata, where searches read it. Skipped for cron/subagent contexts.
+   */
   override syncTurn(userContent: string, assistantContent: string, options: SyncTurnOptions = { sessionId: "" }): void {
     if (!this.writesAllowed || !this.isOpen) return;
+    const turn = turnItem(userContent, assistantContent, options, { sessionId: this.sessionId, userId: this.userId });
+    if (!turn) return;
+    const item: MemoryItem = { content: turn.content, kind: "turn", sessionId: turn.sessionId ?? "", userId: this.userId, metadata: { ...turn.metadata, speaker: turn.speaker } };
     if (this.remote) {
-      const text = turnText(userContent, assistantContent, options.turnAuthor);
-      if (text) this.remoteHeld.add(this.remote, { content: text, kind: "turn", sessionId: options.sessionId || this.sessionId, userId: this.userId });
+      this.remoteHeld.add(this.remote, item);
       return;
     }
     // A read-only home queues the turn all the same: its write fails, the queue keeps it and warns
     // once, and flush() rejects, so a turn that cannot be stored is never acknowledged.
-    const content = turnText(userContent, assistantContent, options.turnAuthor);
-    if (!content) return;
-    const sessionId = options.sessionId || this.sessionId;
-    this.enqueue([this.buildWrite({ content, kind: "turn", sessionId, userId: this.userId }, `turn-${randomUUID()}`)]);
+    this.enqueue([this.buildWrite(item, `turn-${randomUUID()}`)]);
   }
 
   /**
-   * Mirror a built-in memory write (add / replace / remove) as facts with content-derived ids.
-   * Mirrored operations run in order on their own chain; `flush()` waits for them.
+   * Mirror a built-in memory write (the kit's `mirroredWrite`) as facts with ids derived from
+   * their target and content. Mirrored operations run in order on their own chain; `flush()`
+   * waits for them.
    */
   override onMemoryWrite(action: MemoryWriteAction, target: MemoryWriteTarget, content: string, metadata: MemoryWriteMetadata): void {
     if (!this.writesAllowed || !this.isOpen) return;
     const idFor = (text: string): string => `mem-${sha256(`${target}\u0000${text}`).slice(0, 32)}`;
-    const old = action === "remove" ? (metadata.previousContent ?? content) : action === "replace" ? metadata.previousContent : undefined;
+    const mirror = mirroredWrite(action, target, content, metadata, { userId: this.userId });
+    const old = mirror.remove;
+    const fact = mirror.store;
     const remote = this.remote;
     if (remote) {
       // Mirrored facts carry no session in the remote layout, so the id of a fact follows from its content alone.
       this.mirrorOps = this.mirrorOps
         .then(async () => {
           try {
-            if (old && (action === "remove" || old !== content)) await remote.forget(this.remoteId("fact", idFor(old)));
+            if (old !== undefined) await remote.forget(this.remoteId("fact", idFor(old)));
           } finally {
-            if (action === "add" || action === "replace") {
-              this.remoteHeld.add(remote, { content, kind: "fact", tags: [target], userId: this.userId, metadata: { source: "builtin" } }, { key: idFor(content) });
-            }
+            if (fact) this.remoteHeld.add(remote, fact, { key: idFor(fact.content) });
           }
         })
         .catch((error: unknown) => this.logger.warn(`vector memory: mirroring a built-in ${action} failed: ${describeError(error)}`));
       return;
     }
-    const write =
-      action === "add" || action === "replace"
-        ? this.buildWrite({ content, kind: "fact", tags: [target], userId: this.userId, ...(metadata.sessionId ? { sessionId: metadata.sessionId } : {}) }, idFor(content), {
-            source: "builtin",
-          })
-        : null;
+    const sessionId = typeof metadata?.sessionId === "string" && metadata.sessionId ? metadata.sessionId : undefined;
+    const write = fact ? this.buildWrite({ ...fact, ...(sessionId ? { sessionId } : {}) }, idFor(fact.content), { source: fact.metadata.source }) : null;
     this.mirrorOps = this.mirrorOps
       .then(async () => {
         try {
-          if (old && (action === "remove" || old !== content)) await this.forgetNow(idFor(old));
+          if (old !== undefined) await this.forgetNow(idFor(old));
         } finally {
           // The new fact is queued even when removing the old one failed: then it is stored, or
           // flush() says it is not, instead of being skipped behind a warning.
@@ -795,35 +790,43 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   }
 
   /**
-   * Checkpoint API v2: archive the user/assistant evidence durably before compression. Each
-   * message is keyed by the digest of (session, role, content), so retries with the same or
-   * overlapping evidence never duplicate. Throws on any failure.
+   * Checkpoint API v2: archive the user/assistant evidence durably before compression (the kit's
+   * `checkpointItems`). Each message is keyed by its `checkpointDigest` (user, role, text), so
+   * retries, overlapping evidence and later sessions repeating it never duplicate; a message this
+   * session archived under the earlier key (session, role, text) is not archived again. Throws on
+   * any failure.
    */
   override async onPreCompress(messages: ChatMessage[], _options: PreCompressOptions): Promise<string> {
     const remote = this.remoteOrNull();
+    const items = checkpointItems(messages, { sessionId: this.sessionId, userId: this.userId });
     if (remote) {
-      for (const { message, text, digest } of this.checkpointEvidence(messages)) {
+      const stored = await Promise.all(items.map((item) => remote.get(this.remoteId("checkpoint", this.sessionCheckpointKey(item), this.sessionId))));
+      items.forEach((item, i) => {
+        if (stored[i]) return;
         remote.remember(
-          { content: checkpointText(message.role, text), kind: "checkpoint", sessionId: this.sessionId, userId: this.userId, metadata: { digest, role: message.role } },
-          { key: `ckpt-${digest.slice(0, 32)}` },
+          { content: item.content, kind: "checkpoint", sessionId: this.sessionId, userId: this.userId, metadata: { digest: item.digest, role: item.role } },
+          { key: `ckpt-${item.digest.slice(0, 32)}` },
         );
-      }
+      });
       await remote.drain();
       return "";
     }
-    this.requireOpen();
+    const { sidecar } = this.requireOpen();
+    const namespace = this.namespaceFor(this.userId);
+    const earlier = new Set(sidecar.getByIds(null, items.map((item) => this.sessionCheckpointKey(item))).filter((row) => row.namespace === namespace).map((row) => row.id));
     const writes: PendingWrite[] = [];
-    for (const { message, text, digest } of this.checkpointEvidence(messages)) {
-      writes.push(
-        this.buildWrite({ content: checkpointText(message.role, text), kind: "checkpoint", sessionId: this.sessionId, userId: this.userId }, `ckpt-${digest.slice(0, 32)}`, {
-          digest,
-          role: message.role,
-        }),
-      );
+    for (const item of items) {
+      if (earlier.has(this.sessionCheckpointKey(item))) continue;
+      writes.push(this.buildWrite({ content: item.content, kind: "checkpoint", sessionId: this.sessionId, userId: this.userId }, `ckpt-${item.digest.slice(0, 32)}`, { digest: item.digest, role: item.role }));
     }
     for (let i = 0; i < writes.length; i += 64) await this.writeDurable(writes.slice(i, i + 64));
     await this.store!.flush();
     return "";
+  }
+
+  /** The key a message of this session is stored under when it was archived by (session, role, text), before `checkpointDigest`. */
+  private sessionCheckpointKey(item: CheckpointItem): string {
+    return `ckpt-${sha256(`${this.sessionId}\u0000${item.role}\u0000${item.text}`).slice(0, 32)}`;
   }
 
   /** The remote layout's store over the configured Pinecone index, in `namespace`. */
@@ -844,35 +847,21 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     });
   }
 
-  /** The user and assistant messages of `messages` with text, once each, with their digest of (session, role, text). */
-  private checkpointEvidence(messages: ChatMessage[]): Array<{ message: ChatMessage & { role: "user" | "assistant" }; text: string; digest: string }> {
-    const out: Array<{ message: ChatMessage & { role: "user" | "assistant" }; text: string; digest: string }> = [];
-    const seen = new Set<string>();
-    for (const message of messages) {
-      if (message.role !== "user" && message.role !== "assistant") continue;
-      const text = messageText(message).trim();
-      if (!text) continue;
-      const digest = sha256(`${this.sessionId}\u0000${message.role}\u0000${text}`);
-      if (seen.has(digest)) continue;
-      seen.add(digest);
-      out.push({ message: message as ChatMessage & { role: "user" | "assistant" }, text, digest });
-    }
-    return out;
-  }
-
   /**
-   * Write what the old session queued (so it is durable before the host moves on; a failing store
-   * keeps it for the next flush and is logged), drop cached recall, then switch.
+   * Store what the old session queued, then switch to `newSessionId` and drop cached recall (the
+   * kit's `switchSessionAfterFlush`). When the queued writes cannot be stored, they stay queued
+   * (outbox or memory, retried) and the switch throws `STORAGE_FAILED` after switching, so the
+   * host retries it. Writes set aside earlier because Pinecone refused their content were reported
+   * by `flush()` and do not fail the switch.
    */
   override async onSessionSwitch(newSessionId: string, _options: SessionSwitchOptions): Promise<boolean> {
-    try {
-      await this.flush();
-    } catch (error) {
-      this.logger.warn("vector memory: queued writes could not be stored at the session switch; they are kept and retried", error);
-    }
-    this.prefetchCache.clear();
-    this.sessionId = newSessionId;
-    return true;
+    return switchSessionAfterFlush(
+      () => this.drain(),
+      () => {
+        this.prefetchCache.clear();
+        this.sessionId = newSessionId;
+      },
+    );
   }
 
   override async onSessionEnd(_messages: ChatMessage[]): Promise<void> {
@@ -1187,13 +1176,13 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   /** Start a search for the next turn in the background (served by `prefetch`). */
   override queuePrefetch(query: string, options: PrefetchOptions): void {
     if (!this.isOpen || !query.trim()) return;
-    const promise = this.search(query, { limit: 8, userId: this.userId, budgetMs: this.config.prefetchTimeoutMs });
+    const promise = this.search(query, { limit: this.config.prefetchLimit, userId: this.userId, budgetMs: this.config.prefetchTimeoutMs });
     promise.catch(() => undefined);
     this.prefetchCache.set(options.sessionId, query, promise);
   }
 
   /**
-   * Recall for the upcoming turn within `prefetch_chars`, served from `queuePrefetch` when it ran
+   * Recall for the upcoming turn (`prefetch_limit` memories within `prefetch_max_chars`), served from `queuePrefetch` when it ran
    * for this query; never takes longer than `prefetch_timeout_ms` and never throws.
    */
   override async prefetch(query: string, options: PrefetchOptions): Promise<string> {
@@ -1202,9 +1191,9 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     const queued = this.prefetchCache.take(options.sessionId, query);
     const budget = this.config.prefetchTimeoutMs;
     // The session's user's items only, also where namespaces hold several users.
-    const search = queued ?? this.search(query, { limit: 8, userId: this.userId, budgetMs: budget });
+    const search = queued ?? this.search(query, { limit: this.config.prefetchLimit, userId: this.userId, budgetMs: budget });
     const hits = await withTimeout(search, budget, [] as MemoryHit[]);
-    const block = formatRecall(hits, { header: "## Vector memory (relevant past context)", maxChars: this.config.prefetchChars, label: vectorRecallLabel });
+    const block = formatRecall(hits, { header: "## Vector memory (relevant past context)", maxChars: this.config.prefetchMaxChars, label: vectorRecallLabel });
     this.lastRecallCount = recallEntryCount(block);
     return block;
   }
