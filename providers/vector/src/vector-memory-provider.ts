@@ -824,7 +824,7 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     return "";
   }
 
-  /** The key a message of this session is stored under when it was archived by (session, role, text), before `checkpointDigest`. */
+  /** The key of a message archived by (session, role, text), as a store may already hold it; such a message is not archived again. */
   private sessionCheckpointKey(item: CheckpointItem): string {
     return `ckpt-${sha256(`${this.sessionId}\u0000${item.role}\u0000${item.text}`).slice(0, 32)}`;
   }
