@@ -36,3 +36,21 @@ export { parseForgetScope, checkWholeStoreErasure, type ParsedForgetScope } from
 export { parseMemoryItem, parseItemMetadata, parseMemoryUpdate, type ParsedMemoryItem, type ParsedMemoryUpdate } from "./memory-item.js";
 // --- model-facing tools of a memory store: one schema builder (search, remember, forget, list, get)
 export { memoryToolSchemas, MEMORY_TOOL_LIMITS, REMEMBER_TOOL_PROPERTIES, type MemoryToolAction, type MemoryToolSchemaOptions } from "./memory-tool-schemas.js";
+// --- what both providers store from the host's hooks: the item of a turn, checkpoint items and
+// their digest, mirrored built-in writes, the session switch after a flush
+export {
+  turnItem,
+  checkpointItems,
+  checkpointDigest,
+  chatMessageText,
+  mirroredWrite,
+  switchSessionAfterFlush,
+  type HookSession,
+  type TurnItem,
+  type CheckpointItem,
+  type MirroredFact,
+  type MirroredWrite,
+} from "./provider-hooks.js";
+// --- settings every provider names the same way
+export { PREFETCH_CONFIG_FIELDS } from "./prefetch-settings.js";
+export { applyRenamedSettings, type RenamedSetting } from "./renamed-settings.js";

@@ -1,6 +1,6 @@
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { DOCUMENT_FREQUENCY_CACHE_SIZE, DocumentFrequencies, ftsTermCounter, planRanking, planRelated, relatedTermCap, relatedToRank } from "./rank-plan.js";
+import { DOCUMENT_FREQUENCY_CACHE_SIZE, DocumentFrequencies, ftsTermCounter, planQueryRanking, planRanking, planRelated, relatedTermCap, relatedToRank } from "./rank-plan.js";
 import { relatedTerms } from "./related-terms.js";
 
 describe("planRanking", () => {
@@ -210,5 +210,20 @@ describe("planRelated", () => {
     expect(planRelated(["over", "at", "rare"], 1_000_000, big)).toEqual(["at", "rare"]);
     // 10,000,000 items: that cap grows with the store (20,000).
     expect(planRelated(["over"], 10_000_000, big)).toEqual(["over"]);
+  });
+});
+
+describe("planQueryRanking", () => {
+  it("is planRanking over the query words counted together, then relatedToRank, and null when no word is found", () => {
+    const calls: Array<[string[], number]> = [];
+    const counts: Record<string, number> = { kids: 4, park: 0, children: 3 };
+    const frequencies = new DocumentFrequencies((terms, limit) => (calls.push([[...terms], limit]), terms.map((t) => counts[t] ?? 1_000)));
+    const planned = planQueryRanking(["kids", "park"], 1_000, frequencies);
+    expect(planned).toEqual({ plan: planRanking(["kids", "park"], 1_000, (t) => counts[t] ?? 1_000), related: relatedToRank(["kids"], 1_000, frequencies) });
+    expect(planned!.related).toContain("children");
+    // The query's words in one call (up to half the store plus one), the related words in another.
+    expect(calls[0]).toEqual([["kids", "park"], 501]);
+    expect(calls[1]![1]).toBe(51);
+    expect(planQueryRanking(["park"], 1_000, frequencies)).toBeNull();
   });
 });

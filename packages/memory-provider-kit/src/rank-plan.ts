@@ -81,6 +81,17 @@ export function relatedToRank(terms: readonly string[], total: number, frequenci
 }
 
 /**
+ * What a provider decides before ranking a query's words `terms` in a store of `total` items:
+ * `planRanking` over their counts in `frequencies` (counted together), then, when some word is
+ * found, the related words ranked beside them (`relatedToRank`). `null` when no word is found.
+ */
+export function planQueryRanking(terms: readonly string[], total: number, frequencies: DocumentFrequencies): { plan: NonNullable<RankPlan>; related: string[] } | null {
+  const plan = planRanking(terms, total, frequencies.lookup(terms, total));
+  if (plan === null) return null;
+  return { plan, related: relatedToRank(terms, total, frequencies) };
+}
+
+/**
  * The most items a related word may be found in for `planRelated` to keep it, in a store of
  * `total` items: `RELATED_TERM_MAX_SHARE` of them, and never more than
  * `max(COMMON_TERM_MIN_DOCS, COMMON_TERM_SHARE · total)`. Counting a related word can stop one past it.

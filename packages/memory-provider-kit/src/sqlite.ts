@@ -28,7 +28,7 @@ export { LayeredRanker, ITEMS_RANKER_SCHEMA, type CountedTerm, type LayeredRankO
 export { SmallIndexCompactor } from "./fts-compaction.js";
 export { WalCheckpointer, type WalCheckpointerOptions, type WalCheckpointerStatus } from "./wal-checkpointer.js";
 export { RELATED_TERM_WEIGHT } from "./related-terms.js";
-export { planRanking, relatedToRank, DocumentFrequencies, ftsTermCounter, type TermCounter, type RankPlan } from "./rank-plan.js";
+export { planRanking, planQueryRanking, relatedToRank, DocumentFrequencies, ftsTermCounter, type TermCounter, type RankPlan } from "./rank-plan.js";
 export {
   NEIGHBOUR_WEIGHTS,
   SECOND_PREVIOUS_WEIGHT,
@@ -60,13 +60,15 @@ export {
 export { filterToSql, type FilterSqlColumns, type FilterSql, type FilterSqlOptions } from "./memory-filter.js";
 export {
   UNREADABLE_KEY,
-  keptValue,
+  unreadableOriginal,
+  readableRow,
   readableText,
   readableJson,
   keepUnreadable,
   tooDeepForSqlite,
   jsonNestsDeeperThan,
   type KeptValue,
+  type ReadableRow,
   type ReadableText,
   type ReadableJson,
 } from "./unreadable-values.js";

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { decodeUtf8, keepUnreadable, keptValue, readableJson, readableText, SQLITE_JSON_MAX_DEPTH, tooDeepForSqlite, UNREADABLE_KEY } from "./unreadable-values.js";
+import { decodeUtf8, keepUnreadable, unreadableOriginal, readableJson, readableRow, readableText, SQLITE_JSON_MAX_DEPTH, tooDeepForSqlite, UNREADABLE_KEY } from "./unreadable-values.js";
 
 /** Bytes that are not UTF-8 (and not JSON). */
 const GARBAGE = Buffer.from([0xff, 0xfe, 0x00, 0x7b]);
 
-describe("decodeUtf8 and keptValue", () => {
+describe("decodeUtf8 and unreadableOriginal", () => {
   it("decodes valid UTF-8 only", () => {
     expect(decodeUtf8(Buffer.from("café ☕"))).toBe("café ☕");
     expect(decodeUtf8(GARBAGE)).toBeUndefined();
@@ -12,10 +12,10 @@ describe("decodeUtf8 and keptValue", () => {
   });
 
   it("keeps text as text, UTF-8 bytes as their text and other bytes in base64", () => {
-    expect(keptValue("not json")).toEqual({ text: "not json" });
-    expect(keptValue(42)).toEqual({ text: "42" });
-    expect(keptValue(Buffer.from('{"a":'))).toEqual({ text: '{"a":' });
-    expect(keptValue(GARBAGE)).toEqual({ base64: GARBAGE.toString("base64") });
+    expect(unreadableOriginal("not json")).toEqual({ text: "not json" });
+    expect(unreadableOriginal(42)).toEqual({ text: "42" });
+    expect(unreadableOriginal(Buffer.from('{"a":'))).toEqual({ text: '{"a":' });
+    expect(unreadableOriginal(GARBAGE)).toEqual({ base64: GARBAGE.toString("base64") });
   });
 });
 
@@ -91,5 +91,21 @@ describe("tooDeepForSqlite", () => {
     expect(tooDeepForSqlite(JSON.stringify({ a: "[".repeat(5000) }))).toBe(false);
     const deep = `{"a":${nest(SQLITE_JSON_MAX_DEPTH + 1)}}`;
     expect(readableJson(deep, "object")).toEqual({ text: "{}", parsed: {}, kept: { text: deep } });
+  });
+});
+
+describe("readableRow", () => {
+  it("reads every named column by the rule and keeps the unreadable originals in the metadata, in column order", () => {
+    const row = { session_id: null, speaker: Buffer.from([0xff]), content: 7, tags: "nope", metadata: '{"a":1}' };
+    const out = readableRow(row, { textColumns: { session_id: true, speaker: false, content: false }, jsonColumns: { tags: "array" }, metadataColumn: "metadata" });
+    expect(out.text).toEqual({ session_id: null, speaker: "\uFFFD", content: "7" });
+    expect(out.json).toEqual({ tags: { text: "[]", parsed: [] } });
+    expect(out.metadata).toEqual({ a: 1, [UNREADABLE_KEY]: { speaker: { base64: "/w==" }, tags: { text: "nope" } } });
+    expect(out.metadataText).toBe(JSON.stringify(out.metadata));
+  });
+
+  it("keeps the stored metadata text when nothing had to be kept", () => {
+    const out = readableRow({ id: "x", metadata: '{ "a": 1 }' }, { textColumns: { id: false }, metadataColumn: "metadata" });
+    expect(out).toEqual({ text: { id: "x" }, json: {}, metadata: { a: 1 }, metadataText: '{ "a": 1 }' });
   });
 });

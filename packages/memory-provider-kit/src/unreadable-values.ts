@@ -59,7 +59,7 @@ export function decodeUtf8(bytes: Uint8Array): string | undefined {
 }
 
 /** How an unreadable stored value is kept: `{text}` when it has text (UTF-8 bytes included), else `{base64}` of its bytes. */
-export function keptValue(value: unknown): KeptValue {
+export function unreadableOriginal(value: unknown): KeptValue {
   if (isBytes(value)) {
     const text = decodeUtf8(value);
     return text !== undefined ? { text } : { base64: Buffer.from(value).toString("base64") };
@@ -80,7 +80,7 @@ export function readableText(value: unknown, nullable = false): ReadableText<str
   if (isBytes(value)) {
     const text = decodeUtf8(value);
     if (text !== undefined) return { value: text };
-    return { value: lossyUtf8.decode(value), kept: keptValue(value) };
+    return { value: lossyUtf8.decode(value), kept: unreadableOriginal(value) };
   }
   return { value: String(value) };
 }
@@ -104,7 +104,7 @@ export function readableJson(value: unknown, shape: "object" | "array"): Readabl
       // Not JSON: kept below.
     }
   }
-  return shape === "object" ? { text: "{}", parsed: {}, kept: keptValue(value) } : { text: "[]", parsed: [], kept: keptValue(value) };
+  return shape === "object" ? { text: "{}", parsed: {}, kept: unreadableOriginal(value) } : { text: "[]", parsed: [], kept: unreadableOriginal(value) };
 }
 
 /**
@@ -148,4 +148,45 @@ export function jsonNestsDeeperThan(text: string, max: number): boolean {
     } else if (c === 0x5d || c === 0x7d) depth--;
   }
   return false;
+}
+
+/** A stored row's columns by the rule above: each text and JSON column readable, the metadata holding the kept originals. */
+export interface ReadableRow {
+  /** Each text column's readable value (`null` only for a nullable column holding NULL). */
+  text: Record<string, string | null>;
+  /** Each other JSON column's readable JSON text and its parsed value. */
+  json: Record<string, { text: string; parsed: Record<string, unknown> | unknown[] }>;
+  /** The metadata column parsed, with the originals of every unreadable column under `UNREADABLE_KEY`. */
+  metadata: Record<string, unknown>;
+  /** `metadata` as JSON text: the stored text when nothing had to be kept. */
+  metadataText: string;
+}
+
+/**
+ * Read every column of a stored row by the one rule both providers apply: `textColumns` (name →
+ * nullable) through `readableText`, `jsonColumns` (name → shape) through `readableJson`, and the
+ * object column `metadataColumn`, into which the originals of the columns that were not readable
+ * are kept (`keepUnreadable`, in the order the columns are named).
+ */
+export function readableRow(
+  row: Readonly<Record<string, unknown>>,
+  columns: { textColumns: Readonly<Record<string, boolean>>; jsonColumns?: Readonly<Record<string, "object" | "array">>; metadataColumn: string },
+): ReadableRow {
+  const kept: Record<string, KeptValue> = {};
+  const text: Record<string, string | null> = {};
+  for (const [column, nullable] of Object.entries(columns.textColumns)) {
+    const out = readableText(row[column], nullable);
+    if (out.kept) kept[column] = out.kept;
+    text[column] = out.value;
+  }
+  const json: ReadableRow["json"] = {};
+  for (const [column, shape] of Object.entries(columns.jsonColumns ?? {})) {
+    const out = readableJson(row[column], shape);
+    if (out.kept) kept[column] = out.kept;
+    json[column] = { text: out.text, parsed: out.parsed };
+  }
+  const metadata = readableJson(row[columns.metadataColumn], "object");
+  if (metadata.kept) kept[columns.metadataColumn] = metadata.kept;
+  const withKept = keepUnreadable(metadata.parsed, kept);
+  return { text, json, metadata: withKept, metadataText: withKept === metadata.parsed ? metadata.text : JSON.stringify(withKept) };
 }

@@ -122,7 +122,7 @@ describe("SqliteMemoryProvider basics", () => {
     const provider = new SqliteMemoryProvider();
     const asked = provider.getConfigSchema().filter((f) => !f.advanced).map((f) => f.key);
     expect(asked).toEqual(["path", "prefetch_limit", "prefetch_max_chars", "recency_half_life_days"]);
-    expect(provider.getConfigSchema().filter((f) => f.advanced).map((f) => f.key)).toEqual(["flush_interval_ms", "batch_size", "search_thread"]);
+    expect(provider.getConfigSchema().filter((f) => f.advanced).map((f) => f.key)).toEqual(["flush_interval_ms", "write_batch_size", "search_thread"]);
     expect(provider.getConfigSchema().some((f) => f.secret)).toBe(false);
     const block = provider.systemPromptBlock();
     for (const tool of ["sqlite_memory_search", "sqlite_memory_remember", "sqlite_memory_forget", "sqlite_memory_list"]) expect(block).toContain(tool);

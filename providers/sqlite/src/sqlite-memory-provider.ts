@@ -38,8 +38,10 @@ import { factDigest } from "./item-digest.js";
 import { runTool, TOOL_NAMES, TOOL_SCHEMAS } from "./tools.js";
 import {
   BatchingWriter,
-  checkpointText,
+  chatMessageText,
+  checkpointItems,
   formatRecall as formatRecallBlock,
+  mirroredWrite,
   NATIVE_MODULE_MISSING,
   parseForgetScope,
   parseMemoryFilter,
@@ -47,9 +49,9 @@ import {
   parseMemoryUpdate,
   parseSearchLimit,
   PrefetchCache,
+  switchSessionAfterFlush,
   ToolUserScope,
-  turnSpeaker,
-  turnText,
+  turnItem,
 } from "@hermes/memory-provider-kit";
 
 // Work units (about three per stored turn) from which opening the database logs that it is migrating.
@@ -107,7 +109,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   private readonly writer = new BatchingWriter<NewItem>({
     write: (batch, { retried }) => this.writeQueuedBatch(batch, retried),
     canWrite: () => this.store !== undefined,
-    batchSize: () => this.config?.batchSize ?? 256,
+    batchSize: () => this.config?.writeBatchSize ?? 256,
     flushIntervalMs: () => this.config?.flushIntervalMs ?? 10,
     // At most the kit's DEFAULT_MAX_QUEUE items wait while the database refuses writes (the vector
     // provider keeps the same bound); older ones are dropped and logged.
@@ -375,21 +377,8 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   /** Queue the completed turn and return; skipped for `cron` and `subagent` agents. */
   override syncTurn(userContent: string, assistantContent: string, options: SyncTurnOptions = { sessionId: "" }): void {
     if (!this.store || this.closed || !allowsAutomaticWrites(this.ctx)) return;
-    const author = options.turnAuthor;
-    const content = turnText(userContent, assistantContent, author);
-    if (!content) return;
-    const metadata: Record<string, unknown> = {};
-    if (author?.id) metadata.authorId = author.id;
-    if (author?.name) metadata.authorName = author.name;
-    const userId = this.ctx?.userId ?? author?.id;
-    this.enqueue({
-      kind: "turn",
-      content,
-      sessionId: options.sessionId || this.sessionId || undefined,
-      userId: userId || undefined,
-      speaker: turnSpeaker(author),
-      metadata,
-    });
+    const turn = turnItem(userContent, assistantContent, options, { sessionId: this.sessionId, userId: this.ctx?.userId });
+    if (turn) this.enqueue(turn);
   }
 
   private enqueue(item: NewItem): void {
@@ -436,9 +425,10 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   }
 
   /**
-   * Checkpoint API v2: archive the user/assistant evidence (keyed by content digest, so retries and
-   * overlapping transcripts add nothing twice) and flush queued turns, in durable transactions.
-   * Returns a short note for the summary prompt. Throws on any failure.
+   * Checkpoint API v2: archive the user/assistant evidence (the kit's `checkpointItems`, unique by
+   * `checkpointDigest` of user, role and text, so retries, overlapping transcripts and later
+   * sessions repeating a message add nothing twice) and flush queued turns, in durable
+   * transactions. Returns a short note for the summary prompt. Throws on any failure.
    */
   override async onPreCompress(messages: ChatMessage[], _options: PreCompressOptions = { requireCheckpoint: false }): Promise<string> {
     const store = this.store;
@@ -446,25 +436,15 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
       throw storageError("sqlite memory checkpoint failed", undefined, "the database is not open; check the agent log for why initialize() failed");
     }
     await this.flush();
-    const sessionId = this.sessionId || undefined;
-    const userId = this.ctx?.userId || undefined;
-    const items: NewItem[] = [];
-    for (const message of Array.isArray(messages) ? messages : []) {
-      if (!message || typeof message !== "object") continue;
-      const role = message.role;
-      if (role !== "user" && role !== "assistant") continue;
-      const text = messageText(message).trim();
-      if (!text) continue;
-      items.push({
-        kind: "checkpoint",
-        content: checkpointText(role, text),
-        sessionId,
-        userId,
-        speaker: role,
-        metadata: { role },
-        digest: factDigest(`checkpoint\0${role}\0${text}`, userId),
-      });
-    }
+    const items: NewItem[] = checkpointItems(messages, { sessionId: this.sessionId, userId: this.ctx?.userId }).map(({ kind, content, sessionId, userId, speaker, metadata, digest }) => ({
+      kind,
+      content,
+      sessionId,
+      userId,
+      speaker,
+      metadata,
+      digest,
+    }));
     if (items.length === 0) return "";
     let added = 0;
     try {
@@ -477,31 +457,37 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     return `SQLite memory archived ${items.length} message(s) before compression (${added} new); search them with ${TOOL_NAMES.search}.`;
   }
 
-  /** Mirror built-in memory writes: `add`/`replace` as facts; `remove` deletes the mirrored fact. */
+  /**
+   * Mirror built-in memory writes as facts (the kit's `mirroredWrite`): `add`/`replace` store the
+   * entry, `replace`/`remove` delete the fact of the earlier entry (facts are found by content).
+   */
   override onMemoryWrite(action: MemoryWriteAction, target: MemoryWriteTarget, content: string, metadata: MemoryWriteMetadata = {}): void {
     if (!this.store) return;
     try {
       this.store.checkFile();
       const userId = this.ctx?.userId || undefined;
-      const previous = typeof metadata.previousContent === "string" ? metadata.previousContent.trim() : "";
+      const mirror = mirroredWrite(action, target, content, metadata, { sessionId: this.sessionId, userId });
       // A cached recall may quote the old text: it must not be served after the fact is gone.
-      if ((action === "replace" || action === "remove") && previous && this.store.forgetDigest(factDigest(previous, userId))) {
-        this.prefetchCache.clear();
-      }
-      if (action === "remove") return;
-      const text = typeof content === "string" ? content.trim() : "";
-      if (!text || (action !== "add" && action !== "replace")) return;
-      this.remember({ content: text, kind: "fact", tags: [target], metadata: { source: "builtin", target }, ...(userId ? { userId } : {}) });
+      if (mirror.remove !== undefined && this.store.forgetDigest(factDigest(mirror.remove, userId))) this.prefetchCache.clear();
+      if (mirror.store) this.remember(mirror.store);
     } catch (error) {
       this.logger.warn("sqlite memory: mirroring a built-in memory write failed", error);
     }
   }
 
+  /**
+   * Store what the old session queued, then switch to `newSessionId` and drop cached recall (the
+   * kit's `switchSessionAfterFlush`). When the queued writes cannot be stored, they stay queued and
+   * the switch throws `STORAGE_FAILED` after switching, so the host retries it.
+   */
   override async onSessionSwitch(newSessionId: string, _options: SessionSwitchOptions): Promise<boolean> {
-    await this.flush();
-    this.sessionId = newSessionId;
-    this.prefetchCache.clear();
-    return true;
+    return switchSessionAfterFlush(
+      () => this.flush(),
+      () => {
+        this.sessionId = newSessionId;
+        this.prefetchCache.clear();
+      },
+    );
   }
 
   override async onSessionEnd(_messages: ChatMessage[]): Promise<void> {
@@ -723,18 +709,8 @@ function readFailure<T>(what: string, fn: () => T): T {
   }
 }
 
-/** Text of a chat message: a string content, or the text parts of a content array. */
-export function messageText(message: ChatMessage): string {
-  const content = message.content;
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) {
-    return content
-      .map((part) => (part && typeof part === "object" && typeof part.text === "string" ? part.text : ""))
-      .filter(Boolean)
-      .join("\n");
-  }
-  return "";
-}
+/** Text of a chat message: a string content, or the text parts of a content array (the kit's `chatMessageText`). */
+export const messageText: (message: ChatMessage) => string = chatMessageText;
 
 /** Render hits as the recall block, within `maxChars` (entries are shortened, never split mid-list). */
 export function formatRecall(hits: readonly MemoryHit[], maxChars: number): string {

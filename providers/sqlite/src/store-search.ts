@@ -2,7 +2,7 @@ import type BetterSqlite3 from "better-sqlite3";
 import type { MemoryHit, MemoryKind } from "@hermes/memory-core";
 import { isEmptyFilter, uniqueTerms, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
 import { NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, SPEAKER_BOOST, nextTurnShare, quoteTerm, speakerNamed } from "@hermes/memory-provider-kit/sqlite";
-import { DocumentFrequencies, planRanking, relatedToRank, ftsTermCounter, contextGivers, RELATED_TERM_WEIGHT, type CountedTerm, type LayeredRanker } from "@hermes/memory-provider-kit/sqlite";
+import { DocumentFrequencies, planQueryRanking, ftsTermCounter, contextGivers, RELATED_TERM_WEIGHT, type CountedTerm, type LayeredRanker } from "@hermes/memory-provider-kit/sqlite";
 import { filterToSql, type FilterSql, type FilterSqlOptions } from "@hermes/memory-provider-kit/sqlite";
 import type { Db } from "./database.js";
 import { readableValues } from "./unreadable-values.js";
@@ -253,9 +253,9 @@ export class ItemSearch {
   private rankPlan(terms: readonly string[], total: number): { plan: RankPlan; related: string | null } | null {
     if (terms.length === 0) return null;
     // The query's words are counted in one statement, its related words in another.
-    const plan = planRanking(terms, total, this.frequencies.lookup(terms, total));
-    if (plan === null) return null;
-    const kept = relatedToRank(terms, total, this.frequencies);
+    const planned = planQueryRanking(terms, total, this.frequencies);
+    if (planned === null) return null;
+    const { plan, related: kept } = planned;
     const related = kept.length === 0 ? null : kept.map(quoteTerm).join(" OR ");
     const words = plan.mode === "bm25" ? plan.terms : plan.terms.map((t) => t.term);
     const fallback = plan.floored.length > 0 ? { mode: "bm25" as const, match: [...words, ...plan.floored].map(quoteTerm).join(" OR ") } : undefined;

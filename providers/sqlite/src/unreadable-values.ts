@@ -1,10 +1,10 @@
 import type BetterSqlite3 from "better-sqlite3";
-import { keepUnreadable, readableJson, readableText, tooDeepForSqlite, UNREADABLE_KEY, type KeptValue } from "@hermes/memory-provider-kit/sqlite";
+import { readableRow, tooDeepForSqlite, UNREADABLE_KEY } from "@hermes/memory-provider-kit/sqlite";
 import type { Db } from "./database.js";
 
 /**
  * Values of an items row that this package cannot read as written, and how they are made readable
- * (the kit's rule: `readableText`, `readableJson`, originals kept under `UNREADABLE_KEY`).
+ * (the kit's rule, `readableRow`: originals kept under `UNREADABLE_KEY`).
  *
  * Every text column (`session_id`, `user_id`, `speaker`, `content`) must hold text (or NULL where
  * allowed); `metadata` must hold a JSON object and `tags` a JSON array, as text. Older versions of
@@ -68,25 +68,16 @@ export function readableValues(row: RawValues): ReadableValues & { changed: bool
 
 /** `readableValues` for a row holding at least one value that is not as this package writes it. */
 function readableValuesSlow(row: RawValues): ReadableValues & { changed: boolean; parsedTags: unknown[]; parsedMetadata: Record<string, unknown> } {
-  const kept: Record<string, KeptValue> = {};
-  const text = (column: "session_id" | "user_id" | "speaker" | "content", nullable: boolean) => {
-    const out = readableText(row[column], nullable);
-    if (out.kept) kept[column] = out.kept;
-    return out.value;
-  };
-  const sessionId = text("session_id", true);
-  const userId = text("user_id", true);
-  const speaker = text("speaker", false)!;
-  const content = text("content", false)!;
-  const tags = readableJson(row.tags, "array");
-  if (tags.kept) kept.tags = tags.kept;
-  const metadata = readableJson(row.metadata, "object");
-  if (metadata.kept) kept.metadata = metadata.kept;
-  const metadataObject = keepUnreadable(metadata.parsed, kept);
-  const metadataText = metadataObject === metadata.parsed ? metadata.text : JSON.stringify(metadataObject);
-  const out: ReadableValues = { session_id: sessionId, user_id: userId, speaker, content, tags: tags.text, metadata: metadataText };
+  const readable = readableRow(row as unknown as Record<string, unknown>, {
+    textColumns: { session_id: true, user_id: true, speaker: false, content: false },
+    jsonColumns: { tags: "array" },
+    metadataColumn: "metadata",
+  });
+  const { session_id: sessionId, user_id: userId, speaker, content } = readable.text;
+  const tags = readable.json.tags!;
+  const out: ReadableValues = { session_id: sessionId ?? null, user_id: userId ?? null, speaker: speaker!, content: content!, tags: tags.text, metadata: readable.metadataText };
   const changed = (Object.keys(out) as Array<keyof ReadableValues>).some((column) => out[column] !== row[column]);
-  return { ...out, changed, parsedTags: tags.parsed, parsedMetadata: metadataObject };
+  return { ...out, changed, parsedTags: tags.parsed as unknown[], parsedMetadata: readable.metadata };
 }
 
 /**

@@ -77,7 +77,7 @@ describe("vector config", () => {
     expect(new VectorMemoryProvider({ hermesHome: h, env: {} }).isAvailable()).toBe(true);
   });
 
-  it("declares the same defaults as before, once", () => {
+  it("declares its defaults once; the prefetch settings are the kit's (prefetch_limit 5, prefetch_max_chars 2000)", () => {
     expect(DEFAULT_VECTOR_CONFIG).toEqual({
       store: "local",
       embedder: "hashing",
@@ -89,13 +89,23 @@ describe("vector config", () => {
       embeddingsBaseUrl: "https://api.openai.com/v1",
       embeddingsModel: "text-embedding-3-small",
       hybrid: true,
-      prefetchChars: 3000,
+      prefetchLimit: 5,
+      prefetchMaxChars: 2000,
       prefetchTimeoutMs: 2000,
       requestTimeoutMs: 10_000,
       maxRetries: 4,
       searchThread: true,
       writeBatchSize: 32,
     });
+  });
+
+  it("reads prefetch_chars (config.yaml) and prefetchChars (options) as prefetch_max_chars, and refuses both names at once", async () => {
+    const warnings: string[] = [];
+    expect(resolveVectorConfig({ prefetch_chars: 900 }, {}, {}, (w) => warnings.push(w)).prefetchMaxChars).toBe(900);
+    expect(warnings).toEqual(["memory.vector: prefetch_chars is the old name of prefetch_max_chars and is read as prefetch_max_chars; rename it to prefetch_max_chars."]);
+    expect(resolveVectorConfig({}, {}, { prefetchChars: 400 } as never).prefetchMaxChars).toBe(400);
+    const h = home("memory:\n  vector:\n    prefetch_chars: 900\n    prefetch_max_chars: 1000\n");
+    await expect(loadVectorConfig(h, {}, {})).rejects.toMatchObject({ code: "INVALID_CONFIG", message: expect.stringContaining(`memory.vector in ${path.join(h, "config.yaml")} sets both prefetch_chars and prefetch_max_chars`) });
   });
 
   it("names the config.yaml path in errors, ignores secrets and unknown keys in config.yaml with a warning", async () => {

@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import { configFilePath, parseConfig, readConfig, readEnvFileSync, resolveProviderConfig, type ConfigField } from "@hermes/memory-core";
+import { applyRenamedSettings, PREFETCH_CONFIG_FIELDS, type RenamedSetting } from "@hermes/memory-provider-kit";
 
 /** Which store holds the vectors. */
 export type StoreKind = "local" | "pinecone";
@@ -40,8 +41,10 @@ export interface VectorConfig {
    * true neighbours), 10000 with any other (`defaultExactThreshold`).
    */
   exactThreshold?: number;
-  /** Character budget of `prefetch` output (default 3000). */
-  prefetchChars: number;
+  /** Memories `prefetch` recalls before each turn (default 5). */
+  prefetchLimit: number;
+  /** Character budget of `prefetch` output (default 2000). */
+  prefetchMaxChars: number;
   /** Time budget of a `prefetch` call, retries included (default 2000 ms). */
   prefetchTimeoutMs: number;
   /** Per-request timeout for Pinecone and embedding endpoints (default 10000 ms). */
@@ -99,13 +102,19 @@ export const VECTOR_CONFIG_FIELDS = [
   { key: "onnx_model_dir", description: "Local ONNX sentence-embedding model directory", type: "text", when: { embedder: "onnx" } },
   { key: "hybrid", description: "Fuse vector and BM25 keyword ranking", type: "boolean", default: true },
   { key: "exact_threshold", description: "Local store: namespaces up to this size are searched exactly (default 100000 with the hashing embedder, 10000 with others)", type: "integer", minimum: 0, maximum: MAX_EXACT_THRESHOLD, advanced: true },
-  { key: "prefetch_chars", description: "Character budget of recalled context", type: "integer", default: 3000, minimum: 0, maximum: 1_000_000, advanced: true },
+  ...PREFETCH_CONFIG_FIELDS,
   { key: "prefetch_timeout_ms", description: "Time budget of one prefetch, retries included (ms)", type: "integer", default: 2000, minimum: 1, maximum: 60_000, advanced: true },
   { key: "request_timeout_ms", description: "Per-request timeout of Pinecone and the embeddings endpoint (ms)", type: "integer", default: 10_000, minimum: 1, maximum: 600_000, advanced: true },
   { key: "max_retries", description: "Retries on 429 / 5xx / timeouts", type: "integer", default: 4, minimum: 0, maximum: MAX_RETRIES, advanced: true },
   { key: "search_thread", description: "Read part of a large sidecar's keyword searches on a second thread (200,000 items or more)", type: "boolean", default: true, advanced: true },
   { key: "write_batch_size", description: "Items per background embedding and write batch", type: "integer", default: 32, minimum: 1, maximum: 1000, advanced: true },
 ] as const satisfies readonly ConfigField[];
+
+/**
+ * Keys read under their current name: `prefetch_chars` is `prefetch_max_chars` (the name every
+ * provider uses). An old key is read with a warning; both at once are refused.
+ */
+export const RENAMED_VECTOR_SETTINGS: readonly RenamedSetting[] = [{ from: "prefetch_chars", to: "prefetch_max_chars" }];
 
 /**
  * Merge, in decreasing precedence: constructor options (camelCase), the `memory.vector` section
@@ -130,12 +139,13 @@ function resolveFrom(
   overrides: Partial<VectorConfig>,
   onWarning: ((message: string) => void) | undefined,
 ): VectorConfig {
+  const where = `memory.vector${configPath !== undefined ? ` in ${configPath}` : ""}`;
   const { config, warnings } = resolveProviderConfig(VECTOR_CONFIG_FIELDS, {
     provider: "vector",
-    section,
+    section: applyRenamedSettings(section, RENAMED_VECTOR_SETTINGS, { where, keys: "snake", warn: onWarning }),
     ...(configPath !== undefined ? { configPath } : {}),
     env: secrets,
-    options: overrides,
+    options: applyRenamedSettings(overrides, RENAMED_VECTOR_SETTINGS, { where: "the vector provider's options", keys: "camel", warn: onWarning }),
     enforceRequired: false,
   });
   if (onWarning) for (const warning of warnings) onWarning(warning);

@@ -93,7 +93,7 @@ describe("VectorMemoryProvider (local store)", () => {
   });
 
   it("keeps prefetch within its character budget", async () => {
-    const p = await open({ prefetchChars: 300 });
+    const p = await open({ prefetchMaxChars: 300 });
     for (let i = 0; i < 20; i++) p.remember({ content: `note ${i} about the garden: tomatoes, basil and ${"very long text ".repeat(10)}` });
     await p.flush();
     const text = await p.prefetch("garden tomatoes", { sessionId: "s1" });

@@ -43,7 +43,7 @@ import type { PineconeRemoteMemory } from "./pinecone/pinecone-remote-store.js";
 import { nativeModuleProblem } from "./native-modules.js";
 import { loadVectorConfig, loadVectorConfigSync, renderNamespace, resolveVectorConfig, VECTOR_CONFIG_FIELDS, type VectorConfig } from "./vector-config.js";
 import { FORGET_TOOL, REMEMBER_TOOL, runVectorTool, SEARCH_TOOL, VECTOR_TOOL_SCHEMAS, type VectorToolBackend } from "./vector-tools.js";
-import { checkpointText, formatRecall, PrefetchCache, recallEntryCount, ToolUserScope, turnText } from "@hermes/memory-provider-kit";
+import { checkpointItems, formatRecall, mirroredWrite, PrefetchCache, recallEntryCount, switchSessionAfterFlush, ToolUserScope, turnItem, type CheckpointItem } from "@hermes/memory-provider-kit";
 
 /** Constructor options: any config value (overrides config.yaml), plus injectable parts for tests and hosts. */
 export interface VectorMemoryProviderOptions extends Partial<VectorConfig> {
@@ -64,13 +64,6 @@ export { OUTBOX_FILE, REMOTE_OUTBOX_FILE, VECTOR_DIR } from "./backends/backend.
 
 function sha256(text: string): string {
   return createHash("sha256").update(text).digest("hex");
-}
-
-function messageText(message: ChatMessage): string {
-  const content = message.content;
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) return content.map((p) => (typeof p.text === "string" ? p.text : "")).filter(Boolean).join("\n");
-  return "";
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
@@ -353,32 +346,34 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     await this.mirrorOps;
   }
 
-  /** Queue a completed turn (returns at once). Skipped for cron/subagent contexts. */
+  /**
+   * Queue a completed turn (the kit's `turnItem`; returns at once). The speaker is kept in the
+   * item's metadata, where searches read it. Skipped for cron/subagent contexts.
+   */
   override syncTurn(userContent: string, assistantContent: string, options: SyncTurnOptions = { sessionId: "" }): void {
     if (!this.writesAllowed || !this.isOpen) return;
-    const content = turnText(userContent, assistantContent, options.turnAuthor);
-    if (!content) return;
-    const sessionId = options.sessionId || this.sessionId;
-    this.backend!.queueTurn({ content, kind: "turn", sessionId, userId: this.userId });
+    const turn = turnItem(userContent, assistantContent, options, { sessionId: this.sessionId, userId: this.userId });
+    if (!turn) return;
+    // A read-only home queues the turn all the same: its write fails, the queue keeps it and warns
+    // once, and flush() rejects, so a turn that cannot be stored is never acknowledged.
+    this.backend!.queueTurn({ content: turn.content, kind: "turn", sessionId: turn.sessionId ?? "", userId: this.userId, metadata: { ...turn.metadata, speaker: turn.speaker } });
   }
 
   /**
-   * Mirror a built-in memory write (add / replace / remove) as facts with content-derived ids.
-   * Mirrored operations run in order on their own chain; `flush()` waits for them.
+   * Mirror a built-in memory write (the kit's `mirroredWrite`) as facts with ids derived from
+   * their target and content. Mirrored operations run in order on their own chain; `flush()`
+   * waits for them.
    */
   override onMemoryWrite(action: MemoryWriteAction, target: MemoryWriteTarget, content: string, metadata: MemoryWriteMetadata): void {
     if (!this.writesAllowed || !this.isOpen) return;
     const idFor = (text: string): string => `mem-${sha256(`${target}\u0000${text}`).slice(0, 32)}`;
-    const old = action === "remove" ? (metadata.previousContent ?? content) : action === "replace" ? metadata.previousContent : undefined;
+    const { remove: old, store: fact } = mirroredWrite(action, target, content, metadata, { userId: this.userId });
     const backend = this.backend!;
-    const storeNew =
-      action === "add" || action === "replace"
-        ? backend.prepareMirroredFact({ content, kind: "fact", tags: [target], userId: this.userId, ...(metadata.sessionId ? { sessionId: metadata.sessionId } : {}) }, idFor(content))
-        : null;
+    const storeNew = fact ? backend.prepareMirroredFact({ ...fact, userId: this.userId }, idFor(fact.content)) : null;
     this.mirrorOps = this.mirrorOps
       .then(async () => {
         try {
-          if (old && (action === "remove" || old !== content)) await backend.forgetMirroredFact(idFor(old));
+          if (old !== undefined) await backend.forgetMirroredFact(idFor(old));
         } finally {
           storeNew?.();
         }
@@ -387,54 +382,45 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   }
 
   /**
-   * Checkpoint API v2: archive the user/assistant evidence durably before compression. Each
-   * message is keyed by the digest of (session, role, content), so retries with the same or
-   * overlapping evidence never duplicate. Throws on any failure.
+   * Checkpoint API v2: archive the user/assistant evidence durably before compression (the kit's
+   * `checkpointItems`). Each message is keyed by its `checkpointDigest` (user, role, text), so
+   * retries, overlapping evidence and later sessions repeating it never duplicate; a message this
+   * session archived under the earlier key (session, role, text) is not archived again. Throws on
+   * any failure.
    */
   override async onPreCompress(messages: ChatMessage[], _options: PreCompressOptions): Promise<string> {
     const backend = this.storage();
     backend.assertOpen();
-    const checkpoints: CheckpointWrite[] = [];
-    for (const { message, text, digest } of this.checkpointEvidence(messages)) {
-      checkpoints.push({
-        item: { content: checkpointText(message.role, text), kind: "checkpoint", sessionId: this.sessionId, userId: this.userId },
-        key: `ckpt-${digest.slice(0, 32)}`,
-        metadata: { digest, role: message.role },
-      });
-    }
+    const checkpoints: CheckpointWrite[] = checkpointItems(messages, { sessionId: this.sessionId, userId: this.userId }).map((item) => ({
+      item: { content: item.content, kind: "checkpoint", sessionId: this.sessionId, userId: this.userId },
+      key: `ckpt-${item.digest.slice(0, 32)}`,
+      sessionKey: this.sessionCheckpointKey(item),
+      metadata: { digest: item.digest, role: item.role },
+    }));
     await backend.storeCheckpoints(checkpoints);
     return "";
   }
 
-  /** The user and assistant messages of `messages` with text, once each, with their digest of (session, role, text). */
-  private checkpointEvidence(messages: ChatMessage[]): Array<{ message: ChatMessage & { role: "user" | "assistant" }; text: string; digest: string }> {
-    const out: Array<{ message: ChatMessage & { role: "user" | "assistant" }; text: string; digest: string }> = [];
-    const seen = new Set<string>();
-    for (const message of messages) {
-      if (message.role !== "user" && message.role !== "assistant") continue;
-      const text = messageText(message).trim();
-      if (!text) continue;
-      const digest = sha256(`${this.sessionId}\u0000${message.role}\u0000${text}`);
-      if (seen.has(digest)) continue;
-      seen.add(digest);
-      out.push({ message: message as ChatMessage & { role: "user" | "assistant" }, text, digest });
-    }
-    return out;
+  /** The key of a message archived by (session, role, text), as a store may already hold it; such a message is not archived again. */
+  private sessionCheckpointKey(item: CheckpointItem): string {
+    return `ckpt-${sha256(`${this.sessionId}\u0000${item.role}\u0000${item.text}`).slice(0, 32)}`;
   }
 
   /**
-   * Write what the old session queued (so it is durable before the host moves on; a failing store
-   * keeps it for the next flush and is logged), drop cached recall, then switch.
+   * Store what the old session queued, then switch to `newSessionId` and drop cached recall (the
+   * kit's `switchSessionAfterFlush`). When the queued writes cannot be stored, they stay queued
+   * (outbox or memory, retried) and the switch throws `STORAGE_FAILED` after switching, so the
+   * host retries it. Writes set aside earlier because Pinecone refused their content were reported
+   * by `flush()` and do not fail the switch.
    */
   override async onSessionSwitch(newSessionId: string, _options: SessionSwitchOptions): Promise<boolean> {
-    try {
-      await this.flush();
-    } catch (error) {
-      this.logger.warn("vector memory: queued writes could not be stored at the session switch; they are kept and retried", error);
-    }
-    this.prefetchCache.clear();
-    this.sessionId = newSessionId;
-    return true;
+    return switchSessionAfterFlush(
+      () => this.drain(),
+      () => {
+        this.prefetchCache.clear();
+        this.sessionId = newSessionId;
+      },
+    );
   }
 
   override async onSessionEnd(_messages: ChatMessage[]): Promise<void> {
@@ -515,13 +501,13 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   /** Start a search for the next turn in the background (served by `prefetch`). */
   override queuePrefetch(query: string, options: PrefetchOptions): void {
     if (!this.isOpen || !query.trim()) return;
-    const promise = this.search(query, { limit: 8, userId: this.userId, budgetMs: this.config.prefetchTimeoutMs });
+    const promise = this.search(query, { limit: this.config.prefetchLimit, userId: this.userId, budgetMs: this.config.prefetchTimeoutMs });
     promise.catch(() => undefined);
     this.prefetchCache.set(options.sessionId, query, promise);
   }
 
   /**
-   * Recall for the upcoming turn within `prefetch_chars`, served from `queuePrefetch` when it ran
+   * Recall for the upcoming turn (`prefetch_limit` memories within `prefetch_max_chars`), served from `queuePrefetch` when it ran
    * for this query; never takes longer than `prefetch_timeout_ms` and never throws.
    */
   override async prefetch(query: string, options: PrefetchOptions): Promise<string> {
@@ -530,9 +516,9 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     const queued = this.prefetchCache.take(options.sessionId, query);
     const budget = this.config.prefetchTimeoutMs;
     // The session's user's items only, also where namespaces hold several users.
-    const search = queued ?? this.search(query, { limit: 8, userId: this.userId, budgetMs: budget });
+    const search = queued ?? this.search(query, { limit: this.config.prefetchLimit, userId: this.userId, budgetMs: budget });
     const hits = await withTimeout(search, budget, [] as MemoryHit[]);
-    const block = formatRecall(hits, { header: "## Vector memory (relevant past context)", maxChars: this.config.prefetchChars, label: vectorRecallLabel });
+    const block = formatRecall(hits, { header: "## Vector memory (relevant past context)", maxChars: this.config.prefetchMaxChars, label: vectorRecallLabel });
     this.lastRecallCount = recallEntryCount(block);
     return block;
   }

@@ -6,7 +6,7 @@ const [dbPath, label, mode] = process.argv.slice(2) as [string, string, string];
 const total = mode === "forever" ? Infinity : Number(mode);
 
 async function main(): Promise<void> {
-  const provider = new SqliteMemoryProvider({ path: dbPath, flushIntervalMs: 1, batchSize: 16 });
+  const provider = new SqliteMemoryProvider({ path: dbPath, flushIntervalMs: 1, writeBatchSize: 16 });
   await provider.initialize(label, { hermesHome: process.cwd() });
   process.send?.({ type: "ready" });
   let written = 0;

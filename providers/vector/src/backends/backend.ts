@@ -47,6 +47,8 @@ export interface BackendHost {
 export interface CheckpointWrite {
   item: MemoryItem;
   key: string;
+  /** The message's key under the earlier (session, role, text) digest: when the store holds it, the message is not archived again. */
+  sessionKey?: string;
   metadata: VectorMetadata;
 }
 

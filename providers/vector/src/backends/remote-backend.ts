@@ -145,7 +145,7 @@ export class RemoteBackend implements VectorBackend {
   prepareMirroredFact(item: MemoryItem, key: string): () => void {
     const remote = this.live();
     const { sessionId: _session, ...fact } = item;
-    return () => this.held.add(remote, { ...fact, metadata: { source: "builtin" } }, { key });
+    return () => this.held.add(remote, { ...fact, metadata: { ...fact.metadata, source: "builtin" } }, { key });
   }
 
   forgetMirroredFact(key: string): Promise<boolean> {
@@ -155,7 +155,10 @@ export class RemoteBackend implements VectorBackend {
 
   async storeCheckpoints(checkpoints: CheckpointWrite[]): Promise<void> {
     const remote = this.live();
-    for (const { item, key, metadata } of checkpoints) remote.remember({ ...item, metadata }, { key });
+    const earlier = await Promise.all(checkpoints.map((c) => (c.sessionKey ? remote.get(this.remoteId("checkpoint", c.sessionKey, c.item.sessionId)) : null)));
+    checkpoints.forEach(({ item, key, metadata }, i) => {
+      if (!earlier[i]) remote.remember({ ...item, metadata }, { key });
+    });
     await remote.drain();
   }
 

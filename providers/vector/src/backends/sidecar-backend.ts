@@ -315,8 +315,11 @@ export class SidecarBackend implements VectorBackend, BatchWriter {
   }
 
   async storeCheckpoints(checkpoints: CheckpointWrite[]): Promise<void> {
-    this.requireOpen();
-    const writes = checkpoints.map(({ item, key, metadata }) => this.buildWrite(item, key, metadata));
+    const { sidecar } = this.requireOpen();
+    const namespace = this.host.namespaceFor(this.host.userId());
+    const sessionKeys = checkpoints.flatMap((c) => (c.sessionKey ? [c.sessionKey] : []));
+    const earlier = new Set(sidecar.getByIds(null, sessionKeys).filter((row) => row.namespace === namespace).map((row) => row.id));
+    const writes = checkpoints.filter((c) => !c.sessionKey || !earlier.has(c.sessionKey)).map(({ item, key, metadata }) => this.buildWrite(item, key, metadata));
     for (let i = 0; i < writes.length; i += 64) await this.writeDurable(writes.slice(i, i + 64));
     await this.store!.flush();
   }

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { HermesMemoryError, describeError, silentLogger, type Logger } from "@hermes/memory-core";
-import { matchesFilter, type VectorMetadata } from "../metadata-filter.js";
+import { matchesMetadataFilter, type VectorMetadata } from "../metadata-filter.js";
 import { Sidecar } from "./sidecar.js";
 import type { KeywordHit, SidecarRow, SidecarWrite } from "./sidecar-rows.js";
 import {
@@ -563,7 +563,7 @@ export class LocalVectorStore implements VectorStore {
       const rowsByKey = this.matchRows(page.map((c) => c.key), idsOnly && !filter);
       for (const c of page) {
         const row = rowsByKey.get(c.key);
-        if (!row || (filter && !matchesFilter(row.metadata, filter))) continue;
+        if (!row || (filter && !matchesMetadataFilter(row.metadata, filter))) continue;
         out.push({ id: row.id, score: c.score, metadata: row.metadata });
         if (out.length >= topK) break;
       }
@@ -606,7 +606,7 @@ export class LocalVectorStore implements VectorStore {
       keys.forEach((key, i) => {
         const row = rows.get(key);
         if (!row || row.namespace !== namespace) return;
-        if (filter && !matchesFilter(row.metadata, filter)) return;
+        if (filter && !matchesMetadataFilter(row.metadata, filter)) return;
         if (accept && !accept(key)) return;
         out.push({ id: row.id, score: 1 - distances[i]!, metadata: row.metadata, ...(accept ? { key } : {}) });
       });

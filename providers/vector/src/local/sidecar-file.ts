@@ -6,7 +6,7 @@ import type { Database as SqliteDatabase, Statement } from "better-sqlite3";
 import { HermesMemoryError } from "@hermes/memory-core";
 import { CONTEXT_CHARS, CONTEXT_TURNS, closeSqliteStore, DocumentFrequencies, LayeredRanker, NO_CONTEXT, SmallIndexCompactor, WalCheckpointer, withBusyTimeout, ftsTermCounter, RecentTurns, storageError, turnContext, type LayeredRankerOptions, UNREADABLE_KEY } from "@hermes/memory-provider-kit/sqlite";
 import { ReadCache } from "../search/read-cache.js";
-import { matchesFilter, type MetadataFilter } from "../metadata-filter.js";
+import { matchesMetadataFilter, type MetadataFilter } from "../metadata-filter.js";
 import { textOf, unreadableRecordIds } from "./sidecar-values.js";
 import { encodeVector, isJsonError, toRow, type RawRow, type SidecarRow, type SidecarWrite } from "./sidecar-rows.js";
 import { contextSession, FILTER_INDEX, filterColumnsOf, KIND_EXPR, RANKER_SCHEMA, RANKER_WEIGHTS, recordDateText, registerFilterFunctions, repairRecords, SESSION_EXPR } from "./sidecar-schema.js";
@@ -285,7 +285,7 @@ export class SidecarFile {
         keys = this.getByIds(namespace, target.ids).map((r) => r.key);
       } else if ("filter" in target) {
         keys = [];
-        for (const row of this.iterate(namespace)) if (matchesFilter(row.metadata, target.filter)) keys.push(row.key);
+        for (const row of this.iterate(namespace)) if (matchesMetadataFilter(row.metadata, target.filter)) keys.push(row.key);
       } else {
         keys = (this.db.prepare(`SELECT key FROM records WHERE namespace = ?`).all(namespace) as Array<{ key: number }>).map((r) => r.key);
       }

@@ -5,7 +5,7 @@
  */
 import Database from "better-sqlite3";
 import type { Database as SqliteDatabase } from "better-sqlite3";
-import { CONTEXT_CHARS, CONTEXT_TURNS, keepUnreadable, keptValue, TURN_COLUMN_WEIGHTS, turnDateText, UNREADABLE_KEY, type LayeredRankerSchema, type OpenSqliteStoreOptions, type SqliteStoreSpec } from "@hermes/memory-provider-kit/sqlite";
+import { CONTEXT_CHARS, CONTEXT_TURNS, keepUnreadable, unreadableOriginal, TURN_COLUMN_WEIGHTS, turnDateText, UNREADABLE_KEY, type LayeredRankerSchema, type OpenSqliteStoreOptions, type SqliteStoreSpec } from "@hermes/memory-provider-kit/sqlite";
 import type { VectorMetadata } from "../metadata-filter.js";
 import { hasFilterColumns, isUnreadable, readableRecord, suspectRecordsSql, type SuspectRecord } from "./sidecar-values.js";
 
@@ -367,7 +367,7 @@ export function repairRecords(db: SqliteDatabase): number {
     for (let n = 0; taken.get(readable.namespace, id, row.key) !== undefined; n++) id = `${readable.id}~${row.key}${n === 0 ? "" : `-${n}`}`;
     // The id changes from what was stored, so the stored one is kept (unless it already is).
     const keptIds = metadata[UNREADABLE_KEY] as unknown as Record<string, unknown> | undefined;
-    if (id !== readable.id && keptIds?.id === undefined) metadata = keepUnreadable(metadata, { id: keptValue(row.id) }) as VectorMetadata;
+    if (id !== readable.id && keptIds?.id === undefined) metadata = keepUnreadable(metadata, { id: unreadableOriginal(row.id) }) as VectorMetadata;
     const { text: _text, ...stored } = metadata;
     const values: unknown[] = [readable.namespace, id, readable.text, id === readable.id ? readable.metadataText : JSON.stringify(metadata)];
     if (filterColumns) {

@@ -1,6 +1,6 @@
 /**
  * Values of a sidecar row that cannot be read as written, and how they are made readable (the
- * kit's rule: `readableText`, `readableJson`, originals kept under `UNREADABLE_KEY`).
+ * kit's rule, `readableRow`: originals kept under `UNREADABLE_KEY`).
  *
  * `namespace`, `id` and `text` must hold text, `metadata` a JSON object, and the filter columns
  * `tags` / `user_meta` a JSON array / object, as text. Older versions of this package, or another
@@ -13,7 +13,7 @@
  *   with any unreadable value gets them computed again from its readable metadata.
  */
 import type { Database as SqliteDatabase } from "better-sqlite3";
-import { keepUnreadable, readableJson, readableText, tooDeepForSqlite, type KeptValue } from "@hermes/memory-provider-kit/sqlite";
+import { readableJson, readableRow, readableText, tooDeepForSqlite } from "@hermes/memory-provider-kit/sqlite";
 import type { VectorMetadata } from "../metadata-filter.js";
 
 /** The source columns of a sidecar row, as stored. */
@@ -55,19 +55,10 @@ export function readableRecord(raw: RawRecord): ReadableRecord {
 
 /** `readableRecord` for a row holding at least one value that is not as this package writes it. */
 function readableRecordSlow(raw: RawRecord): ReadableRecord {
-  const kept: Record<string, KeptValue> = {};
-  const text = (column: "namespace" | "id" | "text"): string => {
-    const out = readableText(raw[column]);
-    if (out.kept) kept[column] = out.kept;
-    return out.value;
-  };
-  const namespace = text("namespace");
-  const id = text("id");
-  const body = text("text");
-  const parsed = readableJson(raw.metadata, "object");
-  if (parsed.kept) kept.metadata = parsed.kept;
-  const metadata = keepUnreadable(parsed.parsed, kept) as VectorMetadata;
-  const metadataText = metadata === parsed.parsed ? parsed.text : JSON.stringify(metadata);
+  const readable = readableRow(raw as unknown as Record<string, unknown>, { textColumns: { namespace: false, id: false, text: false }, metadataColumn: "metadata" });
+  const { namespace, id, text: body } = readable.text as { namespace: string; id: string; text: string };
+  const metadata = readable.metadata as VectorMetadata;
+  const metadataText = readable.metadataText;
   const changed = namespace !== raw.namespace || id !== raw.id || body !== raw.text || metadataText !== raw.metadata;
   return { namespace, id, text: body, metadata, metadataText, changed };
 }

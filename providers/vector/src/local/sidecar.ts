@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import { uniqueTerms, checkpointCopies, isEmptyFilter, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
-import { openSqliteStore, openSqliteStoreAsync, planRanking, relatedToRank, quoteTerm, filterToSql, type FilterSqlColumns, type LayeredRankerOptions } from "@hermes/memory-provider-kit/sqlite";
+import { openSqliteStore, openSqliteStoreAsync, planQueryRanking, quoteTerm, filterToSql, type FilterSqlColumns, type LayeredRankerOptions } from "@hermes/memory-provider-kit/sqlite";
 import { type TurnLinks } from "../search/read-cache.js";
 import { matchesMetadataFilter, type MetadataFilter, type VectorMetadata } from "../metadata-filter.js";
 import { readableRecord, textOf } from "./sidecar-values.js";
@@ -165,10 +165,10 @@ export class Sidecar extends SidecarFile {
     if (limit <= 0 || typeof query !== "string") return [];
     const total = (this.prepare(`SELECT COALESCE(MAX(key), 0) AS n FROM records`).get() as { n: number }).n;
     const terms = uniqueTerms(query);
-    const plan = planRanking(terms, total, this.frequencies.lookup(terms, total));
-    if (!plan) return [];
-    // The query words' related words (rare ones only: cheap at any size), ranked on their own.
-    const related = relatedToRank(terms, total, this.frequencies);
+    // The query words' related words (rare ones only: cheap at any size) are ranked on their own.
+    const planned = planQueryRanking(terms, total, this.frequencies);
+    if (!planned) return [];
+    const { plan, related } = planned;
     const fetchLimit = filter ? Math.max(limit * 10, 200) : limit;
     const cols = filter ? "r.metadata, r.text" : "NULL AS metadata, NULL AS text";
     type Raw = { key: number; id: unknown; metadata: unknown; text: unknown; rank: number };
