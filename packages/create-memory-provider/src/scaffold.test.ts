@@ -2,9 +2,10 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { HermesMemoryError } from "@hermes/memory-core";
+import { HermesMemoryError, type ConfigField, type ToolSchema } from "@hermes/memory-core";
+import { memoryToolSchemas, PREFETCH_CONFIG_FIELDS, type MemoryToolAction } from "@hermes/memory-provider-kit";
 import { deriveProviderName, peerRange, scaffoldProvider } from "./scaffold.js";
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
@@ -109,6 +110,18 @@ describe("scaffoldProvider", () => {
     expect(doc).toContain("evil");
   });
 
+  it("names every tool within OpenAI's ^[a-zA-Z0-9_-]{1,64}$ for the longest provider name", async () => {
+    const dir = path.join(tempDir(), "pkg");
+    await scaffoldProvider({ directory: dir, providerName: `${"n".repeat(40)}.${"m".repeat(23)}` });
+    const source = fs.readFileSync(path.join(dir, "src/index.ts"), "utf8");
+    // The tools are the kit's memoryToolSchemas, named `${prefix}${action}` with the prefix `<name>_notes_`.
+    const prefix = /"([a-zA-Z0-9_-]*_notes_)"/.exec(source)?.[1];
+    const actions = /actions: \[([^\]]*)\]/.exec(source)?.[1]?.match(/[a-z]+/g) ?? [];
+    expect(prefix).toBeDefined();
+    expect(actions.length).toBeGreaterThan(0);
+    for (const action of actions) expect(`${prefix}${action}`).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
+  });
+
   it("derives provider names from package names", () => {
     expect(deriveProviderName("@acme/hermes-memory-notes")).toBe("notes");
     expect(deriveProviderName("My_Store")).toBe("my_store");
@@ -136,6 +149,18 @@ describe("the generated package", () => {
     expect(fs.existsSync(path.join(dir, "dist/index.js"))).toBe(true);
     // The built provider loads the kit at run time, so the tests below exercise it.
     expect(fs.readFileSync(path.join(dir, "dist/index.js"), "utf8")).toContain('from "@hermes/memory-provider-kit"');
+    // It follows the reference providers' pattern: the kit's prefetch settings and the kit's tool schemas.
+    const built = (await import(pathToFileURL(path.join(dir, "dist/index.js")).href)) as { default: new () => { getConfigSchema(): ConfigField[]; getToolSchemas(): ToolSchema[] } };
+    const provider = new built.default();
+    const settings = provider.getConfigSchema();
+    expect(settings).toEqual(expect.arrayContaining(PREFETCH_CONFIG_FIELDS.map((field) => ({ ...field }))));
+    expect(settings.map((field) => field.key)).not.toContain("recall_limit");
+    const tools = provider.getToolSchemas();
+    expect(tools.length).toBeGreaterThan(0);
+    for (const tool of tools) {
+      const action = tool.name.replace(/^scratch_notes_/, "") as MemoryToolAction;
+      expect(tool.parameters).toEqual(memoryToolSchemas({ prefix: "scratch_notes_", actions: [action], store: "notes" })[0]!.parameters);
+    }
     const test = spawnSync(process.execPath, [path.join(modules, "vitest/vitest.mjs"), "run", "--reporter=verbose"], { cwd: dir, encoding: "utf8", env: { ...process.env, CI: "1", NO_COLOR: "1", FORCE_COLOR: "0" } });
     expect(test.status, test.stdout + test.stderr).toBe(0);
     expect(test.stdout).toMatch(/Tests\s+\d+ passed/);

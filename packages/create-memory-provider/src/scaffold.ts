@@ -118,9 +118,9 @@ function className(providerName: string): string {
   return `${/^[0-9]/.test(pascal) ? "P" : ""}${pascal}MemoryProvider`;
 }
 
-/** Tool names must match `^[a-zA-Z0-9_-]{1,64}$`; keep room for the `_notes` suffix. */
+/** Tool names must match `^[a-zA-Z0-9_-]{1,64}$`; keep room for the longest suffix, `_notes_remember`. */
 function toolPrefix(providerName: string): string {
-  return providerName.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 57);
+  return providerName.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64 - "_notes_remember".length);
 }
 
 /**

@@ -20,7 +20,19 @@ import {
   type ToolSchema,
   type MemoryProviderRegistrationContext,
 } from "@hermes/memory-core";
-import { formatRecall, parseMemoryItem, parseSearchLimit, queryTokens, ToolRouter, ToolUserScope, turnText } from "@hermes/memory-provider-kit";
+import {
+  formatRecall,
+  MEMORY_TOOL_LIMITS,
+  memoryToolSchemas,
+  parseMemoryItem,
+  parseSearchLimit,
+  PREFETCH_CONFIG_FIELDS,
+  queryTokens,
+  ToolRouter,
+  ToolUserScope,
+  turnItem,
+  type ToolItemScope,
+} from "@hermes/memory-provider-kit";
 
 interface StoredNote {
   id: string;
@@ -29,10 +41,10 @@ interface StoredNote {
   sessionId?: string;
   userId?: string;
   createdAt: string;
+  tags: string[];
   metadata: Record<string, unknown>;
 }
 
-const TOOL_NAME = "{{toolPrefix}}_notes";
 /**
  * Where `hermes-memory memory setup {{providerName}}` stores the API key: `$HERMES_HOME/.env`
  * (mode 0600), never config.yaml. Read it with `getEnv(API_KEY_ENV)`.
@@ -45,36 +57,24 @@ export const API_KEY_ENV = defaultEnvVarName("{{providerName}}", "api_key");
  * and `loadProviderConfig` turns the same list into the typed runtime config — options, then
  * config.yaml, then env, then `default` — validated the same way (`type`, `minimum`/`maximum`,
  * `choices`). Mark a tunable `advanced: true` to resolve it without asking it in setup.
+ * `PREFETCH_CONFIG_FIELDS` are the recall settings every provider names alike: `prefetch_limit`
+ * (notes recalled before each turn, default 5) and `prefetch_max_chars` (size of that block, 2000).
  */
 export const CONFIG_FIELDS = [
-  { key: "recall_limit", description: "Notes recalled before each turn", type: "integer", default: 3, minimum: 1, maximum: 20 },
+  ...PREFETCH_CONFIG_FIELDS,
   { key: "api_key", description: "API key of a remote service (optional: notes stay local without it)", secret: true, envVar: API_KEY_ENV },
 ] as const satisfies readonly ConfigField[];
 
-const TOOL_SCHEMAS: ToolSchema[] = [
-  {
-    name: TOOL_NAME,
-    description: "Save a note for later sessions (action 'add') or search saved notes (action 'search').",
-    parameters: {
-      type: "object",
-      properties: {
-        action: { type: "string", enum: ["add", "search"] },
-        content: { type: "string", minLength: 1, description: "The note to save (action 'add')." },
-        query: { type: "string", minLength: 1, description: "What to look for (action 'search')." },
-      },
-      required: ["action"],
-      additionalProperties: false,
-    },
-  },
-];
+/**
+ * The model's tools, built by the kit like every provider's: `{{toolPrefix}}_notes_search` (`query`,
+ * `limit`, one `kind`, `sessionId`), `{{toolPrefix}}_notes_remember` (`content`, `tags`) and
+ * `{{toolPrefix}}_notes_forget` (`id`). The handlers below honour every argument the schemas offer.
+ */
+const TOOL_PREFIX = "{{toolPrefix}}_notes_";
+const TOOL_SCHEMAS: ToolSchema[] = memoryToolSchemas({ prefix: TOOL_PREFIX, actions: ["search", "remember", "forget"], store: "notes" });
 
 // Validates arguments against TOOL_SCHEMAS and answers every failure as {"error": ...}, never a throw.
 const tools = new ToolRouter({ owner: "{{providerName}} memory", schemas: TOOL_SCHEMAS });
-
-/** Search words of `text`: lower-case, stopwords and FTS syntax dropped (the kit's tokenizer). */
-function tokens(text: string): string[] {
-  return queryTokens(text);
-}
 
 /**
  * {{description}}
@@ -92,7 +92,8 @@ export class {{className}} extends MemoryProvider implements SearchableMemory {
   private userId: string | undefined;
   private counter = 0;
   private apiKey = "";
-  private recallLimit = 3;
+  private prefetchLimit = 5;
+  private prefetchMaxChars = 2000;
 
   isAvailable(): boolean {
     // Synchronous, no network: check configuration only. getEnv() returns the active profile's
@@ -103,12 +104,13 @@ export class {{className}} extends MemoryProvider implements SearchableMemory {
   }
 
   async initialize(_sessionId: string, ctx: InitContext): Promise<void> {
-    // Typed as { recallLimit: number; apiKey?: string }; a bad value throws INVALID_CONFIG naming
-    // the key, the value and where it came from. Secrets are read from the environment (the
-    // profile's .env first) and never copied into process.env.
+    // Typed as { prefetchLimit: number; prefetchMaxChars: number; apiKey?: string }; a bad value
+    // throws INVALID_CONFIG naming the key, the value and where it came from. Secrets are read from
+    // the environment (the profile's .env first) and never copied into process.env.
     const { config } = await loadProviderConfig(CONFIG_FIELDS, { provider: this.name, hermesHome: ctx.hermesHome });
     this.apiKey = config.apiKey ?? "";
-    this.recallLimit = config.recallLimit;
+    this.prefetchLimit = config.prefetchLimit;
+    this.prefetchMaxChars = config.prefetchMaxChars;
     const dir = path.join(ctx.hermesHome, "{{providerName}}");
     fs.mkdirSync(dir, { recursive: true });
     this.file = path.join(dir, "notes.jsonl");
@@ -124,19 +126,26 @@ export class {{className}} extends MemoryProvider implements SearchableMemory {
   }
 
   async handleToolCall(toolName: string, args: Record<string, unknown>): Promise<string> {
-    // The model speaks for the session's user (ctx.userId): the tool reaches that user's notes
-    // only, and saves under that user. A tool that takes an id looks it up with scope.item(id)
+    // The model speaks for the session's user (ctx.userId): the tools reach that user's notes
+    // only, and save under that user. A tool that takes an id looks it up with scope.item(id)
     // (id and user in one condition), so another user's id is answered like an unknown one.
+    // The router has checked the arguments against the schemas: a `limit` is within its bounds or
+    // absent (then the default the schema states), `kind` is one kind, `tags` a list of text.
     const scope = new ToolUserScope(this.userId);
     return tools.run(toolName, args, {
-      [TOOL_NAME]: (a) => {
-        if (a.action === "add" && typeof a.content === "string" && a.content.trim()) {
-          return { ok: true, id: this.remember({ content: a.content, kind: "fact", ...(scope.userId ? { userId: scope.userId } : {}) }) };
-        }
-        if (a.action === "search" && typeof a.query === "string") {
-          return { ok: true, results: this.search(a.query, scope.within({ limit: 5 })).map((h) => ({ id: h.id, content: h.content })) };
-        }
-        return { error: "Use {action: 'add', content} or {action: 'search', query}." };
+      [`${TOOL_PREFIX}search`]: (a) => {
+        const limit = (a.limit as number | undefined) ?? MEMORY_TOOL_LIMITS.search.default;
+        const conditions = { limit, ...(a.kind ? { kind: a.kind as MemoryKind } : {}), ...(a.sessionId ? { sessionId: String(a.sessionId) } : {}) };
+        const results = this.search(String(a.query), scope.within(conditions)).map((h) => ({ id: h.id, kind: h.kind, content: h.content, tags: h.tags, sessionId: h.sessionId, createdAt: h.createdAt }));
+        return { results, count: results.length };
+      },
+      [`${TOOL_PREFIX}remember`]: (a) => {
+        const tags = (a.tags as string[] | undefined) ?? [];
+        return { ok: true, id: this.remember({ content: String(a.content), kind: "fact", tags, ...(scope.userId ? { userId: scope.userId } : {}) }) };
+      },
+      [`${TOOL_PREFIX}forget`]: (a) => {
+        const id = String(a.id);
+        return this.forgetIn(scope.item(id)) ? { ok: true, id } : { error: `no note with id ${id}` };
       },
     });
   }
@@ -159,27 +168,28 @@ export class {{className}} extends MemoryProvider implements SearchableMemory {
   }
 
   systemPromptBlock(): string {
-    return `## {{providerName}} memory\nUse the ${TOOL_NAME} tool to save durable notes and to search them.`;
+    return `## {{providerName}} memory\nUse ${TOOL_PREFIX}remember to save durable notes, ${TOOL_PREFIX}search to find them and ${TOOL_PREFIX}forget to delete one.`;
   }
 
   prefetch(query: string, _options: PrefetchOptions): string {
     // Recall, too, shows the session's user only their own notes.
-    const hits = this.search(query, { limit: this.recallLimit, ...(this.userId ? { userId: this.userId } : {}) });
-    return formatRecall(hits, { header: "## Recalled notes", maxChars: 2000 });
+    const hits = this.search(query, { limit: this.prefetchLimit, ...(this.userId ? { userId: this.userId } : {}) });
+    return formatRecall(hits, { header: "## Recalled notes", maxChars: this.prefetchMaxChars });
   }
 
   syncTurn(userContent: string, assistantContent: string, options: SyncTurnOptions): void {
     if (!this.automaticWrites) return;
-    // "<turnAuthor.name or User>: …" and "Assistant: …" lines, the text every provider stores.
-    const content = turnText(userContent, assistantContent, options.turnAuthor);
-    if (content) this.remember({ content, kind: "turn", sessionId: options.sessionId });
+    // The item every provider stores for a turn: "<turnAuthor.name or User>: …" and "Assistant: …"
+    // lines, the turn's session, the session's user (else the turn's author), the author in metadata.
+    const turn = turnItem(userContent, assistantContent, options, { userId: this.userId });
+    if (turn) this.remember(turn);
   }
 
   remember(item: MemoryItem): string {
     if (!this.file) throw new Error("{{providerName}}: initialize() must be called first");
     // Refuse (INVALID_ARGUMENT) an item that could not be stored before it is queued, so a malformed
     // one never holds up the writes queued with it.
-    const { content, kind, sessionId, userId, metadata } = parseMemoryItem(item);
+    const { content, kind, sessionId, userId, tags, metadata } = parseMemoryItem(item);
     const note: StoredNote = {
       id: `${Date.now().toString(36)}-${(this.counter++).toString(36)}`,
       content,
@@ -187,6 +197,7 @@ export class {{className}} extends MemoryProvider implements SearchableMemory {
       sessionId,
       userId: userId ?? this.userId,
       createdAt: new Date().toISOString(),
+      tags,
       metadata,
     };
     this.notes.push(note);
@@ -198,11 +209,12 @@ export class {{className}} extends MemoryProvider implements SearchableMemory {
   search(query: string, options: MemorySearchOptions = {}): MemoryHit[] {
     // Absent: 10 hits; 0, negative numbers, NaN and text are refused (INVALID_ARGUMENT).
     const limit = parseSearchLimit(options.limit);
-    const wanted = new Set(tokens(query));
+    // Search words: lower-case, stopwords and FTS syntax dropped (the kit's tokenizer).
+    const wanted = new Set(queryTokens(query));
     if (wanted.size === 0) return [];
     return this.notes
       .filter((n) => (!options.kind || n.kind === options.kind) && (!options.sessionId || n.sessionId === options.sessionId) && (!options.userId || n.userId === options.userId))
-      .map((n) => ({ n, score: tokens(n.content).filter((t) => wanted.has(t)).length }))
+      .map((n) => ({ n, score: queryTokens(n.content).filter((t) => wanted.has(t)).length }))
       .filter((x) => x.score > 0)
       .sort((a, b) => b.score - a.score)
       .slice(0, limit)
@@ -215,11 +227,7 @@ export class {{className}} extends MemoryProvider implements SearchableMemory {
   }
 
   forget(id: string): boolean {
-    const before = this.notes.length;
-    this.notes = this.notes.filter((n) => n.id !== id);
-    if (this.notes.length === before) return false;
-    this.rewrite();
-    return true;
+    return this.forgetIn({ ids: [id] });
   }
 
   stats(): MemoryStats {
@@ -240,6 +248,19 @@ export class {{className}} extends MemoryProvider implements SearchableMemory {
 
   async shutdown(): Promise<void> {
     await this.flush();
+  }
+
+  /**
+   * Delete the notes in `scope`: its ids, and its user when it names one, as one condition, so a
+   * tool given another user's id finds nothing, exactly as for an id nobody ever used.
+   */
+  private forgetIn(scope: ToolItemScope): boolean {
+    const doomed = (n: StoredNote): boolean => scope.ids.includes(n.id) && (scope.userId === undefined || n.userId === scope.userId);
+    const before = this.notes.length;
+    this.notes = this.notes.filter((n) => !doomed(n));
+    if (this.notes.length === before) return false;
+    this.rewrite();
+    return true;
   }
 
   private scheduleWrite(): void {
