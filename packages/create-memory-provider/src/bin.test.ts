@@ -23,7 +23,9 @@ function run(args: string[], cwd: string) {
 
 describe("create-memory-provider (the binary)", () => {
   it("--version prints the package version and exits 0", () => {
-    const { version } = JSON.parse(fs.readFileSync(fileURLToPath(new URL("../package.json", import.meta.url)), "utf8")) as { version: string };
+    const { version } = JSON.parse(fs.readFileSync(fileURLToPath(new URL("../package.json", import.meta.url)), "utf8")) as {
+      version: string;
+    };
     const result = spawnSync(process.execPath, [BIN, "--version"], { cwd: tempDir(), encoding: "utf8", timeout: 15_000 });
     expect(result.stderr).toBe("");
     expect(result.stdout).toBe(`${version}\n`);

@@ -32,7 +32,10 @@ async function main(argv: string[]): Promise<void> {
     prompts.intro("Create a Hermes memory provider");
     const answers = await prompts.group(
       {
-        directory: () => (directory ? Promise.resolve(directory) : prompts.text({ message: "Directory", placeholder: "my-provider", validate: (v) => (v ? undefined : "Required") })),
+        directory: () =>
+          directory
+            ? Promise.resolve(directory)
+            : prompts.text({ message: "Directory", placeholder: "my-provider", validate: (v) => (v ? undefined : "Required") }),
         name: ({ results }) =>
           options.name
             ? Promise.resolve(options.name)
@@ -48,18 +51,34 @@ async function main(argv: string[]): Promise<void> {
                   }
                 },
               }),
-        description: () => (options.description ? Promise.resolve(options.description) : prompts.text({ message: "Description", placeholder: "What your provider remembers" })),
+        description: () =>
+          options.description
+            ? Promise.resolve(options.description)
+            : prompts.text({ message: "Description", placeholder: "What your provider remembers" }),
       },
-      { onCancel: () => { prompts.cancel("Cancelled; nothing written."); process.exit(1); } },
+      {
+        onCancel: () => {
+          prompts.cancel("Cancelled; nothing written.");
+          process.exit(1);
+        },
+      },
     );
     directory = String(answers.directory);
     options.name = String(answers.name);
     options.description = answers.description ? String(answers.description) : undefined;
   }
   if (!directory) {
-    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "Missing directory: npm create @hermes/memory-provider <directory> [--name <provider>]" });
+    throw new HermesMemoryError({
+      code: "INVALID_ARGUMENT",
+      message: "Missing directory: npm create @hermes/memory-provider <directory> [--name <provider>]",
+    });
   }
-  const result = await scaffoldProvider({ directory, providerName: options.name, packageName: options.packageName, description: options.description });
+  const result = await scaffoldProvider({
+    directory,
+    providerName: options.name,
+    packageName: options.packageName,
+    description: options.description,
+  });
   const rel = path.relative(process.cwd(), result.directory) || ".";
   const done = [
     `Created ${result.packageName} (provider '${result.providerName}') in ${rel}:`,

@@ -7,10 +7,6 @@ import { describe, expect, it } from "vitest";
 describe("@hermes/create-memory-provider exports", () => {
   it("the main entry exports exactly these values", async () => {
     const entry = (await import(new URL("../dist/index.js", import.meta.url).href)) as Record<string, unknown>;
-    expect(Object.keys(entry).sort()).toEqual([
-      "deriveProviderName",
-      "scaffoldProvider",
-      "validateProviderName",
-    ]);
+    expect(Object.keys(entry).sort()).toEqual(["deriveProviderName", "scaffoldProvider", "validateProviderName"]);
   });
 });

@@ -35,22 +35,42 @@ describe("scaffoldProvider", () => {
     const result = await scaffoldProvider({ directory: dir, description: "Keeps notes" });
     expect(result.providerName).toBe("notes");
     expect(result.files).toEqual(
-      expect.arrayContaining([".gitignore", "README.md", "package.json", "src/cli.ts", "src/index.test.ts", "src/index.ts", "tsconfig.json"]),
+      expect.arrayContaining([
+        ".gitignore",
+        "README.md",
+        "package.json",
+        "src/cli.ts",
+        "src/index.test.ts",
+        "src/index.ts",
+        "tsconfig.json",
+      ]),
     );
     const pkg = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8"));
     expect(pkg.name).toBe("hermes-memory-notes");
-    expect(pkg.hermesMemoryProvider).toMatchObject({ name: "notes", entry: "./dist/index.js", cli: "./dist/cli.js", description: "Keeps notes" });
+    expect(pkg.hermesMemoryProvider).toMatchObject({
+      name: "notes",
+      entry: "./dist/index.js",
+      cli: "./dist/cli.js",
+      description: "Keeps notes",
+    });
     // Core as a peer from its current version up to (not including) its next major: before 1.0.0
     // a caret range would exclude core's next minor, and every core minor would force a major here.
     const coreVersion = JSON.parse(fs.readFileSync(path.join(repoRoot, "packages/memory-core/package.json"), "utf8")).version as string;
     expect(pkg.peerDependencies["@hermes/memory-core"]).toBe(peerRange(coreVersion));
     expect(pkg.devDependencies["@hermes/memory-core"]).toBe(peerRange(coreVersion));
     // The generated provider builds on the provider kit: a runtime dependency at the kit's version.
-    const kitVersion = JSON.parse(fs.readFileSync(path.join(repoRoot, "packages/memory-provider-kit/package.json"), "utf8")).version as string;
+    const kitVersion = JSON.parse(fs.readFileSync(path.join(repoRoot, "packages/memory-provider-kit/package.json"), "utf8"))
+      .version as string;
     expect(pkg.dependencies["@hermes/memory-provider-kit"]).toBe(`^${kitVersion}`);
-    expect(fs.readFileSync(path.join(dir, "src/index.ts"), "utf8")).toMatch(/import \{[^}]*\bToolRouter\b[^}]*\} from "@hermes\/memory-provider-kit";/);
+    expect(fs.readFileSync(path.join(dir, "src/index.ts"), "utf8")).toMatch(
+      /import \{[^}]*\bToolRouter\b[^}]*\} from "@hermes\/memory-provider-kit";/,
+    );
     // Only the kit's authoring entry: its SQLite search engine (`/sqlite`) is not what a new provider starts from.
-    const kitEntries = result.files.filter((f) => f.endsWith(".ts")).flatMap((f) => [...fs.readFileSync(path.join(dir, f), "utf8").matchAll(/from "(@hermes\/memory-provider-kit[^"]*)"/g)].map((m) => m[1]));
+    const kitEntries = result.files
+      .filter((f) => f.endsWith(".ts"))
+      .flatMap((f) =>
+        [...fs.readFileSync(path.join(dir, f), "utf8").matchAll(/from "(@hermes\/memory-provider-kit[^"]*)"/g)].map((m) => m[1]),
+      );
     expect(new Set(kitEntries)).toEqual(new Set(["@hermes/memory-provider-kit"]));
     for (const file of result.files) expect(fs.readFileSync(path.join(dir, file), "utf8")).not.toMatch(/\{\{\w+\}\}/);
     expect(fs.readFileSync(path.join(dir, "src/index.ts"), "utf8")).toContain("class NotesMemoryProvider extends MemoryProvider");
@@ -72,13 +92,16 @@ describe("scaffoldProvider", () => {
     expect(fs.existsSync(dir)).toBe(false);
   });
 
-  it.each(["node_modules", "favicon.ico", "http", "fs"])("rejects the npm-reserved package name %j before writing anything", async (name) => {
-    const dir = path.join(tempDir(), name);
-    const error = await scaffoldProvider({ directory: dir, providerName: "ok" }).catch((e: unknown) => e);
-    expect(HermesMemoryError.isInstance(error) && error.code).toBe("INVALID_ARGUMENT");
-    expect(String((error as Error).message)).toContain("--package-name");
-    expect(fs.existsSync(dir)).toBe(false);
-  });
+  it.each(["node_modules", "favicon.ico", "http", "fs"])(
+    "rejects the npm-reserved package name %j before writing anything",
+    async (name) => {
+      const dir = path.join(tempDir(), name);
+      const error = await scaffoldProvider({ directory: dir, providerName: "ok" }).catch((e: unknown) => e);
+      expect(HermesMemoryError.isInstance(error) && error.code).toBe("INVALID_ARGUMENT");
+      expect(String((error as Error).message)).toContain("--package-name");
+      expect(fs.existsSync(dir)).toBe(false);
+    },
+  );
 
   it("refuses a target that is a file or a dangling symlink with a typed error, leaving it untouched", async () => {
     const root = tempDir();
@@ -144,13 +167,18 @@ describe("the generated package", () => {
         : path.join(repoRoot, "packages/memory-contract/node_modules", dep);
       fs.symlinkSync(source, path.join(modules, dep));
     }
-    const build = spawnSync(process.execPath, [path.join(modules, "typescript/bin/tsc"), "-p", "tsconfig.build.json"], { cwd: dir, encoding: "utf8" });
+    const build = spawnSync(process.execPath, [path.join(modules, "typescript/bin/tsc"), "-p", "tsconfig.build.json"], {
+      cwd: dir,
+      encoding: "utf8",
+    });
     expect(build.stdout + build.stderr).toBe("");
     expect(fs.existsSync(path.join(dir, "dist/index.js"))).toBe(true);
     // The built provider loads the kit at run time, so the tests below exercise it.
     expect(fs.readFileSync(path.join(dir, "dist/index.js"), "utf8")).toContain('from "@hermes/memory-provider-kit"');
     // It follows the reference providers' pattern: the kit's prefetch settings and the kit's tool schemas.
-    const built = (await import(pathToFileURL(path.join(dir, "dist/index.js")).href)) as { default: new () => { getConfigSchema(): ConfigField[]; getToolSchemas(): ToolSchema[] } };
+    const built = (await import(pathToFileURL(path.join(dir, "dist/index.js")).href)) as {
+      default: new () => { getConfigSchema(): ConfigField[]; getToolSchemas(): ToolSchema[] };
+    };
     const provider = new built.default();
     const settings = provider.getConfigSchema();
     expect(settings).toEqual(expect.arrayContaining(PREFETCH_CONFIG_FIELDS.map((field) => ({ ...field }))));
@@ -161,7 +189,11 @@ describe("the generated package", () => {
       const action = tool.name.replace(/^scratch_notes_/, "") as MemoryToolAction;
       expect(tool.parameters).toEqual(memoryToolSchemas({ prefix: "scratch_notes_", actions: [action], store: "notes" })[0]!.parameters);
     }
-    const test = spawnSync(process.execPath, [path.join(modules, "vitest/vitest.mjs"), "run", "--reporter=verbose"], { cwd: dir, encoding: "utf8", env: { ...process.env, CI: "1", NO_COLOR: "1", FORCE_COLOR: "0" } });
+    const test = spawnSync(process.execPath, [path.join(modules, "vitest/vitest.mjs"), "run", "--reporter=verbose"], {
+      cwd: dir,
+      encoding: "utf8",
+      env: { ...process.env, CI: "1", NO_COLOR: "1", FORCE_COLOR: "0" },
+    });
     expect(test.status, test.stdout + test.stderr).toBe(0);
     expect(test.stdout).toMatch(/Tests\s+\d+ passed/);
     // The contract kit's clauses ran, not only the package's own two tests.

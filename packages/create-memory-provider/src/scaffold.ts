@@ -26,7 +26,11 @@ export interface ScaffoldResult {
 const TEMPLATE_DIR = fileURLToPath(new URL("../template/", import.meta.url));
 const NPM_NAME = /^(?:@[a-z0-9-*~][a-z0-9-*._~]*\/)?[a-z0-9-~][a-z0-9-._~]*$/;
 /** Names npm refuses for a new package: its blacklist and Node's core modules. */
-const RESERVED_NPM_NAMES = new Set(["node_modules", "favicon.ico", ...builtinModules.filter((m) => !m.startsWith("_") && !m.includes(":"))]);
+const RESERVED_NPM_NAMES = new Set([
+  "node_modules",
+  "favicon.ico",
+  ...builtinModules.filter((m) => !m.startsWith("_") && !m.includes(":")),
+]);
 
 /** Derive a provider name from a directory or package name: `@acme/hermes-memory-notes` → `notes`. */
 export function deriveProviderName(source: string): string {
@@ -87,7 +91,11 @@ function checkTarget(directory: string): void {
     // ENOTDIR: a parent is a file; creating it below reports that.
     if (code === "ENOTDIR") return;
     if (code !== "ENOENT") {
-      throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `Cannot inspect ${directory}: ${describeError(error)}. Choose another directory.`, cause: error });
+      throw new HermesMemoryError({
+        code: "STORAGE_FAILED",
+        message: `Cannot inspect ${directory}: ${describeError(error)}. Choose another directory.`,
+        cause: error,
+      });
     }
     let linked = false;
     try {
@@ -96,12 +104,18 @@ function checkTarget(directory: string): void {
       // Absent: it is created below.
     }
     if (linked) {
-      throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `${directory} is a symbolic link to a path that does not exist; refusing to write through it. Choose a new directory name.` });
+      throw new HermesMemoryError({
+        code: "INVALID_ARGUMENT",
+        message: `${directory} is a symbolic link to a path that does not exist; refusing to write through it. Choose a new directory name.`,
+      });
     }
     return;
   }
   if (!isDirectory) {
-    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `${directory} exists and is not a directory; refusing to overwrite it. Choose a new directory name.` });
+    throw new HermesMemoryError({
+      code: "INVALID_ARGUMENT",
+      message: `${directory} exists and is not a directory; refusing to overwrite it. Choose a new directory name.`,
+    });
   }
   if (fs.readdirSync(directory).length > 0) {
     throw new HermesMemoryError({

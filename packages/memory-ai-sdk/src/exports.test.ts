@@ -6,9 +6,6 @@ import { describe, expect, it } from "vitest";
 describe("@hermes/memory-ai-sdk exports", () => {
   it("the main entry exports exactly these values", async () => {
     const entry = (await import(new URL("../dist/index.js", import.meta.url).href)) as Record<string, unknown>;
-    expect(Object.keys(entry).sort()).toEqual([
-      "memoryMiddleware",
-      "memoryTools",
-    ]);
+    expect(Object.keys(entry).sort()).toEqual(["memoryMiddleware", "memoryTools"]);
   });
 });

@@ -78,7 +78,8 @@ describe("memoryMiddleware: recalled text never leaves the memory fence", () => 
     for (const [i, c] of cases.entries()) {
       const recall = await recallSeenByModel(manager, "session-1", `what about ${c.keyword}?`);
       const problems = fenceViolations(recall, c.markers);
-      if (problems.length > 0) throw new Error(`case ${i}: ${problems.join("; ")}\nstored: ${JSON.stringify(c.text)}\nrecall: ${JSON.stringify(recall)}`);
+      if (problems.length > 0)
+        throw new Error(`case ${i}: ${problems.join("; ")}\nstored: ${JSON.stringify(c.text)}\nrecall: ${JSON.stringify(recall)}`);
     }
     await manager.shutdownAll();
   });
@@ -94,19 +95,33 @@ describe("memoryMiddleware: recalled text never leaves the memory fence", () => 
         doGenerate: [
           {
             ...reply,
-            content: [{ type: "tool-call", toolCallId: `call-${i}`, toolName: "sqlite_memory_search", input: JSON.stringify({ query: c.keyword, limit: 1, kind: "fact" }) }],
+            content: [
+              {
+                type: "tool-call",
+                toolCallId: `call-${i}`,
+                toolName: "sqlite_memory_search",
+                input: JSON.stringify({ query: c.keyword, limit: 1, kind: "fact" }),
+              },
+            ],
             finishReason: { unified: "tool-calls", raw: "tool_calls" },
           },
           reply,
         ],
       });
-      await generateText({ model, tools: memoryTools(manager, { sessionId: "session-1" }), stopWhen: stepCountIs(2), prompt: "look it up" });
+      await generateText({
+        model,
+        tools: memoryTools(manager, { sessionId: "session-1" }),
+        stopWhen: stepCountIs(2),
+        prompt: "look it up",
+      });
       const toolMessage = model.doGenerateCalls[1]!.prompt.find((m) => m.role === "tool")!;
       const output = (toolMessage.content[0] as { output: { type: string; value: unknown } }).output;
       const seen = typeof output.value === "string" ? output.value : JSON.stringify(output.value);
       const tags = fenceTagsIn(seen);
       if (tags.length > 0) throw new Error(`case ${i}: the tool result reads as ${tags.join("; ")}\nresult: ${JSON.stringify(seen)}`);
-      const parsed = JSON.parse(typeof output.value === "string" ? output.value : JSON.stringify(output.value)) as { results: Array<{ content: string }> };
+      const parsed = JSON.parse(typeof output.value === "string" ? output.value : JSON.stringify(output.value)) as {
+        results: Array<{ content: string }>;
+      };
       expect(parsed.results[0]!.content).toBe(`${c.keyword} ${c.text}`);
     }
     await manager.shutdownAll();

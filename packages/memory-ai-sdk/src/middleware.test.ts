@@ -150,7 +150,9 @@ describe("memoryMiddleware with generateText", () => {
 
   it("round-trips a tool call through the memory tool into MEMORY.md", async () => {
     const manager = await openManager("session-tools");
-    const model = new MockLanguageModelV3({ doGenerate: toolCallThenText("memory", { action: "add", target: "memory", content: "The user deploys on Fridays." }, "Saved.") });
+    const model = new MockLanguageModelV3({
+      doGenerate: toolCallThenText("memory", { action: "add", target: "memory", content: "The user deploys on Fridays." }, "Saved."),
+    });
     const result = await generateText({
       model: wrapLanguageModel({ model, middleware: memoryMiddleware(manager, { sessionId: "session-tools" }) }),
       tools: memoryTools(manager, { sessionId: "session-tools" }),
@@ -186,7 +188,10 @@ describe("memoryMiddleware with generateText", () => {
     const wrapped = wrapLanguageModel({ model, middleware: memoryMiddleware(manager, { sessionId: "session-throwing" }) });
     expect((await generateText({ model: wrapped, prompt: "What is on the agenda for the release?" })).text).toBe("Fine.");
     const streamModel = new MockLanguageModelV3({ doStream: { stream: convertArrayToReadableStream(textStream("Also fine.")) } });
-    const streamed = streamText({ model: wrapLanguageModel({ model: streamModel, middleware: memoryMiddleware(manager, { sessionId: "session-throwing" }) }), prompt: "And after that?" });
+    const streamed = streamText({
+      model: wrapLanguageModel({ model: streamModel, middleware: memoryMiddleware(manager, { sessionId: "session-throwing" }) }),
+      prompt: "And after that?",
+    });
     expect(await streamed.text).toBe("Also fine.");
     expect(await manager.flushPending(5_000)).toBe(true);
     await manager.shutdownAll();
@@ -198,7 +203,10 @@ describe("memoryMiddleware with generateText", () => {
     const syncAll = vi.spyOn(manager, "syncAll");
     const model = new MockLanguageModelV3({ doGenerate: textResult("Answer.") });
     let turn = 41;
-    const wrapped = wrapLanguageModel({ model, middleware: memoryMiddleware(manager, { sessionId: () => "s-turns", turnNumber: () => ++turn }) });
+    const wrapped = wrapLanguageModel({
+      model,
+      middleware: memoryMiddleware(manager, { sessionId: () => "s-turns", turnNumber: () => ++turn }),
+    });
     await generateText({ model: wrapped, prompt: "First question about the build." });
     await generateText({ model: wrapped, prompt: "Second question about the build." });
     expect(onTurnStart.mock.calls.map((c) => [c[0], c[1], c[2]])).toEqual([
@@ -221,7 +229,11 @@ describe("memoryMiddleware with generateText", () => {
       },
     });
     await expect(
-      generateText({ model: wrapLanguageModel({ model, middleware: memoryMiddleware(manager, { sessionId: "s-fail" }) }), prompt: "Hello there, how is it going?", maxRetries: 0 }),
+      generateText({
+        model: wrapLanguageModel({ model, middleware: memoryMiddleware(manager, { sessionId: "s-fail" }) }),
+        prompt: "Hello there, how is it going?",
+        maxRetries: 0,
+      }),
     ).rejects.toThrow(/model unavailable/);
     expect(syncAll).not.toHaveBeenCalled();
     await manager.shutdownAll();
@@ -315,14 +327,18 @@ describe("the sessionId and timeoutMs options", () => {
   it("refuses a missing or empty sessionId and a timeoutMs that would leave memory unbounded, when created", async () => {
     const manager = await openManager("s-options");
     for (const sessionId of [undefined, "", 5, null, {}]) {
-      expect(() => memoryMiddleware(manager, { sessionId } as never)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/sessionId/) }));
+      expect(() => memoryMiddleware(manager, { sessionId } as never)).toThrow(
+        expect.objectContaining({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/sessionId/) }),
+      );
     }
     for (const sessionId of ["", 5, null]) {
       expect(() => memoryTools(manager, { sessionId } as never)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
     }
     expect(() => memoryTools(manager)).not.toThrow();
     for (const timeoutMs of [Number.NaN, 0, -5, "5000"]) {
-      expect(() => memoryMiddleware(manager, { sessionId: "s", timeoutMs } as never)).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/timeoutMs/) }));
+      expect(() => memoryMiddleware(manager, { sessionId: "s", timeoutMs } as never)).toThrow(
+        expect.objectContaining({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/timeoutMs/) }),
+      );
     }
     expect(() => memoryMiddleware(manager, { sessionId: "s", timeoutMs: Number.POSITIVE_INFINITY })).not.toThrow();
     await manager.shutdownAll();
@@ -361,9 +377,13 @@ describe("the sessionId and timeoutMs options", () => {
       },
     });
     const execute = tools.memory!.execute as (input: unknown, options: unknown) => Promise<string>;
-    const result = JSON.parse(await execute({ action: "add", target: "memory", content: "Uses pnpm." }, { toolCallId: "t1", messages: [] })) as { error?: string };
+    const result = JSON.parse(
+      await execute({ action: "add", target: "memory", content: "Uses pnpm." }, { toolCallId: "t1", messages: [] }),
+    ) as { error?: string };
     expect(result.error).toMatch(/no current chat/);
-    expect(fs.existsSync(path.join(home, "memories", "MEMORY.md")) ? fs.readFileSync(path.join(home, "memories", "MEMORY.md"), "utf8") : "").not.toContain("Uses pnpm.");
+    expect(
+      fs.existsSync(path.join(home, "memories", "MEMORY.md")) ? fs.readFileSync(path.join(home, "memories", "MEMORY.md"), "utf8") : "",
+    ).not.toContain("Uses pnpm.");
     await manager.shutdownAll();
   });
 });
@@ -380,7 +400,8 @@ class EchoRecallProvider extends TestProvider {
 
 type PromptPart = { type: string; text?: string };
 type PromptEntry = { role: string; content: string | PromptPart[] };
-const fences = (prompt: PromptEntry[]): number => prompt.map((m) => JSON.stringify(m.content).split("<memory-context>").length - 1).reduce((a, b) => a + b, 0);
+const fences = (prompt: PromptEntry[]): number =>
+  prompt.map((m) => JSON.stringify(m.content).split("<memory-context>").length - 1).reduce((a, b) => a + b, 0);
 
 describe("where the middleware puts recall", () => {
   it("as the last text part of the latest user message: after every part of a multi-part message, never in earlier user messages", async () => {
@@ -421,7 +442,12 @@ describe("where the middleware puts recall", () => {
     const model = new MockLanguageModelV3({ doGenerate: toolCallThenText("lookup", { what: "owner" }, "Dana owns it.") });
     const result = await generateText({
       model: wrapLanguageModel({ model, middleware: memoryMiddleware(manager, { sessionId: "s-steps" }) }),
-      tools: { lookup: tool({ inputSchema: jsonSchema<{ what: string }>({ type: "object", properties: { what: { type: "string" } }, required: ["what"] }), execute: async () => "Dana" }) },
+      tools: {
+        lookup: tool({
+          inputSchema: jsonSchema<{ what: string }>({ type: "object", properties: { what: { type: "string" } }, required: ["what"] }),
+          execute: async () => "Dana",
+        }),
+      },
       stopWhen: stepCountIs(3),
       messages: [
         { role: "user", content: "Who owns the billing service?" },
@@ -465,7 +491,10 @@ describe("a syncAll that throws", () => {
 
     const errors: unknown[] = [];
     const streamed = streamText({
-      model: wrapLanguageModel({ model: new MockLanguageModelV3({ doStream: { stream: convertArrayToReadableStream(textStream("Streamed ", "anyway.")) } }), middleware }),
+      model: wrapLanguageModel({
+        model: new MockLanguageModelV3({ doStream: { stream: convertArrayToReadableStream(textStream("Streamed ", "anyway.")) } }),
+        middleware,
+      }),
       prompt: "Now summarise the changelog.",
       maxRetries: 0,
       onError: ({ error }) => void errors.push(error),

@@ -163,7 +163,10 @@ export function memoryMiddleware(manager: MemoryManager, options: MemoryMiddlewa
       state.recall = fenceRecall(recalled, { logger });
     };
     const outcome = await boundedCall(work, timeoutMs);
-    if (outcome.status !== "ok") logger.warn(`Memory before turn ${turnNumber} did not finish within ${timeoutMs} ms (or failed); calling the model with what was ready`);
+    if (outcome.status !== "ok")
+      logger.warn(
+        `Memory before turn ${turnNumber} did not finish within ${timeoutMs} ms (or failed); calling the model with what was ready`,
+      );
     // Whatever the late work fills in afterwards must not change a prompt already sent.
     return { ...state };
   }

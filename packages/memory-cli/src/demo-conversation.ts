@@ -58,7 +58,8 @@ export const DEMO_CONVERSATION: DemoConversation = {
         },
         {
           user: "Can you draft a connection string for it? The host is pg-staging.internal and the database is billing_stage.",
-          assistant: "postgresql://<user>@pg-staging.internal:6543/billing_stage — fill in your user and keep the password in your secret store.",
+          assistant:
+            "postgresql://<user>@pg-staging.internal:6543/billing_stage — fill in your user and keep the password in your secret store.",
         },
       ],
       notes: [

@@ -19,16 +19,27 @@ describe("the guide's example provider as a folder plugin", { timeout: 60_000 },
   });
   afterEach(() => cleanup());
 
-  function session(mode: "write" | "read", sessionId: string, env: NodeJS.ProcessEnv = childEnv()): { providers: string[]; recalled: string } {
+  function session(
+    mode: "write" | "read",
+    sessionId: string,
+    env: NodeJS.ProcessEnv = childEnv(),
+  ): { providers: string[]; recalled: string } {
     const script = path.join(root, "host.mjs");
     fs.writeFileSync(script, guideHostScript(CORE_URL));
     // stderr is kept (a failure's message carries it) rather than passed through to the test run.
-    const out = execFileSync(process.execPath, [script, mode, home, sessionId], { cwd: root, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    const out = execFileSync(process.execPath, [script, mode, home, sessionId], {
+      cwd: root,
+      env,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     return JSON.parse(out.trim().split("\n").pop()!) as { providers: string[]; recalled: string };
   }
 
   it("is set up with `memory setup` (key only in .env), sees the key, and recalls across two processes", async () => {
-    const setup = await runCli(["--hermes-home", home, "memory", "setup", "my-provider", "--set", `api_key=${KEY}`, "--yes"], { cwd: root });
+    const setup = await runCli(["--hermes-home", home, "memory", "setup", "my-provider", "--set", `api_key=${KEY}`, "--yes"], {
+      cwd: root,
+    });
     expect(setup.stderr).toBe("");
     expect(setup.code).toBe(0);
     expect(fs.readFileSync(path.join(home, ".env"), "utf8")).toContain(`MY_API_KEY=${KEY}`);
@@ -46,7 +57,9 @@ describe("the guide's example provider as a folder plugin", { timeout: 60_000 },
   });
 
   it(".env wins over an exported key of the same name", async () => {
-    const setup = await runCli(["--hermes-home", home, "memory", "setup", "my-provider", "--set", `api_key=${KEY}`, "--yes"], { cwd: root });
+    const setup = await runCli(["--hermes-home", home, "memory", "setup", "my-provider", "--set", `api_key=${KEY}`, "--yes"], {
+      cwd: root,
+    });
     expect(setup.code).toBe(0);
     session("write", "s1", childEnv({ MY_API_KEY: "sk-from-shell-AAAA" }));
     expect(fs.readFileSync(path.join(home, "my-provider", "key-seen"), "utf8")).toBe("WXYZ");

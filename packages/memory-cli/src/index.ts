@@ -9,7 +9,15 @@ export { processIo, type CliIo } from "./cli-io.js";
 export type { CliContext, GlobalOptions } from "./cli-context.js";
 /** What a provider's `registerCli` receives; defined in `@hermes/memory-core` and re-exported here. */
 export type { ProviderCliContext, ProviderCliIo } from "@hermes/memory-core";
-export { DEMO_CONVERSATION, recallMentions, type DemoConversation, type DemoSession, type DemoTurn, type DemoQuestion, type DemoMemoryNote } from "./demo-conversation.js";
+export {
+  DEMO_CONVERSATION,
+  recallMentions,
+  type DemoConversation,
+  type DemoSession,
+  type DemoTurn,
+  type DemoQuestion,
+  type DemoMemoryNote,
+} from "./demo-conversation.js";
 export type { DemoReport, DemoQuestionReport, DemoSessionReport } from "./commands/demo.js";
 export type { MemoryStatusReport, StatusSetting } from "./commands/memory-status.js";
 export type { ProviderListing } from "./commands/plugins.js";

@@ -47,12 +47,20 @@ describe("errors under --json and not-found messages", { timeout: 120_000 }, () 
       [["memory", "setup", "--yes"], "INVALID_ARGUMENT"],
     ];
     for (const [args, code] of usage) {
-      for (const placed of [["--json", ...args], [...args, "--json"]]) {
+      for (const placed of [
+        ["--json", ...args],
+        [...args, "--json"],
+      ]) {
         expect(jsonError(await run(placed), placed.join(" ")).code, placed.join(" ")).toBe(code);
       }
     }
     fs.writeFileSync(path.join(home, "config.yaml"), UNREADABLE_CONFIG);
-    for (const args of [["plugins", "list"], ["memory", "status"], ["memory", "off"], ["memory", "show"]]) {
+    for (const args of [
+      ["plugins", "list"],
+      ["memory", "status"],
+      ["memory", "off"],
+      ["memory", "show"],
+    ]) {
       const error = jsonError(await run([...args, "--json"]), args.join(" "));
       expect(error.message, args.join(" ")).toContain("is not valid UTF-8 text");
     }
@@ -62,7 +70,9 @@ describe("errors under --json and not-found messages", { timeout: 120_000 }, () 
     expect((await run(["memory", "setup", "sqlite", "--yes"], CLI_DIR)).code).toBe(0);
     const missing = jsonError(await run(["sqlite", "forget", "no-such-id", "--json"], CLI_DIR), "sqlite forget");
     expect(missing).toEqual({ code: "ITEM_NOT_FOUND", message: expect.stringContaining("no-such-id") });
-    expect(jsonError(await run(["sqlite", "search", "x", "--kind", "bogus", "--json"], CLI_DIR), "sqlite search --kind").code).toBe("INVALID_ARGUMENT");
+    expect(jsonError(await run(["sqlite", "search", "x", "--kind", "bogus", "--json"], CLI_DIR), "sqlite search --kind").code).toBe(
+      "INVALID_ARGUMENT",
+    );
     expect(jsonError(await run(["--json", "sqlite", "search"], CLI_DIR), "sqlite search").code).toBe("INVALID_ARGUMENT");
     expect(jsonError(await run(["sqlite", "stast", "--json"], CLI_DIR), "sqlite stast").code).toBe("UNKNOWN_COMMAND");
 
@@ -76,7 +86,9 @@ describe("errors under --json and not-found messages", { timeout: 120_000 }, () 
     expect((await run(["memory", "setup", "vector", "--yes"], project)).code).toBe(0);
     const missing = jsonError(await run(["vector", "forget", "no-such-id", "--json"], project), "vector forget");
     expect(missing).toEqual({ code: "ITEM_NOT_FOUND", message: expect.stringContaining("no-such-id") });
-    expect(jsonError(await run(["vector", "import", path.join(root, "missing.jsonl"), "--json"], project), "vector import").code).toBe("INVALID_ARGUMENT");
+    expect(jsonError(await run(["vector", "import", path.join(root, "missing.jsonl"), "--json"], project), "vector import").code).toBe(
+      "INVALID_ARGUMENT",
+    );
 
     const text = await run(["vector", "forget", "no-such-id"], project);
     expect({ code: text.code, stdout: text.stdout }).toEqual({ code: 1, stdout: "" });

@@ -23,7 +23,10 @@ export function runNpm(args: string[], options: { cwd: string; env: NodeJS.Proce
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     child.on("error", (error) => resolve({ code: 127, stdout, stderr: String(error), lastErrorLine: `cannot run npm: ${error.message}` }));
     child.on("close", (code) => {
-      const lines = stderr.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+      const lines = stderr
+        .split(/\r?\n/)
+        .map((l) => l.trim())
+        .filter(Boolean);
       const errorLines = lines.filter((l) => /^npm (error|ERR!)/.test(l) && !/A complete log|^npm (error|ERR!)\s*$/.test(l));
       const last = (errorLines.length > 0 ? errorLines.slice(0, 2).join(" ") : lines[lines.length - 1]) ?? "";
       resolve({ code: code ?? 1, stdout, stderr, lastErrorLine: last.replace(/^npm (error|ERR!)\s*/, "") });

@@ -147,7 +147,10 @@ function reportFailure(io: CliIo, error: unknown, json: boolean): number {
   if (error instanceof CommanderError) {
     if (json && code !== ExitCode.ok) {
       // A command group called without its subcommand prints its help (on stderr) as the "error".
-      const message = error.code === "commander.help" ? "a subcommand is missing; the help printed on stderr lists them" : commanderMessage(error.message);
+      const message =
+        error.code === "commander.help"
+          ? "a subcommand is missing; the help printed on stderr lists them"
+          : commanderMessage(error.message);
       io.stdout.write(`${JSON.stringify({ error: { code: commanderCode(error), message } })}\n`);
     }
     return code;
@@ -162,7 +165,8 @@ function reportFailure(io: CliIo, error: unknown, json: boolean): number {
       `${CLI_NAME}: internal error: ${oneLine(describeError(error))}. This is a bug; rerun with HERMES_MEMORY_DEBUG=1 for details and report it.\n`,
     );
   }
-  if (code === ExitCode.internalError && io.env.HERMES_MEMORY_DEBUG && error instanceof Error && error.stack) io.stderr.write(`${error.stack}\n`);
+  if (code === ExitCode.internalError && io.env.HERMES_MEMORY_DEBUG && error instanceof Error && error.stack)
+    io.stderr.write(`${error.stack}\n`);
   return code;
 }
 

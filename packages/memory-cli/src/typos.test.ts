@@ -31,7 +31,12 @@ describe("mistyped command and provider names", { timeout: 60_000 }, () => {
       [["memory", "xyzzy"], "hermes-memory: unknown command 'xyzzy'\n"],
     ] as const) {
       const result = await run(...args);
-      expect({ args, code: result.code, stderr: result.stderr, stdout: result.stdout }).toEqual({ args, code: 1, stderr: line, stdout: "" });
+      expect({ args, code: result.code, stderr: result.stderr, stdout: result.stdout }).toEqual({
+        args,
+        code: 1,
+        stderr: line,
+        stdout: "",
+      });
     }
     // A provider's own subcommands get the same.
     fs.writeFileSync(path.join(home, "config.yaml"), "memory:\n  provider: alpha\n");

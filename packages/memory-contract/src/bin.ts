@@ -28,7 +28,9 @@ function exitSoon(code: number): void {
 for (const event of ["uncaughtException", "unhandledRejection"] as const) {
   process.on(event, (error: unknown) => {
     if (process.listenerCount(event) > 1) return; // the CLI's own capture is active and records it
-    writeStderr(`hermes-memory-contract: the provider package raised an error after the run (${event}): ${error instanceof Error ? error.message : String(error)}\n`);
+    writeStderr(
+      `hermes-memory-contract: the provider package raised an error after the run (${event}): ${error instanceof Error ? error.message : String(error)}\n`,
+    );
   });
 }
 

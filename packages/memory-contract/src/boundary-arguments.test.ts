@@ -9,7 +9,14 @@ describe("parameterRole", () => {
     expect(["userId", "user_id", "user"].map(parameterRole)).toEqual(["user", "user", "user"]);
     expect(["sessionId", "session_only"].map(parameterRole)).toEqual(["session", "session"]);
     expect(["id", "ids", "memory_id", "itemId", "noteIds", "key"].map(parameterRole)).toEqual(["id", "id", "id", "id", "id", "id"]);
-    expect(["query", "content", "valid", "tags", "kind", "monkey"].map(parameterRole)).toEqual(["text", "text", "text", "text", "text", "text"]);
+    expect(["query", "content", "valid", "tags", "kind", "monkey"].map(parameterRole)).toEqual([
+      "text",
+      "text",
+      "text",
+      "text",
+      "text",
+      "text",
+    ]);
   });
 });
 
@@ -19,7 +26,12 @@ describe("boundaryArguments", () => {
     properties: {
       query: { type: "string", minLength: 1 },
       limit: { type: "integer", minimum: 1, maximum: 10 },
-      kind: { anyOf: [{ type: "string", enum: ["turn", "fact"] }, { type: "array", items: { type: "string" } }] },
+      kind: {
+        anyOf: [
+          { type: "string", enum: ["turn", "fact"] },
+          { type: "array", items: { type: "string" } },
+        ],
+      },
       userId: { type: "string" },
       sessionId: { type: "string" },
       all: { type: "boolean" },
@@ -46,7 +58,9 @@ describe("boundaryArguments", () => {
 
   it("gives parameters naming an item the target's id (as a number where only a number fits) and says so", () => {
     const forget = { type: "object", properties: { id: { type: ["string", "integer"] } }, required: ["id"] };
-    expect(boundaryArguments(forget, target)).toEqual([{ label: "required arguments, text as a marker word", args: { id: "42" }, namesItem: true }]);
+    expect(boundaryArguments(forget, target)).toEqual([
+      { label: "required arguments, text as a marker word", args: { id: "42" }, namesItem: true },
+    ]);
     const numeric = { type: "object", properties: { item_id: { type: "integer", minimum: 1 } }, required: ["item_id"] };
     expect(boundaryArguments(numeric, target)[0]).toMatchObject({ args: { item_id: 42 }, namesItem: true });
     const list = { type: "object", properties: { ids: { type: "array", items: { type: "string" }, minItems: 1 } }, required: ["ids"] };
@@ -56,9 +70,31 @@ describe("boundaryArguments", () => {
   it("stays within every schema it is given (Ajv agrees)", () => {
     const schemas = [
       search,
-      { type: "object", properties: { action: { type: "string", enum: ["add", "search"] }, content: { type: "string", minLength: 1 }, query: { type: "string" } }, required: ["action"] },
-      { type: "object", properties: { id: { type: ["string", "integer"] }, content: { type: "string" }, tags: { type: "array", items: { type: "string" }, maxItems: 4 } }, required: ["id", "content"] },
-      { type: "object", properties: { note: { type: "object", properties: { text: { type: "string" }, pinned: { type: "boolean" } }, required: ["text", "pinned"] } }, required: ["note"] },
+      {
+        type: "object",
+        properties: {
+          action: { type: "string", enum: ["add", "search"] },
+          content: { type: "string", minLength: 1 },
+          query: { type: "string" },
+        },
+        required: ["action"],
+      },
+      {
+        type: "object",
+        properties: {
+          id: { type: ["string", "integer"] },
+          content: { type: "string" },
+          tags: { type: "array", items: { type: "string" }, maxItems: 4 },
+        },
+        required: ["id", "content"],
+      },
+      {
+        type: "object",
+        properties: {
+          note: { type: "object", properties: { text: { type: "string" }, pinned: { type: "boolean" } }, required: ["text", "pinned"] },
+        },
+        required: ["note"],
+      },
       { type: "object", properties: { count: { type: "number", exclusiveMinimum: 0, exclusiveMaximum: 5 } }, required: ["count"] },
     ];
     const ajv = createSchemaValidator();
@@ -71,6 +107,8 @@ describe("boundaryArguments", () => {
   });
 
   it("drops argument sets that come out the same", () => {
-    expect(boundaryArguments({ type: "object", properties: {} }, target)).toEqual([{ label: "required arguments, text as a marker word", args: {}, namesItem: false }]);
+    expect(boundaryArguments({ type: "object", properties: {} }, target)).toEqual([
+      { label: "required arguments, text as a marker word", args: {}, namesItem: false },
+    ]);
   });
 });

@@ -81,8 +81,14 @@ interface Fill {
 }
 
 function numberIn(schema: Record<string, unknown>, integer: boolean, wanted: number): number {
-  const low = typeof schema.minimum === "number" ? schema.minimum : typeof schema.exclusiveMinimum === "number" ? schema.exclusiveMinimum + 1 : 1;
-  const high = typeof schema.maximum === "number" ? schema.maximum : typeof schema.exclusiveMaximum === "number" ? schema.exclusiveMaximum - 1 : Math.max(low, wanted);
+  const low =
+    typeof schema.minimum === "number" ? schema.minimum : typeof schema.exclusiveMinimum === "number" ? schema.exclusiveMinimum + 1 : 1;
+  const high =
+    typeof schema.maximum === "number"
+      ? schema.maximum
+      : typeof schema.exclusiveMaximum === "number"
+        ? schema.exclusiveMaximum - 1
+        : Math.max(low, wanted);
   const value = Math.min(high, Math.max(low, wanted));
   return integer ? Math.ceil(value) : value;
 }

@@ -48,7 +48,11 @@ describe("BuiltinWatch", () => {
     expect(Array.prototype[Symbol.iterator]).toBe(iterator);
     expect(globalThis.setTimeout).toBe(realSetTimeout);
     expect(Object.getOwnPropertyDescriptor(Math, "max")?.writable).toBe(true);
-    expect(watch.changes().map((c) => c.what)).toEqual(["globalThis.setTimeout replaced", "Array.prototype[Symbol.iterator] replaced", "Math.max replaced"]);
+    expect(watch.changes().map((c) => c.what)).toEqual([
+      "globalThis.setTimeout replaced",
+      "Array.prototype[Symbol.iterator] replaced",
+      "Math.max replaced",
+    ]);
   });
 
   it("ignores the stack-trace settings tooling changes", () => {

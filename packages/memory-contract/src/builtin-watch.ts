@@ -19,21 +19,99 @@ import {
  * the kit started. Other globals (`fetch`, web APIs, a library's own global) are not checked.
  */
 const CHECKED_GLOBALS = [
-  "Object", "Function", "Array", "String", "Number", "Boolean", "Symbol", "BigInt", "Date", "RegExp",
-  "Error", "TypeError", "RangeError", "SyntaxError", "ReferenceError", "EvalError", "URIError", "AggregateError",
-  "Promise", "Map", "Set", "WeakMap", "WeakSet", "WeakRef", "FinalizationRegistry", "Proxy", "Reflect", "JSON", "Math",
-  "ArrayBuffer", "SharedArrayBuffer", "DataView", "Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array",
-  "Uint16Array", "Int32Array", "Uint32Array", "Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array",
-  "Atomics", "Intl", "parseInt", "parseFloat", "isNaN", "isFinite", "encodeURI", "encodeURIComponent", "decodeURI",
-  "decodeURIComponent", "NaN", "Infinity", "undefined", "console", "queueMicrotask", "structuredClone",
-  "setTimeout", "clearTimeout", "setInterval", "clearInterval", "setImmediate", "clearImmediate",
+  "Object",
+  "Function",
+  "Array",
+  "String",
+  "Number",
+  "Boolean",
+  "Symbol",
+  "BigInt",
+  "Date",
+  "RegExp",
+  "Error",
+  "TypeError",
+  "RangeError",
+  "SyntaxError",
+  "ReferenceError",
+  "EvalError",
+  "URIError",
+  "AggregateError",
+  "Promise",
+  "Map",
+  "Set",
+  "WeakMap",
+  "WeakSet",
+  "WeakRef",
+  "FinalizationRegistry",
+  "Proxy",
+  "Reflect",
+  "JSON",
+  "Math",
+  "ArrayBuffer",
+  "SharedArrayBuffer",
+  "DataView",
+  "Int8Array",
+  "Uint8Array",
+  "Uint8ClampedArray",
+  "Int16Array",
+  "Uint16Array",
+  "Int32Array",
+  "Uint32Array",
+  "Float32Array",
+  "Float64Array",
+  "BigInt64Array",
+  "BigUint64Array",
+  "Atomics",
+  "Intl",
+  "parseInt",
+  "parseFloat",
+  "isNaN",
+  "isFinite",
+  "encodeURI",
+  "encodeURIComponent",
+  "decodeURI",
+  "decodeURIComponent",
+  "NaN",
+  "Infinity",
+  "undefined",
+  "console",
+  "queueMicrotask",
+  "structuredClone",
+  "setTimeout",
+  "clearTimeout",
+  "setInterval",
+  "clearInterval",
+  "setImmediate",
+  "clearImmediate",
 ] as const;
 
 /** Constructors whose own properties and whose prototype's own properties are checked. */
 const CHECKED_CONSTRUCTORS = [
-  "Object", "Function", "Array", "String", "Number", "Boolean", "Symbol", "BigInt", "Date", "RegExp",
-  "Error", "TypeError", "RangeError", "SyntaxError", "ReferenceError", "Promise", "Map", "Set", "WeakMap", "WeakSet",
-  "ArrayBuffer", "DataView", "Uint8Array", "Float32Array",
+  "Object",
+  "Function",
+  "Array",
+  "String",
+  "Number",
+  "Boolean",
+  "Symbol",
+  "BigInt",
+  "Date",
+  "RegExp",
+  "Error",
+  "TypeError",
+  "RangeError",
+  "SyntaxError",
+  "ReferenceError",
+  "Promise",
+  "Map",
+  "Set",
+  "WeakMap",
+  "WeakSet",
+  "ArrayBuffer",
+  "DataView",
+  "Uint8Array",
+  "Float32Array",
 ] as const;
 
 /**
@@ -123,7 +201,16 @@ function takeBaseline(): Watched[] {
       keys[keys.length] = name;
       descriptors[descriptors.length] = descriptorOf(g, name) as PropertyDescriptor;
     }
-    list[list.length] = { label: "globalThis", target: g, extensible: globals.extensible, keys, ...labelsOf("globalThis", keys), descriptors, keySet, ownKeyCount: -1 };
+    list[list.length] = {
+      label: "globalThis",
+      target: g,
+      extensible: globals.extensible,
+      keys,
+      ...labelsOf("globalThis", keys),
+      descriptors,
+      keySet,
+      ownKeyCount: -1,
+    };
   }
   for (let i = 0; i < CHECKED_CONSTRUCTORS.length; i++) {
     const name = CHECKED_CONSTRUCTORS[i] as string;
@@ -141,7 +228,10 @@ function takeBaseline(): Watched[] {
   add("StringIterator.prototype", getPrototypeOf(""[Symbol.iterator]()));
   add("MapIterator.prototype", getPrototypeOf(new Map()[Symbol.iterator]()));
   add("SetIterator.prototype", getPrototypeOf(new Set()[Symbol.iterator]()));
-  add("AsyncFunction.prototype", getPrototypeOf(async () => undefined));
+  add(
+    "AsyncFunction.prototype",
+    getPrototypeOf(async () => undefined),
+  );
   return list;
 }
 

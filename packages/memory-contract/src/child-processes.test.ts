@@ -61,7 +61,8 @@ describe.runIf(process.platform === "linux")("ChildProcessWatch", () => {
       // Looked for once each runs `sleep` (a process is its parent's copy until it has exec'd).
       await vi.waitFor(
         () => {
-          for (const pid of [detached, ownEnv, daemon]) expect(fs.readFileSync(`/proc/${pid}/cmdline`, "latin1"), `pid ${pid}`).toBe("sleep\u0000300\u0000");
+          for (const pid of [detached, ownEnv, daemon])
+            expect(fs.readFileSync(`/proc/${pid}/cmdline`, "latin1"), `pid ${pid}`).toBe("sleep\u0000300\u0000");
         },
         { timeout: 10_000, interval: 20 },
       );
@@ -83,11 +84,15 @@ describe.runIf(process.platform === "linux")("ChildProcessWatch", () => {
     const watch = new ChildProcessWatch();
     watch.start();
     try {
-      const child = spawn(process.execPath, ["-e", "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000); console.log('ready')"], { stdio: ["ignore", "pipe", "ignore"] });
+      const child = spawn(process.execPath, ["-e", "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000); console.log('ready')"], {
+        stdio: ["ignore", "pipe", "ignore"],
+      });
       started.push(child.pid as number);
       await new Promise((resolve) => child.stdout.once("data", resolve));
       const lines = await watch.stopAll(watch.leftovers(), 300);
-      expect(lines).toEqual([expect.stringMatching(new RegExp(`^pid ${child.pid} \\(.*\\): ignored SIGTERM for 300 ms, killed with SIGKILL$`))]);
+      expect(lines).toEqual([
+        expect.stringMatching(new RegExp(`^pid ${child.pid} \\(.*\\): ignored SIGTERM for 300 ms, killed with SIGKILL$`)),
+      ]);
       expect(running(child.pid as number)).toBe(false);
     } finally {
       watch.stop();

@@ -164,7 +164,8 @@ export class ChildProcessWatch {
       if (!this.before.has(identity(entry))) found.set(identity(entry), entry);
     }
     for (const entry of processes) {
-      if (entry.pid !== process.pid && !found.has(identity(entry)) && carriesMarker(entry.pid, this.marker)) found.set(identity(entry), entry);
+      if (entry.pid !== process.pid && !found.has(identity(entry)) && carriesMarker(entry.pid, this.marker))
+        found.set(identity(entry), entry);
     }
     return [...found.values()].sort((a, b) => a.pid - b.pid).map((entry) => ({ entry, command: commandLine(entry.pid) }));
   }

@@ -28,7 +28,12 @@ function tempDir(prefix: string): string {
 /** A provider package whose entry runs `code` and registers `new P()` (default: the minimal provider). */
 function providerPackage(code: string, packageJsonText?: string): string {
   const dir = tempDir("contract-hostile-");
-  const manifest = { name: "@contract-fixtures/hostile", version: "1.0.0", type: "module", hermesMemoryProvider: { name: "minimal", entry: "./index.js" } };
+  const manifest = {
+    name: "@contract-fixtures/hostile",
+    version: "1.0.0",
+    type: "module",
+    hermesMemoryProvider: { name: "minimal", entry: "./index.js" },
+  };
   fs.writeFileSync(path.join(dir, "package.json"), packageJsonText ?? JSON.stringify(manifest));
   fs.writeFileSync(
     path.join(dir, "index.js"),
@@ -38,13 +43,21 @@ function providerPackage(code: string, packageJsonText?: string): string {
 }
 
 /** Run the CLI with its own TMPDIR, so whatever it leaves behind can be seen. */
-function runBin(args: string[], extraEnv: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string; leftInTmp: string[] }> {
+function runBin(
+  args: string[],
+  extraEnv: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string; leftInTmp: string[] }> {
   const tmp = tempDir("contract-hostile-tmp-");
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { env: { ...process.env, TMPDIR: tmp, ...extraEnv }, timeout: 60_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === "number" ? error.code : -1) : 0;
-      resolve({ code, stdout, stderr, leftInTmp: fs.readdirSync(tmp) });
-    });
+    execFile(
+      process.execPath,
+      [bin, ...args],
+      { env: { ...process.env, TMPDIR: tmp, ...extraEnv }, timeout: 60_000, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === "number" ? error.code : -1) : 0;
+        resolve({ code, stdout, stderr, leftInTmp: fs.readdirSync(tmp) });
+      },
+    );
   });
 }
 
@@ -89,10 +102,16 @@ describe("hermes-memory-contract CLI with hostile provider packages", { timeout:
   });
 
   it.each([
-    ["an exception thrown from a timer", "setTimeout(() => { throw new Error('hostile-timer-boom'); }, 1);", "uncaught exception: hostile-timer-boom"],
+    [
+      "an exception thrown from a timer",
+      "setTimeout(() => { throw new Error('hostile-timer-boom'); }, 1);",
+      "uncaught exception: hostile-timer-boom",
+    ],
     ["an unhandled rejection", "void Promise.reject(new Error('hostile-rejection'));", "unhandled promise rejection: hostile-rejection"],
   ])("fails the clause for %s instead of crashing with a stack", async (_label, statement, expected) => {
-    const dir = providerPackage(`P = class extends MinimalProvider { initialize(...args) { ${statement} return super.initialize(...args); } };`);
+    const dir = providerPackage(
+      `P = class extends MinimalProvider { initialize(...args) { ${statement} return super.initialize(...args); } };`,
+    );
     const { code, stdout, stderr, leftInTmp } = await runBin([dir, "--json", "--only", "INIT"]);
     const report = JSON.parse(stdout) as ContractReport;
     expect(Object.values(failures(report)).join("\n")).toContain(expected);
@@ -114,7 +133,12 @@ describe("hermes-memory-contract CLI with hostile provider packages", { timeout:
   });
 
   it("reads a package.json with a byte-order mark, as core's discovery does", async () => {
-    const manifest = { name: "@contract-fixtures/bom", version: "1.0.0", type: "module", hermesMemoryProvider: { name: "minimal", entry: "./index.js" } };
+    const manifest = {
+      name: "@contract-fixtures/bom",
+      version: "1.0.0",
+      type: "module",
+      hermesMemoryProvider: { name: "minimal", entry: "./index.js" },
+    };
     const dir = providerPackage("", `\ufeff${JSON.stringify(manifest)}`);
     const { code, stdout, stderr } = await runBin([dir, "--json", "--only", "MANIFEST"]);
     expect(stderr).toBe("");
@@ -170,11 +194,22 @@ describe("hermes-memory-contract CLI with hostile provider packages", { timeout:
       expect(report.results).toHaveLength(CONTRACT_CLAUSES.length);
       const failed = failures(report);
       expect(Object.keys(failed).sort()).toEqual(["C-LIFECYCLE-4", "C-TOOLS-1"]);
-      for (const name of ["JSON.stringify replaced", "Object.keys replaced", "Array.prototype.includes replaced", "String.prototype.includes replaced", "console.log replaced"]) {
+      for (const name of [
+        "JSON.stringify replaced",
+        "Object.keys replaced",
+        "Array.prototype.includes replaced",
+        "String.prototype.includes replaced",
+        "console.log replaced",
+      ]) {
         expect(failed["C-LIFECYCLE-4"]).toContain(name);
       }
       expect(failed["C-LIFECYCLE-4"]).toMatch(/in initialize\(\) during C-[A-Z]+-\d+: Array\.prototype\.flatMap removed/);
-      expect(report.summary).toEqual({ pass: report.results.filter((r) => r.status === "pass").length, fail: 2, skip: report.results.filter((r) => r.status === "skip").length, total: CONTRACT_CLAUSES.length });
+      expect(report.summary).toEqual({
+        pass: report.results.filter((r) => r.status === "pass").length,
+        fail: 2,
+        skip: report.results.filter((r) => r.status === "skip").length,
+        total: CONTRACT_CLAUSES.length,
+      });
       expect(code).toBe(1);
       expect(stderr).not.toMatch(/^\s+at /m);
 
@@ -202,7 +237,11 @@ describe("hermes-memory-contract CLI with hostile provider packages", { timeout:
         name: "@contract-fixtures/skip-the-watch",
         version: "1.0.0",
         type: "module",
-        hermesMemoryProvider: { name: "minimal", entry: "./index.js", contract: { skip: { "C-LIFECYCLE-4": "hidden", "C-LIFECYCLE-5": "hidden" } } },
+        hermesMemoryProvider: {
+          name: "minimal",
+          entry: "./index.js",
+          contract: { skip: { "C-LIFECYCLE-4": "hidden", "C-LIFECYCLE-5": "hidden" } },
+        },
       };
       const dir = providerPackage("Array.prototype.hostileHelper = () => 1;", JSON.stringify(manifest));
       const { code, stdout } = await runBin([dir, "--json", "--only", "INIT"]);
@@ -213,23 +252,29 @@ describe("hermes-memory-contract CLI with hostile provider packages", { timeout:
     }, 60_000);
   });
 
-  it.runIf(process.platform === "linux")("fails C-LIFECYCLE-5 for child processes left running after shutdown (started at import too) and stops them", async () => {
-    const pidDir = tempDir("contract-hostile-pids-");
-    const { code, stdout } = await runBin([path.join(fixtures, "child-process-package"), "--json", "--only", "LIFECYCLE"], { CONTRACT_FIXTURE_PID_DIR: pidDir });
-    const pids = fs.readdirSync(pidDir).map((name) => Number(name.split("-")[1]));
-    expect(pids).toHaveLength(3);
-    try {
-      const report = JSON.parse(stdout) as ContractReport;
-      const reason = failures(report)["C-LIFECYCLE-5"] ?? "";
-      expect(reason).toContain("3 child processes");
-      expect(reason).toMatch(/sleep 600\): ended by SIGTERM/);
-      // Started while the package was imported, before the run.
-      expect(reason).toMatch(/sleep 601\): ended by SIGTERM/);
-      expect(reason).toContain("killed with SIGKILL");
-      expect(code).toBe(1);
-      expect(pids.filter(running)).toEqual([]);
-    } finally {
-      for (const pid of pids.filter(running)) process.kill(pid, "SIGKILL");
-    }
-  }, 60_000);
+  it.runIf(process.platform === "linux")(
+    "fails C-LIFECYCLE-5 for child processes left running after shutdown (started at import too) and stops them",
+    async () => {
+      const pidDir = tempDir("contract-hostile-pids-");
+      const { code, stdout } = await runBin([path.join(fixtures, "child-process-package"), "--json", "--only", "LIFECYCLE"], {
+        CONTRACT_FIXTURE_PID_DIR: pidDir,
+      });
+      const pids = fs.readdirSync(pidDir).map((name) => Number(name.split("-")[1]));
+      expect(pids).toHaveLength(3);
+      try {
+        const report = JSON.parse(stdout) as ContractReport;
+        const reason = failures(report)["C-LIFECYCLE-5"] ?? "";
+        expect(reason).toContain("3 child processes");
+        expect(reason).toMatch(/sleep 600\): ended by SIGTERM/);
+        // Started while the package was imported, before the run.
+        expect(reason).toMatch(/sleep 601\): ended by SIGTERM/);
+        expect(reason).toContain("killed with SIGKILL");
+        expect(code).toBe(1);
+        expect(pids.filter(running)).toEqual([]);
+      } finally {
+        for (const pid of pids.filter(running)) process.kill(pid, "SIGKILL");
+      }
+    },
+    60_000,
+  );
 });

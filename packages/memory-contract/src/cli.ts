@@ -38,7 +38,9 @@ function guardProcess(): () => void {
   const exit = process.exit;
   const write = process.stdout.write;
   process.exit = ((code?: number | string | null) => {
-    throw new Error(`the provider called process.exit(${code === undefined ? "" : String(code)}); a provider must never end the host process`);
+    throw new Error(
+      `the provider called process.exit(${code === undefined ? "" : String(code)}); a provider must never end the host process`,
+    );
   }) as typeof process.exit;
   process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
   const releaseStrayErrors = captureStrayErrors();
@@ -98,7 +100,8 @@ export async function runContractCli(argv: readonly string[], io: CliIo = defaul
       } finally {
         release();
         const strays = takeStrayErrors();
-        if (strays.length > 0) io.stderr(`hermes-memory-contract: the provider package raised errors outside the clauses: ${strays.join("; ")}\n`);
+        if (strays.length > 0)
+          io.stderr(`hermes-memory-contract: the provider package raised errors outside the clauses: ${strays.join("; ")}\n`);
       }
     });
   const runAction = async (target: string | undefined, opts: CliOptions): Promise<number> => {

@@ -20,11 +20,18 @@ describe("config schema checks", () => {
       'field "a" is declared twice',
     ]);
     expect(configFieldShapeProblems({})).toEqual(["getConfigSchema() did not return an array"]);
-    expect(configFieldShapeProblems([{ key: "b", advanced: "yes" }, { key: "c", advanced: true }])).toEqual(['field "b".advanced is not a boolean']);
-    expect(secretEnvVarProblems([{ key: "k", secret: true }, { key: "t", secret: true, envVar: "BAD-NAME" }])).toEqual([
-      'secret field "k" has no envVar',
-      'secret field "t" has envVar "BAD-NAME", which is not a valid variable name',
-    ]);
+    expect(
+      configFieldShapeProblems([
+        { key: "b", advanced: "yes" },
+        { key: "c", advanced: true },
+      ]),
+    ).toEqual(['field "b".advanced is not a boolean']);
+    expect(
+      secretEnvVarProblems([
+        { key: "k", secret: true },
+        { key: "t", secret: true, envVar: "BAD-NAME" },
+      ]),
+    ).toEqual(['secret field "k" has no envVar', 'secret field "t" has envVar "BAD-NAME", which is not a valid variable name']);
     expect(choiceDefaultProblems([{ key: "m", default: "x", choices: ["a"] }])).toHaveLength(1);
   });
 

@@ -54,7 +54,9 @@ export function secretEnvVarProblems(fields: readonly Record<string, unknown>[])
     if (typeof field.envVar !== "string" || field.envVar === "") {
       problems.push(`secret field ${JSON.stringify(field.key)} has no envVar`);
     } else if (!ENV_VAR_PATTERN.test(field.envVar)) {
-      problems.push(`secret field ${JSON.stringify(field.key)} has envVar ${JSON.stringify(field.envVar)}, which is not a valid variable name`);
+      problems.push(
+        `secret field ${JSON.stringify(field.key)} has envVar ${JSON.stringify(field.envVar)}, which is not a valid variable name`,
+      );
     }
   }
   return problems;
@@ -66,7 +68,9 @@ export function choiceDefaultProblems(fields: readonly Record<string, unknown>[]
   for (const field of fields) {
     if (!Array.isArray(field.choices) || field.default === undefined) continue;
     if (!field.choices.includes(field.default)) {
-      problems.push(`field ${JSON.stringify(field.key)} default ${JSON.stringify(field.default)} is not in choices ${JSON.stringify(field.choices)}`);
+      problems.push(
+        `field ${JSON.stringify(field.key)} default ${JSON.stringify(field.default)} is not in choices ${JSON.stringify(field.choices)}`,
+      );
     }
   }
   return problems;

@@ -19,7 +19,8 @@ afterEach(() => {
 });
 
 function pollute(): void {
-  for (const [key, value] of Object.entries(POLLUTION)) Object.defineProperty(Object.prototype, key, { value, configurable: true, writable: true });
+  for (const [key, value] of Object.entries(POLLUTION))
+    Object.defineProperty(Object.prototype, key, { value, configurable: true, writable: true });
 }
 
 const base = (): MemoryProviderContractSetup => ({

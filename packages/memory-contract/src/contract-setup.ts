@@ -104,7 +104,17 @@ export function resolveTimeouts(timeouts: ContractTimeouts | undefined): Resolve
   };
 }
 
-const SETUP_KEYS = ["name", "createProvider", "destroyProvider", "capabilities", "packageDir", "waitForConsistency", "breakStorage", "skip", "timeouts"] as const;
+const SETUP_KEYS = [
+  "name",
+  "createProvider",
+  "destroyProvider",
+  "capabilities",
+  "packageDir",
+  "waitForConsistency",
+  "breakStorage",
+  "skip",
+  "timeouts",
+] as const;
 const CAPABILITY_KEYS = ["tools", "recall", "checkpoint", "search", "sessionSwitch", "mirrorsBuiltinWrites", "userScoping"] as const;
 const TIMEOUT_KEYS = ["syncTurnMs", "callMs", "handleGraceMs"] as const;
 

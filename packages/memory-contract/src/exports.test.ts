@@ -24,8 +24,6 @@ describe("@hermes/memory-contract exports", () => {
 
   it("the ./vitest entry exports exactly these values", async () => {
     const entry = (await import(new URL("../dist/vitest.js", import.meta.url).href)) as Record<string, unknown>;
-    expect(Object.keys(entry).sort()).toEqual([
-      "describeMemoryProviderContract",
-    ]);
+    expect(Object.keys(entry).sort()).toEqual(["describeMemoryProviderContract"]);
   });
 });

@@ -45,7 +45,12 @@ describe("FsWriteWatch", () => {
       const home = sandbox.newHermesHome("p");
       const tmp = fs.realpathSync(os.tmpdir());
       expect(
-        writesOutside(sandbox, home, [], [path.join(home, "db.sqlite"), path.join(tmp, "other-tool.tmp"), "/var/lib/provider/cache", path.join(sandbox.home, ".x")]),
+        writesOutside(
+          sandbox,
+          home,
+          [],
+          [path.join(home, "db.sqlite"), path.join(tmp, "other-tool.tmp"), "/var/lib/provider/cache", path.join(sandbox.home, ".x")],
+        ),
       ).toEqual(["/var/lib/provider/cache", path.join(sandbox.home, ".x")].sort());
     } finally {
       sandbox.dispose();

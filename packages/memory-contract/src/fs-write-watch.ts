@@ -39,7 +39,10 @@ export class FsWriteWatch {
         if (belongs()) {
           const target = toPath(args[argIndex]);
           const flags = args[1];
-          const writes = !checkFlags || (typeof flags === "string" && WRITE_FLAGS.test(flags)) || (typeof flags === "number" && (flags & (fs.constants.O_WRONLY | fs.constants.O_RDWR)) !== 0);
+          const writes =
+            !checkFlags ||
+            (typeof flags === "string" && WRITE_FLAGS.test(flags)) ||
+            (typeof flags === "number" && (flags & (fs.constants.O_WRONLY | fs.constants.O_RDWR)) !== 0);
           if (target && writes) written.add(target);
         }
         return (original as (...a: unknown[]) => unknown).apply(this, args);

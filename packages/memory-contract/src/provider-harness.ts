@@ -107,7 +107,10 @@ export class ProviderHarness {
   /** A new, uninitialised instance (for methods callable before `initialize`). */
   async create(label: string, options: { hermesHome?: string; sessionId?: string } = {}): Promise<ProviderInstance> {
     if (this.createTimeouts >= INIT_TIMEOUTS_BEFORE_GIVING_UP) {
-      throw new ProviderCallTimeoutError(`createProvider() (not waited for again: it did not settle in ${this.createTimeouts} earlier clauses)`, this.timeouts.callMs);
+      throw new ProviderCallTimeoutError(
+        `createProvider() (not waited for again: it did not settle in ${this.createTimeouts} earlier clauses)`,
+        this.timeouts.callMs,
+      );
     }
     const hermesHome = options.hermesHome ?? this.sandbox.newHermesHome(label);
     const factoryCtx = { hermesHome };
@@ -133,7 +136,11 @@ export class ProviderHarness {
       sessionId: options.sessionId ?? distinctiveToken(`${label}-session-`),
       call: async (what, fn) => {
         try {
-          return await withTimeout(providerCallScope.run(scope, () => runWithProfile(hermesHome, () => fn(provider))), callMs, what);
+          return await withTimeout(
+            providerCallScope.run(scope, () => runWithProfile(hermesHome, () => fn(provider))),
+            callMs,
+            what,
+          );
         } finally {
           this.afterCall(what);
         }
@@ -174,7 +181,10 @@ export class ProviderHarness {
    */
   async openInstance(label: string, options: OpenOptions = {}): Promise<ProviderInstance> {
     if (this.initTimeouts >= INIT_TIMEOUTS_BEFORE_GIVING_UP) {
-      throw new ProviderCallTimeoutError(`initialize() (not waited for again: it did not settle in ${this.initTimeouts} earlier clauses)`, this.timeouts.callMs);
+      throw new ProviderCallTimeoutError(
+        `initialize() (not waited for again: it did not settle in ${this.initTimeouts} earlier clauses)`,
+        this.timeouts.callMs,
+      );
     }
     const instance = await this.create(label, options);
     const sessionId = instance.sessionId;
@@ -191,7 +201,8 @@ export class ProviderHarness {
 
   /** Make everything written so far readable: `flush()` when searchable, then `waitForConsistency`. */
   async settle(instance: ProviderInstance): Promise<void> {
-    if (isSearchableMemory(instance.provider)) await instance.call("flush()", (p) => (p as unknown as { flush(): MaybePromise<void> }).flush());
+    if (isSearchableMemory(instance.provider))
+      await instance.call("flush()", (p) => (p as unknown as { flush(): MaybePromise<void> }).flush());
     if (this.setup.waitForConsistency) {
       const wait = this.setup.waitForConsistency.bind(this.setup);
       await instance.call("waitForConsistency()", (p) => wait(p));

@@ -31,7 +31,9 @@ describe("readProviderPackage", () => {
 
   it("reports missing, invalid, reserved and duplicate manifests", () => {
     expect(readProviderPackage(pkgDir({ name: "c" })).errors).toEqual(['package.json has no "hermesMemoryProvider" field']);
-    expect(readProviderPackage(pkgDir({ name: "d", hermesMemoryProvider: "builtin" })).errors[0]).toContain("reserved for the built-in memory");
+    expect(readProviderPackage(pkgDir({ name: "d", hermesMemoryProvider: "builtin" })).errors[0]).toContain(
+      "reserved for the built-in memory",
+    );
     expect(readProviderPackage(pkgDir({ name: "d2", hermesMemoryProvider: "Not Valid" })).errors[0]).toContain("does not match");
     expect(readProviderPackage(pkgDir({ name: "e", hermesMemoryProvider: [{ name: "x" }, { name: "x" }] })).errors).toEqual([
       'provider "x" is declared more than once',

@@ -95,7 +95,12 @@ describe("runMemoryProviderContract on a provider returning a thenable that neve
 describe("runMemoryProviderContract with a createProvider() that never settles (a package import that hangs)", () => {
   it("waits the call timeout twice, then fails the remaining clauses at once", async () => {
     const started = Date.now();
-    const report = await runMemoryProviderContract({ name: "minimal", capabilities: ALL_CAPABILITIES, timeouts: { callMs: 1_000 }, createProvider: () => new Promise<never>(() => {}) });
+    const report = await runMemoryProviderContract({
+      name: "minimal",
+      capabilities: ALL_CAPABILITIES,
+      timeouts: { callMs: 1_000 },
+      createProvider: () => new Promise<never>(() => {}),
+    });
     const gaveUp = report.results.filter((r) => r.status === "fail" && /createProvider\(\) \(not waited for again/.test(r.reason ?? ""));
     expect(gaveUp.length).toBeGreaterThan(10);
     expect(Date.now() - started).toBeLessThan(15_000);
@@ -107,7 +112,9 @@ describe("runMemoryProviderContract on a provider whose initialize() never settl
     const started = Date.now();
     const report = await runMemoryProviderContract(setupFor(HangingInitializeProvider, { timeouts: { callMs: 1_000 } }));
     const elapsed = Date.now() - started;
-    const timedOut = report.results.filter((r) => r.status === "fail" && /initialize\(\) did not settle within 1000 ms/.test(r.reason ?? ""));
+    const timedOut = report.results.filter(
+      (r) => r.status === "fail" && /initialize\(\) did not settle within 1000 ms/.test(r.reason ?? ""),
+    );
     const gaveUp = report.results.filter((r) => r.status === "fail" && /not waited for again/.test(r.reason ?? ""));
     // The first two waits (and any clause that calls initialize() itself) time out; the rest do not wait.
     expect(timedOut.length).toBeGreaterThanOrEqual(2);
@@ -124,7 +131,9 @@ describe("runMemoryProviderContract on the correct minimal provider", { timeout:
     expect(failures(report)).toBe("");
     expect(ids(report, "skip")).toEqual([...MANIFEST_IDS, ...V2_IDS]);
     for (const id of V2_IDS) {
-      expect(report.results.find((r) => r.id === id)?.reason, id).toMatch(/^the provider does not declare (filters|expiry|erasure|update) in capabilities\(\)/);
+      expect(report.results.find((r) => r.id === id)?.reason, id).toMatch(
+        /^the provider does not declare (filters|expiry|erasure|update) in capabilities\(\)/,
+      );
     }
     // Two users on one instance needs only search; the forgetWhere half says why it did not run.
     expect(report.results.find((r) => r.id === "C-ISOLATION-3")).toMatchObject({
@@ -159,7 +168,9 @@ describe("runMemoryProviderContract on the correct minimal provider", { timeout:
     expect(failures(report)).toBe("");
     expect(report.results.find((r) => r.id === "C-ISOLATION-4")).toMatchObject({
       status: "pass",
-      reason: expect.stringMatching(/^\d+ tool call\(s\) in contract-boundary-intruder's session at 3 item\(s\) of contract-boundary-owner$/),
+      reason: expect.stringMatching(
+        /^\d+ tool call\(s\) in contract-boundary-intruder's session at 3 item\(s\) of contract-boundary-owner$/,
+      ),
     });
   });
 
@@ -168,25 +179,36 @@ describe("runMemoryProviderContract on the correct minimal provider", { timeout:
     const report = await runMemoryProviderContract(setupFor(ToolsOnlyProvider, { capabilities: toolsOnly }), { only: ["C-ISOLATION-4"] });
     expect(report.results.find((r) => r.id === "C-ISOLATION-4")).toMatchObject({
       status: "pass",
-      reason: expect.stringMatching(/^\d+ tool call\(s\) in contract-boundary-intruder's session at 3 item\(s\) of contract-boundary-owner; answers for the owner's ids were not compared/),
+      reason: expect.stringMatching(
+        /^\d+ tool call\(s\) in contract-boundary-intruder's session at 3 item\(s\) of contract-boundary-owner; answers for the owner's ids were not compared/,
+      ),
     });
-    const leaky = await runMemoryProviderContract(setupFor(LeakyToolsOnlyProvider, { capabilities: toolsOnly }), { only: ["C-ISOLATION-4"] });
+    const leaky = await runMemoryProviderContract(setupFor(LeakyToolsOnlyProvider, { capabilities: toolsOnly }), {
+      only: ["C-ISOLATION-4"],
+    });
     expect(leaky.results.find((r) => r.id === "C-ISOLATION-4")).toMatchObject({
       status: "fail",
-      reason: expect.stringMatching(/^minimal_search\(\{"query":"ownerword[0-9a-f]+"\}\) in contract-boundary-intruder's session answered with the text of the owner's item/),
+      reason: expect.stringMatching(
+        /^minimal_search\(\{"query":"ownerword[0-9a-f]+"\}\) in contract-boundary-intruder's session answered with the text of the owner's item/,
+      ),
     });
   });
 
   it("skips C-ISOLATION-4 when the setup does not declare userScoping", async () => {
-    const report = await runMemoryProviderContract(setupFor(MinimalProvider, { capabilities: { ...ALL_CAPABILITIES, userScoping: false } }), { only: ["C-ISOLATION-4"] });
-    expect(report.results.find((r) => r.id === "C-ISOLATION-4")).toMatchObject({ status: "skip", reason: "setup declares capabilities.userScoping: false" });
+    const report = await runMemoryProviderContract(
+      setupFor(MinimalProvider, { capabilities: { ...ALL_CAPABILITIES, userScoping: false } }),
+      { only: ["C-ISOLATION-4"] },
+    );
+    expect(report.results.find((r) => r.id === "C-ISOLATION-4")).toMatchObject({
+      status: "skip",
+      reason: "setup declares capabilities.userScoping: false",
+    });
   });
 
   it("runs the MANIFEST clauses from the package dir", async () => {
-    const report = await runMemoryProviderContract(
-      setupFor(MinimalProvider, { packageDir: path.join(fixtures, "minimal-package") }),
-      { only: ["MANIFEST"] },
-    );
+    const report = await runMemoryProviderContract(setupFor(MinimalProvider, { packageDir: path.join(fixtures, "minimal-package") }), {
+      only: ["MANIFEST"],
+    });
     const manifest = report.results.filter((r) => r.group === "MANIFEST");
     expect(failures(report)).toBe("");
     expect(manifest.map((r) => r.status)).toEqual(["pass", "pass", "pass", "pass"]);
@@ -212,7 +234,10 @@ describe("runMemoryProviderContract on the correct minimal provider", { timeout:
     const report = await runMemoryProviderContract(setupFor(MinimalProvider, { skip: { "C-IDENTITY-1": "not today" } }), {
       only: ["IDENTITY"],
     });
-    expect(report.results.find((r) => r.id === "C-IDENTITY-1")).toMatchObject({ status: "skip", reason: "skipped by setup.skip: not today" });
+    expect(report.results.find((r) => r.id === "C-IDENTITY-1")).toMatchObject({
+      status: "skip",
+      reason: "skipped by setup.skip: not today",
+    });
     expect(report.results.find((r) => r.id === "C-IDENTITY-2")?.status).toBe("pass");
   });
 
@@ -251,12 +276,24 @@ describe("runMemoryProviderContract catches broken providers", { timeout: 30_000
     { mistake: "a createdAt range left out of the search", Provider: IgnoresCreatedAtProvider, fails: ["C-FILTERS-1"] },
     { mistake: "malformed filters searched unfiltered instead of refused", Provider: LenientFilterProvider, fails: ["C-FILTERS-3"] },
     { mistake: "an empty forgetWhere scope that erases everything", Provider: EmptyScopeErasesAllProvider, fails: ["C-ERASURE-2"] },
-    { mistake: "a forgetWhere scope matching every item erased without confirmAll", Provider: WholeStoreErasureProvider, fails: ["C-ERASURE-3"] },
-    { mistake: "a search that ignores the requested userId and searches its own", Provider: IgnoresRequestedUserProvider, fails: ["C-ISOLATION-3"] },
+    {
+      mistake: "a forgetWhere scope matching every item erased without confirmAll",
+      Provider: WholeStoreErasureProvider,
+      fails: ["C-ERASURE-3"],
+    },
+    {
+      mistake: "a search that ignores the requested userId and searches its own",
+      Provider: IgnoresRequestedUserProvider,
+      fails: ["C-ISOLATION-3"],
+    },
     { mistake: "a forgetWhere that leaves the erased text searchable", Provider: ErasureLeavesTextProvider, fails: ["C-ERASURE-1"] },
     { mistake: "expiry accepted but ignored", Provider: IgnoresExpiryProvider, fails: ["C-EXPIRY-1"] },
     { mistake: "an update that keeps serving the old text", Provider: UpdateKeepsOldTextProvider, fails: ["C-UPDATE-1"] },
-    { mistake: "a search that keeps answering nothing for a query that once found nothing", Provider: NegativeSearchCacheProvider, fails: ["C-RECALL-3"] },
+    {
+      mistake: "a search that keeps answering nothing for a query that once found nothing",
+      Provider: NegativeSearchCacheProvider,
+      fails: ["C-RECALL-3"],
+    },
     { mistake: "malformed remember() items accepted unchecked", Provider: UncheckedItemsProvider, fails: ["C-RECALL-4"] },
     { mistake: "a search limit it cannot use replaced by the default", Provider: DefaultingLimitProvider, fails: ["C-RECALL-5"] },
     { mistake: "a search tool that searches every user's items", Provider: LeakySearchToolProvider, fails: ["C-ISOLATION-4"] },

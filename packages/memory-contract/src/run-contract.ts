@@ -3,7 +3,13 @@ import { CONTRACT_CLAUSES, type ContractGroup } from "./clauses.js";
 import { ClauseRunner, fail, type ContractContext } from "./clause-runner.js";
 import { BuiltinWatch } from "./builtin-watch.js";
 import { ChildProcessWatch } from "./child-processes.js";
-import { normalizeOptions, normalizeSetup, resolveTimeouts, type ContractRunOptions, type MemoryProviderContractSetup } from "./contract-setup.js";
+import {
+  normalizeOptions,
+  normalizeSetup,
+  resolveTimeouts,
+  type ContractRunOptions,
+  type MemoryProviderContractSetup,
+} from "./contract-setup.js";
 import { summarizeResults, type ContractReport } from "./contract-report.js";
 import { runCheckpointGroup } from "./groups/checkpoint-group.js";
 import { runConfigGroup } from "./groups/config-group.js";

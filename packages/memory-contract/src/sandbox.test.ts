@@ -39,7 +39,10 @@ describe("Sandbox", () => {
     expect(diffSnapshots(before, sandbox.snapshot([home]))).toEqual([]);
     fs.mkdirSync(path.join(sandbox.home, ".cache"));
     fs.writeFileSync(path.join(sandbox.home, ".cache", "x"), "1");
-    expect(diffSnapshots(before, sandbox.snapshot([home]))).toEqual([path.join(sandbox.home, ".cache"), path.join(sandbox.home, ".cache", "x")]);
+    expect(diffSnapshots(before, sandbox.snapshot([home]))).toEqual([
+      path.join(sandbox.home, ".cache"),
+      path.join(sandbox.home, ".cache", "x"),
+    ]);
     expect(isInside(home, path.join(home, "a", "b"))).toBe(true);
     expect(isInside(home, `${home}-other`)).toBe(false);
   });

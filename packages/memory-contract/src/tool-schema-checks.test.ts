@@ -43,7 +43,11 @@ describe("compileParameters", () => {
 
 describe("argument generation", () => {
   it("builds schema-valid sample arguments", () => {
-    const args = sampleArguments({ type: "object", properties: { q: { type: "string" }, mode: { enum: ["a", "b"] }, n: { type: "integer", minimum: 3 } }, required: ["q", "mode", "n"] });
+    const args = sampleArguments({
+      type: "object",
+      properties: { q: { type: "string" }, mode: { enum: ["a", "b"] }, n: { type: "integer", minimum: 3 } },
+      required: ["q", "mode", "n"],
+    });
     expect(args).toEqual({ q: "contract test", mode: "a", n: 3 });
   });
 

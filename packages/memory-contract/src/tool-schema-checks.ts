@@ -120,7 +120,9 @@ function wrongTypeValue(schema: unknown): unknown {
  * Argument objects that violate `parameters`: the required keys missing, then each declared
  * property given a value of the wrong type. Each candidate is labelled for reports.
  */
-export function invalidArgumentCandidates(parameters: unknown): Array<{ label: string; args: Record<string, unknown>; mustError: boolean }> {
+export function invalidArgumentCandidates(
+  parameters: unknown,
+): Array<{ label: string; args: Record<string, unknown>; mustError: boolean }> {
   if (!isPlainObject(parameters)) return [];
   const candidates: Array<{ label: string; args: Record<string, unknown>; mustError: boolean }> = [];
   const required = Array.isArray(parameters.required) ? parameters.required : [];

@@ -30,9 +30,13 @@ describe("describeMemoryProviderContract in a real vitest run", () => {
     const tests = parsed.testResults.flatMap((f) => f.assertionResults);
     const failed = tests.filter((t) => t.status === "failed");
     expect(failed.map((t) => t.title)).toEqual(["C-HOOKS-1 syncTurn returns within the limit even when called 200 times in a burst"]);
-    expect(failed[0]?.failureMessages.join("\n")).toMatch(/C-HOOKS-1 failed: \d+ of \d+ syncTurn calls took longer than 10 ms[\s\S]*Hint: Queue the write/);
+    expect(failed[0]?.failureMessages.join("\n")).toMatch(
+      /C-HOOKS-1 failed: \d+ of \d+ syncTurn calls took longer than 10 ms[\s\S]*Hint: Queue the write/,
+    );
     const skipped = tests.filter((t) => t.status !== "passed" && t.status !== "failed").map((t) => t.title);
-    expect(skipped).toContain("C-LIFECYCLE-3 after shutdown no handles keep the process alive (skipped: skipped by setup.skip: not needed for this adapter check)");
+    expect(skipped).toContain(
+      "C-LIFECYCLE-3 after shutdown no handles keep the process alive (skipped: skipped by setup.skip: not needed for this adapter check)",
+    );
     expect(skipped.filter((t) => t.startsWith("C-MANIFEST-"))).toHaveLength(4);
     expect(tests.filter((t) => t.status === "passed").length).toBeGreaterThan(25);
     // A nested vitest run: seconds on a loaded machine, bounded by execFile's own timeout.

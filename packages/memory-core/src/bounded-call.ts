@@ -10,10 +10,7 @@
  */
 
 /** The tagged result of `boundedCall`. */
-export type BoundedOutcome<T> =
-  | { status: "ok"; value: T }
-  | { status: "error"; error: unknown }
-  | { status: "timeout"; timeoutMs: number };
+export type BoundedOutcome<T> = { status: "ok"; value: T } | { status: "error"; error: unknown } | { status: "timeout"; timeoutMs: number };
 
 /** Options of `boundedCall`. */
 export interface BoundedCallOptions {
@@ -37,7 +34,11 @@ export function detachedCallCount(): number {
  * The timer is cleared as soon as the call settles, so a fast call leaves no handle behind.
  * `timeoutMs` of `Infinity` means unbounded (no timer).
  */
-export async function boundedCall<T>(fn: () => T | PromiseLike<T>, timeoutMs: number, options: BoundedCallOptions = {}): Promise<BoundedOutcome<Awaited<T>>> {
+export async function boundedCall<T>(
+  fn: () => T | PromiseLike<T>,
+  timeoutMs: number,
+  options: BoundedCallOptions = {},
+): Promise<BoundedOutcome<Awaited<T>>> {
   let settled: Promise<{ status: "ok"; value: Awaited<T> } | { status: "error"; error: unknown }>;
   try {
     const result = fn();
@@ -73,7 +74,9 @@ export async function boundedCall<T>(fn: () => T | PromiseLike<T>, timeoutMs: nu
  * throws makes the call an error, as awaiting the value would.
  */
 function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return value !== null && (typeof value === "object" || typeof value === "function") && typeof (value as { then?: unknown }).then === "function";
+  return (
+    value !== null && (typeof value === "object" || typeof value === "function") && typeof (value as { then?: unknown }).then === "function"
+  );
 }
 
 /** `"2s"` / `"0.25s"` for log lines. */

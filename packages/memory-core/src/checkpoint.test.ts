@@ -69,9 +69,7 @@ describe("MemoryManager checkpoint contract", () => {
 
   it("advertises the capability only with a v2 provider", () => {
     expect(managerWith(new RecordingProvider("builtin"), new RecordingProvider("ext")).mgr.supportsPreCompressCheckpoint()).toBe(false);
-    expect(
-      managerWith(new RecordingProvider("ext", {}, { checkpointVersion: 2 })).mgr.supportsPreCompressCheckpoint(),
-    ).toBe(true);
+    expect(managerWith(new RecordingProvider("ext", {}, { checkpointVersion: 2 })).mgr.supportsPreCompressCheckpoint()).toBe(true);
     expect(managerWith().mgr.supportsPreCompressCheckpoint()).toBe(false);
   });
 
@@ -87,9 +85,7 @@ describe("MemoryManager checkpoint contract", () => {
   it("requireCheckpoint without a capable provider throws a pre-compress checkpoint error", async () => {
     const { mgr } = managerWith(new RecordingProvider("builtin"), new RecordingProvider("ext"));
     await expect(mgr.onPreCompress(RAW, { requireCheckpoint: true })).rejects.toThrow(/pre-compress checkpoint/);
-    await expect(mgr.onPreCompress(RAW, { requireCheckpoint: true })).rejects.toSatisfy((e) =>
-      CheckpointUnavailableError.isInstance(e),
-    );
+    await expect(mgr.onPreCompress(RAW, { requireCheckpoint: true })).rejects.toSatisfy((e) => CheckpointUnavailableError.isInstance(e));
   });
 
   it("forwards requireCheckpoint=true to v2 only; v1 always sees false", async () => {
@@ -101,7 +97,7 @@ describe("MemoryManager checkpoint contract", () => {
     expect(v2.argsOf("onPreCompress")[0]?.[1]).toEqual({ requireCheckpoint: true });
   });
 
-  it("a failing v2 provider propagates under require, and is swallowed (\"\") in best-effort mode", async () => {
+  it('a failing v2 provider propagates under require, and is swallowed ("") in best-effort mode', async () => {
     const v2 = new RecordingProvider(
       "ext",
       {
@@ -192,7 +188,7 @@ describe("preCompress (host helper)", () => {
     expect(logger.at("warn")).toEqual(["Required pre-compress checkpoint failed (TypeError)"]);
   });
 
-  it("best effort: no manager → \"\", failures suppressed", async () => {
+  it('best effort: no manager → "", failures suppressed', async () => {
     expect(await preCompress(null, RAW, { checkpointRequired: false })).toBe("");
     const failing = new RecordingProvider(
       "ext",

@@ -9,8 +9,7 @@ import { sanitizeContext } from "./recall.js";
 /** The part of a `MemoryManager` the compression helpers use (lets hosts pass a stand-in). */
 export type CheckpointManager = Pick<MemoryManager, "supportsPreCompressCheckpoint" | "onPreCompress" | "providers">;
 
-const REMEDIATION =
-  "set compression.checkpoint_required: false, or switch to a memory provider that implements checkpoint API v2";
+const REMEDIATION = "set compression.checkpoint_required: false, or switch to a memory provider that implements checkpoint API v2";
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);

@@ -29,7 +29,17 @@ describe("describeValue", () => {
   });
 
   it("never throws, whatever the object does when read", () => {
-    const hostile = new Proxy({}, { get: () => { throw new Error("read"); }, ownKeys: () => { throw new Error("keys"); } });
+    const hostile = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error("read");
+        },
+        ownKeys: () => {
+          throw new Error("keys");
+        },
+      },
+    );
     expect(describeValue(hostile)).toBe("an object");
     const revocable = Proxy.revocable([], {});
     revocable.revoke();

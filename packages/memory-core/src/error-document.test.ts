@@ -10,7 +10,17 @@ describe("errorDocument", () => {
   it("marks anything else as INTERNAL_ERROR, also a value whose properties throw", () => {
     expect(errorDocument(new TypeError("x is undefined"))).toEqual({ error: { code: "INTERNAL_ERROR", message: "x is undefined" } });
     expect(errorDocument("plain text")).toEqual({ error: { code: "INTERNAL_ERROR", message: "plain text" } });
-    const hostile = new Proxy({}, { get: () => { throw new Error("trap"); }, getPrototypeOf: () => { throw new Error("trap"); } });
+    const hostile = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error("trap");
+        },
+        getPrototypeOf: () => {
+          throw new Error("trap");
+        },
+      },
+    );
     expect(errorDocument(hostile).error.code).toBe("INTERNAL_ERROR");
   });
 });

@@ -50,11 +50,7 @@ export class HermesMemoryError extends Error {
 
   /** True for any HermesMemoryError, from this copy of the package or another one. */
   static isInstance(error: unknown): error is HermesMemoryError {
-    return (
-      typeof error === "object" &&
-      error !== null &&
-      (error as Record<symbol, unknown>)[ERROR_MARKER] === true
-    );
+    return typeof error === "object" && error !== null && (error as Record<symbol, unknown>)[ERROR_MARKER] === true;
   }
 
   /** True when `error` is a HermesMemoryError with the given code. */

@@ -62,7 +62,11 @@ function contender(mode: "flock" | "pidfile", options: { timeoutMs: number; stal
     proc,
     lines,
     async line(pattern, timeoutMs = 15_000) {
-      await until(() => lines.some((l) => pattern.test(l)), `pid ${proc.pid} printed ${pattern} (it printed ${JSON.stringify(lines)})`, timeoutMs);
+      await until(
+        () => lines.some((l) => pattern.test(l)),
+        `pid ${proc.pid} printed ${pattern} (it printed ${JSON.stringify(lines)})`,
+        timeoutMs,
+      );
       return lines.find((l) => pattern.test(l))!;
     },
     release() {
@@ -118,7 +122,10 @@ describe.skipIf(!hasProcFd)("flock: the lock file changes while a contender wait
       // no longer the file at the lock path, and waits on the new one, which the third holds.
       first.release();
       await first.line(/^RELEASED$/);
-      await until(() => waiting.lines.some((l) => l.startsWith("HELD")) || openInodes(waiting.proc.pid!).has(newInode), "the second contender moved to the new lock file");
+      await until(
+        () => waiting.lines.some((l) => l.startsWith("HELD")) || openInodes(waiting.proc.pid!).has(newInode),
+        "the second contender moved to the new lock file",
+      );
       expect(waiting.lines).toEqual([]);
 
       third.release();

@@ -10,7 +10,9 @@ import { installPackage, makeTempDir, writeFiles } from "./test-support/temp-tre
 const PACKAGE_DIR = path.resolve(import.meta.dirname, "..");
 const CORE_DIST = path.join(PACKAGE_DIR, "dist", "index.js");
 // Core's runtime dependencies, linked beside a bundled copy the way an install would place them.
-const CORE_DEPENDENCIES: string[] = Object.keys(JSON.parse(fs.readFileSync(path.join(PACKAGE_DIR, "package.json"), "utf8")).dependencies ?? {});
+const CORE_DEPENDENCIES: string[] = Object.keys(
+  JSON.parse(fs.readFileSync(path.join(PACKAGE_DIR, "package.json"), "utf8")).dependencies ?? {},
+);
 
 let tmp: ReturnType<typeof makeTempDir>;
 let home: string;
@@ -76,7 +78,11 @@ try {
 } catch (e) { out.error = e.message; }
 console.log(JSON.stringify(out));
 `;
-  const stdout = execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd, encoding: "utf8", env: { ...process.env, HERMES_HOME: home } });
+  const stdout = execFileSync(process.execPath, ["--input-type=module", "-e", script], {
+    cwd,
+    encoding: "utf8",
+    env: { ...process.env, HERMES_HOME: home },
+  });
   return JSON.parse(stdout.trim().split("\n").pop()!) as Record<string, unknown>;
 }
 
@@ -115,9 +121,19 @@ describe("folder plugins importing @hermes/memory-core", () => {
   it("a package plugin that bundles its own copy of core still loads, and shares the host's profile scope", () => {
     // npm gives every globally installed package its own copy of its peers, so a provider
     // installed with `npm install -g` beside the CLI runs on a second copy of core.
-    const pkgDir = installPackage(cwd, "npm", { name: "mem-pkg", hermesMemoryProvider: "pkgmem", type: "module", main: "index.js" }, { "index.js": pluginSource("pkgmem") });
+    const pkgDir = installPackage(
+      cwd,
+      "npm",
+      { name: "mem-pkg", hermesMemoryProvider: "pkgmem", type: "module", main: "index.js" },
+      { "index.js": pluginSource("pkgmem") },
+    );
     bundleCoreCopy(pkgDir);
     writeFiles(cwd, { "package.json": { name: "host", private: true, dependencies: { "mem-pkg": "1.0.0" } } });
-    expect(loadInProcess("pkgmem")).toMatchObject({ name: "pkgmem", sameClass: false, isProvider: true, homeSeen: path.join(tmp.dir, "scoped") });
+    expect(loadInProcess("pkgmem")).toMatchObject({
+      name: "pkgmem",
+      sameClass: false,
+      isProvider: true,
+      homeSeen: path.join(tmp.dir, "scoped"),
+    });
   });
 });

@@ -125,7 +125,10 @@ describe("the lock file of a 255-byte name is the same one every time", () => {
     });
     expect(owner).toMatch(/\.lock\.owner$/);
     const dead = spawnSync(process.execPath, ["-e", ""]).pid!;
-    fs.writeFileSync(path.join(tmp.dir, owner), `${JSON.stringify({ pid: dead, host: os.hostname(), nonce: "0123456789abcdef01234567" })}\n`);
+    fs.writeFileSync(
+      path.join(tmp.dir, owner),
+      `${JSON.stringify({ pid: dead, host: os.hostname(), nonce: "0123456789abcdef01234567" })}\n`,
+    );
     const started = Date.now();
     expect(await withFileLock(target, () => atomicWriteFile(target, "taken over\n").then(() => "ok"), { timeoutMs: 5000 })).toBe("ok");
     expect(Date.now() - started).toBeLessThan(4000);

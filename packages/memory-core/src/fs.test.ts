@@ -222,25 +222,37 @@ describe("withFileLock", () => {
 
   it("pidfile: takes over a record naming this process that it does not hold (a reused pid)", async () => {
     useMode("pidfile");
-    fs.writeFileSync(`${file}.lock.owner`, JSON.stringify({ pid: process.pid, host: os.hostname(), nonce: "00000000000000000000aaaa" }) + "\n");
+    fs.writeFileSync(
+      `${file}.lock.owner`,
+      JSON.stringify({ pid: process.pid, host: os.hostname(), nonce: "00000000000000000000aaaa" }) + "\n",
+    );
     expect(await withFileLock(file, () => "ok", { timeoutMs: 1000 })).toBe("ok");
   });
 
   it("pidfile: still excludes and takes over on a filesystem without hard links", async () => {
     useMode("pidfile");
-    const link = vi.spyOn(fsp, "link").mockRejectedValue(Object.assign(new Error("EPERM: operation not permitted, link"), { code: "EPERM" }));
+    const link = vi
+      .spyOn(fsp, "link")
+      .mockRejectedValue(Object.assign(new Error("EPERM: operation not permitted, link"), { code: "EPERM" }));
     try {
-      fs.writeFileSync(`${file}.lock.owner`, JSON.stringify({ pid: deadPid(), host: os.hostname(), nonce: "0123456789abcdef0123aaaa" }) + "\n");
+      fs.writeFileSync(
+        `${file}.lock.owner`,
+        JSON.stringify({ pid: deadPid(), host: os.hostname(), nonce: "0123456789abcdef0123aaaa" }) + "\n",
+      );
       let active = 0;
       let maxActive = 0;
       await Promise.all(
         Array.from({ length: 10 }, () =>
-          withFileLock(file, async () => {
-            active++;
-            maxActive = Math.max(maxActive, active);
-            await new Promise((resolve) => setImmediate(resolve));
-            active--;
-          }, { timeoutMs: 2000 }),
+          withFileLock(
+            file,
+            async () => {
+              active++;
+              maxActive = Math.max(maxActive, active);
+              await new Promise((resolve) => setImmediate(resolve));
+              active--;
+            },
+            { timeoutMs: 2000 },
+          ),
         ),
       );
       expect(maxActive).toBe(1);

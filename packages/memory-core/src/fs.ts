@@ -295,7 +295,13 @@ function lockFileNote(target: string): string {
  * holder exits, however it dies, so nothing is ever stale. The non-blocking form is polled: the
  * blocking one would pin a libuv thread for the wait.
  */
-async function takeFlock(fsExt: FsExt, target: string, lockPath: string, deadline: number, timeout: () => HermesMemoryError): Promise<HeldLock> {
+async function takeFlock(
+  fsExt: FsExt,
+  target: string,
+  lockPath: string,
+  deadline: number,
+  timeout: () => HermesMemoryError,
+): Promise<HeldLock> {
   let delay = 1;
   for (;;) {
     let handle: fsp.FileHandle | undefined;
@@ -368,7 +374,8 @@ interface OwnerRecord {
  * second copy of this package in the same process (duplicate installs) never mistakes a live
  * record of the first copy, which carries the same pid, for one left by a dead process.
  */
-const heldNonces: Set<string> = ((globalThis as Record<symbol, unknown>)[Symbol.for("@hermes/memory.file-lock-nonces")] ??= new Set<string>()) as Set<string>;
+const heldNonces: Set<string> = ((globalThis as Record<symbol, unknown>)[Symbol.for("@hermes/memory.file-lock-nonces")] ??=
+  new Set<string>()) as Set<string>;
 
 function newOwnerText(nonce: string): string {
   return `${JSON.stringify({ pid: process.pid, host: os.hostname(), nonce, since: new Date().toISOString() })}\n`;
@@ -475,7 +482,10 @@ function isAbandoned(record: OwnerRecord, staleMs: number): boolean {
  * which is itself a record and is broken the same way. `true` when progress was made.
  */
 async function breakAbandoned(file: string, record: OwnerRecord, staleMs: number, depth = 0): Promise<boolean> {
-  const key = record.nonce !== undefined && /^[0-9a-f]{8,64}$/.test(record.nonce) ? record.nonce : createHash("sha256").update(record.text).digest("hex").slice(0, 24);
+  const key =
+    record.nonce !== undefined && /^[0-9a-f]{8,64}$/.test(record.nonce)
+      ? record.nonce
+      : createHash("sha256").update(record.text).digest("hex").slice(0, 24);
   const marker = besideFile(file, `.break-${key}`);
   const nonce = randomBytes(12).toString("hex");
   const mine = newOwnerText(nonce);
@@ -508,7 +518,13 @@ async function removeIfOwned(file: string, text: string): Promise<void> {
   }
 }
 
-async function takePidLock(target: string, ownerPath: string, deadline: number, staleMs: number, timeout: (holder: OwnerRecord | null) => HermesMemoryError): Promise<HeldLock> {
+async function takePidLock(
+  target: string,
+  ownerPath: string,
+  deadline: number,
+  staleMs: number,
+  timeout: (holder: OwnerRecord | null) => HermesMemoryError,
+): Promise<HeldLock> {
   let delay = 1;
   for (;;) {
     const nonce = randomBytes(12).toString("hex");
@@ -575,7 +591,10 @@ export async function withFileLock<T>(file: string, fn: () => Promise<T> | T, op
     const held = fsExt
       ? `another process holds ${lockPath} (this package or the Python Hermes agent, which take the same lock). Retry when it has finished; if it never does, find it with \`fuser ${lockPath}\` and stop it. Do not delete ${lockPath}: it is a permanent lock file and the lock ends with its holder.`
       : `${ownerPath} is held by ${holder?.pid !== undefined ? `pid ${holder.pid} on host ${holder.host ?? "?"}` : "another process"}. Retry when it has finished; if that process is no longer running, delete ${ownerPath}.`;
-    return new HermesMemoryError({ code: "LOCK_TIMEOUT", message: `Timed out after ${timeoutMs} ms waiting for the lock on ${target}: ${held}` });
+    return new HermesMemoryError({
+      code: "LOCK_TIMEOUT",
+      message: `Timed out after ${timeoutMs} ms waiting for the lock on ${target}: ${held}`,
+    });
   };
   const leave = await queueInProcess(lockPath, deadline, () => timeout());
   try {
@@ -584,7 +603,9 @@ export async function withFileLock<T>(file: string, fn: () => Promise<T> | T, op
     } catch (error) {
       throw lockFailed(target, lockPath, error);
     }
-    const held = fsExt ? await takeFlock(fsExt, target, lockPath, deadline, () => timeout()) : await takePidLock(target, ownerPath, deadline, staleMs, timeout);
+    const held = fsExt
+      ? await takeFlock(fsExt, target, lockPath, deadline, () => timeout())
+      : await takePidLock(target, ownerPath, deadline, staleMs, timeout);
     try {
       return await fn();
     } finally {

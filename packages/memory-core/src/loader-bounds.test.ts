@@ -33,7 +33,10 @@ describe("the loader bounds provider imports", () => {
   });
 
   it("a top-level await that never settles fails with PROVIDER_TIMEOUT at the bound", async () => {
-    writeFiles(path.join(home, "plugins", "stuck"), { "plugin.yaml": "name: stuck\n", "index.js": providerSource("stuck", { topLevel: "await new Promise(() => {});" }) });
+    writeFiles(path.join(home, "plugins", "stuck"), {
+      "plugin.yaml": "name: stuck\n",
+      "index.js": providerSource("stuck", { topLevel: "await new Promise(() => {});" }),
+    });
     const { error, ms } = await failure(() => loadMemoryProvider("stuck", opts()));
     expect(HermesMemoryError.hasCode(error, "PROVIDER_TIMEOUT")).toBe(true);
     expect((error as Error).message).toContain("Memory provider 'stuck': importing the entry from");
@@ -42,7 +45,10 @@ describe("the loader bounds provider imports", () => {
   });
 
   it("a slow import within the bound loads", async () => {
-    writeFiles(path.join(home, "plugins", "slow"), { "plugin.yaml": "name: slow\n", "index.js": providerSource("slow", { topLevel: "await new Promise((r) => setTimeout(r, 20));" }) });
+    writeFiles(path.join(home, "plugins", "slow"), {
+      "plugin.yaml": "name: slow\n",
+      "index.js": providerSource("slow", { topLevel: "await new Promise((r) => setTimeout(r, 20));" }),
+    });
     const provider = await loadMemoryProvider("slow", opts({ importTimeoutMs: 5000 }));
     expect(provider.name).toBe("slow");
   });

@@ -79,7 +79,10 @@ describe("loadMemoryProvider", () => {
     ];
     userPlugin("pythonic", {
       "plugin.yaml": "name: pythonic\n",
-      "index.js": providerSource("pythonic", { style: "register", afterRegister: `${calls.map((c) => `ctx.${c};`).join(" ")} ctx.register_skill("s", "s.md"); globalThis.__pythonicDone = true;` }),
+      "index.js": providerSource("pythonic", {
+        style: "register",
+        afterRegister: `${calls.map((c) => `ctx.${c};`).join(" ")} ctx.register_skill("s", "s.md"); globalThis.__pythonicDone = true;`,
+      }),
     });
     const provider = await loadMemoryProvider("pythonic", opts({ logger: { ...logger, debug: (m: string) => debug.push(m) } }));
     expect(provider.name).toBe("pythonic");
@@ -93,7 +96,10 @@ describe("loadMemoryProvider", () => {
   it("registers through snake_case register_memory_provider", async () => {
     userPlugin("snake", {
       "plugin.yaml": "name: snake\n",
-      "index.js": providerSource("snake", { style: "named-class" }).replace("export { FixtureProvider };", "export function register(ctx) { ctx.register_memory_provider(new FixtureProvider()); }"),
+      "index.js": providerSource("snake", { style: "named-class" }).replace(
+        "export { FixtureProvider };",
+        "export function register(ctx) { ctx.register_memory_provider(new FixtureProvider()); }",
+      ),
     });
     expect((await loadMemoryProvider("snake", opts())).name).toBe("snake");
   });
@@ -104,20 +110,31 @@ describe("loadMemoryProvider", () => {
   });
 
   it("keeps the registered instance when register throws afterwards (logged)", async () => {
-    userPlugin("late", { "plugin.yaml": "name: late\n", "index.js": providerSource("late", { afterRegister: "throw new Error('secondary registration failed');" }) });
+    userPlugin("late", {
+      "plugin.yaml": "name: late\n",
+      "index.js": providerSource("late", { afterRegister: "throw new Error('secondary registration failed');" }),
+    });
     expect((await loadMemoryProvider("late", opts())).name).toBe("late");
     expect(warnings.join("\n")).toContain("raised after registering");
   });
 
   it("loads a package provider resolved through a pnpm symlink", async () => {
-    installPackage(cwd, "pnpm", { name: "@acme/mem", hermesMemoryProvider: "acme", exports: { ".": { import: "./dist/index.js" } } }, { "dist/index.js": providerSource("acme") });
+    installPackage(
+      cwd,
+      "pnpm",
+      { name: "@acme/mem", hermesMemoryProvider: "acme", exports: { ".": { import: "./dist/index.js" } } },
+      { "dist/index.js": providerSource("acme") },
+    );
     writeFiles(cwd, { "package.json": { name: "host", dependencies: { "@acme/mem": "1.0.0" } } });
     expect((await loadMemoryProvider("acme", opts())).name).toBe("acme");
   });
 
   it("imports only the named provider", async () => {
     userPlugin("good", { "plugin.yaml": "name: good\n", "index.js": providerSource("good") });
-    userPlugin("bad", { "plugin.yaml": "name: bad\n", "index.js": providerSource("bad", { topLevel: "throw new Error('bad was imported');" }) });
+    userPlugin("bad", {
+      "plugin.yaml": "name: bad\n",
+      "index.js": providerSource("bad", { topLevel: "throw new Error('bad was imported');" }),
+    });
     expect((await loadMemoryProvider("good", opts())).name).toBe("good");
   });
 
@@ -197,11 +214,21 @@ describe("loadMemoryProvider", () => {
 
 describe("skills", () => {
   const skillProvider = (name: string) =>
-    providerSource(name, { afterRegister: `ctx.registerSkill("recall-tips", "skills/recall", "How to recall"); ctx.registerSkill("bad name!", "x");` });
+    providerSource(name, {
+      afterRegister: `ctx.registerSkill("recall-tips", "skills/recall", "How to recall"); ctx.registerSkill("bad name!", "x");`,
+    });
 
   beforeEach(() => {
-    userPlugin("skilled", { "plugin.yaml": "name: skilled\n", "index.js": skillProvider("skilled"), "skills/recall/SKILL.md": "# Recall tips\nAsk precisely.\n" });
-    userPlugin("other", { "plugin.yaml": "name: other\n", "index.js": providerSource("other", { afterRegister: `ctx.registerSkill("o", "o.md");` }), "o.md": "other skill" });
+    userPlugin("skilled", {
+      "plugin.yaml": "name: skilled\n",
+      "index.js": skillProvider("skilled"),
+      "skills/recall/SKILL.md": "# Recall tips\nAsk precisely.\n",
+    });
+    userPlugin("other", {
+      "plugin.yaml": "name: other\n",
+      "index.js": providerSource("other", { afterRegister: `ctx.registerSkill("o", "o.md");` }),
+      "o.md": "other skill",
+    });
   });
 
   it("registers provider:skill only for the active provider", async () => {
@@ -209,7 +236,9 @@ describe("skills", () => {
     expect(listSkills(home)).toEqual([]);
     fs.writeFileSync(path.join(home, "config.yaml"), "memory:\n  provider: skilled\n");
     await loadMemoryProvider("skilled", opts());
-    expect(listSkills(home)).toEqual([{ name: "skilled:recall-tips", path: path.join(home, "plugins", "skilled", "skills", "recall"), description: "How to recall" }]);
+    expect(listSkills(home)).toEqual([
+      { name: "skilled:recall-tips", path: path.join(home, "plugins", "skilled", "skills", "recall"), description: "How to recall" },
+    ]);
     expect(await skillView("skilled:recall-tips", home)).toBe("# Recall tips\nAsk precisely.\n");
     expect(warnings.join("\n")).toContain("invalid skill");
   });
@@ -220,13 +249,19 @@ describe("skills", () => {
     execFileSync("mkfifo", [path.join(dir, "SKILL.md")]);
     await loadMemoryProvider("skilled", opts({ registerSkills: true }));
     // Without a writer a blocking open of a FIFO never returns; this one is refused at once.
-    await expect(skillView("skilled:recall-tips", home)).rejects.toMatchObject({ code: "STORAGE_FAILED", message: expect.stringMatching(/not a regular file/) });
+    await expect(skillView("skilled:recall-tips", home)).rejects.toMatchObject({
+      code: "STORAGE_FAILED",
+      message: expect.stringMatching(/not a regular file/),
+    });
     fs.rmSync(path.join(dir, "SKILL.md"));
     fs.symlinkSync("/dev/zero", path.join(dir, "SKILL.md"));
     await expect(skillView("skilled:recall-tips", home)).rejects.toMatchObject({ code: "STORAGE_FAILED" });
     fs.rmSync(path.join(dir, "SKILL.md"));
     fs.writeFileSync(path.join(dir, "SKILL.md"), "x".repeat(2 * 1024 * 1024));
-    await expect(skillView("skilled:recall-tips", home)).rejects.toMatchObject({ code: "STORAGE_FAILED", message: expect.stringMatching(/larger than/) });
+    await expect(skillView("skilled:recall-tips", home)).rejects.toMatchObject({
+      code: "STORAGE_FAILED",
+      message: expect.stringMatching(/larger than/),
+    });
   });
 
   it("registerSkills overrides the default; activating another provider retracts the old skills", async () => {
@@ -283,7 +318,12 @@ describe("loadProviderCli", () => {
   });
 
   it("uses the package manifest's cli path", async () => {
-    installPackage(cwd, "npm", { name: "clipkg", hermesMemoryProvider: { name: "clipkg", cli: "./dist/cli.js" }, main: "./dist/index.js" }, { "dist/index.js": "throw new Error('no');", "dist/cli.js": "export const registerCli = () => {};" });
+    installPackage(
+      cwd,
+      "npm",
+      { name: "clipkg", hermesMemoryProvider: { name: "clipkg", cli: "./dist/cli.js" }, main: "./dist/index.js" },
+      { "dist/index.js": "throw new Error('no');", "dist/cli.js": "export const registerCli = () => {};" },
+    );
     writeFiles(cwd, { "package.json": { name: "host", dependencies: { clipkg: "1" } } });
     expect(await loadProviderCli("clipkg", opts())).toBeTypeOf("function");
   });

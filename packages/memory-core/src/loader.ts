@@ -82,12 +82,18 @@ interface Located {
 async function notFound(name: string, discovery: DiscoveryResult, options: LoadOptions): Promise<HermesMemoryError> {
   const found = discovery.providers.map((p) => p.name).sort();
   const refused = discovery.problems.filter((p) => p.name === name);
-  const refusedText = refused.length > 0 ? ` A provider named '${name}' was found but refused: ${refused.map((p) => `${p.message} — ${p.remedy}`).join("; ")}.` : "";
+  const refusedText =
+    refused.length > 0
+      ? ` A provider named '${name}' was found but refused: ${refused.map((p) => `${p.message} — ${p.remedy}`).join("; ")}.`
+      : "";
   const close = closestNames(name, found);
   const meant = close.length > 0 ? ` Did you mean ${close.map((n) => `'${n}'`).join(" or ")}?` : "";
   // Explicit package roots replace the host's installation: it was not searched, so not named.
   const hostRoot = options.packageRoots ? null : await hostPackageRoot(options.hostDir).catch(() => null);
-  const install = await installHintFor(hostRoot, "<package>", { ...(options.cwd !== undefined ? { cwd: options.cwd } : {}), ...(options.env ? { env: options.env } : {}) });
+  const install = await installHintFor(hostRoot, "<package>", {
+    ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+    ...(options.env ? { env: options.env } : {}),
+  });
   return new HermesMemoryError({
     code: "PROVIDER_NOT_FOUND",
     message: `Memory provider '${name}' not found.${meant} (Searched ${describeSearchedLocations(discovery.searched)}; found: ${found.join(", ") || "none"}).${refusedText} Install it with ${install}, or put it in ${path.join("$HERMES_HOME", "plugins", name)}/.`,
@@ -206,7 +212,8 @@ export async function loadMemoryProvider(name: string, options: LoadOptions = {}
     // Loading a memory provider only collects the provider and its skills; other registrations of
     // a general plugin must not make the provider fail to load.
     for (const method of [...IGNORED_REGISTRATIONS, ...IGNORED_REGISTRATIONS.map(snakeCase)]) {
-      ignored[method] = (): void => logger.debug(`Memory provider '${found.name}' called ${method}(); ignored while loading a memory provider`);
+      ignored[method] = (): void =>
+        logger.debug(`Memory provider '${found.name}' called ${method}(); ignored while loading a memory provider`);
     }
     const methods = {
       registerMemoryProvider(provider: MemoryProvider): void {
@@ -224,10 +231,16 @@ export async function loadMemoryProvider(name: string, options: LoadOptions = {}
           return;
         }
         if (typeof skillName !== "string" || !SKILL_NAME_PATTERN.test(skillName) || typeof skillPath !== "string" || skillPath === "") {
-          logger.warn(`Memory provider '${found.name}' registered an invalid skill (${JSON.stringify(skillName)}); ignored. Skill names use letters, digits, '.', '_', '-'.`);
+          logger.warn(
+            `Memory provider '${found.name}' registered an invalid skill (${JSON.stringify(skillName)}); ignored. Skill names use letters, digits, '.', '_', '-'.`,
+          );
           return;
         }
-        skills.push({ name: `${found.name}:${skillName}`, path: path.resolve(found.dir, skillPath), description: String(description ?? "") });
+        skills.push({
+          name: `${found.name}:${skillName}`,
+          path: path.resolve(found.dir, skillPath),
+          description: String(description ?? ""),
+        });
       },
     };
     const ctx = Object.freeze({
@@ -247,7 +260,9 @@ export async function loadMemoryProvider(name: string, options: LoadOptions = {}
         const error = outcome.error;
         registerError = error;
         if (registered) {
-          logger.warn(`Memory provider '${found.name}' raised after registering (${describeProviderError(error)}) — using the registered provider; later registrations were skipped`);
+          logger.warn(
+            `Memory provider '${found.name}' raised after registering (${describeProviderError(error)}) — using the registered provider; later registrations were skipped`,
+          );
         } else {
           logger.debug(`Memory provider '${found.name}' register(ctx) failed before registering: ${describeProviderError(error)}`);
         }
@@ -288,7 +303,10 @@ export async function loadMemoryProvider(name: string, options: LoadOptions = {}
       });
     }
     if (providerName !== found.name) {
-      const shown = typeof providerName === "string" ? `'${providerName.slice(0, 100)}'` : `not a string (${providerName === null ? "null" : typeof providerName})`;
+      const shown =
+        typeof providerName === "string"
+          ? `'${providerName.slice(0, 100)}'`
+          : `not a string (${providerName === null ? "null" : typeof providerName})`;
       throw new HermesMemoryError({
         code: "PROVIDER_NAME_MISMATCH",
         message: `Memory provider loaded from ${found.entry} is named ${shown}, but it was discovered as '${found.name}' (${found.source === "package" ? `"hermesMemoryProvider" in ${found.packageName ?? found.dir}/package.json` : `plugin.yaml or folder name in ${found.dir}`}). Make the provider's name equal the manifest name.`,
@@ -314,7 +332,9 @@ export async function loadProviderCli(name: string, options: LoadOptions = {}): 
   const timeoutMs = importTimeoutOf(options);
   const module = await runWithProfile(hermesHome, () => importModule(cliFile, provider.name, "the CLI module", timeoutMs));
   if (typeof module.registerCli !== "function") {
-    logger.warn(`Memory provider '${provider.name}' CLI module ${cliFile} does not export a registerCli function; no provider commands added.`);
+    logger.warn(
+      `Memory provider '${provider.name}' CLI module ${cliFile} does not export a registerCli function; no provider commands added.`,
+    );
     return null;
   }
   return module.registerCli as RegisterCli;

@@ -158,9 +158,7 @@ describe("commitSessionBoundary", () => {
     await mgr.flushPending();
     expect(log).toEqual(["ext.syncTurn", "ext.onSessionEnd", "ext.onSessionSwitch"]);
     expect(ext.argsOf("onSessionEnd")).toEqual([[transcript]]);
-    expect(ext.argsOf("onSessionSwitch")).toEqual([
-      ["new-1", { parentSessionId: "old-1", reset: true, reason: "new_session" }],
-    ]);
+    expect(ext.argsOf("onSessionSwitch")).toEqual([["new-1", { parentSessionId: "old-1", reset: true, reason: "new_session" }]]);
   });
 
   it("does nothing without providers", async () => {
@@ -238,7 +236,14 @@ describe("shutdownAll", () => {
     mgr.addProvider(new RecordingProvider("ext", {}, { log }));
     mgr.syncAll("u", "a");
     const state = await mgr.shutdownAll();
-    expect(state).toEqual({ status: "drained", abandonedWrites: 0, abandonedPrefetches: 0, activeTasks: 0, stuckProviders: [], failedProviders: [] });
+    expect(state).toEqual({
+      status: "drained",
+      abandonedWrites: 0,
+      abandonedPrefetches: 0,
+      activeTasks: 0,
+      stuckProviders: [],
+      failedProviders: [],
+    });
     expect(log).toEqual(["builtin.syncTurn", "ext.syncTurn", "ext.shutdown", "builtin.shutdown"]);
     expect(await mgr.shutdownAll()).toEqual(state);
     expect(log.filter((l) => l.endsWith(".shutdown"))).toHaveLength(2);
@@ -269,7 +274,14 @@ describe("shutdownAll", () => {
     const started = performance.now();
     const state = await mgr.shutdownAll();
     expect(performance.now() - started).toBeLessThan(2000);
-    expect(state).toEqual({ status: "timed_out", abandonedWrites: 2, abandonedPrefetches: 1, activeTasks: 1, stuckProviders: [], failedProviders: [] });
+    expect(state).toEqual({
+      status: "timed_out",
+      abandonedWrites: 2,
+      abandonedPrefetches: 1,
+      activeTasks: 1,
+      stuckProviders: [],
+      failedProviders: [],
+    });
     expect(logger.at("warn")).toContain(
       "Memory shutdown drain timed out after 0.05s; abandoning 2 queued memory write(s) and 1 queued prefetch(es); 1 active task(s) remain detached",
     );

@@ -352,7 +352,12 @@ describe("the built-in memory tool stores what the model wrote", () => {
       const file = path.join(home, "memories", "MEMORY.md");
       expect(fs.readFileSync(file, "utf8")).toContain(fact);
       const replaced = JSON.parse(
-        await mgr.handleToolCall("memory", { action: "replace", target: "memory", old_text: "DB_PASSWORD=hunter2-staging-2024", content: "Staging DB password is in the vault" }),
+        await mgr.handleToolCall("memory", {
+          action: "replace",
+          target: "memory",
+          old_text: "DB_PASSWORD=hunter2-staging-2024",
+          content: "Staging DB password is in the vault",
+        }),
       );
       expect(replaced.success).toBe(true);
       expect(fs.readFileSync(file, "utf8")).not.toContain("hunter2");

@@ -44,12 +44,9 @@ describe("MemoryManager with the real built-in provider", () => {
     const failed = JSON.parse(await mgr.handleToolCall("memory", { action: "remove", target: "user", old_text: "nothing like this" }));
     expect(failed.success).not.toBe(true);
 
-    const mirrored = ext.argsOf("onMemoryWrite").map(([action, target, content, metadata]) => [
-      action,
-      target,
-      content,
-      (metadata as { previousContent?: string }).previousContent,
-    ]);
+    const mirrored = ext
+      .argsOf("onMemoryWrite")
+      .map(([action, target, content, metadata]) => [action, target, content, (metadata as { previousContent?: string }).previousContent]);
     expect(mirrored).toEqual([
       ["add", "user", "Prefers tea", undefined],
       ["replace", "user", "Prefers green tea", "Prefers tea"],

@@ -50,7 +50,10 @@ export class CheckpointFanOut {
     const requireCheckpoint = options.requireCheckpoint === true;
     const apiVersion = options.checkpointApiVersion ?? 2;
     const scrubbed = this.hooks.scrub(
-      [Array.isArray(messages) ? [...messages] : [], Array.isArray(options.evidenceMessages) ? [...options.evidenceMessages] : null] as const,
+      [
+        Array.isArray(messages) ? [...messages] : [],
+        Array.isArray(options.evidenceMessages) ? [...options.evidenceMessages] : null,
+      ] as const,
       "the messages to compress",
     );
     if (!scrubbed.ok) {

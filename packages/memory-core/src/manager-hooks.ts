@@ -85,7 +85,9 @@ export class HookRunner {
     if (this.nameOf(provider) === BUILTIN_PROVIDER_NAME) timeoutMs = Number.POSITIVE_INFINITY;
     const outcome = await boundedCall(fn, timeoutMs, {
       onLate: (late) =>
-        this.logger.debug(`Memory provider '${this.nameOf(provider)}' ${hook} settled after its timeout (${late.status}); the late result was dropped`),
+        this.logger.debug(
+          `Memory provider '${this.nameOf(provider)}' ${hook} settled after its timeout (${late.status}); the late result was dropped`,
+        ),
     });
     if (outcome.status === "timeout") {
       this.logger.warn(

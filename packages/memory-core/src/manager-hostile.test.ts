@@ -11,7 +11,13 @@ const BOUND_MS = 100;
 
 function manager() {
   const logger = capturingLogger();
-  const mgr = new MemoryManager({ hermesHome: "/tmp/hermes-test-home", logger, hookTimeoutMs: BOUND_MS, externalPrefetchTimeoutMs: BOUND_MS, drainTimeoutMs: BOUND_MS });
+  const mgr = new MemoryManager({
+    hermesHome: "/tmp/hermes-test-home",
+    logger,
+    hookTimeoutMs: BOUND_MS,
+    externalPrefetchTimeoutMs: BOUND_MS,
+    drainTimeoutMs: BOUND_MS,
+  });
   return { mgr, logger };
 }
 
@@ -41,7 +47,11 @@ describe("errors whose message cannot be read", () => {
       {
         handleToolCall: (name) => {
           if (name === "throws") throw badError();
-          return { toJSON: () => { throw badError(); } };
+          return {
+            toJSON: () => {
+              throw badError();
+            },
+          };
         },
       },
       [{ name: "throws" }, { name: "bad_result" }],
@@ -92,7 +102,14 @@ describe("errors whose message cannot be read", () => {
     });
     expect(m1.describeRecall()).toBe("");
     const { mgr: m2 } = builtinAndExternal({
-      recallStatus: () => ({ providerLabel: { toString: () => { throw new Error("label"); } } as unknown as string, count: 2 }),
+      recallStatus: () => ({
+        providerLabel: {
+          toString: () => {
+            throw new Error("label");
+          },
+        } as unknown as string,
+        count: 2,
+      }),
     });
     expect(() => m2.describeRecall()).not.toThrow();
   });
@@ -124,7 +141,11 @@ describe("a provider name that changes after registration", () => {
   it("an external provider that later calls itself 'builtin' stays bounded and removable", async () => {
     const { mgr } = manager();
     mgr.addProvider(new RecordingProvider("builtin"));
-    const external = new RecordingProvider("ext", { handleToolCall: () => new Promise<never>(() => {}) }, { tools: [{ name: "ext_tool" }] });
+    const external = new RecordingProvider(
+      "ext",
+      { handleToolCall: () => new Promise<never>(() => {}) },
+      { tools: [{ name: "ext_tool" }] },
+    );
     let reads = 0;
     Object.defineProperty(external, "name", { get: () => (++reads > 1 ? "builtin" : "ext") });
     mgr.addProvider(external);
@@ -185,7 +206,11 @@ describe("hostile tool schemas", () => {
     const cyclic: Record<string, unknown> = { type: "object" };
     cyclic.self = cyclic;
     mgr.addProvider(
-      new RecordingProvider("ext", {}, { tools: [{ name: "cyclic", parameters: cyclic }, { name: "big", parameters: { type: "object", max: 1n } }, { name: "fine" }] }),
+      new RecordingProvider(
+        "ext",
+        {},
+        { tools: [{ name: "cyclic", parameters: cyclic }, { name: "big", parameters: { type: "object", max: 1n } }, { name: "fine" }] },
+      ),
     );
     const schemas = mgr.getToolSchemas();
     expect(schemas.map((s) => s.name)).toEqual(["fine"]);
@@ -211,7 +236,9 @@ describe("hostile return values", () => {
       },
     });
     expect(mgr.supportsPreCompressCheckpoint()).toBe(false);
-    await expect(mgr.onPreCompress([{ role: "user", content: "x" }], { requireCheckpoint: true })).rejects.toBeInstanceOf(CheckpointUnavailableError);
+    await expect(mgr.onPreCompress([{ role: "user", content: "x" }], { requireCheckpoint: true })).rejects.toBeInstanceOf(
+      CheckpointUnavailableError,
+    );
   });
 });
 
@@ -234,11 +261,14 @@ describe("describeError never throws", () => {
       },
     };
     expect(typeof describeError(both)).toBe("string");
-    const trap = new Proxy({}, {
-      getPrototypeOf() {
-        throw new Error("trap");
+    const trap = new Proxy(
+      {},
+      {
+        getPrototypeOf() {
+          throw new Error("trap");
+        },
       },
-    });
+    );
     expect(typeof describeError(trap)).toBe("string");
   });
 });

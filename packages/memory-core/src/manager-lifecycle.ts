@@ -47,7 +47,14 @@ export class SessionLifecycle {
   private queue: BackgroundQueue | null = null;
   private shuttingDown = false;
   private shutdownPromise: Promise<DrainState> | null = null;
-  private drainState: DrainState = { status: "not_started", abandonedWrites: 0, abandonedPrefetches: 0, activeTasks: 0, stuckProviders: [], failedProviders: [] };
+  private drainState: DrainState = {
+    status: "not_started",
+    abandonedWrites: 0,
+    abandonedPrefetches: 0,
+    activeTasks: 0,
+    stuckProviders: [],
+    failedProviders: [],
+  };
   private pendingSwitch: { providers: MemoryProvider[]; newSessionId: string; options: SessionSwitchOptions } | null = null;
   private readonly logger: Logger;
 
@@ -156,10 +163,16 @@ export class SessionLifecycle {
     options: SessionSwitchOptions,
   ): Promise<MemoryProvider[]> {
     const failed: MemoryProvider[] = [];
-    await this.hooks.fanOut(providers, "on_session_switch", (provider) => provider.onSessionSwitch(newSessionId, { ...options }), (provider, outcome) => {
-      if (outcome.status === "ok" && (outcome.value as unknown) === false) this.hooks.logHookFailure(provider, "on_session_switch", "returned false");
-      if (outcome.status !== "ok" || (outcome.value as unknown) === false) failed.push(provider);
-    });
+    await this.hooks.fanOut(
+      providers,
+      "on_session_switch",
+      (provider) => provider.onSessionSwitch(newSessionId, { ...options }),
+      (provider, outcome) => {
+        if (outcome.status === "ok" && (outcome.value as unknown) === false)
+          this.hooks.logHookFailure(provider, "on_session_switch", "returned false");
+        if (outcome.status !== "ok" || (outcome.value as unknown) === false) failed.push(provider);
+      },
+    );
     return failed;
   }
 
@@ -179,11 +192,16 @@ export class SessionLifecycle {
     const stuckProviders: ProviderHookReport[] = [];
     const failedProviders: ProviderHookReport[] = [];
     await this.drainQueue(stuckProviders, failedProviders);
-    await this.hooks.fanOut([...this.registry.list].reverse(), "shutdown", (provider) => provider.shutdown(), (provider, outcome) => {
-      const report = this.hooks.hookReport(provider, "shutdown", outcome);
-      if (report?.outcome === "timeout") stuckProviders.push(report);
-      if (report?.outcome === "error") failedProviders.push(report);
-    });
+    await this.hooks.fanOut(
+      [...this.registry.list].reverse(),
+      "shutdown",
+      (provider) => provider.shutdown(),
+      (provider, outcome) => {
+        const report = this.hooks.hookReport(provider, "shutdown", outcome);
+        if (report?.outcome === "timeout") stuckProviders.push(report);
+        if (report?.outcome === "error") failedProviders.push(report);
+      },
+    );
     return copyDrainState(this.drainState);
   }
 
@@ -197,7 +215,14 @@ export class SessionLifecycle {
       this.drainState = { status: "drained", abandonedWrites: 0, abandonedPrefetches: 0, activeTasks: 0, stuckProviders, failedProviders };
       return;
     }
-    this.drainState = { status: "draining", abandonedWrites: 0, abandonedPrefetches: 0, activeTasks: queue.size, stuckProviders, failedProviders };
+    this.drainState = {
+      status: "draining",
+      abandonedWrites: 0,
+      abandonedPrefetches: 0,
+      activeTasks: queue.size,
+      stuckProviders,
+      failedProviders,
+    };
     const { drainTimeoutMs } = this.options;
     const outcome = await queue.drain(drainTimeoutMs);
     this.drainState = {

@@ -29,9 +29,7 @@ describe("external prefetch timeout and in-flight guard", () => {
     let started = performance.now();
     expect(await mgr.prefetchAll("q1")).toBe("builtin memory");
     expect(performance.now() - started).toBeLessThan(500);
-    expect(logger.at("warn")).toContain(
-      "Memory provider 'ext' prefetch timed out after 0.01s; skipping it until the stuck call returns",
-    );
+    expect(logger.at("warn")).toContain("Memory provider 'ext' prefetch timed out after 0.01s; skipping it until the stuck call returns");
 
     started = performance.now();
     expect(await mgr.prefetchAll("q2")).toBe("builtin memory");

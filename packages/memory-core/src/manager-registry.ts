@@ -53,7 +53,8 @@ export class ProviderRegistry {
     if (providerName === null) {
       throw new HermesMemoryError({
         code: "INVALID_PROVIDER",
-        message: "addProvider() got a provider whose name is not a string (or whose name getter throws); declare the name as a plain string property, e.g. readonly name = \"my-memory\".",
+        message:
+          'addProvider() got a provider whose name is not a string (or whose name getter throws); declare the name as a plain string property, e.g. readonly name = "my-memory".',
       });
     }
     const isBuiltin = providerName === BUILTIN_PROVIDER_NAME;
@@ -123,7 +124,9 @@ export class ProviderRegistry {
     try {
       schema = normalizeToolSchema(raw);
     } catch (error) {
-      this.logger.warn(`Memory provider '${providerName}' returned a tool schema that cannot be read (${describeError(error)}); skipping it`);
+      this.logger.warn(
+        `Memory provider '${providerName}' returned a tool schema that cannot be read (${describeError(error)}); skipping it`,
+      );
       return null;
     }
     if (!schema) {
@@ -133,7 +136,9 @@ export class ProviderRegistry {
     try {
       return JSON.parse(JSON.stringify(schema)) as ToolSchema;
     } catch (error) {
-      this.logger.warn(`Memory provider '${providerName}' tool '${schema.name}' schema is not JSON-serialisable (${describeError(error)}); skipping it`);
+      this.logger.warn(
+        `Memory provider '${providerName}' tool '${schema.name}' schema is not JSON-serialisable (${describeError(error)}); skipping it`,
+      );
       return null;
     }
   }

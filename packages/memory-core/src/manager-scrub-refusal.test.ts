@@ -50,6 +50,8 @@ describe("a scrubber that refuses a value with a typed error", () => {
   it("onPreCompress returns empty, or throws CheckpointUnavailableError when a checkpoint is required", async () => {
     const { mgr } = setup();
     expect(await mgr.onPreCompress([{ role: "user", content: "REFUSE-ME" }])).toBe("");
-    await expect(mgr.onPreCompress([{ role: "user", content: "REFUSE-ME" }], { requireCheckpoint: true })).rejects.toMatchObject({ code: "CHECKPOINT_UNAVAILABLE" });
+    await expect(mgr.onPreCompress([{ role: "user", content: "REFUSE-ME" }], { requireCheckpoint: true })).rejects.toMatchObject({
+      code: "CHECKPOINT_UNAVAILABLE",
+    });
   });
 });

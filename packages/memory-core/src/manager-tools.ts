@@ -105,13 +105,16 @@ export class ToolRouter {
     let callArgs = given;
     if (!builtinMemoryTool) {
       const scrubbed = this.hooks.scrub(given, `the arguments of tool '${name}'`);
-      if (!scrubbed.ok) return JSON.stringify({ error: `Memory tool '${name}' arguments rejected: ${scrubbed.reason}. Pass flat, plain JSON arguments.` });
+      if (!scrubbed.ok)
+        return JSON.stringify({ error: `Memory tool '${name}' arguments rejected: ${scrubbed.reason}. Pass flat, plain JSON arguments.` });
       callArgs = scrubbed.value;
     }
     const hook = `handle_tool_call(${name})`;
     const outcome = await this.hooks.callHook(provider, hook, () => provider.handleToolCall(name, callArgs, { ...options }));
     if (outcome.status === "timeout") {
-      return JSON.stringify({ error: `Memory tool '${name}' timed out after ${formatSeconds(outcome.timeoutMs)} (provider '${this.registry.nameOf(provider)}'); the call was abandoned, try again later.` });
+      return JSON.stringify({
+        error: `Memory tool '${name}' timed out after ${formatSeconds(outcome.timeoutMs)} (provider '${this.registry.nameOf(provider)}'); the call was abandoned, try again later.`,
+      });
     }
     let result: string;
     try {
@@ -204,9 +207,10 @@ export class ToolRouter {
     const oldText = nonEmptyString(own(op, "old_text")) ?? nonEmptyString(own(op, "oldText"));
     if (oldText) metadata.oldText = oldText;
     if (action !== "add") {
-      const previous = batchIndex !== null
-        ? batchEntry(result, action === "replace" ? "replaced_entries" : "removed_entries", batchIndex)
-        : nonEmptyString(own(result, action === "replace" ? "replaced_entry" : "removed_entry"));
+      const previous =
+        batchIndex !== null
+          ? batchEntry(result, action === "replace" ? "replaced_entries" : "removed_entries", batchIndex)
+          : nonEmptyString(own(result, action === "replace" ? "replaced_entry" : "removed_entry"));
       if (previous) metadata.previousContent = previous;
     }
     return metadata;

@@ -11,7 +11,15 @@ import type { Logger } from "./logger.js";
 import type { HookRunner } from "./manager-hooks.js";
 import type { ProviderRegistry } from "./manager-registry.js";
 import { BUILTIN_PROVIDER_NAME } from "./provider.js";
-import type { ChatMessage, DelegationOptions, MemoryProvider, RecallStatus, SyncTurnOptions, TurnAuthor, TurnStartOptions } from "./provider.js";
+import type {
+  ChatMessage,
+  DelegationOptions,
+  MemoryProvider,
+  RecallStatus,
+  SyncTurnOptions,
+  TurnAuthor,
+  TurnStartOptions,
+} from "./provider.js";
 import { describeRecall, fenceRecall } from "./recall.js";
 import { spillIfOversized } from "./spill.js";
 
@@ -67,9 +75,14 @@ export class TurnFanOut {
   /** Every offered provider's non-empty `systemPromptBlock()`, joined by a blank line. */
   async buildSystemPrompt(): Promise<string> {
     const blocks: string[] = [];
-    await this.hooks.fanOut(this.registry.offeredProviders(), "system_prompt_block", (provider) => provider.systemPromptBlock(), (_provider, outcome) => {
-      if (outcome.status === "ok" && typeof outcome.value === "string" && outcome.value.trim() !== "") blocks.push(outcome.value);
-    });
+    await this.hooks.fanOut(
+      this.registry.offeredProviders(),
+      "system_prompt_block",
+      (provider) => provider.systemPromptBlock(),
+      (_provider, outcome) => {
+        if (outcome.status === "ok" && typeof outcome.value === "string" && outcome.value.trim() !== "") blocks.push(outcome.value);
+      },
+    );
     return blocks.join("\n\n");
   }
 
@@ -121,7 +134,9 @@ export class TurnFanOut {
       onLate: () => this.inflightPrefetch.delete(provider),
     });
     if (outcome.status === "timeout") {
-      this.logger.warn(`Memory provider '${name}' prefetch timed out after ${prefetchTimeoutMs / 1000}s; skipping it until the stuck call returns`);
+      this.logger.warn(
+        `Memory provider '${name}' prefetch timed out after ${prefetchTimeoutMs / 1000}s; skipping it until the stuck call returns`,
+      );
       return "";
     }
     this.inflightPrefetch.delete(provider);
@@ -129,7 +144,9 @@ export class TurnFanOut {
     const value: unknown = outcome.value;
     if (value !== null && value !== undefined && typeof value !== "string") {
       // "[object Object]" or "42" is no recall; never put it in front of the model.
-      this.logger.warn(`Memory provider '${name}' prefetch returned ${Array.isArray(value) ? "an array" : typeof value}, not a string; ignored. A provider's prefetch() must return recalled text.`);
+      this.logger.warn(
+        `Memory provider '${name}' prefetch returned ${Array.isArray(value) ? "an array" : typeof value}, not a string; ignored. A provider's prefetch() must return recalled text.`,
+      );
       return "";
     }
     const text = value ?? "";
@@ -150,7 +167,9 @@ export class TurnFanOut {
     const safeQuery = this.recallQuery(query);
     if (safeQuery === null) return;
     const sessionId = options.sessionId ?? "";
-    this.options.schedule("prefetch", () => this.hooks.fanOut(providers, "queue_prefetch", (provider) => provider.queuePrefetch(safeQuery, { sessionId })));
+    this.options.schedule("prefetch", () =>
+      this.hooks.fanOut(providers, "queue_prefetch", (provider) => provider.queuePrefetch(safeQuery, { sessionId })),
+    );
   }
 
   /** The recall indicator line of every provider reporting a recall status. */
@@ -185,7 +204,9 @@ export class TurnFanOut {
     const base: SyncTurnOptions = { sessionId: options.sessionId ?? "" };
     if (safeMessages) base.messages = safeMessages as ChatMessage[];
     if (options.turnAuthor) base.turnAuthor = { ...options.turnAuthor };
-    this.options.schedule("write", () => this.hooks.fanOut(providers, "sync_turn", (provider) => provider.syncTurn(safeUser, safeAssistant, { ...base })));
+    this.options.schedule("write", () =>
+      this.hooks.fanOut(providers, "sync_turn", (provider) => provider.syncTurn(safeUser, safeAssistant, { ...base })),
+    );
   }
 
   /** `onTurnStart` on every provider with the scrubbed message. */
@@ -193,7 +214,9 @@ export class TurnFanOut {
     const scrubbed = this.hooks.scrub(typeof message === "string" ? message : "", "the turn's message");
     if (!scrubbed.ok) return;
     const safeMessage = scrubbed.value;
-    await this.hooks.fanOut([...this.registry.list], "on_turn_start", (provider) => provider.onTurnStart(turnNumber, safeMessage, { ...options }));
+    await this.hooks.fanOut([...this.registry.list], "on_turn_start", (provider) =>
+      provider.onTurnStart(turnNumber, safeMessage, { ...options }),
+    );
   }
 
   /** A finished subagent's scrubbed task and result to every provider. */
@@ -202,6 +225,8 @@ export class TurnFanOut {
     if (!scrubbed.ok) return;
     const [safeTask, safeResult] = scrubbed.value;
     const forwarded: DelegationOptions = { ...options, childSessionId: options.childSessionId ?? "" };
-    await this.hooks.fanOut([...this.registry.list], "on_delegation", (provider) => provider.onDelegation(safeTask, safeResult, { ...forwarded }));
+    await this.hooks.fanOut([...this.registry.list], "on_delegation", (provider) =>
+      provider.onDelegation(safeTask, safeResult, { ...forwarded }),
+    );
   }
 }

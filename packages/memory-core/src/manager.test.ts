@@ -320,9 +320,7 @@ describe("lifecycle fan-out", () => {
     mgr.addProvider(builtin);
     mgr.addProvider(ext);
     await mgr.initializeAll("sess-1", { userId: "u-7" });
-    expect(ext.argsOf("initialize")).toEqual([
-      ["sess-1", { hermesHome: "/tmp/hermes-test-home", platform: "cli", userId: "u-7" }],
-    ]);
+    expect(ext.argsOf("initialize")).toEqual([["sess-1", { hermesHome: "/tmp/hermes-test-home", platform: "cli", userId: "u-7" }]]);
     expect(mgr.providers).toHaveLength(2);
     expect(logger.at("warn")).toContain("Memory provider 'builtin' initialize failed: init boom");
   });
@@ -341,9 +339,7 @@ describe("lifecycle fan-out", () => {
     mgr.addProvider(ext);
     await mgr.initializeAllForInspection("sess-2", { platform: "cli" });
     expect(ext.argsOf("initialize")).toEqual([]);
-    expect(ext.argsOf("initializeForInspection")).toEqual([
-      ["sess-2", { hermesHome: "/tmp/hermes-test-home", platform: "cli" }],
-    ]);
+    expect(ext.argsOf("initializeForInspection")).toEqual([["sess-2", { hermesHome: "/tmp/hermes-test-home", platform: "cli" }]]);
   });
 
   it("onTurnStart delivers turn number, message and options to every provider", async () => {

@@ -110,7 +110,12 @@ export class MemoryManager {
    * @throws HermesMemoryError `INVALID_ARGUMENT` when a timeout is not a positive number.
    */
   constructor(options: MemoryManagerOptions = {}) {
-    const prefetchTimeoutMs = checkTimeout("externalPrefetchTimeoutMs", options.externalPrefetchTimeoutMs, DEFAULT_EXTERNAL_PREFETCH_TIMEOUT_MS, "positive");
+    const prefetchTimeoutMs = checkTimeout(
+      "externalPrefetchTimeoutMs",
+      options.externalPrefetchTimeoutMs,
+      DEFAULT_EXTERNAL_PREFETCH_TIMEOUT_MS,
+      "positive",
+    );
     const drainTimeoutMs = checkTimeout("drainTimeoutMs", options.drainTimeoutMs, DEFAULT_DRAIN_TIMEOUT_MS, "non-negative");
     const hookTimeoutMs = checkTimeout("hookTimeoutMs", options.hookTimeoutMs, DEFAULT_HOOK_TIMEOUT_MS, "positive");
     const logger = options.logger ?? silentLogger;
@@ -275,11 +280,7 @@ export class MemoryManager {
    * on the FIFO background queue (kind `write`). A bare `/skill` invocation is not synced. Skip
    * this for interrupted turns. After `shutdownAll()` the turn is dropped with a warning.
    */
-  syncAll(
-    user: string,
-    assistant: string,
-    options: { sessionId?: string; messages?: ChatMessage[]; turnAuthor?: TurnAuthor } = {},
-  ): void {
+  syncAll(user: string, assistant: string, options: { sessionId?: string; messages?: ChatMessage[]; turnAuthor?: TurnAuthor } = {}): void {
     this.turns.syncAll(user, assistant, options);
   }
 
@@ -312,10 +313,7 @@ export class MemoryManager {
    * `onSessionEnd(snapshot)` and then `onSessionSwitch(newSessionId, {reset: true, …})`, so the
    * old transcript is always attributed to the old session.
    */
-  commitSessionBoundary(
-    messages: ChatMessage[],
-    options: { newSessionId: string; parentSessionId?: string; reason?: string },
-  ): void {
+  commitSessionBoundary(messages: ChatMessage[], options: { newSessionId: string; parentSessionId?: string; reason?: string }): void {
     this.lifecycle.commitSessionBoundary(messages, options);
   }
 

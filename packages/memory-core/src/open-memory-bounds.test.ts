@@ -39,7 +39,15 @@ function plugin(name: string, options: FixtureProviderOptions): void {
 }
 
 async function open(extra: Partial<OpenMemoryOptions> = {}): Promise<MemoryManager> {
-  const manager = await openMemory({ sessionId: "s1", hermesHome: home, cwd, logger, hookTimeoutMs: BOUND_MS, importTimeoutMs: BOUND_MS, ...extra });
+  const manager = await openMemory({
+    sessionId: "s1",
+    hermesHome: home,
+    cwd,
+    logger,
+    hookTimeoutMs: BOUND_MS,
+    importTimeoutMs: BOUND_MS,
+    ...extra,
+  });
   managers.push(manager);
   return manager;
 }
@@ -68,7 +76,9 @@ describe("openMemory bounds every call into the external provider", () => {
     expect(ms).toBeGreaterThanOrEqual(BOUND_MS - 5);
     expect(ms).toBeLessThan(BOUND_MS + SLACK_MS);
     expect(manager.providers.map((p) => p.name)).toEqual(["builtin"]);
-    expect(warnings.join("\n")).toMatch(/Memory provider 'hung-import': importing the entry from .* did not finish within 0\.15s.*Continuing with built-in memory only/);
+    expect(warnings.join("\n")).toMatch(
+      /Memory provider 'hung-import': importing the entry from .* did not finish within 0\.15s.*Continuing with built-in memory only/,
+    );
   });
 
   it("strict: a hung import is PROVIDER_TIMEOUT", async () => {
@@ -89,7 +99,9 @@ describe("openMemory bounds every call into the external provider", () => {
   });
 
   it("an initialize() that never settles: dropped after hookTimeoutMs, its tools not offered", async () => {
-    plugin("hung-init", { body: `initialize() { return ${NEVER}; }\n  getToolSchemas() { return [{ name: "hung_search", description: "d", parameters: { type: "object", properties: {} } }]; }` });
+    plugin("hung-init", {
+      body: `initialize() { return ${NEVER}; }\n  getToolSchemas() { return [{ name: "hung_search", description: "d", parameters: { type: "object", properties: {} } }]; }`,
+    });
     const { value: manager, ms } = await timed(() => open());
     expect(ms).toBeGreaterThanOrEqual(BOUND_MS - 5);
     expect(ms).toBeLessThan(BOUND_MS + SLACK_MS);
@@ -108,7 +120,9 @@ describe("openMemory bounds every call into the external provider", () => {
   });
 
   it("an initialize() that throws: dropped with a warning; strict gives PROVIDER_UNAVAILABLE", async () => {
-    plugin("bad-init", { body: `initialize() { throw new Error("no API key"); }\n  getToolSchemas() { return [{ name: "bad_search", description: "d", parameters: { type: "object", properties: {} } }]; }` });
+    plugin("bad-init", {
+      body: `initialize() { throw new Error("no API key"); }\n  getToolSchemas() { return [{ name: "bad_search", description: "d", parameters: { type: "object", properties: {} } }]; }`,
+    });
     const manager = await open();
     expect(manager.providers.map((p) => p.name)).toEqual(["builtin"]);
     expect(manager.hasTool("bad_search")).toBe(false);
@@ -155,7 +169,11 @@ describe("openMemory with a hostile or malformed config.yaml", () => {
     ],
     ["a file over 1 MiB", () => `memory:\n  provider: ""\n# ${"x".repeat(1024 * 1024)}\n`, /larger than the 1048576-byte limit/],
     ["too many keys", () => Array.from({ length: 10_001 }, (_, i) => `k${i}: ${i}`).join("\n") + "\n", /more than 10000 keys/],
-    ["too deep nesting", () => "a:\n" + Array.from({ length: 70 }, (_, i) => `${"  ".repeat(i + 1)}k${i}:`).join("\n") + " 1\n", /deeper than 64 levels/],
+    [
+      "too deep nesting",
+      () => "a:\n" + Array.from({ length: 70 }, (_, i) => `${"  ".repeat(i + 1)}k${i}:`).join("\n") + " 1\n",
+      /deeper than 64 levels/,
+    ],
   ];
 
   it.each(cases)("%s: built-in memory with defaults and an INVALID_CONFIG warning naming the file", async (_label, text, problem) => {
@@ -167,7 +185,9 @@ describe("openMemory with a hostile or malformed config.yaml", () => {
     expect(warning).toMatch(problem);
     expect(warning).toContain("Continuing with built-in memory only, default settings");
     // Built-in memory works with default settings.
-    expect(JSON.parse(await manager.handleToolCall("memory", { action: "add", target: "user", content: "Prefers tea" })).success).toBe(true);
+    expect(JSON.parse(await manager.handleToolCall("memory", { action: "add", target: "user", content: "Prefers tea" })).success).toBe(
+      true,
+    );
   });
 
   it.each(cases)("%s: strict throws INVALID_CONFIG", async (_label, text) => {

@@ -30,12 +30,24 @@ afterEach(async () => {
 });
 
 function plugin(name: string, options: FixtureProviderOptions, replace: [string, string] = ["", ""]): void {
-  writeFiles(path.join(home, "plugins", name), { "plugin.yaml": `name: ${name}\n`, "index.js": providerSource(name, options).replace(...replace) });
+  writeFiles(path.join(home, "plugins", name), {
+    "plugin.yaml": `name: ${name}\n`,
+    "index.js": providerSource(name, options).replace(...replace),
+  });
   fs.writeFileSync(path.join(home, "config.yaml"), `memory:\n  provider: ${name}\n`);
 }
 
 async function open(extra: Partial<OpenMemoryOptions> = {}): Promise<MemoryManager> {
-  const manager = await openMemory({ sessionId: "s1", hermesHome: home, cwd: tmp.dir, packageRoots: [], logger, hookTimeoutMs: 500, importTimeoutMs: 2000, ...extra });
+  const manager = await openMemory({
+    sessionId: "s1",
+    hermesHome: home,
+    cwd: tmp.dir,
+    packageRoots: [],
+    logger,
+    hookTimeoutMs: 500,
+    importTimeoutMs: 2000,
+    ...extra,
+  });
   managers.push(manager);
   return manager;
 }
@@ -56,7 +68,9 @@ describe("openMemory with hostile providers", () => {
   it("a name getter that starts throwing once the provider is initialised does not make openMemory reject", async () => {
     plugin(
       "flaky-name",
-      { body: `get name() { if (this.ready) throw new Error("name getter"); return "flaky-name"; }\n  initialize() { this.ready = true; }` },
+      {
+        body: `get name() { if (this.ready) throw new Error("name getter"); return "flaky-name"; }\n  initialize() { this.ready = true; }`,
+      },
       ['name = "flaky-name";', ""],
     );
     const manager = await open();
@@ -68,7 +82,9 @@ describe("openMemory with hostile providers", () => {
   it("the same provider failing initialize(): dropped by its registered name, strict gives PROVIDER_UNAVAILABLE", async () => {
     plugin(
       "flaky-fail",
-      { body: `get name() { if (this.ready) throw new Error("name getter"); return "flaky-fail"; }\n  initialize() { this.ready = true; throw new Error("no key"); }` },
+      {
+        body: `get name() { if (this.ready) throw new Error("name getter"); return "flaky-fail"; }\n  initialize() { this.ready = true; throw new Error("no key"); }`,
+      },
       ['name = "flaky-fail";', ""],
     );
     const manager = await open();
@@ -82,7 +98,10 @@ describe("openMemory with hostile providers", () => {
   });
 
   it("an unavailableReason() that returns an object whose toString throws: built-in only, no rejection", async () => {
-    plugin("odd-reason", { available: false, body: `unavailableReason() { return { toString() { throw new Error("toString"); } }; }` }, ['unavailableReason() { return "";', "unavailableReasonUnused() { return \"\";"]);
+    plugin("odd-reason", { available: false, body: `unavailableReason() { return { toString() { throw new Error("toString"); } }; }` }, [
+      'unavailableReason() { return "";',
+      'unavailableReasonUnused() { return "";',
+    ]);
     const manager = await open();
     expect(manager.providers).toHaveLength(1);
     expect(warnings.join("\n")).toContain("Memory provider 'odd-reason' is not available");

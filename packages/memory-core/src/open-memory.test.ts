@@ -80,7 +80,10 @@ describe("openMemory", () => {
   });
 
   it("an unavailable provider is reported with its reason and built-in memory continues", async () => {
-    userPlugin("cloudy", { "plugin.yaml": "name: cloudy\n", "index.js": providerSource("cloudy", { available: false, unavailableReason: "set CLOUDY_API_KEY" }) });
+    userPlugin("cloudy", {
+      "plugin.yaml": "name: cloudy\n",
+      "index.js": providerSource("cloudy", { available: false, unavailableReason: "set CLOUDY_API_KEY" }),
+    });
     config("memory:\n  provider: cloudy\n");
     const manager = await open();
     expect(manager.providers.map((p) => p.name)).toEqual(["builtin"]);

@@ -81,7 +81,10 @@ const OWN_OPTIONS = new Set([
  */
 export async function openMemory(options: OpenMemoryOptions): Promise<MemoryManager> {
   if (typeof options?.sessionId !== "string") {
-    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "openMemory() needs a sessionId (string); pass the id of the conversation the agent is running." });
+    throw new HermesMemoryError({
+      code: "INVALID_ARGUMENT",
+      message: "openMemory() needs a sessionId (string); pass the id of the conversation the agent is running.",
+    });
   }
   const hermesHome = path.resolve(options.hermesHome ?? getHermesHome());
   const logger = options.logger ?? silentLogger;
@@ -172,7 +175,10 @@ export async function openMemory(options: OpenMemoryOptions): Promise<MemoryMana
 /** Give a provider whose initialize() threw a bounded chance to release what it opened. */
 async function releaseFailed(provider: MemoryProvider, name: string, timeoutMs: number, logger: Logger): Promise<void> {
   const outcome = await boundedCall(() => provider.shutdown(), timeoutMs);
-  if (outcome.status !== "ok") logger.debug(`Memory provider '${name}' shutdown after a failed initialize: ${outcome.status === "timeout" ? "timed out" : describeError(outcome.error)}`);
+  if (outcome.status !== "ok")
+    logger.debug(
+      `Memory provider '${name}' shutdown after a failed initialize: ${outcome.status === "timeout" ? "timed out" : describeError(outcome.error)}`,
+    );
 }
 
 async function loadExternal(

@@ -9,7 +9,8 @@ interface ProfileScope {
 // One scope per process, shared by every copy of this package: a provider installed with its own
 // copy of core (npm gives each global package its own peers) must see the host's profile.
 const SCOPE_KEY = Symbol.for("@hermes/memory.profile-scope");
-const scope = ((globalThis as Record<symbol, unknown>)[SCOPE_KEY] ??= new AsyncLocalStorage<ProfileScope>()) as AsyncLocalStorage<ProfileScope>;
+const scope = ((globalThis as Record<symbol, unknown>)[SCOPE_KEY] ??=
+  new AsyncLocalStorage<ProfileScope>()) as AsyncLocalStorage<ProfileScope>;
 
 /**
  * The default home when no profile is scoped: `HERMES_HOME` if set and non-blank, else `~/.hermes`.

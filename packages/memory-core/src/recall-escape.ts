@@ -48,7 +48,9 @@ export function escapeToolResult(text: string): string {
  * Linear; never throws.
  */
 export function escapeRecalledJson(json: string): string {
-  return rewriteOpeners(json, (chars, i, ch) => (TAG_OPENERS.has(ch) || (LOOKALIKE_OPENERS.has(ch) && opensTag(chars, i + 1, TAG_SCRIPT_LETTER)) ? unicodeEscape(ch) : null));
+  return rewriteOpeners(json, (chars, i, ch) =>
+    TAG_OPENERS.has(ch) || (LOOKALIKE_OPENERS.has(ch) && opensTag(chars, i + 1, TAG_SCRIPT_LETTER)) ? unicodeEscape(ch) : null,
+  );
 }
 
 /** `ch` as JSON `\uXXXX` escapes (a surrogate pair for characters beyond the BMP). */
@@ -68,7 +70,9 @@ function unicodeEscape(ch: string): string {
 export function escapeRecalledText(text: string): string {
   return rewriteOpeners(text, (chars, i, ch) => {
     const plain = TAG_OPENERS.has(ch);
-    return (plain || LOOKALIKE_OPENERS.has(ch)) && opensTag(chars, i + 1, plain ? ANY_LETTER : TAG_SCRIPT_LETTER) ? ESCAPED_TAG_OPENER : null;
+    return (plain || LOOKALIKE_OPENERS.has(ch)) && opensTag(chars, i + 1, plain ? ANY_LETTER : TAG_SCRIPT_LETTER)
+      ? ESCAPED_TAG_OPENER
+      : null;
   });
 }
 

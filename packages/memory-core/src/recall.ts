@@ -123,8 +123,7 @@ export function describeRecall(statuses: ReadonlyArray<RecallStatus | null | und
   for (const status of statuses) {
     if (!status) continue;
     const count = Number.isFinite(status.count) ? status.count : 0;
-    const detail =
-      count === 1 ? "recalled 1 memory" : count > 1 ? `recalled ${count} memories` : "recalled relevant memory";
+    const detail = count === 1 ? "recalled 1 memory" : count > 1 ? `recalled ${count} memories` : "recalled relevant memory";
     segments.push(`${status.glyph ?? INDICATOR_GLYPH} ${status.providerLabel} — ${detail}`);
   }
   return segments.join("  ");

@@ -40,7 +40,8 @@ function learnedValues(found: Iterable<string>): string[] {
 
 function standsAlone(text: string, at: number, value: string): boolean {
   if (value.length >= ANYWHERE_LENGTH) return true;
-  const glued = (outside: string | undefined, edge: string | undefined): boolean => outside !== undefined && edge !== undefined && WORD.test(outside) && WORD.test(edge);
+  const glued = (outside: string | undefined, edge: string | undefined): boolean =>
+    outside !== undefined && edge !== undefined && WORD.test(outside) && WORD.test(edge);
   return !glued(text[at - 1], value[0]) && !glued(text[at + value.length], value[value.length - 1]);
 }
 
@@ -66,7 +67,7 @@ function indexByHead(values: readonly string[]): HeadIndex {
 function scan(text: string, { byHead, firsts }: HeadIndex): string {
   let out = "";
   let pos = 0;
-  for (let at = 0; at + MIN_LEARNED_LENGTH <= text.length; ) {
+  for (let at = 0; at + MIN_LEARNED_LENGTH <= text.length;) {
     if (!firsts.has(text[at] as string)) {
       at++;
       continue;

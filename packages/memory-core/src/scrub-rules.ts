@@ -221,7 +221,7 @@ const urlCredentialsRule: Rule = {
   apply(text, found) {
     const spans: Array<[number, number]> = [];
     let nextAt = -2;
-    for (let sep = text.indexOf("://"); sep >= 0; ) {
+    for (let sep = text.indexOf("://"); sep >= 0;) {
       const following = text.indexOf("://", sep + 3);
       const userStart = sep + 3;
       if (nextAt !== -1 && nextAt < userStart) nextAt = text.indexOf("@", userStart);
@@ -464,7 +464,11 @@ const TOKEN_RULES: Rule[] = [
   tok("huggingface-token", ["hf_", "api_org_"], `(?:hf_[A-Za-z0-9]{30,64}|api_org_[A-Za-z0-9]{30,64})${E}`),
   tok("openai-anthropic-key", ["sk-"], `sk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,255}`),
   tok("slack-token", ["xox", "xapp-"], `(?:xox[abposer]|xapp)-[A-Za-z0-9-]{10,255}`),
-  tok("stripe-key", ["sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"], `(?:[sr]k_(?:live|test)_[0-9A-Za-z]{16,255}|whsec_[0-9A-Za-z+/=]{24,128})`),
+  tok(
+    "stripe-key",
+    ["sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"],
+    `(?:[sr]k_(?:live|test)_[0-9A-Za-z]{16,255}|whsec_[0-9A-Za-z+/=]{24,128})`,
+  ),
   tok("twilio-api-key", ["SK"], `SK[0-9a-fA-F]{32}${E}`),
   tok("sendgrid-key", ["SG."], `SG\\.[A-Za-z0-9_-]{16,64}\\.[A-Za-z0-9_-]{16,64}`),
   tok("mailgun-key", ["key-"], `key-[0-9a-f]{32}${E}`),
@@ -510,7 +514,8 @@ const PASSWORD_NAME = /passw|pwd|passphrase|secret|credential|pin$/i;
 
 // Values that are obviously not secrets (flags, placeholders, references) are kept so the scrub
 // does not destroy ordinary configuration text.
-const NON_SECRET_VALUE = /^(?:true|false|null|none|nil|undefined|yes|no|on|off|required|optional|\[redacted\]|\*+|x+|\.\.\.|<[^<>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{[^{}]*\}\}|%[A-Za-z_][A-Za-z0-9_]*%)$/i;
+const NON_SECRET_VALUE =
+  /^(?:true|false|null|none|nil|undefined|yes|no|on|off|required|optional|\[redacted\]|\*+|x+|\.\.\.|<[^<>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{[^{}]*\}\}|%[A-Za-z_][A-Za-z0-9_]*%)$/i;
 const NUMBER = /^-?\d{1,12}(?:\.\d{1,6})?$/;
 
 function isNonSecret(name: string, value: string): boolean {
@@ -531,7 +536,10 @@ const CLI_FLAG_WORD = "(?:password|passwd|passphrase|secret|token|api-?key|acces
 const cliFlagRule = scanRule(
   "cli-secret-flag",
   ["-"],
-  new RegExp(`--?[A-Za-z0-9_-]{0,40}?${CLI_FLAG_WORD}(?![A-Za-z0-9_-])(\\s+|=)(?!-)("[^"\\r\\n]{0,4096}"|'[^'\\r\\n]{0,4096}'|[^\\s"'][^\\s]{0,4095})`, "gi"),
+  new RegExp(
+    `--?[A-Za-z0-9_-]{0,40}?${CLI_FLAG_WORD}(?![A-Za-z0-9_-])(\\s+|=)(?!-)("[^"\\r\\n]{0,4096}"|'[^'\\r\\n]{0,4096}'|[^\\s"'][^\\s]{0,4095})`,
+    "gi",
+  ),
   (m) => {
     const [match, sep, value] = m as unknown as [string, string, string];
     const flag = match.slice(0, match.length - sep.length - value.length);
@@ -607,13 +615,23 @@ const assignmentRule = scanRule(
 );
 
 /** A bare `Bearer <token>` outside a header (logs, curl lines). */
-const bearerRule = regexRule("bearer-token", ["Bearer", "BEARER"], /\b(Bearer|BEARER)\s+[A-Za-z0-9\-._~+/]{8,4096}=*/g, (_m, word: string) => `${word} ${REDACTED}`);
+const bearerRule = regexRule(
+  "bearer-token",
+  ["Bearer", "BEARER"],
+  /\b(Bearer|BEARER)\s+[A-Za-z0-9\-._~+/]{8,4096}=*/g,
+  (_m, word: string) => `${word} ${REDACTED}`,
+);
 
 /** A bare `Basic <base64>` whose base64 decodes to `user:password`. */
-const basicRule = regexRule("basic-credentials", ["Basic", "BASIC"], /\b(Basic|BASIC)\s+([A-Za-z0-9+/]{6,4096}={0,2})(?![A-Za-z0-9+/=])/g, (match: string, word: string, b64: string) => {
-  const decoded = Buffer.from(b64, "base64").toString("latin1");
-  return /^[\x20-\x7e]{1,1024}:[\x20-\x7e]{0,2048}$/.test(decoded) ? `${word} ${REDACTED}` : match;
-});
+const basicRule = regexRule(
+  "basic-credentials",
+  ["Basic", "BASIC"],
+  /\b(Basic|BASIC)\s+([A-Za-z0-9+/]{6,4096}={0,2})(?![A-Za-z0-9+/=])/g,
+  (match: string, word: string, b64: string) => {
+    const decoded = Buffer.from(b64, "base64").toString("latin1");
+    return /^[\x20-\x7e]{1,1024}:[\x20-\x7e]{0,2048}$/.test(decoded) ? `${word} ${REDACTED}` : match;
+  },
+);
 
 // ---------------------------------------------------------------------------------------------
 // Ordering and the cue index

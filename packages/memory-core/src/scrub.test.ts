@@ -21,11 +21,7 @@ describe("redactSecrets: each secret family", () => {
     ["Google", "AIzaSyA1234567890abcdefghijklmnopqrstuv", "AIzaSyA1234567890abcdefghijklmnopqrstuv"],
     ["Stripe secret", "sk_live_abcdefghijklmnop1234", "sk_live_abcdefghijklmnop1234"],
     ["Stripe restricted", "rk_live_abcdefghijklmnop1234", "rk_live_abcdefghijklmnop1234"],
-    [
-      "JWT",
-      "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
-      "eyJhbGciOiJIUzI1NiJ9",
-    ],
+    ["JWT", "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "eyJhbGciOiJIUzI1NiJ9"],
     ["Bearer", "Authorization: Bearer abcdef1234567890xyz", "abcdef1234567890xyz"],
     ["PEM", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\nAAAA\n-----END OPENSSH PRIVATE KEY-----", "b3BlbnNzaC1rZXk"],
     ["env assignment", "OPENAI_API_KEY=abcd1234efgh5678", "abcd1234efgh5678"],
@@ -173,7 +169,11 @@ describe("the rule set", () => {
   });
 
   it("drives the set's rules: formats only the set knows are redacted", () => {
-    for (const secret of [`lin_api_${fake("abcdefghijklmnopqrstuvwxyz0123456789", 40)}`, `dckr_pat_${fake("abcdefghijklmnopqrstuvwxyz", 27)}`, `figd_${fake("ABCDEFGHIJKLMNOPQRSTUVWXYZ", 40)}`]) {
+    for (const secret of [
+      `lin_api_${fake("abcdefghijklmnopqrstuvwxyz0123456789", 40)}`,
+      `dckr_pat_${fake("abcdefghijklmnopqrstuvwxyz", 27)}`,
+      `figd_${fake("ABCDEFGHIJKLMNOPQRSTUVWXYZ", 40)}`,
+    ]) {
       expect(redactSecrets(`key ${secret} here`)).toBe(`key ${REDACTED} here`);
     }
   });
@@ -228,7 +228,9 @@ describe("whole values", () => {
   });
 
   it("stops at & only inside a URL query string", () => {
-    expect(redactSecrets("https://x.example/cb?access_token=abc123def&state=9")).toBe(`https://x.example/cb?access_token=${REDACTED}&state=9`);
+    expect(redactSecrets("https://x.example/cb?access_token=abc123def&state=9")).toBe(
+      `https://x.example/cb?access_token=${REDACTED}&state=9`,
+    );
   });
 
   it("keeps the host of a URL whose password contains @ : / %", () => {
@@ -251,7 +253,9 @@ describe("whole values", () => {
 describe("a value identified as a secret is redacted at every occurrence", () => {
   const X = "Zq8vLm2nPx4kRt7wQ";
   it("in one string, before and after the place it was identified (redactSecrets)", () => {
-    expect(redactSecrets(`note ${X} for later. AWS_SECRET_ACCESS_KEY=${X}`)).toBe(`note ${REDACTED} for later. AWS_SECRET_ACCESS_KEY=${REDACTED}`);
+    expect(redactSecrets(`note ${X} for later. AWS_SECRET_ACCESS_KEY=${X}`)).toBe(
+      `note ${REDACTED} for later. AWS_SECRET_ACCESS_KEY=${REDACTED}`,
+    );
     expect(redactSecrets(`AWS_SECRET_ACCESS_KEY=${X}\nI repeat: ${X}.`)).toBe(`AWS_SECRET_ACCESS_KEY=${REDACTED}\nI repeat: ${REDACTED}.`);
   });
 
@@ -271,7 +275,9 @@ describe("a value identified as a secret is redacted at every occurrence", () =>
   });
 
   it("a short learned value is masked only where it stands alone, never inside other words", () => {
-    expect(redactSecrets("password: pass1\nthe passenger pass1x waits; pass1 is bad")).toBe(`password: ${REDACTED}\nthe passenger pass1x waits; ${REDACTED} is bad`);
+    expect(redactSecrets("password: pass1\nthe passenger pass1x waits; pass1 is bad")).toBe(
+      `password: ${REDACTED}\nthe passenger pass1x waits; ${REDACTED} is bad`,
+    );
   });
 
   it("learning never rewrites the redaction marker itself", () => {
@@ -279,7 +285,9 @@ describe("a value identified as a secret is redacted at every occurrence", () =>
   });
 
   it("many distinct secrets in one large value stay linear", () => {
-    const lines = Array.from({ length: 20_000 }, (_, i) => (i % 2 === 0 ? `password=v${String(i >> 1).padStart(6, "0")}x` : `so v${String(i >> 1).padStart(6, "0")}x it is`));
+    const lines = Array.from({ length: 20_000 }, (_, i) =>
+      i % 2 === 0 ? `password=v${String(i >> 1).padStart(6, "0")}x` : `so v${String(i >> 1).padStart(6, "0")}x it is`,
+    );
     const start = performance.now();
     const out = redactSecrets(lines.join("\n"));
     const scrubbed = scrubSecrets({ lines });
@@ -453,7 +461,8 @@ describe("deep nesting", () => {
 });
 
 describe("__proto__ keys are plain data", () => {
-  const json = (extra: string) => JSON.parse(`{"__proto__": {"polluted": true, "isAdmin": true}, "content": "${extra}"}`) as Record<string, unknown>;
+  const json = (extra: string) =>
+    JSON.parse(`{"__proto__": {"polluted": true, "isAdmin": true}, "content": "${extra}"}`) as Record<string, unknown>;
 
   function expectPlain(out: Record<string, unknown>): void {
     expect(Object.getPrototypeOf(out)).toBe(Object.prototype);

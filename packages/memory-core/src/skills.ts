@@ -48,7 +48,9 @@ export function clearProviderSkills(hermesHome?: string): void {
  */
 export function listSkills(hermesHome: string = getHermesHome()): ProviderSkill[] {
   const skills = registry.get(path.resolve(hermesHome)) ?? new Map<string, SkillRecord>();
-  return [...skills.values()].map(({ name, path: file, description }) => ({ name, path: file, description })).sort((a, b) => a.name.localeCompare(b.name));
+  return [...skills.values()]
+    .map(({ name, path: file, description }) => ({ name, path: file, description }))
+    .sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /**

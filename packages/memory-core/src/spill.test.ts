@@ -42,13 +42,27 @@ describe("normalizeSpillConfig", () => {
 
   it("accepts snake_case (config.yaml) and camelCase overrides", () => {
     expect(normalizeSpillConfig({ enabled: false, max_chars: 50, preview_head: 10, preview_tail: 0, directory: "/x/y" })).toEqual({
-      enabled: false, maxChars: 50, previewHead: 10, previewTail: 0, directory: "/x/y",
+      enabled: false,
+      maxChars: 50,
+      previewHead: 10,
+      previewTail: 0,
+      directory: "/x/y",
     });
-    expect(normalizeSpillConfig({ maxChars: "70", previewHead: 3, previewTail: 4 })).toMatchObject({ maxChars: 70, previewHead: 3, previewTail: 4 });
+    expect(normalizeSpillConfig({ maxChars: "70", previewHead: 3, previewTail: 4 })).toMatchObject({
+      maxChars: 70,
+      previewHead: 3,
+      previewTail: 4,
+    });
   });
 
   it("falls back to defaults for bad values", () => {
-    const config = normalizeSpillConfig({ enabled: null, max_chars: "not-a-number", preview_head: -100, preview_tail: null, directory: 123 });
+    const config = normalizeSpillConfig({
+      enabled: null,
+      max_chars: "not-a-number",
+      preview_head: -100,
+      preview_tail: null,
+      directory: 123,
+    });
     expect(config).toEqual(DEFAULT_SPILL_CONFIG);
     expect(normalizeSpillConfig({ max_chars: 0 }).maxChars).toBe(10000);
     expect(normalizeSpillConfig({ max_chars: -5 }).maxChars).toBe(10000);
@@ -124,7 +138,10 @@ describe("spillIfOversized", () => {
   it("spills oversized text: header, head/tail markers, full file under the session dir", async () => {
     const text = "H".repeat(30) + "M".repeat(120) + "T".repeat(30);
     const preview = await spillIfOversized(text, {
-      hermesHome: home, sessionId: "sess-1", source: "sqlite memory prefetch", config: { maxChars: 100, previewHead: 30, previewTail: 30 },
+      hermesHome: home,
+      sessionId: "sess-1",
+      source: "sqlite memory prefetch",
+      config: { maxChars: 100, previewHead: 30, previewTail: 30 },
     });
     const file = savedPath(preview);
     expect(preview.split("\n")).toEqual([
@@ -160,7 +177,9 @@ describe("spillIfOversized", () => {
   });
 
   it("sanitises path separators so the file stays under the base", async () => {
-    const file = savedPath(await spillIfOversized("q".repeat(50), { hermesHome: home, sessionId: "../../evil/x", config: { maxChars: 10 } }));
+    const file = savedPath(
+      await spillIfOversized("q".repeat(50), { hermesHome: home, sessionId: "../../evil/x", config: { maxChars: 10 } }),
+    );
     const base = path.join(home, "hook_outputs");
     expect(path.dirname(path.dirname(file))).toBe(base);
     expect(path.basename(path.dirname(file))).toBe("____evil_x");
@@ -188,14 +207,18 @@ describe("spillIfOversized", () => {
 
   it("head-only preview when the tail is 0", async () => {
     const preview = await spillIfOversized("a".repeat(20) + "b".repeat(200), {
-      hermesHome: home, config: { maxChars: 100, previewHead: 20, previewTail: 0 },
+      hermesHome: home,
+      config: { maxChars: 100, previewHead: 20, previewTail: 0 },
     });
     expect(preview).toContain("--- head ---\n" + "a".repeat(20));
     expect(preview).not.toContain("--- tail ---");
   });
 
   it("no head section when the head is 0", async () => {
-    const preview = await spillIfOversized("a".repeat(200), { hermesHome: home, config: { maxChars: 100, previewHead: 0, previewTail: 5 } });
+    const preview = await spillIfOversized("a".repeat(200), {
+      hermesHome: home,
+      config: { maxChars: 100, previewHead: 0, previewTail: 5 },
+    });
     expect(preview).not.toContain("--- head ---");
     expect(preview.endsWith("--- tail ---\naaaaa")).toBe(true);
   });
@@ -243,7 +266,9 @@ describe("spillIfOversized", () => {
 
   it("concurrent spills into a new session directory all succeed", async () => {
     const previews = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => spillIfOversized(String(i).repeat(200), { hermesHome: home, sessionId: "race", config: { maxChars: 100 } })),
+      Array.from({ length: 8 }, (_, i) =>
+        spillIfOversized(String(i).repeat(200), { hermesHome: home, sessionId: "race", config: { maxChars: 100 } }),
+      ),
     );
     for (const preview of previews) expect(preview).toContain("full content saved to");
     const files = fs.readdirSync(path.join(home, "hook_outputs", "race")).filter((f) => f.endsWith(".txt"));
@@ -306,7 +331,12 @@ describe("pruneSpillFiles", () => {
       fs.utimesSync(path.join(dir, f), when, when);
     });
     expect(await pruneSpillFiles(base, { maxFilesPerSession: 2 })).toBe(3);
-    expect(fs.readdirSync(dir).filter((f) => f.endsWith(".txt")).sort()).toEqual(files.slice(0, 2).sort());
+    expect(
+      fs
+        .readdirSync(dir)
+        .filter((f) => f.endsWith(".txt"))
+        .sort(),
+    ).toEqual(files.slice(0, 2).sort());
   });
 
   it("returns 0 for a missing base", async () => {

@@ -64,8 +64,7 @@ export function normalizeSpillConfig(raw: unknown): SpillConfig {
 
   const enabled = pick(source, "enabled", "enabled");
   if (enabled !== undefined && enabled !== null) {
-    config.enabled =
-      typeof enabled === "string" ? !/^\s*(?:false|0|no|off|)\s*$/i.test(enabled) : Boolean(enabled);
+    config.enabled = typeof enabled === "string" ? !/^\s*(?:false|0|no|off|)\s*$/i.test(enabled) : Boolean(enabled);
   }
   const maxChars = toInteger(pick(source, "max_chars", "maxChars"));
   if (maxChars !== undefined && maxChars > 0) config.maxChars = maxChars;
@@ -183,7 +182,10 @@ async function ensureSessionDir(base: string, segment: string): Promise<string> 
       if (code !== "EEXIST" && code !== "ENOTEMPTY" && code !== "EISDIR") throw error;
     }
   }
-  throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `Could not create spill directory ${dir}; check permissions of ${base}.` });
+  throw new HermesMemoryError({
+    code: "STORAGE_FAILED",
+    message: `Could not create spill directory ${dir}; check permissions of ${base}.`,
+  });
 }
 
 async function writeSpillFile(dir: string, content: string): Promise<string> {
@@ -246,8 +248,7 @@ export async function spillIfOversized(text: unknown, options: SpillOptions = {}
     header = `[${source} output truncated — ${withThousands(total)} chars; full content unavailable — spill write failed]`;
   }
 
-  const slice = (start: number, end?: number): string =>
-    points ? points.slice(start, end).join("") : value.slice(start, end);
+  const slice = (start: number, end?: number): string => (points ? points.slice(start, end).join("") : value.slice(start, end));
   const lines = [header];
   if (config.previewHead > 0) lines.push("--- head ---", slice(0, config.previewHead));
   if (config.previewTail > 0 && total > config.previewHead) lines.push("--- tail ---", slice(Math.max(0, total - config.previewTail)));

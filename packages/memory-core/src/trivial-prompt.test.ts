@@ -13,9 +13,36 @@ describe("isTrivialPrompt", () => {
 
   it("treats bare acknowledgement words as trivial, case-insensitively", () => {
     const words = [
-      "yes", "no", "ok", "okay", "sure", "thanks", "thank you", "y", "n", "yep", "nope", "yeah", "nah", "hi",
-      "hey", "hello", "yo", "sup", "continue", "go ahead", "do it", "proceed", "got it", "cool", "nice",
-      "great", "done", "next", "lgtm", "k",
+      "yes",
+      "no",
+      "ok",
+      "okay",
+      "sure",
+      "thanks",
+      "thank you",
+      "y",
+      "n",
+      "yep",
+      "nope",
+      "yeah",
+      "nah",
+      "hi",
+      "hey",
+      "hello",
+      "yo",
+      "sup",
+      "continue",
+      "go ahead",
+      "do it",
+      "proceed",
+      "got it",
+      "cool",
+      "nice",
+      "great",
+      "done",
+      "next",
+      "lgtm",
+      "k",
     ];
     for (const word of words) {
       expect(isTrivialPrompt(word), word).toBe(true);
@@ -24,13 +51,34 @@ describe("isTrivialPrompt", () => {
   });
 
   it("allows trailing whitespace and punctuation only", () => {
-    for (const text of ["hi!", "thanks :)", "done???", "ok.", "Thank you!!", "sure…", "yes — ", "cool 😀".slice(0, 5), "ok\u00a0", "“ok”".slice(1), "LGTM!!! ^_^".replace("_", "")]) {
+    for (const text of [
+      "hi!",
+      "thanks :)",
+      "done???",
+      "ok.",
+      "Thank you!!",
+      "sure…",
+      "yes — ",
+      "cool 😀".slice(0, 5),
+      "ok\u00a0",
+      "“ok”".slice(1),
+      "LGTM!!! ^_^".replace("_", ""),
+    ]) {
       expect(isTrivialPrompt(text), text).toBe(true);
     }
   });
 
   it("does not treat words that merely start with a trivial word as trivial", () => {
-    for (const text of ["k8s", "yolo", "note", "hindsight", "okay so what about the db", "yes please deploy", "thanks, now fix the bug", "ok 👍"]) {
+    for (const text of [
+      "k8s",
+      "yolo",
+      "note",
+      "hindsight",
+      "okay so what about the db",
+      "yes please deploy",
+      "thanks, now fix the bug",
+      "ok 👍",
+    ]) {
       expect(isTrivialPrompt(text), text).toBe(false);
     }
   });

@@ -67,7 +67,10 @@ function alive(pid: number): boolean {
   }
 }
 
-async function spawnServer(provider = "sqlite", extraArgs: string[] = []): Promise<{ client: Client; transport: StdioClientTransport; stderr: () => string }> {
+async function spawnServer(
+  provider = "sqlite",
+  extraArgs: string[] = [],
+): Promise<{ client: Client; transport: StdioClientTransport; stderr: () => string }> {
   const { transport, stderr } = binTransport(home.dir, ["--provider", provider, "--session-id", "mcp-bin", ...extraArgs]);
   const client = new Client({ name: "bin-test", version: "1.0.0" });
   await client.connect(transport);
@@ -100,11 +103,18 @@ describe("hermes-memory-mcp over stdio", () => {
     expect(names).toEqual(expect.arrayContaining(["memory", "search", "remember", "forget", "get", "sqlite_memory_list"]));
     expect(names.filter((name) => /^sqlite_memory_(search|remember|forget)$/.test(name))).toEqual([]);
 
-    const note = await client.callTool({ name: "memory", arguments: { action: "add", target: "memory", content: "The release train leaves every second Tuesday." } });
+    const note = await client.callTool({
+      name: "memory",
+      arguments: { action: "add", target: "memory", content: "The release train leaves every second Tuesday." },
+    });
     expect(note.isError, JSON.stringify(note)).toBeFalsy();
     const fact = await client.callTool({ name: "remember", arguments: { content: "The on-call pager rotation uses the name kestrel." } });
     expect(fact.isError, JSON.stringify(fact)).toBeFalsy();
-    const found = JSON.parse(((await client.callTool({ name: "search", arguments: { query: "kestrel pager" } })) as CallToolResult).content.map((c) => (c as { text: string }).text).join(""));
+    const found = JSON.parse(
+      ((await client.callTool({ name: "search", arguments: { query: "kestrel pager" } })) as CallToolResult).content
+        .map((c) => (c as { text: string }).text)
+        .join(""),
+    );
     expect(JSON.stringify(found)).toContain("kestrel");
 
     await client.close(); // ends the child's stdin
@@ -162,7 +172,10 @@ describe("hermes-memory-mcp over stdio", () => {
     }
     await expect(client.readResource({ uri: "hermes-memory://provider/stats" })).rejects.toThrow(/stats exploded/);
     // Past the late rejection of forget(): the process is still alive and answering.
-    await vi.waitFor(() => expect(fs.existsSync(path.join(home.dir, "broken.jsonl.rejected"))).toBe(true), { timeout: 5_000, interval: 20 });
+    await vi.waitFor(() => expect(fs.existsSync(path.join(home.dir, "broken.jsonl.rejected"))).toBe(true), {
+      timeout: 5_000,
+      interval: 20,
+    });
     expect(alive(pid), stderr()).toBe(true);
     const note = await client.callTool({ name: "memory", arguments: { action: "add", target: "memory", content: "Still serving." } });
     expect(note.isError).toBeFalsy();
@@ -176,7 +189,10 @@ describe("hermes-memory-mcp over stdio", () => {
     expect(r.status, r.stderr).toBe(0);
     const token = r.stdout.trim();
     expect(fs.readFileSync(path.join(home.dir, ".env"), "utf8")).toContain(`HERMES_MCP_TOKEN=${token}`);
-    const bad = spawnSync(process.execPath, [BIN, "--transport", "http", "--host", "0.0.0.0", "--hermes-home", home.dir], { encoding: "utf8", env: childEnv() });
+    const bad = spawnSync(process.execPath, [BIN, "--transport", "http", "--host", "0.0.0.0", "--hermes-home", home.dir], {
+      encoding: "utf8",
+      env: childEnv(),
+    });
     expect(bad.status).toBe(1);
     expect(bad.stderr).toMatch(/only binds to 127\.0\.0\.1/);
     expect(bad.stderr).not.toContain(token);

@@ -62,7 +62,10 @@ function parseNumber(value: string | number | undefined, name: string, min: numb
   // Digits only: Number() would read "" as 0 and accept "1e3" or " 80 ".
   const n = typeof value === "number" ? value : /^\d{1,16}$/.test(value) ? Number(value) : Number.NaN;
   if (!Number.isInteger(n) || n < min || n > max) {
-    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `--${name} must be an integer from ${min} to ${max} (got '${String(value)}').` });
+    throw new HermesMemoryError({
+      code: "INVALID_ARGUMENT",
+      message: `--${name} must be an integer from ${min} to ${max} (got '${String(value)}').`,
+    });
   }
   return n;
 }
@@ -79,14 +82,20 @@ export async function runMcpCommand(io: McpCliIo, hermesHome: string, cwd: strin
   if (options.user !== undefined) checkedUserId(options.user);
   const transport = (options.transport ?? "stdio") as McpTransportName;
   if (transport !== "stdio" && transport !== "http") {
-    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `--transport must be stdio or http (got '${String(options.transport)}').` });
+    throw new HermesMemoryError({
+      code: "INVALID_ARGUMENT",
+      message: `--transport must be stdio or http (got '${String(options.transport)}').`,
+    });
   }
   if (options.printToken) {
     io.stdout.write(`${await ensureMcpToken(hermesHome)}\n`);
     return;
   }
   if (transport === "stdio" && (options.port !== undefined || options.host !== undefined)) {
-    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "--port and --host apply to --transport http only; add --transport http or drop them." });
+    throw new HermesMemoryError({
+      code: "INVALID_ARGUMENT",
+      message: "--port and --host apply to --transport http only; add --transport http or drop them.",
+    });
   }
   const logger = streamLogger(io.stderr, { verbose: options.verbose === true });
   const running = await runMcpServer({
@@ -104,7 +113,10 @@ export async function runMcpCommand(io: McpCliIo, hermesHome: string, cwd: strin
     ...(options.host !== undefined ? { host: options.host } : {}),
     ...(toolTimeoutMs !== undefined ? { toolTimeoutMs } : {}),
   });
-  if (running.url) io.stderr.write(`hermes-memory mcp: listening on ${running.url} (bearer token: HERMES_MCP_TOKEN in ${path.join(hermesHome, ".env")}; print it with --print-token)\n`);
+  if (running.url)
+    io.stderr.write(
+      `hermes-memory mcp: listening on ${running.url} (bearer token: HERMES_MCP_TOKEN in ${path.join(hermesHome, ".env")}; print it with --print-token)\n`,
+    );
   await running.closed;
 }
 

@@ -33,7 +33,8 @@ async function callText(name: string, args: Record<string, unknown>): Promise<st
 
 function expectNoFenceTags(where: string, text: string, stored: string): void {
   const tags = fenceTagsIn(text);
-  if (tags.length > 0) throw new Error(`${where} reads as ${tags.join("; ")}\nstored: ${JSON.stringify(stored)}\nresult: ${JSON.stringify(text)}`);
+  if (tags.length > 0)
+    throw new Error(`${where} reads as ${tags.join("; ")}\nstored: ${JSON.stringify(stored)}\nresult: ${JSON.stringify(text)}`);
 }
 
 describe("MCP tool results carrying hostile memories (seed 4041)", () => {

@@ -36,17 +36,28 @@ const INITIALIZE = JSON.stringify({
 /** POST an initialize request with exactly these headers (node:http sends `Host` as given) and return the status. */
 function post(url: string, headers: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
+    const req = http.request(
+      url,
+      { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
     req.on("error", reject);
     req.end(INITIALIZE);
   });
 }
 
 async function start(): Promise<{ url: string; port: string; token: string }> {
-  running = await runMcpServer({ hermesHome: home.dir, cwd: home.dir, transport: "http", port: 0, logger: silentLogger, handleSignals: false });
+  running = await runMcpServer({
+    hermesHome: home.dir,
+    cwd: home.dir,
+    transport: "http",
+    port: 0,
+    logger: silentLogger,
+    handleSignals: false,
+  });
   const token = (await readEnvFile(home.dir))[MCP_TOKEN_ENV]!;
   return { url: running.url!, port: new URL(running.url!).port, token };
 }
@@ -55,7 +66,8 @@ describe("the HTTP transport's header checks", () => {
   it("accepts its own Origin and refuses look-alike origins (403)", async () => {
     const { url, port, token } = await start();
     const auth = { authorization: `Bearer ${token}` };
-    for (const origin of [`http://localhost:${port}`, `http://127.0.0.1:${port}`]) expect(await post(url, { ...auth, origin }), origin).toBe(200);
+    for (const origin of [`http://localhost:${port}`, `http://127.0.0.1:${port}`])
+      expect(await post(url, { ...auth, origin }), origin).toBe(200);
     for (const origin of [
       "http://localhost.evil.example",
       "http://127.0.0.1.evil.example",
@@ -77,7 +89,8 @@ describe("the HTTP transport's header checks", () => {
   it("accepts its own Host and refuses look-alike hosts (403)", async () => {
     const { url, port, token } = await start();
     const auth = { authorization: `Bearer ${token}` };
-    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST:${port}`]) expect(await post(url, { ...auth, host }), host).toBe(200);
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST:${port}`])
+      expect(await post(url, { ...auth, host }), host).toBe(200);
     for (const host of [
       `localhost.evil.example:${port}`,
       `127.0.0.1.evil.example:${port}`,
@@ -96,7 +109,8 @@ describe("the HTTP transport's header checks", () => {
 
   it("accepts exactly 'Bearer <token>' (the scheme in any case) and refuses malformed or partial credentials (401)", async () => {
     const { url, token } = await start();
-    for (const authorization of [`Bearer ${token}`, `bearer ${token}`, `BEARER ${token}`]) expect(await post(url, { authorization }), authorization).toBe(200);
+    for (const authorization of [`Bearer ${token}`, `bearer ${token}`, `BEARER ${token}`])
+      expect(await post(url, { authorization }), authorization).toBe(200);
     for (const authorization of [
       `Bearer ${token} extra`,
       `Bearer ${token},Bearer ${token}`,
@@ -129,22 +143,30 @@ describe("the HTTP bearer token's length", () => {
     running = undefined;
 
     fs.writeFileSync(path.join(home.dir, ".env"), `${MCP_TOKEN_ENV}=${atBound.slice(0, -1)}\n`, { mode: 0o600 });
-    await expect(runMcpServer({ hermesHome: home.dir, cwd: home.dir, transport: "http", port: 0, logger: silentLogger, handleSignals: false })).rejects.toMatchObject({
+    await expect(
+      runMcpServer({ hermesHome: home.dir, cwd: home.dir, transport: "http", port: 0, logger: silentLogger, handleSignals: false }),
+    ).rejects.toMatchObject({
       code: "INVALID_CONFIG",
-      message: expect.stringMatching(new RegExp(`${MCP_TOKEN_ENV} .* ${MIN_MCP_TOKEN_LENGTH - 1} characters.*at least ${MIN_MCP_TOKEN_LENGTH}.*delete the line`, "i")),
+      message: expect.stringMatching(
+        new RegExp(`${MCP_TOKEN_ENV} .* ${MIN_MCP_TOKEN_LENGTH - 1} characters.*at least ${MIN_MCP_TOKEN_LENGTH}.*delete the line`, "i"),
+      ),
     });
   });
 
   it("refuses a configured token with characters a Bearer credential cannot carry", async () => {
     fs.writeFileSync(path.join(home.dir, ".env"), `${MCP_TOKEN_ENV}="correct horse battery staple"\n`, { mode: 0o600 });
-    await expect(runMcpServer({ hermesHome: home.dir, cwd: home.dir, transport: "http", port: 0, logger: silentLogger, handleSignals: false })).rejects.toMatchObject({ code: "INVALID_CONFIG" });
+    await expect(
+      runMcpServer({ hermesHome: home.dir, cwd: home.dir, transport: "http", port: 0, logger: silentLogger, handleSignals: false }),
+    ).rejects.toMatchObject({ code: "INVALID_CONFIG" });
   });
 
   it(`startMcpHttpServer refuses a token shorter than ${MIN_MCP_TOKEN_LENGTH} characters`, async () => {
     const unused = (): never => {
       throw new Error("unused");
     };
-    await expect(startMcpHttpServer({ createServer: unused, token: "s".repeat(MIN_MCP_TOKEN_LENGTH - 1), port: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(startMcpHttpServer({ createServer: unused, token: "s".repeat(MIN_MCP_TOKEN_LENGTH - 1), port: 0 })).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+    });
     const server = await startMcpHttpServer({ createServer: unused, token: "s".repeat(MIN_MCP_TOKEN_LENGTH), port: 0 });
     await server.close();
   });

@@ -18,7 +18,14 @@ let running: RunningMcpServer;
 
 beforeEach(async () => {
   home = tempHome();
-  running = await runMcpServer({ hermesHome: home.dir, cwd: home.dir, transport: "http", port: 0, logger: silentLogger, handleSignals: false });
+  running = await runMcpServer({
+    hermesHome: home.dir,
+    cwd: home.dir,
+    transport: "http",
+    port: 0,
+    logger: silentLogger,
+    handleSignals: false,
+  });
 });
 
 afterEach(async () => {
@@ -34,7 +41,11 @@ const initialize = JSON.stringify({
 });
 
 function post(headers: Record<string, string>, url = running.url!): Promise<Response> {
-  return fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers }, body: initialize });
+  return fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+    body: initialize,
+  });
 }
 
 async function token(): Promise<string> {
@@ -65,10 +76,14 @@ describe("the Streamable HTTP transport", () => {
     expect((await post({ ...auth, origin: `http://localhost:${port}` })).status).toBe(200);
     // A DNS-rebinding page reaches 127.0.0.1 under its own host name.
     const rebound = await new Promise<number>((resolve, reject) => {
-      const req = http.request(running.url!, { method: "POST", headers: { ...auth, host: `evil.example:${port}`, "content-type": "application/json" } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = http.request(
+        running.url!,
+        { method: "POST", headers: { ...auth, host: `evil.example:${port}`, "content-type": "application/json" } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on("error", reject);
       req.end(initialize);
     });
@@ -76,13 +91,18 @@ describe("the Streamable HTTP transport", () => {
   });
 
   it("lists and calls the tools for an SDK Client that sends the token", async () => {
-    const transport = new StreamableHTTPClientTransport(new URL(running.url!), { requestInit: { headers: { authorization: `Bearer ${await token()}` } } });
+    const transport = new StreamableHTTPClientTransport(new URL(running.url!), {
+      requestInit: { headers: { authorization: `Bearer ${await token()}` } },
+    });
     const client = new Client({ name: "http-test", version: "1.0.0" });
     await client.connect(transport);
     try {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name)).toContain("memory");
-      const result = await client.callTool({ name: "memory", arguments: { action: "add", target: "user", content: "Prefers short answers." } });
+      const result = await client.callTool({
+        name: "memory",
+        arguments: { action: "add", target: "user", content: "Prefers short answers." },
+      });
       expect(result.isError).toBeFalsy();
       expect(fs.readFileSync(path.join(home.dir, "memories", "USER.md"), "utf8")).toContain("Prefers short answers.");
     } finally {
@@ -98,21 +118,54 @@ describe("the Streamable HTTP transport", () => {
 
 describe("startMcpHttpServer", () => {
   it("refuses to bind anywhere but 127.0.0.1", async () => {
-    await expect(startMcpHttpServer({ createServer: () => { throw new Error("unused"); }, token: TOKEN, host: "0.0.0.0", port: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(
+      startMcpHttpServer({
+        createServer: () => {
+          throw new Error("unused");
+        },
+        token: TOKEN,
+        host: "0.0.0.0",
+        port: 0,
+      }),
+    ).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
   });
 
   it("says a port in use is in use, with the option to choose another (PORT_IN_USE)", async () => {
-    const first = await startMcpHttpServer({ createServer: () => { throw new Error("unused"); }, token: TOKEN, port: 0 });
+    const first = await startMcpHttpServer({
+      createServer: () => {
+        throw new Error("unused");
+      },
+      token: TOKEN,
+      port: 0,
+    });
     try {
-      const second = startMcpHttpServer({ createServer: () => { throw new Error("unused"); }, token: TOKEN, port: first.port });
-      await expect(second).rejects.toMatchObject({ code: "PORT_IN_USE", message: expect.stringMatching(new RegExp(`port ${first.port} is already in use.*--port`)) });
+      const second = startMcpHttpServer({
+        createServer: () => {
+          throw new Error("unused");
+        },
+        token: TOKEN,
+        port: first.port,
+      });
+      await expect(second).rejects.toMatchObject({
+        code: "PORT_IN_USE",
+        message: expect.stringMatching(new RegExp(`port ${first.port} is already in use.*--port`)),
+      });
     } finally {
       await first.close();
     }
   });
 
   it("cuts off a client that trickles its request, and refuses connections past maxConnections", async () => {
-    const server = await startMcpHttpServer({ createServer: () => { throw new Error("unused"); }, token: TOKEN, port: 0, requestTimeoutMs: 400, headersTimeoutMs: 300, maxConnections: 2 });
+    const server = await startMcpHttpServer({
+      createServer: () => {
+        throw new Error("unused");
+      },
+      token: TOKEN,
+      port: 0,
+      requestTimeoutMs: 400,
+      headersTimeoutMs: 300,
+      maxConnections: 2,
+    });
     try {
       // Each socket with the time from its connection to its close, listened for from the start.
       const open = (): Promise<{ socket: net.Socket; closed: Promise<number> }> =>
@@ -139,7 +192,16 @@ describe("startMcpHttpServer", () => {
     } finally {
       await server.close();
     }
-    await expect(startMcpHttpServer({ createServer: () => { throw new Error("unused"); }, token: TOKEN, port: 0, maxConnections: 0 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(
+      startMcpHttpServer({
+        createServer: () => {
+          throw new Error("unused");
+        },
+        token: TOKEN,
+        port: 0,
+        maxConnections: 0,
+      }),
+    ).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
   });
 });
 

@@ -99,7 +99,10 @@ export async function startMcpHttpServer(options: McpHttpServerOptions): Promise
   const logger = options.logger ?? silentLogger;
   const tokenProblem = mcpTokenProblem(String(options.token ?? ""));
   if (tokenProblem) {
-    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `The MCP HTTP transport's bearer token ${tokenProblem}; use ensureMcpToken(hermesHome).` });
+    throw new HermesMemoryError({
+      code: "INVALID_ARGUMENT",
+      message: `The MCP HTTP transport's bearer token ${tokenProblem}; use ensureMcpToken(hermesHome).`,
+    });
   }
   let port = options.port ?? DEFAULT_MCP_HTTP_PORT;
 
@@ -113,7 +116,10 @@ export async function startMcpHttpServer(options: McpHttpServerOptions): Promise
   const limit = (name: keyof typeof MCP_HTTP_LIMITS): number => {
     const value = options[name] ?? MCP_HTTP_LIMITS[name];
     if (!Number.isInteger(value) || value < 1) {
-      throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `startMcpHttpServer: ${name} must be a positive integer, got ${String(value)}.` });
+      throw new HermesMemoryError({
+        code: "INVALID_ARGUMENT",
+        message: `startMcpHttpServer: ${name} must be a positive integer, got ${String(value)}.`,
+      });
     }
     return value;
   };
@@ -122,12 +128,15 @@ export async function startMcpHttpServer(options: McpHttpServerOptions): Promise
   const maxConnections = limit("maxConnections");
 
   // Node checks those timeouts every `connectionsCheckingInterval` (30 s by default).
-  const server = http.createServer({ requestTimeout, headersTimeout, connectionsCheckingInterval: Math.min(1_000, Math.ceil(headersTimeout / 2)) }, (req, res) => {
-    void handle(req, res).catch((error: unknown) => {
-      logger.error(`MCP HTTP request failed: ${describeError(error)}`);
-      reply(res, 500, "Internal error");
-    });
-  });
+  const server = http.createServer(
+    { requestTimeout, headersTimeout, connectionsCheckingInterval: Math.min(1_000, Math.ceil(headersTimeout / 2)) },
+    (req, res) => {
+      void handle(req, res).catch((error: unknown) => {
+        logger.error(`MCP HTTP request failed: ${describeError(error)}`);
+        reply(res, 500, "Internal error");
+      });
+    },
+  );
 
   server.maxConnections = maxConnections;
 
@@ -138,7 +147,9 @@ export async function startMcpHttpServer(options: McpHttpServerOptions): Promise
     if (origin !== undefined && !origins.has(origin)) return reply(res, 403, "Forbidden: origin not allowed");
     const presented = bearerToken(req.headers.authorization);
     if (presented === null || !tokensMatch(presented, options.token)) {
-      return reply(res, 401, "Unauthorized: send Authorization: Bearer <HERMES_MCP_TOKEN from $HERMES_HOME/.env>", { "www-authenticate": 'Bearer realm="hermes-memory"' });
+      return reply(res, 401, "Unauthorized: send Authorization: Bearer <HERMES_MCP_TOKEN from $HERMES_HOME/.env>", {
+        "www-authenticate": 'Bearer realm="hermes-memory"',
+      });
     }
     const url = new URL(req.url ?? "/", `http://${MCP_HTTP_HOST}`);
     if (url.pathname !== MCP_HTTP_PATH) return reply(res, 404, `Not found: the MCP endpoint is ${MCP_HTTP_PATH}`);

@@ -86,7 +86,10 @@ export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 export async function runMcpServer(options: RunMcpServerOptions): Promise<RunningMcpServer> {
   const transportName = options.transport ?? "stdio";
   if (transportName !== "stdio" && transportName !== "http") {
-    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `Unknown MCP transport '${String(transportName)}'; use --transport stdio (default) or --transport http.` });
+    throw new HermesMemoryError({
+      code: "INVALID_ARGUMENT",
+      message: `Unknown MCP transport '${String(transportName)}'; use --transport stdio (default) or --transport http.`,
+    });
   }
   const logger = options.logger;
   const userId = options.userId === undefined ? undefined : checkedUserId(options.userId);
@@ -161,7 +164,9 @@ export async function runMcpServer(options: RunMcpServerOptions): Promise<Runnin
     throw error;
   }
 
-  logger.info(`MCP server ready (${transportName}${http ? ` at ${http.url}; bearer token: ${MCP_TOKEN_ENV} in ${options.hermesHome}/.env` : ""})`);
+  logger.info(
+    `MCP server ready (${transportName}${http ? ` at ${http.url}; bearer token: ${MCP_TOKEN_ENV} in ${options.hermesHome}/.env` : ""})`,
+  );
   return { manager, transport: transportName, ...(http ? { url: http.url } : {}), close, closed };
 }
 
@@ -170,7 +175,12 @@ export async function runMcpServer(options: RunMcpServerOptions): Promise<Runnin
  * built-in memory only was not accepted), a stdio client's `initialize` is answered with the reason
  * before the error is thrown, so the client shows it.
  */
-async function openForServing(options: RunMcpServerOptions, transportName: McpTransportName, sessionId: string, userId: string | undefined): ReturnType<typeof openServedMemory> {
+async function openForServing(
+  options: RunMcpServerOptions,
+  transportName: McpTransportName,
+  sessionId: string,
+  userId: string | undefined,
+): ReturnType<typeof openServedMemory> {
   try {
     return await openServedMemory(
       {
@@ -198,7 +208,12 @@ async function openForServing(options: RunMcpServerOptions, transportName: McpTr
  * Returns how to stop the transport: stop reading, let every request already received be answered,
  * then close.
  */
-async function serveStdio(mcp: McpServer, options: RunMcpServerOptions, toolTimeoutMs: number, close: () => Promise<void>): Promise<() => Promise<void>> {
+async function serveStdio(
+  mcp: McpServer,
+  options: RunMcpServerOptions,
+  toolTimeoutMs: number,
+  close: () => Promise<void>,
+): Promise<() => Promise<void>> {
   const logger = options.logger;
   const transport = createStdioTransport(options.stdin ?? process.stdin, options.stdout ?? process.stdout, logger);
   transport.onclose = () => void close();
@@ -216,7 +231,9 @@ async function serveStdio(mcp: McpServer, options: RunMcpServerOptions, toolTime
     transport.stopInput();
     const bound = toolTimeoutMs + DRAIN_MARGIN_MS;
     if (!(await transport.drain(bound))) {
-      logger.warn(`Stopping after ${bound} ms with ${transport.pendingRequests} MCP request(s) unanswered or answers not yet written to stdout`);
+      logger.warn(
+        `Stopping after ${bound} ms with ${transport.pendingRequests} MCP request(s) unanswered or answers not yet written to stdout`,
+      );
     }
     await mcp.close();
   };

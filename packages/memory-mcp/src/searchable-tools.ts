@@ -8,7 +8,15 @@ import {
   type MemorySearchOptions,
   type SearchableMemory,
 } from "@hermes/memory-core";
-import { MEMORY_TOOL_LIMITS, memoryToolSchemas, REMEMBER_TOOL_PROPERTIES, ToolRouter, ToolUserScope, type MemoryToolSchemaOptions, type ToolItemScope } from "@hermes/memory-provider-kit";
+import {
+  MEMORY_TOOL_LIMITS,
+  memoryToolSchemas,
+  REMEMBER_TOOL_PROPERTIES,
+  ToolRouter,
+  ToolUserScope,
+  type MemoryToolSchemaOptions,
+  type ToolItemScope,
+} from "@hermes/memory-provider-kit";
 import { boundedProviderCall } from "./bounded.js";
 import { toolJson } from "./tool-result.js";
 
@@ -35,7 +43,13 @@ const GENERIC_TOOLS: Omit<MemoryToolSchemaOptions, "capabilities"> = {
 // validator, as the providers' own remember tools.
 const REMEMBER_ARGS = new ToolRouter({
   owner: "the memory MCP server",
-  schemas: [{ name: "remember", description: "content and tags of a remember call", parameters: { type: "object", properties: REMEMBER_TOOL_PROPERTIES } }],
+  schemas: [
+    {
+      name: "remember",
+      description: "content and tags of a remember call",
+      parameters: { type: "object", properties: REMEMBER_TOOL_PROPERTIES },
+    },
+  ],
 });
 
 const EXTENDED_FILTER_KEYS = ["tags", "createdAt", "metadata"] as const;
@@ -64,7 +78,9 @@ function checkArgumentNames(provider: SearchableMemory, name: SearchableToolName
   const unknown = Object.keys(args).find((key) => !ARGUMENT_NAMES.get(name)!.has(key));
   if (unknown === undefined) return;
   const offered = searchableTools(provider).find((tool) => tool.name === name)!;
-  throw new ToolInputError(`unknown argument '${unknown.slice(0, 40)}'; ${name} takes ${Object.keys(offered.inputSchema.properties ?? {}).join(", ")}`);
+  throw new ToolInputError(
+    `unknown argument '${unknown.slice(0, 40)}'; ${name} takes ${Object.keys(offered.inputSchema.properties ?? {}).join(", ")}`,
+  );
 }
 
 /**
@@ -117,8 +133,14 @@ export interface SearchableCallScope {
 type Searchable = MemoryProvider & SearchableMemory;
 
 /** Run one generic tool on `provider`, within `scope`. Throws `ToolInputError` for bad arguments. */
-export async function callSearchable(provider: Searchable, name: SearchableToolName, args: Record<string, unknown>, scope: SearchableCallScope): Promise<CallToolResult> {
-  const bounded = <T>(what: string, work: () => PromiseLike<T> | T): Promise<T> => boundedProviderCall(`Memory provider '${provider.name}' ${what}()`, scope.timeoutMs, work);
+export async function callSearchable(
+  provider: Searchable,
+  name: SearchableToolName,
+  args: Record<string, unknown>,
+  scope: SearchableCallScope,
+): Promise<CallToolResult> {
+  const bounded = <T>(what: string, work: () => PromiseLike<T> | T): Promise<T> =>
+    boundedProviderCall(`Memory provider '${provider.name}' ${what}()`, scope.timeoutMs, work);
   checkArgumentNames(provider, name, args);
   switch (name) {
     case "search": {
@@ -169,7 +191,8 @@ function noSuchItem(provider: Searchable, id: string): CallToolResult {
 function searchOptions(provider: Searchable, args: Record<string, unknown>): MemorySearchOptions {
   const { default: fallback, max } = MEMORY_TOOL_LIMITS.search;
   const limit = args.limit === undefined ? fallback : args.limit;
-  if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > max) throw new ToolInputError(`'limit' must be an integer from 1 to ${max}`);
+  if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > max)
+    throw new ToolInputError(`'limit' must be an integer from 1 to ${max}`);
   const session = stringArg(args, "sessionId", false);
   const options: MemorySearchOptions = { limit, ...(session ? { sessionId: session } : {}) };
   const capabilities = searchCapabilities(provider);
@@ -201,7 +224,8 @@ function rememberItem(provider: Searchable, args: Record<string, unknown>, scope
   });
   for (const key of ["ttlMs", "expiresAt"] as const) {
     if (args[key] === undefined) continue;
-    if (!searchCapabilities(provider).expiry) throw new ToolInputError(`'${key}' needs a provider that supports expiry; '${provider.name}' does not`);
+    if (!searchCapabilities(provider).expiry)
+      throw new ToolInputError(`'${key}' needs a provider that supports expiry; '${provider.name}' does not`);
     (item as unknown as Record<string, unknown>)[key] = args[key]; // validated by the provider (INVALID_ARGUMENT)
   }
   return item;

@@ -8,14 +8,26 @@ import type { MemoryManager } from "@hermes/memory-core";
 import { REMEMBER_TOOL_PROPERTIES } from "@hermes/memory-provider-kit";
 import { searchableActionOf } from "./searchable-tools.js";
 import { RESOURCE_URIS, createMemoryMcpServer } from "./server.js";
-import { DuplicatingProvider, FilteringProvider, ScriptedProvider, ToolsOnlyProvider, openManager, tempHome } from "./test-support/providers.js";
+import {
+  DuplicatingProvider,
+  FilteringProvider,
+  ScriptedProvider,
+  ToolsOnlyProvider,
+  openManager,
+  tempHome,
+} from "./test-support/providers.js";
 
 let home: { dir: string; cleanup: () => void };
 let manager: MemoryManager;
 let client: Client;
 
 async function connect(m: MemoryManager, toolTimeoutMs = 5_000, userId?: string): Promise<Client> {
-  const server = createMemoryMcpServer(m, { hermesHome: home.dir, sessionId: "mcp-test", toolTimeoutMs, ...(userId !== undefined ? { userId } : {}) });
+  const server = createMemoryMcpServer(m, {
+    hermesHome: home.dir,
+    sessionId: "mcp-test",
+    toolTimeoutMs,
+    ...(userId !== undefined ? { userId } : {}),
+  });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const c = new Client({ name: "test", version: "1.0.0" });
@@ -50,7 +62,10 @@ describe("createMemoryMcpServer with built-in memory only", () => {
   });
 
   it("writes MEMORY.md through the memory tool", async () => {
-    const result = await client.callTool({ name: "memory", arguments: { action: "add", target: "memory", content: "Deploys happen on Fridays." } });
+    const result = await client.callTool({
+      name: "memory",
+      arguments: { action: "add", target: "memory", content: "Deploys happen on Fridays." },
+    });
     expect(result.isError).toBeFalsy();
     expect(JSON.parse(text(result))).toMatchObject({ success: true });
     expect(fs.readFileSync(path.join(home.dir, "memories", "MEMORY.md"), "utf8")).toContain("Deploys happen on Fridays.");
@@ -59,7 +74,10 @@ describe("createMemoryMcpServer with built-in memory only", () => {
   });
 
   it("reports a refused memory write as a tool error", async () => {
-    const result = await client.callTool({ name: "memory", arguments: { action: "replace", target: "memory", old_text: "nothing like this", content: "x" } });
+    const result = await client.callTool({
+      name: "memory",
+      arguments: { action: "replace", target: "memory", old_text: "nothing like this", content: "x" },
+    });
     expect(result.isError).toBe(true);
   });
 
@@ -67,7 +85,12 @@ describe("createMemoryMcpServer with built-in memory only", () => {
     const { resources } = await client.listResources();
     expect(resources.map((r) => r.uri)).toEqual([RESOURCE_URIS.memory, RESOURCE_URIS.user, RESOURCE_URIS.status]);
     const status = await client.readResource({ uri: RESOURCE_URIS.status });
-    expect(JSON.parse((status.contents[0] as { text: string }).text)).toEqual({ configuredProvider: "builtin", activeProvider: "builtin", userId: null, hermesHome: home.dir });
+    expect(JSON.parse((status.contents[0] as { text: string }).text)).toEqual({
+      configuredProvider: "builtin",
+      activeProvider: "builtin",
+      userId: null,
+      hermesHome: home.dir,
+    });
     const user = await client.readResource({ uri: RESOURCE_URIS.user });
     expect((user.contents[0] as { text: string }).text).toBe("");
     await expect(client.readResource({ uri: "hermes-memory://nope" })).rejects.toThrow(/Unknown resource/);
@@ -97,9 +120,17 @@ describe("createMemoryMcpServer with a searchable provider", () => {
   });
 
   it("remembers, finds and forgets an item", async () => {
-    const remembered = JSON.parse(text(await client.callTool({ name: "remember", arguments: { content: "The staging database is called tern." } }))) as { id: string };
-    expect(provider.items.get(remembered.id)).toMatchObject({ content: "The staging database is called tern.", kind: "fact", sessionId: "mcp-test" });
-    const found = JSON.parse(text(await client.callTool({ name: "search", arguments: { query: "staging" } }))) as { hits: Array<{ id: string }> };
+    const remembered = JSON.parse(
+      text(await client.callTool({ name: "remember", arguments: { content: "The staging database is called tern." } })),
+    ) as { id: string };
+    expect(provider.items.get(remembered.id)).toMatchObject({
+      content: "The staging database is called tern.",
+      kind: "fact",
+      sessionId: "mcp-test",
+    });
+    const found = JSON.parse(text(await client.callTool({ name: "search", arguments: { query: "staging" } }))) as {
+      hits: Array<{ id: string }>;
+    };
     expect(found.hits.map((h) => h.id)).toEqual([remembered.id]);
     const stats = await client.readResource({ uri: RESOURCE_URIS.stats });
     expect(JSON.parse((stats.contents[0] as { text: string }).text)).toMatchObject({ provider: "scripted", items: 1 });
@@ -121,7 +152,10 @@ describe("createMemoryMcpServer with a searchable provider", () => {
     expect(remember.inputSchema.properties).toMatchObject(REMEMBER_TOOL_PROPERTIES);
     const before = provider.items.size;
     for (const [args, message] of [
-      [{ content: "x".repeat(20_001) }, /\/content must NOT have more than 20000 characters \(longer text: split it into self-contained facts\)/],
+      [
+        { content: "x".repeat(20_001) },
+        /\/content must NOT have more than 20000 characters \(longer text: split it into self-contained facts\)/,
+      ],
       [{ content: "ok", tags: Array.from({ length: 17 }, (_, i) => `t${i}`) }, /\/tags must NOT have more than 16 items/],
       [{ content: "ok", tags: ["y".repeat(65)] }, /\/tags\/0 must NOT have more than 64 characters/],
       [{ content: "ok", tags: [""] }, /\/tags\/0 must NOT have fewer than 1 characters/],
@@ -132,10 +166,19 @@ describe("createMemoryMcpServer with a searchable provider", () => {
       expect(text(result)).toMatch(message);
     }
     expect(provider.items.size).toBe(before);
-    const longest = JSON.parse(text(await client.callTool({ name: "remember", arguments: { content: "z".repeat(20_000), tags: Array.from({ length: 16 }, () => "w".repeat(64)) } }))) as { id: string };
+    const longest = JSON.parse(
+      text(
+        await client.callTool({
+          name: "remember",
+          arguments: { content: "z".repeat(20_000), tags: Array.from({ length: 16 }, () => "w".repeat(64)) },
+        }),
+      ),
+    ) as { id: string };
     expect(provider.items.get(longest.id)?.content).toHaveLength(20_000);
     // Characters are counted as the providers' tools count them: 20,000 emoji (40,000 UTF-16 units) fit.
-    const emoji = JSON.parse(text(await client.callTool({ name: "remember", arguments: { content: "😀".repeat(20_000) } }))) as { id: string };
+    const emoji = JSON.parse(text(await client.callTool({ name: "remember", arguments: { content: "😀".repeat(20_000) } }))) as {
+      id: string;
+    };
     expect(provider.items.get(emoji.id)?.content).toHaveLength(40_000);
   });
 
@@ -148,11 +191,15 @@ describe("createMemoryMcpServer with a searchable provider", () => {
   });
 
   it("returns at most the default its search schema documents when a call gives no limit, and at most the documented maximum", async () => {
-    const limit = (await client.listTools()).tools.find((t) => t.name === "search")!.inputSchema.properties!.limit as { description: string; maximum: number };
+    const limit = (await client.listTools()).tools.find((t) => t.name === "search")!.inputSchema.properties!.limit as {
+      description: string;
+      maximum: number;
+    };
     const documented = Number(/\(default (\d+)\)/.exec(limit.description)?.[1]);
     expect(documented).toBe(10);
     for (let i = 0; i < limit.maximum + 5; i++) await provider.remember({ content: `harbour note ${i}` });
-    const search = async (args: Record<string, unknown>) => JSON.parse(text(await client.callTool({ name: "search", arguments: { query: "harbour", ...args } }))) as { hits: unknown[] };
+    const search = async (args: Record<string, unknown>) =>
+      JSON.parse(text(await client.callTool({ name: "search", arguments: { query: "harbour", ...args } }))) as { hits: unknown[] };
     expect((await search({})).hits).toHaveLength(documented);
     expect((await search({ limit: limit.maximum })).hits).toHaveLength(limit.maximum);
   });
@@ -187,7 +234,12 @@ describe("createMemoryMcpServer with a searchable provider", () => {
 
   it("survives a provider that throws: tool errors, then normal service", async () => {
     provider.behaviour = "throw";
-    for (const [name, args] of [["search", { query: "x" }], ["remember", { content: "y" }], ["forget", { id: "m1" }], ["scripted_echo", { text: "hi" }]] as const) {
+    for (const [name, args] of [
+      ["search", { query: "x" }],
+      ["remember", { content: "y" }],
+      ["forget", { id: "m1" }],
+      ["scripted_echo", { text: "hi" }],
+    ] as const) {
       const result = await client.callTool({ name, arguments: args });
       expect(result.isError, name).toBe(true);
       expect(text(result)).toMatch(/exploded/);
@@ -195,12 +247,18 @@ describe("createMemoryMcpServer with a searchable provider", () => {
     await expect(client.readResource({ uri: RESOURCE_URIS.stats })).rejects.toThrow(/exploded/);
     provider.behaviour = "ok";
     expect((await client.callTool({ name: "scripted_echo", arguments: { text: "hi" } })).isError).toBeFalsy();
-    expect((await client.callTool({ name: "memory", arguments: { action: "add", target: "memory", content: "Still works." } })).isError).toBeFalsy();
+    expect(
+      (await client.callTool({ name: "memory", arguments: { action: "add", target: "memory", content: "Still works." } })).isError,
+    ).toBeFalsy();
   });
 
   it("survives a provider that hangs: each call times out as a tool error", async () => {
     provider.behaviour = "hang";
-    for (const [name, args] of [["search", { query: "x" }], ["remember", { content: "y" }], ["scripted_echo", { text: "hi" }]] as const) {
+    for (const [name, args] of [
+      ["search", { query: "x" }],
+      ["remember", { content: "y" }],
+      ["scripted_echo", { text: "hi" }],
+    ] as const) {
       const result = await client.callTool({ name, arguments: args });
       expect(result.isError, name).toBe(true);
       expect(text(result)).toMatch(/did not finish within 200 ms/);
@@ -232,7 +290,12 @@ describe("createMemoryMcpServer with a provider that supports filters and expiry
     await provider.remember({ content: "Pay rent on the first", tags: ["home"], metadata: { priority: 2 } });
     await provider.remember({ content: "Pay the team invoice", tags: ["work"], metadata: { priority: 5 } });
     const found = JSON.parse(
-      text(await client.callTool({ name: "search", arguments: { query: "pay", tags: { any: ["work"] }, metadata: { priority: { $gte: 3 } }, kind: ["fact"] } })),
+      text(
+        await client.callTool({
+          name: "search",
+          arguments: { query: "pay", tags: { any: ["work"] }, metadata: { priority: { $gte: 3 } }, kind: ["fact"] },
+        }),
+      ),
     ) as { hits: Array<{ content: string }> };
     expect(found.hits.map((h) => h.content)).toEqual(["Pay the team invoice"]);
     expect(provider.lastSearch).toMatchObject({ tags: { any: ["work"] }, metadata: { priority: { $gte: 3 } }, kind: ["fact"] });
@@ -278,7 +341,11 @@ describe("createMemoryMcpServer offers one tool per action", () => {
     const remembered = await client.callTool({ name: "remember", arguments: { content: "Kept by the generic tool." } });
     expect(JSON.parse(text(remembered))).toMatchObject({ success: true });
     expect(provider.toolCalls).toEqual([]);
-    for (const [hidden, generic] of [["dup_memory_search", "search"], ["dup_forget", "forget"], ["memory_get", "get"]] as const) {
+    for (const [hidden, generic] of [
+      ["dup_memory_search", "search"],
+      ["dup_forget", "forget"],
+      ["memory_get", "get"],
+    ] as const) {
       const result = await client.callTool({ name: hidden, arguments: { id: "1", query: "x" } });
       expect(result.isError, hidden).toBe(true);
       expect(text(result)).toMatch(new RegExp(`Unknown tool '${hidden}': this server offers '${generic}'`));
@@ -303,7 +370,15 @@ describe("searchableActionOf", () => {
     expect(searchableActionOf("my_mem_remember", "my.mem")).toBe("remember");
     expect(searchableActionOf("memory_search", "sqlite")).toBe("search");
     expect(searchableActionOf("search", "sqlite")).toBe("search");
-    for (const name of ["sqlite_memory_list", "sqlite_memory_search_all", "other_memory_search", "sqlite_research", "honcho_profile", "memory", "sqlite_memory_"]) {
+    for (const name of [
+      "sqlite_memory_list",
+      "sqlite_memory_search_all",
+      "other_memory_search",
+      "sqlite_research",
+      "honcho_profile",
+      "memory",
+      "sqlite_memory_",
+    ]) {
       expect(searchableActionOf(name, "sqlite"), name).toBeNull();
     }
   });
@@ -315,9 +390,15 @@ describe("createMemoryMcpServer for one user, on a provider without erasure", ()
     manager = await openManager(home.dir, provider);
     const bobs = await provider.remember({ content: "Bob's bike lock code is 2231.", userId: "bob" });
     client = await connect(manager, 2_000, "alice");
-    const mine = JSON.parse(text(await client.callTool({ name: "remember", arguments: { content: "Alice's bike is blue." } }))) as { id: string };
+    const mine = JSON.parse(text(await client.callTool({ name: "remember", arguments: { content: "Alice's bike is blue." } }))) as {
+      id: string;
+    };
     expect(provider.items.get(mine.id)).toMatchObject({ userId: "alice", sessionId: "mcp-test" });
-    expect((JSON.parse(text(await client.callTool({ name: "search", arguments: { query: "bike" } }))) as { hits: Array<{ id: string }> }).hits.map((h) => h.id)).toEqual([mine.id]);
+    expect(
+      (
+        JSON.parse(text(await client.callTool({ name: "search", arguments: { query: "bike" } }))) as { hits: Array<{ id: string }> }
+      ).hits.map((h) => h.id),
+    ).toEqual([mine.id]);
     for (const tool of ["get", "forget"]) {
       const theirs = await client.callTool({ name: tool, arguments: { id: bobs } });
       const unused = await client.callTool({ name: tool, arguments: { id: "m999" } });

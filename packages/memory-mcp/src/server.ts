@@ -29,7 +29,14 @@ import { ToolUserScope } from "@hermes/memory-provider-kit";
 import { boundedProviderCall } from "./bounded.js";
 import { toolJson, toolText } from "./tool-result.js";
 import type { McpStartupStatus } from "./startup.js";
-import { SEARCHABLE_TOOL_NAMES, ToolInputError, callSearchable, searchableActionOf, searchableTools, type SearchableToolName } from "./searchable-tools.js";
+import {
+  SEARCHABLE_TOOL_NAMES,
+  ToolInputError,
+  callSearchable,
+  searchableActionOf,
+  searchableTools,
+  type SearchableToolName,
+} from "./searchable-tools.js";
 
 /** Default upper bound for one tool call or resource read, in ms. */
 export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
@@ -90,7 +97,9 @@ function isErrorPayload(result: string): boolean {
 
 /** The part of a zod schema `validRequest` uses (the SDK's request schemas are zod 4). */
 interface RequestParser<T> {
-  safeParse(data: unknown): { success: true; data: T } | { success: false; error: { issues: ReadonlyArray<{ path: readonly PropertyKey[]; message: string }> } };
+  safeParse(
+    data: unknown,
+  ): { success: true; data: T } | { success: false; error: { issues: ReadonlyArray<{ path: readonly PropertyKey[]; message: string }> } };
 }
 
 /** What each method's params look like, for the -32602 message. */
@@ -112,7 +121,10 @@ function validRequest<T>(schema: RequestParser<T>, request: { method: string }):
     .slice(0, 5)
     .map((issue) => `${issue.path.map(String).join(".") || "request"}: ${issue.message.replace(/expected record/g, "expected an object")}`)
     .join("; ");
-  throw new McpError(ErrorCode.InvalidParams, `Invalid params for ${request.method}: ${problems}. ${PARAMS_HINTS[request.method] ?? ""}`.trim());
+  throw new McpError(
+    ErrorCode.InvalidParams,
+    `Invalid params for ${request.method}: ${problems}. ${PARAMS_HINTS[request.method] ?? ""}`.trim(),
+  );
 }
 
 /** The request envelope alone for `schema`'s method: the transport already checked it, params are checked by `validRequest`. */
@@ -189,7 +201,8 @@ export function createMemoryMcpServer(manager: MemoryManager, options: MemoryMcp
         return await callSearchable(provider, name as SearchableToolName, args, scope);
       }
       const generic = duplicateOf(name, provider);
-      if (generic) return errorResult(`Unknown tool '${name}': this server offers '${generic}' for that action; list the tools to see them.`);
+      if (generic)
+        return errorResult(`Unknown tool '${name}': this server offers '${generic}' for that action; list the tools to see them.`);
       if (manager.hasTool(name)) {
         const result = await boundedProviderCall(`Memory tool '${name}'`, timeoutMs, () =>
           manager.handleToolCall(name, args, { sessionId: options.sessionId }),
@@ -208,12 +221,27 @@ export function createMemoryMcpServer(manager: MemoryManager, options: MemoryMcp
     validRequest(ListResourcesRequestSchema, request);
     const resources: Resource[] = [
       { uri: RESOURCE_URIS.memory, name: "MEMORY.md", description: "The agent's notes (built-in memory).", mimeType: "text/markdown" },
-      { uri: RESOURCE_URIS.user, name: "USER.md", description: "What the agent knows about the user (built-in memory).", mimeType: "text/markdown" },
-      { uri: RESOURCE_URIS.status, name: "memory status", description: "The configured and the active memory provider, why they differ, and the user served.", mimeType: "application/json" },
+      {
+        uri: RESOURCE_URIS.user,
+        name: "USER.md",
+        description: "What the agent knows about the user (built-in memory).",
+        mimeType: "text/markdown",
+      },
+      {
+        uri: RESOURCE_URIS.status,
+        name: "memory status",
+        description: "The configured and the active memory provider, why they differ, and the user served.",
+        mimeType: "application/json",
+      },
     ];
     const provider = statsProvider();
     if (provider) {
-      resources.push({ uri: RESOURCE_URIS.stats, name: `${provider.name} stats`, description: `Item counts and location of the '${provider.name}' memory store.`, mimeType: "application/json" });
+      resources.push({
+        uri: RESOURCE_URIS.stats,
+        name: `${provider.name} stats`,
+        description: `Item counts and location of the '${provider.name}' memory store.`,
+        mimeType: "application/json",
+      });
     }
     return { resources };
   });

@@ -99,7 +99,9 @@ describe("the status resource", () => {
 describe("runMcpServer over HTTP when the configured provider cannot be loaded", () => {
   it("rejects with the typed error before listening", async () => {
     configure("ghost");
-    await expect(runMcpServer({ hermesHome: home.dir, cwd: home.dir, transport: "http", port: 0, logger: silentLogger, handleSignals: false })).rejects.toMatchObject({
+    await expect(
+      runMcpServer({ hermesHome: home.dir, cwd: home.dir, transport: "http", port: 0, logger: silentLogger, handleSignals: false }),
+    ).rejects.toMatchObject({
       code: "PROVIDER_NOT_FOUND",
       message: expect.stringMatching(/'ghost'.*--allow-builtin-only/s),
     });

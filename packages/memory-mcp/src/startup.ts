@@ -68,7 +68,10 @@ async function configuredProvider(hermesHome: string, explicit: string | undefin
 function startupFailure(error: HermesMemoryError, configured: McpStartupStatus, cwd: string): HermesMemoryError {
   const asked = configured.configuredProvider === null ? "" : ` '${configured.configuredProvider}' (${configured.configuredBy})`;
   // MCP clients pick the working directory, and packages are discovered from it.
-  const where = error.code === "PROVIDER_NOT_FOUND" ? ` MCP clients start this server in a directory of their choosing (here ${cwd}); pass --cwd <project> when the provider is installed in a project.` : "";
+  const where =
+    error.code === "PROVIDER_NOT_FOUND"
+      ? ` MCP clients start this server in a directory of their choosing (here ${cwd}); pass --cwd <project> when the provider is installed in a project.`
+      : "";
   return new HermesMemoryError({
     code: error.code,
     message: `Cannot serve the configured memory provider${asked}: ${describeError(error)}${where} To serve only the built-in memory (MEMORY.md / USER.md), pass --allow-builtin-only.`,
@@ -85,7 +88,13 @@ export const STARTUP_FAILURE_ANSWER_MS = 10_000;
  * reports only "connection closed" and leaves the reason in a log file; an error answer to
  * `initialize` is what it shows the user. Nothing is awaited on a terminal: no client is there.
  */
-export async function answerStartupFailure(stdin: Readable, stdout: Writable, error: HermesMemoryError, logger: Logger, waitMs = STARTUP_FAILURE_ANSWER_MS): Promise<void> {
+export async function answerStartupFailure(
+  stdin: Readable,
+  stdout: Writable,
+  error: HermesMemoryError,
+  logger: Logger,
+  waitMs = STARTUP_FAILURE_ANSWER_MS,
+): Promise<void> {
   if ((stdin as { isTTY?: boolean }).isTTY) return;
   const transport = createStdioTransport(stdin, stdout, logger);
   await new Promise<void>((resolve) => {
@@ -100,7 +109,11 @@ export async function answerStartupFailure(stdin: Readable, stdout: Writable, er
     transport.onmessage = (message) => {
       const request = message as { id?: string | number; method?: unknown };
       if (typeof request.method !== "string" || request.id === undefined) return;
-      const reply = { jsonrpc: "2.0", id: request.id, error: { code: ErrorCode.InternalError, message: error.message, data: { code: error.code } } } as unknown as JSONRPCMessage;
+      const reply = {
+        jsonrpc: "2.0",
+        id: request.id,
+        error: { code: ErrorCode.InternalError, message: error.message, data: { code: error.code } },
+      } as unknown as JSONRPCMessage;
       void transport.send(reply).then(() => {
         if (request.method === "initialize") done();
       });

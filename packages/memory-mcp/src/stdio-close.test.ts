@@ -21,7 +21,12 @@ afterEach(() => {
   home.cleanup();
 });
 
-const remember = (id: string, content: string): unknown => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "remember", arguments: { content } } });
+const remember = (id: string, content: string): unknown => ({
+  jsonrpc: "2.0",
+  id,
+  method: "tools/call",
+  params: { name: "remember", arguments: { content } },
+});
 
 /** Core as this package resolves it, so the fixture provider extends the class the server checks. */
 const CORE_URL = pathToFileURL(fs.realpathSync(path.join(PACKAGE_DIR, "node_modules/@hermes/memory-core/dist/index.js"))).href;
@@ -74,7 +79,12 @@ describe("hermes-memory-mcp when the client closes stdin", () => {
     const server = new RawStdioServer(home.dir);
     // Everything at once, as a client that writes its requests and ends the stream.
     server.write(
-      [RawStdioServer.initializeRequest(), { jsonrpc: "2.0", method: "notifications/initialized" }, remember("w1", "The boiler room key is in drawer osprey."), { jsonrpc: "2.0", id: "l1", method: "tools/list" }]
+      [
+        RawStdioServer.initializeRequest(),
+        { jsonrpc: "2.0", method: "notifications/initialized" },
+        remember("w1", "The boiler room key is in drawer osprey."),
+        { jsonrpc: "2.0", id: "l1", method: "tools/list" },
+      ]
         .map((m) => `${JSON.stringify(m)}\n`)
         .join(""),
     );

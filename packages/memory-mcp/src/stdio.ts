@@ -72,7 +72,11 @@ class StdioMessageGuard extends Transform {
   private endLine(): void {
     if (this.skipping) {
       this.skipping = false;
-      this.refuse(null, ErrorCode.InvalidRequest, `Invalid Request: message larger than ${MAX_STDIO_MESSAGE_BYTES} bytes; send smaller arguments (one JSON-RPC message per line).`);
+      this.refuse(
+        null,
+        ErrorCode.InvalidRequest,
+        `Invalid Request: message larger than ${MAX_STDIO_MESSAGE_BYTES} bytes; send smaller arguments (one JSON-RPC message per line).`,
+      );
       return;
     }
     const line = Buffer.concat(this.chunks, this.size);
@@ -89,7 +93,11 @@ class StdioMessageGuard extends Transform {
       value = JSON.parse(text);
     } catch (error) {
       const reason = error instanceof Error ? ` (${error.message})` : "";
-      return this.refuse(null, ErrorCode.ParseError, `Parse error: the line is not valid JSON${reason}. Send one JSON-RPC 2.0 message per line.`);
+      return this.refuse(
+        null,
+        ErrorCode.ParseError,
+        `Parse error: the line is not valid JSON${reason}. Send one JSON-RPC 2.0 message per line.`,
+      );
     }
     if (Array.isArray(value)) {
       return this.refuse(null, ErrorCode.InvalidRequest, "Invalid Request: JSON-RPC batches are not supported; send one message per line.");

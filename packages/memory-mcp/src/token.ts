@@ -18,7 +18,8 @@ const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 /** Why `token` cannot protect the HTTP transport (completing "the token …"), or `null` when it can. */
 export function mcpTokenProblem(token: string): string | null {
   if (!B64TOKEN.test(token)) return "has characters a Bearer credential cannot carry (use only A-Z a-z 0-9 - . _ ~ + / and = at the end)";
-  if (token.length < MIN_MCP_TOKEN_LENGTH) return `is ${token.length} characters long; the HTTP transport needs at least ${MIN_MCP_TOKEN_LENGTH}`;
+  if (token.length < MIN_MCP_TOKEN_LENGTH)
+    return `is ${token.length} characters long; the HTTP transport needs at least ${MIN_MCP_TOKEN_LENGTH}`;
   return null;
 }
 

@@ -26,7 +26,14 @@ afterEach(async () => {
 
 /** Run `work` on the SQLite provider of `home`, opened for `userId`, through the public API. */
 async function withSqlite<T>(userId: string, work: (provider: MemoryProvider & SearchableMemory) => Promise<T>): Promise<T> {
-  const manager = await openMemory({ sessionId: `api-${userId}`, hermesHome: home.dir, cwd: PACKAGE_DIR, provider: "sqlite", userId, strict: true });
+  const manager = await openMemory({
+    sessionId: `api-${userId}`,
+    hermesHome: home.dir,
+    cwd: PACKAGE_DIR,
+    provider: "sqlite",
+    userId,
+    strict: true,
+  });
   try {
     return await work(manager.getProvider("sqlite") as MemoryProvider & SearchableMemory);
   } finally {
@@ -81,7 +88,9 @@ describe("a server for one user", () => {
         expect(withoutId(theirs, bobId), tool).toBe(withoutId(nobodys, neverUsed));
       }
     }
-    expect((await call("get", { id: aliceId })).body).toMatchObject({ hit: { id: aliceId, content: "Alice's locker is by the cormorant mural." } });
+    expect((await call("get", { id: aliceId })).body).toMatchObject({
+      hit: { id: aliceId, content: "Alice's locker is by the cormorant mural." },
+    });
 
     // The generic tools are the only way in: the provider's own copies of them are not offered.
     const names = (await client.listTools()).tools.map((t) => t.name);

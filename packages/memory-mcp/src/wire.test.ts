@@ -38,7 +38,10 @@ describe("hermes-memory-mcp on raw stdio", () => {
     const parse = await server.reply((m) => m.error?.code === -32700, from);
     expect(parse).toMatchObject({ jsonrpc: "2.0", id: null });
     expect(parse.error!.message).toMatch(/not valid JSON/);
-    await vi.waitFor(() => expect(server.messages.filter((m) => m.error?.code === -32700)).toHaveLength(2), { timeout: 5_000, interval: 20 });
+    await vi.waitFor(() => expect(server.messages.filter((m) => m.error?.code === -32700)).toHaveLength(2), {
+      timeout: 5_000,
+      interval: 20,
+    });
     await server.stillServes("after-parse-errors");
     expect(await server.stop()).toEqual({ code: 0, signal: null });
   }, 30_000);
@@ -54,7 +57,10 @@ describe("hermes-memory-mcp on raw stdio", () => {
     server.send([{ jsonrpc: "2.0", id: 8, method: "tools/list" }]); // a batch
     server.send({ jsonrpc: "2.0", id: { odd: true }, method: "tools/list" });
     server.send({ jsonrpc: "2.0", id: 1.5, method: "tools/list" });
-    await vi.waitFor(() => expect(server.messages.slice(from).filter((m) => m.error?.code === -32600 && m.id === null)).toHaveLength(3), { timeout: 5_000, interval: 20 });
+    await vi.waitFor(() => expect(server.messages.slice(from).filter((m) => m.error?.code === -32600 && m.id === null)).toHaveLength(3), {
+      timeout: 5_000,
+      interval: 20,
+    });
     expect(server.messages.slice(from).some((m) => /batch/i.test(m.error?.message ?? ""))).toBe(true);
     await server.stillServes("after-invalid-requests");
     expect(await server.stop()).toEqual({ code: 0, signal: null });
@@ -64,7 +70,12 @@ describe("hermes-memory-mcp on raw stdio", () => {
     const server = new RawStdioServer();
     await server.initialize();
     const from = server.messages.length;
-    server.send({ jsonrpc: "2.0", id: "huge", method: "tools/call", params: { name: "remember", arguments: { content: "z".repeat(11 * 1024 * 1024) } } });
+    server.send({
+      jsonrpc: "2.0",
+      id: "huge",
+      method: "tools/call",
+      params: { name: "remember", arguments: { content: "z".repeat(11 * 1024 * 1024) } },
+    });
     const refused = await server.reply((m) => m.error?.code === -32600, from, 20_000);
     expect(refused.error!.message).toMatch(/larger than \d+ bytes/);
     expect(server.child.exitCode).toBeNull();
@@ -108,7 +119,14 @@ describe("the HTTP transport on a raw socket", () => {
   let running: RunningMcpServer;
 
   beforeEach(async () => {
-    running = await runMcpServer({ hermesHome: home.dir, cwd: home.dir, transport: "http", port: 0, logger: silentLogger, handleSignals: false });
+    running = await runMcpServer({
+      hermesHome: home.dir,
+      cwd: home.dir,
+      transport: "http",
+      port: 0,
+      logger: silentLogger,
+      handleSignals: false,
+    });
   });
 
   afterEach(async () => {
@@ -124,9 +142,22 @@ describe("the HTTP transport on a raw socket", () => {
       const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
       socket.on("error", () => {});
       const target = headers.length > 0 ? "/elsewhere" : "/mcp";
-      socket.write([`POST ${target} HTTP/1.1`, `Host: 127.0.0.1:${port}`, "Content-Type: application/json", `Content-Length: ${100 * 1024 * 1024}`, ...headers, "", ""].join("\r\n"));
+      socket.write(
+        [
+          `POST ${target} HTTP/1.1`,
+          `Host: 127.0.0.1:${port}`,
+          "Content-Type: application/json",
+          `Content-Length: ${100 * 1024 * 1024}`,
+          ...headers,
+          "",
+          "",
+        ].join("\r\n"),
+      );
       socket.write(Buffer.alloc(1024, "a"));
-      await vi.waitFor(() => expect(response).toMatch(headers.length > 0 ? /^HTTP\/1\.1 404/ : /^HTTP\/1\.1 401/), { timeout: 5_000, interval: 10 });
+      await vi.waitFor(() => expect(response).toMatch(headers.length > 0 ? /^HTTP\/1\.1 404/ : /^HTTP\/1\.1 401/), {
+        timeout: 5_000,
+        interval: 10,
+      });
       // Keep streaming the body; the server must hang up rather than read all 100 MB.
       const chunk = Buffer.alloc(64 * 1024, "a");
       let sent = 0;

@@ -57,7 +57,9 @@ words.forEach((w, i) => {
 
 // Each word's stem as FTS5's porter tokenizer makes it.
 const db = new Database(":memory:");
-db.exec("CREATE VIRTUAL TABLE t USING fts5(w, tokenize = 'porter unicode61 remove_diacritics 2'); CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance');");
+db.exec(
+  "CREATE VIRTUAL TABLE t USING fts5(w, tokenize = 'porter unicode61 remove_diacritics 2'); CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance');",
+);
 const insert = db.prepare("INSERT INTO t (rowid, w) VALUES (?, ?)");
 db.transaction(() => words.forEach((w, i) => insert.run(i + 1, w)))();
 const stems = new Array(words.length);

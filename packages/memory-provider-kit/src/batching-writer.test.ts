@@ -29,7 +29,10 @@ describe("BatchingWriter", () => {
     w.push(1);
     await until(() => calls.length >= 2);
     // The background tick failed as busy and was retried by a later tick.
-    expect(calls).toEqual([[[1], true], [[1], true]]);
+    expect(calls).toEqual([
+      [[1], true],
+      [[1], true],
+    ]);
     w.push(2);
     w.drain();
     w.push(3);
@@ -37,7 +40,11 @@ describe("BatchingWriter", () => {
     // A read's quiet drain goes on without the items when they cannot be written now.
     w.push(4);
     w.drainQuietly(() => undefined);
-    expect(calls.slice(2)).toEqual([[[2], false], [[3], true], [[4], true]]);
+    expect(calls.slice(2)).toEqual([
+      [[2], false],
+      [[3], true],
+      [[4], true],
+    ]);
   });
 
   it("keeps items when the write fails, retries with backoff, and flush throws flushError", async () => {

@@ -8,7 +8,7 @@ describe("layered ranker helpers", () => {
       if (value >= 2 ** 56) {
         const low = value % 256;
         const high = Math.floor(value / 256);
-        const bytes = Array.from({ length: 8 }, (_, i) => Math.floor(high / 2 ** (7 * (7 - i))) % 128 | 0x80);
+        const bytes = Array.from({ length: 8 }, (_, i) => (Math.floor(high / 2 ** (7 * (7 - i))) % 128) | 0x80);
         return [...bytes, low];
       }
       const groups: number[] = [];
@@ -29,7 +29,9 @@ describe("layered ranker helpers", () => {
       expect(sumHexVarints(hex)).toBe(values.reduce((a, b) => a + b, 0));
       expect(sumHexVarints(hex.toLowerCase())).toBe(values.reduce((a, b) => a + b, 0));
     }
-    expect(sumHexVarints(Buffer.from(Uint8Array.from([...Array(8).fill(0x81), 0x05])).toString("hex"))).toBe(readVarints(Uint8Array.from([...Array(8).fill(0x81), 0x05]))[0]);
+    expect(sumHexVarints(Buffer.from(Uint8Array.from([...Array(8).fill(0x81), 0x05])).toString("hex"))).toBe(
+      readVarints(Uint8Array.from([...Array(8).fill(0x81), 0x05]))[0],
+    );
     expect(sumHexVarints("")).toBe(0);
   });
 
@@ -70,9 +72,33 @@ describe("layered ranker helpers", () => {
   it("counts a word in plain ASCII text as its pattern does", () => {
     let seed = 3;
     const random = () => (seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647;
-    const pick = <T,>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
     // Words and glue chosen so that bases, suffixes, longer words and neighbouring letters or digits collide often.
-    const words = ["run", "runs", "running", "runnings", "rerun", "runly", "runed", "runes", "runx", "runs2", "2run", "ran", "r", "ru", "class", "classes", "go", "going", "goings", "ago", "bus", "buses", "busing"];
+    const words = [
+      "run",
+      "runs",
+      "running",
+      "runnings",
+      "rerun",
+      "runly",
+      "runed",
+      "runes",
+      "runx",
+      "runs2",
+      "2run",
+      "ran",
+      "r",
+      "ru",
+      "class",
+      "classes",
+      "go",
+      "going",
+      "goings",
+      "ago",
+      "bus",
+      "buses",
+      "busing",
+    ];
     const glue = [" ", "  ", ", ", ".", "-", "_", "'", "!", "\n", "", "9", "a"];
     for (let r = 0; r < 400; r++) {
       const text = Array.from({ length: 1 + Math.floor(random() * 12) }, () => pick(words) + pick(glue)).join("");
@@ -90,7 +116,8 @@ describe("layered ranker helpers", () => {
 function baseOf(term: string): string {
   const lower = term.toLowerCase();
   for (const suffix of ["ings", "ing", "ed", "es", "s", "ly"]) {
-    if (lower.length > suffix.length + 2 && lower.endsWith(suffix) && !(suffix === "s" && lower.endsWith("ss"))) return lower.slice(0, -suffix.length);
+    if (lower.length > suffix.length + 2 && lower.endsWith(suffix) && !(suffix === "s" && lower.endsWith("ss")))
+      return lower.slice(0, -suffix.length);
   }
   return lower;
 }

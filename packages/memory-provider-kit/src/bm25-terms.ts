@@ -252,7 +252,7 @@ export function countText(value: unknown): CountText {
  */
 export function countAsciiWord(lower: string, base: string): number {
   let n = 0;
-  for (let at = lower.indexOf(base); at >= 0; ) {
+  for (let at = lower.indexOf(base); at >= 0;) {
     const end = at + base.length;
     if (at > 0 && isAsciiWordChar(lower.charCodeAt(at - 1))) {
       at = lower.indexOf(base, at + 1);

@@ -1,5 +1,18 @@
 import { describe, expect, it } from "vitest";
-import { asksQuestion, boostNamedSpeakers, contextGivers, NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, STATEMENT_NEXT_FACTOR, nextTurnShare, propagateContext, speakerNamed, queryTermSet, type ContextCandidate, type ContextRow } from "./conversation-context.js";
+import {
+  asksQuestion,
+  boostNamedSpeakers,
+  contextGivers,
+  NEIGHBOUR_WEIGHTS,
+  SECOND_PREVIOUS_WEIGHT,
+  STATEMENT_NEXT_FACTOR,
+  nextTurnShare,
+  propagateContext,
+  speakerNamed,
+  queryTermSet,
+  type ContextCandidate,
+  type ContextRow,
+} from "./conversation-context.js";
 
 const turn = (id: string, session = "s"): ContextRow => ({ id, metadata: { kind: "turn", session_id: session } });
 
@@ -37,7 +50,10 @@ describe("propagateContext", () => {
       const i = rows.findIndex((x) => x.id === r.id);
       return { next: rows.slice(i + 1, i + 3), previous: i > 0 ? [rows[i - 1]!] : [] };
     };
-    const candidate = (i: number): [string, ContextCandidate] => [rows[i]!.id, { id: rows[i]!.id, score: 1, metadata: rows[i]!.metadata, row: rows[i]! }];
+    const candidate = (i: number): [string, ContextCandidate] => [
+      rows[i]!.id,
+      { id: rows[i]!.id, score: 1, metadata: rows[i]!.metadata, row: rows[i]! },
+    ];
     const out = propagateContext(new Map([candidate(0), candidate(3)]), lookup, { asksQuestion: (row) => row.id === "q" });
     expect(out.get("a")!.score).toBeCloseTo(NEIGHBOUR_WEIGHTS[0]);
     expect(out.get("c")!.score).toBeCloseTo(NEIGHBOUR_WEIGHTS[0] * STATEMENT_NEXT_FACTOR);
@@ -55,7 +71,10 @@ describe("propagateContext", () => {
 
   it("facts and rows without a session pass nothing on", () => {
     const fact: ContextRow = { id: "f", metadata: { kind: "fact", session_id: "s" } };
-    const out = propagateContext(new Map([["f", { id: "f", score: 1, metadata: fact.metadata, row: fact }]]), () => ({ next: [turn("x")], previous: [] }));
+    const out = propagateContext(new Map([["f", { id: "f", score: 1, metadata: fact.metadata, row: fact }]]), () => ({
+      next: [turn("x")],
+      previous: [],
+    }));
     expect(out.size).toBe(1);
   });
 });

@@ -142,7 +142,12 @@ export function propagateContext<R extends ContextRow>(
  * Multiply by `boost` the score of candidates whose speaker (`speakerOf`) is named in the query.
  * In place; no-op when the query names nobody or `boost` is 1.
  */
-export function boostNamedSpeakers<C extends { score: number }>(query: string, candidates: Iterable<C>, speakerOf: (candidate: C) => string | undefined, boost = SPEAKER_BOOST): void {
+export function boostNamedSpeakers<C extends { score: number }>(
+  query: string,
+  candidates: Iterable<C>,
+  speakerOf: (candidate: C) => string | undefined,
+  boost = SPEAKER_BOOST,
+): void {
   if (boost === 1) return;
   const terms = queryTermSet(query);
   if (terms.size === 0) return;

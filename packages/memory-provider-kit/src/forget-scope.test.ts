@@ -13,8 +13,12 @@ describe("parseForgetScope", () => {
     for (const scope of [{}, undefined, null, { confirmAll: false }, { userId: undefined }]) {
       expect(refusal(() => parseForgetScope(scope))).toMatch(/needs at least one condition.*pass \{ confirmAll: true \}/);
     }
-    expect(refusal(() => parseForgetScope({ userId: "u", confirmAll: "yes" }, "erasure scope"))).toMatch(/^erasure scope: confirmAll must be true or false/);
-    expect(refusal(() => parseForgetScope({ metadata: { team: { $nin: [] } }, confirmAll: true }))).toContain("$nin must be a non-empty list");
+    expect(refusal(() => parseForgetScope({ userId: "u", confirmAll: "yes" }, "erasure scope"))).toMatch(
+      /^erasure scope: confirmAll must be true or false/,
+    );
+    expect(refusal(() => parseForgetScope({ metadata: { team: { $nin: [] } }, confirmAll: true }))).toContain(
+      "$nin must be a non-empty list",
+    );
   });
 });
 

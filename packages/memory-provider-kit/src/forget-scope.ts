@@ -31,8 +31,12 @@ function invalid(message: string): never {
  * an empty one without `confirmAll: true`.
  */
 export function parseForgetScope(scope: unknown, what = "forgetWhere scope"): ParsedForgetScope {
-  const confirm = scope !== null && typeof scope === "object" && Object.prototype.hasOwnProperty.call(scope, "confirmAll") ? (scope as { confirmAll?: unknown }).confirmAll : undefined;
-  if (confirm !== undefined && typeof confirm !== "boolean") invalid(`${what}: confirmAll must be true or false; got ${describeValue(confirm)}.`);
+  const confirm =
+    scope !== null && typeof scope === "object" && Object.prototype.hasOwnProperty.call(scope, "confirmAll")
+      ? (scope as { confirmAll?: unknown }).confirmAll
+      : undefined;
+  if (confirm !== undefined && typeof confirm !== "boolean")
+    invalid(`${what}: confirmAll must be true or false; got ${describeValue(confirm)}.`);
   const filter = parseMemoryFilter(scope, { what, allowIds: true, ignore: ["confirmAll"] });
   const confirmAll = confirm === true;
   if (isEmptyFilter(filter) && !confirmAll) {

@@ -23,9 +23,13 @@ afterEach(() => {
 });
 
 const segments = (): number => db.prepare(`SELECT COUNT(DISTINCT segid) FROM t_fts_idx`).pluck().get() as number;
-const insert = (id: number): void => void db.prepare(`INSERT INTO t_fts (rowid, content) VALUES (?, ?)`).run(id, `turn ${id} about ${id % 3 === 0 ? "gardens" : "boats"} and ${id % 5 === 0 ? "tulips" : "sails"}`);
+const insert = (id: number): void =>
+  void db
+    .prepare(`INSERT INTO t_fts (rowid, content) VALUES (?, ?)`)
+    .run(id, `turn ${id} about ${id % 3 === 0 ? "gardens" : "boats"} and ${id % 5 === 0 ? "tulips" : "sails"}`);
 /** Every row matching `query`, with its bm25 score, in rowid order. */
-const matches = (query: string): unknown[] => db.prepare(`SELECT rowid, bm25(t_fts) FROM t_fts WHERE t_fts MATCH ? ORDER BY rowid`).raw(true).all(query);
+const matches = (query: string): unknown[] =>
+  db.prepare(`SELECT rowid, bm25(t_fts) FROM t_fts WHERE t_fts MATCH ? ORDER BY rowid`).raw(true).all(query);
 
 describe("SmallIndexCompactor", () => {
   it("keeps a small index written one row per transaction in at most SMALL_INDEX_SEGMENTS segments, with the same matches and scores", () => {
@@ -36,7 +40,9 @@ describe("SmallIndexCompactor", () => {
     let most = 0;
     for (let id = 1; id <= 120; id++) {
       insert(id);
-      reference.prepare(`INSERT INTO t_fts (rowid, content) VALUES (?, ?)`).run(id, `turn ${id} about ${id % 3 === 0 ? "gardens" : "boats"} and ${id % 5 === 0 ? "tulips" : "sails"}`);
+      reference
+        .prepare(`INSERT INTO t_fts (rowid, content) VALUES (?, ?)`)
+        .run(id, `turn ${id} about ${id % 3 === 0 ? "gardens" : "boats"} and ${id % 5 === 0 ? "tulips" : "sails"}`);
       if (compactor.afterWrite(id)) merges++;
       most = Math.max(most, segments());
     }
@@ -46,7 +52,9 @@ describe("SmallIndexCompactor", () => {
     const fragmented = (reference.prepare(`SELECT COUNT(DISTINCT segid) FROM t_fts_idx`).pluck().get() as number) > SMALL_INDEX_SEGMENTS;
     expect(fragmented).toBe(true);
     for (const query of ["gardens", "tulips OR boats", "turn"]) {
-      expect(matches(query)).toEqual(reference.prepare(`SELECT rowid, bm25(t_fts) FROM t_fts WHERE t_fts MATCH ? ORDER BY rowid`).raw(true).all(query));
+      expect(matches(query)).toEqual(
+        reference.prepare(`SELECT rowid, bm25(t_fts) FROM t_fts WHERE t_fts MATCH ? ORDER BY rowid`).raw(true).all(query),
+      );
     }
     reference.close();
   });

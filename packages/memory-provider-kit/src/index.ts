@@ -16,7 +16,16 @@ export { PrefetchCache } from "./prefetch-cache.js";
 export { BatchingWriter, DEFAULT_MAX_QUEUE, type BatchingWriterOptions } from "./batching-writer.js";
 export { createNativeModuleLoader, NATIVE_MODULE_MISSING, type NativeModuleLoader } from "./native-module.js";
 export { turnText, turnSpeaker, checkpointText, checkpointCopies } from "./transcript-text.js";
-export { writeJsonlFile, readJsonlFile, readJsonlFileSync, countJsonlRecords, checkJsonlTarget, checkJsonlSource, type JsonlLine, type ProgressCallback } from "./jsonl.js";
+export {
+  writeJsonlFile,
+  readJsonlFile,
+  readJsonlFileSync,
+  countJsonlRecords,
+  checkJsonlTarget,
+  checkJsonlSource,
+  type JsonlLine,
+  type ProgressCallback,
+} from "./jsonl.js";
 export {
   parseMemoryFilter,
   isEmptyFilter,
@@ -35,7 +44,13 @@ export {
 export { parseForgetScope, checkWholeStoreErasure, type ParsedForgetScope } from "./forget-scope.js";
 export { parseMemoryItem, parseItemMetadata, parseMemoryUpdate, type ParsedMemoryItem, type ParsedMemoryUpdate } from "./memory-item.js";
 // --- model-facing tools of a memory store: one schema builder (search, remember, forget, list, get)
-export { memoryToolSchemas, MEMORY_TOOL_LIMITS, REMEMBER_TOOL_PROPERTIES, type MemoryToolAction, type MemoryToolSchemaOptions } from "./memory-tool-schemas.js";
+export {
+  memoryToolSchemas,
+  MEMORY_TOOL_LIMITS,
+  REMEMBER_TOOL_PROPERTIES,
+  type MemoryToolAction,
+  type MemoryToolSchemaOptions,
+} from "./memory-tool-schemas.js";
 // --- what both providers store from the host's hooks: the item of a turn, checkpoint items and
 // their digest, mirrored built-in writes, the session switch after a flush
 export {

@@ -71,10 +71,14 @@ describe("JSONL files", () => {
   it("refuses to read a directory or a device, before reading anything, and reads a pipe", async () => {
     const dir = tmp();
     for (const bad of [dir, "/dev/zero"]) {
-      expect(() => readJsonlFileSync(bad, "x export")).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/x export/) }));
-      await expect((async () => {
-        for await (const _ of readJsonlFile(bad, "x export")) void _;
-      })()).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+      expect(() => readJsonlFileSync(bad, "x export")).toThrow(
+        expect.objectContaining({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/x export/) }),
+      );
+      await expect(
+        (async () => {
+          for await (const _ of readJsonlFile(bad, "x export")) void _;
+        })(),
+      ).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     }
     const fifo = path.join(dir, "in.fifo");
     execFileSync("mkfifo", [fifo]);

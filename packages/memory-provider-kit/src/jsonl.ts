@@ -30,10 +30,17 @@ export function checkJsonlTarget(file: string): string {
   try {
     stat = fs.statSync(target, { bigint: true, throwIfNoEntry: false });
   } catch (error) {
-    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `Cannot export to ${target} (${describeError(error)}). Give a file path you can write.`, cause: error });
+    throw new HermesMemoryError({
+      code: "INVALID_ARGUMENT",
+      message: `Cannot export to ${target} (${describeError(error)}). Give a file path you can write.`,
+      cause: error,
+    });
   }
   if (stat?.isDirectory()) {
-    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `Cannot export to ${target}: it is a directory. Give a file path, e.g. ${path.join(target, "memory-export.jsonl")}.` });
+    throw new HermesMemoryError({
+      code: "INVALID_ARGUMENT",
+      message: `Cannot export to ${target}: it is a directory. Give a file path, e.g. ${path.join(target, "memory-export.jsonl")}.`,
+    });
   }
   if (stat && !stat.isFile()) {
     throw new HermesMemoryError({
@@ -43,7 +50,10 @@ export function checkJsonlTarget(file: string): string {
   }
   const folder = path.dirname(target);
   if (!stat && !fs.statSync(folder, { bigint: true, throwIfNoEntry: false })?.isDirectory()) {
-    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `Cannot export to ${target}: the folder ${folder} does not exist. Create it first or give another path.` });
+    throw new HermesMemoryError({
+      code: "INVALID_ARGUMENT",
+      message: `Cannot export to ${target}: the folder ${folder} does not exist. Create it first or give another path.`,
+    });
   }
   return target;
 }
@@ -55,7 +65,11 @@ export function checkJsonlTarget(file: string): string {
  * `STORAGE_FAILED`, leaves the target as it was and removes the temporary file. An error thrown
  * by `records` itself is passed on as it is.
  */
-export function writeJsonlFile(file: string, records: Iterable<unknown>, options: { onProgress?: ProgressCallback; total?: number } = {}): number {
+export function writeJsonlFile(
+  file: string,
+  records: Iterable<unknown>,
+  options: { onProgress?: ProgressCallback; total?: number } = {},
+): number {
   const target = checkJsonlTarget(file);
   // Named apart from the target: a target name as long as the file system allows would leave no
   // room for a suffix.
@@ -138,7 +152,10 @@ export function checkJsonlSource(file: string, writtenBy: string): { regular: bo
   }
   if (stat.isFile() || stat.isFIFO()) return { regular: stat.isFile() };
   const what = stat.isDirectory() ? "a directory" : "not a regular file (a device or socket)";
-  throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `Cannot read ${file}: it is ${what}. Pass a JSONL file written by \`${writtenBy}\`.` });
+  throw new HermesMemoryError({
+    code: "INVALID_ARGUMENT",
+    message: `Cannot read ${file}: it is ${what}. Pass a JSONL file written by \`${writtenBy}\`.`,
+  });
 }
 
 /** A UTF-8 byte order mark at the start of a file (editors on Windows write one). */

@@ -6,7 +6,19 @@ import { quoteTerm } from "./fts-query.js";
 import { itemsContextSql } from "./conversation-index.js";
 import { PostingReaderThread, type PoolBatch, type PoolQuery } from "./posting-reader-thread.js";
 import { PostingCache, POSTING_CACHE_BYTES, intersectFirst, type KeptIds } from "./posting-cache.js";
-import { K1, bestByEstimate, byScore, countText, idf, normOf, readVarints, sumHexVarints, sumVarints, wordCounter, type WordCounter } from "./bm25-terms.js";
+import {
+  K1,
+  bestByEstimate,
+  byScore,
+  countText,
+  idf,
+  normOf,
+  readVarints,
+  sumHexVarints,
+  sumVarints,
+  wordCounter,
+  type WordCounter,
+} from "./bm25-terms.js";
 
 /** A query word with the number of items containing it. */
 export interface CountedTerm {
@@ -373,7 +385,8 @@ export class LayeredRanker {
       const pair = offered.get(match);
       let found: number[];
       if (kept !== null) {
-        found = kept.length === 1 ? Array.from(kept[0]!.ids.subarray(0, LAYER_POOL_ROWS)) : intersectFirst(kept[0]!, kept[1]!, LAYER_POOL_ROWS);
+        found =
+          kept.length === 1 ? Array.from(kept[0]!.ids.subarray(0, LAYER_POOL_ROWS)) : intersectFirst(kept[0]!, kept[1]!, LAYER_POOL_ROWS);
       } else {
         const { stmt, query } = pair ?? poolQuery(match);
         const readHere = () => stmt.all(...query.args) as number[];
@@ -472,7 +485,14 @@ export class LayeredRanker {
    * Read and score exactly the `wanted` unscored pooled rows with the best estimates (their words'
    * IDF sum, `idfSums`, times their gain) into `scores`.
    */
-  private scoreBest(pool: Pool, scores: Map<number, number>, idfSums: Float64Array, ranked: readonly RankTerm[], avgLength: number, wanted: number): void {
+  private scoreBest(
+    pool: Pool,
+    scores: Map<number, number>,
+    idfSums: Float64Array,
+    ranked: readonly RankTerm[],
+    avgLength: number,
+    wanted: number,
+  ): void {
     const ids: number[] = [];
     const estimates: number[] = [];
     for (const [id, entry] of pool) {
@@ -563,7 +583,12 @@ export class LayeredRanker {
    * counts the pools the ranker took from it; `kept` the words whose id lists are in memory,
    * the bytes they take, and how many times a ranking used one.
    */
-  helperStatus(): { state: "off" | "starting" | "running" | "stopped"; answered: number; reason?: string; kept: { words: number; bytes: number; used: number } } {
+  helperStatus(): {
+    state: "off" | "starting" | "running" | "stopped";
+    answered: number;
+    reason?: string;
+    kept: { words: number; bytes: number; used: number };
+  } {
     const helper = this.helper;
     const kept = this.postings?.status() ?? { words: 0, bytes: 0, used: 0 };
     if (helper == null) return { state: "off", answered: 0, kept };
@@ -585,12 +610,14 @@ export class LayeredRanker {
       this.wherePools.delete(sql);
     } else {
       const { fts, table, id, filters } = this.schema;
-      stmt = this.db.prepare(
-        `SELECT f.rowid FROM ${fts} f JOIN ${table} i ON i.${id} = f.rowid
+      stmt = this.db
+        .prepare(
+          `SELECT f.rowid FROM ${fts} f JOIN ${table} i ON i.${id} = f.rowid
          WHERE ${fts} MATCH ? AND (? IS NULL OR ${filters.kind} = ?) AND (? IS NULL OR ${filters.session} = ?)
            AND (? IS NULL OR ${filters.user} = ?) AND (${sql})
          ORDER BY f.rowid DESC LIMIT ?`,
-      ).pluck();
+        )
+        .pluck();
       if (this.wherePools.size >= WHERE_POOLS_KEPT) this.wherePools.delete(this.wherePools.keys().next().value!);
     }
     this.wherePools.set(sql, stmt);
@@ -667,7 +694,8 @@ export class LayeredRanker {
     // Each column's text is folded and lower-cased once for all the words.
     const content = countText(row.content);
     const speaker = countText(row.speaker);
-    const extra = row.x === undefined ? [] : (JSON.parse(row.x) as unknown[]).map((x, i) => (this.extraWeights[i]! > 0 && x ? countText(x) : null));
+    const extra =
+      row.x === undefined ? [] : (JSON.parse(row.x) as unknown[]).map((x, i) => (this.extraWeights[i]! > 0 && x ? countText(x) : null));
     let score = 0;
     for (const t of terms) {
       let freq = this.weights.content * t.counter.count(content) + this.weights.speaker * t.counter.count(speaker);

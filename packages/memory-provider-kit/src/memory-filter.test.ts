@@ -87,7 +87,9 @@ describe("parseMemoryFilter", () => {
   });
 
   it("says which key was wrong", () => {
-    expect(() => parseMemoryFilter({ metadata: { price: { $gt: "10" } } }, { what: "search options" })).toThrow(/search options: metadata\.price\.\$gt compares numbers/);
+    expect(() => parseMemoryFilter({ metadata: { price: { $gt: "10" } } }, { what: "search options" })).toThrow(
+      /search options: metadata\.price\.\$gt compares numbers/,
+    );
     expect(() => parseMemoryFilter({ metadata: { team: { $nin: [] } } }, { what: "forgetWhere scope", allowIds: true })).toThrow(
       /forgetWhere scope: metadata\.team\.\$nin must be a non-empty list/,
     );
@@ -112,8 +114,18 @@ describe("expiry", () => {
 describe("filters evaluate alike in JavaScript and in SQL", () => {
   const db = new Database(":memory:");
   afterAll(() => db.close());
-  db.exec(`CREATE TABLE items (id INTEGER PRIMARY KEY, kind TEXT, session_id TEXT, user_id TEXT, tags TEXT, metadata TEXT, created_at INTEGER)`);
-  const columns = { id: "id", kind: "kind", sessionId: "session_id", userId: "user_id", tags: "tags", metadata: "metadata", createdAt: "created_at" };
+  db.exec(
+    `CREATE TABLE items (id INTEGER PRIMARY KEY, kind TEXT, session_id TEXT, user_id TEXT, tags TEXT, metadata TEXT, created_at INTEGER)`,
+  );
+  const columns = {
+    id: "id",
+    kind: "kind",
+    sessionId: "session_id",
+    userId: "user_id",
+    tags: "tags",
+    metadata: "metadata",
+    createdAt: "created_at",
+  };
 
   const rnd = seededRandom(20261203);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)]!;
@@ -180,7 +192,8 @@ describe("filters evaluate alike in JavaScript and in SQL", () => {
     if (rnd() < 0.2) f.kind = rnd() < 0.5 ? pick(kinds) : [pick(kinds), pick(kinds)];
     if (rnd() < 0.2) f.sessionId = pick(["s1", "s2", "s3"]);
     if (rnd() < 0.2) f.userId = pick(["u1", "u2"]);
-    if (rnd() < 0.2) f.tags = rnd() < 0.5 ? { any: [pick(["t1", "t2", "t9", 't"1'])] } : { all: [pick(["t1", "t1x"]), pick(["t2", "t3", 't"1'])] };
+    if (rnd() < 0.2)
+      f.tags = rnd() < 0.5 ? { any: [pick(["t1", "t2", "t9", 't"1'])] } : { all: [pick(["t1", "t1x"]), pick(["t2", "t3", 't"1'])] };
     if (rnd() < 0.2) f.createdAt = { $gte: Math.floor(rnd() * 500), $lt: 500 + Math.floor(rnd() * 500) };
     if (rnd() < 0.2) f.ids = [String(1 + Math.floor(rnd() * 400)), "nope", String(1 + Math.floor(rnd() * 400))];
     if (rnd() < 0.8) f.metadata = condition(0);
@@ -189,7 +202,10 @@ describe("filters evaluate alike in JavaScript and in SQL", () => {
 
   const sqlIds = (filter: ParsedMemoryFilter, stringifiedJson = false): number[] => {
     const { sql, params } = filterToSql(filter, columns, { idValue: (id) => (/^\d+$/.test(id) ? Number(id) : undefined), stringifiedJson });
-    return (db.prepare(`SELECT id FROM items WHERE ${sql} ORDER BY id`).pluck().all(...params) as number[]);
+    return db
+      .prepare(`SELECT id FROM items WHERE ${sql} ORDER BY id`)
+      .pluck()
+      .all(...params) as number[];
   };
 
   it.each([false, true])("on 600 random filters over 400 random records (stringifiedJson %s)", (stringifiedJson) => {

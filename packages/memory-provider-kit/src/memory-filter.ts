@@ -171,7 +171,8 @@ class FilterParser {
   }
 
   textList(value: unknown, path: string): string[] {
-    if (!Array.isArray(value) || value.length === 0) invalid(`${this.what}: ${path} must be a non-empty list of text; got ${describeValue(value)}.`);
+    if (!Array.isArray(value) || value.length === 0)
+      invalid(`${this.what}: ${path} must be a non-empty list of text; got ${describeValue(value)}.`);
     this.count(value.length);
     return [...new Set(value.map((v, i) => this.text(v, `${path}[${i}]`)))];
   }
@@ -182,7 +183,8 @@ class FilterParser {
     return [
       ...new Set(
         list.map((k) => {
-          if (!MEMORY_ITEM_KINDS.includes(k as MemoryKind)) invalid(`${this.what}: kind must be turn, fact or checkpoint; got ${describeValue(k)}.`);
+          if (!MEMORY_ITEM_KINDS.includes(k as MemoryKind))
+            invalid(`${this.what}: kind must be turn, fact or checkpoint; got ${describeValue(k)}.`);
           return k as MemoryKind;
         }),
       ),
@@ -202,7 +204,8 @@ class FilterParser {
   }
 
   range(value: unknown): ParsedTimeRange {
-    if (!isPlainObject(value)) invalid(`${this.what}: createdAt must be an object with $gt, $gte, $lt or $lte; got ${describeValue(value)}.`);
+    if (!isPlainObject(value))
+      invalid(`${this.what}: createdAt must be an object with $gt, $gte, $lt or $lte; got ${describeValue(value)}.`);
     const out: ParsedTimeRange = {};
     for (const [op, bound] of Object.entries(value)) {
       if (bound === undefined) continue;
@@ -238,9 +241,13 @@ class FilterParser {
     for (const [key, condition] of Object.entries(value)) {
       if (condition === undefined) continue;
       if (key === "$and" || key === "$or") {
-        if (!Array.isArray(condition) || condition.length === 0) invalid(`${this.what}: ${path}.${key} must be a non-empty list of filters.`);
+        if (!Array.isArray(condition) || condition.length === 0)
+          invalid(`${this.what}: ${path}.${key} must be a non-empty list of filters.`);
         this.count();
-        nodes.push({ type: key === "$and" ? "and" : "or", nodes: condition.map((c, i) => this.metadata(c, `${path}.${key}[${i}]`, depth + 1)) });
+        nodes.push({
+          type: key === "$and" ? "and" : "or",
+          nodes: condition.map((c, i) => this.metadata(c, `${path}.${key}[${i}]`, depth + 1)),
+        });
         continue;
       }
       const field = this.field(key, path);
@@ -275,7 +282,8 @@ class FilterParser {
           case "$gte":
           case "$lt":
           case "$lte":
-            if (typeof operand !== "number" || !Number.isFinite(operand)) invalid(`${this.what}: ${at}.${op} compares numbers; got ${describeValue(operand)}.`);
+            if (typeof operand !== "number" || !Number.isFinite(operand))
+              invalid(`${this.what}: ${at}.${op} compares numbers; got ${describeValue(operand)}.`);
             nodes.push({ type: op.slice(1) as "gt" | "gte" | "lt" | "lte", field, value: operand });
             break;
           case "$exists":
@@ -406,7 +414,12 @@ export function matchesMetadata(metadata: Readonly<Record<string, unknown>> | un
 }
 
 function inRange(t: number, r: ParsedTimeRange): boolean {
-  return (r.gt === undefined || t > r.gt) && (r.gte === undefined || t >= r.gte) && (r.lt === undefined || t < r.lt) && (r.lte === undefined || t <= r.lte);
+  return (
+    (r.gt === undefined || t > r.gt) &&
+    (r.gte === undefined || t >= r.gte) &&
+    (r.lt === undefined || t < r.lt) &&
+    (r.lte === undefined || t <= r.lte)
+  );
 }
 
 /** True when `record` passes every condition of `filter` (a `MemoryFilter` as `parseMemoryFilter` parsed it). */
@@ -503,7 +516,8 @@ function metadataSql(doc: string, node: MetadataNode, params: unknown[], stringi
       return `NOT ${eqSql(doc, node.field, node.value, params, stringified)}`;
     case "in":
     case "nin": {
-      const any = node.values.length === 0 ? "0" : `(${node.values.map((v) => eqSql(doc, node.field, v, params, stringified)).join(" OR ")})`;
+      const any =
+        node.values.length === 0 ? "0" : `(${node.values.map((v) => eqSql(doc, node.field, v, params, stringified)).join(" OR ")})`;
       return node.type === "in" ? any : `NOT ${any}`;
     }
     case "gt":
@@ -549,12 +563,14 @@ export function filterToSql(filter: ParsedMemoryFilter, columns: FilterSqlColumn
   const stringified = options.stringifiedJson === true;
   if (filter.tagsAny) {
     // Some tag's JSON form must be in the text; only the lists that pass are parsed.
-    if (stringified && filter.tagsAny.length <= PREFILTERED_TAGS) parts.push(`(${filter.tagsAny.map((tag) => containsSql(columns.tags, tag, params)).join(" OR ")})`);
+    if (stringified && filter.tagsAny.length <= PREFILTERED_TAGS)
+      parts.push(`(${filter.tagsAny.map((tag) => containsSql(columns.tags, tag, params)).join(" OR ")})`);
     params.push(JSON.stringify(filter.tagsAny));
     parts.push(`EXISTS (SELECT 1 FROM json_each(${columns.tags}) t WHERE t.type = 'text' AND t.value IN (SELECT value FROM json_each(?)))`);
   }
   if (filter.tagsAll) {
-    if (stringified && filter.tagsAll.length <= PREFILTERED_TAGS) parts.push(...filter.tagsAll.map((tag) => containsSql(columns.tags, tag, params)));
+    if (stringified && filter.tagsAll.length <= PREFILTERED_TAGS)
+      parts.push(...filter.tagsAll.map((tag) => containsSql(columns.tags, tag, params)));
     params.push(JSON.stringify(filter.tagsAll));
     parts.push(
       `NOT EXISTS (SELECT 1 FROM json_each(?) w WHERE w.value NOT IN (SELECT t.value FROM json_each(${columns.tags}) t WHERE t.type = 'text'))`,

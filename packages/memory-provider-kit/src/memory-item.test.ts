@@ -18,12 +18,44 @@ function nested(depth: number): Record<string, unknown> {
 describe("parseMemoryItem", () => {
   it("applies the defaults and keeps what was given", () => {
     const now = Date.UTC(2026, 0, 1);
-    expect(parseMemoryItem({ content: "hello" }, "remember()", now)).toEqual({ content: "hello", kind: "fact", tags: [], metadata: {}, expiresAt: null });
+    expect(parseMemoryItem({ content: "hello" }, "remember()", now)).toEqual({
+      content: "hello",
+      kind: "fact",
+      tags: [],
+      metadata: {},
+      expiresAt: null,
+    });
     expect(
-      parseMemoryItem({ content: "hi", kind: "turn", sessionId: "s1", userId: "u1", tags: ["a", "b"], metadata: { n: 1, when: new Date(now), f: () => 1 }, ttlMs: 1000 }, "remember()", now),
-    ).toEqual({ content: "hi", kind: "turn", sessionId: "s1", userId: "u1", tags: ["a", "b"], metadata: { n: 1, when: new Date(now).toISOString() }, expiresAt: now + 1000 });
+      parseMemoryItem(
+        {
+          content: "hi",
+          kind: "turn",
+          sessionId: "s1",
+          userId: "u1",
+          tags: ["a", "b"],
+          metadata: { n: 1, when: new Date(now), f: () => 1 },
+          ttlMs: 1000,
+        },
+        "remember()",
+        now,
+      ),
+    ).toEqual({
+      content: "hi",
+      kind: "turn",
+      sessionId: "s1",
+      userId: "u1",
+      tags: ["a", "b"],
+      metadata: { n: 1, when: new Date(now).toISOString() },
+      expiresAt: now + 1000,
+    });
     // "" and null ids are absent; a null kind is the default.
-    expect(parseMemoryItem({ content: "x", sessionId: "", userId: null, kind: null, tags: null, metadata: null })).toEqual({ content: "x", kind: "fact", tags: [], metadata: {}, expiresAt: null });
+    expect(parseMemoryItem({ content: "x", sessionId: "", userId: null, kind: null, tags: null, metadata: null })).toEqual({
+      content: "x",
+      kind: "fact",
+      tags: [],
+      metadata: {},
+      expiresAt: null,
+    });
   });
 
   it("returns a copy of the metadata, never the caller's object", () => {
@@ -58,7 +90,9 @@ describe("parseMemoryItem", () => {
   });
 
   it("refuses metadata JSON cannot hold (a BigInt)", () => {
-    expect(refusal(() => parseMemoryItem({ content: "x", metadata: { n: 10n } }))).toMatch(/serialisable as JSON \(Do not know how to serialize a BigInt\)/);
+    expect(refusal(() => parseMemoryItem({ content: "x", metadata: { n: 10n } }))).toMatch(
+      /serialisable as JSON \(Do not know how to serialize a BigInt\)/,
+    );
     expect(refusal(() => parseMemoryUpdate({ metadata: { big: 1n } }))).toMatch(/^update\(\): metadata must be serialisable as JSON/);
   });
 
@@ -100,7 +134,15 @@ describe("parseItemMetadata", () => {
 
 describe("parseMemoryUpdate", () => {
   it("keeps the given keys, drops undefined ones, de-duplicates tags and maps expiresAt", () => {
-    expect(parseMemoryUpdate({ content: "new", tags: ["a", "a", "b"], metadata: { k: "v" }, expiresAt: "2030-01-01T00:00:00Z", ttlMs: undefined })).toEqual({
+    expect(
+      parseMemoryUpdate({
+        content: "new",
+        tags: ["a", "a", "b"],
+        metadata: { k: "v" },
+        expiresAt: "2030-01-01T00:00:00Z",
+        ttlMs: undefined,
+      }),
+    ).toEqual({
       content: "new",
       tags: ["a", "b"],
       metadata: { k: "v" },

@@ -7,7 +7,6 @@
 import { HermesMemoryError, describeValue, type MemoryKind } from "@hermes/memory-core";
 import { MEMORY_ITEM_KINDS, PROTO_FIELD, PROTO_FIELD_RULE, resolveExpiry, toEpochMs } from "./memory-filter.js";
 
-
 /** Longest `sessionId` or `userId` accepted (the limit filters apply to the same fields). */
 export const MAX_ITEM_ID_LENGTH = 4096;
 
@@ -155,11 +154,13 @@ export function parseMemoryUpdate(changes: unknown, what = "update()"): ParsedMe
     if (!UPDATE_KEYS.has(key)) invalid(what, `unknown key "${key.slice(0, 40)}"; use content, tags, metadata or expiresAt.`);
     switch (key) {
       case "content":
-        if (typeof value !== "string" || value.trim() === "") invalid(what, `content must be text with at least one non-blank character; got ${describeValue(value)}.`);
+        if (typeof value !== "string" || value.trim() === "")
+          invalid(what, `content must be text with at least one non-blank character; got ${describeValue(value)}.`);
         out.content = value as string;
         break;
       case "tags":
-        if (!Array.isArray(value) || !value.every((t) => typeof t === "string" && t !== "")) invalid(what, `tags must be a list of non-empty text; got ${describeValue(value)}.`);
+        if (!Array.isArray(value) || !value.every((t) => typeof t === "string" && t !== ""))
+          invalid(what, `tags must be a list of non-empty text; got ${describeValue(value)}.`);
         out.tags = [...new Set(value as string[])];
         break;
       case "metadata":

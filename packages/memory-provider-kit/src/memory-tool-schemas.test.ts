@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { MEMORY_FILTER_TOOL_PROPERTIES, type ToolSchema } from "@hermes/memory-core";
-import { MEMORY_TOOL_LIMITS, REMEMBER_TOOL_PROPERTIES, ToolRouter, memoryToolSchemas, parseMemoryFilter } from "@hermes/memory-provider-kit";
+import {
+  MEMORY_TOOL_LIMITS,
+  REMEMBER_TOOL_PROPERTIES,
+  ToolRouter,
+  memoryToolSchemas,
+  parseMemoryFilter,
+} from "@hermes/memory-provider-kit";
 
 const ALL = ["search", "remember", "forget", "list", "get"] as const;
 
@@ -23,7 +29,10 @@ function documentedDefault(schema: ToolSchema): number {
 
 describe("memoryToolSchemas", () => {
   it("names each tool by prefix and action, in the order asked", () => {
-    expect(memoryToolSchemas({ prefix: "notes_memory_", actions: ["forget", "search"], store: "notes" }).map((s) => s.name)).toEqual(["notes_memory_forget", "notes_memory_search"]);
+    expect(memoryToolSchemas({ prefix: "notes_memory_", actions: ["forget", "search"], store: "notes" }).map((s) => s.name)).toEqual([
+      "notes_memory_forget",
+      "notes_memory_search",
+    ]);
     expect(memoryToolSchemas({ prefix: "", actions: ALL, store: "the store" }).map((s) => s.name)).toEqual([...ALL]);
   });
 
@@ -41,7 +50,10 @@ describe("memoryToolSchemas", () => {
     const full = byName(memoryToolSchemas({ prefix: "", actions: ["search"], store: "s", capabilities: { filters: true } }), "search");
     expect(Object.keys(properties(full))).toEqual(["query", "limit", ...Object.keys(MEMORY_FILTER_TOOL_PROPERTIES)]);
     expect(full.description).toContain("(kind, sessionId, userId, tags, createdAt, metadata)");
-    const noUser = byName(memoryToolSchemas({ prefix: "", actions: ["search"], store: "s", capabilities: { filters: true }, withoutFilterKeys: ["userId"] }), "search");
+    const noUser = byName(
+      memoryToolSchemas({ prefix: "", actions: ["search"], store: "s", capabilities: { filters: true }, withoutFilterKeys: ["userId"] }),
+      "search",
+    );
     expect(Object.keys(properties(noUser))).toEqual(["query", "limit", "kind", "sessionId", "tags", "createdAt", "metadata"]);
     const plain = byName(memoryToolSchemas({ prefix: "", actions: ["search"], store: "s" }), "search");
     expect(Object.keys(properties(plain))).toEqual(["query", "limit", "kind", "sessionId"]);
@@ -50,19 +62,40 @@ describe("memoryToolSchemas", () => {
   it("offers ttlMs and expiresAt on remember only with the expiry capability", () => {
     const plain = byName(memoryToolSchemas({ prefix: "", actions: ["remember"], store: "s" }), "remember");
     expect(properties(plain)).toEqual(REMEMBER_TOOL_PROPERTIES);
-    const expiring = byName(memoryToolSchemas({ prefix: "", actions: ["remember"], store: "s", capabilities: { expiry: true } }), "remember");
+    const expiring = byName(
+      memoryToolSchemas({ prefix: "", actions: ["remember"], store: "s", capabilities: { expiry: true } }),
+      "remember",
+    );
     expect(Object.keys(properties(expiring))).toEqual(["content", "tags", "ttlMs", "expiresAt"]);
   });
 
   it("adds a tool's extra properties after the shared ones", () => {
-    const search = byName(memoryToolSchemas({ prefix: "", actions: ["search"], store: "s", capabilities: { filters: true }, extraProperties: { search: { session_only: { type: "boolean" } } } }), "search");
+    const search = byName(
+      memoryToolSchemas({
+        prefix: "",
+        actions: ["search"],
+        store: "s",
+        capabilities: { filters: true },
+        extraProperties: { search: { session_only: { type: "boolean" } } },
+      }),
+      "search",
+    );
     expect(Object.keys(properties(search)).at(-1)).toBe("session_only");
   });
 
   it("validates what each tool documents and refuses what it does not name", () => {
     const schemas = memoryToolSchemas({ prefix: "", actions: ALL, store: "s", capabilities: { filters: true, expiry: true } });
     const router = new ToolRouter({ owner: "test", schemas });
-    expect(router.validate("search", { query: "deploy", limit: 50, kind: ["fact"], tags: { any: ["work"] }, createdAt: { $gte: "2026-01-01T00:00:00Z" }, metadata: { p: 1 } })).toBeNull();
+    expect(
+      router.validate("search", {
+        query: "deploy",
+        limit: 50,
+        kind: ["fact"],
+        tags: { any: ["work"] },
+        createdAt: { $gte: "2026-01-01T00:00:00Z" },
+        metadata: { p: 1 },
+      }),
+    ).toBeNull();
     expect(router.validate("search", { query: "deploy", limit: 51 })).toMatch(/limit must be <= 50/);
     expect(router.validate("search", { query: "" })).toMatch(/query/);
     expect(router.validate("search", { query: "x", sessionid: "s1" })).toMatch(/must NOT have additional properties/);

@@ -4,7 +4,13 @@
  * with the same bounds, and say the same defaults. Handlers apply the limits of
  * `MEMORY_TOOL_LIMITS`, the numbers the schemas document.
  */
-import { MEMORY_FILTER_TOOL_PROPERTIES, type JsonSchema, type MemoryFilter, type SearchCapabilities, type ToolSchema } from "@hermes/memory-core";
+import {
+  MEMORY_FILTER_TOOL_PROPERTIES,
+  type JsonSchema,
+  type MemoryFilter,
+  type SearchCapabilities,
+  type ToolSchema,
+} from "@hermes/memory-core";
 import { DEFAULT_SEARCH_LIMIT, MEMORY_ITEM_KINDS } from "./memory-filter.js";
 
 /** One tool of a memory store. */
@@ -15,11 +21,13 @@ export type MemoryToolAction = "search" | "remember" | "forget" | "list" | "get"
  * at most (`default`), and the largest a call may ask for (`max`). The search default is the
  * `search()` API's (`DEFAULT_SEARCH_LIMIT`).
  */
-export const MEMORY_TOOL_LIMITS: { readonly search: { readonly default: number; readonly max: number }; readonly list: { readonly default: number; readonly max: number } } =
-  Object.freeze({
-    search: Object.freeze({ default: DEFAULT_SEARCH_LIMIT, max: 50 }),
-    list: Object.freeze({ default: 20, max: 100 }),
-  });
+export const MEMORY_TOOL_LIMITS: {
+  readonly search: { readonly default: number; readonly max: number };
+  readonly list: { readonly default: number; readonly max: number };
+} = Object.freeze({
+  search: Object.freeze({ default: DEFAULT_SEARCH_LIMIT, max: 50 }),
+  list: Object.freeze({ default: 20, max: 100 }),
+});
 
 /** Most characters of text a model may store through a remember tool in one call. */
 const MAX_TOOL_CONTENT_CHARS = 20_000;
@@ -70,13 +78,26 @@ export interface MemoryToolSchemaOptions {
   extraProperties?: Partial<Record<MemoryToolAction, Readonly<Record<string, JsonSchema>>>>;
 }
 
-const ONE_KIND = { type: "string", enum: [...MEMORY_ITEM_KINDS], description: "Only items of this kind: turn, fact or checkpoint." } as const;
+const ONE_KIND = {
+  type: "string",
+  enum: [...MEMORY_ITEM_KINDS],
+  description: "Only items of this kind: turn, fact or checkpoint.",
+} as const;
 
 /** The id of one item; sequential ids may come back as numbers from a model. */
-const ID_PROPERTY = { type: ["string", "integer"], minLength: 1, description: "Id of the item, as the tool that found it returned it." } as const;
+const ID_PROPERTY = {
+  type: ["string", "integer"],
+  minLength: 1,
+  description: "Id of the item, as the tool that found it returned it.",
+} as const;
 
 function objectSchema(properties: Readonly<Record<string, JsonSchema>>, required: readonly string[] = []): JsonSchema {
-  return { type: "object", properties: { ...properties }, ...(required.length > 0 ? { required: [...required] } : {}), additionalProperties: false };
+  return {
+    type: "object",
+    properties: { ...properties },
+    ...(required.length > 0 ? { required: [...required] } : {}),
+    additionalProperties: false,
+  };
 }
 
 function searchFilterProperties(options: MemoryToolSchemaOptions): Record<string, JsonSchema> {
@@ -126,7 +147,10 @@ export function memoryToolSchemas(options: MemoryToolSchemaOptions): ToolSchema[
     remember: () => ({
       name: name("remember"),
       description: `Save a durable fact to ${options.store} (a preference, decision or detail worth recalling in later sessions). Returns its id.`,
-      parameters: objectSchema({ ...REMEMBER_TOOL_PROPERTIES, ...(options.capabilities?.expiry === true ? EXPIRY_TOOL_PROPERTIES : {}), ...extra("remember") }, ["content"]),
+      parameters: objectSchema(
+        { ...REMEMBER_TOOL_PROPERTIES, ...(options.capabilities?.expiry === true ? EXPIRY_TOOL_PROPERTIES : {}), ...extra("remember") },
+        ["content"],
+      ),
     }),
     forget: () => ({
       name: name("forget"),

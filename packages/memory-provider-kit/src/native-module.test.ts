@@ -97,7 +97,10 @@ describe("createNativeModuleLoader", () => {
 
   it("any other failure is kept as thrown, and the outcome is remembered", () => {
     fs.mkdirSync(path.join(dir, "node_modules", "broken"), { recursive: true });
-    fs.writeFileSync(path.join(dir, "node_modules", "broken", "index.js"), 'globalThis.__brokenLoads = (globalThis.__brokenLoads ?? 0) + 1;\nthrow new Error("broken on purpose");\n');
+    fs.writeFileSync(
+      path.join(dir, "node_modules", "broken", "index.js"),
+      'globalThis.__brokenLoads = (globalThis.__brokenLoads ?? 0) + 1;\nthrow new Error("broken on purpose");\n',
+    );
     const loader = createNativeModuleLoader<unknown>(from(), "broken", "@acme/vectors");
     expect(loader.load()).toBeUndefined();
     expect(loader.load()).toBeUndefined();

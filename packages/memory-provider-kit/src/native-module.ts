@@ -12,7 +12,8 @@ export const NATIVE_MODULE_MISSING = "NATIVE_MODULE_MISSING";
 
 // What `bindings` (better-sqlite3), `node-gyp-build` and usearch's own lookup say when no addon
 // was built, and what Node says when the one found cannot be loaded here.
-const ADDON_FAILURE = /Could not locate the bindings file|No native build was found|Could not find native build|compiled against a different Node\.js version|\.node['"]?:? (?:invalid ELF header|cannot open shared object)|wrong ELF class/;
+const ADDON_FAILURE =
+  /Could not locate the bindings file|No native build was found|Could not find native build|compiled against a different Node\.js version|\.node['"]?:? (?:invalid ELF header|cannot open shared object)|wrong ELF class/;
 
 /** True when `error` says a native addon is missing or cannot be loaded by this Node.js. */
 export function isNativeAddonFailure(error: unknown): boolean {
@@ -29,7 +30,10 @@ export function isNativeAddonFailure(error: unknown): boolean {
  */
 export function nativeModuleMissing(module: string, packageName: string, cause: unknown): HermesMemoryError {
   // The loader's first sentence: what follows (the paths `bindings` tried) is noise here.
-  const why = describeError(cause).split("\n")[0]!.replace(/\.(\s.*)?$/, "").slice(0, 300);
+  const why = describeError(cause)
+    .split("\n")[0]!
+    .replace(/\.(\s.*)?$/, "")
+    .slice(0, 300);
   return new HermesMemoryError({
     code: NATIVE_MODULE_MISSING,
     message:
@@ -57,7 +61,12 @@ export interface NativeModuleLoader<T> {
  * modules, like better-sqlite3, only load it on first use). A failure to reach the addon becomes
  * `nativeModuleMissing(module, packageName, …)`; any other failure is kept as it was thrown.
  */
-export function createNativeModuleLoader<T>(from: string | URL, module: string, packageName: string, probe?: (loaded: T) => void): NativeModuleLoader<T> {
+export function createNativeModuleLoader<T>(
+  from: string | URL,
+  module: string,
+  packageName: string,
+  probe?: (loaded: T) => void,
+): NativeModuleLoader<T> {
   let loaded: T | undefined;
   let failure: unknown;
   let tried = false;

@@ -51,7 +51,12 @@ function queryWords(random: () => number, count: number): string[][] {
 }
 
 /** Rank `queries` with `ranker` until it keeps at least `words` lists (they arrive from the helper thread). */
-async function keepLists(ranker: LayeredRanker, queries: ReadonlyArray<ReturnType<typeof counted>>, words: number, timeoutMs = 20_000): Promise<void> {
+async function keepLists(
+  ranker: LayeredRanker,
+  queries: ReadonlyArray<ReturnType<typeof counted>>,
+  words: number,
+  timeoutMs = 20_000,
+): Promise<void> {
   await until(() => {
     for (const terms of queries) ranker.rank(terms, { limit: 5, candidates: 20 });
     return ranker.helperStatus().kept.words >= words;
@@ -65,16 +70,23 @@ describe("intersectFirst", () => {
     for (let round = 0; round < 300; round++) {
       // Ids from `low` (negative in some rounds: no bitmap is made then) to `low + spread`.
       const low = round % 7 === 0 ? -50 : 0;
-      const list = (n: number, spread: number) => Int32Array.from(new Set(Array.from({ length: n }, () => low + Math.floor(random() * spread)))).sort();
+      const list = (n: number, spread: number) =>
+        Int32Array.from(new Set(Array.from({ length: n }, () => low + Math.floor(random() * spread)))).sort();
       const a = list(Math.floor(random() * 400), 1 + Math.floor(random() * 3000));
       // Sometimes a hundred times longer, so the galloping search takes long steps; some sparse
       // enough to have no bitmap.
-      const b = list(Math.floor(random() * (round % 3 === 0 ? 40_000 : 400)), 1 + Math.floor(random() * (round % 2 === 0 ? 60_000 : 600_000)));
+      const b = list(
+        Math.floor(random() * (round % 3 === 0 ? 40_000 : 400)),
+        1 + Math.floor(random() * (round % 2 === 0 ? 60_000 : 600_000)),
+      );
       const max = 1 + Math.floor(random() * 200);
       const inB = new Set(b);
       const expected = [...a].filter((id) => inB.has(id)).slice(0, max);
       for (const [ka, kb] of [
-        [{ ids: a, bits: null }, { ids: b, bits: null }],
+        [
+          { ids: a, bits: null },
+          { ids: b, bits: null },
+        ],
         [
           { ids: a, bits: bitmapOf(a, a.length, Infinity) },
           { ids: b, bits: bitmapOf(b, b.length, Infinity) },
@@ -89,7 +101,13 @@ describe("intersectFirst", () => {
     expect(withBits).toBeGreaterThan(50);
     expect(intersectFirst({ ids: new Int32Array(0), bits: null }, { ids: Int32Array.of(1, 2), bits: null }, 5)).toEqual([]);
     const dense = Int32Array.from({ length: 100 }, (_, i) => i * 2);
-    expect(intersectFirst({ ids: Int32Array.of(-3, 4, 7, 198, 200, 5000), bits: null }, { ids: dense, bits: bitmapOf(dense, dense.length, Infinity) }, 10)).toEqual([4, 198]);
+    expect(
+      intersectFirst(
+        { ids: Int32Array.of(-3, 4, 7, 198, 200, 5000), bits: null },
+        { ids: dense, bits: bitmapOf(dense, dense.length, Infinity) },
+        10,
+      ),
+    ).toEqual([4, 198]);
   });
 
   it("makes a bitmap only for a dense list of non-negative ids within the size given", () => {
@@ -98,7 +116,13 @@ describe("intersectFirst", () => {
     expect(bits).not.toBeNull();
     for (let id = 0; id < bits.length * 32; id++) expect(((bits[id >>> 5]! >>> (id & 31)) & 1) === 1).toBe(id % 10 === 0 && id < 10_000);
     // One id per 100: too sparse.
-    expect(bitmapOf(Int32Array.from({ length: 1000 }, (_, i) => i * 100), 1000, Infinity)).toBeNull();
+    expect(
+      bitmapOf(
+        Int32Array.from({ length: 1000 }, (_, i) => i * 100),
+        1000,
+        Infinity,
+      ),
+    ).toBeNull();
     expect(bitmapOf(Int32Array.of(-1, 2, 3), 3, Infinity)).toBeNull();
     expect(bitmapOf(new Int32Array(0), 0, Infinity)).toBeNull();
     expect(bitmapOf(dense, dense.length, dense.byteLength + 100)).toBeNull();
@@ -146,7 +170,8 @@ describe("LayeredRanker with kept word lists", () => {
         .map((t) => t.term) as [string, string, string];
       const terms = () => counted([a, b, c]);
       await keepLists(listed, [terms()], 3);
-      const same = () => expect(listed.rank(terms(), { limit: 5, candidates: 20 })).toEqual(plain.rank(terms(), { limit: 5, candidates: 20 }));
+      const same = () =>
+        expect(listed.rank(terms(), { limit: 5, candidates: 20 })).toEqual(plain.rank(terms(), { limit: 5, candidates: 20 }));
       same();
 
       // Appended through `writing`: the lists stay, and the new rows (short, holding all three
@@ -156,14 +181,22 @@ describe("LayeredRanker with kept word lists", () => {
         () => true,
       );
       const top = listed.rank(terms(), { limit: 5, candidates: 20 });
-      expect(top.slice(0, 2).map((r) => r.id).sort()).toEqual([...appended].sort());
+      expect(
+        top
+          .slice(0, 2)
+          .map((r) => r.id)
+          .sort(),
+      ).toEqual([...appended].sort());
       expect(listed.helperStatus().kept.words).toBe(3);
       same();
 
       // A row edited by this connection, outside `writing`: every list is dropped at the next ranking.
       const id = appended[0]!;
       db.transaction(() => {
-        db.prepare("INSERT INTO docs_fts (docs_fts, rowid, body, who) VALUES ('delete', ?, ?, 'bob')").run(id, `${a} ${b} ${c} ${a} ${b} ${c}`);
+        db.prepare("INSERT INTO docs_fts (docs_fts, rowid, body, who) VALUES ('delete', ?, ?, 'bob')").run(
+          id,
+          `${a} ${b} ${c} ${a} ${b} ${c}`,
+        );
         db.prepare("UPDATE docs SET body = 'nothing here' WHERE id = ?").run(id);
         db.prepare("INSERT INTO docs_fts (rowid, body, who) VALUES (?, 'nothing here', 'bob')").run(id);
       })();
@@ -184,7 +217,10 @@ describe("LayeredRanker with kept word lists", () => {
       // cannot tell what the other one wrote).
       pastRequestPause();
       await keepLists(listed, [terms()], 3);
-      const otherId = Number(other.prepare("INSERT INTO docs (body, who, kind, session) VALUES (?, 'bob', 'fact', 's1')").run(`${a} ${b} ${c} ${c}`).lastInsertRowid);
+      const otherId = Number(
+        other.prepare("INSERT INTO docs (body, who, kind, session) VALUES (?, 'bob', 'fact', 's1')").run(`${a} ${b} ${c} ${c}`)
+          .lastInsertRowid,
+      );
       other.prepare("INSERT INTO docs_fts (rowid, body, who) VALUES (?, ?, 'bob')").run(otherId, `${a} ${b} ${c} ${c}`);
       const afterOther = listed.rank(terms(), { limit: 5, candidates: 20 });
       expect(listed.helperStatus().kept.words).toBe(0);
@@ -194,7 +230,10 @@ describe("LayeredRanker with kept word lists", () => {
       // A write this connection reports as more than appends drops them too.
       pastRequestPause();
       await keepLists(listed, [terms()], 3);
-      listed.writing(() => insertRow(`${a} ${b}`), () => false);
+      listed.writing(
+        () => insertRow(`${a} ${b}`),
+        () => false,
+      );
       listed.rank(terms(), { limit: 5, candidates: 20 });
       expect(listed.helperStatus().kept.words).toBe(0);
       same();
@@ -202,7 +241,10 @@ describe("LayeredRanker with kept word lists", () => {
       // A write while nothing is kept or asked for drops nothing, so it starts no pause: an agent
       // writing a turn between every two searches still gets its lists (well within 5 s).
       pastRequestPause();
-      listed.writing(() => insertRow(`${a} ${c}`), () => true);
+      listed.writing(
+        () => insertRow(`${a} ${c}`),
+        () => true,
+      );
       await keepLists(listed, [terms()], 3, 3_000);
       same();
     } finally {

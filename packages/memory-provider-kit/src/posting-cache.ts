@@ -26,7 +26,10 @@ export interface PostingList {
 }
 
 /** Reads a word's complete list off the calling thread (the pool helper); `false` when it cannot take the request. */
-export type PostingReader = (read: { sql: string; args: readonly unknown[]; maxSql: string }, done: (list: PostingList | null) => void) => boolean;
+export type PostingReader = (
+  read: { sql: string; args: readonly unknown[]; maxSql: string },
+  done: (list: PostingList | null) => void,
+) => boolean;
 
 /**
  * A list with at least one id per this many of the ids up to its last also keeps a bitmap of its
@@ -200,7 +203,12 @@ export class PostingCache {
       const asked = read({ sql: this.listSql, args: [this.matchOf(term)], maxSql: this.maxSql }, (list) => {
         if (this.pending.get(term) === epoch) this.pending.delete(term);
         if (list === null || epoch !== this.epoch || this.entries.has(term)) return;
-        const entry: Entry = { ids: list.ids, length: list.ids.length, bits: bitmapOf(list.ids, list.ids.length, this.maxBytes * MAX_LIST_SHARE), seenTo: list.seenTo };
+        const entry: Entry = {
+          ids: list.ids,
+          length: list.ids.length,
+          bits: bitmapOf(list.ids, list.ids.length, this.maxBytes * MAX_LIST_SHARE),
+          seenTo: list.seenTo,
+        };
         this.entries.set(term, entry);
         this.bytes += entryBytes(entry);
         this.evict();

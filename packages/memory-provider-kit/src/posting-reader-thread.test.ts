@@ -94,7 +94,17 @@ describe("LayeredRanker with a pool helper thread", () => {
         INSERT INTO docs_fts(docs_fts) VALUES ('rebuild');
       `);
       const inMemory = new LayeredRanker(memory, WEIGHTS, SCHEMA, { helper: { minRows: 0 } });
-      expect(inMemory.rank([{ term: "w10q", df: 1 }, { term: "w12q", df: 1 }], { limit: 5, candidates: 20 }).map((r) => r.id)).toEqual([1, 2]);
+      expect(
+        inMemory
+          .rank(
+            [
+              { term: "w10q", df: 1 },
+              { term: "w12q", df: 1 },
+            ],
+            { limit: 5, candidates: 20 },
+          )
+          .map((r) => r.id),
+      ).toEqual([1, 2]);
       expect(inMemory.helperStatus().state).toBe("off");
     } finally {
       memory.close();
@@ -115,8 +125,14 @@ describe("LayeredRanker with a pool helper thread", () => {
     const small = new LayeredRanker(db, WEIGHTS, SCHEMA, { helper: { minRows: ROWS + 1 } });
     const errors: unknown[] = [];
     try {
-      large.warmInBackground(() => true, (error) => errors.push(error));
-      small.warmInBackground(() => true, (error) => errors.push(error));
+      large.warmInBackground(
+        () => true,
+        (error) => errors.push(error),
+      );
+      small.warmInBackground(
+        () => true,
+        (error) => errors.push(error),
+      );
       await until(() => large.helperStatus().state === "running");
       await until(() => small.warmLengths(1)); // every length kept: the warm-up has run to its end
       expect(small.helperStatus().state).toBe("off");
@@ -204,7 +220,12 @@ describe("PostingReaderThread", () => {
       helper.close();
     }
     expect(helper.stopped).toBe("closed");
-    expect(helper.offer([{ sql: "SELECT 1", args: [] }, { sql: "SELECT 2", args: [] }])).toBeNull();
+    expect(
+      helper.offer([
+        { sql: "SELECT 1", args: [] },
+        { sql: "SELECT 2", args: [] },
+      ]),
+    ).toBeNull();
   });
 
   /**
@@ -301,7 +322,12 @@ describe("PostingReaderThread", () => {
       expect(reasons).toHaveLength(1);
       expect(helper.usable).toBe(false);
       // A stopped helper takes no more batches: the caller reads every pool itself.
-      expect(helper.offer([{ sql: "SELECT 1", args: [] }, { sql: "SELECT 2", args: [] }])).toBeNull();
+      expect(
+        helper.offer([
+          { sql: "SELECT 1", args: [] },
+          { sql: "SELECT 2", args: [] },
+        ]),
+      ).toBeNull();
     } finally {
       store.close();
     }

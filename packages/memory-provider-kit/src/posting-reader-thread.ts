@@ -303,7 +303,8 @@ export class PostingReaderThread {
     if (Atomics.load(this.control, DONE + slot) !== batch) {
       if (this.abandoned === batch) return local();
       this.abandoned = batch;
-      if (++this.missedWaits >= MAX_MISSED_WAITS) this.stop(`the helper did not answer within ${this.waitMs} ms ${MAX_MISSED_WAITS} times in a row`);
+      if (++this.missedWaits >= MAX_MISSED_WAITS)
+        this.stop(`the helper did not answer within ${this.waitMs} ms ${MAX_MISSED_WAITS} times in a row`);
       return local();
     }
     this.missedWaits = 0;

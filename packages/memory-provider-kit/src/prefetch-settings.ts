@@ -12,6 +12,20 @@ export const DEFAULT_PREFETCH_MAX_CHARS = 2000;
 
 /** `prefetch_limit` and `prefetch_max_chars`, to spread into a provider's `ConfigField` list. */
 export const PREFETCH_CONFIG_FIELDS = [
-  { key: "prefetch_limit", description: "Memories recalled before each turn", default: DEFAULT_PREFETCH_LIMIT, type: "integer", minimum: 1, maximum: 50 },
-  { key: "prefetch_max_chars", description: "Character budget of the recalled block", default: DEFAULT_PREFETCH_MAX_CHARS, type: "integer", minimum: 50, maximum: 1_000_000 },
+  {
+    key: "prefetch_limit",
+    description: "Memories recalled before each turn",
+    default: DEFAULT_PREFETCH_LIMIT,
+    type: "integer",
+    minimum: 1,
+    maximum: 50,
+  },
+  {
+    key: "prefetch_max_chars",
+    description: "Character budget of the recalled block",
+    default: DEFAULT_PREFETCH_MAX_CHARS,
+    type: "integer",
+    minimum: 50,
+    maximum: 1_000_000,
+  },
 ] as const satisfies readonly ConfigField[];

@@ -5,7 +5,9 @@ import { chatMessageText, checkpointDigest, checkpointItems, mirroredWrite, swit
 
 describe("turnItem", () => {
   it("is the labelled turn text of the turn's session and the session's user, with the author in metadata", () => {
-    expect(turnItem(" hi ", "hello", { sessionId: "s2", turnAuthor: { id: "u9", name: "Dana" } }, { sessionId: "s1", userId: "alice" })).toEqual({
+    expect(
+      turnItem(" hi ", "hello", { sessionId: "s2", turnAuthor: { id: "u9", name: "Dana" } }, { sessionId: "s1", userId: "alice" }),
+    ).toEqual({
       kind: "turn",
       content: "Dana: hi\nAssistant: hello",
       speaker: "Dana",
@@ -16,7 +18,14 @@ describe("turnItem", () => {
   });
 
   it("falls back to the provider's session and the turn's author, and is null when both sides are empty", () => {
-    expect(turnItem("hi", "", { sessionId: "", turnAuthor: { id: "u9" } }, { sessionId: "s1" })).toEqual({ kind: "turn", content: "User: hi", speaker: "User", sessionId: "s1", userId: "u9", metadata: { authorId: "u9" } });
+    expect(turnItem("hi", "", { sessionId: "", turnAuthor: { id: "u9" } }, { sessionId: "s1" })).toEqual({
+      kind: "turn",
+      content: "User: hi",
+      speaker: "User",
+      sessionId: "s1",
+      userId: "u9",
+      metadata: { authorId: "u9" },
+    });
     expect(turnItem("hi", "", undefined, {})).toEqual({ kind: "turn", content: "User: hi", speaker: "User", metadata: {} });
     expect(turnItem(" ", "", { sessionId: "s1" }, {})).toBeNull();
   });
@@ -59,7 +68,15 @@ describe("checkpointItems", () => {
 describe("chatMessageText", () => {
   it("reads string content and the text parts of a content array", () => {
     expect(chatMessageText({ role: "user", content: "plain" })).toBe("plain");
-    expect(chatMessageText({ role: "user", content: [{ type: "text", text: "a" }, { type: "text", text: "b" }] })).toBe("a\nb");
+    expect(
+      chatMessageText({
+        role: "user",
+        content: [
+          { type: "text", text: "a" },
+          { type: "text", text: "b" },
+        ],
+      }),
+    ).toBe("a\nb");
     expect(chatMessageText({ role: "user", content: null })).toBe("");
   });
 });
@@ -68,15 +85,29 @@ describe("mirroredWrite", () => {
   const session = { sessionId: "s1", userId: "alice" };
   it("add stores the trimmed entry as a fact of the session's user, in the write's session", () => {
     expect(mirroredWrite("add", "memory", " likes tea ", { sessionId: "s7" }, session)).toEqual({
-      store: { kind: "fact", content: "likes tea", tags: ["memory"], metadata: { source: "builtin", target: "memory" }, sessionId: "s7", userId: "alice" },
+      store: {
+        kind: "fact",
+        content: "likes tea",
+        tags: ["memory"],
+        metadata: { source: "builtin", target: "memory" },
+        sessionId: "s7",
+        userId: "alice",
+      },
     });
-    expect(mirroredWrite("add", "user", "likes tea", {}, {})).toEqual({ store: { kind: "fact", content: "likes tea", tags: ["user"], metadata: { source: "builtin", target: "user" } } });
+    expect(mirroredWrite("add", "user", "likes tea", {}, {})).toEqual({
+      store: { kind: "fact", content: "likes tea", tags: ["user"], metadata: { source: "builtin", target: "user" } },
+    });
     expect(mirroredWrite("add", "memory", "  ", {}, session)).toEqual({});
   });
 
   it("replace removes the earlier entry's fact unless it says the same, and stores the new one", () => {
-    expect(mirroredWrite("replace", "memory", "likes coffee", { previousContent: " likes tea " }, session)).toMatchObject({ remove: "likes tea", store: { content: "likes coffee" } });
-    expect(mirroredWrite("replace", "memory", "likes tea", { previousContent: "likes tea" }, session)).toEqual({ store: expect.objectContaining({ content: "likes tea" }) });
+    expect(mirroredWrite("replace", "memory", "likes coffee", { previousContent: " likes tea " }, session)).toMatchObject({
+      remove: "likes tea",
+      store: { content: "likes coffee" },
+    });
+    expect(mirroredWrite("replace", "memory", "likes tea", { previousContent: "likes tea" }, session)).toEqual({
+      store: expect.objectContaining({ content: "likes tea" }),
+    });
   });
 
   it("remove removes the fact of the previous content, else of the content, and stores nothing", () => {
@@ -89,14 +120,24 @@ describe("mirroredWrite", () => {
 describe("switchSessionAfterFlush", () => {
   it("switches after a successful flush and resolves true", async () => {
     const order: string[] = [];
-    await expect(switchSessionAfterFlush(async () => void order.push("flush"), () => void order.push("switch"))).resolves.toBe(true);
+    await expect(
+      switchSessionAfterFlush(
+        async () => void order.push("flush"),
+        () => void order.push("switch"),
+      ),
+    ).resolves.toBe(true);
     expect(order).toEqual(["flush", "switch"]);
   });
 
   it("still switches when the flush fails, then throws the flush's error", async () => {
     const failure = new HermesMemoryError({ code: "STORAGE_FAILED", message: "disk full" });
     let switched = false;
-    await expect(switchSessionAfterFlush(() => Promise.reject(failure), () => void (switched = true))).rejects.toBe(failure);
+    await expect(
+      switchSessionAfterFlush(
+        () => Promise.reject(failure),
+        () => void (switched = true),
+      ),
+    ).rejects.toBe(failure);
     expect(switched).toBe(true);
   });
 });

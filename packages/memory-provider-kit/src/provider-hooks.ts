@@ -33,7 +33,12 @@ export interface TurnItem {
  * (`options.sessionId`), else the provider's current one; the user is the session's user, else the
  * turn's author (a profile without a user still keeps whose turn it was).
  */
-export function turnItem(userContent: unknown, assistantContent: unknown, options: SyncTurnOptions | undefined, session: HookSession): TurnItem | null {
+export function turnItem(
+  userContent: unknown,
+  assistantContent: unknown,
+  options: SyncTurnOptions | undefined,
+  session: HookSession,
+): TurnItem | null {
   const author = options?.turnAuthor;
   const content = turnText(userContent, assistantContent, author);
   if (!content) return null;
@@ -85,7 +90,12 @@ export interface CheckpointItem {
  * repeats messages already archived, and each message is archived once per user.
  */
 export function checkpointDigest(role: string, text: string, userId?: string): string {
-  return createHash("sha256").update("fact\0").update(userId ?? "").update("\0").update(`checkpoint\0${role}\0${text.trim()}`).digest("hex");
+  return createHash("sha256")
+    .update("fact\0")
+    .update(userId ?? "")
+    .update("\0")
+    .update(`checkpoint\0${role}\0${text.trim()}`)
+    .digest("hex");
 }
 
 /**
@@ -107,7 +117,15 @@ export function checkpointItems(messages: unknown, session: HookSession): Checkp
     const digest = checkpointDigest(role, text, session.userId || undefined);
     if (seen.has(digest)) continue;
     seen.add(digest);
-    const item: CheckpointItem = { kind: "checkpoint", content: checkpointText(role, text), role, text, speaker: role, metadata: { role }, digest };
+    const item: CheckpointItem = {
+      kind: "checkpoint",
+      content: checkpointText(role, text),
+      role,
+      text,
+      speaker: role,
+      metadata: { role },
+      digest,
+    };
     if (session.sessionId) item.sessionId = session.sessionId;
     if (session.userId) item.userId = session.userId;
     out.push(item);
@@ -142,7 +160,13 @@ export interface MirroredWrite {
  * text stores or removes nothing. The fact belongs to the session's user and to the write's
  * session (`metadata.sessionId`) when it names one.
  */
-export function mirroredWrite(action: MemoryWriteAction, target: MemoryWriteTarget, content: unknown, metadata: MemoryWriteMetadata | undefined, session: HookSession): MirroredWrite {
+export function mirroredWrite(
+  action: MemoryWriteAction,
+  target: MemoryWriteTarget,
+  content: unknown,
+  metadata: MemoryWriteMetadata | undefined,
+  session: HookSession,
+): MirroredWrite {
   const text = typeof content === "string" ? content.trim() : "";
   const previous = typeof metadata?.previousContent === "string" ? metadata.previousContent.trim() : "";
   const out: MirroredWrite = {};

@@ -1,6 +1,15 @@
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { DOCUMENT_FREQUENCY_CACHE_SIZE, DocumentFrequencies, ftsTermCounter, planQueryRanking, planRanking, planRelated, relatedTermCap, relatedToRank } from "./rank-plan.js";
+import {
+  DOCUMENT_FREQUENCY_CACHE_SIZE,
+  DocumentFrequencies,
+  ftsTermCounter,
+  planQueryRanking,
+  planRanking,
+  planRelated,
+  relatedTermCap,
+  relatedToRank,
+} from "./rank-plan.js";
 import { relatedTerms } from "./related-terms.js";
 
 describe("planRanking", () => {
@@ -29,7 +38,11 @@ describe("planRanking", () => {
     // 80 items: "name" (40 = half) is floored too.
     expect(planRanking(["name", "topic"], 80, count)).toEqual({ mode: "bm25", terms: ["topic"], floored: ["name"] });
     // A floored word too common for FTS5's bm25() (60,000 of 100,000 items) is left out for good.
-    expect(planRanking(["rare", "huge"], 100_000, (t) => ({ rare: 40, huge: 60_000 })[t] ?? 0)).toEqual({ mode: "bm25", terms: ["rare"], floored: [] });
+    expect(planRanking(["rare", "huge"], 100_000, (t) => ({ rare: 40, huge: 60_000 })[t] ?? 0)).toEqual({
+      mode: "bm25",
+      terms: ["rare"],
+      floored: [],
+    });
   });
 
   it("in larger stores drops words no item holds and uses the layered ranker only for a word in more than 0.2 % of the items", () => {
@@ -175,7 +188,9 @@ describe("relatedToRank", () => {
     const related = relatedTerms(["kids"]);
     expect(related).toContain("children");
     const calls: Array<[string[], number]> = [];
-    const frequencies = new DocumentFrequencies((terms, limit) => (calls.push([[...terms], limit]), terms.map((t) => (t === "children" ? 3 : 1_000))));
+    const frequencies = new DocumentFrequencies(
+      (terms, limit) => (calls.push([[...terms], limit]), terms.map((t) => (t === "children" ? 3 : 1_000))),
+    );
     // 1,000 items: cap 50, counted up to 51.
     expect(relatedToRank(["kids"], 1_000, frequencies)).toEqual(["children"]);
     expect(calls).toEqual([[related, 51]]);
@@ -219,7 +234,10 @@ describe("planQueryRanking", () => {
     const counts: Record<string, number> = { kids: 4, park: 0, children: 3 };
     const frequencies = new DocumentFrequencies((terms, limit) => (calls.push([[...terms], limit]), terms.map((t) => counts[t] ?? 1_000)));
     const planned = planQueryRanking(["kids", "park"], 1_000, frequencies);
-    expect(planned).toEqual({ plan: planRanking(["kids", "park"], 1_000, (t) => counts[t] ?? 1_000), related: relatedToRank(["kids"], 1_000, frequencies) });
+    expect(planned).toEqual({
+      plan: planRanking(["kids", "park"], 1_000, (t) => counts[t] ?? 1_000),
+      related: relatedToRank(["kids"], 1_000, frequencies),
+    });
     expect(planned!.related).toContain("children");
     // The query's words in one call (up to half the store plus one), the related words in another.
     expect(calls[0]).toEqual([["kids", "park"], 501]);

@@ -26,7 +26,8 @@ export const COMMON_TERM_MIN_DOCS = 2000;
  * that hold none of `terms`, after every row that does, so a caller that finds fewer hits than it
  * wants can rank again with them added (with bm25()).
  */
-export type RankPlan = { mode: "bm25"; terms: string[]; floored: string[] } | { mode: "layered"; terms: CountedTerm[]; floored: string[] } | null;
+export type RankPlan =
+  { mode: "bm25"; terms: string[]; floored: string[] } | { mode: "layered"; terms: CountedTerm[]; floored: string[] } | null;
 
 /**
  * The ranking rule. Each word's document count is asked for (`documentFrequency`, which may cache
@@ -85,7 +86,11 @@ export function relatedToRank(terms: readonly string[], total: number, frequenci
  * `planRanking` over their counts in `frequencies` (counted together), then, when some word is
  * found, the related words ranked beside them (`relatedToRank`). `null` when no word is found.
  */
-export function planQueryRanking(terms: readonly string[], total: number, frequencies: DocumentFrequencies): { plan: NonNullable<RankPlan>; related: string[] } | null {
+export function planQueryRanking(
+  terms: readonly string[],
+  total: number,
+  frequencies: DocumentFrequencies,
+): { plan: NonNullable<RankPlan>; related: string[] } | null {
   const plan = planRanking(terms, total, frequencies.lookup(terms, total));
   if (plan === null) return null;
   return { plan, related: relatedToRank(terms, total, frequencies) };
@@ -151,7 +156,8 @@ export class DocumentFrequencies {
     if (missing.size === 0) return counts;
     const words = [...missing.keys()];
     const found = this.count(words, limit);
-    if (found.length !== words.length) throw new Error(`DocumentFrequencies: the counter returned ${found.length} counts for ${words.length} words`);
+    if (found.length !== words.length)
+      throw new Error(`DocumentFrequencies: the counter returned ${found.length} counts for ${words.length} words`);
     words.forEach((term, w) => {
       const df = found[w]!;
       for (const i of missing.get(term)!) counts[i] = df;

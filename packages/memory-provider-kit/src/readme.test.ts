@@ -25,7 +25,10 @@ function exportedNames(entry: "index" | "sqlite"): string[] {
 describe("README.md", () => {
   it("names every export of both entries in code, each in its entry's part", () => {
     const [authoringPart, sqlitePart] = readme.split("## API: the SQLite search engine");
-    for (const [entry, part] of [["index", authoringPart!], ["sqlite", sqlitePart!]] as const) {
+    for (const [entry, part] of [
+      ["index", authoringPart!],
+      ["sqlite", sqlitePart!],
+    ] as const) {
       const names = exportedNames(entry);
       expect(names.length).toBeGreaterThan(30);
       const code = [...part.matchAll(/```[\s\S]*?```|`[^`]+`/g)].map((m) => m[0]).join("\n");

@@ -2,7 +2,14 @@ import { describe, expect, it } from "vitest";
 import type { MemoryHit } from "@hermes/memory-core";
 import { formatRecall, recallEntryCount } from "./recall-format.js";
 
-const hit = (content: string, kind: MemoryHit["kind"] = "turn"): MemoryHit => ({ id: "1", content, kind, score: 1, createdAt: "2026-01-02T03:04:05Z", metadata: {} });
+const hit = (content: string, kind: MemoryHit["kind"] = "turn"): MemoryHit => ({
+  id: "1",
+  content,
+  kind,
+  score: 1,
+  createdAt: "2026-01-02T03:04:05Z",
+  metadata: {},
+});
 
 describe("formatRecall", () => {
   it("renders a header and one labelled line per hit, whitespace collapsed", () => {
@@ -17,7 +24,8 @@ describe("formatRecall", () => {
 
   it("never exceeds the budget, shortens with an ellipsis, and is empty when nothing fits", () => {
     const long = hit("word ".repeat(200));
-    for (const max of [30, 60, 100, 500, 2000]) expect(formatRecall([long, long], { header: "## H", maxChars: max }).length).toBeLessThanOrEqual(max);
+    for (const max of [30, 60, 100, 500, 2000])
+      expect(formatRecall([long, long], { header: "## H", maxChars: max }).length).toBeLessThanOrEqual(max);
     expect(formatRecall([long], { header: "## H", maxChars: 80 }).endsWith("…")).toBe(true);
     expect(formatRecall([long], { header: "## H", maxChars: 30 })).toBe("");
     expect(formatRecall([], { header: "## H", maxChars: 100 })).toBe("");

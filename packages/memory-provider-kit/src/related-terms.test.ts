@@ -37,7 +37,9 @@ describe("relatedTerms", () => {
     const terms = uniqueTerms("What do Melanie's kids and dogs like?");
     expect(terms).toEqual(["melanie", "kids", "dogs"]);
     const related = relatedTerms(terms);
-    expect(related).toEqual([...relatedWords("kids"), ...relatedWords("dogs")].filter((w, i, all) => all.indexOf(w) === i && !terms.includes(w)));
+    expect(related).toEqual(
+      [...relatedWords("kids"), ...relatedWords("dogs")].filter((w, i, all) => all.indexOf(w) === i && !terms.includes(w)),
+    );
     // "pets" and "dogs" are each other's neighbours: a query with both adds neither again.
     expect(relatedWords("pets")).toContain("dogs");
     expect(relatedTerms(["pets", "dogs"])).not.toContain("dogs");
@@ -47,7 +49,9 @@ describe("relatedTerms", () => {
   it("adds nothing for names, made-up or non-English words, or no words, and stops at the cap", () => {
     expect(relatedTerms([])).toEqual([]);
     expect(relatedTerms(["melanie", "xyzzy", "über"])).toEqual([]);
-    const many = RELATED_WORDS_TEXT.split("\n").slice(0, 40).map((l) => l.split(" ")[0]!);
+    const many = RELATED_WORDS_TEXT.split("\n")
+      .slice(0, 40)
+      .map((l) => l.split(" ")[0]!);
     expect(relatedTerms(many)).toHaveLength(MAX_RELATED_TERMS);
     expect(relatedTerms(many, 5)).toEqual(relatedTerms(many).slice(0, 5));
     expect(relatedTerms(many, 0)).toEqual([]);

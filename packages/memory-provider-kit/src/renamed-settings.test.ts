@@ -8,10 +8,15 @@ describe("applyRenamedSettings", () => {
     const warnings: string[] = [];
     const warn = (message: string) => warnings.push(message);
     const section = { prefetch_chars: 900, hybrid: true };
-    expect(applyRenamedSettings(section, renames, { where: "memory.x in /a/config.yaml", keys: "snake", warn })).toEqual({ prefetch_max_chars: 900, hybrid: true });
+    expect(applyRenamedSettings(section, renames, { where: "memory.x in /a/config.yaml", keys: "snake", warn })).toEqual({
+      prefetch_max_chars: 900,
+      hybrid: true,
+    });
     expect(section).toEqual({ prefetch_chars: 900, hybrid: true });
     applyRenamedSettings(section, renames, { where: "memory.x in /a/config.yaml", keys: "snake", warn });
-    expect(warnings).toEqual(["memory.x in /a/config.yaml: prefetch_chars is the old name of prefetch_max_chars and is read as prefetch_max_chars; rename it to prefetch_max_chars."]);
+    expect(warnings).toEqual([
+      "memory.x in /a/config.yaml: prefetch_chars is the old name of prefetch_max_chars and is read as prefetch_max_chars; rename it to prefetch_max_chars.",
+    ]);
     applyRenamedSettings(section, renames, { where: "memory.x in /b/config.yaml", keys: "snake", warn });
     expect(warnings).toHaveLength(2);
   });
@@ -24,7 +29,10 @@ describe("applyRenamedSettings", () => {
 
   it("refuses the old and the new key together with INVALID_CONFIG naming both", () => {
     expect(() => applyRenamedSettings({ prefetch_chars: 1, prefetch_max_chars: 2 }, renames, { where: "memory.x", keys: "snake" })).toThrow(
-      expect.objectContaining({ code: "INVALID_CONFIG", message: expect.stringMatching(/memory\.x sets both prefetch_chars and prefetch_max_chars.*Remove prefetch_chars/) }),
+      expect.objectContaining({
+        code: "INVALID_CONFIG",
+        message: expect.stringMatching(/memory\.x sets both prefetch_chars and prefetch_max_chars.*Remove prefetch_chars/),
+      }),
     );
   });
 });

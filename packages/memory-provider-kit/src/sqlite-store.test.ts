@@ -67,7 +67,9 @@ describe("openSqliteStore", () => {
         throw new Error("step 2 failed");
       },
     };
-    expect(() => openSqliteStore(file, failing)).toThrow(expect.objectContaining({ code: "STORAGE_FAILED", message: expect.stringMatching(/step 2 failed/) }));
+    expect(() => openSqliteStore(file, failing)).toThrow(
+      expect.objectContaining({ code: "STORAGE_FAILED", message: expect.stringMatching(/step 2 failed/) }),
+    );
     expect(fs.readdirSync(dir)).toEqual(["s.db"]);
     // Only the header's change counters may differ: the schema, the rows and the journal mode are as before.
     const Driver = loader.load()!;
@@ -76,7 +78,12 @@ describe("openSqliteStore", () => {
       fs.writeFileSync(copy, bytes);
       const db = new Driver(copy, { readonly: true });
       try {
-        return { schema: db.prepare("SELECT sql FROM sqlite_master ORDER BY name").pluck().all(), rows: db.prepare("SELECT x FROM t").pluck().all(), version: db.pragma("user_version", { simple: true }), journal: db.pragma("journal_mode", { simple: true }) };
+        return {
+          schema: db.prepare("SELECT sql FROM sqlite_master ORDER BY name").pluck().all(),
+          rows: db.prepare("SELECT x FROM t").pluck().all(),
+          version: db.pragma("user_version", { simple: true }),
+          journal: db.pragma("journal_mode", { simple: true }),
+        };
       } finally {
         db.close();
       }
@@ -152,7 +159,9 @@ describe("openSqliteStore", () => {
           }
         })();
         expect(HermesMemoryError.hasCode(error, "STORAGE_FAILED")).toBe(true);
-        expect(String((error as Error).message)).toMatch(/another process has held its lock for more than 0\.2 s.*retry once it has finished/);
+        expect(String((error as Error).message)).toMatch(
+          /another process has held its lock for more than 0\.2 s.*retry once it has finished/,
+        );
         expect(isUnwritableError(error)).toBe(false);
       }
     } finally {
@@ -222,9 +231,16 @@ describe("openSqliteStore", () => {
     closeSqliteStore(first);
     const holder = await holdWriteLock(file, 60_000);
     try {
-      const { result: error, stallMs } = await longestStall(() => openSqliteStoreAsync(file, spec(2), { lockWaitMs: 600 }).then(() => undefined, (e: unknown) => e));
+      const { result: error, stallMs } = await longestStall(() =>
+        openSqliteStoreAsync(file, spec(2), { lockWaitMs: 600 }).then(
+          () => undefined,
+          (e: unknown) => e,
+        ),
+      );
       expect(HermesMemoryError.hasCode(error, "STORAGE_FAILED")).toBe(true);
-      expect(String((error as Error).message)).toMatch(/another process has held its lock for more than 0\.6 s.*retry once it has finished/);
+      expect(String((error as Error).message)).toMatch(
+        /another process has held its lock for more than 0\.6 s.*retry once it has finished/,
+      );
       expect(stallMs).toBeLessThan(300);
     } finally {
       await holder.release();
@@ -244,7 +260,9 @@ describe("openSqliteStore", () => {
     const saved = process.env.HERMES_SQLITE_LOCK_WAIT_MS;
     try {
       process.env.HERMES_SQLITE_LOCK_WAIT_MS = "soon";
-      expect(() => openSqliteStore(file, spec())).toThrow(expect.objectContaining({ code: "INVALID_CONFIG", message: expect.stringMatching(/HERMES_SQLITE_LOCK_WAIT_MS="soon"/) }));
+      expect(() => openSqliteStore(file, spec())).toThrow(
+        expect.objectContaining({ code: "INVALID_CONFIG", message: expect.stringMatching(/HERMES_SQLITE_LOCK_WAIT_MS="soon"/) }),
+      );
       expect(() => openSqliteStore(file, spec(), { lockWaitMs: -1 })).toThrow(expect.objectContaining({ code: "INVALID_ARGUMENT" }));
       process.env.HERMES_SQLITE_LOCK_WAIT_MS = "100";
       const holder = await holdWriteLock(file, 60_000);
@@ -277,7 +295,15 @@ describe("errors", () => {
       expect(isUnwritableError({ code }), code).toBe(true);
       expect(isUnwritableError(storageError("x", { code }, "f")), code).toBe(true);
     }
-    for (const code of ["SQLITE_BUSY", "SQLITE_BUSY_SNAPSHOT", "SQLITE_LOCKED", "SQLITE_CORRUPT", "SQLITE_NOTADB", "SQLITE_FULL", "ENOSPC"]) {
+    for (const code of [
+      "SQLITE_BUSY",
+      "SQLITE_BUSY_SNAPSHOT",
+      "SQLITE_LOCKED",
+      "SQLITE_CORRUPT",
+      "SQLITE_NOTADB",
+      "SQLITE_FULL",
+      "ENOSPC",
+    ]) {
       expect(isUnwritableError({ code }), code).toBe(false);
       expect(isUnwritableError(storageError("x", { code }, "f")), code).toBe(false);
     }

@@ -90,7 +90,10 @@ const LOCK_RETRY_MS = 20;
 function lockWaitMs(options: OpenSqliteStoreOptions): number {
   if (options.lockWaitMs !== undefined) {
     if (!Number.isFinite(options.lockWaitMs) || options.lockWaitMs < 0) {
-      throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `lockWaitMs must be a non-negative number of milliseconds; got ${String(options.lockWaitMs)}.` });
+      throw new HermesMemoryError({
+        code: "INVALID_ARGUMENT",
+        message: `lockWaitMs must be a non-negative number of milliseconds; got ${String(options.lockWaitMs)}.`,
+      });
     }
     return options.lockWaitMs;
   }
@@ -175,7 +178,10 @@ function* openSteps(file: string, spec: SqliteStoreSpec, options: OpenSqliteStor
   const Driver = spec.driver;
   if (!Driver) {
     if (HermesMemoryError.hasCode(spec.driverError, NATIVE_MODULE_MISSING)) throw spec.driverError;
-    throw new HermesMemoryError({ code: "PROVIDER_UNAVAILABLE", message: spec.unavailable ?? `better-sqlite3 could not be loaded. Reinstall ${spec.packageName} so its native addon is built.` });
+    throw new HermesMemoryError({
+      code: "PROVIDER_UNAVAILABLE",
+      message: spec.unavailable ?? `better-sqlite3 could not be loaded. Reinstall ${spec.packageName} so its native addon is built.`,
+    });
   }
   const readonly = options.readonly === true;
   const waitMs = lockWaitMs(options);
@@ -189,11 +195,14 @@ function* openSteps(file: string, spec: SqliteStoreSpec, options: OpenSqliteStor
     if (isNativeAddonFailure(error)) throw nativeModuleMissing("better-sqlite3", spec.packageName, error);
     // A WAL database on a read-only mount cannot be opened without its `-shm` file (files closed
     // by `closeSqliteStore` are in rollback-journal mode; older ones are read from a private copy).
-    if (readonly && (error as { code?: string }).code === "SQLITE_CANTOPEN" && fs.existsSync(file)) return yield* prepareStore(openReadOnlyCopy(file, spec), file, true, spec, options, waitMs, attemptMs);
+    if (readonly && (error as { code?: string }).code === "SQLITE_CANTOPEN" && fs.existsSync(file))
+      return yield* prepareStore(openReadOnlyCopy(file, spec), file, true, spec, options, waitMs, attemptMs);
     throw storageError(
       `cannot open the ${spec.label} at ${file}${readonly ? " read-only" : ""}`,
       error,
-      readonly ? "check that it exists and is readable" : (options.openFix ?? "check that the directory exists and is writable, and that there is free space"),
+      readonly
+        ? "check that it exists and is readable"
+        : (options.openFix ?? "check that the directory exists and is writable, and that there is free space"),
     );
   }
   return yield* prepareStore(db, file, readonly, spec, options, waitMs, attemptMs);
@@ -290,7 +299,11 @@ function* prepareStore(
   } catch (error) {
     db.close();
     if (HermesMemoryError.isInstance(error)) throw error;
-    throw storageError(`cannot prepare the ${spec.label} at ${file}`, error, "check the file; if it is corrupt, restore it from a backup or move it away to start fresh");
+    throw storageError(
+      `cannot prepare the ${spec.label} at ${file}`,
+      error,
+      "check the file; if it is corrupt, restore it from a backup or move it away to start fresh",
+    );
   }
 }
 
@@ -347,7 +360,15 @@ export function isUnwritableError(error: unknown): boolean {
   for (let e = error, depth = 0; e !== null && typeof e === "object" && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: unknown }).code;
     if (typeof code !== "string") continue;
-    if (code === "EACCES" || code === "EPERM" || code === "EROFS" || code === "SQLITE_PERM" || code.startsWith("SQLITE_READONLY") || code.startsWith("SQLITE_CANTOPEN")) return true;
+    if (
+      code === "EACCES" ||
+      code === "EPERM" ||
+      code === "EROFS" ||
+      code === "SQLITE_PERM" ||
+      code.startsWith("SQLITE_READONLY") ||
+      code.startsWith("SQLITE_CANTOPEN")
+    )
+      return true;
   }
   return false;
 }

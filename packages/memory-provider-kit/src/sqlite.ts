@@ -24,11 +24,26 @@ export {
   type SqliteStoreSpec,
   type OpenSqliteStoreOptions,
 } from "./sqlite-store.js";
-export { LayeredRanker, ITEMS_RANKER_SCHEMA, type CountedTerm, type LayeredRankOptions, type LayeredRankerOptions, type LayeredRankerSchema } from "./layered-ranker.js";
+export {
+  LayeredRanker,
+  ITEMS_RANKER_SCHEMA,
+  type CountedTerm,
+  type LayeredRankOptions,
+  type LayeredRankerOptions,
+  type LayeredRankerSchema,
+} from "./layered-ranker.js";
 export { SmallIndexCompactor } from "./fts-compaction.js";
 export { WalCheckpointer, type WalCheckpointerOptions, type WalCheckpointerStatus } from "./wal-checkpointer.js";
 export { RELATED_TERM_WEIGHT } from "./related-terms.js";
-export { planRanking, planQueryRanking, relatedToRank, DocumentFrequencies, ftsTermCounter, type TermCounter, type RankPlan } from "./rank-plan.js";
+export {
+  planRanking,
+  planQueryRanking,
+  relatedToRank,
+  DocumentFrequencies,
+  ftsTermCounter,
+  type TermCounter,
+  type RankPlan,
+} from "./rank-plan.js";
 export {
   NEIGHBOUR_WEIGHTS,
   SECOND_PREVIOUS_WEIGHT,

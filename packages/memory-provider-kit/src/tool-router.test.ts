@@ -6,7 +6,12 @@ const schemas: ToolSchema[] = [
   {
     name: "x_search",
     description: "search",
-    parameters: { type: "object", properties: { query: { type: "string", minLength: 1 } }, required: ["query"], additionalProperties: false },
+    parameters: {
+      type: "object",
+      properties: { query: { type: "string", minLength: 1 } },
+      required: ["query"],
+      additionalProperties: false,
+    },
   },
 ];
 
@@ -27,14 +32,20 @@ describe("ToolRouter", () => {
     expect(JSON.parse(router.run("x_search", { query: "a" }, {})).error).toMatch(/does not handle/);
     expect(
       JSON.parse(
-        router.run("x_search", { query: "a" }, {
-          x_search: () => {
-            throw new Error("boom");
+        router.run(
+          "x_search",
+          { query: "a" },
+          {
+            x_search: () => {
+              throw new Error("boom");
+            },
           },
-        }),
+        ),
       ).error,
     ).toMatch(/boom/);
-    expect(JSON.parse(await router.runAsync("x_search", { query: "a" }, { x_search: async () => Promise.reject(new Error("late")) })).error).toMatch(/late/);
+    expect(
+      JSON.parse(await router.runAsync("x_search", { query: "a" }, { x_search: async () => Promise.reject(new Error("late")) })).error,
+    ).toMatch(/late/);
     expect(JSON.parse(await router.runAsync("x_search", { query: "a" }, { x_search: async (a) => ({ q: a.query }) }))).toEqual({ q: "a" });
   });
 
@@ -64,7 +75,11 @@ describe("ToolRouter refuses invalid arguments before any handler runs", () => {
   const handlers = { x_remember: (args: Record<string, unknown>) => (calls.push(args), { ok: true }) };
 
   const refusals: Array<[string, unknown, RegExp]> = [
-    ["a missing required property", { limit: 3 }, /^Invalid arguments for x_remember: \(arguments\) must have required property 'content'$/],
+    [
+      "a missing required property",
+      { limit: 3 },
+      /^Invalid arguments for x_remember: \(arguments\) must have required property 'content'$/,
+    ],
     ["an empty string below minLength", { content: "" }, /\/content must NOT have fewer than 1 characters/],
     ["a number where a string is required", { content: 42 }, /\/content must be string/],
     ["a string where an integer is required", { content: "a", limit: "3" }, /\/limit must be integer/],
@@ -73,7 +88,11 @@ describe("ToolRouter refuses invalid arguments before any handler runs", () => {
     ["an integer above its maximum", { content: "a", limit: 51 }, /\/limit must be <= 50/],
     ["a value outside the enum", { content: "a", kind: "checkpoint" }, /\/kind must be equal to one of the allowed values/],
     ["a wrongly typed array item", { content: "a", tags: ["ok", 7] }, /\/tags\/1 must be string/],
-    ["an extra property with additionalProperties: false", { content: "a", extra: true }, /\(arguments\) must NOT have additional properties/],
+    [
+      "an extra property with additionalProperties: false",
+      { content: "a", extra: true },
+      /\(arguments\) must NOT have additional properties/,
+    ],
     ["an array instead of an object", ["a"], /\(arguments\) must be object/],
     ["a string instead of an object", "remember this", /\(arguments\) must be object/],
     ["a number instead of an object", 7, /\(arguments\) must be object/],
@@ -98,8 +117,12 @@ describe("ToolRouter refuses invalid arguments before any handler runs", () => {
     calls.length = 0;
     expect(router.handles("x_forget")).toBe(false);
     expect(router.validate("x_forget", { content: "a" })).toBe("x memory does not handle tool x_forget");
-    expect(JSON.parse(router.run("x_forget", { content: "a" }, { ...handlers, x_forget: handlers.x_remember }))).toEqual({ error: "x memory does not handle tool x_forget" });
-    expect(JSON.parse(await router.runAsync("x_forget", { content: "a" }, handlers))).toEqual({ error: "x memory does not handle tool x_forget" });
+    expect(JSON.parse(router.run("x_forget", { content: "a" }, { ...handlers, x_forget: handlers.x_remember }))).toEqual({
+      error: "x memory does not handle tool x_forget",
+    });
+    expect(JSON.parse(await router.runAsync("x_forget", { content: "a" }, handlers))).toEqual({
+      error: "x memory does not handle tool x_forget",
+    });
     expect(calls).toEqual([]);
   });
 

@@ -27,7 +27,12 @@ describe("ToolUserScope", () => {
     expect(HermesMemoryError.hasCode(forBob, "INVALID_ARGUMENT")).toBe(true);
     expect((forBob as Error).message).toBe((forNobody as Error).message);
     expect((forBob as Error).message).not.toContain("bob");
-    expect(HermesMemoryError.hasCode(refusal(() => scope.within({ userId: 42 })), "INVALID_ARGUMENT")).toBe(true);
+    expect(
+      HermesMemoryError.hasCode(
+        refusal(() => scope.within({ userId: 42 })),
+        "INVALID_ARGUMENT",
+      ),
+    ).toBe(true);
   });
 
   it("draws no boundary in a session without a user", () => {

@@ -1,5 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { decodeUtf8, keepUnreadable, unreadableOriginal, readableJson, readableRow, readableText, SQLITE_JSON_MAX_DEPTH, tooDeepForSqlite, UNREADABLE_KEY } from "./unreadable-values.js";
+import {
+  decodeUtf8,
+  keepUnreadable,
+  unreadableOriginal,
+  readableJson,
+  readableRow,
+  readableText,
+  SQLITE_JSON_MAX_DEPTH,
+  tooDeepForSqlite,
+  UNREADABLE_KEY,
+} from "./unreadable-values.js";
 
 /** Bytes that are not UTF-8 (and not JSON). */
 const GARBAGE = Buffer.from([0xff, 0xfe, 0x00, 0x7b]);
@@ -77,7 +87,9 @@ describe("keepUnreadable", () => {
       hermesUnreadable: { tags: { text: "x" }, speaker: { text: "dana" }, content: { base64: "/w==" } },
     });
     // An earlier value under the key that is not an object is replaced.
-    expect(keepUnreadable({ hermesUnreadable: "odd" }, { metadata: { text: "[1]" } })).toEqual({ hermesUnreadable: { metadata: { text: "[1]" } } });
+    expect(keepUnreadable({ hermesUnreadable: "odd" }, { metadata: { text: "[1]" } })).toEqual({
+      hermesUnreadable: { metadata: { text: "[1]" } },
+    });
     // The input is not changed.
     expect(earlier.hermesUnreadable).toEqual({ tags: { text: "x" }, speaker: { base64: "AA==" } });
   });
@@ -97,7 +109,11 @@ describe("tooDeepForSqlite", () => {
 describe("readableRow", () => {
   it("reads every named column by the rule and keeps the unreadable originals in the metadata, in column order", () => {
     const row = { session_id: null, speaker: Buffer.from([0xff]), content: 7, tags: "nope", metadata: '{"a":1}' };
-    const out = readableRow(row, { textColumns: { session_id: true, speaker: false, content: false }, jsonColumns: { tags: "array" }, metadataColumn: "metadata" });
+    const out = readableRow(row, {
+      textColumns: { session_id: true, speaker: false, content: false },
+      jsonColumns: { tags: "array" },
+      metadataColumn: "metadata",
+    });
     expect(out.text).toEqual({ session_id: null, speaker: "\uFFFD", content: "7" });
     expect(out.json).toEqual({ tags: { text: "[]", parsed: [] } });
     expect(out.metadata).toEqual({ a: 1, [UNREADABLE_KEY]: { speaker: { base64: "/w==" }, tags: { text: "nope" } } });

@@ -99,12 +99,15 @@ export function readableJson(value: unknown, shape: "object" | "array"): Readabl
   if (text !== undefined && !tooDeepForSqlite(text)) {
     try {
       const parsed = JSON.parse(text) as unknown;
-      if (isShape(parsed)) return { text: typeof value === "string" ? text : JSON.stringify(parsed), parsed: parsed as Record<string, unknown> | unknown[] };
+      if (isShape(parsed))
+        return { text: typeof value === "string" ? text : JSON.stringify(parsed), parsed: parsed as Record<string, unknown> | unknown[] };
     } catch {
       // Not JSON: kept below.
     }
   }
-  return shape === "object" ? { text: "{}", parsed: {}, kept: unreadableOriginal(value) } : { text: "[]", parsed: [], kept: unreadableOriginal(value) };
+  return shape === "object"
+    ? { text: "{}", parsed: {}, kept: unreadableOriginal(value) }
+    : { text: "[]", parsed: [], kept: unreadableOriginal(value) };
 }
 
 /**
@@ -140,7 +143,8 @@ export function jsonNestsDeeperThan(text: string, max: number): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: the next character is escaped
+      if (c === 0x5c)
+        i++; // backslash: the next character is escaped
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x5b || c === 0x7b) {
@@ -170,7 +174,11 @@ export interface ReadableRow {
  */
 export function readableRow(
   row: Readonly<Record<string, unknown>>,
-  columns: { textColumns: Readonly<Record<string, boolean>>; jsonColumns?: Readonly<Record<string, "object" | "array">>; metadataColumn: string },
+  columns: {
+    textColumns: Readonly<Record<string, boolean>>;
+    jsonColumns?: Readonly<Record<string, "object" | "array">>;
+    metadataColumn: string;
+  },
 ): ReadableRow {
   const kept: Record<string, KeptValue> = {};
   const text: Record<string, string | null> = {};

@@ -121,7 +121,10 @@ describe("WalCheckpointer", () => {
 
   it("stops when its thread cannot open the database, gives the writer its checkpoints back and never throws", async () => {
     const heard: string[] = [];
-    const checkpointer = new WalCheckpointer(db, { driverPath: path.join(dir, "no-such-driver.js"), onStopped: (reason) => heard.push(reason) });
+    const checkpointer = new WalCheckpointer(db, {
+      driverPath: path.join(dir, "no-such-driver.js"),
+      onStopped: (reason) => heard.push(reason),
+    });
     checkpointer.afterCommit(write(CHECKPOINT_ITEMS));
     await until(() => checkpointer.status().state === "stopped");
     expect(checkpointer.status().reason).toMatch(/could not open the database/);

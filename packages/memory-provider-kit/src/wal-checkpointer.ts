@@ -147,7 +147,10 @@ export class WalCheckpointer {
     options: WalCheckpointerOptions = {},
   ) {
     // Only a writable file in WAL mode has a log to copy.
-    this.file = db.readonly || db.memory || db.name === "" || String(db.pragma("journal_mode", { simple: true })) !== "wal" ? null : path.resolve(db.name);
+    this.file =
+      db.readonly || db.memory || db.name === "" || String(db.pragma("journal_mode", { simple: true })) !== "wal"
+        ? null
+        : path.resolve(db.name);
     this.waitMs = Math.max(0, options.waitMs ?? DEFAULT_WAIT_MS);
     this.onStopped = options.onStopped;
     this.driverPath = options.driverPath;
@@ -244,7 +247,8 @@ export class WalCheckpointer {
       worker.on("message", (message: { type?: unknown; message?: unknown }) => {
         if (message?.type === "done") this.failures = 0;
         else if (message?.type === "failed") this.stop(`the checkpoint thread could not open the database: ${String(message.message)}`);
-        else if (message?.type === "error" && ++this.failures >= MAX_FAILURES) this.stop(`${MAX_FAILURES} checkpoints in a row failed: ${String(message.message)}`);
+        else if (message?.type === "error" && ++this.failures >= MAX_FAILURES)
+          this.stop(`${MAX_FAILURES} checkpoints in a row failed: ${String(message.message)}`);
       });
       worker.on("error", (error) => this.stop(`the checkpoint thread failed: ${describeError(error)}`));
       worker.on("exit", () => this.stop("the checkpoint thread exited"));

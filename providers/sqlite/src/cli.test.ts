@@ -69,7 +69,9 @@ describe("sqlite CLI through the host's io", () => {
     fs.writeFileSync(file, '{"content":"valid hand-written fact"}\n\u0000\u0001 binary junk\n[1,2]\n');
     const result = await runHosted(["import", file]);
     expect(result.exitCode).toBe(1);
-    expect(result.out).toMatch(/^Imported 1 item\(s\), skipped 0 already present, 2 invalid\.\nline 2: not valid JSON\nline 3: not a JSON object\n$/);
+    expect(result.out).toMatch(
+      /^Imported 1 item\(s\), skipped 0 already present, 2 invalid\.\nline 2: not valid JSON\nline 3: not a JSON object\n$/,
+    );
     const again = await runHosted(["import", file, "--json"]);
     expect(again.exitCode).toBe(1);
     expect(JSON.parse(again.out)).toMatchObject({ imported: 0, skipped: 1, invalid: 2 });
@@ -117,25 +119,40 @@ describe("sqlite import and export: paths that are not files", () => {
 
   it("import refuses a device that never ends (/dev/zero) and a directory with INVALID_ARGUMENT", async () => {
     if (fs.existsSync("/dev/zero")) {
-      await expect(importCommand(ctx, "/dev/zero")).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/^Cannot read \/dev\/zero: it is not a regular file/) });
+      await expect(importCommand(ctx, "/dev/zero")).rejects.toMatchObject({
+        code: "INVALID_ARGUMENT",
+        message: expect.stringMatching(/^Cannot read \/dev\/zero: it is not a regular file/),
+      });
     }
-    await expect(importCommand(ctx, home)).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/it is a directory\. Pass a JSONL file/) });
+    await expect(importCommand(ctx, home)).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+      message: expect.stringMatching(/it is a directory\. Pass a JSONL file/),
+    });
   });
 
   it("export to a directory or into a missing folder is refused before writing, and leaves no temporary file", async () => {
     const dir = path.join(home, "exports");
     fs.mkdirSync(dir);
-    await expect(exportCommand(ctx, dir)).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/it is a directory/) });
+    await expect(exportCommand(ctx, dir)).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+      message: expect.stringMatching(/it is a directory/),
+    });
     expect(fs.readdirSync(home).filter((n) => n.endsWith(".tmp"))).toEqual([]);
     const missing = path.join(home, "no-such-folder", "dump.jsonl");
-    await expect(exportCommand(ctx, missing)).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/the folder .*no-such-folder does not exist/) });
+    await expect(exportCommand(ctx, missing)).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+      message: expect.stringMatching(/the folder .*no-such-folder does not exist/),
+    });
     expect(fs.existsSync(path.dirname(missing))).toBe(false);
   });
 
   it.skipIf(!hasMkfifo)("export to a named pipe is refused and the pipe is left a pipe (not replaced by a file)", async () => {
     const fifo = path.join(home, "pipe");
     expect(spawnSync("mkfifo", [fifo]).status).toBe(0);
-    await expect(exportCommand(ctx, fifo)).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/not a regular file/) });
+    await expect(exportCommand(ctx, fifo)).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+      message: expect.stringMatching(/not a regular file/),
+    });
     expect(fs.statSync(fifo).isFIFO()).toBe(true);
   });
 });

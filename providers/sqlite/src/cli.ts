@@ -78,7 +78,9 @@ export function registerCli(command: Command, context: CliContext): void {
     .option("-k, --kind <kind>", "turn, fact or checkpoint")
     .option("--filter <json>", 'a JSON filter, e.g. \'{"tags":{"any":["work"]},"metadata":{"project":"apollo"}}\'')
     .option("--json", "machine-readable output")
-    .action(run((query: string, opts: { limit?: string; kind?: string; filter?: string; json?: boolean }) => searchCommand(ctx, query, opts)));
+    .action(
+      run((query: string, opts: { limit?: string; kind?: string; filter?: string; json?: boolean }) => searchCommand(ctx, query, opts)),
+    );
 
   command
     .command("list")
@@ -100,7 +102,12 @@ export function registerCli(command: Command, context: CliContext): void {
     .option("--yes", "erase without asking")
     .option("--compact", "afterwards merge the FTS index and truncate the WAL so the erased text leaves the file")
     .option("--json", "machine-readable output")
-    .action(run((id: string | undefined, opts: ForgetOptions) => forgetCommand(ctx, id, opts), (r) => !(r as { forgotten: boolean }).forgotten));
+    .action(
+      run(
+        (id: string | undefined, opts: ForgetOptions) => forgetCommand(ctx, id, opts),
+        (r) => !(r as { forgotten: boolean }).forgotten,
+      ),
+    );
 
   command
     .command("purge")
@@ -118,7 +125,12 @@ export function registerCli(command: Command, context: CliContext): void {
     .command("import <file>")
     .description("Read a JSONL export; items already present (same digest) are skipped")
     .option("--json", "machine-readable summary, no progress bar")
-    .action(run((file: string, opts: { json?: boolean }) => importCommand(ctx, file, opts), (r) => (r as { invalid: number }).invalid > 0));
+    .action(
+      run(
+        (file: string, opts: { json?: boolean }) => importCommand(ctx, file, opts),
+        (r) => (r as { invalid: number }).invalid > 0,
+      ),
+    );
 
   command
     .command("migrate")
@@ -136,5 +148,10 @@ export function registerCli(command: Command, context: CliContext): void {
     .command("doctor")
     .description("Check integrity (PRAGMA integrity_check) and FTS index consistency")
     .option("--json", "machine-readable output")
-    .action(run((opts: { json?: boolean }) => doctorCommand(ctx, opts), (r) => !(r as { ok: boolean }).ok));
+    .action(
+      run(
+        (opts: { json?: boolean }) => doctorCommand(ctx, opts),
+        (r) => !(r as { ok: boolean }).ok,
+      ),
+    );
 }

@@ -41,7 +41,11 @@ afterEach(() => {
 describe("CLI commands", () => {
   it("stats reports counts, location and size (text and --json)", async () => {
     const stats = await statsCommand(ctx, { json: true });
-    expect(stats).toMatchObject({ items: 3, byKind: { turn: 1, fact: 1, checkpoint: 1 }, location: path.join(home, "memory", "sqlite.db") });
+    expect(stats).toMatchObject({
+      items: 3,
+      byKind: { turn: 1, fact: 1, checkpoint: 1 },
+      location: path.join(home, "memory", "sqlite.db"),
+    });
     expect(JSON.parse(out.pop()!)).toMatchObject({ items: 3 });
     await statsCommand(ctx);
     expect(out.pop()).toMatch(/items: +3 \(turns 1, facts 1, checkpoints 1\)/);
@@ -61,14 +65,21 @@ describe("CLI commands", () => {
     const items = await listCommand(ctx, { json: true });
     expect(items.map((i) => i.kind)).toEqual(["checkpoint", "turn", "fact"]);
     expect(await forgetCommand(ctx, items[0]!.id)).toEqual({ id: items[0]!.id, erased: 1, forgotten: true });
-    await expect(forgetCommand(ctx, items[0]!.id)).rejects.toMatchObject({ code: "ITEM_NOT_FOUND", message: expect.stringContaining(`No item with id ${items[0]!.id}`) });
+    await expect(forgetCommand(ctx, items[0]!.id)).rejects.toMatchObject({
+      code: "ITEM_NOT_FOUND",
+      message: expect.stringContaining(`No item with id ${items[0]!.id}`),
+    });
     expect((await listCommand(ctx, { kind: "checkpoint" })).length).toBe(0);
   });
 
   it("export writes JSONL; import into another profile is idempotent by digest", async () => {
     const file = path.join(home, "dump.jsonl");
     expect(await exportCommand(ctx, file, { json: true })).toEqual({ count: 3, file });
-    const lines = fs.readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const lines = fs
+      .readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(3);
     expect(lines[0]).toMatchObject({ kind: "fact", tags: ["pref"] });
     expect(lines.every((l) => typeof l.digest === "string" && typeof l.createdAt === "string")).toBe(true);
@@ -76,7 +87,7 @@ describe("CLI commands", () => {
     const other = fs.mkdtempSync(path.join(os.tmpdir(), "sqlite-cli-b-"));
     try {
       const ctxB = { ...ctx, hermesHome: other };
-      fs.appendFileSync(file, "not json\n{\"content\": \"hand-written fact\"}\n");
+      fs.appendFileSync(file, 'not json\n{"content": "hand-written fact"}\n');
       expect(await importCommand(ctxB, file, { json: true })).toMatchObject({ imported: 4, skipped: 0, invalid: 1 });
       expect(await importCommand(ctxB, file, { json: true })).toMatchObject({ imported: 0, skipped: 4, invalid: 1 });
       expect((await statsCommand(ctxB)).items).toBe(4);
@@ -96,7 +107,10 @@ describe("CLI commands", () => {
     const file = path.join(home, "deep.jsonl");
     let deep = "1";
     for (let i = 0; i < 1500; i++) deep = `{"x":${deep}}`;
-    fs.writeFileSync(file, `{"content":"deeply nested zebra note","metadata":{"d":${deep}}}\n{"content":"plain zebra note","metadata":{"project":"a"}}\n`);
+    fs.writeFileSync(
+      file,
+      `{"content":"deeply nested zebra note","metadata":{"d":${deep}}}\n{"content":"plain zebra note","metadata":{"project":"a"}}\n`,
+    );
     const result = await importCommand(ctx, file, { json: true });
     expect(result).toMatchObject({ imported: 1, invalid: 1 });
     expect(result.errors[0]).toMatch(/^line 1: .*more than 64 levels deep/);
@@ -141,7 +155,21 @@ describe("CLI commands", () => {
       expect(process.exitCode).toBe(1);
       process.exitCode = 0;
       writes.length = 0;
-      await root.parseAsync(["node", "hermes-memory", "sqlite", "forget", "--session", "s1", "--kind", "turn", "--filter", '{"createdAt":{"$gte":0}}', "--yes", "--compact", "--json"]);
+      await root.parseAsync([
+        "node",
+        "hermes-memory",
+        "sqlite",
+        "forget",
+        "--session",
+        "s1",
+        "--kind",
+        "turn",
+        "--filter",
+        '{"createdAt":{"$gte":0}}',
+        "--yes",
+        "--compact",
+        "--json",
+      ]);
       expect(JSON.parse(writes.join(""))).toMatchObject({ erased: 1, forgotten: true, compact: { walTruncated: true } });
       expect(process.exitCode).toBe(0);
     } finally {
@@ -228,9 +256,15 @@ describe("CLI: scoped forget, purge, search --filter", () => {
   it("a scope wider than one id asks first (with the count) and refuses without a confirmation or --yes", async () => {
     await seedUsers();
     // No way to ask and no --yes: refused, nothing erased.
-    await expect(forgetCommand(ctx, undefined, { user: "a" })).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/2 item\(s\).*--yes/) });
+    await expect(forgetCommand(ctx, undefined, { user: "a" })).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+      message: expect.stringMatching(/2 item\(s\).*--yes/),
+    });
     const questions: string[] = [];
-    const asking = (answer: boolean): CommandContext => ({ ...ctx, io: { ...ctx.io!, confirm: async (q: string) => (questions.push(q), answer) } });
+    const asking = (answer: boolean): CommandContext => ({
+      ...ctx,
+      io: { ...ctx.io!, confirm: async (q: string) => (questions.push(q), answer) },
+    });
     await expect(forgetCommand(asking(false), undefined, { user: "a" })).rejects.toThrow(/--yes/);
     expect(questions).toEqual(["Erase 2 item(s) permanently?"]);
     expect((await searchCommand(ctx, "alpha", { json: true })).length).toBe(3);
@@ -240,12 +274,16 @@ describe("CLI: scoped forget, purge, search --filter", () => {
     await expect(forgetCommand(ctx, undefined, {})).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     expect(await forgetCommand(ctx, undefined, { session: "nowhere" })).toMatchObject({ erased: 0, forgotten: false });
     await expect(forgetCommand(ctx, undefined, { filter: "{not json", yes: true })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
-    await expect(forgetCommand(ctx, undefined, { filter: '{"metadata":{"x":{"$regex":"."}}}', yes: true })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(forgetCommand(ctx, undefined, { filter: '{"metadata":{"x":{"$regex":"."}}}', yes: true })).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+    });
   });
 
   it("--kind, --tag, --session and --filter combine; --yes skips the question", async () => {
     await seedUsers();
-    expect(await forgetCommand(ctx, undefined, { tag: "work", filter: '{"metadata":{"project":"apollo"}}', yes: true })).toMatchObject({ erased: 1 });
+    expect(await forgetCommand(ctx, undefined, { tag: "work", filter: '{"metadata":{"project":"apollo"}}', yes: true })).toMatchObject({
+      erased: 1,
+    });
     expect(await forgetCommand(ctx, undefined, { session: "sa", kind: "turn", yes: true })).toMatchObject({ erased: 1 });
     await forgetCommand(ctx, undefined, { session: "sa", yes: true });
     expect(out.pop()).toBe("Erased 1 item(s).");
@@ -257,7 +295,9 @@ describe("CLI: scoped forget, purge, search --filter", () => {
       code: "INVALID_ARGUMENT",
       message: expect.stringMatching(/matches all 3 item\(s\) of the database; nothing was erased\. Add --all/),
     });
-    await expect(forgetCommand(ctx, undefined, { filter: '{"metadata":{"x":{"$nin":[]}}}', yes: true })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await expect(forgetCommand(ctx, undefined, { filter: '{"metadata":{"x":{"$nin":[]}}}', yes: true })).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+    });
     expect((await statsCommand(ctx, { json: true })).items).toBe(3);
     expect(await forgetCommand(ctx, undefined, { kind: "turn", yes: true })).toMatchObject({ erased: 1 });
     expect(await forgetCommand(ctx, undefined, { filter: '{"createdAt":{"$gte":0}}', all: true, yes: true })).toMatchObject({ erased: 2 });
@@ -285,7 +325,12 @@ describe("CLI: scoped forget, purge, search --filter", () => {
     });
     const file = path.join(home, "dump.jsonl");
     await exportCommand(ctx, file, { json: true });
-    const record = fs.readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l)).find((r) => r.content.startsWith("visa"));
+    const record = fs
+      .readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .find((r) => r.content.startsWith("visa"));
     expect(record.expiresAt).toBe(expiresAt);
     const other = fs.mkdtempSync(path.join(os.tmpdir(), "sqlite-cli-c-"));
     try {

@@ -1,5 +1,21 @@
-import { HermesMemoryError, type ForgetScope, type MemoryFilter, type MemoryHit, type MemoryKind, type ProviderCliIo } from "@hermes/memory-core";
-import { MEMORY_ITEM_KINDS, checkJsonlTarget, parseForgetScope, parseMemoryFilter, parseMemoryItem, readJsonlFileSync, toEpochMs, writeJsonlFile } from "@hermes/memory-provider-kit";
+import {
+  HermesMemoryError,
+  type ForgetScope,
+  type MemoryFilter,
+  type MemoryHit,
+  type MemoryKind,
+  type ProviderCliIo,
+} from "@hermes/memory-core";
+import {
+  MEMORY_ITEM_KINDS,
+  checkJsonlTarget,
+  parseForgetScope,
+  parseMemoryFilter,
+  parseMemoryItem,
+  readJsonlFileSync,
+  toEpochMs,
+  writeJsonlFile,
+} from "@hermes/memory-provider-kit";
 import type { DoctorReport, ExportRecord, NewItem, StoredItem } from "./memory-store.js";
 import { itemDigest, undatedTurnDigest } from "./item-digest.js";
 import { SqliteMemoryProvider } from "./sqlite-memory-provider.js";
@@ -57,7 +73,10 @@ function emit(ctx: CommandContext, options: JsonOption, value: unknown, human: (
 function parseKind(kind: unknown): MemoryKind | undefined {
   if (kind === undefined || kind === null || kind === "") return undefined;
   if (typeof kind === "string" && (MEMORY_ITEM_KINDS as readonly string[]).includes(kind)) return kind as MemoryKind;
-  throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `--kind must be one of ${MEMORY_ITEM_KINDS.join(", ")} (got ${String(kind)}).` });
+  throw new HermesMemoryError({
+    code: "INVALID_ARGUMENT",
+    message: `--kind must be one of ${MEMORY_ITEM_KINDS.join(", ")} (got ${String(kind)}).`,
+  });
 }
 
 function parsePositiveInt(value: unknown, name: string, fallback: number): number {
@@ -95,7 +114,10 @@ function parseFilterOption(text: string | undefined): Record<string, unknown> {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `--filter must be a JSON object, e.g. '{"tags":{"any":["work"]}}' (${(error as Error).message}).` });
+    throw new HermesMemoryError({
+      code: "INVALID_ARGUMENT",
+      message: `--filter must be a JSON object, e.g. '{"tags":{"any":["work"]}}' (${(error as Error).message}).`,
+    });
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `--filter must be a JSON object, e.g. '{"tags":{"any":["work"]}}'.` });
@@ -124,7 +146,10 @@ export async function searchCommand(
 }
 
 /** `list [--limit] [--kind]`: newest items first. */
-export async function listCommand(ctx: CommandContext, options: JsonOption & { limit?: number | string; kind?: string } = {}): Promise<StoredItem[]> {
+export async function listCommand(
+  ctx: CommandContext,
+  options: JsonOption & { limit?: number | string; kind?: string } = {},
+): Promise<StoredItem[]> {
   const limit = parsePositiveInt(options.limit, "--limit", 20);
   const kind = parseKind(options.kind);
   const items = await withProvider(ctx, (p) => p.list({ limit, ...(kind ? { kind } : {}) }));
@@ -185,7 +210,10 @@ export async function forgetCommand(ctx: CommandContext, id: string | undefined,
     ...(options.all ? { confirmAll: true } : {}),
   } as ForgetScope;
   if (Object.keys(scope).length === 0) {
-    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "forget needs an id or a scope: --user, --session, --kind, --tag, --filter <json>, or --all for every item." });
+    throw new HermesMemoryError({
+      code: "INVALID_ARGUMENT",
+      message: "forget needs an id or a scope: --user, --session, --kind, --tag, --filter <json>, or --all for every item.",
+    });
   }
   const { filter: parsed } = parseForgetScope(scope, "forget scope");
   const oneId = Object.keys(parsed).length === 1 && parsed.ids?.length === 1;
@@ -217,7 +245,10 @@ export async function forgetCommand(ctx: CommandContext, id: string | undefined,
   if (oneId) {
     result.id = parsed.ids![0]!;
     if (!result.forgotten) {
-      throw new HermesMemoryError({ code: "ITEM_NOT_FOUND", message: `No item with id ${result.id}; nothing was erased. \`hermes-memory sqlite list\` shows the stored items and their ids.` });
+      throw new HermesMemoryError({
+        code: "ITEM_NOT_FOUND",
+        message: `No item with id ${result.id}; nothing was erased. \`hermes-memory sqlite list\` shows the stored items and their ids.`,
+      });
     }
   }
   emit(ctx, options, result, () => {
@@ -239,7 +270,11 @@ export async function purgeCommand(ctx: CommandContext, options: JsonOption = {}
 }
 
 /** `export [file]`: every item as JSONL (to stdout without a file). */
-export async function exportCommand(ctx: CommandContext, file: string | undefined, options: JsonOption = {}): Promise<{ count: number; file: string | null }> {
+export async function exportCommand(
+  ctx: CommandContext,
+  file: string | undefined,
+  options: JsonOption = {},
+): Promise<{ count: number; file: string | null }> {
   return withProvider(ctx, async (p) => {
     const store = p.memoryStore!;
     let count = 0;
@@ -318,7 +353,9 @@ export async function importCommand(ctx: CommandContext, file: string, options: 
     commit();
   }).finally(() => bar?.stop());
   emit(ctx, options, result, () =>
-    [`Imported ${result.imported} item(s), skipped ${result.skipped} already present, ${result.invalid} invalid.`, ...result.errors].join("\n"),
+    [`Imported ${result.imported} item(s), skipped ${result.skipped} already present, ${result.invalid} invalid.`, ...result.errors].join(
+      "\n",
+    ),
   );
   return result;
 }

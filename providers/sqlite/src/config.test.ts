@@ -42,20 +42,32 @@ describe("sqlite config", () => {
   });
 
   it("reads memory.sqlite.* (strings coerced), warns about unknown keys, and ignores config.yaml when options are given", async () => {
-    const home = tempHome("memory:\n  sqlite:\n    prefetch_limit: '3'\n    write_batch_size: 512\n    prefetchLimit: 9\n    search_thread: 'off'\n");
+    const home = tempHome(
+      "memory:\n  sqlite:\n    prefetch_limit: '3'\n    write_batch_size: 512\n    prefetchLimit: 9\n    search_thread: 'off'\n",
+    );
     const loaded = await loadSqliteConfig({}, home);
     expect(loaded.config).toMatchObject({ prefetchLimit: 3, writeBatchSize: 512, searchThread: false });
     expect(loaded.warnings.join("\n")).toContain("prefetchLimit (did you mean prefetch_limit?)");
-    expect((await loadSqliteConfig({ flushIntervalMs: 1 }, home)).config).toMatchObject({ prefetchLimit: 5, writeBatchSize: 256, flushIntervalMs: 1 });
+    expect((await loadSqliteConfig({ flushIntervalMs: 1 }, home)).config).toMatchObject({
+      prefetchLimit: 5,
+      writeBatchSize: 256,
+      flushIntervalMs: 1,
+    });
   });
 
   it("rejects bad values with INVALID_CONFIG naming key, value, origin and fix", async () => {
     const home = tempHome("memory:\n  sqlite:\n    write_batch_size: lots\n");
     const error = await loadSqliteConfig({}, home).catch((e: unknown) => e);
     expect(HermesMemoryError.hasCode(error, "INVALID_CONFIG")).toBe(true);
-    expect((error as Error).message).toContain(`memory.sqlite.write_batch_size must be an integer (got "lots" from memory.sqlite.write_batch_size in ${path.join(home, "config.yaml")})`);
-    expect(thrown(() => resolveConfig({ prefetchLimit: 51 }, home)).message).toContain("memory.sqlite.prefetch_limit must be between 1 and 50 (got 51 from the option `prefetchLimit`)");
-    expect(thrown(() => resolveConfig({ recencyHalfLifeDays: -1 }, home)).message).toContain("recency_half_life_days must be between 0 and 1000000");
+    expect((error as Error).message).toContain(
+      `memory.sqlite.write_batch_size must be an integer (got "lots" from memory.sqlite.write_batch_size in ${path.join(home, "config.yaml")})`,
+    );
+    expect(thrown(() => resolveConfig({ prefetchLimit: 51 }, home)).message).toContain(
+      "memory.sqlite.prefetch_limit must be between 1 and 50 (got 51 from the option `prefetchLimit`)",
+    );
+    expect(thrown(() => resolveConfig({ recencyHalfLifeDays: -1 }, home)).message).toContain(
+      "recency_half_life_days must be between 0 and 1000000",
+    );
     expect(thrown(() => resolveConfig({ flushIntervalMs: 60_001 }, home)).code).toBe("INVALID_CONFIG");
   });
 
@@ -85,7 +97,9 @@ describe("sqlite config", () => {
       expect([field.key, typeof min, typeof max]).toEqual([field.key, "number", "number"]);
       expect([field.key, rows.get(field.key)]).toEqual([field.key, expect.stringMatching(new RegExp(`\\b${min}(–| to )${max}\\b`))]);
       for (const value of [min! - 1, max! + 1]) {
-        expect(thrown(() => resolveConfig({ [configOptionName(field.key)]: value }, home)).message).toContain(`memory.sqlite.${field.key} must be between ${min} and ${max} (got ${value}`);
+        expect(thrown(() => resolveConfig({ [configOptionName(field.key)]: value }, home)).message).toContain(
+          `memory.sqlite.${field.key} must be between ${min} and ${max} (got ${value}`,
+        );
       }
     }
   });

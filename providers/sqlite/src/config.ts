@@ -1,5 +1,12 @@
 import path from "node:path";
-import { configFilePath, expandHome, readConfig, resolveProviderConfig, type ConfigField, type ProviderConfigOf } from "@hermes/memory-core";
+import {
+  configFilePath,
+  expandHome,
+  readConfig,
+  resolveProviderConfig,
+  type ConfigField,
+  type ProviderConfigOf,
+} from "@hermes/memory-core";
 import { applyRenamedSettings, PREFETCH_CONFIG_FIELDS, type RenamedSetting } from "@hermes/memory-provider-kit";
 
 /** Default database location, relative to `$HERMES_HOME`. */
@@ -14,10 +21,39 @@ export const DEFAULT_DB_PATH = "$HERMES_HOME/memory/sqlite.db";
 export const SQLITE_CONFIG_FIELDS = [
   { key: "path", description: "SQLite database file", default: DEFAULT_DB_PATH, type: "text" },
   ...PREFETCH_CONFIG_FIELDS,
-  { key: "recency_half_life_days", description: "Half-life of the recency boost in days (0 = off)", default: 90, type: "number", minimum: 0, maximum: 1_000_000 },
-  { key: "flush_interval_ms", description: "Longest time a queued turn waits before it is written (ms)", default: 10, type: "number", minimum: 0, maximum: 60_000, advanced: true },
-  { key: "write_batch_size", description: "Queued items that trigger an immediate write; largest transaction", default: 256, type: "integer", minimum: 1, maximum: 100_000, advanced: true },
-  { key: "search_thread", description: "Read part of a large store's searches on a second thread (stores of 200,000 items or more)", default: true, type: "boolean", advanced: true },
+  {
+    key: "recency_half_life_days",
+    description: "Half-life of the recency boost in days (0 = off)",
+    default: 90,
+    type: "number",
+    minimum: 0,
+    maximum: 1_000_000,
+  },
+  {
+    key: "flush_interval_ms",
+    description: "Longest time a queued turn waits before it is written (ms)",
+    default: 10,
+    type: "number",
+    minimum: 0,
+    maximum: 60_000,
+    advanced: true,
+  },
+  {
+    key: "write_batch_size",
+    description: "Queued items that trigger an immediate write; largest transaction",
+    default: 256,
+    type: "integer",
+    minimum: 1,
+    maximum: 100_000,
+    advanced: true,
+  },
+  {
+    key: "search_thread",
+    description: "Read part of a large store's searches on a second thread (stores of 200,000 items or more)",
+    default: true,
+    type: "boolean",
+    advanced: true,
+  },
 ] as const satisfies readonly ConfigField[];
 
 /**
@@ -70,7 +106,12 @@ function withDbPath(config: ResolvedSqliteConfig, hermesHome: string): ResolvedS
  * Validate and complete settings from explicit options and a `memory.sqlite` section (both
  * optional). Throws `INVALID_CONFIG` naming the bad key, its value, where it came from and the fix.
  */
-export function resolveConfig(options: SqliteProviderOptions, hermesHome: string, section: Record<string, unknown> = {}, providerName = "sqlite"): ResolvedSqliteConfig {
+export function resolveConfig(
+  options: SqliteProviderOptions,
+  hermesHome: string,
+  section: Record<string, unknown> = {},
+  providerName = "sqlite",
+): ResolvedSqliteConfig {
   const { config } = resolveProviderConfig(SQLITE_CONFIG_FIELDS, {
     provider: providerName,
     options: currentOptions(options, providerName),
@@ -103,7 +144,17 @@ export async function loadSqliteConfig(
   }
   const configPath = configFilePath(hermesHome);
   const read = (await readConfig(hermesHome)).memory.providerConfig(providerName);
-  const section = applyRenamedSettings(read, RENAMED_SQLITE_SETTINGS, { where: `memory.${providerName} in ${configPath}`, keys: "snake", warn: (warning) => renamed.push(warning) });
-  const { config, warnings } = resolveProviderConfig(SQLITE_CONFIG_FIELDS, { provider: providerName, hermesHome, section, configPath, env: {} });
+  const section = applyRenamedSettings(read, RENAMED_SQLITE_SETTINGS, {
+    where: `memory.${providerName} in ${configPath}`,
+    keys: "snake",
+    warn: (warning) => renamed.push(warning),
+  });
+  const { config, warnings } = resolveProviderConfig(SQLITE_CONFIG_FIELDS, {
+    provider: providerName,
+    hermesHome,
+    section,
+    configPath,
+    env: {},
+  });
   return { config: withDbPath(config, hermesHome), warnings: [...renamed, ...warnings] };
 }

@@ -24,14 +24,32 @@ const DAY = Date.UTC(2023, 4, 8, 13, 56);
 /** A version-2 store with two sessions (interleaved), a turn without session, a fact and a checkpoint. */
 function writeV2Store(file: string): void {
   const rows: Array<{ kind: string; session: string | null; speaker: string; content: string; metadata?: object; digest?: string }> = [
-    { kind: "turn", session: "a", speaker: "Caroline", content: "Caroline said, \"Where did you go hiking?\"", metadata: { date: "1:56 pm on 8 May, 2023" } },
-    { kind: "turn", session: "b", speaker: "Mel", content: "Mel said, \"I painted a sunset\"" },
-    { kind: "turn", session: "a", speaker: "Mel", content: "Mel said, \"Yes, last Saturday!\"", metadata: { date: "1:56 pm on 8 May, 2023" } },
+    {
+      kind: "turn",
+      session: "a",
+      speaker: "Caroline",
+      content: 'Caroline said, "Where did you go hiking?"',
+      metadata: { date: "1:56 pm on 8 May, 2023" },
+    },
+    { kind: "turn", session: "b", speaker: "Mel", content: 'Mel said, "I painted a sunset"' },
+    {
+      kind: "turn",
+      session: "a",
+      speaker: "Mel",
+      content: 'Mel said, "Yes, last Saturday!"',
+      metadata: { date: "1:56 pm on 8 May, 2023" },
+    },
     { kind: "fact", session: null, speaker: "", content: "The user likes tea", digest: "f1" },
-    { kind: "turn", session: "a", speaker: "Caroline", content: "Caroline said, \"Sounds great\"", metadata: { date: "1:56 pm on 8 May, 2023" } },
+    {
+      kind: "turn",
+      session: "a",
+      speaker: "Caroline",
+      content: 'Caroline said, "Sounds great"',
+      metadata: { date: "1:56 pm on 8 May, 2023" },
+    },
     { kind: "turn", session: null, speaker: "", content: "a turn without a session" },
     { kind: "checkpoint", session: "b", speaker: "user", content: "user: remember the sunset", digest: "c1" },
-    { kind: "turn", session: "b", speaker: "Caroline", content: "Caroline said, \"Lovely colours\"" },
+    { kind: "turn", session: "b", speaker: "Caroline", content: 'Caroline said, "Lovely colours"' },
   ];
   writeV2File(
     file,
@@ -44,13 +62,17 @@ describe("schema v2 → v5 migration (context columns, expiry, then previous-tur
     const file = path.join(dir, "m.db");
     writeV2Store(file);
     const before = new Database(file, { readonly: true });
-    const oldRows = before.prepare(`SELECT id, kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at FROM items ORDER BY id`).all();
+    const oldRows = before
+      .prepare(`SELECT id, kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at FROM items ORDER BY id`)
+      .all();
     before.close();
 
     const db = openDatabase(file);
     try {
       expect(db.pragma("user_version", { simple: true })).toBe(6);
-      const newRows = db.prepare(`SELECT id, kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at FROM items ORDER BY id`).all();
+      const newRows = db
+        .prepare(`SELECT id, kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at FROM items ORDER BY id`)
+        .all();
       expect(newRows).toEqual(oldRows);
       const context = db.prepare(`SELECT id, ${CONTEXT_COLUMNS}, session_date FROM items ORDER BY id`).raw(true).all();
       expect(context).toEqual([
@@ -69,7 +91,7 @@ describe("schema v2 → v5 migration (context columns, expiry, then previous-tur
       const hits = store.search("hiking", { limit: 5 }).map((h) => h.id);
       expect(hits).toContain("3");
       // New turns continue the session's context after the migration.
-      const [id] = store.insertMany([{ kind: "turn", sessionId: "a", speaker: "Mel", content: "Mel said, \"It was fun\"" }]);
+      const [id] = store.insertMany([{ kind: "turn", sessionId: "a", speaker: "Mel", content: 'Mel said, "It was fun"' }]);
       expect(db.prepare(`SELECT ${CONTEXT_COLUMNS} FROM items WHERE id = ?`).raw(true).get(Number(id))).toEqual([
         'Caroline said, "Sounds great"',
         'Mel said, "Yes, last Saturday!"',
@@ -128,7 +150,12 @@ describe("schema v2 → v5 migration (context columns, expiry, then previous-tur
       const n = 1 + Math.floor(rng() * 60);
       const content = Array.from({ length: n }, () => pick(words)).join(" ");
       const metadata = pick(['{"date":"7 June, 2023"}', "{}", "not json", '{"date":""}', "[1,2]", '{"date":5}']);
-      items.push({ session: pick(["a", "b", "c", "", "d"]) || (rng() < 0.5 ? null : ""), content, metadata, createdAt: DAY + i * 3_600_000 });
+      items.push({
+        session: pick(["a", "b", "c", "", "d"]) || (rng() < 0.5 ? null : ""),
+        content,
+        metadata,
+        createdAt: DAY + i * 3_600_000,
+      });
     }
     const migratedFile = path.join(dir, "migrated.db");
     writeV2File(
@@ -175,7 +202,10 @@ describe("schema v2 → v5 migration (context columns, expiry, then previous-tur
       db.prepare(`UPDATE items SET content = ? WHERE id = ?`).run("we met at the station", Number(ids[0]));
       expect(store.search("harbour", { limit: 10 })).toEqual([]);
       expect(store.search("station", { limit: 10 }).map((h) => h.id)).toEqual(expect.arrayContaining([ids[0], ids[1], ids[2]]));
-      expect(db.prepare(`SELECT ${CONTEXT_COLUMNS} FROM items WHERE id = ?`).raw(true).get(Number(ids[2]))).toEqual(["second", "we met at the station"]);
+      expect(db.prepare(`SELECT ${CONTEXT_COLUMNS} FROM items WHERE id = ?`).raw(true).get(Number(ids[2]))).toEqual([
+        "second",
+        "we met at the station",
+      ]);
       expect(db.prepare(`SELECT ${CONTEXT_COLUMNS} FROM items WHERE id = ?`).raw(true).get(Number(ids[3]))).toEqual(["third", "second"]);
       expect(store.doctor()).toMatchObject({ ok: true, ftsConsistent: true, items: 4 });
     } finally {
@@ -214,11 +244,14 @@ describe("schema v2 → v5 migration (context columns, expiry, then previous-tur
         expect(db.prepare(columns).all()).toEqual(before);
         // v4: no item of the release expires; the expiry and user indexes exist.
         expect(db.prepare(`SELECT COUNT(*) FROM items WHERE expires_at IS NULL`).pluck().get()).toBe(11);
-        expect(db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND name IN ('items_expires', 'items_user') ORDER BY name`).pluck().all()).toEqual([
-          "items_expires",
-          "items_user",
-        ]);
-        const context = (id: number) => db.prepare(`SELECT ${CONTEXT_COLUMNS}, session_date FROM items WHERE id = ?`).raw(true).get(id) as string[] | undefined;
+        expect(
+          db
+            .prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND name IN ('items_expires', 'items_user') ORDER BY name`)
+            .pluck()
+            .all(),
+        ).toEqual(["items_expires", "items_user"]);
+        const context = (id: number) =>
+          db.prepare(`SELECT ${CONTEXT_COLUMNS}, session_date FROM items WHERE id = ?`).raw(true).get(id) as string[] | undefined;
         expect(context(2)).toEqual(['Caroline said, "Where did you go hiking last weekend?"', "", "1:56 pm on 8 May, 2023"]);
         expect(context(6)![0]).toBe('Caroline said, "Great, you always wanted to try that!"');
         expect(context(7)).toEqual(["", "", ""]);
@@ -261,7 +294,8 @@ describe("schema v3 → v5 migration", () => {
     const file = path.join(dir, "v3.db");
     writeV3Store(file);
     const raw = new Database(file, { readonly: true });
-    const all = (context: string) => `SELECT id, kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at, ${context}, session_date FROM items ORDER BY id`;
+    const all = (context: string) =>
+      `SELECT id, kind, session_id, user_id, speaker, content, tags, metadata, digest, created_at, ${context}, session_date FROM items ORDER BY id`;
     const before = raw.prepare(all("prev1, prev2")).all();
     expect(raw.pragma("user_version", { simple: true })).toBe(3);
     expect(raw.prepare(`SELECT COUNT(*) FROM pragma_table_info('items') WHERE name = 'expires_at'`).pluck().get()).toBe(0);
@@ -273,7 +307,8 @@ describe("schema v3 → v5 migration", () => {
       expect(db.prepare(all(CONTEXT_COLUMNS)).all()).toEqual(before);
       expect(db.prepare(`SELECT COUNT(*) FROM items WHERE expires_at IS NULL`).pluck().get()).toBe(3);
       // Expired-item lookups and erasure by user use the new partial indexes.
-      const plan = (sql: string) => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as Array<{ detail: string }>).map((r) => r.detail).join("; ");
+      const plan = (sql: string) =>
+        (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as Array<{ detail: string }>).map((r) => r.detail).join("; ");
       expect(plan(`SELECT 1 FROM items WHERE expires_at <= 5 LIMIT 1`)).toMatch(/items_expires/);
       expect(plan(`SELECT id FROM items i WHERE i.user_id = 'a'`)).toMatch(/items_user/);
       const store = new MemoryStore(db, file);
@@ -336,7 +371,10 @@ describe("schema v4 → v5 migration (previous-turn ids stored with each turn)",
       provider.syncTurn("Her name is Biscuit.", "Biscuit, got it.", { sessionId: "s1" });
       await provider.flush();
       expect(storedLinks(db)).toEqual(expectedLinks(db));
-      const newest = db.prepare(`SELECT id, prev_id, prev2_id FROM items WHERE session_id = 's1' ORDER BY id DESC LIMIT 1`).raw(true).get() as number[];
+      const newest = db
+        .prepare(`SELECT id, prev_id, prev2_id FROM items WHERE session_id = 's1' ORDER BY id DESC LIMIT 1`)
+        .raw(true)
+        .get() as number[];
       expect(newest[1]).toBe(3);
       // The answer is still found through the question it follows.
       expect(provider.search("hiking", { limit: 5 }).map((h) => h.id)).toEqual(expect.arrayContaining(["1", "2"]));

@@ -15,7 +15,13 @@ import {
 } from "@hermes/memory-provider-kit/sqlite";
 import { describeError, HermesMemoryError } from "@hermes/memory-core";
 import { repairUnreadableValues } from "./unreadable-values.js";
-import { CONTEXT_CHARS, TURN_COLUMN_WEIGHTS, itemsContextSql, turnDateText, type TurnColumnWeights } from "@hermes/memory-provider-kit/sqlite";
+import {
+  CONTEXT_CHARS,
+  TURN_COLUMN_WEIGHTS,
+  itemsContextSql,
+  turnDateText,
+  type TurnColumnWeights,
+} from "@hermes/memory-provider-kit/sqlite";
 
 /** A better-sqlite3 connection. */
 export type Db = SqliteDb;
@@ -183,7 +189,9 @@ function migrateToV5(db: Db, sessions: ReadonlyArray<[string, number]>, step: (u
   );
   bySessionRanges(sessions, fill, step);
   // Turns outside any session have no previous turns; they still ask questions or not.
-  db.exec(`UPDATE items SET asks = 1 WHERE kind = 'turn' AND (session_id IS NULL OR session_id = '') AND (instr(content, '?') > 0 OR instr(content, '？') > 0)`);
+  db.exec(
+    `UPDATE items SET asks = 1 WHERE kind = 'turn' AND (session_id IS NULL OR session_id = '') AND (instr(content, '?') > 0 OR instr(content, '？') > 0)`,
+  );
   db.exec(SCHEMA_V5_TRIGGERS);
 }
 
@@ -209,8 +217,12 @@ function sessionWindowFill(columns: ReadonlyArray<readonly [column: string, expr
  * `sessions` (sorted by id, with their turn counts) holding about `MIGRATION_STEP` turns each, so a
  * store of millions of turns is filled in steps; `step` hears each range's turns.
  */
-function bySessionRanges(sessions: ReadonlyArray<[string, number]>, statement: BetterSqlite3.Statement, step: (units: number) => void): void {
-  for (let i = 0; i < sessions.length; ) {
+function bySessionRanges(
+  sessions: ReadonlyArray<[string, number]>,
+  statement: BetterSqlite3.Statement,
+  step: (units: number) => void,
+): void {
+  for (let i = 0; i < sessions.length;) {
     let turns = 0;
     let j = i;
     while (j < sessions.length && (j === i || turns + sessions[j]![1] <= MIGRATION_STEP)) turns += sessions[j++]![1];
@@ -233,7 +245,12 @@ const MIGRATION_STEP = 20_000;
  * over each session's turns) in steps, so a store of millions of turns never sits in memory and
  * `progress` hears after each step.
  */
-function migrateToV3(db: Db, idRanges: ReadonlyArray<IdRange>, sessions: ReadonlyArray<[string, number]>, step: (units: number) => void): void {
+function migrateToV3(
+  db: Db,
+  idRanges: ReadonlyArray<IdRange>,
+  sessions: ReadonlyArray<[string, number]>,
+  step: (units: number) => void,
+): void {
   // The old FTS table and its triggers go first, so filling the columns touches no index.
   dropOldIndex(db);
   db.exec(SCHEMA_V3_COLUMNS);
@@ -247,7 +264,9 @@ function migrateToV3(db: Db, idRanges: ReadonlyArray<IdRange>, sessions: Readonl
     }
     return turnDateText("turn", meta, Number(createdAt));
   });
-  const date = db.prepare(`UPDATE items SET session_date = hermes_turn_date(metadata, created_at) WHERE kind = 'turn' AND id > ? AND id <= ?`);
+  const date = db.prepare(
+    `UPDATE items SET session_date = hermes_turn_date(metadata, created_at) WHERE kind = 'turn' AND id > ? AND id <= ?`,
+  );
   for (const [from, to, rows] of idRanges) {
     date.run(from, to);
     step(rows);
@@ -283,7 +302,9 @@ type IdRange = readonly [from: bigint | number, to: bigint, rows: number];
  */
 function itemIdRanges(db: Db): IdRange[] {
   const ends = db
-    .prepare(`SELECT id, n FROM (SELECT id, row_number() OVER (ORDER BY id) AS n, COUNT(*) OVER () AS total FROM items) WHERE n % ${MIGRATION_STEP} = 0 OR n = total`)
+    .prepare(
+      `SELECT id, n FROM (SELECT id, row_number() OVER (ORDER BY id) AS n, COUNT(*) OVER () AS total FROM items) WHERE n % ${MIGRATION_STEP} = 0 OR n = total`,
+    )
     .safeIntegers(true)
     .raw(true)
     .all() as Array<[bigint, bigint]>;
@@ -404,7 +425,9 @@ END;
  */
 export function refillIndex(db: Db, step: (rows: number) => void = () => {}, idRanges: ReadonlyArray<IdRange> = itemIdRanges(db)): void {
   db.exec(`INSERT INTO items_fts(items_fts) VALUES ('delete-all')`);
-  const fill = db.prepare(`INSERT INTO items_fts(rowid, ${INDEXED_COLUMNS}) SELECT i.id, ${indexedValues("i")} FROM items i WHERE i.id > ? AND i.id <= ?`);
+  const fill = db.prepare(
+    `INSERT INTO items_fts(rowid, ${INDEXED_COLUMNS}) SELECT i.id, ${indexedValues("i")} FROM items i WHERE i.id > ? AND i.id <= ?`,
+  );
   for (const [from, to, rows] of idRanges) {
     fill.run(from, to);
     step(rows);
@@ -511,7 +534,11 @@ function finishOpen(db: Db, file: string, skipWhenBusy: boolean): Db {
     // index, and a later open creates it.
     if (isBusyError(error)) return db;
     closeSqliteStore(db);
-    throw storageError(`cannot prepare the SQLite memory database at ${file}`, error, "check free disk space and write permission on the database directory");
+    throw storageError(
+      `cannot prepare the SQLite memory database at ${file}`,
+      error,
+      "check free disk space and write permission on the database directory",
+    );
   }
   return db;
 }
@@ -538,7 +565,11 @@ export function readSchemaVersion(file: string): number {
     db = new Driver(file, { readonly: true, fileMustExist: true });
     return Number(db.pragma("user_version", { simple: true }));
   } catch (error) {
-    throw storageError(`cannot read the SQLite memory database at ${file}`, error, "check that it exists, is readable and is a SQLite database");
+    throw storageError(
+      `cannot read the SQLite memory database at ${file}`,
+      error,
+      "check that it exists, is readable and is a SQLite database",
+    );
   } finally {
     db?.close();
   }

@@ -114,7 +114,8 @@ console.log("END");
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/^END$/m);
     // Whatever failed, failed with a typed error.
-    for (const line of run.stdout.split("\n").filter((l) => l.includes(" ERR "))) expect(line).toMatch(/ ERR STORAGE_FAILED HermesMemoryError$/);
+    for (const line of run.stdout.split("\n").filter((l) => l.includes(" ERR ")))
+      expect(line).toMatch(/ ERR STORAGE_FAILED HermesMemoryError$/);
   }, 20_000);
 
   it("a damaged database is reported as STORAGE_FAILED at the next open, not as a raw SQLite error, and is not modified", async () => {

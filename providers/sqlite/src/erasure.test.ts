@@ -34,7 +34,9 @@ function copies(db: Database.Database, word: string): Record<string, number> {
   const like = `%${word}%`;
   return {
     content: Number(db.prepare(`SELECT COUNT(*) FROM items WHERE content LIKE ?`).pluck().get(like)),
-    context: Number(db.prepare(`SELECT COUNT(*) FROM (SELECT ${CONTEXT_COLUMNS} FROM items) WHERE prev1 LIKE ? OR prev2 LIKE ?`).pluck().get(like, like)),
+    context: Number(
+      db.prepare(`SELECT COUNT(*) FROM (SELECT ${CONTEXT_COLUMNS} FROM items) WHERE prev1 LIKE ? OR prev2 LIKE ?`).pluck().get(like, like),
+    ),
     fts: Number(db.prepare(`SELECT COUNT(*) FROM items_fts WHERE items_fts MATCH ?`).pluck().get(`"${word}"`)),
   };
 }
@@ -105,9 +107,19 @@ describe("forgetWhere", () => {
     expect(provider.stats().items).toBe(6);
     expect(provider.forgetWhere({ ids: [ids[1]!, "999", "not-an-id"] })).toBe(1);
     // Two turns of the session in one statement: the survivors take their context from survivors.
-    expect(provider.forgetWhere({ sessionId: "s", tags: { any: ["even"] }, createdAt: { $gte: 0 }, metadata: { missing: { $exists: false } }, kind: "turn" })).toBe(3);
+    expect(
+      provider.forgetWhere({
+        sessionId: "s",
+        tags: { any: ["even"] },
+        createdAt: { $gte: 0 },
+        metadata: { missing: { $exists: false } },
+        kind: "turn",
+      }),
+    ).toBe(3);
     const db = provider.memoryStore!.db;
-    expect(db.prepare(`SELECT content, ${CONTEXT_COLUMNS} FROM items WHERE session_id = 's' ORDER BY id`).raw(true).all()).toEqual([["four delta", "", ""]]);
+    expect(db.prepare(`SELECT content, ${CONTEXT_COLUMNS} FROM items WHERE session_id = 's' ORDER BY id`).raw(true).all()).toEqual([
+      ["four delta", "", ""],
+    ]);
     expect(provider.get(fact)).not.toBeNull();
     expect(provider.forgetWhere({ tags: { all: ["even"] } })).toBe(1);
     expect(provider.forgetWhere({ ids: [fact] })).toBe(0);
@@ -141,7 +153,12 @@ describe("forgetWhere", () => {
   });
 
   it("forget --compact removes the erased text from the database file and the WAL", async () => {
-    const ctx: CommandContext = { hermesHome: home, providerName: "sqlite", providerOptions: { path: file }, io: { stdout: () => {}, stderr: () => {}, isTTY: false } };
+    const ctx: CommandContext = {
+      hermesHome: home,
+      providerName: "sqlite",
+      providerOptions: { path: file },
+      io: { stdout: () => {}, stderr: () => {}, isTTY: false },
+    };
     const seeded = await makeProvider({ userId: "a" });
     for (let i = 0; i < 200; i++) seeded.remember({ content: `filler fact number ${i} about ordinary things`, userId: "b" });
     await seedConversation(seeded);
@@ -168,11 +185,23 @@ describe("update", () => {
       { kind: "turn", content: "second", sessionId: "s" },
       { kind: "turn", content: "third", sessionId: "s" },
     ]);
-    expect(provider.update(first!, { content: "we met at the station", tags: ["place"], metadata: { where: "station" }, expiresAt: Date.now() + 60_000 })).toBe(true);
+    expect(
+      provider.update(first!, {
+        content: "we met at the station",
+        tags: ["place"],
+        metadata: { where: "station" },
+        expiresAt: Date.now() + 60_000,
+      }),
+    ).toBe(true);
     expect(provider.search("harbour")).toEqual([]);
     expect(provider.search("station").map((h) => h.id)).toEqual(expect.arrayContaining([first, second, third]));
     const db = provider.memoryStore!.db;
-    expect(db.prepare(`SELECT COUNT(*) FROM (SELECT ${CONTEXT_COLUMNS} FROM items) WHERE prev1 LIKE '%harbour%' OR prev2 LIKE '%harbour%'`).pluck().get()).toBe(0);
+    expect(
+      db
+        .prepare(`SELECT COUNT(*) FROM (SELECT ${CONTEXT_COLUMNS} FROM items) WHERE prev1 LIKE '%harbour%' OR prev2 LIKE '%harbour%'`)
+        .pluck()
+        .get(),
+    ).toBe(0);
     const hit = provider.get(first!)!;
     expect(hit).toMatchObject({ content: "we met at the station", tags: ["place"], metadata: { where: "station" } });
     expect(Date.parse(hit.expiresAt!)).toBeGreaterThan(Date.now());
@@ -220,7 +249,12 @@ describe("expiry", () => {
     expect(provider.stats().items).toBe(2003);
     expect(provider.purgeExpired()).toBe(2001);
     expect(provider.stats().items).toBe(2);
-    expect(provider.list({ limit: 10 }).map((i) => i.id).sort()).toEqual([...kept].sort());
+    expect(
+      provider
+        .list({ limit: 10 })
+        .map((i) => i.id)
+        .sort(),
+    ).toEqual([...kept].sort());
     expect(provider.purgeExpired()).toBe(0);
   });
 
@@ -244,7 +278,9 @@ describe("expiry", () => {
     expect(provider.get(past)).toBeNull();
     expect(provider.list({ limit: 10 }).map((i) => i.id)).toEqual([later]);
     expect(provider.prefetch("parking", { sessionId: "sa" })).not.toContain("level three");
-    const tool = JSON.parse(provider.handleToolCall("sqlite_memory_search", { query: "parking" })) as { results: Array<{ id: string; expiresAt?: string }> };
+    const tool = JSON.parse(provider.handleToolCall("sqlite_memory_search", { query: "parking" })) as {
+      results: Array<{ id: string; expiresAt?: string }>;
+    };
     expect(tool.results.map((r) => r.id)).toEqual([later]);
     expect(tool.results[0]!.expiresAt).toBeDefined();
     const listed = JSON.parse(provider.handleToolCall("sqlite_memory_list", {})) as { items: Array<{ id: string }> };

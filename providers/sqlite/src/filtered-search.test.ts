@@ -102,7 +102,10 @@ const FILTERS: Array<[string, MemoryFilter]> = [
   ["metadata $exists false", { metadata: { archived: { $exists: false }, team: "blue" } }],
   ["metadata list element", { metadata: { team: "blue" } }],
   ["metadata $or/$and", { metadata: { $or: [{ project: "hermes" }, { $and: [{ priority: { $lt: 2 } }, { archived: true }] }] } }],
-  ["everything at once", { userId: "a", kind: ["fact", "checkpoint", "turn"], tags: { any: ["work"] }, metadata: { priority: { $gte: 0 } } }],
+  [
+    "everything at once",
+    { userId: "a", kind: ["fact", "checkpoint", "turn"], tags: { any: ["work"] }, metadata: { priority: { $gte: 0 } } },
+  ],
 ];
 
 describe("filtered search (FTS5 bm25 path)", () => {
@@ -118,7 +121,15 @@ describe("filtered search (FTS5 bm25 path)", () => {
       const parsed = parseMemoryFilter(filter);
       const passing = ids.filter((id) => {
         const s = byId.get(id)!;
-        return matchesMemoryFilter(parsed, { id, kind: s.kind, sessionId: s.sessionId, userId: s.userId, tags: s.tags, metadata: s.metadata, createdAt: s.createdAt });
+        return matchesMemoryFilter(parsed, {
+          id,
+          kind: s.kind,
+          sessionId: s.sessionId,
+          userId: s.userId,
+          tags: s.tags,
+          metadata: s.metadata,
+          createdAt: s.createdAt,
+        });
       });
       expect(passing.length, name).toBeGreaterThan(3);
       // Facts and checkpoints only contain a query word; turns may also be found through neighbours
@@ -127,7 +138,10 @@ describe("filtered search (FTS5 bm25 path)", () => {
       expect(all.map((h) => h.id).sort(), name).toEqual([...passing].sort());
       // The best 3 among the passing items are the first 3 of the complete filtered ranking.
       const top = provider.search("harbour lighthouse", { ...filter, limit: 3 });
-      expect(top.map((h) => h.id), name).toEqual(all.slice(0, 3).map((h) => h.id));
+      expect(
+        top.map((h) => h.id),
+        name,
+      ).toEqual(all.slice(0, 3).map((h) => h.id));
     }
   });
 
@@ -147,7 +161,15 @@ describe("filtered search (FTS5 bm25 path)", () => {
     const provider = await makeProvider();
     const [, answer] = store(provider, [
       { content: "Where did you moor the sailboat?", kind: "turn", userId: "a", sessionId: "s", tags: [], metadata: {}, createdAt: T0 },
-      { content: "Next to the red crane, pier four.", kind: "turn", userId: "a", sessionId: "s", tags: [], metadata: { private: true }, createdAt: T0 + 1 },
+      {
+        content: "Next to the red crane, pier four.",
+        kind: "turn",
+        userId: "a",
+        sessionId: "s",
+        tags: [],
+        metadata: { private: true },
+        createdAt: T0 + 1,
+      },
       { content: "Thanks, see you there.", kind: "turn", userId: "a", sessionId: "s", tags: [], metadata: {}, createdAt: T0 + 2 },
     ]);
     // Unfiltered, the answer is found through the question before it.
@@ -213,7 +235,13 @@ describe("filtered search (layered ranker path, large store)", () => {
       const decoy = i % 50 === 0;
       const mine = !decoy && i % 97 === 5;
       items.push({
-        content: decoy ? `harbour lighthouse ${i}` : mine ? `harbour notes about the lighthouse keeper and a long walk ${i}` : i % 20 < 9 ? `harbour day ${i}` : `market day ${i}`,
+        content: decoy
+          ? `harbour lighthouse ${i}`
+          : mine
+            ? `harbour notes about the lighthouse keeper and a long walk ${i}`
+            : i % 20 < 9
+              ? `harbour day ${i}`
+              : `market day ${i}`,
         kind: "fact",
         userId: mine ? "a" : "b",
         sessionId: "s",
@@ -231,7 +259,11 @@ describe("filtered search (layered ranker path, large store)", () => {
     expect(mine.length).toBeGreaterThan(40);
     const unfiltered = provider.search("harbour lighthouse", { limit: 20 });
     expect(unfiltered.filter((h) => h.userId === "a")).toEqual([]);
-    for (const filter of [{ userId: "a" }, { tags: { any: ["mine"] } }, { metadata: { n: { $in: items.flatMap((s, i) => (s.userId === "a" ? [i] : [])) } } }] as MemoryFilter[]) {
+    for (const filter of [
+      { userId: "a" },
+      { tags: { any: ["mine"] } },
+      { metadata: { n: { $in: items.flatMap((s, i) => (s.userId === "a" ? [i] : [])) } } },
+    ] as MemoryFilter[]) {
       const hits = provider.search("harbour lighthouse", { ...filter, limit: 10 });
       expect(hits).toHaveLength(10);
       expect(hits.every((h) => mine.includes(h.id))).toBe(true);
@@ -270,7 +302,12 @@ describe("two users on one provider instance", () => {
     expect(provider.forgetWhere({ userId: "a" })).toBe(2);
     for (const id of aIds) expect(provider.get(id)).toBeNull();
     for (const id of bIds) expect(provider.get(id)).not.toBeNull();
-    expect(provider.search("harbour sailboat", { limit: 10 }).map((h) => h.id).sort()).toEqual([...bIds].sort());
+    expect(
+      provider
+        .search("harbour sailboat", { limit: 10 })
+        .map((h) => h.id)
+        .sort(),
+    ).toEqual([...bIds].sort());
   });
 });
 
@@ -281,8 +318,21 @@ describe("sqlite_memory_search tool filters", () => {
     provider.remember({ content: "ferry tickets", userId: "a", tags: ["receipts"] });
     provider.remember({ content: "ferry ferry timetable", userId: "b", tags: ["travel"] });
     const schema = provider.getToolSchemas().find((s) => s.name === "sqlite_memory_search")!;
-    expect(Object.keys((schema.parameters as { properties: object }).properties)).toEqual(["query", "limit", "kind", "sessionId", "userId", "tags", "createdAt", "metadata"]);
-    const call = (args: Record<string, unknown>) => JSON.parse(provider.handleToolCall("sqlite_memory_search", args)) as { results?: Array<{ content: string; tags?: string[] }>; error?: string };
+    expect(Object.keys((schema.parameters as { properties: object }).properties)).toEqual([
+      "query",
+      "limit",
+      "kind",
+      "sessionId",
+      "userId",
+      "tags",
+      "createdAt",
+      "metadata",
+    ]);
+    const call = (args: Record<string, unknown>) =>
+      JSON.parse(provider.handleToolCall("sqlite_memory_search", args)) as {
+        results?: Array<{ content: string; tags?: string[] }>;
+        error?: string;
+      };
 
     expect(call({ query: "ferry", tags: { any: ["travel"] }, metadata: { city: { $in: ["oslo", "bergen"] } } }).results).toEqual([
       expect.objectContaining({ content: "ferry timetable for monday", tags: ["travel"] }),

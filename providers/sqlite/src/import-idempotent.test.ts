@@ -40,7 +40,9 @@ describe("sqlite import", () => {
     expect(await importCommand(ctx, file, { json: true })).toMatchObject({ imported: 6, skipped: 0, invalid: 0 });
     expect(await importCommand(ctx, file, { json: true })).toMatchObject({ imported: 0, skipped: 6, invalid: 0 });
     // The same turns written with their keys in another order are the same records.
-    const reordered = writeJsonl("reordered.jsonl", [{ metadata: { mood: "glad" }, content: "yes", speaker: "bob", sessionId: "s1", kind: "turn" }]);
+    const reordered = writeJsonl("reordered.jsonl", [
+      { metadata: { mood: "glad" }, content: "yes", speaker: "bob", sessionId: "s1", kind: "turn" },
+    ]);
     expect(await importCommand(ctx, reordered, { json: true })).toMatchObject({ imported: 0, skipped: 1 });
     expect(await statsCommand(ctx)).toMatchObject({ byKind: { turn: 6 } });
     await withProvider(ctx, (p) => {
@@ -52,7 +54,12 @@ describe("sqlite import", () => {
     const records: unknown[] = [];
     for (let i = 0; i < 300; i++) {
       records.push({ kind: "fact", content: `fact number ${i} about the harbour` });
-      records.push({ kind: "turn", sessionId: `s${i % 7}`, content: `turn ${i} on deck`, createdAt: new Date(1_700_000_000_000 + i).toISOString() });
+      records.push({
+        kind: "turn",
+        sessionId: `s${i % 7}`,
+        content: `turn ${i} on deck`,
+        createdAt: new Date(1_700_000_000_000 + i).toISOString(),
+      });
       records.push({ kind: "turn", sessionId: `s${i % 7}`, content: `hand-written turn ${i}` });
     }
     const file = writeJsonl("shared.jsonl", records);

@@ -10,13 +10,27 @@ import type { NewItem } from "./memory-store.js";
  */
 export function itemDigest(item: Pick<NewItem, "kind" | "content" | "sessionId" | "userId" | "speaker">, createdAt: number): string {
   const hash = createHash("sha256");
-  hash.update(item.kind).update("\0").update(item.userId ?? "").update("\0");
+  hash
+    .update(item.kind)
+    .update("\0")
+    .update(item.userId ?? "")
+    .update("\0");
   if (item.kind === "fact") {
     hash.update(item.content);
   } else if (item.kind === "checkpoint") {
-    hash.update(item.sessionId ?? "").update("\0").update(item.speaker ?? "").update("\0").update(item.content);
+    hash
+      .update(item.sessionId ?? "")
+      .update("\0")
+      .update(item.speaker ?? "")
+      .update("\0")
+      .update(item.content);
   } else {
-    hash.update(item.sessionId ?? "").update("\0").update(String(createdAt)).update("\0").update(item.content);
+    hash
+      .update(item.sessionId ?? "")
+      .update("\0")
+      .update(String(createdAt))
+      .update("\0")
+      .update(item.content);
   }
   return hash.digest("hex");
 }
@@ -28,8 +42,19 @@ export function itemDigest(item: Pick<NewItem, "kind" | "content" | "sessionId" 
  * Re-importing the file gives every such turn the same digest again (so it is skipped), while two
  * identical lines of one file stay two turns (someone said "yes" twice).
  */
-export function undatedTurnDigest(item: Pick<NewItem, "content" | "sessionId" | "userId" | "speaker" | "tags" | "metadata" | "expiresAt">, occurrence: number): string {
-  const said = canonicalJson([item.userId ?? null, item.sessionId ?? null, item.speaker ?? null, item.content, item.tags ?? [], item.metadata ?? {}, item.expiresAt ?? null]);
+export function undatedTurnDigest(
+  item: Pick<NewItem, "content" | "sessionId" | "userId" | "speaker" | "tags" | "metadata" | "expiresAt">,
+  occurrence: number,
+): string {
+  const said = canonicalJson([
+    item.userId ?? null,
+    item.sessionId ?? null,
+    item.speaker ?? null,
+    item.content,
+    item.tags ?? [],
+    item.metadata ?? {},
+    item.expiresAt ?? null,
+  ]);
   return createHash("sha256").update("undated turn\0").update(said).update("\0").update(String(occurrence)).digest("hex");
 }
 

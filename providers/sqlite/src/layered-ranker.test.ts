@@ -41,7 +41,9 @@ function expectFtsRanking(words: string[], rows: number): void {
   const terms = countedTerms(words);
   expect(terms.every((t) => t.df > 0)).toBe(true);
   const exact = db
-    .prepare(`SELECT rowid AS id, bm25(items_fts, ${BM25_WEIGHTS.content}, ${BM25_WEIGHTS.speaker}) AS rank FROM items_fts WHERE items_fts MATCH ? ORDER BY rank, rowid`)
+    .prepare(
+      `SELECT rowid AS id, bm25(items_fts, ${BM25_WEIGHTS.content}, ${BM25_WEIGHTS.speaker}) AS rank FROM items_fts WHERE items_fts MATCH ? ORDER BY rank, rowid`,
+    )
     .all(words.map((w) => `"${w}"`).join(" OR ")) as Array<{ id: number; rank: number }>;
   const ranked = new LayeredRanker(db, BM25_WEIGHTS).rank(terms, { limit: rows, candidates: rows });
   expect(ranked.map((r) => r.id)).toEqual(exact.map((r) => r.id));
@@ -71,7 +73,10 @@ describe("LayeredRanker", () => {
     ];
     const items = Array.from({ length: 48 }, (_, i) => ({
       kind: "fact" as const,
-      content: `Note ${i} ${forms.filter((_, w) => (i + w) % (w + 3) === 0).map((f) => (i % 4 === 0 ? `${f[i % 3]} ${f[(i + 1) % 3]}` : f[i % 3])).join(" ")} ${"Ärger ".repeat(i % 5)}`,
+      content: `Note ${i} ${forms
+        .filter((_, w) => (i + w) % (w + 3) === 0)
+        .map((f) => (i % 4 === 0 ? `${f[i % 3]} ${f[(i + 1) % 3]}` : f[i % 3]))
+        .join(" ")} ${"Ärger ".repeat(i % 5)}`,
     }));
     store.insertMany(items);
     expectFtsRanking(["apple", "zurich", "creme", "straße"], items.length);
@@ -84,8 +89,16 @@ describe("LayeredRanker", () => {
     const filler = (i: number) => Array.from({ length: 30 + (i % 20) }, (_, w) => `word${(i * 7 + w) % 97}`).join(" ");
     store.insertMany([
       { kind: "turn", sessionId: "a", content: "alpha beta" },
-      ...Array.from({ length: 300 }, (_, i) => ({ kind: "turn" as const, sessionId: i % 2 ? "a" : "b", content: `alpha ${filler(i)} beta gamma` })),
-      ...Array.from({ length: 2500 }, (_, i) => ({ kind: "turn" as const, sessionId: "b", content: `${i % 5 ? "delta" : "gamma"} ${filler(i)}` })),
+      ...Array.from({ length: 300 }, (_, i) => ({
+        kind: "turn" as const,
+        sessionId: i % 2 ? "a" : "b",
+        content: `alpha ${filler(i)} beta gamma`,
+      })),
+      ...Array.from({ length: 2500 }, (_, i) => ({
+        kind: "turn" as const,
+        sessionId: "b",
+        content: `${i % 5 ? "delta" : "gamma"} ${filler(i)}`,
+      })),
     ]);
     const terms = countedTerms(["alpha", "beta", "gamma"]);
     const exact = exactTop(["alpha", "beta", "gamma"], 5);
@@ -112,7 +125,14 @@ describe("LayeredRanker", () => {
       return seed / 2_147_483_648;
     };
     const letters = "bcdfghjkmn";
-    const vocab = Array.from({ length: 300 }, (_, i) => `zq${String(i).split("").map((d) => letters[Number(d)]).join("")}x`);
+    const vocab = Array.from(
+      { length: 300 },
+      (_, i) =>
+        `zq${String(i)
+          .split("")
+          .map((d) => letters[Number(d)])
+          .join("")}x`,
+    );
     // Zipf-like: word i is drawn with weight 1 / (i + 5).
     const weights = vocab.map((_, i) => 1 / (i + 5));
     const total = weights.reduce((a, b) => a + b, 0);
@@ -132,7 +152,9 @@ describe("LayeredRanker", () => {
     const df = new Map(vocab.map((w) => [w, count.get(`"${w}"`) as number]));
     const usable = vocab.filter((w) => df.get(w)! >= 3 && df.get(w)! < 500);
     expect(usable.length).toBeGreaterThan(100);
-    const exact = db.prepare(`SELECT rowid AS id, bm25(items_fts, ${BM25_WEIGHTS.content}, ${BM25_WEIGHTS.speaker}) AS rank FROM items_fts WHERE items_fts MATCH ? ORDER BY rank, rowid LIMIT 5`);
+    const exact = db.prepare(
+      `SELECT rowid AS id, bm25(items_fts, ${BM25_WEIGHTS.content}, ${BM25_WEIGHTS.speaker}) AS rank FROM items_fts WHERE items_fts MATCH ? ORDER BY rank, rowid LIMIT 5`,
+    );
     const ranker = new LayeredRanker(db, BM25_WEIGHTS);
     for (let q = 0; q < 60; q++) {
       const words = new Set<string>();
@@ -141,16 +163,25 @@ describe("LayeredRanker", () => {
       const terms = [...words].map((term) => ({ term, df: df.get(term)! }));
       const expected = exact.all([...words].map((w) => `"${w}"`).join(" OR ")) as Array<{ id: number; rank: number }>;
       const ranked = ranker.rank(terms, { limit: 5, candidates: 20 }).slice(0, 5);
-      expect(ranked.map((r) => r.rank.toFixed(9)), [...words].join(" ")).toEqual(expected.map((r) => r.rank.toFixed(9)));
+      expect(
+        ranked.map((r) => r.rank.toFixed(9)),
+        [...words].join(" "),
+      ).toEqual(expected.map((r) => r.rank.toFixed(9)));
       // Ids agree except among rows tied with the fifth score.
       const fifth = expected[expected.length - 1]!.rank;
-      expect(ranked.filter((r) => r.rank < fifth - 1e-9).map((r) => r.id)).toEqual(expected.filter((r) => r.rank < fifth - 1e-9).map((r) => r.id));
+      expect(ranked.filter((r) => r.rank < fifth - 1e-9).map((r) => r.id)).toEqual(
+        expected.filter((r) => r.rank < fifth - 1e-9).map((r) => r.id),
+      );
     }
   });
 
   it("reads a later pair of a layer while a row pooled from an earlier pair could place with its words", () => {
     const store = new MemoryStore(db, path.join(dir, "m.db"));
-    const filler = (i: number, n: number) => Array.from({ length: n }, (_, w) => `filler${String.fromCharCode(97 + ((i + w) % 26))}${String.fromCharCode(97 + ((i * 3 + w) % 26))}`).join(" ");
+    const filler = (i: number, n: number) =>
+      Array.from(
+        { length: n },
+        (_, w) => `filler${String.fromCharCode(97 + ((i + w) % 26))}${String.fromCharCode(97 + ((i * 3 + w) % 26))}`,
+      ).join(" ");
     store.insertMany([
       // Five rows with the rarest word settle a bar that new rows of the pair (gamma, delta) cannot beat…
       ...Array.from({ length: 5 }, (_, i) => ({ kind: "turn" as const, sessionId: "s", content: `alpha beta ${filler(i, 4)}` })),
@@ -176,7 +207,10 @@ describe("LayeredRanker", () => {
     const filler = (i: number, n: number) => Array.from({ length: n }, (_, w) => `word${(i * 7 + w) % 97}`).join(" ");
     store.insertMany([
       ...Array.from({ length: 300 }, (_, i) => ({ kind: "fact" as const, content: `alpha ${filler(i, 12 + (i % 40))} beta ${i}` })),
-      ...Array.from({ length: 2500 }, (_, i) => ({ kind: "fact" as const, content: `${i % 5 ? "delta" : "gamma"} ${filler(i, 10)} n${i}` })),
+      ...Array.from({ length: 2500 }, (_, i) => ({
+        kind: "fact" as const,
+        content: `${i % 5 ? "delta" : "gamma"} ${filler(i, 10)} n${i}`,
+      })),
       { kind: "fact" as const, content: "alpha beta" },
     ]);
     const terms = countedTerms(["alpha", "beta", "gamma"]);
@@ -204,11 +238,17 @@ describe("LayeredRanker", () => {
     const ids = store.insertMany([
       { kind: "fact" as const, content: `alpha beta ${filler(1, 300)}` },
       ...Array.from({ length: 300 }, (_, i) => ({ kind: "fact" as const, content: `alpha ${filler(i, 12 + (i % 20))} beta ${i}` })),
-      ...Array.from({ length: 4600 }, (_, i) => ({ kind: "fact" as const, content: `${i % 2 ? "gamma" : "delta"} ${filler(i, 10)} n${i}` })),
+      ...Array.from({ length: 4600 }, (_, i) => ({
+        kind: "fact" as const,
+        content: `${i % 2 ? "gamma" : "delta"} ${filler(i, 10)} n${i}`,
+      })),
     ]);
     // Every row's length kept in memory, as the provider's background warming leaves them.
     const steps = vi.spyOn(LayeredRanker.prototype, "warmLengths");
-    store.warmRankerInBackground(() => true, (error) => expect.fail(String(error)));
+    store.warmRankerInBackground(
+      () => true,
+      (error) => expect.fail(String(error)),
+    );
     await vi.waitFor(() => expect(steps.mock.results.at(-1)?.value).toBe(true));
     steps.mockRestore();
     expect(store.search("alpha beta gamma", { limit: 5 }).map((h) => h.id)).not.toContain(ids[0]);
@@ -223,7 +263,10 @@ describe("LayeredRanker", () => {
     const steps = vi.spyOn(ranker, "warmLengths");
     const errors: unknown[] = [];
     const secondWanted = vi.fn(() => true);
-    ranker.warmInBackground(() => true, (error) => errors.push(error));
+    ranker.warmInBackground(
+      () => true,
+      (error) => errors.push(error),
+    );
     ranker.warmInBackground(secondWanted, (error) => errors.push(error));
     // Nothing is read on the caller's turn of the event loop.
     expect(steps).not.toHaveBeenCalled();
@@ -243,11 +286,14 @@ describe("LayeredRanker", () => {
     const steps = vi.spyOn(ranker, "warmLengths");
     // The chain asks before every step; once told no, it ends in that step and sets no timer.
     let toldToStop = false;
-    ranker.warmInBackground(() => {
-      const wanted = steps.mock.calls.length < 1;
-      if (!wanted) toldToStop = true;
-      return wanted;
-    }, () => undefined);
+    ranker.warmInBackground(
+      () => {
+        const wanted = steps.mock.calls.length < 1;
+        if (!wanted) toldToStop = true;
+        return wanted;
+      },
+      () => undefined,
+    );
     await until(() => toldToStop, 30_000);
     expect(steps).toHaveBeenCalledTimes(1);
     // A later call starts a new chain, which goes on from where the last one stopped.
@@ -256,12 +302,18 @@ describe("LayeredRanker", () => {
       throw failure;
     });
     const errors: unknown[] = [];
-    ranker.warmInBackground(() => true, (error) => errors.push(error));
+    ranker.warmInBackground(
+      () => true,
+      (error) => errors.push(error),
+    );
     // The failing step reports and ends the chain in the same step (no timer set after it); the
     // new chain below could not start while this one ran.
     await vi.waitFor(() => expect(errors).toEqual([failure]));
     expect(steps).toHaveBeenCalledTimes(2);
-    ranker.warmInBackground(() => true, (error) => errors.push(error));
+    ranker.warmInBackground(
+      () => true,
+      (error) => errors.push(error),
+    );
     await vi.waitFor(() => expect(steps.mock.results.at(-1)?.value).toBe(true));
     expect(steps.mock.results.slice(2).map((r) => r.value)).toEqual([false, true]);
   });
@@ -279,7 +331,10 @@ describe("the store's pool helper thread", () => {
     const store = new MemoryStore(db, path.join(dir, "m.db"), { ranker: { helper: { minRows: 1 } } });
     store.insertMany(Array.from({ length: 50 }, (_, i) => ({ kind: "fact" as const, content: `alpha beta ${i}` })));
     const errors: unknown[] = [];
-    store.warmRankerInBackground(() => true, (error) => errors.push(error));
+    store.warmRankerInBackground(
+      () => true,
+      (error) => errors.push(error),
+    );
     const ranker = (store as unknown as { layered: LayeredRanker }).layered;
     await until(() => ranker.helperStatus().state === "running");
     expect(store.search("alpha beta", { limit: 5 })).toHaveLength(5);
@@ -293,7 +348,10 @@ describe("the store's pool helper thread", () => {
     try {
       // Two words each in a third of 6,300 items (enough for the layered ranker and for kept lists), together in 30.
       store.insertMany(
-        Array.from({ length: 6300 }, (_, i) => ({ kind: "fact" as const, content: i < 30 ? `gamma delta both ${i}` : i % 3 === 0 ? `gamma only ${i}` : i % 3 === 1 ? `delta only ${i}` : `neither ${i}` })),
+        Array.from({ length: 6300 }, (_, i) => ({
+          kind: "fact" as const,
+          content: i < 30 ? `gamma delta both ${i}` : i % 3 === 0 ? `gamma only ${i}` : i % 3 === 1 ? `delta only ${i}` : `neither ${i}`,
+        })),
       );
       const ranker = (store as unknown as { layered: LayeredRanker }).layered;
       await until(() => {

@@ -152,4 +152,3 @@ describe("SqliteMemoryProvider on a database another process is writing", () => 
     expect(p.search("lighthouse", { limit: 50 })).toHaveLength(20);
   });
 });
-

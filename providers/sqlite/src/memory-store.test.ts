@@ -89,10 +89,15 @@ describe("MemoryStore search in a large store", () => {
 
 describe("MemoryStore search with related words", () => {
   /** `n` facts of filler text that holds none of the words these tests ask about. */
-  const filler = (n: number): NewItem[] => Array.from({ length: n }, (_, i) => ({ kind: "fact" as const, content: `note ${i} about invoices and spreadsheets` }));
+  const filler = (n: number): NewItem[] =>
+    Array.from({ length: n }, (_, i) => ({ kind: "fact" as const, content: `note ${i} about invoices and spreadsheets` }));
 
   it("finds an item worded differently from the question, ranked below the items that hold the question's own word", () => {
-    const ids = store.insertMany([...filler(60), { kind: "fact", content: "The children loved the zoo" }, { kind: "fact", content: "The kids went to the zoo" }]);
+    const ids = store.insertMany([
+      ...filler(60),
+      { kind: "fact", content: "The children loved the zoo" },
+      { kind: "fact", content: "The kids went to the zoo" },
+    ]);
     const hits = store.search("kids", { limit: 5 });
     expect(hits.map((h) => h.id)).toEqual([ids[61], ids[60]]);
     expect(hits[1]!.score).toBeLessThan(hits[0]!.score);
@@ -112,7 +117,11 @@ describe("MemoryStore search with related words", () => {
 
   it("leaves out a related word found in more than 5 % of the items", () => {
     // "children" in 10 of 62 items (16 %): too common to say anything about a question on kids.
-    const ids = store.insertMany([...filler(51), ...Array.from({ length: 10 }, (_, i) => ({ kind: "fact" as const, content: `children item ${i}` })), { kind: "fact", content: "The kids went to the zoo" }]);
+    const ids = store.insertMany([
+      ...filler(51),
+      ...Array.from({ length: 10 }, (_, i) => ({ kind: "fact" as const, content: `children item ${i}` })),
+      { kind: "fact", content: "The kids went to the zoo" },
+    ]);
     expect(store.search("kids", { limit: 5 }).map((h) => h.id)).toEqual([ids[61]]);
   });
 });
@@ -120,7 +129,10 @@ describe("MemoryStore search with related words", () => {
 describe("MemoryStore search facts kept between writes", () => {
   it("sees another connection's writes: its new items, their speakers and their expiry", async () => {
     const file = path.join(dir, "m.db");
-    store.insertMany([...Array.from({ length: 10 }, (_, i) => ({ kind: "fact" as const, content: `filler ${i} about invoices` })), { kind: "turn", sessionId: "s", speaker: "Ann", content: "I planted tulips" }]);
+    store.insertMany([
+      ...Array.from({ length: 10 }, (_, i) => ({ kind: "fact" as const, content: `filler ${i} about invoices` })),
+      { kind: "turn", sessionId: "s", speaker: "Ann", content: "I planted tulips" },
+    ]);
     // A first search keeps the store's size, expiry and speaker words (no speaker "Bob" yet).
     expect(store.search("Bob tulips", { limit: 5 }).map((h) => h.content)).toEqual(["I planted tulips"]);
 
@@ -196,7 +208,9 @@ describe("MemoryStore write-ahead log", () => {
     db.pragma("wal_checkpoint(TRUNCATE)");
     const batches = Math.ceil(CHECKPOINT_ITEMS / 100);
     for (let b = 0; b < batches; b++) {
-      store.insertMany(Array.from({ length: 100 }, (_, i) => ({ kind: "turn" as const, sessionId: "s", content: `turn ${b * 100 + i} about sailing` })));
+      store.insertMany(
+        Array.from({ length: 100 }, (_, i) => ({ kind: "turn" as const, sessionId: "s", content: `turn ${b * 100 + i} about sailing` })),
+      );
     }
     // Far below SQLite's own threshold (1,000 pages): only the thread copies them this early.
     await until(() => itemsInMainFile() === batches * 100);
@@ -217,7 +231,12 @@ describe("MemoryStore full-text index segments", () => {
       most = Math.max(most, segments());
     }
     expect(most).toBeLessThanOrEqual(SMALL_INDEX_SEGMENTS);
-    expect(store.search("sailing", { limit: 100 }).map((h) => h.content).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `turn ${2 * i} about sailing`).sort());
+    expect(
+      store
+        .search("sailing", { limit: 100 })
+        .map((h) => h.content)
+        .sort(),
+    ).toEqual(Array.from({ length: 20 }, (_, i) => `turn ${2 * i} about sailing`).sort());
   });
 
   it("a store past SMALL_INDEX_ITEMS keeps FTS5's own merging", () => {

@@ -4,13 +4,35 @@ import { HermesMemoryError, type MemoryHit, type MemoryKind, type MemoryStats } 
 import { BM25_WEIGHTS, bm25Call, closeDatabase, refillIndex, storageError, type Db } from "./database.js";
 import { readableValues, repairUnreadableValues, unreadableItemIds, UNREADABLE_KEY } from "./unreadable-values.js";
 import { itemDigest } from "./item-digest.js";
-import { FILTER_COLUMNS, FILTER_OPTIONS, ItemSearch, clampLimit, parseId, type ItemSearchOptions, type StoreSearchOptions } from "./store-search.js";
+import {
+  FILTER_COLUMNS,
+  FILTER_OPTIONS,
+  ItemSearch,
+  clampLimit,
+  parseId,
+  type ItemSearchOptions,
+  type StoreSearchOptions,
+} from "./store-search.js";
 import { queryTokens } from "@hermes/memory-provider-kit";
 import { asksQuestion, ITEMS_RANKER_SCHEMA, LayeredRanker, type LayeredRankerOptions } from "@hermes/memory-provider-kit/sqlite";
-import { checkpointCopies, checkWholeStoreErasure, isEmptyFilter, type ParsedForgetScope, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
+import {
+  checkpointCopies,
+  checkWholeStoreErasure,
+  isEmptyFilter,
+  type ParsedForgetScope,
+  type ParsedMemoryFilter,
+} from "@hermes/memory-provider-kit";
 import { filterToSql } from "@hermes/memory-provider-kit/sqlite";
 import { SmallIndexCompactor, WalCheckpointer, withBusyTimeout } from "@hermes/memory-provider-kit/sqlite";
-import { CONTEXT_TURNS, NO_CONTEXT, RecentTurns, turnContext, turnDateText, type TurnColumnWeights, type TurnContext } from "@hermes/memory-provider-kit/sqlite";
+import {
+  CONTEXT_TURNS,
+  NO_CONTEXT,
+  RecentTurns,
+  turnContext,
+  turnDateText,
+  type TurnColumnWeights,
+  type TurnContext,
+} from "@hermes/memory-provider-kit/sqlite";
 
 /** An item about to be stored. `digest` defaults to one derived from the item (see `itemDigest`). */
 export interface NewItem {
@@ -165,10 +187,14 @@ export class MemoryStore {
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT(digest) WHERE digest IS NOT NULL DO NOTHING`,
           ),
-      index: readonly ? undefined : db.prepare(`INSERT INTO items_fts (rowid, content, speaker, prev1, prev2, session_date) VALUES (?, ?, ?, ?, ?, ?)`),
+      index: readonly
+        ? undefined
+        : db.prepare(`INSERT INTO items_fts (rowid, content, speaker, prev1, prev2, session_date) VALUES (?, ?, ?, ?, ?, ?)`),
       dataVersion: db.prepare(`PRAGMA data_version`).pluck(),
       // A search's read transaction (deferred: its snapshot starts at its first read).
-      lastTurns: db.prepare(`SELECT id, content FROM items WHERE session_id = ? AND kind = 'turn' ORDER BY id DESC LIMIT ${CONTEXT_TURNS}`).raw(true),
+      lastTurns: db
+        .prepare(`SELECT id, content FROM items WHERE session_id = ? AND kind = 'turn' ORDER BY id DESC LIMIT ${CONTEXT_TURNS}`)
+        .raw(true),
       byDigest: db.prepare(`SELECT id FROM items WHERE digest = ?`),
       addSpeaker: readonly ? undefined : db.prepare(`INSERT OR IGNORE INTO speakers (name) VALUES (?)`),
       get: db.prepare(`SELECT * FROM items WHERE id = ?`),
@@ -177,7 +203,9 @@ export class MemoryStore {
       delete: readonly ? undefined : db.prepare(`DELETE FROM items WHERE id = ?`),
       update: readonly
         ? undefined
-        : db.prepare(`UPDATE items SET content = ?, tags = ?, metadata = ?, expires_at = ?, digest = ?, session_date = ?, asks = ? WHERE id = ?`),
+        : db.prepare(
+            `UPDATE items SET content = ?, tags = ?, metadata = ?, expires_at = ?, digest = ?, session_date = ?, asks = ? WHERE id = ?`,
+          ),
       deleteDigest: readonly ? undefined : db.prepare(`DELETE FROM items WHERE digest = ?`),
       // Ranking statements return [id, rank] arrays (raw): an object per candidate costs more.
       list: db.prepare(
@@ -287,7 +315,8 @@ export class MemoryStore {
     const createdAt = item.createdAt ?? Date.now();
     const digest = item.kind === "turn" ? (item.digest ?? null) : (item.digest ?? itemDigest(item, createdAt));
     const session = item.kind === "turn" && item.sessionId !== undefined && item.sessionId !== "" ? item.sessionId : undefined;
-    const previous = session === undefined ? undefined : this.recentTurns.previous(session, (s) => this.stmts.lastTurns.all(s) as RecentTurn[]);
+    const previous =
+      session === undefined ? undefined : this.recentTurns.previous(session, (s) => this.stmts.lastTurns.all(s) as RecentTurn[]);
     const context: TurnContext = previous === undefined ? NO_CONTEXT : turnContext(previous.map((p) => p[1]));
     const date = turnDateText(item.kind, item.metadata, createdAt);
     // Positional parameters: binding an object costs measurably more per row.
@@ -430,7 +459,11 @@ export class MemoryStore {
     return this.erasing(() => {
       this.requireWritable();
       if (isEmptyFilter(filter) && !scope.confirmAll) {
-        throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "forgetWhere needs at least one condition (ids, userId, sessionId or another filter key); an empty scope would erase everything." });
+        throw new HermesMemoryError({
+          code: "INVALID_ARGUMENT",
+          message:
+            "forgetWhere needs at least one condition (ids, userId, sessionId or another filter key); an empty scope would erase everything.",
+        });
       }
       const condition = filterToSql(filter, FILTER_COLUMNS, FILTER_OPTIONS);
       const erase = this.db.prepare(`DELETE FROM items WHERE id IN (SELECT i.id FROM items i WHERE ${condition.sql})`);
@@ -472,7 +505,14 @@ export class MemoryStore {
   /** How many items pass `filter` (expired ones included: erasure reaches them too). */
   countWhere(filter: ParsedMemoryFilter): number {
     const condition = filterToSql(filter, FILTER_COLUMNS, FILTER_OPTIONS);
-    return this.namingUnreadableItems("count", () => Number(this.db.prepare(`SELECT COUNT(*) FROM items i WHERE ${condition.sql}`).pluck().get(...condition.params)));
+    return this.namingUnreadableItems("count", () =>
+      Number(
+        this.db
+          .prepare(`SELECT COUNT(*) FROM items i WHERE ${condition.sql}`)
+          .pluck()
+          .get(...condition.params),
+      ),
+    );
   }
 
   /**
@@ -509,7 +549,11 @@ export class MemoryStore {
             this.stmts.update!.run(
               content,
               changes.tags !== undefined ? JSON.stringify(changes.tags) : row.tags,
-              changes.metadata !== undefined ? (Object.keys(changes.metadata).length > 0 ? JSON.stringify(changes.metadata) : "{}") : row.metadata,
+              changes.metadata !== undefined
+                ? Object.keys(changes.metadata).length > 0
+                  ? JSON.stringify(changes.metadata)
+                  : "{}"
+                : row.metadata,
               changes.expiresAt !== undefined ? changes.expiresAt : row.expires_at,
               digest,
               turnDateText(row.kind, metadata, row.created_at),
@@ -642,7 +686,11 @@ export class MemoryStore {
       try {
         next = rows.next();
       } catch (error) {
-        throw storageError(`cannot read the SQLite memory database ${this.file} for export`, error, "run `hermes-memory sqlite doctor` to check it");
+        throw storageError(
+          `cannot read the SQLite memory database ${this.file} for export`,
+          error,
+          "run `hermes-memory sqlite doctor` to check it",
+        );
       }
       if (next.done) return;
       const item = toStored(next.value);

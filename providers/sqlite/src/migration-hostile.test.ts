@@ -101,12 +101,17 @@ describe("migrating hostile old-schema databases", () => {
   it.each([
     ["its config table is missing", "DROP TABLE items_fts_config"],
     ["its config holds an unknown format version", "INSERT OR REPLACE INTO items_fts_config VALUES ('version', 99)"],
-    ["its FTS table is gone but the shadow tables remain", "PRAGMA writable_schema = ON; DELETE FROM sqlite_master WHERE name = 'items_fts'"],
+    [
+      "its FTS table is gone but the shadow tables remain",
+      "PRAGMA writable_schema = ON; DELETE FROM sqlite_master WHERE name = 'items_fts'",
+    ],
   ])("migrates a v2 store whose old FTS index is damaged (%s), keeping every item and rebuilding the index", async (_what, damage) => {
     const { SqliteMemoryProvider } = await import("./sqlite-memory-provider.js");
     const file = path.join(dir, "damaged.db");
     writeRawV2(file, (db) => {
-      db.exec(`INSERT INTO items (kind, session_id, content, created_at) VALUES ('turn', 's', 'the harbour at dawn', 1), ('fact', NULL, 'likes harbour walks', 2)`);
+      db.exec(
+        `INSERT INTO items (kind, session_id, content, created_at) VALUES ('turn', 's', 'the harbour at dawn', 1), ('fact', NULL, 'likes harbour walks', 2)`,
+      );
       db.exec(`INSERT INTO items_fts (rowid, content, speaker) SELECT id, content, speaker FROM items`);
       db.unsafeMode(true); // lets this test write FTS5 shadow tables and the schema
       db.exec(damage);
@@ -121,7 +126,12 @@ describe("migrating hostile old-schema databases", () => {
       const db = provider.memoryStore!.db;
       expect(db.pragma("user_version", { simple: true })).toBe(6);
       expect(db.prepare(ALL).all()).toEqual(before);
-      expect(provider.search("harbour", { limit: 5 }).map((h) => h.id).sort()).toEqual(["1", "2"]);
+      expect(
+        provider
+          .search("harbour", { limit: 5 })
+          .map((h) => h.id)
+          .sort(),
+      ).toEqual(["1", "2"]);
       expect(provider.memoryStore!.doctor()).toMatchObject({ ok: true, integrity: "ok", ftsConsistent: true, items: 2 });
     } finally {
       await provider.shutdown();

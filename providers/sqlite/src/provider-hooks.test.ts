@@ -35,7 +35,9 @@ describe("sqlite provider hooks", () => {
     const evidence = [{ role: "user", content: "Book the Sintra day trip" }];
     expect(await p.onPreCompress(evidence, { requireCheckpoint: true })).toMatch(/archived 1 message\(s\) .*\(1 new\)/);
     await p.onSessionSwitch("s2", { parentSessionId: "s1", reset: false, rewound: false, reason: "compression" });
-    expect(await p.onPreCompress([...evidence, { role: "assistant", content: "Booked." }], { requireCheckpoint: true })).toMatch(/\(1 new\)/);
+    expect(await p.onPreCompress([...evidence, { role: "assistant", content: "Booked." }], { requireCheckpoint: true })).toMatch(
+      /\(1 new\)/,
+    );
     expect(p.stats().byKind.checkpoint).toBe(2);
   });
 
@@ -43,7 +45,13 @@ describe("sqlite provider hooks", () => {
     const p = await makeProvider({}, { userId: "alice" });
     p.onMemoryWrite("add", "memory", " Prefers window seats ", { sessionId: "s5" });
     const [fact] = p.search("window seats", { kind: "fact" });
-    expect(fact).toMatchObject({ content: "Prefers window seats", sessionId: "s5", userId: "alice", tags: ["memory"], metadata: { source: "builtin", target: "memory" } });
+    expect(fact).toMatchObject({
+      content: "Prefers window seats",
+      sessionId: "s5",
+      userId: "alice",
+      tags: ["memory"],
+      metadata: { source: "builtin", target: "memory" },
+    });
     p.onMemoryWrite("remove", "memory", "Prefers window seats", {});
     expect(p.stats().items).toBe(0);
   });
@@ -55,7 +63,9 @@ describe("sqlite provider onSessionSwitch when queued writes cannot be stored", 
     p.syncTurn("written before the switch", "ok", { sessionId: "s1" });
     const db = p.memoryStore!.db;
     db.pragma("query_only = ON"); // what SQLite reports for a read-only disk
-    const failed = await p.onSessionSwitch("s2", { parentSessionId: "s1", reset: true, rewound: false, reason: "new_session" }).catch((e: unknown) => e);
+    const failed = await p
+      .onSessionSwitch("s2", { parentSessionId: "s1", reset: true, rewound: false, reason: "new_session" })
+      .catch((e: unknown) => e);
     expect(HermesMemoryError.hasCode(failed, "STORAGE_FAILED")).toBe(true);
     expect(p.stats().pending).toBe(1);
     db.pragma("query_only = OFF");
@@ -72,10 +82,15 @@ describe("write_batch_size", () => {
     fs.writeFileSync(path.join(home, "config.yaml"), "memory:\n  sqlite:\n    batch_size: 512\n");
     const { config, warnings } = await loadSqliteConfig({}, home);
     expect(config.writeBatchSize).toBe(512);
-    expect(warnings).toEqual([`memory.sqlite in ${path.join(home, "config.yaml")}: batch_size is the old name of write_batch_size and is read as write_batch_size; rename it to write_batch_size.`]);
+    expect(warnings).toEqual([
+      `memory.sqlite in ${path.join(home, "config.yaml")}: batch_size is the old name of write_batch_size and is read as write_batch_size; rename it to write_batch_size.`,
+    ]);
     expect((await loadSqliteConfig({}, home)).warnings).toEqual([]);
     fs.writeFileSync(path.join(home, "config.yaml"), "memory:\n  sqlite:\n    batch_size: 512\n    write_batch_size: 64\n");
-    await expect(loadSqliteConfig({}, home)).rejects.toMatchObject({ code: "INVALID_CONFIG", message: expect.stringMatching(/sets both batch_size and write_batch_size/) });
+    await expect(loadSqliteConfig({}, home)).rejects.toMatchObject({
+      code: "INVALID_CONFIG",
+      message: expect.stringMatching(/sets both batch_size and write_batch_size/),
+    });
   });
 
   it("reads the batchSize option as writeBatchSize", async () => {

@@ -17,7 +17,11 @@ interface ChildMessage {
   code?: string;
 }
 
-function spawnWriter(dbPath: string, label: string, mode: string): { child: ChildProcess; messages: ChildMessage[]; exited: Promise<number | null> } {
+function spawnWriter(
+  dbPath: string,
+  label: string,
+  mode: string,
+): { child: ChildProcess; messages: ChildMessage[]; exited: Promise<number | null> } {
   const child = fork(CHILD, [dbPath, label, mode], { execArgv: ["--import", "tsx"], stdio: ["ignore", "ignore", "pipe", "ipc"] });
   const messages: ChildMessage[] = [];
   child.on("message", (m) => messages.push(m as ChildMessage));
@@ -55,7 +59,11 @@ describe("reliability (real processes, real files)", () => {
       const { child, messages, exited } = spawnWriter(dbPath, label, "forever");
       // Kill after a varying amount of flushed traffic, while the child keeps writing.
       const target = 25 * (1 + (round % 5));
-      await waitFor(() => messages.some((m) => m.type === "error") || messages.some((m) => m.type === "flushed" && (m.upTo ?? 0) >= target), 30_000, `round ${round} traffic`);
+      await waitFor(
+        () => messages.some((m) => m.type === "error") || messages.some((m) => m.type === "flushed" && (m.upTo ?? 0) >= target),
+        30_000,
+        `round ${round} traffic`,
+      );
       child.kill("SIGKILL");
       await exited;
       const errors = messages.filter((m) => m.type === "error");
@@ -108,7 +116,12 @@ describe("reliability (real processes, real files)", () => {
     const file = path.join(dir, "v2.db");
     writeV2File(
       file,
-      Array.from({ length: 100_000 }, (_, i) => ({ kind: "turn", session: `s${i % 500}`, content: `turn ${i} of session ${i % 500}`, createdAt: i })),
+      Array.from({ length: 100_000 }, (_, i) => ({
+        kind: "turn",
+        session: `s${i % 500}`,
+        content: `turn ${i} of session ${i % 500}`,
+        createdAt: i,
+      })),
     );
 
     const child = fork(fileURLToPath(new URL("./test-support/migrate-child.ts", import.meta.url)), [file], {
@@ -135,7 +148,9 @@ describe("reliability (real processes, real files)", () => {
     const db = openDatabase(file);
     try {
       expect(db.pragma("user_version", { simple: true })).toBe(6);
-      expect(db.prepare(`SELECT COUNT(*), SUM(prev1 <> '') FROM (SELECT ${CONTEXT_COLUMNS} FROM items)`).raw(true).get()).toEqual([100_000, 99_500]);
+      expect(db.prepare(`SELECT COUNT(*), SUM(prev1 <> '') FROM (SELECT ${CONTEXT_COLUMNS} FROM items)`).raw(true).get()).toEqual([
+        100_000, 99_500,
+      ]);
       expect(db.prepare(`SELECT COUNT(*) FROM items_fts WHERE items_fts MATCH 'session'`).pluck().get()).toBe(100_000);
     } finally {
       db.close();

@@ -70,18 +70,25 @@ function buildReference(db: Db): void {
 function ranking(db: Db, table: string, queries: readonly string[]): string[] {
   const statement = db.prepare(`SELECT rowid, bm25(${table}, ${WEIGHTS}) FROM ${table} WHERE ${table} MATCH ? ORDER BY rowid`).raw(true);
   const out: string[] = [];
-  for (const query of queries) for (const [rowid, score] of statement.all(query) as Array<[number, number]>) out.push(`${query} #${rowid} ${score.toPrecision(12)}`);
+  for (const query of queries)
+    for (const [rowid, score] of statement.all(query) as Array<[number, number]>) out.push(`${query} #${rowid} ${score.toPrecision(12)}`);
   return out;
 }
 
 /** The index compared with one built from scratch: matches and BM25 scores, and the length records. */
-function indexDifferences(db: Db, queries: readonly string[]): { ranking: [string[], string[]]; docsize: [unknown, unknown]; entries: [number, number] } {
+function indexDifferences(
+  db: Db,
+  queries: readonly string[],
+): { ranking: [string[], string[]]; docsize: [unknown, unknown]; entries: [number, number] } {
   buildReference(db);
   const docsize = (table: string) => db.prepare(`SELECT id, hex(sz) FROM ${table}_docsize ORDER BY id`).raw(true).all();
   return {
     ranking: [ranking(db, "items_fts", queries), ranking(db, "ref_fts", queries)],
     docsize: [docsize("items_fts"), docsize("ref_fts")],
-    entries: [Number(db.prepare(`SELECT COUNT(*) FROM items_fts_docsize`).pluck().get()), Number(db.prepare(`SELECT COUNT(*) FROM items`).pluck().get())],
+    entries: [
+      Number(db.prepare(`SELECT COUNT(*) FROM items_fts_docsize`).pluck().get()),
+      Number(db.prepare(`SELECT COUNT(*) FROM items`).pluck().get()),
+    ],
   };
 }
 
@@ -93,9 +100,29 @@ function expectIndexExact(db: Db, queries: readonly string[]): void {
   expect(diff.entries[0]).toBe(diff.entries[1]);
 }
 
-const WORDS = ["harbour", "lighthouse", "pottery", "violin", "garden", "ferry", "museum", "puppy", "festival", "marathon", "bakery", "river"];
+const WORDS = [
+  "harbour",
+  "lighthouse",
+  "pottery",
+  "violin",
+  "garden",
+  "ferry",
+  "museum",
+  "puppy",
+  "festival",
+  "marathon",
+  "bakery",
+  "river",
+];
 const FILLER = ["we", "went", "to", "the", "last", "weekend", "really", "fun", "with", "friends", "again"];
-const QUERIES = [...WORDS, ...WORDS.slice(0, 4).map((w) => `prev1 : ${w}`), ...WORDS.slice(4, 8).map((w) => `prev2 : ${w}`), "session_date : may", "speaker : gina", "weekend OR friends"];
+const QUERIES = [
+  ...WORDS,
+  ...WORDS.slice(0, 4).map((w) => `prev1 : ${w}`),
+  ...WORDS.slice(4, 8).map((w) => `prev2 : ${w}`),
+  "session_date : may",
+  "speaker : gina",
+  "weekend OR friends",
+];
 
 /** A random sequence of writes, edits and erasures over a few sessions and users. */
 function churn(store: MemoryStore, random: () => number, steps: number): void {
@@ -103,7 +130,11 @@ function churn(store: MemoryStore, random: () => number, steps: number): void {
   const text = () => {
     const words = Array.from({ length: 3 + Math.floor(random() * 12) }, () => (random() < 0.35 ? pick(WORDS) : pick(FILLER)));
     // Now and then a turn longer than the context cut, with words past it.
-    if (random() < 0.15) words.push(..."and then very very very very very very very very very very long story".split(" "), ...Array.from({ length: 30 }, () => pick(WORDS)));
+    if (random() < 0.15)
+      words.push(
+        ..."and then very very very very very very very very very very long story".split(" "),
+        ...Array.from({ length: 30 }, () => pick(WORDS)),
+      );
     return words.join(" ") + (random() < 0.3 ? "?" : ".");
   };
   const ids = () => store.db.prepare(`SELECT id FROM items ORDER BY id`).pluck().all() as number[];
@@ -144,7 +175,15 @@ function churn(store: MemoryStore, random: () => number, steps: number): void {
       // Several turns of one session in one statement (consecutive ones included).
       const all = ids();
       const from = pick(all.length > 0 ? all : [0]);
-      store.forgetWhere({ filter: { ids: all.filter((id) => id >= from).slice(0, 3).map(String) }, confirmAll: false });
+      store.forgetWhere({
+        filter: {
+          ids: all
+            .filter((id) => id >= from)
+            .slice(0, 3)
+            .map(String),
+        },
+        confirmAll: false,
+      });
     } else {
       store.forgetWhere({ filter: { userId: pick(["u1", "u2", "u3"]) }, confirmAll: true });
     }
@@ -176,7 +215,9 @@ describe("schema v6: contentless index kept exact", () => {
     try {
       churn(store, seededRandom(61), 120);
       const diff = indexDifferences(db, QUERIES);
-      noticed = JSON.stringify(diff.ranking[0]) !== JSON.stringify(diff.ranking[1]) || JSON.stringify(diff.docsize[0]) !== JSON.stringify(diff.docsize[1]);
+      noticed =
+        JSON.stringify(diff.ranking[0]) !== JSON.stringify(diff.ranking[1]) ||
+        JSON.stringify(diff.docsize[0]) !== JSON.stringify(diff.docsize[1]);
     } catch (error) {
       noticed = /malformed|corrupt/i.test(String(error));
     }
@@ -248,7 +289,9 @@ describe("schema v5 → v6 migration", () => {
     fs.copyFileSync(fixture, file);
     const migrated = open(file);
     const fresh = open(path.join(dir, "fresh.db"));
-    const rows = migrated.db.prepare(`SELECT * FROM items ORDER BY id`).all() as Array<ItemRow & { user_id: string | null; tags: string; digest: string | null; expires_at: number | null }>;
+    const rows = migrated.db.prepare(`SELECT * FROM items ORDER BY id`).all() as Array<
+      ItemRow & { user_id: string | null; tags: string; digest: string | null; expires_at: number | null }
+    >;
     // The same items with the same ids: the fixture's gaps are filled with facts erased at the end
     // (ranking reads the largest id as the store's size).
     const nextId = fresh.db.prepare(`SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'items'), 0) + 1`).pluck();
@@ -275,7 +318,9 @@ describe("schema v5 → v6 migration", () => {
     expect(fresh.db.prepare(`SELECT id FROM items ORDER BY id`).pluck().all()).toEqual(rows.map((r) => r.id));
     const byContent = (db: Db, query: string) =>
       db
-        .prepare(`SELECT i.content, bm25(items_fts, ${WEIGHTS}) FROM items_fts f JOIN items i ON i.id = f.rowid WHERE items_fts MATCH ? ORDER BY 2, i.id`)
+        .prepare(
+          `SELECT i.content, bm25(items_fts, ${WEIGHTS}) FROM items_fts f JOIN items i ON i.id = f.rowid WHERE items_fts MATCH ? ORDER BY 2, i.id`,
+        )
         .raw(true)
         .all(query)
         .map((row) => {
@@ -283,8 +328,16 @@ describe("schema v5 → v6 migration", () => {
           return `${content} ${score.toPrecision(12)}`;
         });
     for (const query of QUERIES) expect(byContent(migrated.db, query)).toEqual(byContent(fresh.db, query));
-    const hits = (store: MemoryStore, query: string) => store.search(query, { limit: 10 }).map((h) => `${h.content} ${h.score.toPrecision(10)}`);
-    for (const query of ["where did you go hiking by the harbour?", "pottery class", "the puppy at the festival", "green tea", "ferry late", "museum river weekend"]) {
+    const hits = (store: MemoryStore, query: string) =>
+      store.search(query, { limit: 10 }).map((h) => `${h.content} ${h.score.toPrecision(10)}`);
+    for (const query of [
+      "where did you go hiking by the harbour?",
+      "pottery class",
+      "the puppy at the festival",
+      "green tea",
+      "ferry late",
+      "museum river weekend",
+    ]) {
       expect(hits(migrated.store, query)).toEqual(hits(fresh.store, query));
     }
   });

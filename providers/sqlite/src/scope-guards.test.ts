@@ -65,7 +65,12 @@ describe("an erasure scope that matches every item of the store", () => {
     p.remember({ content: "alpha two", userId: "ann", metadata: { team: "web" } });
     p.syncTurn("a turn of ann", "noted", { sessionId: "s1" });
     await p.flush();
-    for (const scope of [{ metadata: { team: { $nin: ["none"] } } }, { kind: ["turn", "fact", "checkpoint"] as const }, { createdAt: { $gte: 0 } }, { metadata: { x: { $exists: false } } }]) {
+    for (const scope of [
+      { metadata: { team: { $nin: ["none"] } } },
+      { kind: ["turn", "fact", "checkpoint"] as const },
+      { createdAt: { $gte: 0 } },
+      { metadata: { x: { $exists: false } } },
+    ]) {
       const message = refusal(() => p.forgetWhere(scope as never));
       expect(message).toMatch(/matches all 3 items of the store; nothing was erased/);
       expect(message).toContain("confirmAll: true");

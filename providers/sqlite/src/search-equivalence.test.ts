@@ -4,7 +4,15 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { MemoryHit, MemoryKind } from "@hermes/memory-core";
 import { uniqueTerms } from "@hermes/memory-provider-kit";
-import { NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, SPEAKER_BOOST, asksQuestion, nextTurnShare, quoteTerm, speakerNamed } from "@hermes/memory-provider-kit/sqlite";
+import {
+  NEIGHBOUR_WEIGHTS,
+  SECOND_PREVIOUS_WEIGHT,
+  SPEAKER_BOOST,
+  asksQuestion,
+  nextTurnShare,
+  quoteTerm,
+  speakerNamed,
+} from "@hermes/memory-provider-kit/sqlite";
 import { BM25_WEIGHTS, openDatabase, type Db } from "./database.js";
 import { MemoryStore, type NewItem } from "./memory-store.js";
 import { clampLimit, topScored, type Scored, type StoreSearchOptions } from "./store-search.js";
@@ -30,7 +38,14 @@ function referenceSearch(db: Db, query: string, options: StoreSearchOptions, hal
 }
 
 /** The reference ranking of `query` with these words matched. */
-function referenceRanking(db: Db, query: string, matchTerms: readonly string[], options: StoreSearchOptions, halfLifeDays: number, now: number): MemoryHit[] {
+function referenceRanking(
+  db: Db,
+  query: string,
+  matchTerms: readonly string[],
+  options: StoreSearchOptions,
+  halfLifeDays: number,
+  now: number,
+): MemoryHit[] {
   interface LinkedRow {
     id: number;
     kind: MemoryKind;
@@ -63,8 +78,16 @@ function referenceRanking(db: Db, query: string, matchTerms: readonly string[], 
            AND (@user IS NULL OR i.user_id = @user)
          ORDER BY rank LIMIT @limit`,
           )
-          .all({ q: match, kind: options.kind ?? null, session: options.sessionId ?? null, user: options.userId ?? null, limit: candidates })
-      : db.prepare(`SELECT rowid AS id, ${bm25} AS rank FROM items_fts WHERE items_fts MATCH ? ORDER BY rank LIMIT ?`).all(match, candidates)
+          .all({
+            q: match,
+            kind: options.kind ?? null,
+            session: options.sessionId ?? null,
+            user: options.userId ?? null,
+            limit: candidates,
+          })
+      : db
+          .prepare(`SELECT rowid AS id, ${bm25} AS rank FROM items_fts WHERE items_fts MATCH ? ORDER BY rank LIMIT ?`)
+          .all(match, candidates)
   ) as Array<{ id: number; rank: number }>;
   const linkedRows = db.prepare(
     `SELECT i.id, i.kind, i.session_id, i.user_id, i.speaker, i.created_at,
@@ -96,9 +119,11 @@ function referenceRanking(db: Db, query: string, matchTerms: readonly string[], 
   const [, wNext2, wPrev] = NEIGHBOUR_WEIGHTS;
   if (options.kind === undefined || options.kind === "turn") {
     const missing = new Set<number>();
-    for (const [row] of matched) for (const n of [row.next1, row.next2, row.prev, row.prev2]) if (n !== null && !linked.has(n)) missing.add(n);
+    for (const [row] of matched)
+      for (const n of [row.next1, row.next2, row.prev, row.prev2]) if (n !== null && !linked.has(n)) missing.add(n);
     if (missing.size > 0) for (const row of scoringRows.all(JSON.stringify([...missing])) as LinkedRow[]) linked.set(row.id, row);
-    const accept = (row: LinkedRow | undefined): row is LinkedRow => row !== undefined && (options.userId === undefined || row.user_id === options.userId);
+    const accept = (row: LinkedRow | undefined): row is LinkedRow =>
+      row !== undefined && (options.userId === undefined || row.user_id === options.userId);
     for (const [row, score] of matched) {
       if (row.kind !== "turn" || row.session_id === null) continue;
       const next = row.next1 === null ? undefined : linked.get(row.next1);
@@ -112,7 +137,9 @@ function referenceRanking(db: Db, query: string, matchTerms: readonly string[], 
       if (accept(prev2)) add(prev2, SECOND_PREVIOUS_WEIGHT * score);
     }
   }
-  const names = new Set(db.prepare(`SELECT name FROM speakers WHERE name IN (SELECT value FROM json_each(?))`).pluck().all(JSON.stringify(terms)) as string[]);
+  const names = new Set(
+    db.prepare(`SELECT name FROM speakers WHERE name IN (SELECT value FROM json_each(?))`).pluck().all(JSON.stringify(terms)) as string[],
+  );
   const scored: Array<{ row: LinkedRow; score: number }> = [];
   for (const [id, raw] of scores) {
     const row = rows.get(id)!;
@@ -127,7 +154,9 @@ function referenceRanking(db: Db, query: string, matchTerms: readonly string[], 
   scored.sort((a, b) => b.score - a.score || a.row.id - b.row.id);
   const top = scored.slice(0, limit);
   const text = new Map<number, { content: string; metadata: string }>();
-  for (const row of db.prepare(`SELECT id, content, metadata FROM items WHERE id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(top.map((h) => h.row.id))) as Array<{
+  for (const row of db
+    .prepare(`SELECT id, content, metadata FROM items WHERE id IN (SELECT value FROM json_each(?))`)
+    .all(JSON.stringify(top.map((h) => h.row.id))) as Array<{
     id: number;
     content: string;
     metadata: string;
@@ -144,7 +173,14 @@ function referenceRanking(db: Db, query: string, matchTerms: readonly string[], 
         // Unreadable metadata reads as {} holding the original text (what a repair stores).
         metadata = { hermesUnreadable: { metadata: { text: t.metadata } } };
       }
-      const hit: MemoryHit = { id: String(row.id), content: t.content, kind: row.kind, score, createdAt: new Date(row.created_at).toISOString(), metadata };
+      const hit: MemoryHit = {
+        id: String(row.id),
+        content: t.content,
+        kind: row.kind,
+        score,
+        createdAt: new Date(row.created_at).toISOString(),
+        metadata,
+      };
       if (row.session_id !== null) hit.sessionId = row.session_id;
       if (row.user_id !== null) hit.userId = row.user_id;
       return hit;
@@ -208,7 +244,14 @@ describe("MemoryStore search returns exactly what the statement-per-step search 
   it("for generated queries, limits and filters (ids, order, scores and fields)", () => {
     const random = seededRandom(7);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
-    const optionSets: StoreSearchOptions[] = [{}, { kind: "turn" }, { kind: "fact" }, { sessionId: "s3" }, { userId: "u1" }, { kind: "turn", userId: "u2" }];
+    const optionSets: StoreSearchOptions[] = [
+      {},
+      { kind: "turn" },
+      { kind: "fact" },
+      { sessionId: "s3" },
+      { userId: "u1" },
+      { kind: "turn", userId: "u2" },
+    ];
     let compared = 0;
     for (let q = 0; q < 120; q++) {
       const words = Array.from({ length: 1 + Math.floor(random() * 5) }, () => pick(WORDS));
@@ -225,7 +268,8 @@ describe("MemoryStore search returns exactly what the statement-per-step search 
     }
     expect(compared).toBeGreaterThan(5000);
     // Queries with nothing searchable, or words the store has never seen.
-    for (const query of ["", "the and of", "xylophone zebra"]) expect(store.search(query, { limit: 10 })).toEqual(referenceSearch(db, query, { limit: 10 }, 90, NOW));
+    for (const query of ["", "the and of", "xylophone zebra"])
+      expect(store.search(query, { limit: 10 })).toEqual(referenceSearch(db, query, { limit: 10 }, 90, NOW));
   });
 
   it("creates the turn index on a writable open; a read-only file without it searches the same", () => {
@@ -253,7 +297,10 @@ describe("topScored", () => {
     for (let round = 0; round < 200; round++) {
       const n = 1 + Math.floor(random() * 300);
       // Few distinct scores, so that many items tie, including at the cut; -0 and 0 among them.
-      const scored: Scored[] = Array.from({ length: n }, (_, i) => ({ row: [i + 1, "turn", null, null, "", 0, null, null, null, null, null], score: [0, -0, 1.5, 2, 2.25, -1][Math.floor(random() * 6)]! }));
+      const scored: Scored[] = Array.from({ length: n }, (_, i) => ({
+        row: [i + 1, "turn", null, null, "", 0, null, null, null, null, null],
+        score: [0, -0, 1.5, 2, 2.25, -1][Math.floor(random() * 6)]!,
+      }));
       const expected = [...scored].sort((a, b) => b.score - a.score || a.row[0] - b.row[0]);
       for (const limit of [1, 2, 5, 10, 50, 1000]) expect(topScored([...scored], limit)).toEqual(expected.slice(0, limit));
     }

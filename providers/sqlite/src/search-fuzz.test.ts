@@ -12,7 +12,15 @@ describe("hostile query fuzz (5,000 strings through search and prefetch)", () =>
     home = fs.mkdtempSync(path.join(os.tmpdir(), "sqlite-fuzz-"));
     provider = new SqliteMemoryProvider();
     await provider.initialize("fuzz", { hermesHome: home });
-    const seed = ["café au lait in Zürich", "東京 travel notes", "NEAR the OR gate AND NOT", 'quote " inside', "emoji 😀 party", "C++ and C# code", "col:value pairs"];
+    const seed = [
+      "café au lait in Zürich",
+      "東京 travel notes",
+      "NEAR the OR gate AND NOT",
+      'quote " inside',
+      "emoji 😀 party",
+      "C++ and C# code",
+      "col:value pairs",
+    ];
     for (const content of seed) provider.remember({ content });
     provider.remember({ kind: "turn", sessionId: "s", content: "a normal turn about hiking" });
   });
@@ -31,7 +39,49 @@ describe("hostile query fuzz (5,000 strings through search and prefetch)", () =>
       state ^= state << 5;
       return (state >>> 0) / 0x100000000;
     };
-    const pieces = ['"', "'", "*", "NEAR", "NEAR/3", "AND", "OR", "NOT", "-", ":", "(", ")", "^", "{", "}", "[", "]", "\\", "\0", "😀", "東京", "café", "𝔘𝔫𝔦", "\u200b", "\ud800", "%", "_", ";", "--", "/*", "rowid", "items_fts", "col:", "+", ".", ",", " ", "\n", "\t", "hiking", "zürich"];
+    const pieces = [
+      '"',
+      "'",
+      "*",
+      "NEAR",
+      "NEAR/3",
+      "AND",
+      "OR",
+      "NOT",
+      "-",
+      ":",
+      "(",
+      ")",
+      "^",
+      "{",
+      "}",
+      "[",
+      "]",
+      "\\",
+      "\0",
+      "😀",
+      "東京",
+      "café",
+      "𝔘𝔫𝔦",
+      "\u200b",
+      "\ud800",
+      "%",
+      "_",
+      ";",
+      "--",
+      "/*",
+      "rowid",
+      "items_fts",
+      "col:",
+      "+",
+      ".",
+      ",",
+      " ",
+      "\n",
+      "\t",
+      "hiking",
+      "zürich",
+    ];
     const alphabet = Array.from({ length: 0x3000 }, (_, i) => String.fromCharCode(i + 1));
     let nonEmpty = 0;
     for (let i = 0; i < 5000; i++) {

@@ -12,7 +12,10 @@ import { until } from "@hermes/test-support";
 let home: string;
 const open: SqliteMemoryProvider[] = [];
 
-async function makeProvider(options: ConstructorParameters<typeof SqliteMemoryProvider>[0] = {}, ctx: Record<string, unknown> = {}): Promise<SqliteMemoryProvider> {
+async function makeProvider(
+  options: ConstructorParameters<typeof SqliteMemoryProvider>[0] = {},
+  ctx: Record<string, unknown> = {},
+): Promise<SqliteMemoryProvider> {
   const provider = new SqliteMemoryProvider(options);
   await provider.initialize("s1", { hermesHome: home, ...ctx });
   open.push(provider);
@@ -69,7 +72,12 @@ describe("SqliteMemoryProvider basics", () => {
     p.remember({ content: "written by v3" });
     expect(p.memoryStore!.db.pragma("user_version", { simple: true })).toBe(6);
     expect(p.memoryStore!.doctor()).toMatchObject({ ok: true, ftsConsistent: true, items: 2 });
-    expect(p.search("written").map((h) => h.content).sort()).toEqual(["written by v1", "written by v3"]);
+    expect(
+      p
+        .search("written")
+        .map((h) => h.content)
+        .sort(),
+    ).toEqual(["written by v1", "written by v3"]);
   });
 
   it("refuses a database with a newer schema and leaves it untouched", async () => {
@@ -88,7 +96,10 @@ describe("SqliteMemoryProvider basics", () => {
   });
 
   it("reads memory.sqlite.* through core's readConfig when constructed without options", async () => {
-    fs.writeFileSync(path.join(home, "config.yaml"), "memory:\n  provider: sqlite\n  sqlite:\n    path: $HERMES_HOME/custom/mem.db\n    prefetch_limit: 2\n");
+    fs.writeFileSync(
+      path.join(home, "config.yaml"),
+      "memory:\n  provider: sqlite\n  sqlite:\n    path: $HERMES_HOME/custom/mem.db\n    prefetch_limit: 2\n",
+    );
     const provider = await makeProvider();
     expect(provider.stats().location).toBe(path.join(home, "custom", "mem.db"));
     fs.writeFileSync(path.join(home, "config.yaml"), "memory:\n  sqlite:\n    prefetch_limit: 1\n");
@@ -100,7 +111,8 @@ describe("SqliteMemoryProvider basics", () => {
 
   it("search_thread: false gives the store's ranker no pool helper thread, at any store size", async () => {
     // The helper starts at 200,000 items, too many to write here: the ranker's threshold says it.
-    const threshold = (provider: SqliteMemoryProvider) => (provider as unknown as { store: { layered: { helperMinRows: number } } }).store.layered.helperMinRows;
+    const threshold = (provider: SqliteMemoryProvider) =>
+      (provider as unknown as { store: { layered: { helperMinRows: number } } }).store.layered.helperMinRows;
     expect(threshold(await makeProvider())).toBe(200_000);
     expect(threshold(await makeProvider({ path: path.join(home, "off.db"), searchThread: false }))).toBe(Infinity);
   });
@@ -120,12 +132,21 @@ describe("SqliteMemoryProvider basics", () => {
 
   it("has a config schema without secrets and a static system prompt naming the tools", () => {
     const provider = new SqliteMemoryProvider();
-    const asked = provider.getConfigSchema().filter((f) => !f.advanced).map((f) => f.key);
+    const asked = provider
+      .getConfigSchema()
+      .filter((f) => !f.advanced)
+      .map((f) => f.key);
     expect(asked).toEqual(["path", "prefetch_limit", "prefetch_max_chars", "recency_half_life_days"]);
-    expect(provider.getConfigSchema().filter((f) => f.advanced).map((f) => f.key)).toEqual(["flush_interval_ms", "write_batch_size", "search_thread"]);
+    expect(
+      provider
+        .getConfigSchema()
+        .filter((f) => f.advanced)
+        .map((f) => f.key),
+    ).toEqual(["flush_interval_ms", "write_batch_size", "search_thread"]);
     expect(provider.getConfigSchema().some((f) => f.secret)).toBe(false);
     const block = provider.systemPromptBlock();
-    for (const tool of ["sqlite_memory_search", "sqlite_memory_remember", "sqlite_memory_forget", "sqlite_memory_list"]) expect(block).toContain(tool);
+    for (const tool of ["sqlite_memory_search", "sqlite_memory_remember", "sqlite_memory_forget", "sqlite_memory_list"])
+      expect(block).toContain(tool);
   });
 });
 
@@ -305,7 +326,9 @@ describe("onPreCompress (checkpoint API v2)", () => {
     const note = await p.onPreCompress(evidence, { requireCheckpoint: true });
     expect(note).toContain("archived 2 message(s)");
     await p.onPreCompress(evidence, { requireCheckpoint: true });
-    await p.onPreCompress([...evidence, { role: "user", content: [{ type: "text", text: "and Redis for caching" }] }], { requireCheckpoint: false });
+    await p.onPreCompress([...evidence, { role: "user", content: [{ type: "text", text: "and Redis for caching" }] }], {
+      requireCheckpoint: false,
+    });
     expect(p.stats().byKind.checkpoint).toBe(3);
     expect(p.search("billing Postgres", { kind: "checkpoint" })).toHaveLength(2);
     expect(await p.onPreCompress([{ role: "system", content: "ignored" }], { requireCheckpoint: true })).toBe("");
@@ -429,10 +452,23 @@ describe("tools", () => {
 
   it("the remember tool takes text up to 20,000 characters and at most 16 tags of up to 64 characters", async () => {
     const p = await makeProvider();
-    expect(JSON.parse(p.handleToolCall("sqlite_memory_remember", { content: "x".repeat(20_001) })).error).toMatch(/content must NOT have more than 20000 characters/);
-    expect(JSON.parse(p.handleToolCall("sqlite_memory_remember", { content: "x", tags: Array.from({ length: 17 }, (_, i) => `t${i}`) })).error).toMatch(/tags must NOT have more than 16 items/);
-    expect(JSON.parse(p.handleToolCall("sqlite_memory_remember", { content: "x", tags: ["y".repeat(65)] })).error).toMatch(/tags\/0 must NOT have more than 64 characters/);
-    expect(JSON.parse(p.handleToolCall("sqlite_memory_remember", { content: "z".repeat(20_000), tags: Array.from({ length: 16 }, (_, i) => `${i}`.padEnd(64, "w")) }))).toMatchObject({ ok: true });
+    expect(JSON.parse(p.handleToolCall("sqlite_memory_remember", { content: "x".repeat(20_001) })).error).toMatch(
+      /content must NOT have more than 20000 characters/,
+    );
+    expect(
+      JSON.parse(p.handleToolCall("sqlite_memory_remember", { content: "x", tags: Array.from({ length: 17 }, (_, i) => `t${i}`) })).error,
+    ).toMatch(/tags must NOT have more than 16 items/);
+    expect(JSON.parse(p.handleToolCall("sqlite_memory_remember", { content: "x", tags: ["y".repeat(65)] })).error).toMatch(
+      /tags\/0 must NOT have more than 64 characters/,
+    );
+    expect(
+      JSON.parse(
+        p.handleToolCall("sqlite_memory_remember", {
+          content: "z".repeat(20_000),
+          tags: Array.from({ length: 16 }, (_, i) => `${i}`.padEnd(64, "w")),
+        }),
+      ),
+    ).toMatchObject({ ok: true });
   });
 
   it("returns schema violations and unknown tools as error strings, never throwing", async () => {

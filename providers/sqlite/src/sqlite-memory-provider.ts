@@ -32,7 +32,16 @@ import {
   type ToolSchema,
 } from "@hermes/memory-core";
 import { CONFIG_SCHEMA, loadSqliteConfig, resolveDbPath, type ResolvedSqliteConfig, type SqliteProviderOptions } from "./config.js";
-import { closeDatabase, isBusyError, isUnwritableError, loadDriver, driverLoadError, openDatabaseAsync, storageError, type Db } from "./database.js";
+import {
+  closeDatabase,
+  isBusyError,
+  isUnwritableError,
+  loadDriver,
+  driverLoadError,
+  openDatabaseAsync,
+  storageError,
+  type Db,
+} from "./database.js";
 import { MemoryStore, type NewItem, type StoredItem } from "./memory-store.js";
 import { factDigest } from "./item-digest.js";
 import { runTool, TOOL_NAMES, TOOL_SCHEMAS } from "./tools.js";
@@ -120,7 +129,12 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
       else this.logger.error("sqlite memory: writing queued turns failed; will retry", event.error);
     },
     // The items stay queued (retried in the background and by the next flush()).
-    flushError: (queued, cause) => storageError(`sqlite memory could not write ${queued} queued item(s)`, cause, "check free disk space and write permission on the database directory"),
+    flushError: (queued, cause) =>
+      storageError(
+        `sqlite memory could not write ${queued} queued item(s)`,
+        cause,
+        "check free disk space and write permission on the database directory",
+      ),
   });
   private readonly prefetchCache = new PrefetchCache<MemoryHit[]>();
   private lastRecallCount = 0;
@@ -193,7 +207,9 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
         db = await openDatabaseAsync(config.path, {
           onMigrationProgress: (done, total) => {
             if (done === 0 && total >= LARGE_MIGRATION) {
-              this.logger.info(`sqlite memory: migrating ${config.path} to the current schema (about a minute per million items; \`hermes-memory sqlite migrate\` does it ahead of time)`);
+              this.logger.info(
+                `sqlite memory: migrating ${config.path} to the current schema (about a minute per million items; \`hermes-memory sqlite migrate\` does it ahead of time)`,
+              );
             }
           },
         });
@@ -220,7 +236,10 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
       return;
     }
     try {
-      this.store = new MemoryStore(db, config.path, { recencyHalfLifeDays: config.recencyHalfLifeDays, ...(config.searchThread ? {} : { ranker: { helper: false } }) });
+      this.store = new MemoryStore(db, config.path, {
+        recencyHalfLifeDays: config.recencyHalfLifeDays,
+        ...(config.searchThread ? {} : { ranker: { helper: false } }),
+      });
     } catch (error) {
       // Preparing the statements reads the schema: a damaged file is reported, never used or wiped.
       try {
@@ -331,7 +350,9 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     try {
       const now = Date.now();
       // A cached recall may hold an item that has expired since it was computed.
-      let hits = this.prefetchCache.get(options.sessionId, query)?.filter((h) => h.expiresAt === undefined || Date.parse(h.expiresAt) > now);
+      let hits = this.prefetchCache
+        .get(options.sessionId, query)
+        ?.filter((h) => h.expiresAt === undefined || Date.parse(h.expiresAt) > now);
       if (!hits) hits = this.recall(query, options.sessionId);
       this.lastRecallCount = hits.length;
       return formatRecall(hits, this.config.prefetchMaxChars);
@@ -433,18 +454,24 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   override async onPreCompress(messages: ChatMessage[], _options: PreCompressOptions = { requireCheckpoint: false }): Promise<string> {
     const store = this.store;
     if (!store) {
-      throw storageError("sqlite memory checkpoint failed", undefined, "the database is not open; check the agent log for why initialize() failed");
+      throw storageError(
+        "sqlite memory checkpoint failed",
+        undefined,
+        "the database is not open; check the agent log for why initialize() failed",
+      );
     }
     await this.flush();
-    const items: NewItem[] = checkpointItems(messages, { sessionId: this.sessionId, userId: this.ctx?.userId }).map(({ kind, content, sessionId, userId, speaker, metadata, digest }) => ({
-      kind,
-      content,
-      sessionId,
-      userId,
-      speaker,
-      metadata,
-      digest,
-    }));
+    const items: NewItem[] = checkpointItems(messages, { sessionId: this.sessionId, userId: this.ctx?.userId }).map(
+      ({ kind, content, sessionId, userId, speaker, metadata, digest }) => ({
+        kind,
+        content,
+        sessionId,
+        userId,
+        speaker,
+        metadata,
+        digest,
+      }),
+    );
     if (items.length === 0) return "";
     let added = 0;
     try {
@@ -521,7 +548,11 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     this.closed = true;
     if (failure) {
       this.logger.error(`sqlite memory: ${lost} queued item(s) could not be written at shutdown`, failure);
-      throw storageError(`sqlite memory shutdown: ${lost} queued item(s) could not be written and are lost`, (failure as { cause?: unknown }).cause ?? failure, "check free disk space and write permission on the database directory");
+      throw storageError(
+        `sqlite memory shutdown: ${lost} queued item(s) could not be written and are lost`,
+        (failure as { cause?: unknown }).cause ?? failure,
+        "check free disk space and write permission on the database directory",
+      );
     }
   }
 
@@ -553,7 +584,11 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
       [id] = store.insertMany([{ kind, content, sessionId, userId, speaker, tags, metadata, expiresAt }]);
     } catch (error) {
       if (HermesMemoryError.isInstance(error)) throw error;
-      throw storageError("sqlite memory could not store the item", error, "check free disk space and write permission on the database directory");
+      throw storageError(
+        "sqlite memory could not store the item",
+        error,
+        "check free disk space and write permission on the database directory",
+      );
     }
     return id!;
   }
@@ -582,7 +617,11 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
       removed = store.forget(id);
     } catch (error) {
       if (HermesMemoryError.isInstance(error)) throw error;
-      throw storageError("sqlite memory could not forget the item", error, "check free disk space and write permission on the database directory");
+      throw storageError(
+        "sqlite memory could not forget the item",
+        error,
+        "check free disk space and write permission on the database directory",
+      );
     }
     if (removed) this.prefetchCache.clear();
     return removed;
@@ -611,7 +650,11 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
       return store.forgetWhere(parsed);
     } catch (error) {
       if (HermesMemoryError.isInstance(error)) throw error;
-      throw storageError("sqlite memory could not erase the items", error, "check free disk space and write permission on the database directory");
+      throw storageError(
+        "sqlite memory could not erase the items",
+        error,
+        "check free disk space and write permission on the database directory",
+      );
     } finally {
       this.prefetchCache.clear();
     }
@@ -630,7 +673,11 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
       return store.update(String(id), parsed);
     } catch (error) {
       if (HermesMemoryError.isInstance(error)) throw error;
-      throw storageError("sqlite memory could not update the item", error, "check free disk space and write permission on the database directory");
+      throw storageError(
+        "sqlite memory could not update the item",
+        error,
+        "check free disk space and write permission on the database directory",
+      );
     } finally {
       this.prefetchCache.clear();
     }
@@ -651,7 +698,11 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
       return store.purgeExpired();
     } catch (error) {
       if (HermesMemoryError.isInstance(error)) throw error;
-      throw storageError("sqlite memory could not purge expired items", error, "check free disk space and write permission on the database directory");
+      throw storageError(
+        "sqlite memory could not purge expired items",
+        error,
+        "check free disk space and write permission on the database directory",
+      );
     } finally {
       this.prefetchCache.clear();
     }
@@ -663,7 +714,14 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
    */
   stats(): MemoryStats {
     if (!this.store && this.nothingStoredAt !== undefined) {
-      return { items: 0, byKind: { turn: 0, fact: 0, checkpoint: 0 }, sessions: 0, location: this.nothingStoredAt, sizeBytes: 0, pending: this.writer.length };
+      return {
+        items: 0,
+        byKind: { turn: 0, fact: 0, checkpoint: 0 },
+        sessions: 0,
+        location: this.nothingStoredAt,
+        sizeBytes: 0,
+        pending: this.writer.length,
+      };
     }
     return { ...this.requireStore().stats(), pending: this.writer.length };
   }
@@ -685,7 +743,8 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     if (!this.store) {
       throw new HermesMemoryError({
         code: "PROVIDER_UNAVAILABLE",
-        message: "The sqlite memory provider is not initialised. Call initialize(sessionId, { hermesHome }) first (or check why it failed).",
+        message:
+          "The sqlite memory provider is not initialised. Call initialize(sessionId, { hermesHome }) first (or check why it failed).",
       });
     }
     return this.store;
@@ -718,7 +777,14 @@ export function formatRecall(hits: readonly MemoryHit[], maxChars: number): stri
 }
 
 function storedToHit(item: StoredItem): MemoryHit {
-  const hit: MemoryHit = { id: item.id, content: item.content, kind: item.kind, score: 0, createdAt: item.createdAt, metadata: item.metadata };
+  const hit: MemoryHit = {
+    id: item.id,
+    content: item.content,
+    kind: item.kind,
+    score: 0,
+    createdAt: item.createdAt,
+    metadata: item.metadata,
+  };
   if (item.sessionId !== undefined) hit.sessionId = item.sessionId;
   if (item.userId !== undefined) hit.userId = item.userId;
   if (item.tags.length > 0) hit.tags = item.tags;

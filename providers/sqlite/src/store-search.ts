@@ -1,8 +1,23 @@
 import type BetterSqlite3 from "better-sqlite3";
 import type { MemoryHit, MemoryKind } from "@hermes/memory-core";
 import { isEmptyFilter, uniqueTerms, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
-import { NEIGHBOUR_WEIGHTS, SECOND_PREVIOUS_WEIGHT, SPEAKER_BOOST, nextTurnShare, quoteTerm, speakerNamed } from "@hermes/memory-provider-kit/sqlite";
-import { DocumentFrequencies, planQueryRanking, ftsTermCounter, contextGivers, RELATED_TERM_WEIGHT, type CountedTerm, type LayeredRanker } from "@hermes/memory-provider-kit/sqlite";
+import {
+  NEIGHBOUR_WEIGHTS,
+  SECOND_PREVIOUS_WEIGHT,
+  SPEAKER_BOOST,
+  nextTurnShare,
+  quoteTerm,
+  speakerNamed,
+} from "@hermes/memory-provider-kit/sqlite";
+import {
+  DocumentFrequencies,
+  planQueryRanking,
+  ftsTermCounter,
+  contextGivers,
+  RELATED_TERM_WEIGHT,
+  type CountedTerm,
+  type LayeredRanker,
+} from "@hermes/memory-provider-kit/sqlite";
 import { filterToSql, type FilterSql, type FilterSqlOptions } from "@hermes/memory-provider-kit/sqlite";
 import type { Db } from "./database.js";
 import { readableValues } from "./unreadable-values.js";
@@ -168,9 +183,13 @@ export class ItemSearch {
       // Turns found as neighbours (kind 'turn', session known), as one JSON array of
       // [id, user_id, speaker, created_at] arrays.
       neighbourRows: db
-        .prepare(`SELECT json_group_array(json_array(i.id, i.user_id, i.speaker, i.created_at)) FROM json_each(?) c JOIN items i ON i.id = c.value`)
+        .prepare(
+          `SELECT json_group_array(json_array(i.id, i.user_id, i.speaker, i.created_at)) FROM json_each(?) c JOIN items i ON i.id = c.value`,
+        )
         .pluck(),
-      hitText: db.prepare(`SELECT id, content, metadata, tags, expires_at FROM items WHERE id IN (SELECT value FROM json_each(?))`).raw(true),
+      hitText: db
+        .prepare(`SELECT id, content, metadata, tags, expires_at FROM items WHERE id IN (SELECT value FROM json_each(?))`)
+        .raw(true),
       rank: db.prepare(`SELECT rowid AS id, ${bm25} AS rank FROM items_fts WHERE items_fts MATCH ? ORDER BY rank LIMIT ?`).raw(true),
     };
   }
@@ -207,7 +226,12 @@ export class ItemSearch {
   }
 
   /** `search` once the words are planned. */
-  private rankPlanned(terms: readonly string[], facts: SearchFacts, planned: { plan: RankPlan; related: string | null }, options: StoreSearchOptions): MemoryHit[] {
+  private rankPlanned(
+    terms: readonly string[],
+    facts: SearchFacts,
+    planned: { plan: RankPlan; related: string | null },
+    options: StoreSearchOptions,
+  ): MemoryHit[] {
     const { plan, related } = planned;
     const limit = clampLimit(options.limit, 10, 1000);
     const filter = options.filter ?? singleValueFilter(options);
@@ -233,11 +257,19 @@ export class ItemSearch {
     // fewer than `limit`: FTS5's exact ranking over the passing rows then gives the hits, so a
     // filtered search never returns fewer hits than there are passing matches.
     if (plan.mode === "layered" && condition !== null && hits.length < limit) {
-      hits = this.rankAndScore(names, { mode: "bm25", match: plan.terms.map((t) => quoteTerm(t.term)).join(" OR ") }, relatedRanked, limit, filter, condition);
+      hits = this.rankAndScore(
+        names,
+        { mode: "bm25", match: plan.terms.map((t) => quoteTerm(t.term)).join(" OR ") },
+        relatedRanked,
+        limit,
+        filter,
+        condition,
+      );
     }
     // Rows holding only words found in half the items or more score about 0 and come after every
     // other match; they are ranked (with those words added) only to fill a short list of hits.
-    if (plan.fallback !== undefined && hits.length < limit) return this.rankAndScore(names, plan.fallback, relatedRanked, limit, filter, condition);
+    if (plan.fallback !== undefined && hits.length < limit)
+      return this.rankAndScore(names, plan.fallback, relatedRanked, limit, filter, condition);
     return hits;
   }
 
@@ -258,7 +290,8 @@ export class ItemSearch {
     const { plan, related: kept } = planned;
     const related = kept.length === 0 ? null : kept.map(quoteTerm).join(" OR ");
     const words = plan.mode === "bm25" ? plan.terms : plan.terms.map((t) => t.term);
-    const fallback = plan.floored.length > 0 ? { mode: "bm25" as const, match: [...words, ...plan.floored].map(quoteTerm).join(" OR ") } : undefined;
+    const fallback =
+      plan.floored.length > 0 ? { mode: "bm25" as const, match: [...words, ...plan.floored].map(quoteTerm).join(" OR ") } : undefined;
     if (plan.mode === "layered") return { plan: { mode: "layered", terms: plan.terms, fallback }, related };
     return { plan: { mode: "bm25", match: words.map(quoteTerm).join(" OR "), fallback }, related };
   }
@@ -453,7 +486,10 @@ export class ItemSearch {
     if (wanted.length > 0) {
       const ids = JSON.stringify(wanted.sort(ascending));
       // A neighbour gets a share only when it passes the filter too (and has not expired).
-      const json = condition === null ? this.stmts.neighbourRows.get(ids) : this.filteredStatement("neighbours", condition.sql).get(ids, ...condition.params);
+      const json =
+        condition === null
+          ? this.stmts.neighbourRows.get(ids)
+          : this.filteredStatement("neighbours", condition.sql).get(ids, ...condition.params);
       for (const [id, userId, speaker, createdAt] of JSON.parse(json as string) as NeighbourRow[]) {
         linked.set(id, [id, "turn", missing.get(id)!.session, userId, speaker, createdAt, null, null, null, null, null]);
       }
@@ -506,7 +542,8 @@ export class ItemSearch {
                 `SELECT json_group_array(json_array(i.id, i.user_id, i.speaker, i.created_at)) FROM json_each(?) c JOIN items i ON i.id = c.value WHERE (${sql})`,
               )
               .pluck();
-      if (this.filteredStatements.size >= FILTERED_STATEMENTS_KEPT) this.filteredStatements.delete(this.filteredStatements.keys().next().value!);
+      if (this.filteredStatements.size >= FILTERED_STATEMENTS_KEPT)
+        this.filteredStatements.delete(this.filteredStatements.keys().next().value!);
     }
     this.filteredStatements.set(key, stmt);
     return stmt;

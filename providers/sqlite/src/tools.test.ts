@@ -28,7 +28,10 @@ function documentedLimit(name: string): { default: number; max: number } {
   return { default: Number(/\(default (\d+)\)/.exec(limit.description)?.[1]), max: limit.maximum };
 }
 
-function call(name: string, args: Record<string, unknown>): { results?: unknown[]; items?: unknown[]; count?: number; ok?: boolean; error?: string } {
+function call(
+  name: string,
+  args: Record<string, unknown>,
+): { results?: unknown[]; items?: unknown[]; count?: number; ok?: boolean; error?: string } {
   return JSON.parse(provider.handleToolCall(name, args)) as { count?: number };
 }
 

@@ -31,7 +31,16 @@ export interface ToolBackend {
   search(
     query: string,
     options: MemorySearchOptions & { limit: number },
-  ): Array<{ id: string; kind: MemoryKind; content: string; score: number; sessionId?: string; createdAt: string; tags?: string[]; expiresAt?: string }>;
+  ): Array<{
+    id: string;
+    kind: MemoryKind;
+    content: string;
+    score: number;
+    sessionId?: string;
+    createdAt: string;
+    tags?: string[];
+    expiresAt?: string;
+  }>;
   /** Store a fact under the session's user. */
   rememberFact(content: string, tags: string[]): string;
   /** Delete the item in `scope` (its id and user, in one query); false when none is. */
@@ -60,7 +69,13 @@ export function runTool(name: string, args: unknown, backend: ToolBackend | unde
       // come back as the tool's JSON error); the validated arguments are passed on unchanged.
       parseMemoryFilter(filterArgs, { what: "search filter" });
       const results = backend
-        .search(String(query), scope.within({ ...(filterArgs as MemorySearchOptions), limit: (limit as number | undefined) ?? MEMORY_TOOL_LIMITS.search.default }))
+        .search(
+          String(query),
+          scope.within({
+            ...(filterArgs as MemorySearchOptions),
+            limit: (limit as number | undefined) ?? MEMORY_TOOL_LIMITS.search.default,
+          }),
+        )
         .map((h) => ({
           id: h.id,
           kind: h.kind,
@@ -85,7 +100,12 @@ export function runTool(name: string, args: unknown, backend: ToolBackend | unde
     },
     [TOOL_NAMES.list]: (a) => {
       const items = backend
-        .list(scope.within({ limit: (a.limit as number | undefined) ?? MEMORY_TOOL_LIMITS.list.default, ...(a.kind ? { kind: a.kind as MemoryKind } : {}) }))
+        .list(
+          scope.within({
+            limit: (a.limit as number | undefined) ?? MEMORY_TOOL_LIMITS.list.default,
+            ...(a.kind ? { kind: a.kind as MemoryKind } : {}),
+          }),
+        )
         .map((i) => ({ id: i.id, kind: i.kind, content: i.content, tags: i.tags, sessionId: i.sessionId, createdAt: i.createdAt }));
       return { items, count: items.length };
     },

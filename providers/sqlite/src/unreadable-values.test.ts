@@ -62,7 +62,9 @@ describe("values SQLite's JSON functions cannot read", () => {
     const old = new Database(file);
     // Written by an older version or another program: JSON as a BLOB, bytes that are not UTF-8,
     // text columns as BLOBs.
-    old.prepare(`UPDATE items SET metadata = ?, tags = ? WHERE id = 1`).run(Buffer.from('{"project":"sea","n":1}'), Buffer.from('["work"]'));
+    old
+      .prepare(`UPDATE items SET metadata = ?, tags = ? WHERE id = 1`)
+      .run(Buffer.from('{"project":"sea","n":1}'), Buffer.from('["work"]'));
     old.prepare(`UPDATE items SET tags = ?, speaker = ? WHERE id = 2`).run(GARBAGE, Buffer.from("bob"));
     old.prepare(`UPDATE items SET metadata = ?, session_id = ? WHERE id = 5`).run(GARBAGE, Buffer.from("s"));
     old.close();
@@ -70,8 +72,18 @@ describe("values SQLite's JSON functions cannot read", () => {
     const provider = new SqliteMemoryProvider({ path: file });
     await provider.initialize("after-upgrade", { hermesHome: dir, platform: "cli" });
     try {
-      expect(provider.search("harbour", { limit: 10 }).map((h) => h.id).sort()).toEqual(["1", "2", "3", "4", "5"]);
-      expect(provider.search("harbour", { metadata: { project: "sea" } }).map((h) => h.id).sort()).toEqual(["1", "4"]);
+      expect(
+        provider
+          .search("harbour", { limit: 10 })
+          .map((h) => h.id)
+          .sort(),
+      ).toEqual(["1", "2", "3", "4", "5"]);
+      expect(
+        provider
+          .search("harbour", { metadata: { project: "sea" } })
+          .map((h) => h.id)
+          .sort(),
+      ).toEqual(["1", "4"]);
       expect(provider.search("harbour", { tags: { any: ["work"] } }).map((h) => h.id)).toEqual(["1"]);
       expect(provider.search("ferry", { sessionId: "s" }).map((h) => h.id)).toEqual(expect.arrayContaining(["2", "5"]));
       expect(provider.get("1")).toMatchObject({ metadata: { project: "sea", n: 1 }, tags: ["work"] });
@@ -85,7 +97,8 @@ describe("values SQLite's JSON functions cannot read", () => {
     }
     const rows = rawValues(file);
     expect(rows).toHaveLength(5);
-    for (const row of rows) expect([row.ts === "null" ? "text" : row.ts, row.tsp, row.tc, row.tt, row.tm]).toEqual(["text", "text", "text", "text", "text"]);
+    for (const row of rows)
+      expect([row.ts === "null" ? "text" : row.ts, row.tsp, row.tc, row.tt, row.tm]).toEqual(["text", "text", "text", "text", "text"]);
     expect(rows.map((r) => [r.session_id, r.speaker, r.tags])).toEqual([
       ["s", "ann", '["work"]'],
       ["s", "bob", "[]"],
@@ -137,7 +150,12 @@ describe("values SQLite's JSON functions cannot read", () => {
     expect(await doctorCommand(ctx, { json: true })).toMatchObject({ ok: true, ftsConsistent: true, items: 3 });
     await withProvider(ctx, (p) => {
       expect(p.search("quiet evening").map((h) => h.id)).toEqual(["3"]);
-      expect(p.search("keeper lamps").map((h) => h.id).sort()).toEqual(["1", "2"]);
+      expect(
+        p
+          .search("keeper lamps")
+          .map((h) => h.id)
+          .sort(),
+      ).toEqual(["1", "2"]);
       expect(p.search("keeper lamps", { metadata: { project: "sea" } }).map((h) => h.id)).toEqual(["1"]);
       expect(p.search("dana").map((h) => h.id)).toEqual(["3"]);
       expect(p.get("2")!.metadata).toEqual({ hermesUnreadable: { metadata: { text: TRUNCATED.toString() } } });

@@ -39,7 +39,9 @@ export interface ReadableValues {
  * The readable values of a row (the rule above), whether they differ from what is stored, and the
  * tags and metadata parsed.
  */
-export function readableValues(row: RawValues): ReadableValues & { changed: boolean; parsedTags: unknown[]; parsedMetadata: Record<string, unknown> } {
+export function readableValues(
+  row: RawValues,
+): ReadableValues & { changed: boolean; parsedTags: unknown[]; parsedMetadata: Record<string, unknown> } {
   // Every row this package writes: text columns hold text, tags a JSON array, metadata a JSON
   // object. Checked first, as every search hit and read goes through here.
   const { session_id: sessionId, user_id: userId, speaker, content, tags, metadata } = row;
@@ -57,7 +59,17 @@ export function readableValues(row: RawValues): ReadableValues & { changed: bool
       const parsedTags = JSON.parse(tags) as unknown;
       const parsedMetadata = JSON.parse(metadata) as unknown;
       if (Array.isArray(parsedTags) && parsedMetadata !== null && typeof parsedMetadata === "object" && !Array.isArray(parsedMetadata)) {
-        return { session_id: sessionId, user_id: userId, speaker, content, tags, metadata, changed: false, parsedTags, parsedMetadata: parsedMetadata as Record<string, unknown> };
+        return {
+          session_id: sessionId,
+          user_id: userId,
+          speaker,
+          content,
+          tags,
+          metadata,
+          changed: false,
+          parsedTags,
+          parsedMetadata: parsedMetadata as Record<string, unknown>,
+        };
       }
     } catch {
       // Not JSON: the rule below keeps the original.
@@ -67,7 +79,9 @@ export function readableValues(row: RawValues): ReadableValues & { changed: bool
 }
 
 /** `readableValues` for a row holding at least one value that is not as this package writes it. */
-function readableValuesSlow(row: RawValues): ReadableValues & { changed: boolean; parsedTags: unknown[]; parsedMetadata: Record<string, unknown> } {
+function readableValuesSlow(
+  row: RawValues,
+): ReadableValues & { changed: boolean; parsedTags: unknown[]; parsedMetadata: Record<string, unknown> } {
   const readable = readableRow(row as unknown as Record<string, unknown>, {
     textColumns: { session_id: true, user_id: true, speaker: false, content: false },
     jsonColumns: { tags: "array" },
@@ -75,7 +89,14 @@ function readableValuesSlow(row: RawValues): ReadableValues & { changed: boolean
   });
   const { session_id: sessionId, user_id: userId, speaker, content } = readable.text;
   const tags = readable.json.tags!;
-  const out: ReadableValues = { session_id: sessionId ?? null, user_id: userId ?? null, speaker: speaker!, content: content!, tags: tags.text, metadata: readable.metadataText };
+  const out: ReadableValues = {
+    session_id: sessionId ?? null,
+    user_id: userId ?? null,
+    speaker: speaker!,
+    content: content!,
+    tags: tags.text,
+    metadata: readable.metadataText,
+  };
   const changed = (Object.keys(out) as Array<keyof ReadableValues>).some((column) => out[column] !== row[column]);
   return { ...out, changed, parsedTags: tags.parsed as unknown[], parsedMetadata: readable.metadata };
 }
@@ -110,13 +131,16 @@ export function unreadableItemIds(db: Db, limit: number): number[] {
  * whose content or speaker changes (and index them as text). Returns how many rows were rewritten.
  */
 export function repairUnreadableValues(db: Db): number {
-  const rows = (db.prepare(SUSPECT_ROWS).all() as SuspectRow[]).map((row) => ({ id: row.id, before: row, after: readableValues(row) })).filter((r) => r.after.changed);
+  const rows = (db.prepare(SUSPECT_ROWS).all() as SuspectRow[])
+    .map((row) => ({ id: row.id, before: row, after: readableValues(row) }))
+    .filter((r) => r.after.changed);
   const statements = new Map<string, BetterSqlite3.Statement>();
   for (const { id, before, after } of rows) {
     const columns = (["session_id", "user_id", "speaker", "content", "tags", "metadata"] as const).filter((c) => after[c] !== before[c]);
     const key = columns.join(",");
     let statement = statements.get(key);
-    if (!statement) statements.set(key, (statement = db.prepare(`UPDATE items SET ${columns.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`)));
+    if (!statement)
+      statements.set(key, (statement = db.prepare(`UPDATE items SET ${columns.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`)));
     statement.run(...columns.map((c) => after[c]), id);
   }
   return rows.length;

@@ -123,7 +123,9 @@ describe("sqlite tools in a session opened for a user", () => {
     expect(tool(alice, "sqlite_memory_list", {})).not.toContain("quarry");
     expect(JSON.parse(tool(alice, "sqlite_memory_search", { query: "quarry" })).count).toBe(0);
     expect(await alice.prefetch("quarry", { sessionId: "session-of-alice" })).toBe("");
-    expect(withoutId(tool(alice, "sqlite_memory_forget", { id: unowned }), unowned)).toBe(withoutId(tool(alice, "sqlite_memory_forget", { id: "987654" }), "987654"));
+    expect(withoutId(tool(alice, "sqlite_memory_forget", { id: unowned }), unowned)).toBe(
+      withoutId(tool(alice, "sqlite_memory_forget", { id: "987654" }), "987654"),
+    );
     expect(nobody.get(unowned)).not.toBeNull();
   });
 });
@@ -164,7 +166,10 @@ describe("a host's session opened with openMemory({ userId })", () => {
   it.skipIf(!fs.existsSync(path.join(packageDir, "dist", "index.js")))("routes the model's tool calls within that user", async () => {
     const project = path.join(home, "project");
     fs.mkdirSync(path.join(project, "node_modules", "@hermes"), { recursive: true });
-    fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "host", private: true, dependencies: { "@hermes/memory-sqlite": "*" } }));
+    fs.writeFileSync(
+      path.join(project, "package.json"),
+      JSON.stringify({ name: "host", private: true, dependencies: { "@hermes/memory-sqlite": "*" } }),
+    );
     fs.symlinkSync(packageDir, path.join(project, "node_modules", "@hermes", "memory-sqlite"), "dir");
     fs.writeFileSync(path.join(home, "config.yaml"), "memory:\n  provider: sqlite\n");
     const bob = await session("bob");

@@ -50,7 +50,14 @@ describe("vector import: paths that are not JSON Lines files", () => {
     const home = tempHome();
     let io = capture();
     expect(await runImport(ctxFor(home), path.join(home, "missing.jsonl"), { json: true }, io)).toBe(1);
-    expect(JSON.parse(io.out)).toEqual({ error: { code: "INVALID_ARGUMENT", message: expect.stringMatching(/^Cannot read .*missing\.jsonl \(ENOENT.*Pass a JSONL file written by `hermes-memory vector export`/) } });
+    expect(JSON.parse(io.out)).toEqual({
+      error: {
+        code: "INVALID_ARGUMENT",
+        message: expect.stringMatching(
+          /^Cannot read .*missing\.jsonl \(ENOENT.*Pass a JSONL file written by `hermes-memory vector export`/,
+        ),
+      },
+    });
     io = capture();
     expect(await runImport(ctxFor(home), home, {}, io)).toBe(1);
     expect(io.err).toMatch(/^vector: Cannot read .*: it is a directory\. Pass a JSONL file/);
@@ -61,25 +68,31 @@ describe("vector import: paths that are not JSON Lines files", () => {
     const result = await importInChild(home, "/dev/zero");
     expect(result.timedOut).toBe(false);
     expect(result.code).toBe(1);
-    expect(JSON.parse(result.out)).toEqual({ error: { code: "INVALID_ARGUMENT", message: expect.stringMatching(/^Cannot read \/dev\/zero: it is not a regular file/) } });
+    expect(JSON.parse(result.out)).toEqual({
+      error: { code: "INVALID_ARGUMENT", message: expect.stringMatching(/^Cannot read \/dev\/zero: it is not a regular file/) },
+    });
   });
 
-  it.skipIf(!hasMkfifo)("a named pipe is imported completely (it is not read once to count and again to import)", { timeout: 60_000 }, async () => {
-    const source = tempHome();
-    await seed(source);
-    const file = path.join(source, "dump.jsonl");
-    expect(await runExport(ctxFor(source), file, {}, capture())).toBe(0);
-    const home = tempHome();
-    const fifo = path.join(home, "pipe");
-    expect(spawnSync("mkfifo", [fifo]).status).toBe(0);
-    // The writer blocks until the import opens the pipe.
-    const writer = spawn("sh", ["-c", `cat "${file}" > "${fifo}"`]);
-    const written = new Promise((resolve) => writer.on("close", resolve));
-    const io = capture();
-    expect(await runImport(ctxFor(home), fifo, { json: true }, io)).toBe(0);
-    expect(JSON.parse(io.out)).toEqual({ imported: 2 });
-    await written;
-  });
+  it.skipIf(!hasMkfifo)(
+    "a named pipe is imported completely (it is not read once to count and again to import)",
+    { timeout: 60_000 },
+    async () => {
+      const source = tempHome();
+      await seed(source);
+      const file = path.join(source, "dump.jsonl");
+      expect(await runExport(ctxFor(source), file, {}, capture())).toBe(0);
+      const home = tempHome();
+      const fifo = path.join(home, "pipe");
+      expect(spawnSync("mkfifo", [fifo]).status).toBe(0);
+      // The writer blocks until the import opens the pipe.
+      const writer = spawn("sh", ["-c", `cat "${file}" > "${fifo}"`]);
+      const written = new Promise((resolve) => writer.on("close", resolve));
+      const io = capture();
+      expect(await runImport(ctxFor(home), fifo, { json: true }, io)).toBe(0);
+      expect(JSON.parse(io.out)).toEqual({ imported: 2 });
+      await written;
+    },
+  );
 });
 
 describe("vector export: targets that are not files", () => {

@@ -92,7 +92,12 @@ describe("vector CLI actions", () => {
     const file = path.join(home, "deep.jsonl");
     let deep = "1";
     for (let i = 0; i < 1500; i++) deep = `{"x":${deep}}`;
-    const plain = { id: "plain", namespace: "x", content: "plain zebra note", metadata: { kind: "fact", extra: JSON.stringify({ project: "a" }) } };
+    const plain = {
+      id: "plain",
+      namespace: "x",
+      content: "plain zebra note",
+      metadata: { kind: "fact", extra: JSON.stringify({ project: "a" }) },
+    };
     const nested = { id: "deep", namespace: "x", content: "deeply nested zebra note", metadata: { kind: "fact", extra: `{"d":${deep}}` } };
     fs.writeFileSync(file, `${JSON.stringify(plain)}\n${JSON.stringify(nested)}\n`);
     const io = capture();
@@ -138,7 +143,10 @@ describe("vector CLI actions", () => {
     expect(JSON.parse(io.out)).toEqual({ erased: 1 });
     io = capture();
     expect(await runForget(ctx, single, {}, io)).toBe(1);
-    expect({ out: io.out, err: io.err }).toEqual({ out: "", err: expect.stringMatching(/^vector: No item with id .*; nothing was erased/) });
+    expect({ out: io.out, err: io.err }).toEqual({
+      out: "",
+      err: expect.stringMatching(/^vector: No item with id .*; nothing was erased/),
+    });
     io = capture();
     expect(await runForget(ctx, undefined, { tag: ["draft"] }, io)).toBe(1);
     expect(io.err).toMatch(/erase 3 items.*--yes/);

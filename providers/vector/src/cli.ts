@@ -5,7 +5,15 @@ import { HermesMemoryError, describeError, errorDocument, type ForgetScope, type
 import fs from "node:fs";
 import path from "node:path";
 import { Outbox } from "./pinecone/outbox.js";
-import { OUTBOX_FILE, REMOTE_OUTBOX_FILE, VECTOR_DIR, VectorMemoryProvider, type ExportedItem, type ProgressCallback, type VectorMemoryProviderOptions } from "./vector-memory-provider.js";
+import {
+  OUTBOX_FILE,
+  REMOTE_OUTBOX_FILE,
+  VECTOR_DIR,
+  VectorMemoryProvider,
+  type ExportedItem,
+  type ProgressCallback,
+  type VectorMemoryProviderOptions,
+} from "./vector-memory-provider.js";
 
 /** Where CLI actions write, and the host's prompts and progress bars. Injectable for tests. */
 export type CliIo = ProviderCliIo;
@@ -88,7 +96,11 @@ export async function runStats(ctx: VectorCliContext, options: CommonCliOptions 
           `Vector memory (${String(stats.store)} store, ${String(stats.embedder)}, ${String(stats.dimensions)} dims, hybrid ${stats.hybrid ? "on" : "off"})`,
           `  items:      ${stats.items} (turns ${stats.byKind.turn}, facts ${stats.byKind.fact}, checkpoints ${stats.byKind.checkpoint})`,
           `  sessions:   ${stats.sessions ?? 0}`,
-          `  namespaces: ${Object.entries(stats.namespaces as Record<string, number>).map(([n, c]) => `${n || "(default)"}=${c}`).join(", ") || "none"}`,
+          `  namespaces: ${
+            Object.entries(stats.namespaces as Record<string, number>)
+              .map(([n, c]) => `${n || "(default)"}=${c}`)
+              .join(", ") || "none"
+          }`,
           `  location:   ${stats.location ?? ""}`,
           "",
         ].join("\n"),
@@ -109,7 +121,11 @@ export async function runSearch(
 ): Promise<number> {
   try {
     const hits = await withProvider(ctx, { ...options, io }, (p) =>
-      p.search(query, { limit: options.limit ?? 10, ...(options.kind ? { kind: options.kind } : {}), ...(options.session ? { sessionId: options.session } : {}) }),
+      p.search(query, {
+        limit: options.limit ?? 10,
+        ...(options.kind ? { kind: options.kind } : {}),
+        ...(options.session ? { sessionId: options.session } : {}),
+      }),
     );
     if (options.json) io.stdout(`${JSON.stringify(hits)}\n`);
     else if (hits.length === 0) io.stdout("No matches.\n");
@@ -137,7 +153,10 @@ export async function runReindex(ctx: VectorCliContext, options: ReindexCliOptio
   const bar = progress(io, options, options.to === "remote" ? "Moving to the remote layout" : "Reindexing");
   try {
     if (options.to !== undefined && options.to !== "remote") {
-      throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `--to accepts only "remote" (move the sidecar layout into Pinecone); got ${JSON.stringify(options.to.slice(0, 40))}.` });
+      throw new HermesMemoryError({
+        code: "INVALID_ARGUMENT",
+        message: `--to accepts only "remote" (move the sidecar layout into Pinecone); got ${JSON.stringify(options.to.slice(0, 40))}.`,
+      });
     }
     if (options.to === "remote") {
       const moved = await withProvider(ctx, { ...options, writes: true, sidecarLayout: true, io }, (p) =>
@@ -152,13 +171,18 @@ export async function runReindex(ctx: VectorCliContext, options: ReindexCliOptio
       }
       return 0;
     }
-    const result = await withProvider(ctx, { ...options, allowReset: true, writes: true, io }, async (p) => ({ ...(await p.reindex(bar.update)), store: p.resolvedConfig.store }));
+    const result = await withProvider(ctx, { ...options, allowReset: true, writes: true, io }, async (p) => ({
+      ...(await p.reindex(bar.update)),
+      store: p.resolvedConfig.store,
+    }));
     bar.stop();
     if (options.json) io.stdout(`${JSON.stringify(result)}\n`);
     else {
       io.stdout(`Reindexed ${result.items} items in ${result.namespaces} namespaces into the ${result.store} store.\n`);
       if (result.unembedded > 0) {
-        io.stdout(`${result.unembedded} items were refused for their text and stay without a vector: keyword search finds them. Run reindex again once the embedder accepts them.\n`);
+        io.stdout(
+          `${result.unembedded} items were refused for their text and stay without a vector: keyword search finds them. Run reindex again once the embedder accepts them.\n`,
+        );
       }
     }
     return 0;
@@ -169,7 +193,12 @@ export async function runReindex(ctx: VectorCliContext, options: ReindexCliOptio
 }
 
 /** `export [file]`: every item as JSON Lines (to the file, or stdout). */
-export async function runExport(ctx: VectorCliContext, file: string | undefined, options: CommonCliOptions = {}, io: CliIo = processIo): Promise<number> {
+export async function runExport(
+  ctx: VectorCliContext,
+  file: string | undefined,
+  options: CommonCliOptions = {},
+  io: CliIo = processIo,
+): Promise<number> {
   try {
     // Refused before the provider opens: a directory, device, pipe or missing folder.
     if (file) checkJsonlTarget(file);
@@ -195,14 +224,22 @@ export async function runExport(ctx: VectorCliContext, file: string | undefined,
 async function* readJsonLines(file: string): AsyncGenerator<ExportedItem> {
   for await (const line of readJsonlFile(file, "hermes-memory vector export")) {
     if ("error" in line) {
-      throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `${file}:${line.lineNo} is not valid JSON. Import files are written by \`hermes-memory vector export\`.` });
+      throw new HermesMemoryError({
+        code: "INVALID_ARGUMENT",
+        message: `${file}:${line.lineNo} is not valid JSON. Import files are written by \`hermes-memory vector export\`.`,
+      });
     }
     yield line.value as ExportedItem;
   }
 }
 
 /** `import <file>`: load an export (re-embedded with the configured embedder; the host's progress bar). */
-export async function runImport(ctx: VectorCliContext, file: string, options: CommonCliOptions = {}, io: CliIo = processIo): Promise<number> {
+export async function runImport(
+  ctx: VectorCliContext,
+  file: string,
+  options: CommonCliOptions = {},
+  io: CliIo = processIo,
+): Promise<number> {
   const bar = progress(io, options, "Importing");
   try {
     // A pipe can be read once: counting its lines first would leave nothing to import.
@@ -211,7 +248,11 @@ export async function runImport(ctx: VectorCliContext, file: string, options: Co
     try {
       if (regular) total = countJsonlRecords(file);
     } catch (error) {
-      throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `Cannot read ${file} (${describeError(error)}). Pass a JSON Lines file written by \`hermes-memory vector export\`.`, cause: error });
+      throw new HermesMemoryError({
+        code: "INVALID_ARGUMENT",
+        message: `Cannot read ${file} (${describeError(error)}). Pass a JSON Lines file written by \`hermes-memory vector export\`.`,
+        cause: error,
+      });
     }
     const count = await withProvider(ctx, { ...options, writes: true, io }, (p) => p.importItems(readJsonLines(file), bar.update, total));
     bar.stop();
@@ -245,7 +286,12 @@ export interface ForgetCliOptions extends CommonCliOptions {
  * scope without an id that matches every item is refused unless `--all` is given (`--all` alone
  * erases every item).
  */
-export async function runForget(ctx: VectorCliContext, id: string | undefined, options: ForgetCliOptions = {}, io: CliIo = processIo): Promise<number> {
+export async function runForget(
+  ctx: VectorCliContext,
+  id: string | undefined,
+  options: ForgetCliOptions = {},
+  io: CliIo = processIo,
+): Promise<number> {
   try {
     let scope: ForgetScope = {};
     if (options.filter !== undefined) {
@@ -253,10 +299,16 @@ export async function runForget(ctx: VectorCliContext, id: string | undefined, o
       try {
         parsed = JSON.parse(options.filter);
       } catch {
-        throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `--filter must be a JSON object such as '{"tags": {"any": ["draft"]}}'; got ${options.filter.slice(0, 60)}.` });
+        throw new HermesMemoryError({
+          code: "INVALID_ARGUMENT",
+          message: `--filter must be a JSON object such as '{"tags": {"any": ["draft"]}}'; got ${options.filter.slice(0, 60)}.`,
+        });
       }
       if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-        throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "--filter must be a JSON object of filter conditions (kind, sessionId, userId, tags, createdAt, metadata)." });
+        throw new HermesMemoryError({
+          code: "INVALID_ARGUMENT",
+          message: "--filter must be a JSON object of filter conditions (kind, sessionId, userId, tags, createdAt, metadata).",
+        });
       }
       scope = parsed as ForgetScope;
     }
@@ -270,7 +322,10 @@ export async function runForget(ctx: VectorCliContext, id: string | undefined, o
       ...(options.all ? { confirmAll: true } : {}),
     };
     if (Object.keys(scope).length === 0) {
-      throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "forget needs an id or a scope: --user, --session, --kind, --tag, --filter <json>, or --all for every item." });
+      throw new HermesMemoryError({
+        code: "INVALID_ARGUMENT",
+        message: "forget needs an id or a scope: --user, --session, --kind, --tag, --filter <json>, or --all for every item.",
+      });
     }
     const oneId = id !== undefined && Object.keys(scope).length === 1;
     const result = await withProvider(ctx, { ...options, writes: true, io }, async (p) => {
@@ -286,7 +341,10 @@ export async function runForget(ctx: VectorCliContext, id: string | undefined, o
         }
         if (!options.yes) {
           if (!io.confirm) {
-            throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `This would erase ${count} items and cannot be asked here; pass --yes to erase them.` });
+            throw new HermesMemoryError({
+              code: "INVALID_ARGUMENT",
+              message: `This would erase ${count} items and cannot be asked here; pass --yes to erase them.`,
+            });
           }
           if (!(await io.confirm(`Erase ${count} items from vector memory (every copy, no undo)?`))) return { erased: 0, cancelled: true };
         }
@@ -294,7 +352,10 @@ export async function runForget(ctx: VectorCliContext, id: string | undefined, o
       return { erased: await p.forgetWhere(scope) };
     });
     if (oneId && result.erased === 0) {
-      throw new HermesMemoryError({ code: "ITEM_NOT_FOUND", message: `No item with id ${id}; nothing was erased. \`hermes-memory vector search <words>\` shows stored items and their ids.` });
+      throw new HermesMemoryError({
+        code: "ITEM_NOT_FOUND",
+        message: `No item with id ${id}; nothing was erased. \`hermes-memory vector search <words>\` shows stored items and their ids.`,
+      });
     }
     if (options.json) io.stdout(`${JSON.stringify(result)}\n`);
     else if ("cancelled" in result) io.stdout("Cancelled; nothing was erased.\n");
@@ -332,7 +393,8 @@ export interface RefusedCliOptions extends CommonCliOptions {
  */
 export async function runRefused(ctx: VectorCliContext, options: RefusedCliOptions = {}, io: CliIo = processIo): Promise<number> {
   try {
-    if (options.retry && options.drop) throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "Pass either --retry or --drop, not both." });
+    if (options.retry && options.drop)
+      throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "Pass either --retry or --drop, not both." });
     const refused: Array<{ id: string; namespace: string; reason: string; refusedAt: string; outbox: string }> = [];
     let changed = 0;
     for (const name of [OUTBOX_FILE, REMOTE_OUTBOX_FILE]) {
@@ -342,7 +404,13 @@ export async function runRefused(ctx: VectorCliContext, options: RefusedCliOptio
       const outbox = Outbox.open(file);
       try {
         for (const entry of outbox.refused()) {
-          refused.push({ id: entry.id, namespace: entry.namespace, reason: entry.reason, refusedAt: new Date(entry.refusedAt).toISOString(), outbox: file });
+          refused.push({
+            id: entry.id,
+            namespace: entry.namespace,
+            reason: entry.reason,
+            refusedAt: new Date(entry.refusedAt).toISOString(),
+            outbox: file,
+          });
         }
         if (options.retry) changed += outbox.retryRefused();
         if (options.drop) changed += outbox.dropRefused();
@@ -351,17 +419,26 @@ export async function runRefused(ctx: VectorCliContext, options: RefusedCliOptio
       }
     }
     if (options.json) {
-      io.stdout(`${JSON.stringify({ refused, ...(options.retry ? { retried: changed } : {}), ...(options.drop ? { dropped: changed } : {}) })}\n`);
+      io.stdout(
+        `${JSON.stringify({ refused, ...(options.retry ? { retried: changed } : {}), ...(options.drop ? { dropped: changed } : {}) })}\n`,
+      );
       return 0;
     }
     if (refused.length === 0) {
       io.stdout("No writes are set aside.\n");
       return 0;
     }
-    for (const r of refused) io.stdout(`${r.refusedAt}  ${r.namespace || "(default)"}  ${r.id}  ${r.reason.replace(/\s+/g, " ").slice(0, 240)}\n`);
-    if (options.retry) io.stdout(`Queued ${changed} writes again; they are sent at the next start or flush (a write of the same id made since keeps the newer version).\n`);
+    for (const r of refused)
+      io.stdout(`${r.refusedAt}  ${r.namespace || "(default)"}  ${r.id}  ${r.reason.replace(/\s+/g, " ").slice(0, 240)}\n`);
+    if (options.retry)
+      io.stdout(
+        `Queued ${changed} writes again; they are sent at the next start or flush (a write of the same id made since keeps the newer version).\n`,
+      );
     else if (options.drop) io.stdout(`Deleted ${changed} set-aside writes.\n`);
-    else io.stdout(`${refused.length} writes are set aside. After fixing the cause, queue them again with --retry, or delete them with --drop.\n`);
+    else
+      io.stdout(
+        `${refused.length} writes are set aside. After fixing the cause, queue them again with --retry, or delete them with --drop.\n`,
+      );
     return 0;
   } catch (error) {
     return fail(io, options, error);
@@ -386,22 +463,30 @@ export function registerCli(command: Command, context: ProviderCliContext): void
   const done = (code: number): void => {
     if (code !== 0) process.exitCode = code;
   };
-  common(command.command("stats").description("Show item counts, store, embedder and location")).action(async (opts: CommonCliOptions) => done(await runStats(ctx, opts, io)));
+  common(command.command("stats").description("Show item counts, store, embedder and location")).action(async (opts: CommonCliOptions) =>
+    done(await runStats(ctx, opts, io)),
+  );
   common(command.command("search").description("Search vector memory").argument("<query...>", "what to look for"))
     .option("--limit <n>", "maximum results", (v) => (v.trim() !== "" && Number.isFinite(Number(v)) ? Number(v) : v), 10)
     .option("--kind <kind>", "turn | fact | checkpoint")
     .option("--session <id>", "only this session")
-    .action(async (query: string[], opts: CommonCliOptions & { limit?: number; kind?: MemoryKind; session?: string }) => done(await runSearch(ctx, query.join(" "), opts, io)));
-  common(command.command("reindex").description("Re-embed every item into the configured store (after changing embedder, dimensions or store)"))
+    .action(async (query: string[], opts: CommonCliOptions & { limit?: number; kind?: MemoryKind; session?: string }) =>
+      done(await runSearch(ctx, query.join(" "), opts, io)),
+    );
+  common(
+    command.command("reindex").description("Re-embed every item into the configured store (after changing embedder, dimensions or store)"),
+  )
     .option("--to <layout>", "remote: move the sidecar layout's items into the remote Pinecone layout (the sidecar is kept)")
     .action(async (opts: ReindexCliOptions) => done(await runReindex(ctx, opts, io)));
-  common(command.command("export").description("Write every item as JSON Lines").argument("[file]", "output file (default: stdout)")).action(
-    async (file: string | undefined, opts: CommonCliOptions) => done(await runExport(ctx, file, opts, io)),
-  );
+  common(
+    command.command("export").description("Write every item as JSON Lines").argument("[file]", "output file (default: stdout)"),
+  ).action(async (file: string | undefined, opts: CommonCliOptions) => done(await runExport(ctx, file, opts, io)));
   common(command.command("import").description("Import a JSON Lines export").argument("<file>", "file written by export")).action(
     async (file: string, opts: CommonCliOptions) => done(await runImport(ctx, file, opts, io)),
   );
-  common(command.command("forget").description("Erase an item by id, or every item in a scope, from every copy").argument("[id]", "item id"))
+  common(
+    command.command("forget").description("Erase an item by id, or every item in a scope, from every copy").argument("[id]", "item id"),
+  )
     .option("--session <id>", "items of this session")
     .option("--kind <kind>", "items of this kind: turn | fact | checkpoint")
     .option("--tag <tag>", "items with this tag (repeat for any of several)", (v: string, prev: string[] = []) => [...prev, v])
@@ -409,7 +494,9 @@ export function registerCli(command: Command, context: ProviderCliContext): void
     .option("--all", "erase also when the scope matches every item (alone: every item)")
     .option("--yes", "erase without asking")
     .action(async (id: string | undefined, opts: ForgetCliOptions) => done(await runForget(ctx, id, opts, io)));
-  common(command.command("purge").description("Delete the items that have expired")).action(async (opts: CommonCliOptions) => done(await runPurge(ctx, opts, io)));
+  common(command.command("purge").description("Delete the items that have expired")).action(async (opts: CommonCliOptions) =>
+    done(await runPurge(ctx, opts, io)),
+  );
   common(command.command("refused").description("List the writes set aside because Pinecone or the embedder refused their content"))
     .option("--retry", "queue them again (sent at the next start or flush)")
     .option("--drop", "delete them for good")

@@ -22,17 +22,33 @@ describe("@hermes/memory-vector exports", () => {
   });
 
   it("keeps the stores, the sidecar and the tokenizer off the main entry", () => {
-    for (const name of ["Sidecar", "LocalVectorStore", "PineconeVectorStore", "PineconeRemoteMemory", "WordPieceTokenizer", "matchesFilter", "matchesMetadataFilter", "toFtsQuery"]) {
+    for (const name of [
+      "Sidecar",
+      "LocalVectorStore",
+      "PineconeVectorStore",
+      "PineconeRemoteMemory",
+      "WordPieceTokenizer",
+      "matchesFilter",
+      "matchesMetadataFilter",
+      "toFtsQuery",
+    ]) {
       expect(Object.keys(vector)).not.toContain(name);
     }
   });
 
   it("exports exactly these values from the internal entry (the repository's benchmarks and packed-install tests)", () => {
-    expect(Object.keys(internal).sort()).toEqual(["DEFAULT_EXACT_THRESHOLD", "DEFAULT_EXPANSION_SEARCH", "LEXICAL_EXACT_THRESHOLD", "LocalVectorStore"]);
+    expect(Object.keys(internal).sort()).toEqual([
+      "DEFAULT_EXACT_THRESHOLD",
+      "DEFAULT_EXPANSION_SEARCH",
+      "LEXICAL_EXACT_THRESHOLD",
+      "LocalVectorStore",
+    ]);
   });
 
   it("declares the main, cli and internal entries in package.json", () => {
-    const manifest = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { exports: Record<string, unknown> };
+    const manifest = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+      exports: Record<string, unknown>;
+    };
     expect(Object.keys(manifest.exports).sort()).toEqual([".", "./cli", "./internal", "./package.json"]);
   });
 });

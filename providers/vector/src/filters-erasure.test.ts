@@ -32,7 +32,13 @@ const pinecone: Mode = {
   async options() {
     const fake = await startFake();
     this.fake = fake;
-    return { store: "pinecone", pineconeIndex: "mem", pineconeControllerUrl: fake.url, env: { PINECONE_API_KEY: "test-key" }, maxRetries: 0 };
+    return {
+      store: "pinecone",
+      pineconeIndex: "mem",
+      pineconeControllerUrl: fake.url,
+      env: { PINECONE_API_KEY: "test-key" },
+      maxRetries: 0,
+    };
   },
 };
 
@@ -53,7 +59,8 @@ describe.each([local, pinecone])("VectorMemoryProvider filters, expiry, erasure 
 
   it("returns the best matches among the items passing the filter, not a post-filtered top-k", async () => {
     const p = await open(mode);
-    for (let i = 0; i < 60; i++) p.remember({ content: `alpha alpha alpha report number ${i}`, tags: ["common"], metadata: { priority: i % 3 } });
+    for (let i = 0; i < 60; i++)
+      p.remember({ content: `alpha alpha alpha report number ${i}`, tags: ["common"], metadata: { priority: i % 3 } });
     p.remember({ content: "a short alpha note", tags: ["rare", "blue"], metadata: { priority: 7, team: "infra", labels: ["x", "y"] } });
     p.remember({ content: "alpha checkpoint text", kind: "checkpoint", sessionId: "s9", tags: ["rare"], metadata: { priority: 9 } });
     await p.flush();
@@ -61,8 +68,14 @@ describe.each([local, pinecone])("VectorMemoryProvider filters, expiry, erasure 
     expect(contents(rare)).toBe("a short alpha note");
     expect(rare[0]!.tags).toEqual(["rare", "blue"]);
     expect(contents(await p.search("alpha", { limit: 5, tags: { all: ["rare", "blue"] } }))).toBe("a short alpha note");
-    expect(contents(await p.search("alpha", { limit: 5, metadata: { priority: { $gte: 7 } } })).split(" | ").sort()).toEqual(["a short alpha note", "alpha checkpoint text"]);
-    expect(contents(await p.search("alpha", { limit: 5, metadata: { $or: [{ team: "infra" }, { labels: { $in: ["z"] } }] } }))).toBe("a short alpha note");
+    expect(
+      contents(await p.search("alpha", { limit: 5, metadata: { priority: { $gte: 7 } } }))
+        .split(" | ")
+        .sort(),
+    ).toEqual(["a short alpha note", "alpha checkpoint text"]);
+    expect(contents(await p.search("alpha", { limit: 5, metadata: { $or: [{ team: "infra" }, { labels: { $in: ["z"] } }] } }))).toBe(
+      "a short alpha note",
+    );
     expect(contents(await p.search("alpha", { limit: 5, kind: ["checkpoint"], sessionId: "s9" }))).toBe("alpha checkpoint text");
     const wide = await p.search("alpha", { limit: 10, metadata: { priority: { $ne: 0 } } });
     expect(wide).toHaveLength(10);
@@ -180,7 +193,9 @@ describe.each([local, pinecone])("VectorMemoryProvider filters, expiry, erasure 
     const id = p.remember({ content: "the cat sleeps on the red sofa", tags: ["home"], metadata: { room: "living" }, ttlMs: 60_000 });
     p.remember({ content: "unrelated weather report", tags: ["news"] });
     await p.flush();
-    expect(await p.update(id, { content: "quantum physics lecture notes", tags: ["study"], metadata: { room: "library" }, expiresAt: null })).toBe(true);
+    expect(
+      await p.update(id, { content: "quantum physics lecture notes", tags: ["study"], metadata: { room: "library" }, expiresAt: null }),
+    ).toBe(true);
     expect(await p.update("no-such-id", { tags: ["x"] })).toBe(false);
     await expect(p.update(id, { colour: "red" } as never)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     const vectorHits = await p.search("cat sleeps red sofa", { limit: 5 });
@@ -223,12 +238,16 @@ describe.each([local, pinecone])("VectorMemoryProvider filters, expiry, erasure 
     p.remember({ content: "ticket about the login page", tags: ["bug"], metadata: { severity: 3 } });
     p.remember({ content: "ticket about the login copy", tags: ["docs"], metadata: { severity: 1 } });
     await p.flush();
-    const out = JSON.parse(await p.handleToolCall("vector_memory_search", { query: "login ticket", tags: { any: ["bug"] }, metadata: { severity: { $gt: 2 } } })) as {
+    const out = JSON.parse(
+      await p.handleToolCall("vector_memory_search", { query: "login ticket", tags: { any: ["bug"] }, metadata: { severity: { $gt: 2 } } }),
+    ) as {
       results: Array<{ content: string; tags?: string[] }>;
     };
     expect(out.results.map((r) => r.content)).toEqual(["ticket about the login page"]);
     expect(out.results[0]!.tags).toEqual(["bug"]);
-    const bad = JSON.parse(await p.handleToolCall("vector_memory_search", { query: "login", metadata: { severity: { $regex: "x" } } })) as { error?: string };
+    const bad = JSON.parse(await p.handleToolCall("vector_memory_search", { query: "login", metadata: { severity: { $regex: "x" } } })) as {
+      error?: string;
+    };
     expect(bad.error).toMatch(/unknown operator/);
   });
 });
@@ -236,11 +255,22 @@ describe.each([local, pinecone])("VectorMemoryProvider filters, expiry, erasure 
 describe("Pinecone mode specifics", () => {
   it("writes the filterable fields into the Pinecone record metadata", async () => {
     const p = await open(pinecone);
-    const id = p.remember({ content: "release notes for 2.0", tags: ["release", "notes"], metadata: { version: 2, channel: "stable", nested: { a: 1 } }, ttlMs: 60_000 });
+    const id = p.remember({
+      content: "release notes for 2.0",
+      tags: ["release", "notes"],
+      metadata: { version: 2, channel: "stable", nested: { a: 1 } },
+      ttlMs: 60_000,
+    });
     await p.flush();
     const store = new PineconeVectorStore({ apiKey: "test-key", indexName: "mem", controllerHostUrl: pinecone.fake!.url, dimensions: 128 });
     const record = (await store.fetch([id], { namespace: "work:alice" })).get(id)!;
-    expect(record.metadata).toMatchObject({ kind: "fact", tags: ["release", "notes"], meta_version: 2, meta_channel: "stable", text: "release notes for 2.0" });
+    expect(record.metadata).toMatchObject({
+      kind: "fact",
+      tags: ["release", "notes"],
+      meta_version: 2,
+      meta_channel: "stable",
+      text: "release notes for 2.0",
+    });
     expect(typeof record.metadata!.created_ms).toBe("number");
     expect(typeof record.metadata!.expires_at).toBe("number");
     // Values Pinecone cannot hold as they are are filterable as their JSON text (the remote layout writes the same).
@@ -257,14 +287,17 @@ describe("Pinecone mode specifics", () => {
     await first.shutdown();
     // The layout of earlier versions: no created_ms and no meta_ fields.
     for (const record of fake.namespaces.get("work:alice")!.values()) {
-      for (const key of Object.keys(record.metadata ?? {})) if (key === "created_ms" || key.startsWith("meta_")) delete record.metadata![key];
+      for (const key of Object.keys(record.metadata ?? {}))
+        if (key === "created_ms" || key.startsWith("meta_")) delete record.metadata![key];
     }
     const p = new VectorMemoryProvider({ env: {}, dimensions: 128, ...fakeOptions, hybrid: false });
     await p.initialize("s1", { hermesHome: home, agentIdentity: "work", userId: "alice" });
     cleanups.push(() => p.shutdown());
     expect(await p.search("apollo launch checklist", { limit: 3, metadata: { project: "apollo" } })).toEqual([]);
     expect(await p.reindex()).toMatchObject({ items: 1 });
-    expect(contents(await p.search("apollo launch checklist", { limit: 3, metadata: { project: "apollo" } }))).toBe("apollo launch checklist");
+    expect(contents(await p.search("apollo launch checklist", { limit: 3, metadata: { project: "apollo" } }))).toBe(
+      "apollo launch checklist",
+    );
   });
 
   it("a queued write of an erased item is never sent later (outbox)", async () => {

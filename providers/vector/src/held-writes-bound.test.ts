@@ -23,7 +23,10 @@ const OVER = 7;
 function recordingLogger(): { logger: Logger; lines: string[] } {
   const lines: string[] = [];
   const ignore = (): void => undefined;
-  return { logger: { debug: ignore, info: ignore, warn: (m: string) => void lines.push(m), error: (m: string) => void lines.push(m) }, lines };
+  return {
+    logger: { debug: ignore, info: ignore, warn: (m: string) => void lines.push(m), error: (m: string) => void lines.push(m) },
+    lines,
+  };
 }
 
 async function open(home: string, logger: Logger, options: VectorMemoryProviderOptions = {}): Promise<VectorMemoryProvider> {
@@ -79,7 +82,14 @@ describe.skipIf(!isRoot)("writes held in memory are bounded", () => {
     cleanups.push(() => mount.unmount());
     const fake = await PineconeFake.start({ dimension: 16, indexName: "mem", metric: "dotproduct" });
     cleanups.push(() => fake.close());
-    const remote = { env: { PINECONE_API_KEY: "test-key" }, store: "pinecone", pineconeLayout: "remote", pineconeIndex: "mem", pineconeControllerUrl: fake.url, maxRetries: 0 } as const;
+    const remote = {
+      env: { PINECONE_API_KEY: "test-key" },
+      store: "pinecone",
+      pineconeLayout: "remote",
+      pineconeIndex: "mem",
+      pineconeControllerUrl: fake.url,
+      maxRetries: 0,
+    } as const;
     const { logger, lines } = recordingLogger();
     const p = await open(path.join(mount.dir, "home"), logger, remote);
     p.syncTurn("a turn before the disk filled", "stored", { sessionId: "s1" });

@@ -9,12 +9,26 @@
 import type { Logger, MemoryProvider } from "@hermes/memory-core";
 import { VectorMemoryProvider, type VectorMemoryProviderOptions } from "./vector-memory-provider.js";
 
-export { VectorMemoryProvider, type VectorMemoryProviderOptions, type ExportedItem, type ProgressCallback } from "./vector-memory-provider.js";
+export {
+  VectorMemoryProvider,
+  type VectorMemoryProviderOptions,
+  type ExportedItem,
+  type ProgressCallback,
+} from "./vector-memory-provider.js";
 export type { Embedder } from "./embedders/embedder.js";
 export { HashingEmbedder, type HashingEmbedderOptions } from "./embedders/hashing-embedder.js";
 export { OpenAIEmbedder, DEFAULT_EMBED_INPUT_CHARS, type OpenAIEmbedderOptions } from "./embedders/openai-embedder.js";
 export { OnnxEmbedder, type OnnxEmbedderOptions } from "./embedders/onnx-embedder.js";
-export { resolveVectorConfig, loadVectorConfig, MAX_DIMENSIONS, DEFAULT_VECTOR_CONFIG, type VectorConfig, type StoreKind, type EmbedderKind, type PineconeLayout } from "./vector-config.js";
+export {
+  resolveVectorConfig,
+  loadVectorConfig,
+  MAX_DIMENSIONS,
+  DEFAULT_VECTOR_CONFIG,
+  type VectorConfig,
+  type StoreKind,
+  type EmbedderKind,
+  type PineconeLayout,
+} from "./vector-config.js";
 
 /** The part of core's registration context this provider uses. */
 export interface VectorRegistrationContext {
@@ -30,5 +44,11 @@ export interface VectorRegistrationContext {
  * Opens nothing; reads config.yaml/.env only so `isAvailable()` is accurate before `initialize`.
  */
 export function register(ctx: VectorRegistrationContext, options: VectorMemoryProviderOptions = {}): void {
-  ctx.registerMemoryProvider(new VectorMemoryProvider({ ...(ctx.hermesHome ? { hermesHome: ctx.hermesHome } : {}), ...(ctx.logger ? { logger: ctx.logger } : {}), ...options }));
+  ctx.registerMemoryProvider(
+    new VectorMemoryProvider({
+      ...(ctx.hermesHome ? { hermesHome: ctx.hermesHome } : {}),
+      ...(ctx.logger ? { logger: ctx.logger } : {}),
+      ...options,
+    }),
+  );
 }

@@ -86,7 +86,9 @@ describe("VectorMemoryProvider on a sidecar another process is writing", () => {
       p.remember({ content: "the lighthouse keeper's note" });
       // The queue meets the lock and tries again on timers meanwhile; a search answers from what is stored.
       await watch();
-      expect((await p.search("stored before the other process", { limit: 5 })).map((hit) => hit.content)).toEqual(["stored before the other process started writing"]);
+      expect((await p.search("stored before the other process", { limit: 5 })).map((hit) => hit.content)).toEqual([
+        "stored before the other process started writing",
+      ]);
       expect((await p.stats()).items).toBe(1);
       // flush() waits for the lock on timers too, and returns once everything is stored.
       let flushed = false;
@@ -101,7 +103,9 @@ describe("VectorMemoryProvider on a sidecar another process is writing", () => {
       await holder.release();
     }
     expect((await p.stats()).items).toBe(22);
-    const found = (await p.search("lighthouse", { limit: 50 })).map((hit) => hit.content).filter((content) => content.includes("lighthouse"));
+    const found = (await p.search("lighthouse", { limit: 50 }))
+      .map((hit) => hit.content)
+      .filter((content) => content.includes("lighthouse"));
     expect(found).toHaveLength(21);
   });
 
@@ -157,7 +161,10 @@ describe("VectorMemoryProvider on a sidecar another process is writing", () => {
       const stopping = p.shutdown();
       await holder.release();
       await stopping;
-      expect(await initializing).toMatchObject({ code: "PROVIDER_UNAVAILABLE", message: expect.stringMatching(/shut down while it was starting/) });
+      expect(await initializing).toMatchObject({
+        code: "PROVIDER_UNAVAILABLE",
+        message: expect.stringMatching(/shut down while it was starting/),
+      });
       // The overtaken open closed its connection, which leaves the file in rollback-journal mode
       // (no -wal beside it), as the last close does.
       expect(fs.existsSync(`${sidecar}-wal`)).toBe(false);
@@ -171,7 +178,15 @@ describe("VectorMemoryProvider on a sidecar another process is writing", () => {
   it("the sidecar and the outbox share one wait: a start blocked on both fails inside it, not after two", async () => {
     const fake = await PineconeFake.start({ dimension: 64, indexName: "mem", metric: "cosine" });
     try {
-      const pinecone = () => new VectorMemoryProvider({ env: { PINECONE_API_KEY: "test-key" }, dimensions: 64, store: "pinecone", pineconeIndex: "mem", pineconeControllerUrl: fake.url, maxRetries: 0 });
+      const pinecone = () =>
+        new VectorMemoryProvider({
+          env: { PINECONE_API_KEY: "test-key" },
+          dimensions: 64,
+          store: "pinecone",
+          pineconeIndex: "mem",
+          pineconeControllerUrl: fake.url,
+          maxRetries: 0,
+        });
       const first = pinecone();
       await first.initialize("s1", { hermesHome: home });
       first.remember({ content: "stored in Pinecone through the outbox" });
@@ -187,7 +202,10 @@ describe("VectorMemoryProvider on a sidecar another process is writing", () => {
         const p = pinecone();
         const started = Date.now();
         const meter = stallMeter();
-        await expect(p.initialize("s2", { hermesHome: home })).rejects.toMatchObject({ code: "STORAGE_FAILED", message: expect.stringMatching(/outbox.*another process/) });
+        await expect(p.initialize("s2", { hermesHome: home })).rejects.toMatchObject({
+          code: "STORAGE_FAILED",
+          message: expect.stringMatching(/outbox.*another process/),
+        });
         expect(Date.now() - started).toBeLessThan(6500);
         // Both waits ran on timers: the event loop was never held up for long.
         expect(meter.stop()).toBeLessThan(STALL_BOUND_MS);
@@ -207,7 +225,15 @@ describe("the remote layout's outbox, held by another process at start-up", () =
     const fake = await PineconeFake.start({ dimension: 64, indexName: "mem", metric: "dotproduct" });
     try {
       const remote = () =>
-        new VectorMemoryProvider({ env: { PINECONE_API_KEY: "test-key" }, dimensions: 64, store: "pinecone", pineconeLayout: "remote", pineconeIndex: "mem", pineconeControllerUrl: fake.url, maxRetries: 0 });
+        new VectorMemoryProvider({
+          env: { PINECONE_API_KEY: "test-key" },
+          dimensions: 64,
+          store: "pinecone",
+          pineconeLayout: "remote",
+          pineconeIndex: "mem",
+          pineconeControllerUrl: fake.url,
+          maxRetries: 0,
+        });
       const first = remote();
       await first.initialize("s1", { hermesHome: home, agentIdentity: "team" });
       first.remember({ content: "stored in Pinecone through the remote outbox" });
@@ -231,7 +257,10 @@ describe("the remote layout's outbox, held by another process at start-up", () =
         const stopping = p.shutdown();
         await holder.release();
         await stopping;
-        expect(await initializing).toMatchObject({ code: "PROVIDER_UNAVAILABLE", message: expect.stringMatching(/shut down while it was starting/) });
+        expect(await initializing).toMatchObject({
+          code: "PROVIDER_UNAVAILABLE",
+          message: expect.stringMatching(/shut down while it was starting/),
+        });
         expect(fs.existsSync(`${outbox}-wal`)).toBe(false);
       } finally {
         await holder.release();
@@ -239,7 +268,9 @@ describe("the remote layout's outbox, held by another process at start-up", () =
       const again = remote();
       providers.push(again);
       await again.initialize("s3", { hermesHome: home, agentIdentity: "team" });
-      expect((await again.search("remote outbox", { limit: 3 })).map((h) => h.content)).toContain("stored in Pinecone through the remote outbox");
+      expect((await again.search("remote outbox", { limit: 3 })).map((h) => h.content)).toContain(
+        "stored in Pinecone through the remote outbox",
+      );
     } finally {
       await fake.close();
     }
@@ -254,7 +285,9 @@ describe("a sidecar that refuses the start-up writes", () => {
     const file = await seededSidecar();
     const db = new Database(file);
     const profile = db.prepare("SELECT value FROM meta WHERE key = 'profile_id'").pluck().get() as string;
-    db.exec(`DELETE FROM meta WHERE key = 'profile_id'; CREATE TRIGGER refuse_meta BEFORE INSERT ON meta BEGIN SELECT RAISE(ABORT, 'meta is frozen'); END;`);
+    db.exec(
+      `DELETE FROM meta WHERE key = 'profile_id'; CREATE TRIGGER refuse_meta BEFORE INSERT ON meta BEGIN SELECT RAISE(ABORT, 'meta is frozen'); END;`,
+    );
     db.close();
 
     const p = provider();
@@ -270,6 +303,8 @@ describe("a sidecar that refuses the start-up writes", () => {
     repaired.prepare("INSERT INTO meta (key, value) VALUES ('profile_id', ?)").run(profile);
     repaired.close();
     await p.initialize("s1", { hermesHome: home });
-    expect((await p.search("stored before", { limit: 1 })).map((h) => h.content)).toEqual(["stored before the other process started writing"]);
+    expect((await p.search("stored before", { limit: 1 })).map((h) => h.content)).toEqual([
+      "stored before the other process started writing",
+    ]);
   });
 });

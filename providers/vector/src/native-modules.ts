@@ -28,8 +28,16 @@ export function loadUsearch(): Usearch {
  * with the fix, or `PROVIDER_UNAVAILABLE` for any other failure); `null` when they all load.
  */
 export function nativeModuleProblem(store: StoreKind): HermesMemoryError | null {
-  const failed = !sqliteDriverLoader.load() ? sqliteDriverLoader.error() : store === "local" && !usearchLoader.load() ? usearchLoader.error() : null;
+  const failed = !sqliteDriverLoader.load()
+    ? sqliteDriverLoader.error()
+    : store === "local" && !usearchLoader.load()
+      ? usearchLoader.error()
+      : null;
   if (failed === null) return null;
   if (HermesMemoryError.isInstance(failed)) return failed;
-  return new HermesMemoryError({ code: "PROVIDER_UNAVAILABLE", message: `${describeError(failed)}; reinstall ${PACKAGE_NAME}.`, cause: failed });
+  return new HermesMemoryError({
+    code: "PROVIDER_UNAVAILABLE",
+    message: `${describeError(failed)}; reinstall ${PACKAGE_NAME}.`,
+    cause: failed,
+  });
 }

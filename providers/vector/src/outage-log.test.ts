@@ -39,7 +39,10 @@ process.stdout.write("DONE\\n");
 
 function runHost(home: string, project: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--input-type=module", "-e", HOST, home, project], { cwd: packageDir, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--input-type=module", "-e", HOST, home, project], {
+      cwd: packageDir,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));

@@ -23,7 +23,11 @@ function tempHome(): string {
   return dir;
 }
 
-async function open(options: VectorMemoryProviderOptions = {}, ctx: Record<string, unknown> = {}, home = tempHome()): Promise<VectorMemoryProvider> {
+async function open(
+  options: VectorMemoryProviderOptions = {},
+  ctx: Record<string, unknown> = {},
+  home = tempHome(),
+): Promise<VectorMemoryProvider> {
   const provider = new VectorMemoryProvider({ env: {}, dimensions: 128, ...options });
   await provider.initialize("s1", { hermesHome: home, ...ctx });
   cleanups.push(() => provider.shutdown().catch(() => undefined));
@@ -36,7 +40,12 @@ describe("vector provider hooks", () => {
     p.syncTurn("I adopted a greyhound", "Lovely!", { sessionId: "s9", turnAuthor: { id: "u7", name: "Dana" } });
     await p.flush();
     const [hit] = await p.search("greyhound", { limit: 1 });
-    expect(hit).toMatchObject({ content: "Dana: I adopted a greyhound\nAssistant: Lovely!", kind: "turn", sessionId: "s9", metadata: { speaker: "Dana", authorId: "u7", authorName: "Dana" } });
+    expect(hit).toMatchObject({
+      content: "Dana: I adopted a greyhound\nAssistant: Lovely!",
+      kind: "turn",
+      sessionId: "s9",
+      metadata: { speaker: "Dana", authorId: "u7", authorName: "Dana" },
+    });
   });
 
   it("archives a message once per user across sessions, and not again when an earlier version archived it under the session's key", async () => {
@@ -56,7 +65,14 @@ describe("vector provider hooks", () => {
         id: legacyId,
         namespace: p.namespaceFor(),
         content: `User: ${text}`,
-        metadata: { kind: "checkpoint", created_at: new Date().toISOString(), session_id: "s2", user_id: "local", role: "user", digest: "0".repeat(64) },
+        metadata: {
+          kind: "checkpoint",
+          created_at: new Date().toISOString(),
+          session_id: "s2",
+          user_id: "local",
+          role: "user",
+          digest: "0".repeat(64),
+        },
       },
     ]);
     await p.onPreCompress([{ role: "user", content: text }], { requireCheckpoint: true });
@@ -104,17 +120,28 @@ describe("vector provider onSessionSwitch when queued writes cannot be stored", 
   it("switches, keeps the writes, throws STORAGE_FAILED, and succeeds on the retry once they are stored", async () => {
     const fake = await PineconeFake.start({ dimension: 128, indexName: "mem" });
     cleanups.push(() => fake.close());
-    const p = await open({ store: "pinecone", pineconeIndex: "mem", pineconeControllerUrl: fake.url, env: { PINECONE_API_KEY: "test-key" }, maxRetries: 0, hybrid: false });
+    const p = await open({
+      store: "pinecone",
+      pineconeIndex: "mem",
+      pineconeControllerUrl: fake.url,
+      env: { PINECONE_API_KEY: "test-key" },
+      maxRetries: 0,
+      hybrid: false,
+    });
     fake.failNext(500, 10_000);
     p.syncTurn("written before the switch", "ok", { sessionId: "s1" });
-    const failed = await p.onSessionSwitch("s2", { parentSessionId: "s1", reset: true, rewound: false, reason: "new_session" }).catch((e: unknown) => e);
+    const failed = await p
+      .onSessionSwitch("s2", { parentSessionId: "s1", reset: true, rewound: false, reason: "new_session" })
+      .catch((e: unknown) => e);
     expect(HermesMemoryError.hasCode(failed, "STORAGE_FAILED")).toBe(true);
     expect(p.undeliveredWrites).toBe(1);
     fake.clearFaults();
     p.syncTurn("written after the switch", "ok");
     expect(await p.onSessionSwitch("s2", { parentSessionId: "s1", reset: true, rewound: false, reason: "new_session" })).toBe(true);
     expect(p.undeliveredWrites).toBe(0);
-    const sessions = Object.fromEntries((await p.search("written switch", { limit: 5 })).map((h) => [h.content.split("\n")[0], h.sessionId]));
+    const sessions = Object.fromEntries(
+      (await p.search("written switch", { limit: 5 })).map((h) => [h.content.split("\n")[0], h.sessionId]),
+    );
     expect(sessions).toEqual({ "User: written before the switch": "s1", "User: written after the switch": "s2" });
   });
 });

@@ -98,7 +98,9 @@ describe("Outbox: writes set aside", () => {
   it("adds its table to an outbox of schema version 1 without changing the version (an older release still opens it)", () => {
     const file = path.join(dir, "outbox.sqlite");
     const old = new Database(file);
-    old.exec(`CREATE TABLE outbox (seq INTEGER PRIMARY KEY, namespace TEXT NOT NULL, id TEXT NOT NULL, text TEXT NOT NULL, metadata TEXT NOT NULL, UNIQUE (namespace, id))`);
+    old.exec(
+      `CREATE TABLE outbox (seq INTEGER PRIMARY KEY, namespace TEXT NOT NULL, id TEXT NOT NULL, text TEXT NOT NULL, metadata TEXT NOT NULL, UNIQUE (namespace, id))`,
+    );
     old.pragma("user_version = 1");
     old.prepare("INSERT INTO outbox (namespace, id, text, metadata) VALUES ('ns', 'kept', 'waiting', '{}')").run();
     old.close();
@@ -186,7 +188,8 @@ function io(): CliIo & { out: string; err: string } {
 /** The texts of the items stored in Pinecone (the remote layout's identity record has none). */
 function storedTexts(): string[] {
   const texts: string[] = [];
-  for (const records of fake.namespaces.values()) for (const r of records.values()) if (r.metadata?.text !== undefined) texts.push(String(r.metadata.text));
+  for (const records of fake.namespaces.values())
+    for (const r of records.values()) if (r.metadata?.text !== undefined) texts.push(String(r.metadata.text));
   return texts.sort();
 }
 
@@ -197,7 +200,9 @@ describe.each(["remote", "sidecar"] as const)("Pinecone %s layout: a write Pinec
     for (const content of ["alpha fact", "a FORBIDDEN fact", "gamma fact", "delta fact"]) p.remember({ content });
     const error = await p.flush().catch((e: unknown) => e);
     expect(HermesMemoryError.hasCode(error, "STORAGE_FAILED")).toBe(true);
-    expect((error as Error).message).toMatch(/1 accepted write was refused for its content and set aside.*Metadata value is not allowed.*hermes-memory vector refused/s);
+    expect((error as Error).message).toMatch(
+      /1 accepted write was refused for its content and set aside.*Metadata value is not allowed.*hermes-memory vector refused/s,
+    );
     expect(storedTexts()).toEqual(["alpha fact", "delta fact", "gamma fact"]);
     const stats = await p.stats();
     expect(stats).toMatchObject({ pendingWrites: 0, refusedWrites: 1 });

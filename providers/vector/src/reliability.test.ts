@@ -50,7 +50,9 @@ const pinecone = (fake: PineconeFake): VectorMemoryProviderOptions => ({
 
 function breakSidecar(provider: VectorMemoryProvider, broken: boolean): void {
   // A query-only connection refuses every write, as a full disk does.
-  (provider as unknown as { backend: { sidecar: { db: { pragma(s: string): unknown } } } }).backend.sidecar.db.pragma(`query_only = ${broken ? "ON" : "OFF"}`);
+  (provider as unknown as { backend: { sidecar: { db: { pragma(s: string): unknown } } } }).backend.sidecar.db.pragma(
+    `query_only = ${broken ? "ON" : "OFF"}`,
+  );
 }
 
 describe("accepted writes are stored, or flush() says they are not", () => {
@@ -91,7 +93,9 @@ describe("accepted writes are stored, or flush() says they are not", () => {
     const ids = Array.from({ length: 40 }, (_, i) => p.remember({ content: `outage note ${i}`, kind: "fact" }));
     const failed = await p.flush().catch((e: unknown) => e);
     expect(HermesMemoryError.hasCode(failed, "STORAGE_FAILED")).toBe(true);
-    expect((failed as Error).message).toMatch(/40 writes are not acknowledged by Pinecone yet; they are kept in the outbox .*outbox\.sqlite.*HTTP 503/);
+    expect((failed as Error).message).toMatch(
+      /40 writes are not acknowledged by Pinecone yet; they are kept in the outbox .*outbox\.sqlite.*HTTP 503/,
+    );
     const shutdownError = await p.shutdown().catch((e: unknown) => e);
     expect(HermesMemoryError.hasCode(shutdownError, "STORAGE_FAILED")).toBe(true);
     expect((shutdownError as Error).message).toMatch(/40 writes not acknowledged by Pinecone are kept in the outbox/);
@@ -109,7 +113,12 @@ describe("accepted writes are stored, or flush() says they are not", () => {
     const fake = await startFake();
     const home = tempHome();
     const warnings: string[] = [];
-    const logger = { debug: () => undefined, info: () => undefined, warn: (m: string) => void warnings.push(m), error: (m: string) => void warnings.push(m) };
+    const logger = {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: (m: string) => void warnings.push(m),
+      error: (m: string) => void warnings.push(m),
+    };
     const p = await open(home, { ...pinecone(fake), maxRetries: 0, logger });
     fake.failNext(503, 1_000_000);
     const waiting = Array.from({ length: 5 }, (_, i) => p.remember({ content: `kept through the outage ${i}`, kind: "fact" }));
@@ -164,7 +173,12 @@ describe("the manager's shutdown report", () => {
     const fake = await startFake();
     const home = tempHome();
     const warnings: string[] = [];
-    const logger = { debug: () => undefined, info: () => undefined, warn: (m: string) => void warnings.push(m), error: (m: string) => void warnings.push(m) };
+    const logger = {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: (m: string) => void warnings.push(m),
+      error: (m: string) => void warnings.push(m),
+    };
     const manager = new MemoryManager({ hermesHome: home, logger });
     const provider = new VectorMemoryProvider({ ...pinecone(fake) });
     manager.addProvider(provider);
@@ -172,7 +186,9 @@ describe("the manager's shutdown report", () => {
     fake.failNext(500, 1_000_000);
     for (let i = 0; i < 3; i++) manager.syncAll(`question ${i} during the outage`, `answer ${i}`, { sessionId: "s1" });
     await manager.shutdownAll();
-    expect(warnings.join("\n")).toMatch(/Memory provider 'vector' shutdown failed: vector memory shutdown: 3 writes not acknowledged by Pinecone are kept in the outbox .*outbox\.sqlite and re-sent on the next start/);
+    expect(warnings.join("\n")).toMatch(
+      /Memory provider 'vector' shutdown failed: vector memory shutdown: 3 writes not acknowledged by Pinecone are kept in the outbox .*outbox\.sqlite and re-sent on the next start/,
+    );
     expect(fake.count()).toBe(0);
   });
 });

@@ -41,7 +41,11 @@ function options(extra: Partial<VectorMemoryProviderOptions> = {}): VectorMemory
   };
 }
 
-async function start(home: string, ctx: { agentIdentity?: string; userId?: string } = { agentIdentity: "team", userId: "alice" }, extra: Partial<VectorMemoryProviderOptions> = {}): Promise<VectorMemoryProvider> {
+async function start(
+  home: string,
+  ctx: { agentIdentity?: string; userId?: string } = { agentIdentity: "team", userId: "alice" },
+  extra: Partial<VectorMemoryProviderOptions> = {},
+): Promise<VectorMemoryProvider> {
   const p = new VectorMemoryProvider(options(extra));
   providers.push(p);
   await p.initialize("s1", { hermesHome: home, ...ctx });
@@ -78,7 +82,12 @@ describe("pinecone_layout: remote", () => {
   });
 
   it("writes the same record metadata as the sidecar layout, so one filter translation serves both", async () => {
-    const item = { content: "quarterly numbers for the red team", tags: ["finance", "q3"], metadata: { team: "red", size: 3, nested: { a: 1 }, gone: null }, ttlMs: 60_000 };
+    const item = {
+      content: "quarterly numbers for the red team",
+      tags: ["finance", "q3"],
+      metadata: { team: "red", size: 3, nested: { a: 1 }, gone: null },
+      ttlMs: 60_000,
+    };
     const sidecarLayout = await start(tempHome(), { agentIdentity: "team", userId: "alice" }, { pineconeLayout: "sidecar" });
     const sidecarId = sidecarLayout.remember({ ...item, userId: "alice", sessionId: "s1", kind: "fact" });
     await sidecarLayout.flush();
@@ -90,7 +99,8 @@ describe("pinecone_layout: remote", () => {
     const { seq, ...remoteFields } = b;
     expect(typeof seq).toBe("number");
     expect(Object.keys(remoteFields).sort()).toEqual(Object.keys(a).sort());
-    for (const key of ["text", "kind", "session_id", "user_id", "tags", "extra", "meta_team", "meta_size", "meta_nested"]) expect(remoteFields[key]).toEqual(a[key]);
+    for (const key of ["text", "kind", "session_id", "user_id", "tags", "extra", "meta_team", "meta_size", "meta_nested"])
+      expect(remoteFields[key]).toEqual(a[key]);
     expect(a.meta_nested).toBe('{"a":1}');
     expect(typeof a.expires_at).toBe("number");
     expect(typeof b.expires_at).toBe("number");
@@ -101,7 +111,10 @@ describe("pinecone_layout: remote", () => {
     const a = await start(tempHome());
     a.remember({ content: "written with the hashing embedder" });
     await a.flush();
-    expect(fake.namespaces.get("team.hermes-identity")?.get("identity")?.metadata).toMatchObject({ embedder: "hashing-v1", dimensions: 128 });
+    expect(fake.namespaces.get("team.hermes-identity")?.get("identity")?.metadata).toMatchObject({
+      embedder: "hashing-v1",
+      dimensions: 128,
+    });
     const hashing = new HashingEmbedder({ dimensions: 128 });
     const other: Embedder = { id: "other-model", dimensions: 128, embed: (texts) => hashing.embed(texts) };
     const b = await start(tempHome(), { agentIdentity: "team", userId: "alice" }, { embedderInstance: other });

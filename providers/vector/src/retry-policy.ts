@@ -160,7 +160,8 @@ export type ContentRefusal = number | "local";
  * Any other status leaves `error` unmarked. Returns `error`.
  */
 export function markContentRefusal<E extends Error>(error: E, refusal: ContentRefusal | undefined): E {
-  if (refusal === "local" || (refusal !== undefined && CONTENT_REFUSALS.has(refusal))) Object.defineProperty(error, REFUSED_STATUS, { value: refusal, enumerable: false });
+  if (refusal === "local" || (refusal !== undefined && CONTENT_REFUSALS.has(refusal)))
+    Object.defineProperty(error, REFUSED_STATUS, { value: refusal, enumerable: false });
   return error;
 }
 
@@ -216,7 +217,11 @@ export async function isolateRefused<T>(
   };
   if (items.length > 0) await attempt([...items]);
   // A local model's refusal needs no such proof: it embedded its test text when it was loaded.
-  const unproven = refused.length > 0 && delivered.length === 0 && options.accepted !== true && refused.some((r) => contentRefusalStatus(r.error) !== undefined);
+  const unproven =
+    refused.length > 0 &&
+    delivered.length === 0 &&
+    options.accepted !== true &&
+    refused.some((r) => contentRefusalStatus(r.error) !== undefined);
   if (unproven) throw refused[0]!.error;
   return { delivered, refused };
 }

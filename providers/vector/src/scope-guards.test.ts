@@ -28,7 +28,13 @@ const modes: Mode[] = [
   { name: "local store", options: async () => ({}) },
   {
     name: "pinecone, sidecar layout (loopback fake)",
-    options: async () => ({ store: "pinecone", pineconeIndex: "mem", pineconeControllerUrl: (await startFake("cosine")).url, env: { PINECONE_API_KEY: "test-key" }, maxRetries: 0 }),
+    options: async () => ({
+      store: "pinecone",
+      pineconeIndex: "mem",
+      pineconeControllerUrl: (await startFake("cosine")).url,
+      env: { PINECONE_API_KEY: "test-key" },
+      maxRetries: 0,
+    }),
   },
   {
     name: "pinecone, remote layout (loopback fake)",
@@ -93,7 +99,11 @@ describe.each(modes)("VectorMemoryProvider scope guards ($name)", (mode) => {
     await p.remember({ content: "alpha two", metadata: { team: "web" } });
     await p.remember({ content: "alpha three", kind: "turn", sessionId: "s1" });
     await p.flush();
-    for (const scope of [{ metadata: { team: { $nin: ["none"] } } }, { kind: ["turn", "fact", "checkpoint"] as const }, { createdAt: { $gte: 0 } }]) {
+    for (const scope of [
+      { metadata: { team: { $nin: ["none"] } } },
+      { kind: ["turn", "fact", "checkpoint"] as const },
+      { createdAt: { $gte: 0 } },
+    ]) {
       const message = await refusal(() => p.forgetWhere(scope as never));
       expect(message).toMatch(/matches all 3 items of the store; nothing was erased/);
       expect(message).toContain("confirmAll: true");

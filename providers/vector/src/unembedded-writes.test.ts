@@ -36,7 +36,15 @@ function logger(): NonNullable<VectorMemoryProviderOptions["logger"]> {
 }
 
 function options(url: string): VectorMemoryProviderOptions {
-  return { env: {}, embedder: "openai", embeddingsBaseUrl: url, embeddingsModel: "test-model", dimensions: 8, maxRetries: 0, logger: logger() };
+  return {
+    env: {},
+    embedder: "openai",
+    embeddingsBaseUrl: url,
+    embeddingsModel: "test-model",
+    dimensions: 8,
+    maxRetries: 0,
+    logger: logger(),
+  };
 }
 
 async function start(url: string): Promise<VectorMemoryProvider> {
@@ -50,7 +58,10 @@ async function start(url: string): Promise<VectorMemoryProvider> {
 function storedRows(): Array<[string, boolean]> {
   const db = new Database(path.join(dir, VECTOR_DIR, "sidecar.sqlite"), { readonly: true });
   try {
-    const rows = db.prepare("SELECT text, vector IS NOT NULL AS embedded FROM records ORDER BY text").all() as Array<{ text: string; embedded: number }>;
+    const rows = db.prepare("SELECT text, vector IS NOT NULL AS embedded FROM records ORDER BY text").all() as Array<{
+      text: string;
+      embedded: number;
+    }>;
     return rows.map((r) => [r.text, r.embedded === 1]);
   } finally {
     db.close();
@@ -65,7 +76,9 @@ function io(): CliIo & { out: string; err: string } {
 describe("local store: a text the embedder refuses for its content", () => {
   it("is stored without a vector, found by keyword search, counted and named; the writes behind it are not held", async () => {
     const p = await start(await embeddingsServer());
-    const ids = ["alpha fact about apples", `the zebra ${MARKER} fact`, "gamma fact about grapes", "delta fact about dates"].map((content) => p.remember({ content }));
+    const ids = ["alpha fact about apples", `the zebra ${MARKER} fact`, "gamma fact about grapes", "delta fact about dates"].map(
+      (content) => p.remember({ content }),
+    );
     await p.flush();
     expect(storedRows()).toEqual([
       ["alpha fact about apples", true],
@@ -82,7 +95,10 @@ describe("local store: a text the embedder refuses for its content", () => {
     // Keyword (hybrid) search finds it; the vector side has nothing for it.
     const hit = (await p.search("zebra", { limit: 4 })).find((h) => h.id === ids[1]);
     expect(hit).toMatchObject({ content: `the zebra ${MARKER} fact` });
-    expect((hit!.metadata as { scores: { vector: unknown; bm25: unknown } }).scores).toMatchObject({ vector: null, bm25: expect.any(Number) });
+    expect((hit!.metadata as { scores: { vector: unknown; bm25: unknown } }).scores).toMatchObject({
+      vector: null,
+      bm25: expect.any(Number),
+    });
 
     // A later write goes through at once; the refused one is not re-sent or re-reported.
     const later = p.remember({ content: "epsilon fact about elderberries" });
@@ -172,7 +188,11 @@ describe("local store: synchronous writes with a text the embedder refuses", () 
     const p = await start(await embeddingsServer());
     p.remember({ content: "a warm-up fact" });
     await p.flush();
-    const out = JSON.parse(await p.handleToolCall("vector_memory_remember", { content: `the yak ${MARKER} fact` })) as { id: string; status: string; warning?: string };
+    const out = JSON.parse(await p.handleToolCall("vector_memory_remember", { content: `the yak ${MARKER} fact` })) as {
+      id: string;
+      status: string;
+      warning?: string;
+    };
     expect(out).toMatchObject({ status: "stored", warning: expect.stringMatching(/without a vector/) });
     expect(storedRows()).toContainEqual([`the yak ${MARKER} fact`, false]);
     expect((await p.search("yak", { limit: 3 })).map((h) => h.id)).toContain(out.id);
@@ -191,7 +211,10 @@ describe("local store: synchronous writes with a text the embedder refuses", () 
     expect(await p.importItems(items)).toBe(7);
     const rows = storedRows();
     expect(rows).toHaveLength(7);
-    expect(rows.filter(([, embedded]) => !embedded).map(([text]) => text)).toEqual([`imported fact six ${MARKER}`, `imported fact three ${MARKER}`]);
+    expect(rows.filter(([, embedded]) => !embedded).map(([text]) => text)).toEqual([
+      `imported fact six ${MARKER}`,
+      `imported fact three ${MARKER}`,
+    ]);
     expect(await p.stats()).toMatchObject({ items: 7, unembeddedItems: 2 });
   });
 

@@ -48,7 +48,9 @@ async function writeSidecar(): Promise<{ file: string; ids: Record<string, strin
   await p.shutdown();
   const file = path.join(home, "memory", "vector", "sidecar.sqlite");
   const db = new Database(file, { readonly: true });
-  const ids = Object.fromEntries((db.prepare(`SELECT text, id FROM records`).all() as Array<{ text: string; id: string }>).map((r) => [r.text, r.id]));
+  const ids = Object.fromEntries(
+    (db.prepare(`SELECT text, id FROM records`).all() as Array<{ text: string; id: string }>).map((r) => [r.text, r.id]),
+  );
   db.close();
   return { file, ids };
 }
@@ -58,7 +60,10 @@ function overwrite(file: string, text: string, column: string, value: unknown, u
   const db = new Database(file);
   try {
     if (unguarded) {
-      const triggers = db.prepare(`SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'records_%'`).all() as Array<{ name: string; sql: string }>;
+      const triggers = db.prepare(`SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'records_%'`).all() as Array<{
+        name: string;
+        sql: string;
+      }>;
       db.exec(`DROP INDEX records_turns_by_session; ${triggers.map((t) => `DROP TRIGGER ${t.name};`).join(" ")}`);
       db.prepare(`UPDATE records SET ${column} = ? WHERE text = ?`).run(value, text);
       for (const t of triggers) db.exec(t.sql);
@@ -146,8 +151,12 @@ describe("vector sidecar values that cannot be read as text or JSON", () => {
     try {
       // Filter columns are computed again from the metadata: the grey and green items pass their filters again.
       expect((await after.search("harbour", { tags: { any: ["green"] } })).map((h) => h.id)).toEqual([ids["harbour walks at dawn"]]);
-      expect((await after.search("harbour", { metadata: { project: "sea" } })).map((h) => h.id).sort()).toEqual([ids["harbour boats are blue"], ids["harbour crane is old"]].sort());
-      expect((await after.get(ids["harbour boats are blue"]!))?.metadata.hermesUnreadable).toEqual({ text: { base64: GARBAGE.toString("base64") } });
+      expect((await after.search("harbour", { metadata: { project: "sea" } })).map((h) => h.id).sort()).toEqual(
+        [ids["harbour boats are blue"], ids["harbour crane is old"]].sort(),
+      );
+      expect((await after.get(ids["harbour boats are blue"]!))?.metadata.hermesUnreadable).toEqual({
+        text: { base64: GARBAGE.toString("base64") },
+      });
       expect((await after.get(ids[DUSK]!))?.metadata.hermesUnreadable).toEqual({ metadata: { text: "[1,2]" } });
     } finally {
       await after.shutdown();
@@ -189,7 +198,9 @@ describe("vector sidecar values that cannot be read as text or JSON", () => {
     }
     // The repair recreated the session index another program dropped.
     const db = new Database(file, { readonly: true });
-    expect(db.prepare(`SELECT name FROM sqlite_master WHERE name = 'records_turns_by_session'`).pluck().get()).toBe("records_turns_by_session");
+    expect(db.prepare(`SELECT name FROM sqlite_master WHERE name = 'records_turns_by_session'`).pluck().get()).toBe(
+      "records_turns_by_session",
+    );
     db.close();
   });
 
@@ -225,7 +236,12 @@ describe("vector sidecar values that cannot be read as text or JSON", () => {
       expect(rows[1]!.metadata.hermesUnreadable).toEqual({ metadata: { text: "not json" } });
       expect(rows[2]!.metadata.hermesUnreadable).toEqual({ metadata: { base64: GARBAGE.toString("base64") } });
       expect(rows[3]!.metadata.hermesUnreadable).toEqual({ id: { text: "a" } });
-      expect(sidecar.keywordSearch("ns", "harbour", 10).map((h) => h.id).sort()).toEqual(["a", "b", "c", "d"]);
+      expect(
+        sidecar
+          .keywordSearch("ns", "harbour", 10)
+          .map((h) => h.id)
+          .sort(),
+      ).toEqual(["a", "b", "c", "d"]);
       // Context of the next turn in its session is the first one.
       expect(sidecar.db.prepare(`SELECT prev1 FROM records WHERE id = 'd'`).pluck().get()).toBe("the first harbour turn");
     } finally {

@@ -100,64 +100,79 @@ describe("a write that cannot be stored is not acknowledged", () => {
     expect((await rejection(p.shutdown())).message).toMatch(/6 accepted writes could not be stored and are lost/);
   });
 
-  it.skipIf(!isRoot)("full disk: turns make flush() reject until space is back, with one warning per run of failures", async (ctx) => {
-    const mount = mountTmpfs("4m");
-    if ("reason" in mount) return ctx.skip(mount.reason);
-    cleanups.push(() => mount.unmount());
-    const { logger, lines } = recordingLogger();
-    const p = await open(path.join(mount.dir, "home"), logger);
-    for (let i = 0; i < 40; i++) p.remember({ content: `seed fact ${i} ${"w".repeat(2000)}`, kind: "fact" });
-    await p.flush();
-    const warnings = () => lines.filter((l) => l.level === "warn" && storing.test(l.message));
+  it.skipIf(!isRoot)(
+    "full disk: turns make flush() reject until space is back, with one warning per run of failures",
+    async (ctx) => {
+      const mount = mountTmpfs("4m");
+      if ("reason" in mount) return ctx.skip(mount.reason);
+      cleanups.push(() => mount.unmount());
+      const { logger, lines } = recordingLogger();
+      const p = await open(path.join(mount.dir, "home"), logger);
+      for (let i = 0; i < 40; i++) p.remember({ content: `seed fact ${i} ${"w".repeat(2000)}`, kind: "fact" });
+      await p.flush();
+      const warnings = () => lines.filter((l) => l.level === "warn" && storing.test(l.message));
 
-    let filler = fillDisk(mount.dir);
-    for (let i = 0; i < 5; i++) {
-      p.syncTurn(`question ${i} on a full disk ${"x".repeat(3000)}`, `answer ${i}`, { sessionId: "s1" });
-      await until(() => lines.filter((l) => storing.test(l.message)).length === i + 1);
-    }
-    const failed = await rejection(p.flush());
-    expect(failed.message).toMatch(/5 accepted writes are not stored yet.*disk is full/);
-    expect(warnings()).toHaveLength(1);
-    fs.rmSync(filler);
-    await p.flush();
-    expect((await p.stats()).byKind.turn).toBe(5);
+      let filler = fillDisk(mount.dir);
+      for (let i = 0; i < 5; i++) {
+        p.syncTurn(`question ${i} on a full disk ${"x".repeat(3000)}`, `answer ${i}`, { sessionId: "s1" });
+        await until(() => lines.filter((l) => storing.test(l.message)).length === i + 1);
+      }
+      const failed = await rejection(p.flush());
+      expect(failed.message).toMatch(/5 accepted writes are not stored yet.*disk is full/);
+      expect(warnings()).toHaveLength(1);
+      fs.rmSync(filler);
+      await p.flush();
+      expect((await p.stats()).byKind.turn).toBe(5);
 
-    // Stored again, so the next run of failures is worth a warning of its own.
-    filler = fillDisk(mount.dir);
-    for (let i = 0; i < 2; i++) {
-      p.syncTurn(`later question ${i} ${"y".repeat(3000)}`, `answer ${i}`, { sessionId: "s1" });
-      await until(() => warnings().length === 2 && lines.filter((l) => storing.test(l.message)).length === 7 + i);
-    }
-    expect(warnings()).toHaveLength(2);
-    fs.rmSync(filler);
-    await p.flush();
-    expect((await p.stats()).byKind.turn).toBe(7);
-  }, 30_000);
+      // Stored again, so the next run of failures is worth a warning of its own.
+      filler = fillDisk(mount.dir);
+      for (let i = 0; i < 2; i++) {
+        p.syncTurn(`later question ${i} ${"y".repeat(3000)}`, `answer ${i}`, { sessionId: "s1" });
+        await until(() => warnings().length === 2 && lines.filter((l) => storing.test(l.message)).length === 7 + i);
+      }
+      expect(warnings()).toHaveLength(2);
+      fs.rmSync(filler);
+      await p.flush();
+      expect((await p.stats()).byKind.turn).toBe(7);
+    },
+    30_000,
+  );
 
-  it.skipIf(!isRoot)("remote layout, full disk: turns and mirrored facts the outbox cannot take make flush() reject until space is back, with one warning", async (ctx) => {
-    const mount = mountTmpfs("4m");
-    if ("reason" in mount) return ctx.skip(mount.reason);
-    cleanups.push(() => mount.unmount());
-    const fake = await PineconeFake.start({ dimension: 64, indexName: "mem", metric: "dotproduct" });
-    cleanups.push(() => fake.close());
-    const { logger, lines } = recordingLogger();
-    const remote = { env: { PINECONE_API_KEY: "test-key" }, store: "pinecone", pineconeLayout: "remote", pineconeIndex: "mem", pineconeControllerUrl: fake.url, maxRetries: 0 } as const;
-    const p = await open(path.join(mount.dir, "home"), logger, remote);
-    p.syncTurn("a turn before the disk filled", "stored", { sessionId: "s1" });
-    await p.flush();
-    const queuedFor = /could not be queued for Pinecone/;
+  it.skipIf(!isRoot)(
+    "remote layout, full disk: turns and mirrored facts the outbox cannot take make flush() reject until space is back, with one warning",
+    async (ctx) => {
+      const mount = mountTmpfs("4m");
+      if ("reason" in mount) return ctx.skip(mount.reason);
+      cleanups.push(() => mount.unmount());
+      const fake = await PineconeFake.start({ dimension: 64, indexName: "mem", metric: "dotproduct" });
+      cleanups.push(() => fake.close());
+      const { logger, lines } = recordingLogger();
+      const remote = {
+        env: { PINECONE_API_KEY: "test-key" },
+        store: "pinecone",
+        pineconeLayout: "remote",
+        pineconeIndex: "mem",
+        pineconeControllerUrl: fake.url,
+        maxRetries: 0,
+      } as const;
+      const p = await open(path.join(mount.dir, "home"), logger, remote);
+      p.syncTurn("a turn before the disk filled", "stored", { sessionId: "s1" });
+      await p.flush();
+      const queuedFor = /could not be queued for Pinecone/;
 
-    const filler = fillDisk(mount.dir);
-    for (let i = 0; i < 3; i++) p.syncTurn(`question ${i} on a full disk ${"x".repeat(3000)}`, `answer ${i}`, { sessionId: "s1" });
-    p.onMemoryWrite("add", "memory", "Prefers green tea", {});
-    const failed = await rejection(p.flush());
-    expect(failed.message).toMatch(/4 accepted writes are not stored yet: the Pinecone outbox could not take them.*full/);
-    expect(lines.filter((l) => l.level === "warn" && queuedFor.test(l.message))).toHaveLength(1);
-    expect(fake.count("team")).toBe(1);
+      const filler = fillDisk(mount.dir);
+      for (let i = 0; i < 3; i++) p.syncTurn(`question ${i} on a full disk ${"x".repeat(3000)}`, `answer ${i}`, { sessionId: "s1" });
+      p.onMemoryWrite("add", "memory", "Prefers green tea", {});
+      const failed = await rejection(p.flush());
+      expect(failed.message).toMatch(/4 accepted writes are not stored yet: the Pinecone outbox could not take them.*full/);
+      expect(lines.filter((l) => l.level === "warn" && queuedFor.test(l.message))).toHaveLength(1);
+      expect(fake.count("team")).toBe(1);
 
-    fs.rmSync(filler);
-    await p.flush();
-    expect(fake.count("team")).toBe(5);
-    expect(lines.filter((l) => l.level === "warn" && queuedFor.test(l.message))).toHaveLength(1);
-  }, 30_000);
+      fs.rmSync(filler);
+      await p.flush();
+      expect(fake.count("team")).toBe(5);
+      expect(lines.filter((l) => l.level === "warn" && queuedFor.test(l.message))).toHaveLength(1);
+    },
+    30_000,
+  );
 });

@@ -44,7 +44,10 @@ interface OldItem {
 function recordingLogger(): { logger: Logger; warnings: string[] } {
   const warnings: string[] = [];
   const ignore = (): void => undefined;
-  return { logger: { debug: ignore, info: ignore, warn: (m: string) => void warnings.push(m), error: (m: string) => void warnings.push(m) }, warnings };
+  return {
+    logger: { debug: ignore, info: ignore, warn: (m: string) => void warnings.push(m), error: (m: string) => void warnings.push(m) },
+    warnings,
+  };
 }
 
 /** What the provider stored for `item` before: its sidecar row (with its vector in the local store) and, for Pinecone, its record. */
@@ -90,17 +93,29 @@ describe.each(LAYOUTS)("memory stored before user namespaces ($name layout)", ({
       home = dir;
     } else home = at;
     options = pinecone
-      ? { env: { PINECONE_API_KEY: "test-key" }, dimensions: 64, store: "pinecone", pineconeIndex: "before", pineconeControllerUrl: fake.url, maxRetries: 1 }
+      ? {
+          env: { PINECONE_API_KEY: "test-key" },
+          dimensions: 64,
+          store: "pinecone",
+          pineconeIndex: "before",
+          pineconeControllerUrl: fake.url,
+          maxRetries: 1,
+        }
       : { env: {}, dimensions: 64 };
-    const store = pinecone ? new PineconeVectorStore({ apiKey: "test-key", indexName: "before", controllerHostUrl: fake.url, dimensions: 64 }) : null;
+    const store = pinecone
+      ? new PineconeVectorStore({ apiKey: "test-key", indexName: "before", controllerHostUrl: fake.url, dimensions: 64 })
+      : null;
     fake.index("before")!.namespaces.clear();
     await storeAsBefore(home, items, store);
   }
 
-  const session = (userId: string, logger?: Logger): Promise<Session> => openSession(cleanups, { ...options, ...(logger ? { logger } : {}) }, home, "team", userId);
+  const session = (userId: string, logger?: Logger): Promise<Session> =>
+    openSession(cleanups, { ...options, ...(logger ? { logger } : {}) }, home, "team", userId);
 
   const found = async (s: VectorMemoryProvider, query: string): Promise<string[]> =>
-    (JSON.parse(await s.handleToolCall("vector_memory_search", { query, limit: 20 })) as { results: Array<{ id: string }> }).results.map((r) => r.id).sort();
+    (JSON.parse(await s.handleToolCall("vector_memory_search", { query, limit: 20 })) as { results: Array<{ id: string }> }).results
+      .map((r) => r.id)
+      .sort();
 
   it("moves each user's items (and an unowned item of a namespace that held one user) to that user's namespace", async () => {
     await setUp([
@@ -119,7 +134,8 @@ describe.each(LAYOUTS)("memory stored before user namespaces ($name layout)", ({
     const other = await session("a_b");
     expect(await found(other, "pelican")).toEqual([]);
     expect(await other.countWhere({ userId: "a_b" })).toBe(0);
-    for (const id of ["turn-1", "fact-1", "fact-2"]) expect(JSON.parse(await other.handleToolCall("vector_memory_forget", { id }))).toHaveProperty("error");
+    for (const id of ["turn-1", "fact-1", "fact-2"])
+      expect(JSON.parse(await other.handleToolCall("vector_memory_forget", { id }))).toHaveProperty("error");
     await other.close();
 
     if (pinecone) {
@@ -158,7 +174,14 @@ describe.each(LAYOUTS)("memory stored before user namespaces ($name layout)", ({
   it.skipIf(!pinecone)("sends a write an earlier version left queued for the shared namespace to its user's namespace", async () => {
     await setUp([{ id: "fact-1", text: "the curlew eats worms", user: "a b" }]);
     const outbox = Outbox.open(path.join(home, "memory", "vector", "outbox.sqlite"));
-    outbox.put([{ id: "fact-9", namespace: SHARED, text: "the curlew sings at dawn", metadata: { kind: "fact", created_at: new Date().toISOString(), user_id: "a b" } }]);
+    outbox.put([
+      {
+        id: "fact-9",
+        namespace: SHARED,
+        text: "the curlew sings at dawn",
+        metadata: { kind: "fact", created_at: new Date().toISOString(), user_id: "a b" },
+      },
+    ]);
     outbox.close();
     const owner = await session("a b");
     await owner.flush();
@@ -186,49 +209,67 @@ describe.each(LAYOUTS)("memory stored before user namespaces ($name layout)", ({
     expect(fake.count(SHARED, "before")).toBe(2);
     const other = await session("a_b");
     expect(await found(other, "gull")).toEqual([]);
-    for (const id of ["fact-1", "fact-2"]) expect(JSON.parse(await other.handleToolCall("vector_memory_forget", { id }))).toHaveProperty("error");
+    for (const id of ["fact-1", "fact-2"])
+      expect(JSON.parse(await other.handleToolCall("vector_memory_forget", { id }))).toHaveProperty("error");
     await other.flush();
     await other.close();
     expect(fake.count(SHARED, "before")).toBe(0);
     expect(fake.count("team:a~20b", "before")).toBe(2);
   });
 
-  it.skipIf(process.getuid?.() !== 0)("on a read-only home that could not be migrated yet, no user sees another's items, and a warning says what to do", async (ctx) => {
-    const mount = mountTmpfs("16m");
-    if ("reason" in mount) return ctx.skip(mount.reason);
-    cleanups.push(() => mount.unmount());
-    await setUp(
-      [
-        { id: "fact-1", text: "the osprey eats sardines", user: "a b" },
-        { id: "fact-2", text: "the osprey nests on the mast", user: "a_b" },
-      ],
-      path.join(mount.dir, "home"),
-    );
-    mount.remount("ro");
-    const { logger, warnings } = recordingLogger();
-    const underscored = await session("a_b", logger);
-    expect(await found(underscored, "osprey")).toEqual(["fact-2"]);
-    expect(await underscored.countWhere({ userId: "a_b" })).toBe(1);
-    expect(warnings.join("\n")).toMatch(/read-only.*namespace/);
-    await underscored.close();
-  });
+  it.skipIf(process.getuid?.() !== 0)(
+    "on a read-only home that could not be migrated yet, no user sees another's items, and a warning says what to do",
+    async (ctx) => {
+      const mount = mountTmpfs("16m");
+      if ("reason" in mount) return ctx.skip(mount.reason);
+      cleanups.push(() => mount.unmount());
+      await setUp(
+        [
+          { id: "fact-1", text: "the osprey eats sardines", user: "a b" },
+          { id: "fact-2", text: "the osprey nests on the mast", user: "a_b" },
+        ],
+        path.join(mount.dir, "home"),
+      );
+      mount.remount("ro");
+      const { logger, warnings } = recordingLogger();
+      const underscored = await session("a_b", logger);
+      expect(await found(underscored, "osprey")).toEqual(["fact-2"]);
+      expect(await underscored.countWhere({ userId: "a_b" })).toBe(1);
+      expect(warnings.join("\n")).toMatch(/read-only.*namespace/);
+      await underscored.close();
+    },
+  );
 });
 
 describe("hermes-memory vector reindex --to remote", () => {
   it("gives an item stored without a user the user its namespace stands for, whatever characters (or length) the id has", async () => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), "vector-namespace-to-remote-"));
     cleanups.push(() => fs.rmSync(home, { recursive: true, force: true }));
-    const pinecone = { env: { PINECONE_API_KEY: "test-key" }, dimensions: 64, store: "pinecone", pineconeControllerUrl: remoteFake.url, maxRetries: 1 } as const;
+    const pinecone = {
+      env: { PINECONE_API_KEY: "test-key" },
+      dimensions: 64,
+      store: "pinecone",
+      pineconeControllerUrl: remoteFake.url,
+      maxRetries: 1,
+    } as const;
     const sidecarOptions = { ...pinecone, pineconeIndex: "before", pineconeControllerUrl: fake.url };
     const long = `Ω${"x".repeat(300)}`;
-    for (const [userId, word] of [["a b", "gannet"], ["a_b", "puffin"], [long, "plover"]] as const) {
+    for (const [userId, word] of [
+      ["a b", "gannet"],
+      ["a_b", "puffin"],
+      [long, "plover"],
+    ] as const) {
       const s = new VectorMemoryProvider(sidecarOptions);
       await s.initialize(`session-of-${word}`, { hermesHome: home, agentIdentity: "team", userId });
       s.remember({ content: `the ${word} nests on the cliff`, kind: "fact" });
       await s.shutdown();
     }
     const io = { out: "", err: "", stdout: (t: string) => void (io.out += t), stderr: (t: string) => void (io.err += t), isTTY: false };
-    const code = await runReindex({ hermesHome: home, providerName: "vector", providerOptions: { ...pinecone, pineconeIndex: "before-remote" } }, { to: "remote", profile: "team" }, io);
+    const code = await runReindex(
+      { hermesHome: home, providerName: "vector", providerOptions: { ...pinecone, pineconeIndex: "before-remote" } },
+      { to: "remote", profile: "team" },
+      io,
+    );
     expect(code, io.err).toBe(0);
     const remote = { ...pinecone, pineconeIndex: "before-remote", pineconeLayout: "remote", pineconeNamespace: "team" } as const;
     for (const [userId, own, others] of [
@@ -237,7 +278,11 @@ describe("hermes-memory vector reindex --to remote", () => {
       [long, "plover", ["gannet", "puffin"]],
     ] as const) {
       const s = new VectorMemoryProvider(remote);
-      await s.initialize("later", { hermesHome: fs.mkdtempSync(path.join(os.tmpdir(), "vector-remote-reader-")), agentIdentity: "team", userId });
+      await s.initialize("later", {
+        hermesHome: fs.mkdtempSync(path.join(os.tmpdir(), "vector-remote-reader-")),
+        agentIdentity: "team",
+        userId,
+      });
       cleanups.push(() => s.shutdown());
       expect(await s.prefetch(`where does the ${own} nest?`, { sessionId: "later" })).toContain(own);
       for (const word of others) expect(await s.prefetch(`where does the ${word} nest?`, { sessionId: "later" })).not.toContain(word);

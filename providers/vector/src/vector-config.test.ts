@@ -4,7 +4,15 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { fileURLToPath } from "node:url";
 import { HermesMemoryError, applySetup, planSetup } from "@hermes/memory-core";
-import { DEFAULT_VECTOR_CONFIG, MAX_DIMENSIONS, VECTOR_CONFIG_FIELDS, loadVectorConfig, loadVectorConfigSync, renderNamespace, resolveVectorConfig } from "./vector-config.js";
+import {
+  DEFAULT_VECTOR_CONFIG,
+  MAX_DIMENSIONS,
+  VECTOR_CONFIG_FIELDS,
+  loadVectorConfig,
+  loadVectorConfigSync,
+  renderNamespace,
+  resolveVectorConfig,
+} from "./vector-config.js";
 import { VectorMemoryProvider } from "./vector-memory-provider.js";
 import { register } from "./index.js";
 
@@ -23,11 +31,28 @@ function home(configYaml: string, dotenv = ""): string {
 describe("vector config", () => {
   it("reads memory.vector from config.yaml and secrets from .env (over the process env), options win", async () => {
     const h = home(
-      ["memory:", "  provider: vector", "  vector:", "    store: pinecone", "    pinecone_index: team-mem", "    dimensions: 256", "    hybrid: false", "    exact_threshold: 100"].join("\n"),
+      [
+        "memory:",
+        "  provider: vector",
+        "  vector:",
+        "    store: pinecone",
+        "    pinecone_index: team-mem",
+        "    dimensions: 256",
+        "    hybrid: false",
+        "    exact_threshold: 100",
+      ].join("\n"),
       "PINECONE_API_KEY=from-dotenv\n",
     );
     const config = await loadVectorConfig(h, {}, { PINECONE_API_KEY: "from-env", EMBEDDINGS_API_KEY: "emb" });
-    expect(config).toMatchObject({ store: "pinecone", pineconeIndex: "team-mem", dimensions: 256, hybrid: false, exactThreshold: 100, pineconeApiKey: "from-dotenv", embeddingsApiKey: "emb" });
+    expect(config).toMatchObject({
+      store: "pinecone",
+      pineconeIndex: "team-mem",
+      dimensions: 256,
+      hybrid: false,
+      exactThreshold: 100,
+      pineconeApiKey: "from-dotenv",
+      embeddingsApiKey: "emb",
+    });
     expect(loadVectorConfigSync(h, {}, {})).toEqual(await loadVectorConfig(h, {}, {}));
     expect((await loadVectorConfig(h, { store: "local", dimensions: 64 }, {})).store).toBe("local");
   });
@@ -71,7 +96,10 @@ describe("vector config", () => {
   it("setup with store=pinecone requires PINECONE_API_KEY (even with --yes); a key setup saved is seen by the next provider", async () => {
     const h = home("");
     const provider = new VectorMemoryProvider({ env: {} });
-    await expect(applySetup(provider, { store: "pinecone" }, { hermesHome: h, acceptDefaults: true })).rejects.toMatchObject({ code: "SETUP_INCOMPLETE", message: expect.stringContaining("PINECONE_API_KEY") });
+    await expect(applySetup(provider, { store: "pinecone" }, { hermesHome: h, acceptDefaults: true })).rejects.toMatchObject({
+      code: "SETUP_INCOMPLETE",
+      message: expect.stringContaining("PINECONE_API_KEY"),
+    });
     await applySetup(provider, { store: "pinecone", pinecone_api_key: "pc-key" }, { hermesHome: h, acceptDefaults: true });
     expect(fs.readFileSync(path.join(h, ".env"), "utf8")).toContain("PINECONE_API_KEY=pc-key");
     expect(new VectorMemoryProvider({ hermesHome: h, env: {} }).isAvailable()).toBe(true);
@@ -102,17 +130,24 @@ describe("vector config", () => {
   it("reads prefetch_chars (config.yaml) and prefetchChars (options) as prefetch_max_chars, and refuses both names at once", async () => {
     const warnings: string[] = [];
     expect(resolveVectorConfig({ prefetch_chars: 900 }, {}, {}, (w) => warnings.push(w)).prefetchMaxChars).toBe(900);
-    expect(warnings).toEqual(["memory.vector: prefetch_chars is the old name of prefetch_max_chars and is read as prefetch_max_chars; rename it to prefetch_max_chars."]);
+    expect(warnings).toEqual([
+      "memory.vector: prefetch_chars is the old name of prefetch_max_chars and is read as prefetch_max_chars; rename it to prefetch_max_chars.",
+    ]);
     expect(resolveVectorConfig({}, {}, { prefetchChars: 400 } as never).prefetchMaxChars).toBe(400);
     const h = home("memory:\n  vector:\n    prefetch_chars: 900\n    prefetch_max_chars: 1000\n");
-    await expect(loadVectorConfig(h, {}, {})).rejects.toMatchObject({ code: "INVALID_CONFIG", message: expect.stringContaining(`memory.vector in ${path.join(h, "config.yaml")} sets both prefetch_chars and prefetch_max_chars`) });
+    await expect(loadVectorConfig(h, {}, {})).rejects.toMatchObject({
+      code: "INVALID_CONFIG",
+      message: expect.stringContaining(`memory.vector in ${path.join(h, "config.yaml")} sets both prefetch_chars and prefetch_max_chars`),
+    });
   });
 
   it("names the config.yaml path in errors, ignores secrets and unknown keys in config.yaml with a warning", async () => {
     const h = home("memory:\n  vector:\n    max_retries: -1\n");
     const error = await loadVectorConfig(h, {}, {}).catch((e: unknown) => e);
     expect(HermesMemoryError.hasCode(error, "INVALID_CONFIG")).toBe(true);
-    expect((error as Error).message).toContain(`memory.vector.max_retries must be between 0 and 10 (got -1 from memory.vector.max_retries in ${path.join(h, "config.yaml")})`);
+    expect((error as Error).message).toContain(
+      `memory.vector.max_retries must be between 0 and 10 (got -1 from memory.vector.max_retries in ${path.join(h, "config.yaml")})`,
+    );
     const warnings: string[] = [];
     const config = resolveVectorConfig({ pinecone_api_key: "leaked", store: "PINECONE", shiny: 1 }, {}, {}, (w) => warnings.push(w));
     expect(config.store).toBe("pinecone");
@@ -125,8 +160,12 @@ describe("vector config", () => {
   it("refuses dimensions past Pinecone's limit and endpoint URLs that are not http(s) at initialize, before anything is allocated or requested", async () => {
     expect(resolveVectorConfig({ dimensions: MAX_DIMENSIONS }, {}).dimensions).toBe(20_000);
     expect(() => resolveVectorConfig({ dimensions: MAX_DIMENSIONS + 1 }, {})).toThrow(/dimensions must be between 1 and 20000/);
-    expect(() => resolveVectorConfig({}, {}, { dimensions: 1e9 })).toThrow(/dimensions must be between 1 and 20000 \(got 1000000000 from the option `dimensions`\)/);
-    expect(resolveVectorConfig({ embedder: "openai", embeddings_base_url: "http://127.0.0.1:11434/v1" }, {}).embeddingsBaseUrl).toBe("http://127.0.0.1:11434/v1");
+    expect(() => resolveVectorConfig({}, {}, { dimensions: 1e9 })).toThrow(
+      /dimensions must be between 1 and 20000 \(got 1000000000 from the option `dimensions`\)/,
+    );
+    expect(resolveVectorConfig({ embedder: "openai", embeddings_base_url: "http://127.0.0.1:11434/v1" }, {}).embeddingsBaseUrl).toBe(
+      "http://127.0.0.1:11434/v1",
+    );
     for (const [key, value] of [
       ["embeddings_base_url", "file:///etc/passwd"],
       ["embeddings_base_url", "localhost:11434/v1"],
@@ -144,7 +183,11 @@ describe("vector config", () => {
   });
 
   it("reads the Pinecone layout keys and refuses a layout or alpha out of range", () => {
-    expect(resolveVectorConfig({ pinecone_layout: "remote", pinecone_namespace: "team", hybrid_alpha: 0.3 }, {})).toMatchObject({ pineconeLayout: "remote", pineconeNamespace: "team", hybridAlpha: 0.3 });
+    expect(resolveVectorConfig({ pinecone_layout: "remote", pinecone_namespace: "team", hybrid_alpha: 0.3 }, {})).toMatchObject({
+      pineconeLayout: "remote",
+      pineconeNamespace: "team",
+      hybridAlpha: 0.3,
+    });
     expect(() => resolveVectorConfig({ pinecone_layout: "cloud" }, {})).toThrow(/pinecone_layout/);
     expect(() => resolveVectorConfig({ hybrid_alpha: 1.5 }, {})).toThrow(/hybrid_alpha/);
   });
@@ -160,8 +203,12 @@ describe("vector config", () => {
   });
 
   it("setup asks the declared fields except the advanced tunables", () => {
-    const asked = planSetup(new VectorMemoryProvider({ env: {} }), { answers: { store: "pinecone", embedder: "openai" } }).fields.map((f) => f.key);
-    expect(asked).toEqual(VECTOR_CONFIG_FIELDS.filter((f) => !("advanced" in f && f.advanced) && f.key !== "onnx_model_dir").map((f) => f.key));
+    const asked = planSetup(new VectorMemoryProvider({ env: {} }), { answers: { store: "pinecone", embedder: "openai" } }).fields.map(
+      (f) => f.key,
+    );
+    expect(asked).toEqual(
+      VECTOR_CONFIG_FIELDS.filter((f) => !("advanced" in f && f.advanced) && f.key !== "onnx_model_dir").map((f) => f.key),
+    );
     expect(asked).not.toContain("max_retries");
   });
 
@@ -175,7 +222,9 @@ describe("vector config", () => {
       expect([field.key, typeof min, typeof max]).toEqual([field.key, "number", "number"]);
       expect([field.key, rows.get(field.key)]).toEqual([field.key, expect.stringMatching(new RegExp(`\\b${min}(–| to )${max}\\b`))]);
       for (const value of [min! - 1, max! + 1]) {
-        expect(() => resolveVectorConfig({ [field.key]: value }, {})).toThrow(`memory.vector.${field.key} must be between ${min} and ${max} (got ${value}`);
+        expect(() => resolveVectorConfig({ [field.key]: value }, {})).toThrow(
+          `memory.vector.${field.key} must be between ${min} and ${max} (got ${value}`,
+        );
       }
     }
     let error: unknown;
@@ -185,7 +234,9 @@ describe("vector config", () => {
       error = e;
     }
     expect(HermesMemoryError.hasCode(error, "INVALID_CONFIG")).toBe(true);
-    expect((error as Error).message).toMatch(/^memory\.vector\.max_retries must be between 0 and \d+ \(got 1000000 from memory\.vector\.max_retries in config\.yaml\)/);
+    expect((error as Error).message).toMatch(
+      /^memory\.vector\.max_retries must be between 0 and \d+ \(got 1000000 from memory\.vector\.max_retries in config\.yaml\)/,
+    );
   });
 
   it("the write batch size is a setting with a range too: the constructor option is checked like config.yaml", async () => {
@@ -206,7 +257,9 @@ describe("vector config", () => {
     await p.flush();
     expect((await p.stats()).items).toBe(3);
     await p.shutdown();
-    expect(() => resolveVectorConfig({ write_batch_size: 5000 }, {})).toThrow("memory.vector.write_batch_size must be between 1 and 1000 (got 5000");
+    expect(() => resolveVectorConfig({ write_batch_size: 5000 }, {})).toThrow(
+      "memory.vector.write_batch_size must be between 1 and 1000 (got 5000",
+    );
   });
 
   it("the README's config table lists every non-secret field with its declared default", () => {
@@ -216,7 +269,10 @@ describe("vector config", () => {
       if ("secret" in field && field.secret) continue;
       const expected = "default" in field ? `\`${String(field.default)}\`` : "no default";
       const cell = rows.get(field.key);
-      expect([field.key, "default" in field ? cell : cell !== undefined && !cell.startsWith("`") ? "no default" : cell]).toEqual([field.key, expected]);
+      expect([field.key, "default" in field ? cell : cell !== undefined && !cell.startsWith("`") ? "no default" : cell]).toEqual([
+        field.key,
+        expected,
+      ]);
     }
   });
 });

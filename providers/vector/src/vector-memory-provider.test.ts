@@ -21,7 +21,11 @@ function tempHome(): string {
   return dir;
 }
 
-async function open(options: VectorMemoryProviderOptions = {}, ctx: Record<string, unknown> = {}, home = tempHome()): Promise<VectorMemoryProvider> {
+async function open(
+  options: VectorMemoryProviderOptions = {},
+  ctx: Record<string, unknown> = {},
+  home = tempHome(),
+): Promise<VectorMemoryProvider> {
   const provider = new VectorMemoryProvider({ env: {}, dimensions: 128, ...options });
   await provider.initialize("s1", { hermesHome: home, ...ctx });
   cleanups.push(() => provider.shutdown());
@@ -51,7 +55,13 @@ describe("VectorMemoryProvider (local store)", () => {
 
   it("hands each search its own hits: changing a hit (lists in its metadata included) changes neither the store nor the next search", async () => {
     const p = await open();
-    await p.remember({ content: "The lighthouse keeper paints the railings blue", kind: "turn", sessionId: "s1", tags: ["coast"], metadata: { rooms: ["attic", "lamp room"], owner: { name: "Ida" } } });
+    await p.remember({
+      content: "The lighthouse keeper paints the railings blue",
+      kind: "turn",
+      sessionId: "s1",
+      tags: ["coast"],
+      metadata: { rooms: ["attic", "lamp room"], owner: { name: "Ida" } },
+    });
     await p.flush();
     const first = await p.search("lighthouse railings", { limit: 1 });
     const again = await p.search("lighthouse railings", { limit: 1 });
@@ -89,7 +99,13 @@ describe("VectorMemoryProvider (local store)", () => {
     expect(text).toContain("Kubernetes migration at Acme");
     expect(p.recallStatus()).toMatchObject({ providerLabel: "vector" });
     const stats = await p.stats();
-    expect(stats).toMatchObject({ items: 3, byKind: { turn: 3, fact: 0, checkpoint: 0 }, store: "local", embedder: "hashing-v1", dimensions: 128 });
+    expect(stats).toMatchObject({
+      items: 3,
+      byKind: { turn: 3, fact: 0, checkpoint: 0 },
+      store: "local",
+      embedder: "hashing-v1",
+      dimensions: 128,
+    });
   });
 
   it("keeps prefetch within its character budget", async () => {
@@ -111,13 +127,24 @@ describe("VectorMemoryProvider (local store)", () => {
 
   it("remembers, filters by kind and session, gets and forgets by stable id", async () => {
     const p = await open({ hybrid: false });
-    const a = p.remember({ content: "The wifi password is hunter2", kind: "fact", sessionId: "s1", tags: ["home"], metadata: { source_app: "notes" } });
+    const a = p.remember({
+      content: "The wifi password is hunter2",
+      kind: "fact",
+      sessionId: "s1",
+      tags: ["home"],
+      metadata: { source_app: "notes" },
+    });
     const b = p.remember({ content: "We talked about the wifi router", kind: "turn", sessionId: "s2" });
     await p.flush();
     expect((await p.search("wifi", { kind: "fact" })).map((h) => h.id)).toEqual([a]);
     expect((await p.search("wifi", { sessionId: "s2" })).map((h) => h.id)).toEqual([b]);
     const got = await p.get(a);
-    expect(got).toMatchObject({ id: a, content: "The wifi password is hunter2", kind: "fact", metadata: { source_app: "notes", tags: ["home"] } });
+    expect(got).toMatchObject({
+      id: a,
+      content: "The wifi password is hunter2",
+      kind: "fact",
+      metadata: { source_app: "notes", tags: ["home"] },
+    });
     expect(await p.forget(a)).toBe(true);
     expect(await p.forget(a)).toBe(false);
     expect(await p.get(a)).toBeNull();
@@ -126,7 +153,9 @@ describe("VectorMemoryProvider (local store)", () => {
 
   it("answers tool calls with JSON strings and validates arguments", async () => {
     const p = await open();
-    const stored = JSON.parse(await p.handleToolCall("vector_memory_remember", { content: "Alice prefers tea over coffee", tags: ["prefs"] }));
+    const stored = JSON.parse(
+      await p.handleToolCall("vector_memory_remember", { content: "Alice prefers tea over coffee", tags: ["prefs"] }),
+    );
     expect(stored.status).toBe("stored");
     const found = JSON.parse(await p.handleToolCall("vector_memory_search", { query: "does Alice like tea?" }));
     expect(found.results[0].id).toBe(stored.id);
@@ -140,10 +169,24 @@ describe("VectorMemoryProvider (local store)", () => {
 
   it("the remember tool takes text up to 20,000 characters and at most 16 tags of up to 64 characters", async () => {
     const p = await open();
-    expect(JSON.parse(await p.handleToolCall("vector_memory_remember", { content: "x".repeat(20_001) })).error).toMatch(/content must NOT have more than 20000 characters/);
-    expect(JSON.parse(await p.handleToolCall("vector_memory_remember", { content: "x", tags: Array.from({ length: 17 }, (_, i) => `t${i}`) })).error).toMatch(/tags must NOT have more than 16 items/);
-    expect(JSON.parse(await p.handleToolCall("vector_memory_remember", { content: "x", tags: ["y".repeat(65)] })).error).toMatch(/tags\/0 must NOT have more than 64 characters/);
-    expect(JSON.parse(await p.handleToolCall("vector_memory_remember", { content: "z".repeat(20_000), tags: Array.from({ length: 16 }, (_, i) => `${i}`.padEnd(64, "w")) })).status).toBe("stored");
+    expect(JSON.parse(await p.handleToolCall("vector_memory_remember", { content: "x".repeat(20_001) })).error).toMatch(
+      /content must NOT have more than 20000 characters/,
+    );
+    expect(
+      JSON.parse(await p.handleToolCall("vector_memory_remember", { content: "x", tags: Array.from({ length: 17 }, (_, i) => `t${i}`) }))
+        .error,
+    ).toMatch(/tags must NOT have more than 16 items/);
+    expect(JSON.parse(await p.handleToolCall("vector_memory_remember", { content: "x", tags: ["y".repeat(65)] })).error).toMatch(
+      /tags\/0 must NOT have more than 64 characters/,
+    );
+    expect(
+      JSON.parse(
+        await p.handleToolCall("vector_memory_remember", {
+          content: "z".repeat(20_000),
+          tags: Array.from({ length: 16 }, (_, i) => `${i}`.padEnd(64, "w")),
+        }),
+      ).status,
+    ).toBe("stored");
   });
 
   it("archives checkpoint evidence idempotently by digest (checkpoint API v2)", async () => {
@@ -155,7 +198,10 @@ describe("VectorMemoryProvider (local store)", () => {
     expect(await p.onPreCompress(evidence, { requireCheckpoint: true })).toBe("");
     expect(await p.onPreCompress(evidence, { requireCheckpoint: true })).toBe("");
     expect((await p.stats()).byKind.checkpoint).toBe(2);
-    await p.onPreCompress([...evidence, { role: "user", content: [{ type: "text", text: "Also book the train" }] }, { role: "tool", content: "ignored" }], { requireCheckpoint: false });
+    await p.onPreCompress(
+      [...evidence, { role: "user", content: [{ type: "text", text: "Also book the train" }] }, { role: "tool", content: "ignored" }],
+      { requireCheckpoint: false },
+    );
     expect((await p.stats()).byKind.checkpoint).toBe(3);
     expect((await p.search("Sintra day trip", { kind: "checkpoint" }))[0]!.content).toContain("Sintra");
   });
@@ -210,12 +256,14 @@ describe("VectorMemoryProvider (local store)", () => {
 
   it("ranks hybrid hits with conversational context and the speaker the query names", async () => {
     const p = await open();
-    const turn = (content: string, sessionId: string, speaker: string) => p.remember({ content, kind: "turn", sessionId, metadata: { speaker } });
+    const turn = (content: string, sessionId: string, speaker: string) =>
+      p.remember({ content, kind: "turn", sessionId, metadata: { speaker } });
     turn("Guess what I adopted last weekend!", "s1", "Ann");
     turn("No idea, what was it?", "s1", "Bob");
     turn("A greyhound called Pixel.", "s1", "Ann");
     turn("The Berlin marathon is in September.", "s2", "Ann");
-    for (const text of ["I repaired my bike.", "The weather was grey.", "Work was busy this week.", "I called my sister yesterday."]) turn(text, "s3", "Bob");
+    for (const text of ["I repaired my bike.", "The weather was grey.", "Work was busy this week.", "I called my sister yesterday."])
+      turn(text, "s3", "Bob");
     turn("The Berlin marathon is in September.", "s4", "Bob");
     await p.flush();
 
@@ -236,7 +284,12 @@ describe("VectorMemoryProvider (local store)", () => {
       ["The Berlin marathon is in September.", "Ann"],
     ]);
     // The date a caller passes in metadata is indexed with the turn.
-    p.remember({ content: "We met at the pottery fair.", kind: "turn", sessionId: "s5", metadata: { speaker: "Ann", date: "1:56 pm on 8 May, 2023" } });
+    p.remember({
+      content: "We met at the pottery fair.",
+      kind: "turn",
+      sessionId: "s5",
+      metadata: { speaker: "Ann", date: "1:56 pm on 8 May, 2023" },
+    });
     await p.flush();
     const may = await p.search("What happened in May 2023?", { limit: 3 });
     expect(may[0]!.content).toBe("We met at the pottery fair.");
@@ -292,10 +345,12 @@ describe("VectorMemoryProvider (pinecone store, loopback fake)", () => {
     const pixel = adopted.find((h) => h.content.includes("Pixel"));
     expect((pixel?.metadata.scores as { bm25: number | null } | undefined)?.bm25).toBeGreaterThan(0);
     const july = await p.search("July", { limit: 5 });
-    expect(july.filter((h) => (h.metadata.scores as { bm25: number | null }).bm25 !== null).map((h) => h.content).sort()).toEqual([
-      "A greyhound called Pixel.",
-      "Guess what I adopted last weekend!",
-    ]);
+    expect(
+      july
+        .filter((h) => (h.metadata.scores as { bm25: number | null }).bm25 !== null)
+        .map((h) => h.content)
+        .sort(),
+    ).toEqual(["A greyhound called Pixel.", "Guess what I adopted last weekend!"]);
   });
 
   it("moves every item from the local store to Pinecone with reindex", async () => {
@@ -334,8 +389,12 @@ describe("VectorMemoryProvider (pinecone store, loopback fake)", () => {
     // Not acknowledged by Pinecone: flush rejects and names how many writes wait in the outbox.
     const failed = await p.flush().catch((e: unknown) => e);
     expect(HermesMemoryError.hasCode(failed, "STORAGE_FAILED")).toBe(true);
-    expect((failed as Error).message).toMatch(/1 writes are not acknowledged by Pinecone yet; they are kept in the outbox .*outbox\.sqlite/);
-    expect(await p.onPreCompress([{ role: "user", content: "must be archived" }], { requireCheckpoint: true }).catch((e: unknown) => e)).toBeInstanceOf(Error);
+    expect((failed as Error).message).toMatch(
+      /1 writes are not acknowledged by Pinecone yet; they are kept in the outbox .*outbox\.sqlite/,
+    );
+    expect(
+      await p.onPreCompress([{ role: "user", content: "must be archived" }], { requireCheckpoint: true }).catch((e: unknown) => e),
+    ).toBeInstanceOf(Error);
     fake.clearFaults();
     p.syncTurn("after the outage", "ok", { sessionId: "s1" });
     await p.flush();

@@ -35,15 +35,39 @@ import type { Embedder } from "./embedders/embedder.js";
 import { HashingEmbedder } from "./embedders/hashing-embedder.js";
 import { OnnxEmbedder, findOnnxModel, onnxRuntimeInstalled } from "./embedders/onnx-embedder.js";
 import { OpenAIEmbedder } from "./embedders/openai-embedder.js";
-import { notInitialisedError, VECTOR_DIR, type BackendHost, type CheckpointWrite, type StoredFact, type VectorBackend } from "./backends/backend.js";
+import {
+  notInitialisedError,
+  VECTOR_DIR,
+  type BackendHost,
+  type CheckpointWrite,
+  type StoredFact,
+  type VectorBackend,
+} from "./backends/backend.js";
 import type { ExportedItem, ProgressCallback } from "./backends/maintenance.js";
 import { RemoteBackend } from "./backends/remote-backend.js";
 import { SidecarBackend } from "./backends/sidecar-backend.js";
 import type { PineconeRemoteMemory } from "./pinecone/pinecone-remote-store.js";
 import { nativeModuleProblem } from "./native-modules.js";
-import { loadVectorConfig, loadVectorConfigSync, renderNamespace, resolveVectorConfig, VECTOR_CONFIG_FIELDS, type VectorConfig } from "./vector-config.js";
+import {
+  loadVectorConfig,
+  loadVectorConfigSync,
+  renderNamespace,
+  resolveVectorConfig,
+  VECTOR_CONFIG_FIELDS,
+  type VectorConfig,
+} from "./vector-config.js";
 import { FORGET_TOOL, REMEMBER_TOOL, runVectorTool, SEARCH_TOOL, VECTOR_TOOL_SCHEMAS, type VectorToolBackend } from "./vector-tools.js";
-import { checkpointItems, formatRecall, mirroredWrite, PrefetchCache, recallEntryCount, switchSessionAfterFlush, ToolUserScope, turnItem, type CheckpointItem } from "@hermes/memory-provider-kit";
+import {
+  checkpointItems,
+  formatRecall,
+  mirroredWrite,
+  PrefetchCache,
+  recallEntryCount,
+  switchSessionAfterFlush,
+  ToolUserScope,
+  turnItem,
+  type CheckpointItem,
+} from "@hermes/memory-provider-kit";
 
 /** Constructor options: any config value (overrides config.yaml), plus injectable parts for tests and hosts. */
 export interface VectorMemoryProviderOptions extends Partial<VectorConfig> {
@@ -161,13 +185,16 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     const c = this.config;
     const problems: string[] = [];
     if (c.store === "pinecone") {
-      if (!c.pineconeApiKey) problems.push("PINECONE_API_KEY is not set (add it to $HERMES_HOME/.env or run `hermes-memory memory setup vector`)");
+      if (!c.pineconeApiKey)
+        problems.push("PINECONE_API_KEY is not set (add it to $HERMES_HOME/.env or run `hermes-memory memory setup vector`)");
       if (!c.pineconeIndex) problems.push("memory.vector.pinecone_index is not set");
     }
     if (c.embedder === "openai" && !c.embeddingsBaseUrl) problems.push("memory.vector.embeddings_base_url is not set");
     if (c.embedder === "onnx") {
       if (!onnxRuntimeInstalled(createRequire(import.meta.url).resolve)) {
-        problems.push("the onnx embedder needs onnxruntime-node (install with `ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@1.30.0`)");
+        problems.push(
+          "the onnx embedder needs onnxruntime-node (install with `ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@1.30.0`)",
+        );
       }
       if (!c.onnxModelDir) problems.push("memory.vector.onnx_model_dir is not set");
       else if (!findOnnxModel(c.onnxModelDir)) problems.push(`no ONNX model found in ${c.onnxModelDir}`);
@@ -210,7 +237,9 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    */
   override async initializeForInspection(sessionId: string, ctx: InitContext): Promise<void> {
     const warnings: string[] = [];
-    const config = await loadVectorConfig(ctx.hermesHome, this.overrides(), this.options.env ?? process.env, (warning) => warnings.push(warning));
+    const config = await loadVectorConfig(ctx.hermesHome, this.overrides(), this.options.env ?? process.env, (warning) =>
+      warnings.push(warning),
+    );
     const dir = path.join(ctx.hermesHome, VECTOR_DIR);
     const remote = config.store === "pinecone" && config.pineconeLayout === "remote";
     this.inspecting = true;
@@ -227,11 +256,18 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    * can rebuild them; otherwise such a mismatch still throws. `profile`/`user` pick the default
    * namespace.
    */
-  async openForMaintenance(hermesHome: string, options: { profile?: string; user?: string; allowReset?: boolean; sidecarLayout?: boolean } = {}): Promise<void> {
+  async openForMaintenance(
+    hermesHome: string,
+    options: { profile?: string; user?: string; allowReset?: boolean; sidecarLayout?: boolean } = {},
+  ): Promise<void> {
     this.sessionId = "maintenance";
     this.profile = options.profile ?? "";
     this.userId = options.user ?? "local";
-    await this.open(hermesHome, { verifyIdentity: false, allowReset: options.allowReset === true, sidecarLayout: options.sidecarLayout === true });
+    await this.open(hermesHome, {
+      verifyIdentity: false,
+      allowReset: options.allowReset === true,
+      sidecarLayout: options.sidecarLayout === true,
+    });
   }
 
   /**
@@ -239,10 +275,15 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
    * `store: pinecone` with `pinecone_layout: remote` (unless `sidecarLayout` asks for the sidecar,
    * as `reindex --to remote` does), the sidecar layout otherwise.
    */
-  private async open(hermesHome: string, options: { verifyIdentity: boolean; allowReset?: boolean; sidecarLayout?: boolean }): Promise<void> {
+  private async open(
+    hermesHome: string,
+    options: { verifyIdentity: boolean; allowReset?: boolean; sidecarLayout?: boolean },
+  ): Promise<void> {
     if (this.backend?.isOpen) return;
     this.hermesHome = hermesHome;
-    this.config = await loadVectorConfig(hermesHome, this.overrides(), this.options.env ?? process.env, (warning) => this.logger.warn(`vector memory: ${warning}`));
+    this.config = await loadVectorConfig(hermesHome, this.overrides(), this.options.env ?? process.env, (warning) =>
+      this.logger.warn(`vector memory: ${warning}`),
+    );
     this.problem = "";
     const native = nativeModuleProblem(this.config.store);
     if (native) throw native;
@@ -356,7 +397,13 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     if (!turn) return;
     // A read-only home queues the turn all the same: its write fails, the queue keeps it and warns
     // once, and flush() rejects, so a turn that cannot be stored is never acknowledged.
-    this.backend!.queueTurn({ content: turn.content, kind: "turn", sessionId: turn.sessionId ?? "", userId: this.userId, metadata: { ...turn.metadata, speaker: turn.speaker } });
+    this.backend!.queueTurn({
+      content: turn.content,
+      kind: "turn",
+      sessionId: turn.sessionId ?? "",
+      userId: this.userId,
+      metadata: { ...turn.metadata, speaker: turn.speaker },
+    });
   }
 
   /**
@@ -493,7 +540,17 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   async stats(): Promise<MemoryStats> {
     if (this.nothingStoredAt !== null && !this.isOpen) {
       const c = this.config;
-      return { items: 0, byKind: { turn: 0, fact: 0, checkpoint: 0 }, sessions: 0, location: this.nothingStoredAt, sizeBytes: 0, store: c.store, embedder: c.embedder, dimensions: c.dimensions, hybrid: c.hybrid };
+      return {
+        items: 0,
+        byKind: { turn: 0, fact: 0, checkpoint: 0 },
+        sessions: 0,
+        location: this.nothingStoredAt,
+        sizeBytes: 0,
+        store: c.store,
+        embedder: c.embedder,
+        dimensions: c.dimensions,
+        hybrid: c.hybrid,
+      };
     }
     return this.storage().stats();
   }
@@ -518,7 +575,11 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
     // The session's user's items only, also where namespaces hold several users.
     const search = queued ?? this.search(query, { limit: this.config.prefetchLimit, userId: this.userId, budgetMs: budget });
     const hits = await withTimeout(search, budget, [] as MemoryHit[]);
-    const block = formatRecall(hits, { header: "## Vector memory (relevant past context)", maxChars: this.config.prefetchMaxChars, label: vectorRecallLabel });
+    const block = formatRecall(hits, {
+      header: "## Vector memory (relevant past context)",
+      maxChars: this.config.prefetchMaxChars,
+      label: vectorRecallLabel,
+    });
     this.lastRecallCount = recallEntryCount(block);
     return block;
   }
@@ -596,7 +657,11 @@ export class VectorMemoryProvider extends MemoryProvider implements SearchableMe
   }
 
   /** Import exported items, re-embedded with the configured embedder. Ids are kept; namespaces follow this profile. Sidecar layout only. */
-  async importItems(items: Iterable<ExportedItem> | AsyncIterable<ExportedItem>, onProgress?: ProgressCallback, total = 0): Promise<number> {
+  async importItems(
+    items: Iterable<ExportedItem> | AsyncIterable<ExportedItem>,
+    onProgress?: ProgressCallback,
+    total = 0,
+  ): Promise<number> {
     return this.storage().importItems(items, onProgress, total);
   }
 

@@ -24,10 +24,15 @@ describe("vector_memory_search's limit", () => {
     const p = await open();
     for (let i = 0; i < 60; i++) await p.remember({ content: `harbour note number ${i}`, kind: "fact", sessionId: "s1" });
     await p.flush();
-    const limit = (p.getToolSchemas().find((s) => s.name === "vector_memory_search")!.parameters as { properties: { limit: { description: string; maximum: number } } }).properties.limit;
+    const limit = (
+      p.getToolSchemas().find((s) => s.name === "vector_memory_search")!.parameters as {
+        properties: { limit: { description: string; maximum: number } };
+      }
+    ).properties.limit;
     const documented = Number(/\(default (\d+)\)/.exec(limit.description)?.[1]);
     expect(documented).toBe(MEMORY_TOOL_LIMITS.search.default);
-    const search = async (args: Record<string, unknown>) => JSON.parse(await p.handleToolCall("vector_memory_search", { query: "harbour note", ...args })) as { count?: number; error?: string };
+    const search = async (args: Record<string, unknown>) =>
+      JSON.parse(await p.handleToolCall("vector_memory_search", { query: "harbour note", ...args })) as { count?: number; error?: string };
     expect((await search({})).count).toBe(documented);
     expect((await search({ limit: limit.maximum })).count).toBe(limit.maximum);
     expect((await search({ limit: limit.maximum + 1 })).error).toMatch(/limit must be <= /);

@@ -13,7 +13,9 @@ export const VECTOR_TOOL_SCHEMAS: ToolSchema[] = memoryToolSchemas({
   store: "long-term vector memory",
   searchesBy: "by meaning and keywords",
   capabilities: { filters: true },
-  extraProperties: { search: { session_only: { type: "boolean", description: "Only items from the current session (instead of sessionId)." } } },
+  extraProperties: {
+    search: { session_only: { type: "boolean", description: "Only items from the current session (instead of sessionId)." } },
+  },
 });
 
 /** Validates and routes this provider's tool calls. */
@@ -44,7 +46,10 @@ export function runVectorTool(name: string, args: unknown, backend: VectorToolBa
       let hits: MemoryHit[];
       try {
         const filter = { ...conditions, ...(sessionOnly === true ? { sessionId: backend.sessionId() } : {}) } as MemorySearchOptions;
-        hits = await backend.search(String(query), scope.within({ ...filter, limit: (limit as number | undefined) ?? MEMORY_TOOL_LIMITS.search.default }));
+        hits = await backend.search(
+          String(query),
+          scope.within({ ...filter, limit: (limit as number | undefined) ?? MEMORY_TOOL_LIMITS.search.default }),
+        );
       } catch (error) {
         if (HermesMemoryError.isInstance(error) && error.code === "INVALID_ARGUMENT") return { error: error.message };
         throw error;

@@ -3,7 +3,18 @@ import { Bm25Index, tokenize } from "./bm25.js";
 
 describe("tokenize", () => {
   it("lower-cases and splits on anything that is not a letter or digit", () => {
-    expect(tokenize(`Caroline said, "I'm going to the LGBTQ group!" 2023`)).toEqual(["caroline", "said", "i", "m", "going", "to", "the", "lgbtq", "group", "2023"]);
+    expect(tokenize(`Caroline said, "I'm going to the LGBTQ group!" 2023`)).toEqual([
+      "caroline",
+      "said",
+      "i",
+      "m",
+      "going",
+      "to",
+      "the",
+      "lgbtq",
+      "group",
+      "2023",
+    ]);
   });
 
   it("keeps letters of any script", () => {

@@ -13,7 +13,12 @@ describe("parseArgs", () => {
   });
 
   it("ignores the bare -- that pnpm forwards and reads flags with values", () => {
-    expect(parseArgs(["--", "--quick", "--data", "x.json", "--out=o", "--build-cache"])).toMatchObject({ quick: true, dataFile: "x.json", outDir: "o", buildCache: true });
+    expect(parseArgs(["--", "--quick", "--data", "x.json", "--out=o", "--build-cache"])).toMatchObject({
+      quick: true,
+      dataFile: "x.json",
+      outDir: "o",
+      buildCache: true,
+    });
   });
 
   it("rejects unknown arguments and missing values with the usage", () => {

@@ -100,7 +100,9 @@ export class CorpusGenerator {
     const out: string[] = [];
     for (let i = 0; i < count; i++) {
       // About 45 % of running words in English chat are function words.
-      out.push(this.rnd.next() < 0.45 ? this.rnd.pick(this.vocab.functionWords) : (this.vocab.contentWords[this.zipf.sample(this.rnd)] as string));
+      out.push(
+        this.rnd.next() < 0.45 ? this.rnd.pick(this.vocab.functionWords) : (this.vocab.contentWords[this.zipf.sample(this.rnd)] as string),
+      );
     }
     const text = out.join(" ");
     return text.charAt(0).toUpperCase() + text.slice(1) + (this.rnd.next() < 0.3 ? "?" : ".");

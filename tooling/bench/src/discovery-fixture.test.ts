@@ -36,7 +36,9 @@ describe("discovery fixtures", () => {
     writePackageRoot(root, "pnpm-symlinked", 4, 1);
     const link = path.join(root, "node_modules", "bench-dep-0002");
     expect(fs.lstatSync(link).isSymbolicLink()).toBe(true);
-    expect(fs.realpathSync(link)).toBe(fs.realpathSync(path.join(root, "node_modules/.pnpm/bench-dep-0002@1.0.0/node_modules/bench-dep-0002")));
+    expect(fs.realpathSync(link)).toBe(
+      fs.realpathSync(path.join(root, "node_modules/.pnpm/bench-dep-0002@1.0.0/node_modules/bench-dep-0002")),
+    );
     expect(JSON.parse(fs.readFileSync(path.join(link, "package.json"), "utf8")).hermesMemoryProvider.name).toBe("bench-provider-0002");
   });
 

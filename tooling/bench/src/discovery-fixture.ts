@@ -24,16 +24,33 @@ export function writePackageRoot(root: string, layout: DependencyLayout, total =
   const deps: Record<string, string> = {};
   for (let i = 0; i < total; i++) deps[depName(i)] = "1.0.0";
   fs.mkdirSync(path.join(root, "node_modules"), { recursive: true });
-  fs.writeFileSync(path.join(root, "package.json"), JSON.stringify({ name: "bench-root", version: "1.0.0", private: true, dependencies: deps }, null, 2));
+  fs.writeFileSync(
+    path.join(root, "package.json"),
+    JSON.stringify({ name: "bench-root", version: "1.0.0", private: true, dependencies: deps }, null, 2),
+  );
   for (let i = 0; i < total; i++) {
     const name = depName(i);
-    const real = layout === "npm-flat" ? path.join(root, "node_modules", name) : path.join(root, "node_modules", ".pnpm", `${name}@1.0.0`, "node_modules", name);
+    const real =
+      layout === "npm-flat"
+        ? path.join(root, "node_modules", name)
+        : path.join(root, "node_modules", ".pnpm", `${name}@1.0.0`, "node_modules", name);
     fs.mkdirSync(real, { recursive: true });
-    const manifest: Record<string, unknown> = { name, version: "1.0.0", type: "module", main: "./index.js", description: `generated dependency ${i}` };
-    if (providers.has(i)) manifest.hermesMemoryProvider = { name: providerName(i), entry: "./index.js", description: `generated provider ${i}` };
+    const manifest: Record<string, unknown> = {
+      name,
+      version: "1.0.0",
+      type: "module",
+      main: "./index.js",
+      description: `generated dependency ${i}`,
+    };
+    if (providers.has(i))
+      manifest.hermesMemoryProvider = { name: providerName(i), entry: "./index.js", description: `generated provider ${i}` };
     fs.writeFileSync(path.join(real, "package.json"), JSON.stringify(manifest, null, 2));
-    fs.writeFileSync(path.join(real, "index.js"), providers.has(i) ? "export function register(ctx) { /* MemoryProvider */ }\n" : "export default {};\n");
-    if (layout === "pnpm-symlinked") fs.symlinkSync(path.relative(path.join(root, "node_modules"), real), path.join(root, "node_modules", name), "dir");
+    fs.writeFileSync(
+      path.join(real, "index.js"),
+      providers.has(i) ? "export function register(ctx) { /* MemoryProvider */ }\n" : "export default {};\n",
+    );
+    if (layout === "pnpm-symlinked")
+      fs.symlinkSync(path.relative(path.join(root, "node_modules"), real), path.join(root, "node_modules", name), "dir");
   }
 }
 
@@ -50,9 +67,13 @@ export function writeSitePackages(dir: string, total = 1000, withManifest = 10):
     const dist = `bench_dep_${String(i).padStart(4, "0")}`;
     const info = path.join(dir, `${dist}-1.0.0.dist-info`);
     fs.mkdirSync(info, { recursive: true });
-    fs.writeFileSync(path.join(info, "METADATA"), `Metadata-Version: 2.1\nName: ${dist.replace(/_/g, "-")}\nVersion: 1.0.0\nSummary: generated dependency ${i}\n`);
+    fs.writeFileSync(
+      path.join(info, "METADATA"),
+      `Metadata-Version: 2.1\nName: ${dist.replace(/_/g, "-")}\nVersion: 1.0.0\nSummary: generated dependency ${i}\n`,
+    );
     fs.writeFileSync(path.join(info, "RECORD"), `${dist}/__init__.py,,\n`);
-    if (providers.has(i)) fs.writeFileSync(path.join(info, "entry_points.txt"), `[${PYTHON_ENTRY_POINT_GROUP}]\n${providerName(i)} = ${dist}\n`);
+    if (providers.has(i))
+      fs.writeFileSync(path.join(info, "entry_points.txt"), `[${PYTHON_ENTRY_POINT_GROUP}]\n${providerName(i)} = ${dist}\n`);
   }
 }
 

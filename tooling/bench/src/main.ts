@@ -42,7 +42,11 @@ async function main(): Promise<number> {
     return 0;
   }
   const resultsDir = path.join(repoRoot, "bench-results");
-  const outDir = args.outDir ? path.resolve(process.env.INIT_CWD ?? process.cwd(), args.outDir) : args.quick ? path.join(resultsDir, ".quick") : resultsDir;
+  const outDir = args.outDir
+    ? path.resolve(process.env.INIT_CWD ?? process.cwd(), args.outDir)
+    : args.quick
+      ? path.join(resultsDir, ".quick")
+      : resultsDir;
   const ctx: SuiteContext = {
     quick: args.quick,
     buildCache: args.buildCache,

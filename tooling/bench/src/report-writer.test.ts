@@ -36,7 +36,14 @@ describe("writeSuiteFiles", () => {
     try {
       const rec = new SuiteRecorder("sync", true);
       rec.table({ title: "t", columns: ["a"], rows: [["x"]] });
-      rec.result.chart = { kind: "bar", title: "c", xLabel: "x", yLabel: "y", categories: ["a"], series: [{ name: "s", points: [[0, 1]] }] };
+      rec.result.chart = {
+        kind: "bar",
+        title: "c",
+        xLabel: "x",
+        yLabel: "y",
+        categories: ["a"],
+        series: [{ name: "s", points: [[0, 1]] }],
+      };
       const files = writeSuiteFiles(rec.finish(), dir);
       expect(JSON.parse(fs.readFileSync(files.json, "utf8")).suite).toBe("sync");
       expect(fs.readFileSync(files.svg!, "utf8")).toContain("<svg");
@@ -48,9 +55,12 @@ describe("writeSuiteFiles", () => {
 
 describe("updateReadmeBlock", () => {
   it("replaces only the marked block of that suite", () => {
-    const readme = "intro\n<!-- bench:sync:start -->\nold\n<!-- bench:sync:end -->\n<!-- bench:vector:start -->\nkeep\n<!-- bench:vector:end -->\n";
+    const readme =
+      "intro\n<!-- bench:sync:start -->\nold\n<!-- bench:sync:end -->\n<!-- bench:vector:start -->\nkeep\n<!-- bench:vector:end -->\n";
     const updated = updateReadmeBlock(readme, "sync", "new table\n");
-    expect(updated).toBe("intro\n<!-- bench:sync:start -->\nnew table\n<!-- bench:sync:end -->\n<!-- bench:vector:start -->\nkeep\n<!-- bench:vector:end -->\n");
+    expect(updated).toBe(
+      "intro\n<!-- bench:sync:start -->\nnew table\n<!-- bench:sync:end -->\n<!-- bench:vector:start -->\nkeep\n<!-- bench:vector:end -->\n",
+    );
     expect(updateReadmeBlock(readme, "locomo", "x")).toBeNull();
   });
 });

@@ -65,9 +65,13 @@ export function renderSvg(chart: Chart): string {
   const plotW = W - M.left - M.right;
   const plotH = H - M.top - M.bottom;
   const out: string[] = [];
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`);
+  out.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
+  );
   out.push(`<rect width="${W}" height="${H}" fill="#fff"/>`);
-  out.push(`<text x="${W / 2 - M.right / 2 + M.left / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">${esc(chart.title)}</text>`);
+  out.push(
+    `<text x="${W / 2 - M.right / 2 + M.left / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">${esc(chart.title)}</text>`,
+  );
 
   const allY = chart.series.flatMap((s) => s.points.map((p) => p[1])).concat((chart.thresholds ?? []).map((t) => t.y));
   const finiteY = allY.filter((v) => Number.isFinite(v) && (!chart.logY || v > 0));
@@ -126,7 +130,8 @@ export function renderSvg(chart: Chart): string {
   for (const t of yTicks) out.push(`<line x1="${M.left}" x2="${M.left + plotW}" y1="${yPos(t).toFixed(1)}" y2="${yPos(t).toFixed(1)}"/>`);
   out.push(`</g>`);
   out.push(`<g fill="#333">`);
-  for (const t of yTicks) out.push(`<text x="${M.left - 6}" y="${(yPos(t) + 4).toFixed(1)}" text-anchor="end">${esc(niceNumber(t))}</text>`);
+  for (const t of yTicks)
+    out.push(`<text x="${M.left - 6}" y="${(yPos(t) + 4).toFixed(1)}" text-anchor="end">${esc(niceNumber(t))}</text>`);
   for (const t of xTickMarks) out.push(`<text x="${t.x.toFixed(1)}" y="${M.top + plotH + 18}" text-anchor="middle">${esc(t.label)}</text>`);
   out.push(`</g>`);
   out.push(`<line x1="${M.left}" x2="${M.left}" y1="${M.top}" y2="${M.top + plotH}" stroke="#333"/>`);
@@ -154,7 +159,9 @@ export function renderSvg(chart: Chart): string {
         const x = xPos(i) - groupW / 2 + si * barW;
         const top = yPos(y);
         const base = chart.logY ? M.top + plotH : yPos(Math.max(0, yMin));
-        out.push(`<rect x="${x.toFixed(1)}" y="${Math.min(top, base).toFixed(1)}" width="${(barW * 0.92).toFixed(1)}" height="${Math.abs(base - top).toFixed(1)}" fill="${color}"${s.dashed ? ` fill-opacity="0.45"` : ""}/>`);
+        out.push(
+          `<rect x="${x.toFixed(1)}" y="${Math.min(top, base).toFixed(1)}" width="${(barW * 0.92).toFixed(1)}" height="${Math.abs(base - top).toFixed(1)}" fill="${color}"${s.dashed ? ` fill-opacity="0.45"` : ""}/>`,
+        );
       }
     } else {
       const d = pts.map(([x, y], i) => `${i === 0 ? "M" : "L"}${xPos(x).toFixed(1)},${yPos(y).toFixed(1)}`).join(" ");
@@ -163,7 +170,8 @@ export function renderSvg(chart: Chart): string {
     }
     const ly = M.top + 8 + si * 18;
     const lx = W - M.right + 14;
-    if (chart.kind === "bar") out.push(`<rect x="${lx}" y="${ly - 5}" width="22" height="10" fill="${color}"${s.dashed ? ` fill-opacity="0.45"` : ""}/>`);
+    if (chart.kind === "bar")
+      out.push(`<rect x="${lx}" y="${ly - 5}" width="22" height="10" fill="${color}"${s.dashed ? ` fill-opacity="0.45"` : ""}/>`);
     else out.push(`<line x1="${lx}" x2="${lx + 22}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="2"${dash}/>`);
     out.push(`<text x="${lx + 28}" y="${ly + 4}">${esc(s.name)}</text>`);
   });

@@ -9,7 +9,10 @@ let handlersInstalled = false;
 function installSignalHandlers(): void {
   if (handlersInstalled) return;
   handlersInstalled = true;
-  for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+  for (const [signal, code] of [
+    ["SIGINT", 130],
+    ["SIGTERM", 143],
+  ] as const) {
     process.once(signal, () => {
       for (const dir of live) fs.rmSync(dir, { recursive: true, force: true });
       process.exit(code);

@@ -16,7 +16,10 @@ describe("keptOfExactTop", () => {
   });
 
   it("counts a row tied with the k-th best score, which FTS5 happened to list later", () => {
-    const ranks = [{ id: 6, rank: -5 }, { id: 7, rank: -5 + 1e-12 }];
+    const ranks = [
+      { id: 6, rank: -5 },
+      { id: 7, rank: -5 + 1e-12 },
+    ];
     expect(keptOfExactTop(exact, ranks, ["1", "2", "3", "4", "6"])).toBe(5);
     expect(keptOfExactTop(exact, ranks, ["1", "2", "3", "4", "7"])).toBe(5);
   });
@@ -37,7 +40,7 @@ describe("keptOfExactTop", () => {
 describe("bestByRank", () => {
   it("returns the k lowest ranks, best first, ties by id, like a full sort", () => {
     let seed = 7;
-    const next = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const rows = Array.from({ length: 500 }, (_, id) => ({ id, rank: Math.floor(next() * 50) }));
     const sorted = [...rows].sort((a, b) => a.rank - b.rank || a.id - b.id);
     for (const k of [1, 10, 499, 500, 600]) expect(bestByRank(rows, k), String(k)).toEqual(sorted.slice(0, k));

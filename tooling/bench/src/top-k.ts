@@ -32,7 +32,8 @@ export function keptOfExactTop(
 export function bestByRank(rows: Iterable<{ id: number; rank: number }>, k: number): Array<{ id: number; rank: number }> {
   const best: Array<{ id: number; rank: number }> = [];
   if (k <= 0) return best;
-  const better = (a: { id: number; rank: number }, b: { id: number; rank: number }): boolean => a.rank < b.rank || (a.rank === b.rank && a.id < b.id);
+  const better = (a: { id: number; rank: number }, b: { id: number; rank: number }): boolean =>
+    a.rank < b.rank || (a.rank === b.rank && a.id < b.id);
   for (const r of rows) {
     if (best.length === k && !better(r, best[k - 1]!)) continue;
     let at = best.length === k ? k - 1 : best.length;

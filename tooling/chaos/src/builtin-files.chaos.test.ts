@@ -27,7 +27,13 @@ function pythonEntries(file: string): string[] {
 }
 
 describe("files shared with the Python agent", () => {
-  const entries = ["Prefers metric units", "Deploys with:\nmake release\nthen tags", "Lives in Zürich 🏔", "Uses § 4 of the style guide", "Works 9–5 CET"];
+  const entries = [
+    "Prefers metric units",
+    "Deploys with:\nmake release\nthen tags",
+    "Lives in Zürich 🏔",
+    "Uses § 4 of the style guide",
+    "Works 9–5 CET",
+  ];
 
   it.for([
     ["CRLF", "\r\n"],

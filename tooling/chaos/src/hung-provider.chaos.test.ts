@@ -98,7 +98,19 @@ function home(name: string, hooks: { topLevel?: string; body?: string }): string
   return dir;
 }
 
-async function host(name: string, hooks: { topLevel?: string; body?: string }): Promise<Run & { report: { providers: string[]; toolResult: string; drain: { stuckProviders: Array<{ name: string; hook: string }> }; warnings: string[] } }> {
+async function host(
+  name: string,
+  hooks: { topLevel?: string; body?: string },
+): Promise<
+  Run & {
+    report: {
+      providers: string[];
+      toolResult: string;
+      drain: { stuckProviders: Array<{ name: string; hook: string }> };
+      warnings: string[];
+    };
+  }
+> {
   const result = await run([path.join(root, "host.mjs"), home(name, hooks), "chaos_tool"]);
   expect(result.code, result.stderr).toBe(0);
   return { ...result, report: JSON.parse(result.stdout) };
@@ -114,11 +126,18 @@ describe("a host with a hung provider (real processes)", () => {
     healthyMs = healthy.ms;
   });
 
-  const cases: Array<{ hook: string; hooks: { topLevel?: string; body?: string }; warning: RegExp; bounds: number; check: (r: Awaited<ReturnType<typeof host>>["report"], name: string) => void }> = [
+  const cases: Array<{
+    hook: string;
+    hooks: { topLevel?: string; body?: string };
+    warning: RegExp;
+    bounds: number;
+    check: (r: Awaited<ReturnType<typeof host>>["report"], name: string) => void;
+  }> = [
     {
       hook: "import",
       hooks: { topLevel: `${HOLD}\nawait ${NEVER};` },
-      warning: /Memory provider 'hung-import': importing the entry from .* did not finish within 0\.3s.*Continuing with built-in memory only/,
+      warning:
+        /Memory provider 'hung-import': importing the entry from .* did not finish within 0\.3s.*Continuing with built-in memory only/,
       bounds: 1,
       check: (r) => expect(r.providers).toEqual(["builtin"]),
     },
@@ -134,7 +153,10 @@ describe("a host with a hung provider (real processes)", () => {
       hooks: { body: `handleToolCall() { ${HOLD} return ${NEVER}; }` },
       warning: /Memory provider 'hung-handle-tool-call' handle_tool_call\(chaos_tool\) timed out after 0\.3s/,
       bounds: 1,
-      check: (r) => expect(JSON.parse(r.toolResult).error).toContain("Memory tool 'chaos_tool' timed out after 0.3s (provider 'hung-handle-tool-call')"),
+      check: (r) =>
+        expect(JSON.parse(r.toolResult).error).toContain(
+          "Memory tool 'chaos_tool' timed out after 0.3s (provider 'hung-handle-tool-call')",
+        ),
     },
     {
       hook: "onSessionEnd",

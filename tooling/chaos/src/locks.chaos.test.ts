@@ -96,7 +96,9 @@ describe.each(["flock", "pidfile"] as const)("%s mode", (mode) => {
       const entries = new Set(await store.entries("memory"));
       expect(acked.filter((e) => !entries.has(e))).toEqual([]);
     }
-    console.log(`[locks/${mode}] kill -9 mid-stream: ${TRIALS} trials, ${acknowledged} acknowledged entries, 0 lost, longest next write ${longest.toFixed(1)} ms`);
+    console.log(
+      `[locks/${mode}] kill -9 mid-stream: ${TRIALS} trials, ${acknowledged} acknowledged entries, 0 lost, longest next write ${longest.toFixed(1)} ms`,
+    );
   });
 
   it("8 writer processes x 30 rounds over leftover lock files (old format, Python's empty one, a dead owner): no acknowledged entry lost", async () => {
@@ -116,13 +118,22 @@ describe.each(["flock", "pidfile"] as const)("%s mode", (mode) => {
         // What earlier crashes leave: the old protocol's lock file (a pid, fresh mtime) or the
         // Python agent's persistent empty one, and a pid-file owner record of a dead process.
         fs.writeFileSync(`${file}.lock`, round % 2 === 0 ? `${deadPid()}\n` : "");
-        fs.writeFileSync(`${file}.lock.owner`, JSON.stringify({ pid: deadPid(), host: os.hostname(), nonce: `${round.toString(16).padStart(4, "0")}deadbeefdeadbeefdeadbeef` }) + "\n");
+        fs.writeFileSync(
+          `${file}.lock.owner`,
+          JSON.stringify({ pid: deadPid(), host: os.hostname(), nonce: `${round.toString(16).padStart(4, "0")}deadbeefdeadbeefdeadbeef` }) +
+            "\n",
+        );
         const marks = writers.map((w) => w.lines.length);
         const started = performance.now();
         for (const w of writers) w.send(`ROUND ${round} ${dir} ${PER_ROUND}`);
         await Promise.all(writers.map((w, i) => w.waitForLine((l) => l === `DONE ${round}`, marks[i])));
         slowestRound = Math.max(slowestRound, performance.now() - started);
-        const acked = writers.flatMap((w, i) => w.lines.slice(marks[i]).filter((l) => l.startsWith("ACK ")).map((l) => l.slice(4)));
+        const acked = writers.flatMap((w, i) =>
+          w.lines
+            .slice(marks[i])
+            .filter((l) => l.startsWith("ACK "))
+            .map((l) => l.slice(4)),
+        );
         const failed = writers.flatMap((w, i) => w.lines.slice(marks[i]).filter((l) => l.startsWith("FAIL ")));
         expect(failed).toEqual([]);
         const onDisk = new Set(entriesOf(file));
@@ -132,7 +143,9 @@ describe.each(["flock", "pidfile"] as const)("%s mode", (mode) => {
         expect(missing).toEqual([]);
         expect(acked).toHaveLength(WRITERS * PER_ROUND);
       }
-      console.log(`[locks/${mode}] ${WRITERS} writers x ${ROUNDS} rounds: ${acknowledged} acknowledged, ${lost} lost, slowest round ${slowestRound.toFixed(0)} ms`);
+      console.log(
+        `[locks/${mode}] ${WRITERS} writers x ${ROUNDS} rounds: ${acknowledged} acknowledged, ${lost} lost, slowest round ${slowestRound.toFixed(0)} ms`,
+      );
     } finally {
       await Promise.all(writers.map((w) => w.kill9()));
     }
@@ -159,8 +172,16 @@ describe("the Python agent's flock on MEMORY.md.lock", () => {
           Promise.all(pythons.map((p) => p.exited)),
           Promise.all(writers.map((w, i) => w.waitForLine((l) => l === `DONE ${round}`, marks[i]))),
         ]);
-        expect(pyExits.map((e) => e.code), pythons.map((p) => p.stderr).join("\n")).toEqual([0, 0, 0]);
-        const ours = writers.flatMap((w, i) => w.lines.slice(marks[i]).filter((l) => l.startsWith("ACK ")).map((l) => l.slice(4)));
+        expect(
+          pyExits.map((e) => e.code),
+          pythons.map((p) => p.stderr).join("\n"),
+        ).toEqual([0, 0, 0]);
+        const ours = writers.flatMap((w, i) =>
+          w.lines
+            .slice(marks[i])
+            .filter((l) => l.startsWith("ACK "))
+            .map((l) => l.slice(4)),
+        );
         const theirs = pythons.flatMap((p) => p.acked());
         expect(ours).toHaveLength(75);
         expect(theirs).toHaveLength(75);

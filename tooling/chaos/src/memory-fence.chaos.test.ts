@@ -28,7 +28,10 @@ type GenerateResult = Awaited<ReturnType<MockLanguageModelV3["doGenerate"]>>;
 const reply: GenerateResult = {
   content: [{ type: "text", text: "ok" }],
   finishReason: { unified: "stop", raw: "stop" },
-  usage: { inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 1, text: 1, reasoning: undefined } },
+  usage: {
+    inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
+    outputTokens: { total: 1, text: 1, reasoning: undefined },
+  },
   warnings: [],
 };
 
@@ -37,7 +40,9 @@ function check(path: string, i: number, c: HostileRecall, block: string): void {
   if (block === "" && c.markers.length === 0) return;
   const problems = fenceViolations(block, c.markers);
   if (problems.length > 0) {
-    throw new Error(`${path}, seed ${SEED} (replay: HERMES_FENCE_SEED=${SEED}), case ${i}: ${problems.join("; ")}\nstored: ${JSON.stringify(c.text)}\nblock: ${JSON.stringify(block)}`);
+    throw new Error(
+      `${path}, seed ${SEED} (replay: HERMES_FENCE_SEED=${SEED}), case ${i}: ${problems.join("; ")}\nstored: ${JSON.stringify(c.text)}\nblock: ${JSON.stringify(block)}`,
+    );
   }
 }
 
@@ -70,14 +75,18 @@ describe(`memory fence under generated hostile memories (seed ${SEED})`, () => {
   });
 
   it("the manager's recall over the SQLite provider", async () => {
-    for (const [i, c] of cases.entries()) check("MemoryManager.recall", i, c, await manager.recall(`what about ${c.keyword}?`, { sessionId: "chaos" }));
+    for (const [i, c] of cases.entries())
+      check("MemoryManager.recall", i, c, await manager.recall(`what about ${c.keyword}?`, { sessionId: "chaos" }));
   });
 
   it("the AI SDK middleware", async () => {
     for (const [i, c] of cases.entries()) {
       const model = new MockLanguageModelV3({ doGenerate: reply });
       const question = `what about ${c.keyword}?`;
-      await generateText({ model: wrapLanguageModel({ model, middleware: memoryMiddleware(manager, { sessionId: "chaos" }) }), prompt: question });
+      await generateText({
+        model: wrapLanguageModel({ model, middleware: memoryMiddleware(manager, { sessionId: "chaos" }) }),
+        prompt: question,
+      });
       const user = model.doGenerateCalls[0]!.prompt.find((m) => m.role === "user")!;
       const parts = (user.content as Array<{ type: string; text?: string }>).filter((p) => p.type === "text");
       expect(parts[0]!.text).toBe(question);
@@ -91,15 +100,27 @@ describe(`memory fence under generated hostile memories (seed ${SEED})`, () => {
     await manager.shutdownAll();
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== "HERMES_HOME") env[k] = v;
-    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI_BIN, "mcp", "--hermes-home", home, "--provider", "sqlite"], cwd: CHAOS_DIR, env, stderr: "pipe" });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI_BIN, "mcp", "--hermes-home", home, "--provider", "sqlite"],
+      cwd: CHAOS_DIR,
+      env,
+      stderr: "pipe",
+    });
     const client = new Client({ name: "chaos-fence", version: "1.0.0" });
     await client.connect(transport);
     try {
       for (const [i, c] of cases.entries()) {
-        const result = (await client.callTool({ name: "search", arguments: { query: c.keyword, limit: 1, kind: "fact" } })) as CallToolResult;
+        const result = (await client.callTool({
+          name: "search",
+          arguments: { query: c.keyword, limit: 1, kind: "fact" },
+        })) as CallToolResult;
         const text = result.content.map((part) => (part as { text: string }).text).join("");
         const tags = fenceTagsIn(text);
-        if (tags.length > 0) throw new Error(`MCP search, seed ${SEED} (replay: HERMES_FENCE_SEED=${SEED}), case ${i}: reads as ${tags.join("; ")}\nresult: ${JSON.stringify(text)}`);
+        if (tags.length > 0)
+          throw new Error(
+            `MCP search, seed ${SEED} (replay: HERMES_FENCE_SEED=${SEED}), case ${i}: reads as ${tags.join("; ")}\nresult: ${JSON.stringify(text)}`,
+          );
         expect((JSON.parse(text) as { hits: Array<{ content: string }> }).hits[0]?.content).toBe(`${c.keyword} ${c.text}`);
       }
     } finally {

@@ -60,9 +60,13 @@ async function outageThenRecovery(breakIt: (f: PineconeFake, h: string) => Promi
   const result = await finished(writer);
   figures.trials++;
   expect({ code: result.code, signal: result.signal }, writer.stderr).toEqual({ code: 1, signal: null });
-  expect(writer.stdout).toMatch(/^FLUSH_FAILED STORAGE_FAILED vector memory: 40 writes are not acknowledged by Pinecone yet; they are kept in the outbox .*outbox\.sqlite/m);
+  expect(writer.stdout).toMatch(
+    /^FLUSH_FAILED STORAGE_FAILED vector memory: 40 writes are not acknowledged by Pinecone yet; they are kept in the outbox .*outbox\.sqlite/m,
+  );
   expect(writer.stdout).toMatch(expectFailure);
-  expect(writer.stdout).toMatch(/^SHUTDOWN_FAILED STORAGE_FAILED vector memory shutdown: 40 writes not acknowledged by Pinecone are kept in the outbox/m);
+  expect(writer.stdout).toMatch(
+    /^SHUTDOWN_FAILED STORAGE_FAILED vector memory shutdown: 40 writes not acknowledged by Pinecone are kept in the outbox/m,
+  );
   const ids = accepted(writer);
   expect(ids).toHaveLength(40);
 
@@ -86,7 +90,10 @@ describe("Pinecone outages", () => {
   });
 
   it("connection refused, then a server on another port: the outbox is re-sent there", async () => {
-    await outageThenRecovery(async (_f, h) => writeVectorHome(h, { pineconeUrl: `http://127.0.0.1:${await freePort()}`, maxRetries: 2, requestTimeoutMs: 500 }), /failed \(.*\) after retries/);
+    await outageThenRecovery(
+      async (_f, h) => writeVectorHome(h, { pineconeUrl: `http://127.0.0.1:${await freePort()}`, maxRetries: 2, requestTimeoutMs: 500 }),
+      /failed \(.*\) after retries/,
+    );
   });
 
   it("failures that clear within the retries: the awaiting process stays alive and flush() resolves (not exit 13)", async () => {
@@ -131,7 +138,10 @@ describe("Pinecone outages", () => {
       await writer.waitForLine(/^FLUSH_FAILED/, 30_000).catch(() => undefined);
       writer.proc.kill("SIGKILL");
       await writer.exited;
-      const acked = writer.lines().filter((l) => l.startsWith("ACK ")).flatMap((l) => JSON.parse(l.slice(4)) as string[]);
+      const acked = writer
+        .lines()
+        .filter((l) => l.startsWith("ACK "))
+        .flatMap((l) => JSON.parse(l.slice(4)) as string[]);
       f.clearFaults();
       const resend = runNode("vector-child.mjs", ["resend", h]);
       expect((await finished(resend)).code, resend.stdout + resend.stderr).toBe(0);
@@ -154,11 +164,17 @@ describe("Pinecone outages", () => {
     const env = { HERMES_HOME: h };
 
     f.failNext(500, 1_000_000);
-    for (const args of [["vector", "search", "zq7x"], ["vector", "reindex"]]) {
+    for (const args of [
+      ["vector", "search", "zq7x"],
+      ["vector", "reindex"],
+    ]) {
       const down = runCli(args, env);
       const result = await finished(down);
       figures.trials++;
-      expect({ code: result.code, signal: result.signal }, `${args.join(" ")}: ${down.stdout}${down.stderr}`).toEqual({ code: 1, signal: null });
+      expect({ code: result.code, signal: result.signal }, `${args.join(" ")}: ${down.stdout}${down.stderr}`).toEqual({
+        code: 1,
+        signal: null,
+      });
       expect(down.stderr).toMatch(/Pinecone (query|upsert) on index "chaos" failed \(HTTP 500\) after retries/);
     }
 

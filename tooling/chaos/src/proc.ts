@@ -36,7 +36,9 @@ export class LineProcess {
     for (;;) {
       for (let i = from; i < this.lines.length; i++) if (test(this.lines[i]!)) return this.lines[i]!;
       if (this.child.exitCode !== null || this.child.signalCode !== null) {
-        throw new Error(`process ${this.child.pid} exited (${this.child.exitCode ?? this.child.signalCode}) before the expected line; stderr: ${this.stderr}`);
+        throw new Error(
+          `process ${this.child.pid} exited (${this.child.exitCode ?? this.child.signalCode}) before the expected line; stderr: ${this.stderr}`,
+        );
       }
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`timed out waiting for a line from ${this.child.pid}; stderr: ${this.stderr}`);

@@ -17,7 +17,9 @@ interface SqliteDb {
   pragma(sql: string): unknown;
   close(): void;
 }
-const Database = createRequire(new URL("../../../providers/vector/package.json", import.meta.url))("better-sqlite3") as new (file: string) => SqliteDb;
+const Database = createRequire(new URL("../../../providers/vector/package.json", import.meta.url))("better-sqlite3") as new (
+  file: string,
+) => SqliteDb;
 const figures = new ClassFigures("readonly-home");
 afterAll(() => figures.print());
 

@@ -28,7 +28,12 @@ describe("sqlite provider killed during a burst of writes", () => {
       writer.proc.kill("SIGKILL");
       const end = await writer.exited;
       expect(end.signal).toBe("SIGKILL");
-      const acked = Math.max(...writer.lines().filter((l) => l.startsWith("ACK ")).map((l) => Number(l.slice(4))));
+      const acked = Math.max(
+        ...writer
+          .lines()
+          .filter((l) => l.startsWith("ACK "))
+          .map((l) => Number(l.slice(4))),
+      );
       expect(acked).toBeGreaterThanOrEqual(ROUND);
 
       const check = runNode("sqlite-child.mjs", ["check", home, String(acked)]);

@@ -33,7 +33,11 @@ export interface Child {
 export function runNode(script: string, args: string[], env: Record<string, string> = {}): Child {
   const file = path.isAbsolute(script) ? script : path.join(FIXTURES, script);
   // stdin is a pipe the child only reads when it waits for the parent (see the fixtures).
-  const proc = spawn(process.execPath, [file, ...args], { cwd: CHAOS_DIR, env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
+  const proc = spawn(process.execPath, [file, ...args], {
+    cwd: CHAOS_DIR,
+    env: { ...process.env, ...env },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
   return wrap(proc);
 }
 
@@ -83,7 +87,7 @@ export function fillDisk(dir: string): string {
   const fd = fs.openSync(filler, "w");
   const chunk = Buffer.alloc(64 * 1024, 1);
   try {
-    for (let size = chunk.length; size >= 512; ) {
+    for (let size = chunk.length; size >= 512;) {
       try {
         fs.writeSync(fd, chunk, 0, size);
       } catch (error) {
@@ -107,12 +111,17 @@ export class ClassFigures {
     this.longestStallMs = Math.max(this.longestStallMs, ms);
   }
   print(): void {
-    console.log(`CHAOS ${this.name}: trials=${this.trials} acknowledged_lost=${this.acknowledgedLost} longest_stall_ms=${this.longestStallMs}`);
+    console.log(
+      `CHAOS ${this.name}: trials=${this.trials} acknowledged_lost=${this.acknowledgedLost} longest_stall_ms=${this.longestStallMs}`,
+    );
   }
 }
 
 /** The `vector` provider config for a home (local store or Pinecone at `pineconeUrl`). */
-export function writeVectorHome(home: string, options: { pineconeUrl?: string; maxRetries?: number; requestTimeoutMs?: number } = {}): void {
+export function writeVectorHome(
+  home: string,
+  options: { pineconeUrl?: string; maxRetries?: number; requestTimeoutMs?: number } = {},
+): void {
   fs.mkdirSync(home, { recursive: true });
   const lines = ["memory:", "  provider: vector", "  vector:", "    dimensions: 64", "    embedder: hashing"];
   if (options.pineconeUrl) {

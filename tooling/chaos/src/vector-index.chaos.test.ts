@@ -16,7 +16,9 @@ interface SqliteDb {
   pragma(sql: string): unknown;
   close(): void;
 }
-const Database = createRequire(new URL("../../../providers/vector/package.json", import.meta.url))("better-sqlite3") as new (file: string) => SqliteDb;
+const Database = createRequire(new URL("../../../providers/vector/package.json", import.meta.url))("better-sqlite3") as new (
+  file: string,
+) => SqliteDb;
 const ITEMS = 500;
 const figures = new ClassFigures("vector-index");
 let template = "";
@@ -36,7 +38,8 @@ async function startsCleanly(home: string, expectRebuild: boolean): Promise<void
   figures.stall(ms);
   expect({ code, signal, stderr: expectRebuild ? "" : child.stderr }).toEqual({ code: 0, signal: null, stderr: "" });
   expect(child.stdout).toMatch(new RegExp(`^FOUND ${ITEMS}/${ITEMS} indexed=${ITEMS} items=${ITEMS}`, "m"));
-  if (expectRebuild) expect(child.stderr).toMatch(/WARN vector memory: the index file .* was not loaded .*rebuilding it from the sidecar's 500 vectors/);
+  if (expectRebuild)
+    expect(child.stderr).toMatch(/WARN vector memory: the index file .* was not loaded .*rebuilding it from the sidecar's 500 vectors/);
 }
 
 beforeAll(async () => {
@@ -107,7 +110,10 @@ describe("vector index file damage", () => {
       }
       writer.proc.kill("SIGKILL");
       await writer.exited;
-      const acked = writer.lines().filter((l) => l.startsWith("ACK ")).flatMap((l) => JSON.parse(l.slice(4)) as string[]);
+      const acked = writer
+        .lines()
+        .filter((l) => l.startsWith("ACK "))
+        .flatMap((l) => JSON.parse(l.slice(4)) as string[]);
       const check = runNode("vector-child.mjs", ["has", home]);
       check.send(JSON.stringify(acked));
       const { code, ms } = await check.exited;

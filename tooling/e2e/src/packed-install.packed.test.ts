@@ -46,7 +46,10 @@ function dir(name: string, asProject = false): string {
 function script<T = Record<string, unknown>>(cwd: string, name: string, source: string, extraEnv: NodeJS.ProcessEnv = {}): T {
   const file = path.join(cwd, name);
   fs.writeFileSync(file, source);
-  const out = run(process.execPath, [file], { cwd, env: { ...env, ...extraEnv } }).stdout.trim().split("\n").pop()!;
+  const out = run(process.execPath, [file], { cwd, env: { ...env, ...extraEnv } })
+    .stdout.trim()
+    .split("\n")
+    .pop()!;
   return JSON.parse(out) as T;
 }
 
@@ -58,8 +61,16 @@ describe("packed tarballs installed with npm, as a user would", () => {
     registry = await startRegistry(work);
     // A user's environment: none of the npm_config_* settings pnpm passes to the scripts it runs
     // (its registry would override a project's .npmrc), only the Node headers' location.
-    env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key) || key.toLowerCase() === "npm_config_nodedir"));
-    Object.assign(env, { CI: "true", npm_config_update_notifier: "false", npm_config_fund: "false", npm_config_audit: "false", HERMES_HOME: path.join(work, "unused-home") });
+    env = Object.fromEntries(
+      Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key) || key.toLowerCase() === "npm_config_nodedir"),
+    );
+    Object.assign(env, {
+      CI: "true",
+      npm_config_update_notifier: "false",
+      npm_config_fund: "false",
+      npm_config_audit: "false",
+      HERMES_HOME: path.join(work, "unused-home"),
+    });
     for (const key of ["HERMES_ENABLE_PROJECT_PLUGINS", "NO_COLOR", "FORCE_COLOR", "HERMES_MEMORY_DEBUG"]) delete env[key];
   });
 
@@ -76,7 +87,12 @@ describe("packed tarballs installed with npm, as a user would", () => {
         const pkgDir = path.join(repoRoot, group, name);
         const manifestFile = path.join(pkgDir, "package.json");
         if (!fs.existsSync(manifestFile)) continue;
-        const manifest = JSON.parse(fs.readFileSync(manifestFile, "utf8")) as { name: string; version: string; private?: boolean; bin?: Record<string, string> };
+        const manifest = JSON.parse(fs.readFileSync(manifestFile, "utf8")) as {
+          name: string;
+          version: string;
+          private?: boolean;
+          bin?: Record<string, string>;
+        };
         if (manifest.private) continue;
         // pnpm pack turns workspace: ranges into the versions a registry install would see.
         const out = run("pnpm", ["pack", "--pack-destination", tarballs], { cwd: pkgDir, env }).stdout.trim().split("\n").pop()!;
@@ -87,7 +103,9 @@ describe("packed tarballs installed with npm, as a user would", () => {
         packed.push({ name: manifest.name, version: manifest.version, bin: manifest.bin ?? {}, tarball });
       }
     }
-    expect(packed.map((p) => p.name)).toEqual(expect.arrayContaining(["@hermes/memory-core", "@hermes/memory-cli", "@hermes/memory-sqlite", "@hermes/memory-vector"]));
+    expect(packed.map((p) => p.name)).toEqual(
+      expect.arrayContaining(["@hermes/memory-core", "@hermes/memory-cli", "@hermes/memory-sqlite", "@hermes/memory-vector"]),
+    );
   });
 
   it("(a) install together with plain npm install in an empty project; every package imports, every bin answers --help and --version", () => {
@@ -109,19 +127,36 @@ describe("packed tarballs installed with npm, as a user would", () => {
       }
     }
     // fs-ext's install script ran: core takes the flock(2) lock the Python agent takes.
-    expect(script(project, "lock-mode.mjs", `import { fileLockMode } from "@hermes/memory-core";\nconsole.log(JSON.stringify({ mode: fileLockMode() }));\n`)).toEqual({ mode: "flock" });
+    expect(
+      script(
+        project,
+        "lock-mode.mjs",
+        `import { fileLockMode } from "@hermes/memory-core";\nconsole.log(JSON.stringify({ mode: fileLockMode() }));\n`,
+      ),
+    ).toEqual({ mode: "flock" });
   });
 
   it("(c) the project's CLI run from another directory (as an MCP client starts it) finds the project's provider, and fails loudly when one is missing", () => {
     const elsewhere = dir("elsewhere");
     const home = dir("home-project");
-    const cli = (...args: string[]) => run(path.join(project, "node_modules", ".bin", "hermes-memory"), args, { cwd: elsewhere, env: { ...env, HERMES_HOME: home }, allowFail: true });
+    const cli = (...args: string[]) =>
+      run(path.join(project, "node_modules", ".bin", "hermes-memory"), args, {
+        cwd: elsewhere,
+        env: { ...env, HERMES_HOME: home },
+        allowFail: true,
+      });
     const setup = cli("memory", "setup", "sqlite", "--yes");
     expect(setup.stderr).toBe("");
     expect(setup.status).toBe(0);
     const status = cli("memory", "status", "--json");
     expect(status.status).toBe(0);
-    expect(JSON.parse(status.stdout).provider).toMatchObject({ name: "sqlite", installed: true, available: true, source: "package", location: path.join(project, "node_modules", "@hermes", "memory-sqlite") });
+    expect(JSON.parse(status.stdout).provider).toMatchObject({
+      name: "sqlite",
+      installed: true,
+      available: true,
+      source: "package",
+      location: path.join(project, "node_modules", "@hermes", "memory-sqlite"),
+    });
     const demo = cli("demo", "--no-color");
     expect(demo.status).toBe(0);
     expect(demo.stdout).toContain("3/3 facts from session one recalled after a restart, with sqlite.");
@@ -160,7 +195,10 @@ console.log(JSON.stringify({ tools }));
 
     const prefix = dir("global-prefix");
     const start = dir("global-start");
-    run("npm", ["install", "-g", "--prefix", prefix, `--@hermes:registry=${registry.url}`, "@hermes/memory-cli", "@hermes/memory-sqlite"], { cwd: start, env });
+    run("npm", ["install", "-g", "--prefix", prefix, `--@hermes:registry=${registry.url}`, "@hermes/memory-cli", "@hermes/memory-sqlite"], {
+      cwd: start,
+      env,
+    });
     const bin = path.join(prefix, "bin", "hermes-memory");
     const home = dir("home-global");
     const anywhere = dir("anywhere");
@@ -180,11 +218,15 @@ console.log(JSON.stringify({ tools }));
     expect(demo.stdout).toContain("Activated sqlite");
     expect(demo.stdout).toContain("3/3 facts from session one recalled after a restart, with sqlite.");
     // npm gave the provider its own copy of core; --hermes-home still decides where it writes.
-    expect(fs.existsSync(path.join(prefix, "lib", "node_modules", "@hermes", "memory-sqlite", "node_modules", "@hermes", "memory-core"))).toBe(true);
+    expect(
+      fs.existsSync(path.join(prefix, "lib", "node_modules", "@hermes", "memory-sqlite", "node_modules", "@hermes", "memory-core")),
+    ).toBe(true);
     const other = dir("home-global-flag");
     const kept = run(bin, ["--hermes-home", other, "demo", "--no-color"], { cwd: anywhere, env: { ...env, HERMES_HOME: home } });
     expect(kept.stdout).toContain("3/3 facts from session one recalled after a restart, with sqlite.");
-    const flagged = JSON.parse(run(bin, ["--hermes-home", other, "memory", "status", "--json"], { cwd: anywhere, env: { ...env, HERMES_HOME: home } }).stdout);
+    const flagged = JSON.parse(
+      run(bin, ["--hermes-home", other, "memory", "status", "--json"], { cwd: anywhere, env: { ...env, HERMES_HOME: home } }).stdout,
+    );
     expect(flagged.provider).toMatchObject({ name: "sqlite", available: true });
     expect(flagged.provider.stats.items).toBeGreaterThan(0);
     expect(String(flagged.provider.stats.location).startsWith(other)).toBe(true);
@@ -193,7 +235,10 @@ console.log(JSON.stringify({ tools }));
   it("(d) installed without install scripts, each provider fails with NATIVE_MODULE_MISSING naming the fix, never a loader stack", () => {
     const bare = dir("no-scripts", true);
     const home = dir("home-no-scripts");
-    run("npm", ["install", "--ignore-scripts", ...packed.filter((p) => !p.name.endsWith("ai-sdk")).map((p) => p.tarball)], { cwd: bare, env });
+    run("npm", ["install", "--ignore-scripts", ...packed.filter((p) => !p.name.endsWith("ai-sdk")).map((p) => p.tarball)], {
+      cwd: bare,
+      env,
+    });
     expect(fs.existsSync(path.join(bare, "node_modules", "better-sqlite3", "build"))).toBe(false);
     // usearch ships prebuilt binaries for a few platforms and compiles elsewhere: take this
     // platform's away, as on a platform it has none for.
@@ -225,7 +270,13 @@ console.log(JSON.stringify({
 }));
 `,
     );
-    const fix = (module: string, pkg: string) => [`${pkg} needs ${module}, whose native addon is not built`, `npm install-scripts approve ${module}`, `npm rebuild ${module}`, `npm install -g --allow-scripts=${module} ${pkg}`, "pnpm approve-builds"];
+    const fix = (module: string, pkg: string) => [
+      `${pkg} needs ${module}, whose native addon is not built`,
+      `npm install-scripts approve ${module}`,
+      `npm rebuild ${module}`,
+      `npm install -g --allow-scripts=${module} ${pkg}`,
+      "pnpm approve-builds",
+    ];
     const expectFix = (text: unknown, module: string, pkg: string) => {
       for (const part of fix(module, pkg)) expect(String(text)).toContain(part);
     };
@@ -244,7 +295,11 @@ console.log(JSON.stringify({
     expectFix((seen.strict as { message: string }).message, "better-sqlite3", "@hermes/memory-sqlite");
 
     // `memory status` (sqlite is configured above) says the same, without a stack.
-    const status = run(path.join(bare, "node_modules", ".bin", "hermes-memory"), ["memory", "status"], { cwd: bare, env: { ...env, HERMES_HOME: home }, allowFail: true });
+    const status = run(path.join(bare, "node_modules", ".bin", "hermes-memory"), ["memory", "status"], {
+      cwd: bare,
+      env: { ...env, HERMES_HOME: home },
+      allowFail: true,
+    });
     expect(status.stdout).toContain("not available");
     expectFix(status.stdout, "better-sqlite3", "@hermes/memory-sqlite");
     noStack(status);

@@ -38,7 +38,17 @@ function copyWorkingTree(target: string): void {
     fs.copyFileSync(from, path.join(target, rel));
   }
   // changesets wants a git repository with a main branch.
-  const git = (...args: string[]) => run("git", args, { cwd: target, env: { ...env, GIT_AUTHOR_NAME: "e2e", GIT_AUTHOR_EMAIL: "e2e@example.invalid", GIT_COMMITTER_NAME: "e2e", GIT_COMMITTER_EMAIL: "e2e@example.invalid" } });
+  const git = (...args: string[]) =>
+    run("git", args, {
+      cwd: target,
+      env: {
+        ...env,
+        GIT_AUTHOR_NAME: "e2e",
+        GIT_AUTHOR_EMAIL: "e2e@example.invalid",
+        GIT_COMMITTER_NAME: "e2e",
+        GIT_COMMITTER_EMAIL: "e2e@example.invalid",
+      },
+    });
   git("init", "-q", "-b", "main");
   git("add", "-A");
   git("commit", "-qm", "e2e snapshot");
@@ -125,7 +135,14 @@ describe("publish → install end to end", () => {
   beforeAll(async () => {
     work = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-e2e-"));
     registry = await startRegistry(work);
-    env = { ...process.env, CI: "true", TURBO_TELEMETRY_DISABLED: "1", npm_config_update_notifier: "false", npm_config_fund: "false", npm_config_audit: "false" };
+    env = {
+      ...process.env,
+      CI: "true",
+      TURBO_TELEMETRY_DISABLED: "1",
+      npm_config_update_notifier: "false",
+      npm_config_fund: "false",
+      npm_config_audit: "false",
+    };
   });
 
   afterAll(async () => {
@@ -157,7 +174,25 @@ describe("publish → install end to end", () => {
     const authoring = path.join(work, "authoring");
     fs.mkdirSync(authoring);
     writeNpmrc(authoring);
-    run("npm", ["exec", "--yes", `--package=@hermes/create-memory-provider@${v.create}`, "--", "create-memory-provider", "acme-notes", "--name", THIRD_PARTY_PROVIDER, "--package-name", THIRD_PARTY, "--description", "Acme notes", "--yes"], { cwd: authoring, env });
+    run(
+      "npm",
+      [
+        "exec",
+        "--yes",
+        `--package=@hermes/create-memory-provider@${v.create}`,
+        "--",
+        "create-memory-provider",
+        "acme-notes",
+        "--name",
+        THIRD_PARTY_PROVIDER,
+        "--package-name",
+        THIRD_PARTY,
+        "--description",
+        "Acme notes",
+        "--yes",
+      ],
+      { cwd: authoring, env },
+    );
     const third = path.join(authoring, "acme-notes");
     writeNpmrc(third);
     run("npm", ["install"], { cwd: third, env });
@@ -170,13 +205,38 @@ describe("publish → install end to end", () => {
     fs.mkdirSync(consumer);
     writeNpmrc(consumer);
     run("npm", ["init", "-y"], { cwd: consumer, env });
-    run("npm", ["install", `@hermes/memory-cli@${v.cli}`, `@hermes/memory-sqlite@${v.sqlite}`, `@hermes/memory-vector@${v.vector}`, `@hermes/memory-contract@${v.contract}`, `@hermes/memory-provider-kit@${v.kit}`, THIRD_PARTY], { cwd: consumer, env });
+    run(
+      "npm",
+      [
+        "install",
+        `@hermes/memory-cli@${v.cli}`,
+        `@hermes/memory-sqlite@${v.sqlite}`,
+        `@hermes/memory-vector@${v.vector}`,
+        `@hermes/memory-contract@${v.contract}`,
+        `@hermes/memory-provider-kit@${v.kit}`,
+        THIRD_PARTY,
+      ],
+      { cwd: consumer, env },
+    );
     // The integrations with the libraries they plug into (versions the packages are tested with).
-    run("npm", ["install", `@hermes/memory-ai-sdk@${v.aiSdk}`, `@hermes/memory-mcp@${v.mcp}`, `@hermes/memory-core@${v.core}`, "ai@6.0.326", "zod@4.1.12", "@modelcontextprotocol/sdk@1.32.2"], { cwd: consumer, env });
+    run(
+      "npm",
+      [
+        "install",
+        `@hermes/memory-ai-sdk@${v.aiSdk}`,
+        `@hermes/memory-mcp@${v.mcp}`,
+        `@hermes/memory-core@${v.core}`,
+        "ai@6.0.326",
+        "zod@4.1.12",
+        "@modelcontextprotocol/sdk@1.32.2",
+      ],
+      { cwd: consumer, env },
+    );
 
     // 5. Discovery, the contract kit, setup, the demo and a host script through the installed packages.
     const home = path.join(work, "home");
-    const cli = (...args: string[]) => run("npx", ["--no-install", "hermes-memory", ...args, "--hermes-home", home], { cwd: consumer, env });
+    const cli = (...args: string[]) =>
+      run("npx", ["--no-install", "hermes-memory", ...args, "--hermes-home", home], { cwd: consumer, env });
     const listed = JSON.parse(cli("plugins", "list", "--json").stdout) as { providers: Array<{ name: string; source: string }> };
     expect(listed.providers).toEqual(
       expect.arrayContaining([
@@ -210,7 +270,10 @@ console.log(JSON.stringify({ providers: second.providers.map((p) => p.name), rec
 await second.shutdownAll();
 `,
     );
-    const host = JSON.parse(run(process.execPath, [script], { cwd: consumer, env }).stdout.trim().split("\n").pop()!) as { providers: string[]; recalled: string };
+    const host = JSON.parse(run(process.execPath, [script], { cwd: consumer, env }).stdout.trim().split("\n").pop()!) as {
+      providers: string[];
+      recalled: string;
+    };
     expect(host.providers).toEqual(["builtin", "sqlite"]);
     expect(host.recalled).toContain("genmaicha");
 
@@ -235,7 +298,10 @@ console.log(JSON.stringify({ capabilities: searchCapabilities(provider), filtere
 await memory.shutdownAll();
 `,
     );
-    const v2Out = JSON.parse(run(process.execPath, [v2], { cwd: consumer, env }).stdout.trim().split("\n").pop()!) as Record<string, unknown>;
+    const v2Out = JSON.parse(run(process.execPath, [v2], { cwd: consumer, env }).stdout.trim().split("\n").pop()!) as Record<
+      string,
+      unknown
+    >;
     expect(v2Out).toEqual({
       capabilities: { filters: true, expiry: true, erasure: true, update: true },
       filtered: ["Quarterly budget review with finance"],
@@ -246,7 +312,12 @@ await memory.shutdownAll();
 
     // The installed provider kit is importable from the consumer, and its functions work.
     fs.writeFileSync(path.join(consumer, "kit.mjs"), KIT_CONSUMER);
-    const kitOut = JSON.parse(run(process.execPath, [path.join(consumer, "kit.mjs"), "sqlite"], { cwd: consumer, env }).stdout.trim().split("\n").pop()!) as Record<string, unknown>;
+    const kitOut = JSON.parse(
+      run(process.execPath, [path.join(consumer, "kit.mjs"), "sqlite"], { cwd: consumer, env })
+        .stdout.trim()
+        .split("\n")
+        .pop()!,
+    ) as Record<string, unknown>;
     expect(kitOut).toEqual({ ...KIT_EXPECTED, matched: ["The deploy moved to Friday."] });
 
     // 5b. The provider-author guide's example as a folder plugin: $HERMES_HOME/plugins/my-provider/
@@ -256,7 +327,22 @@ await memory.shutdownAll();
     fs.mkdirSync(path.join(guideHome, "plugins", "my-provider"), { recursive: true });
     fs.writeFileSync(path.join(guideHome, "plugins", "my-provider", "index.js"), GUIDE_PROVIDER);
     const guideKey = "sk-guide-e2e-0123WXYZ";
-    run("npx", ["--no-install", "hermes-memory", "memory", "setup", "my-provider", "--set", `api_key=${guideKey}`, "--yes", "--hermes-home", guideHome], { cwd: consumer, env });
+    run(
+      "npx",
+      [
+        "--no-install",
+        "hermes-memory",
+        "memory",
+        "setup",
+        "my-provider",
+        "--set",
+        `api_key=${guideKey}`,
+        "--yes",
+        "--hermes-home",
+        guideHome,
+      ],
+      { cwd: consumer, env },
+    );
     expect(fs.readFileSync(path.join(guideHome, ".env"), "utf8")).toContain(`MY_API_KEY=${guideKey}`);
     const guideHost = path.join(consumer, "guide-host.mjs");
     fs.writeFileSync(
@@ -274,7 +360,12 @@ await memory.shutdownAll();
 `,
     );
     const guideRun = (mode: string, sessionId: string) =>
-      JSON.parse(run(process.execPath, [guideHost, mode, guideHome, sessionId], { cwd: consumer, env: { ...env, MY_API_KEY: "" } }).stdout.trim().split("\n").pop()!) as { providers: string[]; recalled: string };
+      JSON.parse(
+        run(process.execPath, [guideHost, mode, guideHome, sessionId], { cwd: consumer, env: { ...env, MY_API_KEY: "" } })
+          .stdout.trim()
+          .split("\n")
+          .pop()!,
+      ) as { providers: string[]; recalled: string };
     expect(guideRun("write", "guide-1").providers).toEqual(["builtin", "my-provider"]);
     expect(fs.readFileSync(path.join(guideHome, "my-provider", "key-seen"), "utf8")).toBe("WXYZ");
     expect(guideRun("read", "guide-2").recalled).toContain("genmaicha from Kyoto");
@@ -303,7 +394,10 @@ const second = await turn("agent-2", "What is the office plant called?", "Gustav
 console.log(JSON.stringify({ text: second.text, recalled: second.prompt.includes("Gustav") && second.prompt.includes("memory-context") }));
 `,
     );
-    const agentOut = JSON.parse(run(process.execPath, [agent], { cwd: consumer, env }).stdout.trim().split("\n").pop()!) as { text: string; recalled: boolean };
+    const agentOut = JSON.parse(run(process.execPath, [agent], { cwd: consumer, env }).stdout.trim().split("\n").pop()!) as {
+      text: string;
+      recalled: boolean;
+    };
     expect(agentOut).toEqual({ text: "Gustav.", recalled: true });
 
     // 5d. The MCP server from the installed CLI, driven by the MCP SDK's own client over stdio.
@@ -322,7 +416,11 @@ await client.close();
 console.log(JSON.stringify({ tools, remembered: !remembered.isError, found: found.content[0].text.includes("wren") }));
 `,
     );
-    const mcpOut = JSON.parse(run(process.execPath, [mcpClient], { cwd: consumer, env }).stdout.trim().split("\n").pop()!) as { tools: string[]; remembered: boolean; found: boolean };
+    const mcpOut = JSON.parse(run(process.execPath, [mcpClient], { cwd: consumer, env }).stdout.trim().split("\n").pop()!) as {
+      tools: string[];
+      remembered: boolean;
+      found: boolean;
+    };
     // One tool per action: the generic tools replace the provider's own search/remember/forget.
     expect(mcpOut.tools).toEqual(expect.arrayContaining(["memory", "search", "remember", "forget", "get", "sqlite_memory_list"]));
     expect(mcpOut.tools).not.toContain("sqlite_memory_search");
@@ -333,15 +431,45 @@ console.log(JSON.stringify({ tools, remembered: !remembered.isError, found: foun
     fs.mkdirSync(strict);
     writeNpmrc(strict);
     fs.writeFileSync(path.join(strict, "package.json"), JSON.stringify({ name: "consumer-pnpm", private: true, type: "module" }));
-    run("pnpm", ["add", "--ignore-scripts", `@hermes/memory-cli@${v.cli}`, `@hermes/memory-sqlite@${v.sqlite}`, `@hermes/memory-vector@${v.vector}`, `@hermes/memory-provider-kit@${v.kit}`, THIRD_PARTY], { cwd: strict, env });
+    run(
+      "pnpm",
+      [
+        "add",
+        "--ignore-scripts",
+        `@hermes/memory-cli@${v.cli}`,
+        `@hermes/memory-sqlite@${v.sqlite}`,
+        `@hermes/memory-vector@${v.vector}`,
+        `@hermes/memory-provider-kit@${v.kit}`,
+        THIRD_PARTY,
+      ],
+      { cwd: strict, env },
+    );
     const strictList = JSON.parse(
-      run(process.execPath, [path.join(strict, "node_modules/@hermes/memory-cli/dist/bin.js"), "plugins", "list", "--json", "--hermes-home", path.join(work, "home-pnpm")], { cwd: strict, env }).stdout,
+      run(
+        process.execPath,
+        [
+          path.join(strict, "node_modules/@hermes/memory-cli/dist/bin.js"),
+          "plugins",
+          "list",
+          "--json",
+          "--hermes-home",
+          path.join(work, "home-pnpm"),
+        ],
+        { cwd: strict, env },
+      ).stdout,
     ) as { providers: Array<{ name: string; source: string }> };
-    expect(strictList.providers.map((p) => `${p.name}:${p.source}`).sort()).toEqual(expect.arrayContaining([`${THIRD_PARTY_PROVIDER}:package`, "sqlite:package", "vector:package"]));
+    expect(strictList.providers.map((p) => `${p.name}:${p.source}`).sort()).toEqual(
+      expect.arrayContaining([`${THIRD_PARTY_PROVIDER}:package`, "sqlite:package", "vector:package"]),
+    );
     // The kit under pnpm's strict layout: its own dependencies and its core peer resolve (no SQLite here:
     // install scripts were skipped, so better-sqlite3 is not built).
     fs.writeFileSync(path.join(strict, "kit.mjs"), KIT_CONSUMER);
-    const strictKit = JSON.parse(run(process.execPath, [path.join(strict, "kit.mjs")], { cwd: strict, env }).stdout.trim().split("\n").pop()!) as Record<string, unknown>;
+    const strictKit = JSON.parse(
+      run(process.execPath, [path.join(strict, "kit.mjs")], { cwd: strict, env })
+        .stdout.trim()
+        .split("\n")
+        .pop()!,
+    ) as Record<string, unknown>;
     expect(strictKit).toEqual(KIT_EXPECTED);
   });
 });

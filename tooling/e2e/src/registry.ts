@@ -42,7 +42,11 @@ export async function startRegistry(workDir: string): Promise<LocalRegistry> {
   const installDir = path.join(os.tmpdir(), `hermes-e2e-verdaccio-${VERDACCIO_VERSION}`);
   const bin = path.join(installDir, "node_modules/verdaccio/bin/verdaccio");
   if (!fs.existsSync(bin)) {
-    const r = spawnSync("npm", ["install", "--prefix", installDir, "--no-save", "--no-audit", "--no-fund", `verdaccio@${VERDACCIO_VERSION}`], { encoding: "utf8" });
+    const r = spawnSync(
+      "npm",
+      ["install", "--prefix", installDir, "--no-save", "--no-audit", "--no-fund", `verdaccio@${VERDACCIO_VERSION}`],
+      { encoding: "utf8" },
+    );
     if (r.status !== 0) throw new Error(`Installing verdaccio failed:\n${r.stdout}\n${r.stderr}`);
   }
   const port = await freePort();
@@ -66,7 +70,9 @@ export async function startRegistry(workDir: string): Promise<LocalRegistry> {
     ].join("\n"),
   );
   const log = fs.openSync(path.join(configDir, "verdaccio.log"), "a");
-  const child: ChildProcess = spawn(process.execPath, [bin, "--config", path.join(configDir, "config.yaml")], { stdio: ["ignore", log, log] });
+  const child: ChildProcess = spawn(process.execPath, [bin, "--config", path.join(configDir, "config.yaml")], {
+    stdio: ["ignore", log, log],
+  });
   const url = `http://127.0.0.1:${port}/`;
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {

@@ -29,10 +29,17 @@ describe("PineconeFake control plane", () => {
     expect(described).toMatchObject({ name: "hybrid", dimension: 3, metric: "dotproduct", host: fake.url });
     expect(await rejection(client.describeIndex("missing"))).toMatch(/404/);
 
-    const created = await client.createIndex({ name: "plain", dimension: 2, metric: "cosine", spec: { serverless: { cloud: "aws", region: "us-east-1" } } });
+    const created = await client.createIndex({
+      name: "plain",
+      dimension: 2,
+      metric: "cosine",
+      spec: { serverless: { cloud: "aws", region: "us-east-1" } },
+    });
     expect(created).toMatchObject({ name: "plain", dimension: 2, metric: "cosine", host: `${fake.url}/hosts/plain` });
     expect((await client.listIndexes()).indexes?.map((i) => i.name).sort()).toEqual(["hybrid", "plain"]);
-    expect(await rejection(client.createIndex({ name: "plain", dimension: 2, spec: { serverless: { cloud: "aws", region: "us-east-1" } } }))).toMatch(/already exists/i);
+    expect(
+      await rejection(client.createIndex({ name: "plain", dimension: 2, spec: { serverless: { cloud: "aws", region: "us-east-1" } } })),
+    ).toMatch(/already exists/i);
 
     // Each index keeps its own records.
     const plain = client.index({ name: "plain", host: created!.host });
@@ -64,7 +71,13 @@ describe("PineconeFake sparse-dense records", () => {
       ["c", 0],
     ]);
     // a: 1·1 + 2·0.5 (index 7) = 2; b: 0.5 + 5·1 (index 9) = 5.5; c: 0.
-    const hybrid = await index.query({ vector: [1, 0, 0], sparseVector: { indices: [7, 9], values: [0.5, 1] }, topK: 3, includeValues: true, includeMetadata: true });
+    const hybrid = await index.query({
+      vector: [1, 0, 0],
+      sparseVector: { indices: [7, 9], values: [0.5, 1] },
+      topK: 3,
+      includeValues: true,
+      includeMetadata: true,
+    });
     expect(hybrid.matches.map((m) => [m.id, m.score])).toEqual([
       ["b", 5.5],
       ["a", 2],
@@ -72,25 +85,43 @@ describe("PineconeFake sparse-dense records", () => {
     ]);
     expect(hybrid.matches[0]!.sparseValues).toEqual({ indices: [9], values: [5] });
     expect(hybrid.matches[0]!.metadata).toEqual({ kind: "turn" });
-    const filtered = await index.query({ vector: [1, 0, 0], sparseVector: { indices: [9], values: [1] }, topK: 3, filter: { kind: "fact" } });
+    const filtered = await index.query({
+      vector: [1, 0, 0],
+      sparseVector: { indices: [9], values: [1] },
+      topK: 3,
+      filter: { kind: "fact" },
+    });
     expect(filtered.matches.map((m) => m.id)).toEqual(["a"]);
   });
 
   it("refuses sparse values on an index whose metric is not dotproduct, on upsert and on query", async () => {
-    const created = await client.createIndex({ name: "cos", dimension: 3, metric: "cosine", spec: { serverless: { cloud: "aws", region: "us-east-1" } } });
+    const created = await client.createIndex({
+      name: "cos",
+      dimension: 3,
+      metric: "cosine",
+      spec: { serverless: { cloud: "aws", region: "us-east-1" } },
+    });
     const cos = client.index({ name: "cos", host: created!.host });
     expect(await rejection(cos.upsert({ records: [{ id: "x", values: [1, 0, 0], sparseValues: { indices: [1], values: [1] } }] }))).toMatch(
       /does not support sparse values/,
     );
     expect(fake.count("", "cos")).toBe(0);
     await cos.upsert({ records: [{ id: "x", values: [1, 0, 0] }] });
-    expect(await rejection(cos.query({ vector: [1, 0, 0], sparseVector: { indices: [1], values: [1] }, topK: 1 }))).toMatch(/does not support sparse values/);
+    expect(await rejection(cos.query({ vector: [1, 0, 0], sparseVector: { indices: [1], values: [1] }, topK: 1 }))).toMatch(
+      /does not support sparse values/,
+    );
     expect((await cos.query({ vector: [1, 0, 0], topK: 1 })).matches[0]!.id).toBe("x");
   });
 
   it("refuses malformed sparse vectors and over-limit requests with HTTP 400, storing nothing of a refused batch", async () => {
     const index = client.index({ name: "hybrid", host: fake.url });
-    const up = (sparseValues: { indices: number[]; values: number[] }) => index.upsert({ records: [{ id: "ok", values: [1, 0, 0] }, { id: "bad", values: [1, 0, 0], sparseValues }] });
+    const up = (sparseValues: { indices: number[]; values: number[] }) =>
+      index.upsert({
+        records: [
+          { id: "ok", values: [1, 0, 0] },
+          { id: "bad", values: [1, 0, 0], sparseValues },
+        ],
+      });
     expect(await rejection(up({ indices: [1, 2], values: [1] }))).toMatch(/2 indices but 1 values/);
     expect(await rejection(up({ indices: [3, 3], values: [1, 1] }))).toMatch(/duplicate index 3/);
     expect(await rejection(up({ indices: [-1], values: [1] }))).toMatch(/unsigned 32-bit/);
@@ -98,7 +129,9 @@ describe("PineconeFake sparse-dense records", () => {
     const many = Array.from({ length: 1001 }, (_, i) => i);
     expect(await rejection(up({ indices: many, values: many.map(() => 1) }))).toMatch(/maximum is 1000/);
     expect(fake.count("")).toBe(0);
-    expect(await rejection(index.upsert({ records: [{ id: "big", values: [1, 0, 0], metadata: { text: "x".repeat(41_000) } }] }))).toMatch(/exceeds the limit of 40960/);
+    expect(await rejection(index.upsert({ records: [{ id: "big", values: [1, 0, 0], metadata: { text: "x".repeat(41_000) } }] }))).toMatch(
+      /exceeds the limit of 40960/,
+    );
     expect(await rejection(index.query({ vector: [1, 0, 0], topK: 1001, includeMetadata: true }))).toMatch(/topK/);
     expect(await rejection(index.query({ vector: [1, 0], topK: 1 }))).toMatch(/dimension 2/);
   });

@@ -114,7 +114,9 @@ function normalizeNamespace(ns: unknown): string {
 }
 
 function cosine(a: number[], b: number[]): number {
-  let dot = 0, na = 0, nb = 0;
+  let dot = 0,
+    na = 0,
+    nb = 0;
   for (let i = 0; i < a.length; i++) {
     dot += a[i]! * (b[i] ?? 0);
     na += a[i]! * a[i]!;
@@ -147,11 +149,13 @@ function sparseDot(a: FakeSparseValues | undefined, b: FakeSparseValues | undefi
 /** Validate a sparse vector the way Pinecone does; `what` names it in the message. */
 function checkSparse(raw: unknown, what: string): FakeSparseValues {
   const sparse = raw as Partial<FakeSparseValues> | null;
-  if (!sparse || !Array.isArray(sparse.indices) || !Array.isArray(sparse.values)) throw badRequest(`${what}: sparse values need the lists indices and values`);
+  if (!sparse || !Array.isArray(sparse.indices) || !Array.isArray(sparse.values))
+    throw badRequest(`${what}: sparse values need the lists indices and values`);
   if (sparse.indices.length !== sparse.values.length) {
     throw badRequest(`${what}: sparse vector has ${sparse.indices.length} indices but ${sparse.values.length} values`);
   }
-  if (sparse.indices.length > MAX_SPARSE_VALUES) throw badRequest(`${what}: sparse vector has ${sparse.indices.length} non-zero values; the maximum is ${MAX_SPARSE_VALUES}`);
+  if (sparse.indices.length > MAX_SPARSE_VALUES)
+    throw badRequest(`${what}: sparse vector has ${sparse.indices.length} non-zero values; the maximum is ${MAX_SPARSE_VALUES}`);
   const seen = new Set<number>();
   for (const index of sparse.indices) {
     if (typeof index !== "number" || !Number.isInteger(index) || index < 0 || index > MAX_UINT32) {
@@ -161,7 +165,8 @@ function checkSparse(raw: unknown, what: string): FakeSparseValues {
     seen.add(index);
   }
   for (const value of sparse.values) {
-    if (typeof value !== "number" || !Number.isFinite(value)) throw badRequest(`${what}: sparse vector value ${String(value)} is not a finite number`);
+    if (typeof value !== "number" || !Number.isFinite(value))
+      throw badRequest(`${what}: sparse vector value ${String(value)} is not a finite number`);
   }
   return { indices: [...sparse.indices], values: [...sparse.values] };
 }
@@ -219,7 +224,10 @@ export class PineconeFake {
    * Refuse (HTTP 400, nothing of the request stored) every upsert holding a record `refuse` picks,
    * as Pinecone refuses a whole request for one invalid record; `null` stops refusing.
    */
-  refuseRecords(refuse: ((record: { id: string; metadata?: Record<string, unknown> }) => boolean) | null, message = "Record refused"): void {
+  refuseRecords(
+    refuse: ((record: { id: string; metadata?: Record<string, unknown> }) => boolean) | null,
+    message = "Record refused",
+  ): void {
     this.refusal = refuse ? { refuse, message } : null;
   }
 
@@ -295,7 +303,13 @@ export class PineconeFake {
     } catch (error) {
       if (error instanceof FakeHttpError) {
         // Pinecone's data plane answers {code, message}; the control plane {error: {code, message}, status}.
-        send(error.status, { code: error.status === 400 ? 3 : 5, message: error.message, details: [], error: { code: error.code, message: error.message }, status: error.status });
+        send(error.status, {
+          code: error.status === 400 ? 3 : 5,
+          message: error.message,
+          details: [],
+          error: { code: error.code, message: error.message },
+          status: error.status,
+        });
       } else {
         send(400, { message: (error as Error).message });
       }
@@ -321,7 +335,8 @@ export class PineconeFake {
       throw badRequest("Index name must be 1-45 characters: lower-case letters, digits and hyphens, starting with a letter or digit");
     }
     if (this.indexes.has(name)) throw new FakeHttpError(409, "ALREADY_EXISTS", `Resource ${name} already exists`);
-    if (body.vector_type !== undefined && body.vector_type !== "dense") throw badRequest("fake: only dense indexes (with optional sparse values) are supported");
+    if (body.vector_type !== undefined && body.vector_type !== "dense")
+      throw badRequest("fake: only dense indexes (with optional sparse values) are supported");
     const metric = (body.metric ?? "cosine") as FakeMetric;
     if (!METRICS.includes(metric)) throw badRequest(`Metric must be one of ${METRICS.join(", ")}`);
     const dimension = body.dimension;
@@ -367,15 +382,20 @@ export class PineconeFake {
       const namespace = normalizeNamespace(body.namespace);
       const vectors = body.vectors as StoredVector[];
       if (!Array.isArray(vectors) || vectors.length === 0) throw badRequest("Upsert needs a non-empty list of vectors");
-      if (vectors.length > MAX_BATCH) throw badRequest(`Upsert of ${vectors.length} vectors exceeds the maximum of ${MAX_BATCH} per request`);
+      if (vectors.length > MAX_BATCH)
+        throw badRequest(`Upsert of ${vectors.length} vectors exceeds the maximum of ${MAX_BATCH} per request`);
       // Validate the whole batch first: a refused request stores nothing.
       const checked = vectors.map((v) => {
-        if (this.refusal?.refuse({ id: v.id, ...(v.metadata ? { metadata: v.metadata as Record<string, unknown> } : {}) })) throw badRequest(`${this.refusal.message}: ${v.id}`);
+        if (this.refusal?.refuse({ id: v.id, ...(v.metadata ? { metadata: v.metadata as Record<string, unknown> } : {}) }))
+          throw badRequest(`${this.refusal.message}: ${v.id}`);
         if (!Array.isArray(v.values) || v.values.length !== index.dimension) {
-          throw badRequest(`Vector dimension ${Array.isArray(v.values) ? v.values.length : 0} does not match the dimension of the index ${index.dimension}`);
+          throw badRequest(
+            `Vector dimension ${Array.isArray(v.values) ? v.values.length : 0} does not match the dimension of the index ${index.dimension}`,
+          );
         }
         const metadataBytes = Buffer.byteLength(JSON.stringify(v.metadata ?? {}));
-        if (metadataBytes > MAX_METADATA_BYTES) throw badRequest(`Metadata size is ${metadataBytes} bytes, which exceeds the limit of ${MAX_METADATA_BYTES} bytes per vector`);
+        if (metadataBytes > MAX_METADATA_BYTES)
+          throw badRequest(`Metadata size is ${metadataBytes} bytes, which exceeds the limit of ${MAX_METADATA_BYTES} bytes per vector`);
         if (v.sparseValues === undefined || v.sparseValues === null) return { id: v.id, values: v.values, metadata: v.metadata };
         if (index.metric !== "dotproduct") throw badRequest(SPARSE_UNSUPPORTED);
         return { id: v.id, values: v.values, sparseValues: checkSparse(v.sparseValues, `vector ${v.id}`), metadata: v.metadata };
@@ -395,10 +415,14 @@ export class PineconeFake {
       const topK = Number(body.topK ?? 10);
       const withData = body.includeMetadata === true || body.includeValues === true;
       if (!Number.isInteger(topK) || topK < 1 || topK > (withData ? MAX_TOP_K_WITH_DATA : MAX_TOP_K)) {
-        throw badRequest(`topK must be from 1 to ${MAX_TOP_K} (${MAX_TOP_K_WITH_DATA} when metadata or values are included); got ${String(body.topK)}`);
+        throw badRequest(
+          `topK must be from 1 to ${MAX_TOP_K} (${MAX_TOP_K_WITH_DATA} when metadata or values are included); got ${String(body.topK)}`,
+        );
       }
       if (!Array.isArray(vector) || vector.length !== index.dimension) {
-        throw badRequest(`Query vector dimension ${Array.isArray(vector) ? vector.length : 0} does not match the dimension of the index ${index.dimension}`);
+        throw badRequest(
+          `Query vector dimension ${Array.isArray(vector) ? vector.length : 0} does not match the dimension of the index ${index.dimension}`,
+        );
       }
       let sparse: FakeSparseValues | undefined;
       if (body.sparseVector !== undefined && body.sparseVector !== null) {
@@ -406,7 +430,11 @@ export class PineconeFake {
         sparse = checkSparse(body.sparseVector, "query");
       }
       const score = (v: StoredVector): number =>
-        index.metric === "dotproduct" ? dot(vector, v.values) + sparseDot(sparse, v.sparseValues) : index.metric === "euclidean" ? squaredDistance(vector, v.values) : cosine(vector, v.values);
+        index.metric === "dotproduct"
+          ? dot(vector, v.values) + sparseDot(sparse, v.sparseValues)
+          : index.metric === "euclidean"
+            ? squaredDistance(vector, v.values)
+            : cosine(vector, v.values);
       const hidden = index.pending.get(namespace);
       const filter = body.filter as Record<string, unknown> | undefined;
       const matches = [...ns(namespace).values()]
@@ -436,7 +464,8 @@ export class PineconeFake {
       const map = ns(namespace);
       if (body.deleteAll) map.clear();
       else if (Array.isArray(body.ids)) {
-        if (body.ids.length > MAX_BATCH) throw badRequest(`Delete of ${body.ids.length} ids exceeds the maximum of ${MAX_BATCH} per request`);
+        if (body.ids.length > MAX_BATCH)
+          throw badRequest(`Delete of ${body.ids.length} ids exceeds the maximum of ${MAX_BATCH} per request`);
         for (const id of body.ids as string[]) map.delete(id);
       } else if (body.filter) {
         for (const [id, v] of map) if (pineconeFilterMatches(v.metadata ?? {}, body.filter)) map.delete(id);
@@ -451,13 +480,21 @@ export class PineconeFake {
         namespaces[name === "" ? "__default__" : name] = { vectorCount: map.size };
         total += map.size;
       }
-      return { namespaces, dimension: index.dimension, indexFullness: 0, totalVectorCount: total, metric: index.metric, vectorType: "dense" };
+      return {
+        namespaces,
+        dimension: index.dimension,
+        indexFullness: 0,
+        totalVectorCount: total,
+        metric: index.metric,
+        vectorType: "dense",
+      };
     }
     if (method === "GET" && p === "/vectors/list") {
       const namespace = normalizeNamespace(url.searchParams.get("namespace"));
       const prefix = url.searchParams.get("prefix") ?? "";
       const limit = Number(url.searchParams.get("limit") ?? "100");
-      if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw badRequest(`limit must be from 1 to 100; got ${String(url.searchParams.get("limit"))}`);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+        throw badRequest(`limit must be from 1 to 100; got ${String(url.searchParams.get("limit"))}`);
       // The token is the last id of the previous page: records deleted between pages shift nothing.
       const token = url.searchParams.get("paginationToken");
       const after = token === null ? null : Buffer.from(token, "base64url").toString("utf8");

@@ -24,7 +24,11 @@ function workspacePackages(): WorkspacePackage[] {
     .flatMap((group) => fs.readdirSync(path.join(root, group)).map((name) => `${group}/${name}`))
     .filter((dir) => fs.existsSync(path.join(root, dir, "package.json")))
     .map((dir) => {
-      const manifest = JSON.parse(fs.readFileSync(path.join(root, dir, "package.json"), "utf8")) as { name: string; exports?: unknown; private?: boolean };
+      const manifest = JSON.parse(fs.readFileSync(path.join(root, dir, "package.json"), "utf8")) as {
+        name: string;
+        exports?: unknown;
+        private?: boolean;
+      };
       return { name: manifest.name, dir, exportSubpaths: exportSubpaths(manifest.exports), private: manifest.private === true };
     });
 }
@@ -67,14 +71,18 @@ describe("dependency rules on the real repository", () => {
   const files = packages.flatMap((p) => sourceFiles(p.dir));
 
   it("scans every workspace package", () => {
-    expect(packages.map((p) => p.dir)).toEqual(expect.arrayContaining(["packages/memory-core", "providers/sqlite", "providers/vector", "tooling/bench"]));
+    expect(packages.map((p) => p.dir)).toEqual(
+      expect.arrayContaining(["packages/memory-core", "providers/sqlite", "providers/vector", "tooling/bench"]),
+    );
     expect(files.length).toBeGreaterThan(200);
     expect(files).toContain("packages/create-memory-provider/template/src/index.ts.tpl");
   });
 
   it("has no provider importing a provider, no core importing the workspace, no deep imports, no relative escapes, no shipped code importing a private package", () => {
     // This file's synthetic violations (string fixtures below) are the point, not a breach.
-    const violations = files.filter((f) => f !== "tooling/repo-checks/src/dependency-rules.test.ts").flatMap((f) => checkImports(f, fs.readFileSync(path.join(root, f), "utf8"), packages));
+    const violations = files
+      .filter((f) => f !== "tooling/repo-checks/src/dependency-rules.test.ts")
+      .flatMap((f) => checkImports(f, fs.readFileSync(path.join(root, f), "utf8"), packages));
     expect(format(violations)).toBe("");
   });
 
@@ -127,20 +135,31 @@ describe("the checker", () => {
   });
 
   it("flags a provider importing another provider, statically or dynamically", () => {
-    expect(rulesOf("providers/vector/src/fts.ts", 'import { SqliteMemoryProvider } from "@hermes/memory-sqlite";')).toEqual(["provider-imports-provider"]);
+    expect(rulesOf("providers/vector/src/fts.ts", 'import { SqliteMemoryProvider } from "@hermes/memory-sqlite";')).toEqual([
+      "provider-imports-provider",
+    ]);
     expect(rulesOf("providers/sqlite/src/x.ts", 'const v = await import("@hermes/memory-vector");')).toEqual(["provider-imports-provider"]);
     // Core and the provider's own package are fine; tooling may use any provider.
-    expect(rulesOf("providers/sqlite/src/x.ts", 'import { buildFtsQuery } from "@hermes/memory-core";\nimport "@hermes/memory-sqlite";')).toEqual([]);
+    expect(
+      rulesOf("providers/sqlite/src/x.ts", 'import { buildFtsQuery } from "@hermes/memory-core";\nimport "@hermes/memory-sqlite";'),
+    ).toEqual([]);
     expect(rulesOf("tooling/bench/src/x.ts", 'import "@hermes/memory-sqlite";\nimport "@hermes/memory-vector";')).toEqual([]);
   });
 
   it("flags core importing any other workspace package", () => {
     expect(rulesOf("packages/memory-core/src/x.ts", 'import { run } from "@hermes/memory-contract";')).toEqual(["core-imports-workspace"]);
-    expect(rulesOf("packages/memory-core/src/x.test.ts", 'const { SqliteMemoryProvider } = await import("@hermes/memory-sqlite");')).toEqual(["core-imports-workspace"]);
+    expect(
+      rulesOf("packages/memory-core/src/x.test.ts", 'const { SqliteMemoryProvider } = await import("@hermes/memory-sqlite");'),
+    ).toEqual(["core-imports-workspace"]);
     // Test support is shared with core's tests only because it imports no workspace package itself.
     expect(rulesOf("packages/memory-core/src/x.test.ts", 'import { seededRandom } from "@hermes/test-support";')).toEqual([]);
-    expect(rulesOf("packages/memory-core/src/x.ts", 'import { seededRandom } from "@hermes/test-support";')).toEqual(["published-imports-private", "core-imports-workspace"]);
-    expect(rulesOf("tooling/test-support/src/x.ts", 'import { fenceRecall } from "@hermes/memory-core";')).toEqual(["core-imports-workspace"]);
+    expect(rulesOf("packages/memory-core/src/x.ts", 'import { seededRandom } from "@hermes/test-support";')).toEqual([
+      "published-imports-private",
+      "core-imports-workspace",
+    ]);
+    expect(rulesOf("tooling/test-support/src/x.ts", 'import { fenceRecall } from "@hermes/memory-core";')).toEqual([
+      "core-imports-workspace",
+    ]);
     expect(rulesOf("packages/memory-core/src/x.ts", 'import { parse } from "yaml";\nimport "@hermes/memory-core";')).toEqual([]);
   });
 
@@ -156,17 +175,25 @@ describe("the checker", () => {
   });
 
   it("flags deep imports into another package's src/ or dist/ and undeclared subpaths, not declared ones", () => {
-    expect(rulesOf("tooling/bench/src/x.ts", 'import { buildFtsQuery } from "@hermes/memory-core/src/fts-query.js";')).toEqual(["deep-import"]);
-    expect(rulesOf("tooling/bench/src/x.ts", 'import { VectorStore } from "@hermes/memory-vector/dist/store.js";')).toEqual(["deep-import"]);
+    expect(rulesOf("tooling/bench/src/x.ts", 'import { buildFtsQuery } from "@hermes/memory-core/src/fts-query.js";')).toEqual([
+      "deep-import",
+    ]);
+    expect(rulesOf("tooling/bench/src/x.ts", 'import { VectorStore } from "@hermes/memory-vector/dist/store.js";')).toEqual([
+      "deep-import",
+    ]);
     expect(rulesOf("tooling/bench/src/x.ts", 'import x from "@hermes/memory-contract/package-setup";')).toEqual(["deep-import"]);
-    expect(rulesOf("tooling/bench/src/x.ts", 'import "@hermes/memory-contract/vitest";\nimport "@hermes/memory-contract/package.json";')).toEqual([]);
+    expect(
+      rulesOf("tooling/bench/src/x.ts", 'import "@hermes/memory-contract/vitest";\nimport "@hermes/memory-contract/package.json";'),
+    ).toEqual([]);
     expect(rulesOf("tooling/bench/src/x.ts", 'import "@hermes/patterns/features/a.js";')).toEqual([]);
     expect(rulesOf("tooling/bench/src/x.ts", 'import "@hermes/patterns/features/a.ts";')).toEqual(["deep-import"]);
   });
 
   it("flags relative paths that leave the package, including into another package's dist/", () => {
     expect(rulesOf("providers/sqlite/src/store.ts", 'import { x } from "../../vector/src/store.js";')).toEqual(["relative-escape"]);
-    expect(rulesOf("tooling/bench/src/targets.ts", 'const m = await import("../../../providers/vector/dist/index.js");')).toEqual(["relative-escape"]);
+    expect(rulesOf("tooling/bench/src/targets.ts", 'const m = await import("../../../providers/vector/dist/index.js");')).toEqual([
+      "relative-escape",
+    ]);
     expect(rulesOf("packages/memory-core/src/a/b.ts", 'import "../../../memory-cli/src/x.js";')).toEqual(["relative-escape"]);
     // Staying inside, however deep, is fine; so is reaching the package root.
     expect(rulesOf("packages/memory-core/src/a/b.ts", 'import "../../package.json";\nimport "./c.js";\nimport "../fs.js";')).toEqual([]);

@@ -117,13 +117,28 @@ export function checkImports(file: string, text: string, packages: WorkspacePack
     const target = packages.find((p) => p.name === name);
     if (!target || target === own) continue;
     if (isProvider(own) && isProvider(target)) {
-      out.push({ rule: "provider-imports-provider", file, line, detail: `provider ${own.name} imports provider ${target.name} ("${specifier}")` });
+      out.push({
+        rule: "provider-imports-provider",
+        file,
+        line,
+        detail: `provider ${own.name} imports provider ${target.name} ("${specifier}")`,
+      });
     }
     if (!own.private && target.private && !isTestOnly(file)) {
-      out.push({ rule: "published-imports-private", file, line, detail: `published ${own.name} imports private ${target.name} ("${specifier}") outside its tests` });
+      out.push({
+        rule: "published-imports-private",
+        file,
+        line,
+        detail: `published ${own.name} imports private ${target.name} ("${specifier}") outside its tests`,
+      });
     }
     if (own.dir === TEST_SUPPORT_DIR || (own.dir === CORE_DIR && !(target.dir === TEST_SUPPORT_DIR && isTestOnly(file)))) {
-      out.push({ rule: "core-imports-workspace", file, line, detail: `${own.name} imports workspace package ${target.name} ("${specifier}")` });
+      out.push({
+        rule: "core-imports-workspace",
+        file,
+        line,
+        detail: `${own.name} imports workspace package ${target.name} ("${specifier}")`,
+      });
     }
     if (/(^|\/)(src|dist)(\/|$)/.test(subpath) || !subpathDeclared(subpath, target.exportSubpaths)) {
       out.push({

@@ -35,14 +35,16 @@ function packList(dir: string): string[] {
 
 // A URL that points nowhere real must never be published: reserved example/test domains,
 // loopback, and template-style placeholders.
-const PLACEHOLDER_URL = /(^|[./@])(example\.(invalid|com|org|net)|[^/]*\.(invalid|test|example|localhost)|localhost)([/:]|$)|your[-_]?(org|name|user|repo)|\bTODO\b|<[^>]*>|\{\{[^}]*\}\}/i;
+const PLACEHOLDER_URL =
+  /(^|[./@])(example\.(invalid|com|org|net)|[^/]*\.(invalid|test|example|localhost)|localhost)([/:]|$)|your[-_]?(org|name|user|repo)|\bTODO\b|<[^>]*>|\{\{[^}]*\}\}/i;
 
 /** Every URL-valued field of a manifest that npm shows or links to. */
 export function manifestUrls(manifest: Record<string, unknown>): Array<[string, string]> {
   const urls: Array<[string, string]> = [];
   const add = (field: string, value: unknown) => {
     if (typeof value === "string") urls.push([field, value]);
-    else if (typeof value === "object" && value !== null && typeof (value as { url?: unknown }).url === "string") urls.push([`${field}.url`, (value as { url: string }).url]);
+    else if (typeof value === "object" && value !== null && typeof (value as { url?: unknown }).url === "string")
+      urls.push([`${field}.url`, (value as { url: string }).url]);
   };
   add("repository", manifest.repository);
   add("homepage", manifest.homepage);
@@ -70,7 +72,9 @@ describe("no placeholder URLs in any package.json (or the scaffolder's template)
     expect(placeholderUrls({ homepage: "https://github.com/<owner>/<repo>" })).toHaveLength(1);
     expect(placeholderUrls({ bugs: { url: "https://your-org.github.io/x" } })).toHaveLength(1);
     expect(placeholderUrls({ repository: "git+https://{{repositoryUrl}}" })).toHaveLength(1);
-    expect(placeholderUrls({ repository: { url: "git+https://github.com/acme/hermes-memory.git" }, homepage: "https://acme.dev/memory" })).toEqual([]);
+    expect(
+      placeholderUrls({ repository: { url: "git+https://github.com/acme/hermes-memory.git" }, homepage: "https://acme.dev/memory" }),
+    ).toEqual([]);
   });
 
   it.each(allManifests.map((file) => [path.relative(root, file), file]))("%s", (_name, file) => {

@@ -72,7 +72,11 @@ describe("the root README", () => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), "readme-home-"));
     try {
       const run = withFiles({ "example.mjs": example }, (dir) =>
-        spawnSync(process.execPath, [path.join(dir, "example.mjs")], { cwd: here, encoding: "utf8", env: { ...process.env, HERMES_HOME: home } }),
+        spawnSync(process.execPath, [path.join(dir, "example.mjs")], {
+          cwd: here,
+          encoding: "utf8",
+          env: { ...process.env, HERMES_HOME: home },
+        }),
       );
       expect(run.stderr).toBe("");
       expect(undated(run.stdout)).toBe(undated(shown));
@@ -108,15 +112,29 @@ describe("the root README", () => {
   }, 120_000);
 
   it("every hermes-memory command it shows exists (its --help exits 0)", () => {
-    const lines = blocks(readme, "bash").flatMap((b) => b.split(/\n|&&/)).map((l) => l.trim());
-    const commands = lines.filter((l) => l.startsWith("hermes-memory ")).map((l) => l.slice("hermes-memory ".length).split(/\s+/).filter((w) => /^[a-z]+$/.test(w)).slice(0, 2));
+    const lines = blocks(readme, "bash")
+      .flatMap((b) => b.split(/\n|&&/))
+      .map((l) => l.trim());
+    const commands = lines
+      .filter((l) => l.startsWith("hermes-memory "))
+      .map((l) =>
+        l
+          .slice("hermes-memory ".length)
+          .split(/\s+/)
+          .filter((w) => /^[a-z]+$/.test(w))
+          .slice(0, 2),
+      );
     const config = JSON.parse(blocks(readme, "json")[0]!).mcpServers["hermes-memory"] as { command: string; args: string[] };
     const bin = JSON.parse(fs.readFileSync(path.join(root, "packages/memory-cli/package.json"), "utf8")).bin as Record<string, string>;
     expect(Object.keys(bin)).toContain(config.command);
     commands.push(config.args);
     expect(commands.length).toBeGreaterThanOrEqual(3);
     for (const words of commands) {
-      const run = spawnSync(process.execPath, [cliBin, ...words, "--help"], { cwd: os.tmpdir(), encoding: "utf8", env: { ...process.env, HERMES_HOME: os.tmpdir() } });
+      const run = spawnSync(process.execPath, [cliBin, ...words, "--help"], {
+        cwd: os.tmpdir(),
+        encoding: "utf8",
+        env: { ...process.env, HERMES_HOME: os.tmpdir() },
+      });
       expect({ words, code: run.status, stderr: run.stderr }).toEqual({ words, code: 0, stderr: "" });
       expect(run.stdout).toContain(`Usage: hermes-memory ${words.join(" ")}`);
     }
@@ -124,9 +142,10 @@ describe("the root README", () => {
 });
 
 describe("versions quoted in the READMEs", () => {
-  const readmes = ["README.md", ...["packages", "providers", "tooling"].flatMap((d) => fs.readdirSync(path.join(root, d)).map((p) => `${d}/${p}/README.md`))].filter((f) =>
-    fs.existsSync(path.join(root, f)),
-  );
+  const readmes = [
+    "README.md",
+    ...["packages", "providers", "tooling"].flatMap((d) => fs.readdirSync(path.join(root, d)).map((p) => `${d}/${p}/README.md`)),
+  ].filter((f) => fs.existsSync(path.join(root, f)));
   // Published packages only: what a README's reader installs.
   const manifests = readWorkspaceManifests(root)
     .filter(({ file }) => !path.relative(root, file).startsWith("tooling"))
@@ -135,7 +154,8 @@ describe("versions quoted in the READMEs", () => {
   it("pnpm is the version package.json pins", () => {
     const pinned = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")).packageManager.replace("pnpm@", "");
     for (const file of readmes) {
-      for (const [, version] of fs.readFileSync(path.join(root, file), "utf8").matchAll(/pnpm@(\d+\.\d+\.\d+)/g)) expect({ file, version }).toEqual({ file, version: pinned });
+      for (const [, version] of fs.readFileSync(path.join(root, file), "utf8").matchAll(/pnpm@(\d+\.\d+\.\d+)/g))
+        expect({ file, version }).toEqual({ file, version: pinned });
     }
   });
 
@@ -145,7 +165,8 @@ describe("versions quoted in the READMEs", () => {
     const [range] = ranges;
     for (const file of readmes) {
       const text = fs.readFileSync(path.join(root, file), "utf8");
-      for (const [quoted] of text.matchAll(/@hermes\/memory-core[^\n]{0,60}?\^\d+\.\d+\.\d+/g)) expect({ file, quoted: /\^\d+\.\d+\.\d+/.exec(quoted)![0] }).toEqual({ file, quoted: range });
+      for (const [quoted] of text.matchAll(/@hermes\/memory-core[^\n]{0,60}?\^\d+\.\d+\.\d+/g))
+        expect({ file, quoted: /\^\d+\.\d+\.\d+/.exec(quoted)![0] }).toEqual({ file, quoted: range });
     }
   });
 
@@ -153,8 +174,10 @@ describe("versions quoted in the READMEs", () => {
     const devVersion = (name: string) => manifests.map((m) => m.devDependencies?.[name]).find(Boolean) as string;
     for (const file of readmes) {
       const text = fs.readFileSync(path.join(root, file), "utf8");
-      for (const [, version] of text.matchAll(/tested with (\d+\.\d+\.\d+)/g)) expect({ file, version }).toEqual({ file, version: devVersion("ai") });
-      for (const [, version] of text.matchAll(/"typescript": "(\d+\.\d+\.\d+)"/g)) expect({ file, version }).toEqual({ file, version: devVersion("typescript") ?? version });
+      for (const [, version] of text.matchAll(/tested with (\d+\.\d+\.\d+)/g))
+        expect({ file, version }).toEqual({ file, version: devVersion("ai") });
+      for (const [, version] of text.matchAll(/"typescript": "(\d+\.\d+\.\d+)"/g))
+        expect({ file, version }).toEqual({ file, version: devVersion("typescript") ?? version });
     }
   });
 });

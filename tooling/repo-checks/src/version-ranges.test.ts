@@ -10,7 +10,8 @@ import { readWorkspaceManifests } from "./workspace-manifests.js";
 
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 
-const format = (problems: ReturnType<typeof checkWorkspaceRanges>) => problems.map((p) => `${p.package} ${p.field} ${p.dependency} ${p.detail}`).join("\n");
+const format = (problems: ReturnType<typeof checkWorkspaceRanges>) =>
+  problems.map((p) => `${p.package} ${p.field} ${p.dependency} ${p.detail}`).join("\n");
 
 describe("version ranges between workspace packages", () => {
   it("every range includes the current version, and peer ranges run from it to the next major", () => {
@@ -78,14 +79,24 @@ describe("version ranges between workspace packages", () => {
     it("but accepts the peer range rule, workspace ranges and packages outside the workspace", () => {
       expect(checkWorkspaceRanges([core, dependent("peerDependencies", ">=0.1.0 <1.0.0")])).toEqual([]);
       expect(checkWorkspaceRanges([{ ...core, version: "1.4.2" }, dependent("peerDependencies", "^1.4.2")])).toEqual([]);
-      expect(checkWorkspaceRanges([core, dependent("dependencies", "workspace:^"), { name: "other", version: "1.0.0", peerDependencies: { react: "^19" } }])).toEqual([]);
+      expect(
+        checkWorkspaceRanges([
+          core,
+          dependent("dependencies", "workspace:^"),
+          { name: "other", version: "1.0.0", peerDependencies: { react: "^19" } },
+        ]),
+      ).toEqual([]);
       // A private package is never published, so only the current-version rule applies to it.
       expect(checkWorkspaceRanges([{ ...core, private: true }, dependent("peerDependencies", "0.1.0")])).toEqual([]);
     });
   });
 
   it("raisePeerFloors turns what changesets leaves after a minor, a major and a snapshot into accepted ranges", () => {
-    const provider = (range: string): RangeManifest => ({ name: "@x/provider", version: "0.2.0", peerDependencies: { "@x/core": range, ai: "^6.0.0" } });
+    const provider = (range: string): RangeManifest => ({
+      name: "@x/provider",
+      version: "0.2.0",
+      peerDependencies: { "@x/core": range, ai: "^6.0.0" },
+    });
     for (const [coreVersion, left, expected] of [
       ["0.2.0", ">=0.1.0 <1.0.0", ">=0.2.0 <1.0.0"],
       ["1.0.0", ">=1.0.0", "^1.0.0"],

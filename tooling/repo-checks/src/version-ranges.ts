@@ -72,9 +72,13 @@ export function checkWorkspaceRanges(manifests: RangeManifest[]): RangeProblem[]
         if (semver.validRange(range) === null) {
           problem(`"${declared}" is not a semver range`);
         } else if (!semver.satisfies(target.version, range)) {
-          problem(`"${declared}" does not include ${dependency}'s current version ${target.version}: the packed tarballs cannot be installed together`);
+          problem(
+            `"${declared}" does not include ${dependency}'s current version ${target.version}: the packed tarballs cannot be installed together`,
+          );
         } else if (field === "peerDependencies" && !target.private && declared !== peerRange(target.version)) {
-          problem(`"${declared}" is not "${peerRange(target.version)}" (from ${dependency}'s current version to its next major; a pre-1.0 caret range would make each minor of ${dependency} a major of ${m.name}): run \`pnpm version-packages\`, not bare \`changeset version\`, or write it`);
+          problem(
+            `"${declared}" is not "${peerRange(target.version)}" (from ${dependency}'s current version to its next major; a pre-1.0 caret range would make each minor of ${dependency} a major of ${m.name}): run \`pnpm version-packages\`, not bare \`changeset version\`, or write it`,
+          );
         }
       }
     }

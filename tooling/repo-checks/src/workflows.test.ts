@@ -24,7 +24,8 @@ describe("GitHub Actions workflows", () => {
   });
 
   it("actionlint reports a broken workflow (the linter is live)", () => {
-    const broken = "on: push\njobs:\n  x:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ github.nope }}\n        uses: actions/checkout@v4\n";
+    const broken =
+      "on: push\njobs:\n  x:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ github.nope }}\n        uses: actions/checkout@v4\n";
     expect(lint(broken, "broken.yml").length).toBeGreaterThan(0);
   });
 

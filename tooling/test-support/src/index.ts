@@ -23,7 +23,10 @@ export function hostProjectWith(root: string, packageName: string, packageDir: s
   const link = path.join(project, "node_modules", ...packageName.split("/"));
   fs.mkdirSync(path.dirname(link), { recursive: true });
   fs.mkdirSync(home, { recursive: true });
-  fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "host", private: true, dependencies: { [packageName]: "*" } }));
+  fs.writeFileSync(
+    path.join(project, "package.json"),
+    JSON.stringify({ name: "host", private: true, dependencies: { [packageName]: "*" } }),
+  );
   fs.symlinkSync(packageDir, link, "dir");
   return { project, home };
 }
@@ -104,7 +107,10 @@ const holders = new Set<ChildProcess>();
  * Call `stopWriteLockHolders()` after each test, so a failing test leaves no holder behind.
  */
 export async function holdWriteLock(file: string, holdMs: number): Promise<HeldWriteLock> {
-  const child = fork(WRITE_LOCK_CHILD.file, [file, String(holdMs)], { execArgv: WRITE_LOCK_CHILD.execArgv, stdio: ["ignore", "ignore", "pipe", "ipc"] });
+  const child = fork(WRITE_LOCK_CHILD.file, [file, String(holdMs)], {
+    execArgv: WRITE_LOCK_CHILD.execArgv,
+    stdio: ["ignore", "ignore", "pipe", "ipc"],
+  });
   holders.add(child);
   let stderr = "";
   child.stderr!.on("data", (chunk) => (stderr += String(chunk)));
@@ -145,7 +151,10 @@ export function rowsInFileAlone(file: string, table: string): number {
     fs.copyFileSync(file, copy);
     const db = new Database(copy, { readonly: true });
     try {
-      return db.prepare(`SELECT COUNT(*) FROM "${table.replace(/"/g, '""')}"`).pluck().get() as number;
+      return db
+        .prepare(`SELECT COUNT(*) FROM "${table.replace(/"/g, '""')}"`)
+        .pluck()
+        .get() as number;
     } catch {
       return -1;
     } finally {

@@ -26,7 +26,9 @@ export function mountTmpfs(size: string, options = ""): TmpfsMount | { reason: s
   if (process.platform !== "linux") return { reason: "tmpfs mounts need Linux" };
   if (process.getuid?.() !== 0) return { reason: "mounting a tmpfs needs root (CI runs as root)" };
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-tmpfs-"));
-  const mounted = spawnSync("mount", ["-t", "tmpfs", "-o", `size=${size},mode=0755${options ? `,${options}` : ""}`, "tmpfs", dir], { encoding: "utf8" });
+  const mounted = spawnSync("mount", ["-t", "tmpfs", "-o", `size=${size},mode=0755${options ? `,${options}` : ""}`, "tmpfs", dir], {
+    encoding: "utf8",
+  });
   if (mounted.status !== 0) {
     fs.rmSync(dir, { recursive: true, force: true });
     return { reason: `mount -t tmpfs is not permitted here: ${(mounted.stderr || mounted.error?.message || "").trim()}` };

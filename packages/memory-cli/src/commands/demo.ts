@@ -169,7 +169,7 @@ function excerpt(recalled: string, question: DemoQuestion, maxLines = 3): string
   const lines = recalled
     .split("\n")
     .map((l) => l.trim())
-    .filter((l) => l !== "" && !/^[═─=#-]/.test(l) || /^- /.test(l));
+    .filter((l) => (l !== "" && !/^[═─=#-]/.test(l)) || /^- /.test(l));
   const mentions = (l: string) => question.expect.some((w) => l.toLowerCase().includes(w.toLowerCase()));
   const relevant = lines.filter(mentions);
   return (relevant.length > 0 ? relevant : lines).slice(0, maxLines).map((l) => (l.length > 110 ? `${l.slice(0, 107)}...` : l));
@@ -237,9 +237,15 @@ async function chooseDemoProvider(demoCtx: CliContext, wanted: string, providers
     }
   } else {
     const pkg = wanted === DEMO_PROVIDER ? DEMO_PROVIDER_PACKAGE : "<its package>";
-    const [meant] = closestNames(wanted, providers.map((p) => p.name));
+    const [meant] = closestNames(
+      wanted,
+      providers.map((p) => p.name),
+    );
     if (meant) out.line(`   ${wanted} is not installed. Did you mean ${meant}? Run \`hermes-memory demo --provider ${meant}\`.`);
-    else out.line(`   ${wanted} is not installed. Install it with ${await installCommandHint(pkg, { cwd: demoCtx.cwd, env: demoCtx.io.env })}.`);
+    else
+      out.line(
+        `   ${wanted} is not installed. Install it with ${await installCommandHint(pkg, { cwd: demoCtx.cwd, env: demoCtx.io.env })}.`,
+      );
     out.line("   Running with built-in memory (MEMORY.md / USER.md).");
   }
   out.line("");
@@ -291,7 +297,8 @@ async function recallAfterRestart(ctx: CliContext, open: OpenDemoSession, provid
   } finally {
     await manager.shutdownAll();
   }
-  if (mode === "system-prompt") out.line(c.dim("   Built-in memory has no per-question recall: the agent sees MEMORY.md / USER.md in its system prompt."));
+  if (mode === "system-prompt")
+    out.line(c.dim("   Built-in memory has no per-question recall: the agent sees MEMORY.md / USER.md in its system prompt."));
   for (const [i, q] of questions.entries()) {
     const question = DEMO_CONVERSATION.questions[i]!;
     out.line(`   Q: ${q.question}`);
@@ -323,7 +330,9 @@ export async function demoCommand(ctx: CliContext, options: DemoOptions): Promis
   try {
     createDemoHome(home);
     out.line(c.bold("Hermes memory demo"));
-    out.line(`Home: ${home}${temporary ? c.dim(keep ? " (temporary, kept: --keep)" : " (temporary; removed at the end, --keep keeps it)") : ""}`);
+    out.line(
+      `Home: ${home}${temporary ? c.dim(keep ? " (temporary, kept: --keep)" : " (temporary; removed at the end, --keep keeps it)") : ""}`,
+    );
     out.line("");
 
     const providers = await showProvidersFound(ctx, home);
@@ -344,11 +353,15 @@ export async function demoCommand(ctx: CliContext, options: DemoOptions): Promis
     const recalledCount = questions.filter((q) => q.found).length;
     const totalMs = round(performance.now() - totalStart);
     out.line("");
-    out.line(`${recalledCount}/${questions.length} facts from session one recalled after a restart, with ${active || "built-in memory"}. Total ${(totalMs / 1000).toFixed(2)} s.`);
+    out.line(
+      `${recalledCount}/${questions.length} facts from session one recalled after a restart, with ${active || "built-in memory"}. Total ${(totalMs / 1000).toFixed(2)} s.`,
+    );
     if (keep) {
       // Discovery started from --cwd: the commands that look inside must start there too.
       const where = ctx.cwd !== ctx.io.cwd ? ` --cwd ${ctx.cwd}` : "";
-      out.line(`Home kept at ${home}. Look inside: \`hermes-memory --hermes-home ${home}${where} memory status\`${active ? ` or \`hermes-memory --hermes-home ${home}${where} ${active} stats\`` : ""}.`);
+      out.line(
+        `Home kept at ${home}. Look inside: \`hermes-memory --hermes-home ${home}${where} memory status\`${active ? ` or \`hermes-memory --hermes-home ${home}${where} ${active} stats\`` : ""}.`,
+      );
     }
     for (const w of warnings) out.warn(w);
     const report: DemoReport = {
@@ -366,7 +379,9 @@ export async function demoCommand(ctx: CliContext, options: DemoOptions): Promis
     out.data(report);
     if (recalledCount < questions.length) {
       // Not a user error: the shipped conversation is fixed, so a miss is a bug (exit 2).
-      throw new Error(`the demo recalled only ${recalledCount} of ${questions.length} facts from session one${active ? ` with ${active}` : ""}; rerun with --keep and inspect the home`);
+      throw new Error(
+        `the demo recalled only ${recalledCount} of ${questions.length} facts from session one${active ? ` with ${active}` : ""}; rerun with --keep and inspect the home`,
+      );
     }
   } finally {
     if (!keep) fs.rmSync(home, { recursive: true, force: true });

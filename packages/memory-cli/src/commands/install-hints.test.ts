@@ -26,7 +26,12 @@ beforeEach(() => {
 afterEach(() => cleanup());
 
 function run(bin: string, args: string[], cwd: string, env: Record<string, string | undefined> = {}): RunResult {
-  const result = spawnSync(process.execPath, [bin, "--no-color", ...args], { cwd, env: childEnv({ HERMES_HOME: home, ...env }), encoding: "utf8", timeout: 60_000 });
+  const result = spawnSync(process.execPath, [bin, "--no-color", ...args], {
+    cwd,
+    env: childEnv({ HERMES_HOME: home, ...env }),
+    encoding: "utf8",
+    timeout: 60_000,
+  });
   return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -47,10 +52,16 @@ describe("install hints of a CLI installed", { timeout: 180_000 }, () => {
     const { bin, location } = installCliCopy(root, "global");
     // npm's global prefix is the one the CLI was installed into.
     const said = hints(bin, elsewhere, { npm_config_prefix: location });
-    expect(said.demo).toContain("sqlite is not installed. Install it with `npm install -g @hermes/memory-sqlite` or `hermes-memory plugins add @hermes/memory-sqlite`.");
-    expect(said.list).toContain("Install one with `npm install -g @hermes/memory-sqlite` or `hermes-memory plugins add @hermes/memory-sqlite`.");
+    expect(said.demo).toContain(
+      "sqlite is not installed. Install it with `npm install -g @hermes/memory-sqlite` or `hermes-memory plugins add @hermes/memory-sqlite`.",
+    );
+    expect(said.list).toContain(
+      "Install one with `npm install -g @hermes/memory-sqlite` or `hermes-memory plugins add @hermes/memory-sqlite`.",
+    );
     expect(said.setup).toContain("Install it with `npm install -g <package>` or `hermes-memory plugins add <package>`");
-    expect(said.status).toContain("install it with `npm install -g <package>` or `hermes-memory plugins add <package>`, or run `hermes-memory memory off`");
+    expect(said.status).toContain(
+      "install it with `npm install -g <package>` or `hermes-memory plugins add <package>`, or run `hermes-memory memory off`",
+    );
     for (const text of Object.values(said)) expect(text).not.toMatch(/`npm install (?!-g)/);
   });
 
@@ -63,7 +74,9 @@ describe("install hints of a CLI installed", { timeout: 180_000 }, () => {
   it("in a project: npm install there, with --prefix <project> from another directory", () => {
     const { bin, location } = installCliCopy(root, "project");
     const inProject = hints(bin, location, {});
-    expect(inProject.demo).toContain("Install it with `npm install @hermes/memory-sqlite` or `hermes-memory plugins add @hermes/memory-sqlite`.");
+    expect(inProject.demo).toContain(
+      "Install it with `npm install @hermes/memory-sqlite` or `hermes-memory plugins add @hermes/memory-sqlite`.",
+    );
     expect(inProject.list).toContain("Install one with `npm install @hermes/memory-sqlite` or");
     expect(inProject.setup).toContain("Install it with `npm install <package>` or `hermes-memory plugins add <package>`");
     expect(inProject.status).toContain("install it with `npm install <package>` or");

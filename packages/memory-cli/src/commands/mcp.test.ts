@@ -29,7 +29,13 @@ function env(): Record<string, string> {
 
 describe("hermes-memory mcp", () => {
   it("serves the memory tools over stdio with the profile the CLI resolves", async () => {
-    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, "mcp", "--hermes-home", home.dir], cwd: CLI_DIR, env: env(), stderr: "pipe" });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, "mcp", "--hermes-home", home.dir],
+      cwd: CLI_DIR,
+      env: env(),
+      stderr: "pipe",
+    });
     const client = new Client({ name: "cli-test", version: "1.0.0" });
     await client.connect(transport);
     try {
@@ -44,7 +50,11 @@ describe("hermes-memory mcp", () => {
   }, 30_000);
 
   it("serves HTTP on 127.0.0.1 with the token from $HERMES_HOME/.env and never prints the token", async () => {
-    const child = spawn(process.execPath, [BIN, "mcp", "--transport", "http", "--port", "0", "--hermes-home", home.dir], { cwd: CLI_DIR, env: childEnv(), stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [BIN, "mcp", "--transport", "http", "--port", "0", "--hermes-home", home.dir], {
+      cwd: CLI_DIR,
+      env: childEnv(),
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     let stderr = "";
     let stdout = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -61,7 +71,9 @@ describe("hermes-memory mcp", () => {
       const token = (await readEnvFile(home.dir)).HERMES_MCP_TOKEN!;
       expect((await fetch(url, { method: "POST", body: "{}" })).status).toBe(401);
       const client = new Client({ name: "cli-http", version: "1.0.0" });
-      await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+      );
       expect((await client.listTools()).tools.map((t) => t.name)).toContain("memory");
       await client.close();
       expect(stderr + stdout).not.toContain(token);
@@ -96,7 +108,10 @@ describe("hermes-memory mcp", () => {
   }, 30_000);
 
   it("refuses a port that is not a number from 0 to 65535 with a usage error, also with --print-token", async () => {
-    const cases = [...["abc", "-1", "65536", "1e3", ""].map((port) => [port, "--transport", "http"]), ...["abc", "65536"].map((port) => [port, "--print-token"])];
+    const cases = [
+      ...["abc", "-1", "65536", "1e3", ""].map((port) => [port, "--transport", "http"]),
+      ...["abc", "65536"].map((port) => [port, "--print-token"]),
+    ];
     for (const [port, ...extra] of cases) {
       const result = await runCli(["mcp", ...extra, "--port", port!, "--hermes-home", home.dir], { cwd: CLI_DIR });
       expect(result.code, `--port '${port}' ${extra.join(" ")}: ${result.stderr}`).toBe(1);
@@ -107,8 +122,16 @@ describe("hermes-memory mcp", () => {
   }, 60_000);
 
   it("serves one user's memory with --user: items are stored as theirs and other users' are out of reach", async () => {
-    const bobId = await withSqlite("bob", async (provider) => provider.remember({ content: "Bob keeps the spare key under the heron statue.", userId: "bob" }));
-    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, "mcp", "--hermes-home", home.dir, "--provider", "sqlite", "--user", "alice"], cwd: CLI_DIR, env: env(), stderr: "pipe" });
+    const bobId = await withSqlite("bob", async (provider) =>
+      provider.remember({ content: "Bob keeps the spare key under the heron statue.", userId: "bob" }),
+    );
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, "mcp", "--hermes-home", home.dir, "--provider", "sqlite", "--user", "alice"],
+      cwd: CLI_DIR,
+      env: env(),
+      stderr: "pipe",
+    });
     const client = new Client({ name: "cli-user", version: "1.0.0" });
     await client.connect(transport);
     let aliceId: string;
@@ -130,18 +153,32 @@ describe("hermes-memory mcp", () => {
   it("refuses to start when the configured provider cannot be loaded (exit 1, naming it and the fix), unless --allow-builtin-only", async () => {
     fs.writeFileSync(path.join(home.dir, "config.yaml"), "memory:\n  provider: ghost\n");
     for (const transport of ["stdio", "http"]) {
-      const refused = await runCli(["mcp", "--transport", transport, ...(transport === "http" ? ["--port", "0"] : []), "--hermes-home", home.dir], { cwd: CLI_DIR });
+      const refused = await runCli(
+        ["mcp", "--transport", transport, ...(transport === "http" ? ["--port", "0"] : []), "--hermes-home", home.dir],
+        { cwd: CLI_DIR },
+      );
       expect(refused.code, `${transport}: ${refused.stderr}`).toBe(1);
-      expect(refused.stderr).toMatch(/^hermes-memory: Cannot serve the configured memory provider 'ghost' \(memory\.provider in .*config\.yaml\): Memory provider 'ghost' not found/);
+      expect(refused.stderr).toMatch(
+        /^hermes-memory: Cannot serve the configured memory provider 'ghost' \(memory\.provider in .*config\.yaml\): Memory provider 'ghost' not found/,
+      );
       expect(refused.stderr).toMatch(/--allow-builtin-only/);
     }
-    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, "mcp", "--allow-builtin-only", "--hermes-home", home.dir], cwd: CLI_DIR, env: env(), stderr: "pipe" });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, "mcp", "--allow-builtin-only", "--hermes-home", home.dir],
+      cwd: CLI_DIR,
+      env: env(),
+      stderr: "pipe",
+    });
     const client = new Client({ name: "cli-builtin-only", version: "1.0.0" });
     await client.connect(transport);
     try {
       expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["memory"]);
       const status = await client.readResource({ uri: "hermes-memory://status" });
-      expect(JSON.parse((status.contents[0] as { text: string }).text)).toMatchObject({ configuredProvider: "ghost", activeProvider: "builtin" });
+      expect(JSON.parse((status.contents[0] as { text: string }).text)).toMatchObject({
+        configuredProvider: "ghost",
+        activeProvider: "builtin",
+      });
     } finally {
       await client.close();
     }
@@ -150,7 +187,14 @@ describe("hermes-memory mcp", () => {
 
 /** Run `work` on the SQLite provider of the test's home through the public API, for `userId`. */
 async function withSqlite<T>(userId: string, work: (provider: MemoryProvider & SearchableMemory) => T | Promise<T>): Promise<T> {
-  const manager = await openMemory({ sessionId: `api-${userId}`, hermesHome: home.dir, cwd: CLI_DIR, provider: "sqlite", userId, strict: true });
+  const manager = await openMemory({
+    sessionId: `api-${userId}`,
+    hermesHome: home.dir,
+    cwd: CLI_DIR,
+    provider: "sqlite",
+    userId,
+    strict: true,
+  });
   try {
     const result = await work(manager.getProvider("sqlite") as MemoryProvider & SearchableMemory);
     await (manager.getProvider("sqlite") as MemoryProvider & SearchableMemory).flush();

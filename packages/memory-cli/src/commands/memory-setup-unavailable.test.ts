@@ -22,7 +22,12 @@ afterEach(() => cleanup());
 const config = () => fs.readFileSync(path.join(home, "config.yaml"), "utf8");
 const noStack = (text: string) => expect(text).not.toMatch(/\n\s+at .+:\d+:\d+\)?\n/);
 /** The fix better-sqlite3's missing addon names, as the kit words it. */
-const NATIVE_FIX = ["@hermes/memory-sqlite needs better-sqlite3, whose native addon is not built", "npm install-scripts approve better-sqlite3", "npm rebuild better-sqlite3", "pnpm approve-builds"];
+const NATIVE_FIX = [
+  "@hermes/memory-sqlite needs better-sqlite3, whose native addon is not built",
+  "npm install-scripts approve better-sqlite3",
+  "npm rebuild better-sqlite3",
+  "pnpm approve-builds",
+];
 
 describe("memory setup of a provider whose native addon is not built", { timeout: 60_000 }, () => {
   it("saves the configuration, then says on stderr that it cannot run yet and how to fix it (exit 1)", async () => {
@@ -54,7 +59,12 @@ describe("memory setup of a provider whose native addon is not built", { timeout
     expect(result.code).toBe(1);
     expect(result.stderr).toBe("");
     const data = parseJson(result);
-    expect(data).toMatchObject({ provider: "sqlite", configPath: path.join(home, "config.yaml"), available: false, error: { code: "PROVIDER_UNAVAILABLE" } });
+    expect(data).toMatchObject({
+      provider: "sqlite",
+      configPath: path.join(home, "config.yaml"),
+      available: false,
+      error: { code: "PROVIDER_UNAVAILABLE" },
+    });
     for (const part of NATIVE_FIX) expect(data.error.message).toContain(part);
     expect(config()).toMatch(/provider: sqlite/);
   });
@@ -72,13 +82,21 @@ describe("memory setup of a provider that checks its own key", { timeout: 60_000
   });
 
   it("without it: saved, exit 1 with the provider's reason; with it: exit 0 and nothing on stderr", async () => {
-    const without = await runCli(["--hermes-home", home, "memory", "setup", "weather", "--yes"], { cwd: root, env: childEnv({ WEATHER_TOKEN: undefined }) });
+    const without = await runCli(["--hermes-home", home, "memory", "setup", "weather", "--yes"], {
+      cwd: root,
+      env: childEnv({ WEATHER_TOKEN: undefined }),
+    });
     expect(without.code).toBe(1);
-    expect(without.stderr).toMatch(/^hermes-memory: Memory provider 'weather' was set up .*but cannot run yet: WEATHER_TOKEN is not set: add it to \$HERMES_HOME\/\.env or export it\./);
+    expect(without.stderr).toMatch(
+      /^hermes-memory: Memory provider 'weather' was set up .*but cannot run yet: WEATHER_TOKEN is not set: add it to \$HERMES_HOME\/\.env or export it\./,
+    );
     expect(config()).toMatch(/provider: weather/);
     expect(config()).toMatch(/city: Oslo/);
 
-    const withKey = await runCli(["--hermes-home", home, "--json", "memory", "setup", "weather", "--yes"], { cwd: root, env: childEnv({ WEATHER_TOKEN: "t-123" }) });
+    const withKey = await runCli(["--hermes-home", home, "--json", "memory", "setup", "weather", "--yes"], {
+      cwd: root,
+      env: childEnv({ WEATHER_TOKEN: "t-123" }),
+    });
     expect(withKey.stderr).toBe("");
     expect(withKey.code).toBe(0);
     expect(parseJson(withKey)).toMatchObject({ provider: "weather", available: true });

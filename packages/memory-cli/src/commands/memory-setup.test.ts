@@ -29,7 +29,10 @@ describe("hermes-memory memory setup", { timeout: 60_000 }, () => {
   const envFile = () => path.join(home, ".env");
 
   it("--set and --yes write non-secrets to config.yaml and secrets only to .env (0600)", async () => {
-    const result = await runCli(["--hermes-home", home, "memory", "setup", "alpha", "--set", "region=eu", "--set", `api_key=${SECRET}`, "--yes"], { cwd: root });
+    const result = await runCli(
+      ["--hermes-home", home, "memory", "setup", "alpha", "--set", "region=eu", "--set", `api_key=${SECRET}`, "--yes"],
+      { cwd: root },
+    );
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("Memory provider: alpha");
@@ -44,7 +47,9 @@ describe("hermes-memory memory setup", { timeout: 60_000 }, () => {
   });
 
   it("--json prints what was written where, without secret values", async () => {
-    const result = await runCli(["--hermes-home", home, "--json", "memory", "setup", "alpha", "--set", `api_key=${SECRET}`, "--yes"], { cwd: root });
+    const result = await runCli(["--hermes-home", home, "--json", "memory", "setup", "alpha", "--set", `api_key=${SECRET}`, "--yes"], {
+      cwd: root,
+    });
     expect(result.code).toBe(0);
     const data = parseJson(result);
     expect(data).toMatchObject({ provider: "alpha", envKeys: ["ALPHA_API_KEY"], savedBy: "config.yaml", envPath: envFile() });
@@ -64,7 +69,10 @@ describe("hermes-memory memory setup", { timeout: 60_000 }, () => {
   });
 
   it("rejects a bad value and an unknown provider with a remedy (exit 1)", async () => {
-    const bad = await runCli(["--hermes-home", home, "memory", "setup", "alpha", "--set", "batch_size=many", "--set", `api_key=${SECRET}`], { cwd: root });
+    const bad = await runCli(
+      ["--hermes-home", home, "memory", "setup", "alpha", "--set", "batch_size=many", "--set", `api_key=${SECRET}`],
+      { cwd: root },
+    );
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("'batch_size' must be an integer");
     const missing = await runCli(["--hermes-home", home, "memory", "setup", "nosuch", "--yes"], { cwd: root });
@@ -157,7 +165,9 @@ describe("hermes-memory memory setup when saving fails", { timeout: 60_000 }, ()
       const result = await cli.done();
       expect(result.code).toBe(1);
       expect(result.stderr).toContain("disk full");
-      expect(result.stderr).toContain("hermes-memory memory setup alpha --set region=eu --set endpoint=https://eu.alpha.example --set batch_size=32");
+      expect(result.stderr).toContain(
+        "hermes-memory memory setup alpha --set region=eu --set endpoint=https://eu.alpha.example --set batch_size=32",
+      );
       expect(result.stderr).toContain("add --set for the secret api_key");
       expect(result.stderr).not.toContain(SECRET);
     } finally {
@@ -261,7 +271,10 @@ describe("memory setup: conditional required secrets and postSetup", { timeout: 
     const local = await runCli(["--hermes-home", home, "memory", "setup", "cloudy", "--set", "store=local", "--yes"], { cwd: root });
     expect(local.code).toBe(0);
 
-    const exported = await runCli(["--hermes-home", home, "memory", "setup", "cloudy", "--set", "store=cloud", "--yes"], { cwd: root, env: childEnv({ CLOUDY_API_KEY: "sk-exported" }) });
+    const exported = await runCli(["--hermes-home", home, "memory", "setup", "cloudy", "--set", "store=cloud", "--yes"], {
+      cwd: root,
+      env: childEnv({ CLOUDY_API_KEY: "sk-exported" }),
+    });
     expect(exported.stderr).toBe("");
     expect(exported.code).toBe(0);
     expect(fs.existsSync(path.join(home, ".env"))).toBe(false);
@@ -275,12 +288,22 @@ describe("memory setup: conditional required secrets and postSetup", { timeout: 
     writeUserProvider(home, "cloudy", { schema: CLOUD_SCHEMA, body });
     // The fixture module needs fs and the env accessor.
     const index = path.join(home, "plugins", "cloudy", "index.js");
-    fs.writeFileSync(index, `import fs from "node:fs";\nimport { getEnv, getHermesHome } from "@hermes/memory-core";\n${fs.readFileSync(index, "utf8")}`);
-    const ok = await runCli(["--hermes-home", home, "memory", "setup", "cloudy", "--set", "store=cloud", "--set", "cloud_key=sk-post", "--yes"], { cwd: root, env: childEnv({ HERMES_HOME: path.join(root, "elsewhere") }) });
+    fs.writeFileSync(
+      index,
+      `import fs from "node:fs";\nimport { getEnv, getHermesHome } from "@hermes/memory-core";\n${fs.readFileSync(index, "utf8")}`,
+    );
+    const ok = await runCli(
+      ["--hermes-home", home, "memory", "setup", "cloudy", "--set", "store=cloud", "--set", "cloud_key=sk-post", "--yes"],
+      { cwd: root, env: childEnv({ HERMES_HOME: path.join(root, "elsewhere") }) },
+    );
     expect(ok.stderr).toBe("");
     expect(ok.code).toBe(0);
     expect(ok.stdout).toContain("post-setup step completed");
-    expect(JSON.parse(fs.readFileSync(path.join(home, "post-setup.json"), "utf8"))).toEqual({ values: { store: "cloud" }, key: "sk-post", scoped: home });
+    expect(JSON.parse(fs.readFileSync(path.join(home, "post-setup.json"), "utf8"))).toEqual({
+      values: { store: "cloud" },
+      key: "sk-post",
+      scoped: home,
+    });
 
     const failed = await runCli(["--hermes-home", home, "memory", "setup", "cloudy", "--set", "store=local", "--yes"], { cwd: root });
     expect(failed.code).toBe(1);

@@ -100,7 +100,9 @@ export async function setupCommand(ctx: CliContext, providerName: string | undef
     return;
   }
   if (providerName === undefined && !interactive) {
-    throw new CliUsageError("Name the provider to set up without prompting, e.g. `hermes-memory memory setup sqlite --yes`; `hermes-memory plugins list` shows what is installed.");
+    throw new CliUsageError(
+      "Name the provider to set up without prompting, e.g. `hermes-memory memory setup sqlite --yes`; `hermes-memory plugins list` shows what is installed.",
+    );
   }
   const session = interactive ? promptIo(ctx) : null;
   try {
@@ -118,7 +120,11 @@ export async function setupCommand(ctx: CliContext, providerName: string | undef
     try {
       // A key exported in the shell counts as set: providers read secrets with getEnv(), which
       // falls back to the process environment when the profile's .env has no value.
-      result = await applySetup(provider, answers, { hermesHome: ctx.hermesHome, acceptDefaults: interactive || options.yes === true, env: ctx.io.env });
+      result = await applySetup(provider, answers, {
+        hermesHome: ctx.hermesHome,
+        acceptDefaults: interactive || options.yes === true,
+        env: ctx.io.env,
+      });
     } catch (error) {
       throw withAnswers(error, provider, answers, interactive);
     }
@@ -164,7 +170,13 @@ async function pickProvider(ctx: CliContext, io: PromptIo): Promise<string> {
   const options: Array<{ value: string; label: string; hint?: string; disabled?: boolean }> = [];
   for (const found of discovery.providers) {
     try {
-      const provider = await loadMemoryProvider(found.name, { hermesHome: ctx.hermesHome, cwd: ctx.cwd, config, discovery, registerSkills: false });
+      const provider = await loadMemoryProvider(found.name, {
+        hermesHome: ctx.hermesHome,
+        cwd: ctx.cwd,
+        config,
+        discovery,
+        registerSkills: false,
+      });
       const description = found.description ? ` — ${found.description}` : "";
       options.push({ value: found.name, label: `${found.name}${description}`, hint: setupHint(provider) });
     } catch (error) {
@@ -242,7 +254,11 @@ async function promptField(field: SetupField, io: PromptIo): Promise<unknown> {
     const initial = field.choices.find((c) => String(c) === displayValue(fallback)) ?? field.choices[0];
     const value = await prompts.select({
       message: label,
-      options: field.choices.map((c) => ({ value: c, label: String(c), ...(String(c) === displayValue(field.effectiveDefault) ? { hint: "default" } : {}) })),
+      options: field.choices.map((c) => ({
+        value: c,
+        label: String(c),
+        ...(String(c) === displayValue(field.effectiveDefault) ? { hint: "default" } : {}),
+      })),
       initialValue: initial,
       ...io,
     });
@@ -273,7 +289,10 @@ function withAnswers(error: unknown, provider: MemoryProvider, answers: Record<s
   const secretKeys = new Set(
     (() => {
       try {
-        return provider.getConfigSchema().filter((f) => f.secret).map((f) => f.key);
+        return provider
+          .getConfigSchema()
+          .filter((f) => f.secret)
+          .map((f) => f.key);
       } catch {
         return [] as string[];
       }
@@ -283,9 +302,14 @@ function withAnswers(error: unknown, provider: MemoryProvider, answers: Record<s
   const omitted = Object.keys(answers).filter((k) => secretKeys.has(k));
   if (plain.length === 0 && omitted.length === 0) return error;
   const quote = (v: string) => (/^[\w./:@=,+-]+$/.test(v) ? v : `'${v.replace(/'/g, "'\\''")}'`);
-  const command = `hermes-memory memory setup ${provider.name} ${plain.map(([k, v]) => `--set ${quote(`${k}=${String(v)}`)}`).join(" ")}`.trim();
+  const command =
+    `hermes-memory memory setup ${provider.name} ${plain.map(([k, v]) => `--set ${quote(`${k}=${String(v)}`)}`).join(" ")}`.trim();
   const secrets = omitted.length > 0 ? ` (add --set for the secret${omitted.length > 1 ? "s" : ""} ${omitted.join(", ")})` : "";
-  return new HermesMemoryError({ code: error.code, message: `${error.message} Your answers, to retry without retyping: ${command}${secrets}`, cause: error });
+  return new HermesMemoryError({
+    code: error.code,
+    message: `${error.message} Your answers, to retry without retyping: ${command}${secrets}`,
+    cause: error,
+  });
 }
 
 /**

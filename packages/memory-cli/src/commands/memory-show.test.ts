@@ -27,13 +27,21 @@ describe("hermes-memory memory show / off", { timeout: 60_000 }, () => {
     expect(result.stdout).toMatch(/USER\.md 22% — 22\/100 chars, 1 entry/);
 
     const data = parseJson(await runCli(["--hermes-home", home, "memory", "show", "user", "--json"], { cwd: root }));
-    expect(data.files).toEqual([expect.objectContaining({ target: "user", entries: ["Prefers short answers."], usage: expect.objectContaining({ current: 22, limit: 100, entryCount: 1 }) })]);
+    expect(data.files).toEqual([
+      expect.objectContaining({
+        target: "user",
+        entries: ["Prefers short answers."],
+        usage: expect.objectContaining({ current: 22, limit: 100, entryCount: 1 }),
+      }),
+    ]);
   });
 
   it("rejects an unknown target with a remedy", async () => {
     const result = await runCli(["--hermes-home", home, "memory", "show", "notes"], { cwd: root });
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe("hermes-memory: Unknown memory target 'notes'; use `memory` (MEMORY.md) or `user` (USER.md), or omit it for both.\n");
+    expect(result.stderr).toBe(
+      "hermes-memory: Unknown memory target 'notes'; use `memory` (MEMORY.md) or `user` (USER.md), or omit it for both.\n",
+    );
   });
 
   it("memory off switches to built-in only and keeps the rest of config.yaml", async () => {

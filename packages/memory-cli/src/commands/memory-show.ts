@@ -36,7 +36,9 @@ export async function showCommand(ctx: CliContext, target: string | undefined): 
       if (index > 0) out.line("");
       const over = file.usage.current > file.usage.limit;
       const usage = `${file.usage.percent}% — ${file.usage.current}/${file.usage.limit} chars`;
-      out.line(`${c.bold(path.basename(file.path))} ${over ? c.red(`${usage} OVER BUDGET`) : usage}, ${file.entries.length} entr${file.entries.length === 1 ? "y" : "ies"}  ${c.dim(file.path)}`);
+      out.line(
+        `${c.bold(path.basename(file.path))} ${over ? c.red(`${usage} OVER BUDGET`) : usage}, ${file.entries.length} entr${file.entries.length === 1 ? "y" : "ies"}  ${c.dim(file.path)}`,
+      );
       if (file.entries.length === 0) out.line(c.dim("  (empty)"));
       file.entries.forEach((entry, i) => {
         const [first = "", ...rest] = entry.split("\n");

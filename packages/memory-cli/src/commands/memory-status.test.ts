@@ -95,7 +95,9 @@ describe("hermes-memory memory status", { timeout: 60_000 }, () => {
     const missingText = await runCli(["--hermes-home", home, "memory", "status"], { cwd: root });
     expect(missingText.code).toBe(1);
     expect(missingText.stdout).toContain("NOT installed");
-    expect(missingText.stderr).toMatch(/^hermes-memory: memory\.provider is 'ghost' in .*config\.yaml, but it is not installed \(searched .*\): install it with `npm install <package>` in your project or `hermes-memory plugins add <package>`, or run `hermes-memory memory off`\.\n$/);
+    expect(missingText.stderr).toMatch(
+      /^hermes-memory: memory\.provider is 'ghost' in .*config\.yaml, but it is not installed \(searched .*\): install it with `npm install <package>` in your project or `hermes-memory plugins add <package>`, or run `hermes-memory memory off`\.\n$/,
+    );
   });
 
   it("a guide-style provider (key checked with getEnv in isAvailable) is available after setup saved the key to .env; getStatusConfig lines are shown", async () => {
@@ -118,7 +120,10 @@ export function register(ctx) { ctx.registerMemoryProvider(new GuideProvider());
     );
     // Another profile is the process default: only --hermes-home's .env may count.
     const env = { HERMES_HOME: path.join(root, "other-profile") };
-    const setup = await runCli(["--hermes-home", home, "memory", "setup", "guide", "--set", `api_key=${SECRET}`, "--yes"], { cwd: root, env: childEnv(env) });
+    const setup = await runCli(["--hermes-home", home, "memory", "setup", "guide", "--set", `api_key=${SECRET}`, "--yes"], {
+      cwd: root,
+      env: childEnv(env),
+    });
     expect(setup.code).toBe(0);
     const text = await runCli(["--hermes-home", home, "memory", "status"], { cwd: root, env: childEnv(env) });
     expect(text.stdout).toContain("available ✓");

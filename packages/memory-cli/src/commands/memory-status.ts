@@ -78,14 +78,22 @@ export interface MemoryStatusReport {
   };
 }
 
-async function builtinUsage(ctx: CliContext, memoryCharLimit: number, userCharLimit: number): Promise<MemoryStatusReport["builtin"]["memory"][]> {
+async function builtinUsage(
+  ctx: CliContext,
+  memoryCharLimit: number,
+  userCharLimit: number,
+): Promise<MemoryStatusReport["builtin"]["memory"][]> {
   const store = new BuiltinMemoryStore({ dir: path.join(ctx.hermesHome, "memories"), memoryCharLimit, userCharLimit });
   return Promise.all(
     (["memory", "user"] as const).map(async (target) => ({ ...(await store.usage(target)), path: store.filePath(target) })),
   );
 }
 
-function settingsOf(provider: MemoryProvider, config: Awaited<ReturnType<typeof readConfig>>, env: Record<string, string>): StatusSetting[] {
+function settingsOf(
+  provider: MemoryProvider,
+  config: Awaited<ReturnType<typeof readConfig>>,
+  env: Record<string, string>,
+): StatusSetting[] {
   return planSetup(provider, { config, env }).fields.map((f) => {
     const origin: StatusSetting["origin"] = f.isSet ? "stored" : f.effectiveDefault !== undefined ? "default" : "missing";
     const raw = f.isSet ? f.currentValue : f.effectiveDefault;
@@ -108,7 +116,10 @@ function settingsOf(provider: MemoryProvider, config: Awaited<ReturnType<typeof 
  * provider is shut down again; runs in the home's profile scope. Each call is bounded by
  * `ctx.timeouts.hookMs`, so a provider that never settles cannot hang the command.
  */
-async function inspectStats(ctx: CliContext, provider: MemoryProvider & { stats(): unknown }): Promise<{ stats?: MemoryStats; error?: string }> {
+async function inspectStats(
+  ctx: CliContext,
+  provider: MemoryProvider & { stats(): unknown },
+): Promise<{ stats?: MemoryStats; error?: string }> {
   const call = async <T>(hook: string, fn: () => T | PromiseLike<T>): Promise<Awaited<T>> => {
     const outcome = await boundedCall(fn, ctx.timeouts.hookMs);
     if (outcome.status === "ok") return outcome.value;
@@ -119,7 +130,9 @@ async function inspectStats(ctx: CliContext, provider: MemoryProvider & { stats(
   };
   return runWithProfile(ctx.hermesHome, async () => {
     try {
-      await call("initializeForInspection", () => provider.initializeForInspection("hermes-memory-status", { hermesHome: ctx.hermesHome, platform: "cli", cwd: ctx.cwd }));
+      await call("initializeForInspection", () =>
+        provider.initializeForInspection("hermes-memory-status", { hermesHome: ctx.hermesHome, platform: "cli", cwd: ctx.cwd }),
+      );
       return { stats: (await call("stats", () => provider.stats())) as MemoryStats };
     } catch (error) {
       return { error: describeError(error) };
@@ -143,12 +156,16 @@ function displayStatusValue(value: unknown): string {
 }
 
 /** The provider's own status lines (`getStatusConfig`), or `status_config_error` when it throws. */
-async function providerStatusConfig(provider: MemoryProvider, providerConfig: Record<string, unknown>): Promise<Record<string, string> | undefined> {
+async function providerStatusConfig(
+  provider: MemoryProvider,
+  providerConfig: Record<string, unknown>,
+): Promise<Record<string, string> | undefined> {
   const hook = (provider as { getStatusConfig?: unknown }).getStatusConfig;
   if (typeof hook !== "function") return undefined;
   try {
     const values: unknown = await (hook as (c: Record<string, unknown>) => unknown).call(provider, { ...providerConfig });
-    if (typeof values !== "object" || values === null || Array.isArray(values)) return { status_config_error: `getStatusConfig() returned ${Array.isArray(values) ? "an array" : typeof values}, not an object` };
+    if (typeof values !== "object" || values === null || Array.isArray(values))
+      return { status_config_error: `getStatusConfig() returned ${Array.isArray(values) ? "an array" : typeof values}, not an object` };
     return Object.fromEntries(Object.entries(values).map(([k, v]) => [k, displayStatusValue(v)]));
   } catch (error) {
     return { status_config_error: describeError(error) };
@@ -165,7 +182,12 @@ export async function collectStatus(ctx: CliContext): Promise<MemoryStatusReport
     hermesHome: ctx.hermesHome,
     configPath: configFilePath(ctx.hermesHome),
     envPath: envFilePath(ctx.hermesHome),
-    builtin: { memoryEnabled: config.memory.memoryEnabled, userProfileEnabled: config.memory.userProfileEnabled, memory: memory!, user: user! },
+    builtin: {
+      memoryEnabled: config.memory.memoryEnabled,
+      userProfileEnabled: config.memory.userProfileEnabled,
+      memory: memory!,
+      user: user!,
+    },
     provider: null,
   };
   const name = config.memory.provider;
@@ -185,7 +207,10 @@ export async function collectStatus(ctx: CliContext): Promise<MemoryStatusReport
   };
   report.provider = entry;
   if (!found) {
-    const [meant] = closestNames(name, discovery.providers.map((p) => p.name));
+    const [meant] = closestNames(
+      name,
+      discovery.providers.map((p) => p.name),
+    );
     entry.reason = meant
       ? `not installed; did you mean '${meant}'? Run \`hermes-memory memory setup ${meant}\` to use it, or \`hermes-memory memory off\``
       : `not installed (searched ${describeSearchedLocations(discovery.searched)}): install it with ${await installCommandHint("<package>", { cwd: ctx.cwd, env: ctx.io.env })}, or run \`hermes-memory memory off\``;
@@ -194,7 +219,14 @@ export async function collectStatus(ctx: CliContext): Promise<MemoryStatusReport
   Object.assign(entry, { source: found.source, location: found.dir, version: found.version });
   let provider: MemoryProvider;
   try {
-    provider = await loadMemoryProvider(name, { hermesHome: ctx.hermesHome, cwd: ctx.cwd, config, discovery, registerSkills: false, importTimeoutMs: ctx.timeouts.importMs });
+    provider = await loadMemoryProvider(name, {
+      hermesHome: ctx.hermesHome,
+      cwd: ctx.cwd,
+      config,
+      discovery,
+      registerSkills: false,
+      importTimeoutMs: ctx.timeouts.importMs,
+    });
     entry.loaded = true;
   } catch (error) {
     if (HermesMemoryError.hasCode(error, "PROVIDER_TIMEOUT")) ctx.out.warn(describeError(error));
@@ -223,7 +255,8 @@ export async function collectStatus(ctx: CliContext): Promise<MemoryStatusReport
       const { stats, error } = await inspectStats(ctx, provider);
       if (stats) {
         entry.stats = stats;
-        if (typeof stats.location === "string" && stats.location && !entry.dataLocation.includes(stats.location)) entry.dataLocation.unshift(stats.location);
+        if (typeof stats.location === "string" && stats.location && !entry.dataLocation.includes(stats.location))
+          entry.dataLocation.unshift(stats.location);
       }
       if (error) entry.statsError = error;
     }
@@ -245,7 +278,12 @@ export async function statusCommand(ctx: CliContext): Promise<void> {
   const report = await collectStatus(ctx);
   const missing = report.provider && !report.provider.installed ? report.provider : null;
   // Under --json the failure is part of the one document printed, so a script parses one answer.
-  const failure = missing ? { code: "PROVIDER_NOT_FOUND", message: `memory.provider is '${missing.name}' in ${report.configPath}, but it is ${missing.reason ?? "not installed"}.` } : null;
+  const failure = missing
+    ? {
+        code: "PROVIDER_NOT_FOUND",
+        message: `memory.provider is '${missing.name}' in ${report.configPath}, but it is ${missing.reason ?? "not installed"}.`,
+      }
+    : null;
   if (failure && ctx.json) report.error = failure;
   const { out } = ctx;
   const c = out.colors;
@@ -264,7 +302,9 @@ export async function statusCommand(ctx: CliContext): Promise<void> {
       return;
     }
     out.line(`Provider: ${c.bold(p.name)}`);
-    out.line(`  Plugin: ${ok(p.installed, "installed", "NOT installed")}${p.installed ? `  ${p.source} ${p.location}${p.version ? ` (v${p.version})` : ""}` : ""}`);
+    out.line(
+      `  Plugin: ${ok(p.installed, "installed", "NOT installed")}${p.installed ? `  ${p.source} ${p.location}${p.version ? ` (v${p.version})` : ""}` : ""}`,
+    );
     if (p.disabled) out.line(`  ${c.red("Disabled via plugins.disabled in config.yaml")}`);
     out.line(`  Status: ${ok(p.available, "available", "not available")}${p.reason ? `  ${p.reason}` : ""}`);
     if (p.settings.length > 0) {
@@ -278,17 +318,23 @@ export async function statusCommand(ctx: CliContext): Promise<void> {
               : s.value;
         out.line(`    ${s.key}: ${shown}${s.envVar ? c.dim(`  [${s.envVar}${s.secret ? ` in ${report.envPath}` : ""}]`) : ""}`);
       }
-      if (p.settings.some((s) => s.secret)) out.line(c.dim(`  Providers read secrets with getEnv(): ${report.envPath} first, then the process environment.`));
+      if (p.settings.some((s) => s.secret))
+        out.line(c.dim(`  Providers read secrets with getEnv(): ${report.envPath} first, then the process environment.`));
     }
     if (p.statusConfig) {
       out.line(`  ${p.name}:`);
-      for (const [key, value] of Object.entries(p.statusConfig)) out.line(`    ${key}: ${key === "status_config_error" ? c.red(value) : value}`);
+      for (const [key, value] of Object.entries(p.statusConfig))
+        out.line(`    ${key}: ${key === "status_config_error" ? c.red(value) : value}`);
     }
     if (p.stats && p.stats.items === 0) {
       out.line(`  Stats: nothing stored yet; ${p.name} saves memories from the agent's next session on.`);
     } else if (p.stats) {
-      const byKind = Object.entries(p.stats.byKind ?? {}).map(([k, v]) => `${v} ${k}${v === 1 ? "" : "s"}`).join(", ");
-      out.line(`  Stats: ${p.stats.items} item${p.stats.items === 1 ? "" : "s"}${byKind ? ` (${byKind})` : ""}${p.stats.sessions !== undefined ? `, ${p.stats.sessions} session${p.stats.sessions === 1 ? "" : "s"}` : ""}${p.stats.sizeBytes !== undefined ? `, ${p.stats.sizeBytes} bytes` : ""}`);
+      const byKind = Object.entries(p.stats.byKind ?? {})
+        .map(([k, v]) => `${v} ${k}${v === 1 ? "" : "s"}`)
+        .join(", ");
+      out.line(
+        `  Stats: ${p.stats.items} item${p.stats.items === 1 ? "" : "s"}${byKind ? ` (${byKind})` : ""}${p.stats.sessions !== undefined ? `, ${p.stats.sessions} session${p.stats.sessions === 1 ? "" : "s"}` : ""}${p.stats.sizeBytes !== undefined ? `, ${p.stats.sizeBytes} bytes` : ""}`,
+      );
     } else if (p.statsError) {
       // Inspection never creates storage, so a provider with no data yet may have nothing to count.
       out.line(`  Stats: ${c.yellow("unavailable")} ${p.statsError}`);

@@ -43,7 +43,9 @@ async function offCommand(ctx: CliContext): Promise<void> {
   const configPath = configFilePath(ctx.hermesHome);
   const { out } = ctx;
   out.result({ provider: "", previousProvider: isCoreMemoryProvider(previous) ? null : previous, configPath }, () => {
-    out.line(`${out.colors.green("✓")} Memory provider: built-in only (MEMORY.md / USER.md)${isCoreMemoryProvider(previous) ? " (already)" : `, was ${previous}`}`);
+    out.line(
+      `${out.colors.green("✓")} Memory provider: built-in only (MEMORY.md / USER.md)${isCoreMemoryProvider(previous) ? " (already)" : `, was ${previous}`}`,
+    );
     out.line(`  Saved to ${configPath}; settings of other providers are kept.`);
   });
 }

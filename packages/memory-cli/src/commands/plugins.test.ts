@@ -41,7 +41,12 @@ describe("hermes-memory plugins", { timeout: 60_000 }, () => {
     expect(byName.beta).toMatchObject({ source: "user", active: false });
     expect(byName.gamma).toMatchObject({ source: "package", packageName: "gamma-memory", version: "1.0.0" });
     expect(data.shadowed).toEqual([
-      expect.objectContaining({ name: "beta", source: "package", shadowedBy: expect.objectContaining({ source: "user" }), message: "package plugin beta is shadowed by user beta" }),
+      expect.objectContaining({
+        name: "beta",
+        source: "package",
+        shadowedBy: expect.objectContaining({ source: "user" }),
+        message: "package plugin beta is shadowed by user beta",
+      }),
     ]);
     expect(data.problems.length).toBeGreaterThanOrEqual(1);
     expect(data.problems[0]).toEqual(expect.objectContaining({ source: "user", remedy: expect.any(String) }));
@@ -107,13 +112,19 @@ describe("hermes-memory plugins", { timeout: 60_000 }, () => {
     expect(result.stderr).toContain(path.join(home, "plugins", "alpha"));
   });
 
-  it.each(["../../..", "/", "..", "../alpha", "a/b/c", "C:\\x", "https://evil.example/p"])("refuses %s: not a provider or package name (no npm, no advice to delete a folder)", async (name) => {
-    writeUserProvider(home, "alpha");
-    const result = await runCli(["--hermes-home", home, "plugins", "remove", name], { cwd: project, env: childEnv({ PATH: "/nonexistent" }) });
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain("is not a provider or npm package name");
-    expect(result.stderr).not.toContain("deleting");
-  });
+  it.each(["../../..", "/", "..", "../alpha", "a/b/c", "C:\\x", "https://evil.example/p"])(
+    "refuses %s: not a provider or package name (no npm, no advice to delete a folder)",
+    async (name) => {
+      writeUserProvider(home, "alpha");
+      const result = await runCli(["--hermes-home", home, "plugins", "remove", name], {
+        cwd: project,
+        env: childEnv({ PATH: "/nonexistent" }),
+      });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain("is not a provider or npm package name");
+      expect(result.stderr).not.toContain("deleting");
+    },
+  );
 
   it("for an unknown name that is no user plugin, does not suggest deleting a folder", async () => {
     const result = await runCli(["--hermes-home", home, "plugins", "remove", "nothing-here"], { cwd: project });

@@ -72,7 +72,12 @@ function discover(ctx: CliContext, packageRoots?: string[]): Promise<DiscoveryRe
   });
 }
 
-async function checkAvailability(ctx: CliContext, provider: DiscoveredProvider, discovery: DiscoveryResult, config: HermesConfig): Promise<{ available: boolean; reason?: string }> {
+async function checkAvailability(
+  ctx: CliContext,
+  provider: DiscoveredProvider,
+  discovery: DiscoveryResult,
+  config: HermesConfig,
+): Promise<{ available: boolean; reason?: string }> {
   try {
     const loaded = await loadMemoryProvider(provider.name, {
       hermesHome: ctx.hermesHome,
@@ -156,7 +161,10 @@ async function listPlugins(ctx: CliContext, check: boolean): Promise<void> {
         for (const r of rows) if (r.reason) out.line(`${c.yellow("!")} ${r.name}: ${r.reason}`);
       }
       out.line(`Active provider: ${isCoreMemoryProvider(active) ? "built-in only (MEMORY.md / USER.md)" : active}`);
-      if (activeMissing) out.line(`${c.red("✗")} memory.provider is '${active}' but no such provider is installed; install it or run \`hermes-memory memory off\`.`);
+      if (activeMissing)
+        out.line(
+          `${c.red("✗")} memory.provider is '${active}' but no such provider is installed; install it or run \`hermes-memory memory off\`.`,
+        );
       if (shadowed.length > 0) {
         out.line("");
         out.line(c.bold("Shadowed:"));
@@ -197,14 +205,20 @@ async function ensureHomeManifest(home: string): Promise<void> {
   try {
     await fsp.mkdir(home, { recursive: true });
   } catch (error) {
-    throw new CliUsageError(`Cannot use ${home} as the Hermes home: ${describeError(error)}. Point --hermes-home (or HERMES_HOME) at a writable directory.`, "STORAGE_FAILED");
+    throw new CliUsageError(
+      `Cannot use ${home} as the Hermes home: ${describeError(error)}. Point --hermes-home (or HERMES_HOME) at a writable directory.`,
+      "STORAGE_FAILED",
+    );
   }
   let text: string;
   try {
     text = await fsp.readFile(file, "utf8");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
-      throw new CliUsageError(`Cannot read ${file}: ${describeError(error)}. It must be a readable JSON file (or absent); fix or move it, then retry.`, "STORAGE_FAILED");
+      throw new CliUsageError(
+        `Cannot read ${file}: ${describeError(error)}. It must be a readable JSON file (or absent); fix or move it, then retry.`,
+        "STORAGE_FAILED",
+      );
     }
     const manifest = {
       name: "hermes-home-memory-providers",
@@ -217,7 +231,10 @@ async function ensureHomeManifest(home: string): Promise<void> {
       await fsp.writeFile(file, `${JSON.stringify(manifest, null, 2)}\n`, { flag: "wx" });
     } catch (writeError) {
       if ((writeError as NodeJS.ErrnoException).code !== "EEXIST") {
-        throw new CliUsageError(`Cannot create ${file}: ${describeError(writeError)}. Point --hermes-home (or HERMES_HOME) at a writable directory.`, "STORAGE_FAILED");
+        throw new CliUsageError(
+          `Cannot create ${file}: ${describeError(writeError)}. Point --hermes-home (or HERMES_HOME) at a writable directory.`,
+          "STORAGE_FAILED",
+        );
       }
     }
     return;
@@ -225,17 +242,24 @@ async function ensureHomeManifest(home: string): Promise<void> {
   try {
     JSON.parse(text);
   } catch (error) {
-    throw new CliUsageError(`${file} is not valid JSON (${describeError(error)}); it was left unchanged. Fix it or move it aside, then retry \`hermes-memory plugins add\`.`, "INVALID_CONFIG");
+    throw new CliUsageError(
+      `${file} is not valid JSON (${describeError(error)}); it was left unchanged. Fix it or move it aside, then retry \`hermes-memory plugins add\`.`,
+      "INVALID_CONFIG",
+    );
   }
 }
 
 async function addPlugin(ctx: CliContext, spec: string): Promise<void> {
-  if (spec.trim() === "" || spec.startsWith("-")) throw new CliUsageError(`'${spec}' is not an npm package spec; pass e.g. \`hermes-memory plugins add @hermes/memory-sqlite\`.`);
+  if (spec.trim() === "" || spec.startsWith("-"))
+    throw new CliUsageError(`'${spec}' is not an npm package spec; pass e.g. \`hermes-memory plugins add @hermes/memory-sqlite\`.`);
   const home = ctx.hermesHome;
   await ensureHomeManifest(home);
   const before = (await readHomeManifest(home))?.dependencies ?? {};
   const progress = startSpinner(ctx, `Installing ${spec} into ${home}`);
-  const result = await runNpm(["install", "--prefix", home, "--save", "--no-audit", "--no-fund", "--no-update-notifier", spec], { cwd: home, env: ctx.io.env });
+  const result = await runNpm(["install", "--prefix", home, "--save", "--no-audit", "--no-fund", "--no-update-notifier", spec], {
+    cwd: home,
+    env: ctx.io.env,
+  });
   progress.stop();
   if (result.code !== 0) {
     throw new CliUsageError(
@@ -259,16 +283,21 @@ async function addPlugin(ctx: CliContext, spec: string): Promise<void> {
   const c = out.colors;
   out.result({ hermesHome: home, spec, installed }, () => {
     for (const item of installed) {
-      out.line(`${c.green("✓")} Installed ${item.package}${item.version ? `@${item.version}` : ""} into ${path.join(home, "node_modules")}`);
+      out.line(
+        `${c.green("✓")} Installed ${item.package}${item.version ? `@${item.version}` : ""} into ${path.join(home, "node_modules")}`,
+      );
       if (item.providers.length > 0) {
         out.line(`  Memory provider${item.providers.length > 1 ? "s" : ""}: ${item.providers.join(", ")} (source: package, root ${home})`);
         out.line(`  Activate with \`hermes-memory memory setup ${item.providers[0]}\`.`);
       } else {
-        out.line(`  ${c.yellow("!")} ${item.package} declares no memory provider (no "hermesMemoryProvider" in its package.json); remove it with \`hermes-memory plugins remove ${item.package}\`.`);
+        out.line(
+          `  ${c.yellow("!")} ${item.package} declares no memory provider (no "hermesMemoryProvider" in its package.json); remove it with \`hermes-memory plugins remove ${item.package}\`.`,
+        );
       }
       for (const p of item.problems) out.line(`  ${c.red("✗")} ${p.message} → ${p.remedy}`);
     }
-    if (installed.length === 0) out.line(`npm reported success but ${path.join(home, "package.json")} lists no new dependency for ${spec}.`);
+    if (installed.length === 0)
+      out.line(`npm reported success but ${path.join(home, "package.json")} lists no new dependency for ${spec}.`);
   });
   for (const item of installed) if (item.providers.length === 0 && ctx.json) ctx.out.warn(`${item.package} declares no memory provider.`);
 }
@@ -314,16 +343,26 @@ async function removePlugin(ctx: CliContext, name: string): Promise<void> {
   }
   providers = discovery.providers.filter((p) => p.packageName === pkg).map((p) => p.name);
   const progress = startSpinner(ctx, `Removing ${pkg} from ${home}`);
-  const result = await runNpm(["uninstall", "--prefix", home, "--save", "--no-audit", "--no-fund", "--no-update-notifier", pkg], { cwd: home, env: ctx.io.env });
+  const result = await runNpm(["uninstall", "--prefix", home, "--save", "--no-audit", "--no-fund", "--no-update-notifier", pkg], {
+    cwd: home,
+    env: ctx.io.env,
+  });
   progress.stop();
   if (result.code !== 0) {
-    throw new CliUsageError(`npm uninstall ${pkg} failed (exit ${result.code}): ${result.lastErrorLine || "no output"}. Check that npm is on PATH and ${home} is writable.`);
+    throw new CliUsageError(
+      `npm uninstall ${pkg} failed (exit ${result.code}): ${result.lastErrorLine || "no output"}. Check that npm is on PATH and ${home} is writable.`,
+    );
   }
   const config = await readConfig(home);
   const wasActive = providers.includes(config.memory.provider);
   const { out } = ctx;
   out.result({ hermesHome: home, removed: pkg, providers, activeProviderRemoved: wasActive }, () => {
-    out.line(`${out.colors.green("✓")} Removed ${pkg} from ${home}${providers.length ? ` (provider${providers.length > 1 ? "s" : ""} ${providers.join(", ")})` : ""}`);
+    out.line(
+      `${out.colors.green("✓")} Removed ${pkg} from ${home}${providers.length ? ` (provider${providers.length > 1 ? "s" : ""} ${providers.join(", ")})` : ""}`,
+    );
   });
-  if (wasActive) out.warn(`memory.provider is still '${config.memory.provider}', which is no longer installed; run \`hermes-memory memory off\` or set up another provider.`);
+  if (wasActive)
+    out.warn(
+      `memory.provider is still '${config.memory.provider}', which is no longer installed; run \`hermes-memory memory off\` or set up another provider.`,
+    );
 }

@@ -100,7 +100,9 @@ describe("hermes-memory <provider> subcommands", { timeout: 60_000 }, () => {
     activate("alpha");
     const result = await runCli(["--hermes-home", home, "alpha", "crash"], { cwd: root });
     expect(result.code).toBe(2);
-    expect(result.stderr).toBe("hermes-memory: internal error: kaboom. This is a bug; rerun with HERMES_MEMORY_DEBUG=1 for details and report it.\n");
+    expect(result.stderr).toBe(
+      "hermes-memory: internal error: kaboom. This is a bug; rerun with HERMES_MEMORY_DEBUG=1 for details and report it.\n",
+    );
   });
   it("passes core's ProviderCliContext: the settings and io writing to the CLI's own streams", async () => {
     writeUserProvider(home, "gamma", {

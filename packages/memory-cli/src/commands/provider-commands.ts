@@ -51,7 +51,11 @@ export async function registerProviderCommands(program: Command, io: CliIo, ctx:
     registerCli = await loadProviderCli(name, { hermesHome: ctx.hermesHome, cwd: ctx.cwd, registerSkills: false });
   } catch (error) {
     // Addressed directly: the failure is the answer (exit 1). For help: one warning, help still prints.
-    if (addressed) throw new CliUsageError(`${name} commands unavailable: ${describeError(error)}`, HermesMemoryError.isInstance(error) ? error.code : "PROVIDER_LOAD_FAILED");
+    if (addressed)
+      throw new CliUsageError(
+        `${name} commands unavailable: ${describeError(error)}`,
+        HermesMemoryError.isInstance(error) ? error.code : "PROVIDER_LOAD_FAILED",
+      );
     ctx.out.warn(`${name} commands unavailable: ${describeError(error)}`);
     return;
   }

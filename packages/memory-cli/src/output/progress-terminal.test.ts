@@ -10,7 +10,9 @@ describe.skipIf(!HAS_SCRIPT)("a provider command's progress bar on a terminal", 
       const home = path.join(root, "home");
       expect((await runCli(["--hermes-home", home, "memory", "setup", "sqlite", "--yes"], { cwd: CLI_DIR })).code).toBe(0);
       const file = path.join(root, "facts.jsonl");
-      const lines = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ kind: "fact", content: `Fact number ${i}: the lighthouse keeper logs ship ${i}.` }));
+      const lines = Array.from({ length: 3000 }, (_, i) =>
+        JSON.stringify({ kind: "fact", content: `Fact number ${i}: the lighthouse keeper logs ship ${i}.` }),
+      );
       fs.writeFileSync(file, `${lines.join("\n")}\n`);
 
       const cli = startCli(["--hermes-home", home, "sqlite", "import", file], { cwd: CLI_DIR, terminal: true });

@@ -33,7 +33,10 @@ describe("progress bars", () => {
     const stream = terminal();
     const bar = drawProgressBar(stream, "Importing");
     bar.update(0, 200);
-    expect(terminalScreen(stream.written)).toEqual({ lines: [expect.stringMatching(/^Importing \[░+\] {3}0% {2}0\/200 {2}ETA --$/)], cursorVisible: false });
+    expect(terminalScreen(stream.written)).toEqual({
+      lines: [expect.stringMatching(/^Importing \[░+\] {3}0% {2}0\/200 {2}ETA --$/)],
+      cursorVisible: false,
+    });
     bar.update(200, 200);
     expect(terminalScreen(stream.written).lines[0]).toMatch(/^Importing \[█+\] 100% {2}200\/200 {2}ETA 0s$/);
     bar.stop();
@@ -73,7 +76,8 @@ describe("progress bars", () => {
       const left = estimator.remainingMs(second * 1000);
       if (second >= 10) shown.push(left! / 1000);
     }
-    for (let i = 1; i < shown.length; i++) expect(Math.abs(shown[i]! - shown[i - 1]!), `second ${i + 10}: ${shown.join(", ")}`).toBeLessThan(shown[i - 1]! * 0.25);
+    for (let i = 1; i < shown.length; i++)
+      expect(Math.abs(shown[i]! - shown[i - 1]!), `second ${i + 10}: ${shown.join(", ")}`).toBeLessThan(shown[i - 1]! * 0.25);
     // It tracks the truth: 400 items left at 10 a second.
     expect(shown.at(-1)!).toBeGreaterThan(30);
     expect(shown.at(-1)!).toBeLessThan(50);
@@ -86,6 +90,11 @@ describe("progress bars", () => {
     const idle = new EtaEstimator(0);
     idle.observe(0, 100, 5000);
     expect(idle.remainingMs(5000)).toBeUndefined();
-    expect([formatEta(undefined), formatEta(12_400), formatEta(754_000), formatEta(2 * 3600_000 + 125_000)]).toEqual(["ETA --", "ETA 12s", "ETA 12m 30s", "ETA 2h 2m"]);
+    expect([formatEta(undefined), formatEta(12_400), formatEta(754_000), formatEta(2 * 3600_000 + 125_000)]).toEqual([
+      "ETA --",
+      "ETA 12s",
+      "ETA 12m 30s",
+      "ETA 2h 2m",
+    ]);
   });
 });

@@ -45,9 +45,13 @@ export interface RunResult {
 }
 
 /** Run `node dist/bin.js …args` to completion with stdin closed (or fed `input`). */
-export function runCli(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv; input?: string } ): Promise<RunResult> {
+export function runCli(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv; input?: string }): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd, env: options.env ?? childEnv(), stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: options.cwd,
+      env: options.env ?? childEnv(),
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -87,8 +91,11 @@ function shellQuote(value: string): string {
  */
 export function startCli(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv; terminal?: boolean }): InteractiveCli {
   const command = options.terminal
-    ? ["script", ["-qefc", `stty cols 120 rows 40; exec ${[process.execPath, BIN, ...args].map(shellQuote).join(" ")}`, "/dev/null"]] as const
-    : [process.execPath, [BIN, ...args]] as const;
+    ? ([
+        "script",
+        ["-qefc", `stty cols 120 rows 40; exec ${[process.execPath, BIN, ...args].map(shellQuote).join(" ")}`, "/dev/null"],
+      ] as const)
+    : ([process.execPath, [BIN, ...args]] as const);
   const child = spawn(command[0], [...command[1]], { cwd: options.cwd, env: options.env ?? childEnv(), stdio: ["pipe", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
@@ -106,17 +113,28 @@ export function startCli(args: string[], options: { cwd: string; env?: NodeJS.Pr
         const check = () => {
           // Offsets are in the ANSI-stripped text; what follows a match stays for the next wait.
           const fresh = stripVTControlCharacters(stdout).slice(consumed);
-          const match = typeof text === "string" ? (fresh.includes(text) ? { index: fresh.indexOf(text), length: text.length } : null) : fresh.match(text);
+          const match =
+            typeof text === "string"
+              ? fresh.includes(text)
+                ? { index: fresh.indexOf(text), length: text.length }
+                : null
+              : fresh.match(text);
           if (match) {
             listeners.delete(check);
             clearTimeout(timer);
-            consumed += (match.index ?? 0) + ("length" in match && typeof match.length === "number" && !Array.isArray(match) ? match.length : (match as RegExpMatchArray)[0].length);
+            consumed +=
+              (match.index ?? 0) +
+              ("length" in match && typeof match.length === "number" && !Array.isArray(match)
+                ? match.length
+                : (match as RegExpMatchArray)[0].length);
             resolve();
           }
         };
         const timer = setTimeout(() => {
           listeners.delete(check);
-          reject(new Error(`timed out waiting for ${String(text)}; output so far:\n${stripVTControlCharacters(stdout)}\nstderr:\n${stderr}`));
+          reject(
+            new Error(`timed out waiting for ${String(text)}; output so far:\n${stripVTControlCharacters(stdout)}\nstderr:\n${stderr}`),
+          );
         }, timeoutMs);
         listeners.add(check);
         void exited.then(() => {
@@ -211,7 +229,11 @@ export function writePackageProvider(root: string, pkg: string, name: string, op
       version: options.version ?? "1.0.0",
       type: "module",
       main: "./index.js",
-      hermesMemoryProvider: { name, ...(options.cli ? { cli: "./cli.js" } : {}), description: options.description ?? `Package provider ${name}` },
+      hermesMemoryProvider: {
+        name,
+        ...(options.cli ? { cli: "./cli.js" } : {}),
+        description: options.description ?? `Package provider ${name}`,
+      },
     },
     "index.js": providerModule(name, options),
     ...(options.cli ? { "cli.js": options.cli } : {}),
@@ -252,7 +274,7 @@ export function terminalScreen(raw: string): { lines: string[]; cursorVisible: b
   let row = 0;
   let col = 0;
   let cursorVisible = true;
-  for (let i = 0; i < raw.length; ) {
+  for (let i = 0; i < raw.length;) {
     const escape = raw[i] === "\u001b" ? /^\[(\??)([0-9;]*)([A-Za-z])/.exec(raw.slice(i + 1, i + 16)) : null;
     if (escape) {
       const [whole, private_, params, command] = escape;

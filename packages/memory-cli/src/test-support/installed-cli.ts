@@ -31,13 +31,18 @@ export function installCliCopy(root: string, layout: "global" | "project"): { bi
   const modules = layout === "global" ? path.join(location, "lib", "node_modules") : path.join(location, "node_modules");
   if (layout === "project") {
     fs.mkdirSync(location, { recursive: true });
-    fs.writeFileSync(path.join(location, "package.json"), JSON.stringify({ name: "app", private: true, dependencies: { "@hermes/memory-cli": "*" } }, null, 2));
+    fs.writeFileSync(
+      path.join(location, "package.json"),
+      JSON.stringify({ name: "app", private: true, dependencies: { "@hermes/memory-cli": "*" } }, null, 2),
+    );
   }
   const cliDir = path.join(modules, "@hermes", "memory-cli");
   copyPackage(CLI_DIR, cliDir);
-  for (const dependency of CLI_DEPENDENCIES) link(path.join(CLI_DIR, "node_modules", dependency), path.join(cliDir, "node_modules", dependency));
+  for (const dependency of CLI_DEPENDENCIES)
+    link(path.join(CLI_DIR, "node_modules", dependency), path.join(cliDir, "node_modules", dependency));
   const workspaceCore = fs.realpathSync(path.join(CLI_DIR, "node_modules", "@hermes", "memory-core"));
-  const coreDir = layout === "global" ? path.join(cliDir, "node_modules", "@hermes", "memory-core") : path.join(modules, "@hermes", "memory-core");
+  const coreDir =
+    layout === "global" ? path.join(cliDir, "node_modules", "@hermes", "memory-core") : path.join(modules, "@hermes", "memory-core");
   copyPackage(workspaceCore, coreDir);
   // Core's own dependencies (yaml, fs-ext), resolved through one link.
   link(path.join(workspaceCore, "node_modules"), path.join(coreDir, "node_modules"));
@@ -55,14 +60,17 @@ export function installSqliteWithoutAddon(project: string): string {
   const workspaceSqlite = fs.realpathSync(path.join(CLI_DIR, "node_modules", "@hermes", "memory-sqlite"));
   const modules = path.join(project, "node_modules");
   const manifest = path.join(project, "package.json");
-  const pkg: { dependencies?: Record<string, string> } = fs.existsSync(manifest) ? JSON.parse(fs.readFileSync(manifest, "utf8")) : { name: "app", private: true };
+  const pkg: { dependencies?: Record<string, string> } = fs.existsSync(manifest)
+    ? JSON.parse(fs.readFileSync(manifest, "utf8"))
+    : { name: "app", private: true };
   pkg.dependencies = { ...pkg.dependencies, "@hermes/memory-sqlite": "*" };
   fs.mkdirSync(project, { recursive: true });
   fs.writeFileSync(manifest, JSON.stringify(pkg, null, 2));
   const providerDir = path.join(modules, "@hermes", "memory-sqlite");
   copyPackage(workspaceSqlite, providerDir);
   link(path.join(CLI_DIR, "node_modules", "@hermes", "memory-core"), path.join(modules, "@hermes", "memory-core"));
-  for (const dependency of ["@hermes/memory-provider-kit", "ajv"]) link(path.join(workspaceSqlite, "node_modules", dependency), path.join(providerDir, "node_modules", dependency));
+  for (const dependency of ["@hermes/memory-provider-kit", "ajv"])
+    link(path.join(workspaceSqlite, "node_modules", dependency), path.join(providerDir, "node_modules", dependency));
   const betterSqlite = fs.realpathSync(path.join(workspaceSqlite, "node_modules", "better-sqlite3"));
   const unbuilt = path.join(providerDir, "node_modules", "better-sqlite3");
   fs.mkdirSync(unbuilt, { recursive: true });

@@ -17,7 +17,9 @@ async function countStored(instance: ProviderInstance, token: string): Promise<n
   const provider = instance.provider;
   if (!isSearchableMemory(provider)) throw new Error("capabilities.search is declared but the provider is not SearchableMemory");
   const hits = await instance.call("search()", () => provider.search(token, { limit: 50 }));
-  return new Set((Array.isArray(hits) ? hits : []).filter((h) => typeof h?.content === "string" && h.content.includes(token)).map((h) => h.id)).size;
+  return new Set(
+    (Array.isArray(hits) ? hits : []).filter((h) => typeof h?.content === "string" && h.content.includes(token)).map((h) => h.id),
+  ).size;
 }
 
 /** `stats().items`, or undefined when the provider does not report a number. */
@@ -86,7 +88,8 @@ async function overlappingEvidenceAddsOnlyTheNew(ctx: ContractContext): Promise<
     await harness.settle(instance);
     const after = await countStored(instance, tokens[0]!);
     const added = await countStored(instance, tokens[4]!);
-    if (after > before) return fail(`overlapping evidence stored the old messages again (${after} copies of the first message, was ${before})`);
+    if (after > before)
+      return fail(`overlapping evidence stored the old messages again (${after} copies of the first message, was ${before})`);
     if (added === 0) return fail("the new part of overlapping evidence was not stored");
     return pass();
   } finally {
@@ -127,9 +130,7 @@ async function brokenStorageFailsClosed(ctx: ContractContext): Promise<ClauseOut
       );
     }
     if (generic) {
-      return fail(
-        "onPreCompress resolved although hermesHome had been replaced by a file and nothing was written",
-      );
+      return fail("onPreCompress resolved although hermesHome had been replaced by a file and nothing was written");
     }
     return fail("onPreCompress resolved although setup.breakStorage had broken the storage");
   } finally {
@@ -154,10 +155,13 @@ async function archivesEachMessageAsText(ctx: ContractContext): Promise<ClauseOu
       const provider = instance.provider;
       if (!isSearchableMemory(provider)) throw new Error("capabilities.search is declared but the provider is not SearchableMemory");
       const hits = await instance.call("search()", () => provider.search(token, { limit: 20 }));
-      const stored = (Array.isArray(hits) ? hits : []).filter((h) => typeof h?.content === "string" && h.content.includes(token)).map((h) => h.content);
+      const stored = (Array.isArray(hits) ? hits : [])
+        .filter((h) => typeof h?.content === "string" && h.content.includes(token))
+        .map((h) => h.content);
       const expected = `${messages[i]!.role === "user" ? "User" : "Assistant"}: ${String(messages[i]!.content)}`;
       if (stored.length === 0) return fail(`after onPreCompress, search(${JSON.stringify(token)}) finds nothing`);
-      if (!stored.some((t) => t.split("\n").includes(expected))) return fail(`the archived message is stored as ${JSON.stringify(stored[0])}, expected ${JSON.stringify(expected)}`);
+      if (!stored.some((t) => t.split("\n").includes(expected)))
+        return fail(`the archived message is stored as ${JSON.stringify(stored[0])}, expected ${JSON.stringify(expected)}`);
     }
     return pass();
   } finally {

@@ -85,7 +85,12 @@ export async function runConfigGroup(ctx: ContractContext): Promise<void> {
     const changed = diffSnapshots(before, ctx.sandbox.snapshot());
     const outside = writesOutside(ctx.sandbox, hermesHome, changed, watch.written);
     if (outside.length > 0) {
-      return fail(`saveConfig wrote outside hermesHome: ${outside.slice(0, 5).map((p) => describeSandboxPath(ctx.sandbox, p)).join(", ")}`);
+      return fail(
+        `saveConfig wrote outside hermesHome: ${outside
+          .slice(0, 5)
+          .map((p) => describeSandboxPath(ctx.sandbox, p))
+          .join(", ")}`,
+      );
     }
     for (const file of changed) {
       if (file === envFile) continue;

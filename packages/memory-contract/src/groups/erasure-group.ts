@@ -34,10 +34,16 @@ export async function runErasureGroup(ctx: ContractContext): Promise<void> {
     const session = distinctiveToken("erasuresession");
     const byIds = [await write(probe, "id1", {}), await write(probe, "id2", {})];
     const byUser = [await write(probe, "user1", { userId: OTHER_USER }), await write(probe, "user2", { userId: OTHER_USER, kind: "turn" })];
-    const bySession = [await write(probe, "session1", { sessionId: session }), await write(probe, "session2", { sessionId: session, kind: "turn" })];
+    const bySession = [
+      await write(probe, "session1", { sessionId: session }),
+      await write(probe, "session2", { sessionId: session, kind: "turn" }),
+    ];
     const withFilters = searchCapabilities(probe.memory).filters;
     const byFilter = withFilters ? [await write(probe, "filter1", { metadata: { purge: true } })] : [];
-    const kept = [await write(probe, "keep1", { metadata: { purge: false } }), await write(probe, "keep2", { sessionId: distinctiveToken("erasurekeep") })];
+    const kept = [
+      await write(probe, "keep1", { metadata: { purge: false } }),
+      await write(probe, "keep2", { sessionId: distinctiveToken("erasurekeep") }),
+    ];
     await probe.settle();
 
     const scopes: Array<[ForgetScope, Written[]]> = [
@@ -49,16 +55,19 @@ export async function runErasureGroup(ctx: ContractContext): Promise<void> {
     const problems: string[] = [];
     for (const [scope, items] of scopes) {
       const erased = await probe.instance.call("forgetWhere()", () => probe.memory.forgetWhere!(scope));
-      if (erased !== items.length) problems.push(`forgetWhere(${JSON.stringify(scope)}) returned ${JSON.stringify(erased)}, not ${items.length}`);
+      if (erased !== items.length)
+        problems.push(`forgetWhere(${JSON.stringify(scope)}) returned ${JSON.stringify(erased)}, not ${items.length}`);
       await probe.settle();
       for (const item of items) {
         const found = await stillReadable(probe, item);
-        if (found.length > 0) problems.push(`after forgetWhere(${JSON.stringify(scope)}) the erased text is still found by ${found.join(" and ")}`);
+        if (found.length > 0)
+          problems.push(`after forgetWhere(${JSON.stringify(scope)}) the erased text is still found by ${found.join(" and ")}`);
       }
     }
     for (const item of kept) {
       const found = await stillReadable(probe, item);
-      if (found.length < 2) problems.push(`an item outside every scope was lost (found by ${found.join(" and ") || "neither search nor get"})`);
+      if (found.length < 2)
+        problems.push(`an item outside every scope was lost (found by ${found.join(" and ") || "neither search nor get"})`);
     }
     if (problems.length > 0) return fail(problems.join("; "));
     return pass(withFilters ? undefined : "metadata scope not tried: the provider does not declare filters");
@@ -83,18 +92,24 @@ export async function runErasureGroup(ctx: ContractContext): Promise<void> {
 
   await searchableClause(ctx, "C-ERASURE-3", "erasure-whole-store", async (probe) => {
     const session = distinctiveToken("erasurewhole");
-    const items = [await write(probe, "whole1", { sessionId: session }), await write(probe, "whole2", { sessionId: session, kind: "turn" })];
+    const items = [
+      await write(probe, "whole1", { sessionId: session }),
+      await write(probe, "whole2", { sessionId: session, kind: "turn" }),
+    ];
     await probe.settle();
     const stored = (await probe.instance.call("stats()", () => probe.memory.stats())).items;
     // A store shared with other writers (a cloud index) holds more: the rule cannot be seen then.
     if (stored !== items.length) return pass(`not checked: the fresh store holds ${String(stored)} items, not the ${items.length} written`);
     const problems: string[] = [];
-    const refused = await refusalProblem(() => probe.instance.call("forgetWhere()", () => probe.memory.forgetWhere!({ sessionId: session })));
+    const refused = await refusalProblem(() =>
+      probe.instance.call("forgetWhere()", () => probe.memory.forgetWhere!({ sessionId: session })),
+    );
     if (refused) problems.push(`forgetWhere({sessionId}) matching every item of the store without confirmAll ${refused}`);
     await probe.settle();
     for (const item of items) if ((await stillReadable(probe, item)).length < 2) problems.push("an item was erased by the refused scope");
     const erased = await probe.instance.call("forgetWhere()", () => probe.memory.forgetWhere!({ sessionId: session, confirmAll: true }));
-    if (erased !== items.length) problems.push(`forgetWhere({sessionId, confirmAll: true}) returned ${JSON.stringify(erased)}, not ${items.length}`);
+    if (erased !== items.length)
+      problems.push(`forgetWhere({sessionId, confirmAll: true}) returned ${JSON.stringify(erased)}, not ${items.length}`);
     await probe.settle();
     // Named items need no confirmation, even when they are all there is.
     const named = await write(probe, "named", { sessionId: session });

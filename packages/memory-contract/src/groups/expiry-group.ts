@@ -38,7 +38,9 @@ export async function runExpiryGroup(ctx: ContractContext): Promise<void> {
       // Items of an earlier, too-short try have expired as well.
       const expected = ttl === SHORT_TTL_MS ? 1 : undefined;
       if (expected !== undefined ? purged !== expected : !(typeof purged === "number" && purged >= 1)) {
-        problems.push(`purgeExpired() returned ${JSON.stringify(purged)}, not ${expected ?? "at least 1"} (the expired item${expected === 1 ? "" : "s"})`);
+        problems.push(
+          `purgeExpired() returned ${JSON.stringify(purged)}, not ${expected ?? "at least 1"} (the expired item${expected === 1 ? "" : "s"})`,
+        );
       }
       const again = await probe.instance.call("second purgeExpired()", () => probe.memory.purgeExpired!());
       if (again !== 0) problems.push(`a second purgeExpired() returned ${JSON.stringify(again)}, not 0`);

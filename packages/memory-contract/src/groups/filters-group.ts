@@ -21,7 +21,13 @@ export async function runFiltersGroup(ctx: ContractContext): Promise<void> {
     const s1 = distinctiveToken("filtersession");
     const s2 = distinctiveToken("filtersession");
     const early: Record<string, Omit<MemoryItem, "content">> = {
-      a: { kind: "fact", sessionId: s1, userId: USER, tags: ["red", "blue"], metadata: { color: "red", n: 1, flags: ["x", "y"], ok: true } },
+      a: {
+        kind: "fact",
+        sessionId: s1,
+        userId: USER,
+        tags: ["red", "blue"],
+        metadata: { color: "red", n: 1, flags: ["x", "y"], ok: true },
+      },
       b: { kind: "turn", sessionId: s1, userId: USER, tags: ["blue"], metadata: { color: "blue", n: 5 } },
       c: { kind: "checkpoint", sessionId: s2, userId: USER, tags: ["green"], metadata: { color: "green", n: 10, ok: false } },
       d: { kind: "fact", sessionId: s2, userId: USER, metadata: { n: "5" } },
@@ -96,12 +102,15 @@ export async function runFiltersGroup(ctx: ContractContext): Promise<void> {
       `${token} ${token} quiet two and a few more words`,
       `${token} quiet three with many unrelated words about gardens, rivers, trains, mountains and long winter evenings`,
     ];
-    for (const [i, content] of quietTexts.entries()) quiet.set(await probe.remember({ content, userId: USER, metadata: { lane: "quiet" } }), `quiet-${i + 1}`);
+    for (const [i, content] of quietTexts.entries())
+      quiet.set(await probe.remember({ content, userId: USER, metadata: { lane: "quiet" } }), `quiet-${i + 1}`);
     await probe.settle();
     const hits = await probe.search(token, { userId: USER, metadata: { lane: "quiet" }, limit: 2 });
     const labels = hits.map((h) => quiet.get(String(h.id)) ?? `a non-passing item (${JSON.stringify(h.content.slice(0, 40))})`);
     if (hits.length !== 2 || labels.some((l) => !l.startsWith("quiet-"))) {
-      return fail(`search(limit 2, metadata.lane = "quiet") returned [${labels.join(", ")}]; 3 items pass the filter, so it must return 2 of them (30 better-matching items fail it)`);
+      return fail(
+        `search(limit 2, metadata.lane = "quiet") returned [${labels.join(", ")}]; 3 items pass the filter, so it must return 2 of them (30 better-matching items fail it)`,
+      );
     }
     if (!labels.includes("quiet-1")) return fail(`the filtered top 2 was [${labels.join(", ")}] without quiet-1, the best passing match`);
     return pass();

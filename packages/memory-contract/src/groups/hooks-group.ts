@@ -102,11 +102,14 @@ async function burstTurnsPersist(ctx: ContractContext, shared: HooksShared): Pro
     }
   }
   const t = state.tokens;
-  const sample = [...new Set([t[0], t[Math.floor(t.length / 4)], t[Math.floor(t.length / 2)], t[Math.floor((3 * t.length) / 4)], t[t.length - 1]])]
-    .filter((x): x is string => x !== undefined);
+  const sample = [
+    ...new Set([t[0], t[Math.floor(t.length / 4)], t[Math.floor(t.length / 2)], t[Math.floor((3 * t.length) / 4)], t[t.length - 1]]),
+  ].filter((x): x is string => x !== undefined);
   const missing = await missingAfterRestart(ctx, state.instance, sample);
   if (missing.length > 0) {
-    return fail(`${missing.length} of ${sample.length} sampled turns (of ${t.length} synced) were not found after shutdown and restart: ${missing.join(", ")}`);
+    return fail(
+      `${missing.length} of ${sample.length} sampled turns (of ${t.length} synced) were not found after shutdown and restart: ${missing.join(", ")}`,
+    );
   }
   return pass(`${sample.length} sampled turns of ${t.length} found after restart`);
 }
@@ -198,13 +201,17 @@ async function sessionEndIsAFlushPoint(ctx: ContractContext): Promise<ClauseOutc
   let fresh: ProviderInstance | undefined;
   try {
     for (const token of tokens) {
-      await instance.call("syncTurn()", (p) => p.syncTurn(`Remember the marker ${token}`, `Stored ${token}`, { sessionId: instance.sessionId }));
+      await instance.call("syncTurn()", (p) =>
+        p.syncTurn(`Remember the marker ${token}`, `Stored ${token}`, { sessionId: instance.sessionId }),
+      );
     }
     await instance.call("onSessionEnd()", (p) =>
-      p.onSessionEnd(tokens.flatMap((token) => [
-        { role: "user", content: `Remember the marker ${token}` },
-        { role: "assistant", content: `Stored ${token}` },
-      ])),
+      p.onSessionEnd(
+        tokens.flatMap((token) => [
+          { role: "user", content: `Remember the marker ${token}` },
+          { role: "assistant", content: `Stored ${token}` },
+        ]),
+      ),
     );
     fresh = await harness.openInstance("hooks-session-end-fresh", { hermesHome: instance.hermesHome });
     // Settling the fresh instance flushes only its own (empty) queue.
@@ -212,7 +219,9 @@ async function sessionEndIsAFlushPoint(ctx: ContractContext): Promise<ClauseOutc
     const missing: string[] = [];
     for (const token of tokens) if (!(await harness.readBack(fresh, token)).found) missing.push(token);
     return missing.length > 0
-      ? fail(`${missing.length} of ${tokens.length} turns synced before onSessionEnd() were not found by a fresh instance on the same profile (no shutdown): ${missing.join(", ")}`)
+      ? fail(
+          `${missing.length} of ${tokens.length} turns synced before onSessionEnd() were not found by a fresh instance on the same profile (no shutdown): ${missing.join(", ")}`,
+        )
       : pass(`${tokens.length} turns found by a fresh instance after onSessionEnd()`);
   } finally {
     await fresh?.close().catch(() => undefined);
@@ -228,7 +237,9 @@ async function sessionSwitchIsAFlushPoint(ctx: ContractContext): Promise<ClauseO
   let fresh: ProviderInstance | undefined;
   try {
     for (const token of tokens) {
-      await instance.call("syncTurn()", (p) => p.syncTurn(`Remember the marker ${token}`, `Stored ${token}`, { sessionId: instance.sessionId }));
+      await instance.call("syncTurn()", (p) =>
+        p.syncTurn(`Remember the marker ${token}`, `Stored ${token}`, { sessionId: instance.sessionId }),
+      );
     }
     const next = distinctiveToken("next-session-");
     const switched = await instance.call("onSessionSwitch()", (p) =>
@@ -241,7 +252,9 @@ async function sessionSwitchIsAFlushPoint(ctx: ContractContext): Promise<ClauseO
     const missing: string[] = [];
     for (const token of tokens) if (!(await harness.readBack(fresh, token)).found) missing.push(token);
     return missing.length > 0
-      ? fail(`${missing.length} of ${tokens.length} turns synced before onSessionSwitch() were not found by a fresh instance on the same profile (no shutdown): ${missing.join(", ")}`)
+      ? fail(
+          `${missing.length} of ${tokens.length} turns synced before onSessionSwitch() were not found by a fresh instance on the same profile (no shutdown): ${missing.join(", ")}`,
+        )
       : pass(`${tokens.length} turns found by a fresh instance after onSessionSwitch()`);
   } finally {
     await fresh?.close().catch(() => undefined);
@@ -257,9 +270,14 @@ async function turnStoredWithItsAuthor(ctx: ContractContext): Promise<ClauseOutc
     const named = distinctiveToken("authored");
     const anonymous = distinctiveToken("anonymous");
     await instance.call("syncTurn()", (p) =>
-      p.syncTurn(`  I planted ${named} tulips  `, `Noted: ${named} tulips`, { sessionId: instance.sessionId, turnAuthor: { id: "u-7", name: "  Caroline " } }),
+      p.syncTurn(`  I planted ${named} tulips  `, `Noted: ${named} tulips`, {
+        sessionId: instance.sessionId,
+        turnAuthor: { id: "u-7", name: "  Caroline " },
+      }),
     );
-    await instance.call("syncTurn()", (p) => p.syncTurn(`I planted ${anonymous} roses`, `Noted: ${anonymous} roses`, { sessionId: instance.sessionId }));
+    await instance.call("syncTurn()", (p) =>
+      p.syncTurn(`I planted ${anonymous} roses`, `Noted: ${anonymous} roses`, { sessionId: instance.sessionId }),
+    );
     await harness.settle(instance);
     const expected: Array<[string, string]> = [
       [named, `Caroline: I planted ${named} tulips\nAssistant: Noted: ${named} tulips`],

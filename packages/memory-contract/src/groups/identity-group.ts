@@ -23,7 +23,8 @@ export async function runIdentityGroup(ctx: ContractContext): Promise<void> {
       if (!isValidProviderName(name)) {
         return fail(`provider.name ${JSON.stringify(name)} does not match ^[a-z0-9][a-z0-9._-]{0,63}$ or is the reserved "builtin"`);
       }
-      if (name !== ctx.setup.name) return fail(`provider.name is ${JSON.stringify(name)} but setup.name is ${JSON.stringify(ctx.setup.name)}`);
+      if (name !== ctx.setup.name)
+        return fail(`provider.name is ${JSON.stringify(name)} but setup.name is ${JSON.stringify(ctx.setup.name)}`);
       return pass();
     });
 
@@ -36,7 +37,9 @@ export async function runIdentityGroup(ctx: ContractContext): Promise<void> {
       if (typeof value !== "boolean") return fail(`isAvailable() returned ${typeof value}, expected a boolean`);
       // The host calls it at every start, synchronously: no timeout can bound it.
       if (tookMs > IS_AVAILABLE_MAX_MS) {
-        return fail(`isAvailable() took ${Math.round(tookMs)} ms (more than ${IS_AVAILABLE_MAX_MS} ms); it blocks every start of the host, and no timeout can bound synchronous work`);
+        return fail(
+          `isAvailable() took ${Math.round(tookMs)} ms (more than ${IS_AVAILABLE_MAX_MS} ms); it blocks every start of the host, and no timeout can bound synchronous work`,
+        );
       }
       return pass(`isAvailable() = ${value}`);
     });

@@ -54,7 +54,12 @@ export async function runInitGroup(ctx: ContractContext): Promise<void> {
 }
 
 /** A normal session (init, sync, prefetch, a tool call, session end, shutdown), then the write check. */
-async function checkSessionWrites(ctx: ContractContext, hermesHome: string, before: FileSnapshot, watch: FsWriteWatch): Promise<ClauseOutcome> {
+async function checkSessionWrites(
+  ctx: ContractContext,
+  hermesHome: string,
+  before: FileSnapshot,
+  watch: FsWriteWatch,
+): Promise<ClauseOutcome> {
   const { harness } = ctx;
   const instance = await harness.openInstance("init-writes", { hermesHome });
   const token = distinctiveToken("initwrite");

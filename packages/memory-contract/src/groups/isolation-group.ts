@@ -64,7 +64,9 @@ export async function runIsolationGroup(ctx: ContractContext): Promise<void> {
     for (const user of users) {
       const writer = await harness.openInstance(user.userId, { hermesHome, context: { userId: user.userId } });
       try {
-        await writer.call("syncTurn()", (p) => p.syncTurn(`My marker is ${user.token}`, `Noted ${user.token}`, { sessionId: writer.sessionId }));
+        await writer.call("syncTurn()", (p) =>
+          p.syncTurn(`My marker is ${user.token}`, `Noted ${user.token}`, { sessionId: writer.sessionId }),
+        );
       } finally {
         await writer.close();
       }
@@ -75,8 +77,10 @@ export async function runIsolationGroup(ctx: ContractContext): Promise<void> {
       const reader = await harness.openInstance(`${user.userId}-reader`, { hermesHome, context: { userId: user.userId } });
       try {
         await harness.settle(reader);
-        if (!(await harness.readBack(reader, user.token, { userId: user.userId })).found) problems.push(`${user.userId} cannot read its own data`);
-        if ((await harness.readBack(reader, other.token, { userId: user.userId })).found) problems.push(`${user.userId} sees ${other.userId}'s data`);
+        if (!(await harness.readBack(reader, user.token, { userId: user.userId })).found)
+          problems.push(`${user.userId} cannot read its own data`);
+        if ((await harness.readBack(reader, other.token, { userId: user.userId })).found)
+          problems.push(`${user.userId} sees ${other.userId}'s data`);
       } finally {
         await reader.close();
       }
@@ -98,12 +102,14 @@ export async function runIsolationGroup(ctx: ContractContext): Promise<void> {
       const tokensB = [distinctiveToken("userb"), distinctiveToken("userb"), distinctiveToken("userb")];
       const idA = await probe.remember({ content: `${topic} note of user a: ${tokenA}`, userId: userA });
       const idsB: string[] = [];
-      for (const token of tokensB) idsB.push(await probe.remember({ content: `${topic} ${topic} ${topic} note of user b: ${token}`, userId: userB }));
+      for (const token of tokensB)
+        idsB.push(await probe.remember({ content: `${topic} ${topic} ${topic} note of user b: ${token}`, userId: userB }));
       await probe.settle();
       const problems: string[] = [];
       const forA = await probe.search(topic, { userId: userA, limit: 3 });
       if (!mentions(forA, tokenA)) problems.push("search(q, {userId: a}) does not return a's item");
-      if (tokensB.some((t) => mentions(forA, t)) || forA.some((h) => h.userId === userB)) problems.push("search(q, {userId: a}) returns b's items");
+      if (tokensB.some((t) => mentions(forA, t)) || forA.some((h) => h.userId === userB))
+        problems.push("search(q, {userId: a}) returns b's items");
       const forB = await probe.search(topic, { userId: userB, limit: 10 });
       if (mentions(forB, tokenA) || forB.some((h) => h.userId === userA)) problems.push("search(q, {userId: b}) returns a's item");
       if (!tokensB.every((t) => mentions(forB, t))) problems.push("search(q, {userId: b}) does not return all of b's items");
@@ -113,8 +119,10 @@ export async function runIsolationGroup(ctx: ContractContext): Promise<void> {
       if (erased !== 1) problems.push(`forgetWhere({userId: a}) returned ${JSON.stringify(erased)}, not 1 (a had one item)`);
       await probe.settle();
       const afterB = await probe.search(topic, { userId: userB, limit: 10 });
-      if (!tokensB.every((t) => mentions(afterB, t))) problems.push("after forgetWhere({userId: a}) search no longer returns all of b's items");
-      for (const id of idsB) if ((await probe.get(id)) === null) problems.push(`after forgetWhere({userId: a}) get() no longer returns b's item ${id}`);
+      if (!tokensB.every((t) => mentions(afterB, t)))
+        problems.push("after forgetWhere({userId: a}) search no longer returns all of b's items");
+      for (const id of idsB)
+        if ((await probe.get(id)) === null) problems.push(`after forgetWhere({userId: a}) get() no longer returns b's item ${id}`);
       if ((await probe.get(idA)) !== null) problems.push("after forgetWhere({userId: a}) get() still returns a's item");
       return problems.length > 0 ? fail(problems.join("; ")) : pass();
     },

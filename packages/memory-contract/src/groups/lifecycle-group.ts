@@ -69,7 +69,9 @@ export async function runLifecycleGroup(ctx: ContractContext): Promise<void> {
       await instance.close();
       const left = await tracker.settle(harness.timeouts.handleGraceMs);
       if (left.length > 0) {
-        return fail(`${harness.timeouts.handleGraceMs} ms after shutdown, resources the provider created still keep the process alive: ${left.join(", ")}`);
+        return fail(
+          `${harness.timeouts.handleGraceMs} ms after shutdown, resources the provider created still keep the process alive: ${left.join(", ")}`,
+        );
       }
       return pass();
     } finally {
@@ -83,14 +85,19 @@ export async function runLifecycleGroup(ctx: ContractContext): Promise<void> {
  * C-LIFECYCLE-4 (built-ins unchanged; the watch has already put back what it could) and
  * C-LIFECYCLE-5 (no process the run started still running; the kit stops those it finds).
  */
-export async function runWholeRunClauses(ctx: ContractContext, watches: { builtins: BuiltinWatch; children: ChildProcessWatch }): Promise<void> {
+export async function runWholeRunClauses(
+  ctx: ContractContext,
+  watches: { builtins: BuiltinWatch; children: ChildProcessWatch },
+): Promise<void> {
   const { builtins, children } = watches;
 
   await ctx.clause("C-LIFECYCLE-4", async () => {
     builtins.check("at the end of the run");
     const changes = builtins.changes();
     if (changes.length === 0) return pass();
-    return fail(`the provider changed ${changes.length} built-in ${changes.length === 1 ? "property" : "properties"}: ${describeBuiltinChanges(changes)}`);
+    return fail(
+      `the provider changed ${changes.length} built-in ${changes.length === 1 ? "property" : "properties"}: ${describeBuiltinChanges(changes)}`,
+    );
   });
 
   await ctx.clause("C-LIFECYCLE-5", async () => {

@@ -19,7 +19,10 @@ function createTripwirePackage(pkg: ProviderPackage, entry: string): { dir: stri
   const file = path.resolve(dir, entry);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   // Valid as ESM and CommonJS, so it fires whatever the entry's module type.
-  fs.writeFileSync(file, `globalThis[Symbol.for("@hermes/memory-contract.discovery-tripwire")] = (globalThis[Symbol.for("@hermes/memory-contract.discovery-tripwire")] ?? 0) + 1;\n`);
+  fs.writeFileSync(
+    file,
+    `globalThis[Symbol.for("@hermes/memory-contract.discovery-tripwire")] = (globalThis[Symbol.for("@hermes/memory-contract.discovery-tripwire")] ?? 0) + 1;\n`,
+  );
   return { dir, dispose: () => fs.rmSync(dir, { recursive: true, force: true }) };
 }
 
@@ -35,7 +38,9 @@ export async function runManifestGroup(ctx: ContractContext): Promise<void> {
     if (pkg.errors.length > 0) return fail(pkg.errors.join("; "));
     declared = pkg.providers.find((p) => p.name === ctx.setup.name);
     if (!declared) {
-      return fail(`the manifest declares ${pkg.providers.map((p) => JSON.stringify(p.name)).join(", ")}, not setup.name ${JSON.stringify(ctx.setup.name)}`);
+      return fail(
+        `the manifest declares ${pkg.providers.map((p) => JSON.stringify(p.name)).join(", ")}, not setup.name ${JSON.stringify(ctx.setup.name)}`,
+      );
     }
     return pass();
   });
@@ -71,7 +76,8 @@ export async function runManifestGroup(ctx: ContractContext): Promise<void> {
   await ctx.clause("C-MANIFEST-4", async () => {
     if (!pkg || !declared) return skip("the manifest is not valid (see C-MANIFEST-1)");
     if (!discovered) return fail("core's discovery did not list the provider (see C-MANIFEST-2)");
-    if (discovered.source !== "package") return fail(`discovery listed it from source ${JSON.stringify(discovered.source)}, expected "package"`);
+    if (discovered.source !== "package")
+      return fail(`discovery listed it from source ${JSON.stringify(discovered.source)}, expected "package"`);
     // Same manifest, but the entry is a tripwire: if listing evaluated it, the counter moves.
     const tripwire = createTripwirePackage(pkg, path.relative(pkg.dir, discovered.entry));
     try {

@@ -35,7 +35,9 @@ export async function runRecallGroup(ctx: ContractContext): Promise<void> {
       await second.call("queuePrefetch()", (p) => p.queuePrefetch(query, { sessionId: second.sessionId }));
       const warmed = await second.call("prefetch()", (p) => p.prefetch(query, { sessionId: second.sessionId }));
       if (typeof warmed === "string" && warmed.includes(token)) return pass("found only after queuePrefetch()");
-      return fail(`prefetch(${JSON.stringify(query)}) in a new session after restart did not return the fact (got ${JSON.stringify(String(warmed).slice(0, 120))})`);
+      return fail(
+        `prefetch(${JSON.stringify(query)}) in a new session after restart did not return the fact (got ${JSON.stringify(String(warmed).slice(0, 120))})`,
+      );
     } finally {
       await second.close();
     }
@@ -48,13 +50,17 @@ export async function runRecallGroup(ctx: ContractContext): Promise<void> {
       const early = distinctiveToken("cachekeyearly");
       const late = distinctiveToken("cachekeylate");
       const query = "What colour is the project Marigold logo?";
-      await instance.call("syncTurn()", (p) => p.syncTurn(`The project Marigold logo colour is ${early}.`, "Noted.", { sessionId: instance.sessionId }));
+      await instance.call("syncTurn()", (p) =>
+        p.syncTurn(`The project Marigold logo colour is ${early}.`, "Noted.", { sessionId: instance.sessionId }),
+      );
       await harness.settle(instance);
       // Session A queues the query; then a new turn changes the answer; session B asks the same query.
       await instance.call("queuePrefetch()", (p) => p.queuePrefetch(query, { sessionId: "contract-session-a" }));
       await harness.settle(instance);
       await new Promise((resolve) => setTimeout(resolve, 50));
-      await instance.call("syncTurn()", (p) => p.syncTurn(`Correction: the project Marigold logo colour is now ${late}.`, "Noted.", { sessionId: instance.sessionId }));
+      await instance.call("syncTurn()", (p) =>
+        p.syncTurn(`Correction: the project Marigold logo colour is now ${late}.`, "Noted.", { sessionId: instance.sessionId }),
+      );
       await harness.settle(instance);
       const text = await instance.call("prefetch()", (p) => p.prefetch(query, { sessionId: "contract-session-b" }));
       if (typeof text === "string" && text.includes(late)) return pass();
@@ -76,7 +82,9 @@ export async function runRecallGroup(ctx: ContractContext): Promise<void> {
     await probe.settle();
     const after = await probe.search(token, { limit: 5 });
     if (mentions(after, token)) return pass();
-    return fail(`search(${JSON.stringify(token)}) found nothing after remember() stored an item holding it, because an earlier search for it had found nothing`);
+    return fail(
+      `search(${JSON.stringify(token)}) found nothing after remember() stored an item holding it, because an earlier search for it had found nothing`,
+    );
   });
 
   await searchableClause(ctx, "C-RECALL-4", "malformed-items", async (probe) => {
@@ -108,7 +116,9 @@ export async function runRecallGroup(ctx: ContractContext): Promise<void> {
       const hit = await probe.get(id).catch(() => null);
       if (!hit || !hit.content.includes(token)) problems.push(`the item remembered as ${id} before a malformed one was not stored`);
     }
-    return problems.length > 0 ? fail(problems.join("; ")) : pass(`${malformed.length} malformed items refused, ${accepted.length} items around them stored`);
+    return problems.length > 0
+      ? fail(problems.join("; "))
+      : pass(`${malformed.length} malformed items refused, ${accepted.length} items around them stored`);
   });
 
   await searchableClause(ctx, "C-RECALL-5", "search-limit", async (probe) => {
@@ -117,7 +127,8 @@ export async function runRecallGroup(ctx: ContractContext): Promise<void> {
     await probe.settle();
     const problems: string[] = [];
     const unlimited = await probe.search(token, {});
-    if (unlimited.length === 0 || unlimited.length > 10) problems.push(`search without a limit returned ${unlimited.length} hits for 14 matching items (expected 1 to 10)`);
+    if (unlimited.length === 0 || unlimited.length > 10)
+      problems.push(`search without a limit returned ${unlimited.length} hits for 14 matching items (expected 1 to 10)`);
     const three = await probe.search(token, { limit: 3 });
     if (three.length !== 3) problems.push(`search with limit 3 returned ${three.length} hits for 14 matching items`);
     for (const limit of [0, -3, Number.NaN, "5"]) {

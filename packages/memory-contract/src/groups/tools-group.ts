@@ -70,7 +70,8 @@ export async function runToolsGroup(ctx: ContractContext): Promise<void> {
       } catch (error) {
         return fail(`handleToolCall(${JSON.stringify(unknownName)}) threw: ${describeError(error)}`);
       }
-      if (!isErrorString(result)) return fail(`handleToolCall(${JSON.stringify(unknownName)}) returned ${preview(result)}, expected an error string`);
+      if (!isErrorString(result))
+        return fail(`handleToolCall(${JSON.stringify(unknownName)}) returned ${preview(result)}, expected an error string`);
       return pass();
     });
 

@@ -50,7 +50,14 @@ function toolsOf(schemas: unknown): Tool[] {
 /** The fields of a hit that no tool call of another user may change. */
 function snapshot(hit: MemoryHit | null): string | undefined {
   if (!hit) return undefined;
-  return JSON.stringify([hit.content, hit.kind, hit.userId ?? null, hit.sessionId ?? null, [...(hit.tags ?? [])].sort(), hit.expiresAt ?? null]);
+  return JSON.stringify([
+    hit.content,
+    hit.kind,
+    hit.userId ?? null,
+    hit.sessionId ?? null,
+    [...(hit.tags ?? [])].sort(),
+    hit.expiresAt ?? null,
+  ]);
 }
 
 function escapeRegExp(text: string): string {
@@ -85,7 +92,8 @@ function leaves(value: unknown, out: string[] = []): string[] {
  */
 function leaksIn(answer: string, args: Record<string, unknown>, items: readonly OwnerItem[]): string[] {
   const found: string[] = [];
-  for (const item of items) if (answer.includes(item.secret)) found.push(`the text of the owner's item ${item.id || `with the marker ${item.word}`}`);
+  for (const item of items)
+    if (answer.includes(item.secret)) found.push(`the text of the owner's item ${item.id || `with the marker ${item.word}`}`);
   const sent = new Set(leaves(args));
   const named = idsIn(answer);
   for (const item of items) {
@@ -100,7 +108,14 @@ async function storeThroughApi(owner: ProviderInstance, ctx: ContractContext): P
   const memory = searchableOf(owner);
   const remember = (kind: (typeof KINDS)[number], word: string, secret: string): Promise<string> =>
     owner.call("remember()", () =>
-      memory.remember({ content: `Private note of the owner: ${word} ${secret}`, kind, userId: OWNER, sessionId: owner.sessionId, tags: ["contract-boundary"], metadata: { marker: word } }),
+      memory.remember({
+        content: `Private note of the owner: ${word} ${secret}`,
+        kind,
+        userId: OWNER,
+        sessionId: owner.sessionId,
+        tags: ["contract-boundary"],
+        metadata: { marker: word },
+      }),
     );
   // The ghost is stored first, so a store that hands out the next free number never gives its id to a later item.
   const ghost: OwnerItem = { id: "", word: distinctiveToken("ghostword"), secret: distinctiveToken("ghostsecret") };
@@ -124,7 +139,12 @@ async function storeThroughApi(owner: ProviderInstance, ctx: ContractContext): P
  * every text. The intruder aims at the ids the answers name, each paired with the words; only
  * words that read back (search or recall) are required to survive, so items are those words.
  */
-async function storeThroughTools(owner: ProviderInstance, ctx: ContractContext, tools: readonly Tool[], caller: ToolCaller): Promise<Stored> {
+async function storeThroughTools(
+  owner: ProviderInstance,
+  ctx: ContractContext,
+  tools: readonly Tool[],
+  caller: ToolCaller,
+): Promise<Stored> {
   const words = KINDS.map(() => ({ word: distinctiveToken("ownerword"), secret: distinctiveToken("ownersecret") }));
   const ids = new Set<string>();
   for (const tool of tools) {
@@ -169,7 +189,9 @@ class ToolCaller {
   async call(instance: ProviderInstance, name: string, args: Record<string, unknown>): Promise<string> {
     if (this.hung >= MAX_TIMEOUTS) throw new Error(`tool calls stopped: ${this.hung} did not settle within the call timeout`);
     try {
-      const answer: unknown = await instance.call(`handleToolCall(${name})`, (p) => p.handleToolCall(name, args, { sessionId: instance.sessionId }));
+      const answer: unknown = await instance.call(`handleToolCall(${name})`, (p) =>
+        p.handleToolCall(name, args, { sessionId: instance.sessionId }),
+      );
       return typeof answer === "string" ? answer : String(JSON.stringify(answer));
     } catch (error) {
       if (error instanceof ProviderCallTimeoutError) this.hung++;
@@ -179,11 +201,22 @@ class ToolCaller {
 }
 
 /** The intruder drives every tool at every owner item; returns the problems and how many calls it made. */
-async function intrude(intruder: ProviderInstance, tools: readonly Tool[], stored: Stored, ownerSession: string, caller: ToolCaller): Promise<{ problems: string[]; calls: number }> {
+async function intrude(
+  intruder: ProviderInstance,
+  tools: readonly Tool[],
+  stored: Stored,
+  ownerSession: string,
+  caller: ToolCaller,
+): Promise<{ problems: string[]; calls: number }> {
   const problems: string[] = [];
   const everything = stored.ghost ? [...stored.items, stored.ghost] : stored.items;
   let calls = 0;
-  const target = (item: OwnerItem): BoundaryTarget => ({ userId: OWNER, sessionId: ownerSession, itemId: item.id || item.word, word: item.word });
+  const target = (item: OwnerItem): BoundaryTarget => ({
+    userId: OWNER,
+    sessionId: ownerSession,
+    itemId: item.id || item.word,
+    word: item.word,
+  });
   for (const tool of tools) {
     for (const [i, item] of stored.items.entries()) {
       const twins = stored.ghost ? boundaryArguments(tool.parameters, target(stored.ghost), i) : [];
@@ -199,7 +232,9 @@ async function intrude(intruder: ProviderInstance, tools: readonly Tool[], store
         const again = normalised(await caller.call(intruder, tool.name, twin.args), stored.ghost);
         calls += 2;
         if (again === unused && normalised(answer, item) !== unused) {
-          problems.push(`${shown} in ${INTRUDER}'s session answered ${JSON.stringify(answer.slice(0, 160))}, but for an id that does not exist ${JSON.stringify(unused.slice(0, 160))} (another user's id must be answered like an unknown one)`);
+          problems.push(
+            `${shown} in ${INTRUDER}'s session answered ${JSON.stringify(answer.slice(0, 160))}, but for an id that does not exist ${JSON.stringify(unused.slice(0, 160))} (another user's id must be answered like an unknown one)`,
+          );
         }
       }
     }
@@ -216,11 +251,13 @@ async function survivors(owner: ProviderInstance, ctx: ContractContext, stored: 
     for (const item of stored.items) {
       const now = snapshot(await owner.call("get()", () => memory.get(item.id)));
       if (now === undefined) problems.push(`the owner's item ${item.id} is gone after ${INTRUDER}'s tool calls`);
-      else if (now !== item.before) problems.push(`the owner's item ${item.id} changed after ${INTRUDER}'s tool calls (${item.before} → ${now})`);
+      else if (now !== item.before)
+        problems.push(`the owner's item ${item.id} changed after ${INTRUDER}'s tool calls (${item.before} → ${now})`);
     }
   } else {
     for (const secret of stored.readBack ?? []) {
-      if (!(await ctx.harness.readBack(owner, secret, { userId: OWNER })).found) problems.push(`an item the owner stored (marker ${secret}) is gone after ${INTRUDER}'s tool calls`);
+      if (!(await ctx.harness.readBack(owner, secret, { userId: OWNER })).found)
+        problems.push(`an item the owner stored (marker ${secret}) is gone after ${INTRUDER}'s tool calls`);
     }
   }
   return problems;
@@ -242,7 +279,8 @@ export async function runUserBoundaryClause(ctx: ContractContext): Promise<void>
   await ctx.clause("C-ISOLATION-4", async () => {
     const caller = new ToolCaller();
     const hermesHome = ctx.sandbox.newHermesHome("user-boundary");
-    const openAs = (label: string, userId: string): Promise<ProviderInstance> => ctx.harness.openInstance(label, { hermesHome, context: { userId } });
+    const openAs = (label: string, userId: string): Promise<ProviderInstance> =>
+      ctx.harness.openInstance(label, { hermesHome, context: { userId } });
     const owner = await openAs("boundary-owner", OWNER);
     let stored: Stored;
     let tools: Tool[];
@@ -253,9 +291,13 @@ export async function runUserBoundaryClause(ctx: ContractContext): Promise<void>
     } finally {
       await owner.close();
     }
-    if (stored.items.length === 0) return skip("the owner's tool calls stored nothing the kit could find again (declare capabilities.search or recall)");
+    if (stored.items.length === 0)
+      return skip("the owner's tool calls stored nothing the kit could find again (declare capabilities.search or recall)");
     const unread = stored.through === "api" ? stored.items.filter((i) => i.before === undefined) : [];
-    if (unread.length > 0) return fail(`get() does not return the owner's items ${unread.map((i) => i.id).join(", ")} right after remember() and flush(), so nothing can be compared`);
+    if (unread.length > 0)
+      return fail(
+        `get() does not return the owner's items ${unread.map((i) => i.id).join(", ")} right after remember() and flush(), so nothing can be compared`,
+      );
     const intruder = await openAs("boundary-intruder", INTRUDER);
     let outcome: { problems: string[]; calls: number };
     try {
@@ -269,7 +311,12 @@ export async function runUserBoundaryClause(ctx: ContractContext): Promise<void>
     } finally {
       await again.close();
     }
-    const compared = stored.ghost ? "" : "; answers for the owner's ids were not compared with an unknown id's (no forgotten id to compare with)";
-    return verdict(outcome.problems, `${outcome.calls} tool call(s) in ${INTRUDER}'s session at ${stored.items.length} item(s) of ${OWNER}${compared}`);
+    const compared = stored.ghost
+      ? ""
+      : "; answers for the owner's ids were not compared with an unknown id's (no forgotten id to compare with)";
+    return verdict(
+      outcome.problems,
+      `${outcome.calls} tool call(s) in ${INTRUDER}'s session at ${stored.items.length} item(s) of ${OWNER}${compared}`,
+    );
   });
 }

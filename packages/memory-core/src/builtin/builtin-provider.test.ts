@@ -17,7 +17,8 @@ afterEach(() => {
   fs.rmSync(other, { recursive: true, force: true });
 });
 
-const call = async (p: BuiltinMemoryProvider, args: Record<string, unknown>) => JSON.parse(await p.handleToolCall("memory", args)) as Record<string, unknown>;
+const call = async (p: BuiltinMemoryProvider, args: Record<string, unknown>) =>
+  JSON.parse(await p.handleToolCall("memory", args)) as Record<string, unknown>;
 
 describe("BuiltinMemoryProvider", () => {
   it("is the always-available builtin provider with one tool and no setup fields", () => {

@@ -187,7 +187,9 @@ describe("a large MEMORY.md (millions of characters, far over any limit)", () =>
     for (const attempt of [() => store.add("memory", "new fact"), () => store.remove("memory", "long remembered")]) {
       const result = await attempt();
       expect(result.success).toBe(false);
-      expect(String(result.error)).toMatch(/^Refusing to write MEMORY\.md: .* is [\d,]+ bytes, larger than the 64 MiB a memory file may be .*trim it by hand/);
+      expect(String(result.error)).toMatch(
+        /^Refusing to write MEMORY\.md: .* is [\d,]+ bytes, larger than the 64 MiB a memory file may be .*trim it by hand/,
+      );
     }
     expect(fs.readFileSync(file()).equals(bytes)).toBe(true);
   });
@@ -197,6 +199,8 @@ describe("a large MEMORY.md (millions of characters, far over any limit)", () =>
     const store = new BuiltinMemoryStore({ dir });
     await store.loadFromDisk();
     expect(store.renderSnapshot("memory")).toBe("");
-    expect(store.loadProblems()).toEqual([expect.stringMatching(/was not loaded.*is not a regular file.*Replace it with a regular text file/)]);
+    expect(store.loadProblems()).toEqual([
+      expect.stringMatching(/was not loaded.*is not a regular file.*Replace it with a regular text file/),
+    ]);
   });
 });

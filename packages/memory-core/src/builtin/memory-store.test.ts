@@ -268,7 +268,9 @@ describe("applyBatch", () => {
     const store = new BuiltinMemoryStore({ dir });
     const suffix = " No operations were applied (batch is all-or-nothing).";
     expect(await store.applyBatch("memory", [])).toEqual({ success: false, error: "operations list is empty." });
-    expect((await store.applyBatch("memory", [{ action: "add" }])).error).toBe(`Operation 1 (add): Content is required for 'add' action.${suffix}`);
+    expect((await store.applyBatch("memory", [{ action: "add" }])).error).toBe(
+      `Operation 1 (add): Content is required for 'add' action.${suffix}`,
+    );
     expect((await store.applyBatch("memory", [{ action: "replace", content: "x" }])).error).toBe(
       `Operation 1 (replace): old_text is required for 'replace' action.${suffix}`,
     );
@@ -376,7 +378,9 @@ describe("frozen snapshot", () => {
     const block = store.renderSnapshot("memory");
     const header = block.split("\n")[1];
     expect(header).toMatch(/^MEMORY \(your personal notes\) \[100% — 6,\d{3}\/1,000 chars ⚠ OVER BUDGET\]$/);
-    expect(block).toMatch(/\n\[\.\.\. [\d,]+ chars truncated — memory over budget \(6,\d{3}\/1,000\); consolidate via memory\(action=remove\/replace\) \.\.\.\]\n/);
+    expect(block).toMatch(
+      /\n\[\.\.\. [\d,]+ chars truncated — memory over budget \(6,\d{3}\/1,000\); consolidate via memory\(action=remove\/replace\) \.\.\.\]\n/,
+    );
     expect(block).toContain("entry 0 ");
     expect(block).toContain("entry 59 ");
     expect(block).not.toContain("entry 30 ");
@@ -431,7 +435,12 @@ describe("CRLF and lone-CR files (written on Windows or by an editor)", () => {
     const store = new BuiltinMemoryStore({ dir });
     expect(await store.replace("memory", "second fact\r\nwith", "second, replaced")).toMatchObject({ success: true, entry_count: 4 });
     expect(await store.add("memory", "fifth\r\nfact")).toMatchObject({ success: true, entry_count: 5 });
-    expect(await store.applyBatch("memory", [{ action: "remove", old_text: "first" }, { action: "add", content: "sixth" }])).toMatchObject({ success: true, entry_count: 5 });
+    expect(
+      await store.applyBatch("memory", [
+        { action: "remove", old_text: "first" },
+        { action: "add", content: "sixth" },
+      ]),
+    ).toMatchObject({ success: true, entry_count: 5 });
     expect(await store.entries("memory")).toEqual(["second, replaced", "third fact", "fourth fact", "fifth\nfact", "sixth"]);
   });
 });
@@ -451,7 +460,10 @@ describe("entries containing the delimiter", () => {
     write("keep me\n§\nold entry");
     const store = new BuiltinMemoryStore({ dir });
     expect(String((await store.replace("memory", "old", "a\r\n§\r\nb")).error)).toContain('a line holding only "§"');
-    const batch = await store.applyBatch("memory", [{ action: "add", content: "fine" }, { action: "replace", old_text: "old", content: "x\n§\ny" }]);
+    const batch = await store.applyBatch("memory", [
+      { action: "add", content: "fine" },
+      { action: "replace", old_text: "old", content: "x\n§\ny" },
+    ]);
     expect(String(batch.error)).toMatch(/^Operation 2: Entry contains a line holding only "§".* No operations were applied/);
     expect(read()).toBe("keep me\n§\nold entry");
     expect(await store.add("memory", "see § 3 of the contract\n§ 4 too")).toMatchObject({ success: true, entry_count: 3 });
@@ -469,7 +481,9 @@ describe("batch size", () => {
     const result = await store.applyBatch("memory", ops);
     expect(performance.now() - started).toBeLessThan(1000);
     expect(result.success).toBe(false);
-    expect(String(result.error)).toBe(`Too many operations (100,000); one batch may carry at most ${MAX_BATCH_OPERATIONS.toLocaleString("en-US")}. Split the changes into smaller batches. No operations were applied (batch is all-or-nothing).`);
+    expect(String(result.error)).toBe(
+      `Too many operations (100,000); one batch may carry at most ${MAX_BATCH_OPERATIONS.toLocaleString("en-US")}. Split the changes into smaller batches. No operations were applied (batch is all-or-nothing).`,
+    );
     expect(read()).toBe("existing");
   });
 
@@ -492,9 +506,7 @@ describe("concurrent writers", () => {
   it("two store instances adding in parallel lose no entries", async () => {
     const a = new BuiltinMemoryStore({ dir });
     const b = new BuiltinMemoryStore({ dir });
-    await Promise.all(
-      Array.from({ length: 8 }, (_, i) => [a.add("memory", `from a ${i}`), b.add("memory", `from b ${i}`)]).flat(),
-    );
+    await Promise.all(Array.from({ length: 8 }, (_, i) => [a.add("memory", `from a ${i}`), b.add("memory", `from b ${i}`)]).flat());
     const entries = await a.entries("memory");
     expect(entries).toHaveLength(16);
   });

@@ -87,7 +87,7 @@ export function parseMemoryEntries(raw: string): string[] {
   const text = normalizeNewlines(raw);
   const entries: string[] = [];
   // One pass with indexOf: no intermediate arrays of pieces, trimmed pieces and kept pieces.
-  for (let start = 0; start <= text.length; ) {
+  for (let start = 0; start <= text.length;) {
     const found = text.indexOf(MEMORY_ENTRY_DELIMITER, start);
     const end = found === -1 ? text.length : found;
     const entry = text.slice(start, end).trim();
@@ -201,7 +201,7 @@ export class BuiltinMemoryStore {
     if (!options || typeof options.dir !== "string" || options.dir === "") {
       throw new HermesMemoryError({
         code: "INVALID_ARGUMENT",
-        message: "BuiltinMemoryStore needs a directory: pass { dir: path.join(hermesHome, \"memories\") }.",
+        message: 'BuiltinMemoryStore needs a directory: pass { dir: path.join(hermesHome, "memories") }.',
       });
     }
     this.dir = path.resolve(options.dir);
@@ -314,7 +314,8 @@ export class BuiltinMemoryStore {
     const blocked = describeBlockedContent(text);
     if (blocked) return fail(blocked);
     return this.mutate(target, { driftCheck: false }, async (entries) => {
-      if (entries.includes(text)) return { entries: null, result: await this.success(target, entries, "Entry already exists (no duplicate added).") };
+      if (entries.includes(text))
+        return { entries: null, result: await this.success(target, entries, "Entry already exists (no duplicate added).") };
       const next = [...entries, text];
       const limit = this.limit(target);
       const projected = joinedChars(next);
@@ -378,10 +379,16 @@ export class BuiltinMemoryStore {
    */
   async applyBatch(target: BuiltinMemoryTarget, operations: readonly unknown[]): Promise<MemoryToolResult> {
     const suffix = " No operations were applied (batch is all-or-nothing).";
-    const batchFail = (error: string, extra: Record<string, unknown> = {}): MemoryToolResult => ({ success: false, error: error + suffix, ...extra });
+    const batchFail = (error: string, extra: Record<string, unknown> = {}): MemoryToolResult => ({
+      success: false,
+      error: error + suffix,
+      ...extra,
+    });
     if (!Array.isArray(operations) || operations.length === 0) return fail("operations list is empty.");
     if (operations.length > MAX_BATCH_OPERATIONS) {
-      return batchFail(`Too many operations (${withThousands(operations.length)}); one batch may carry at most ${withThousands(MAX_BATCH_OPERATIONS)}. Split the changes into smaller batches.`);
+      return batchFail(
+        `Too many operations (${withThousands(operations.length)}); one batch may carry at most ${withThousands(MAX_BATCH_OPERATIONS)}. Split the changes into smaller batches.`,
+      );
     }
 
     const ops: MemoryOperation[] = [];
@@ -424,7 +431,10 @@ export class BuiltinMemoryStore {
           continue;
         }
         if (!op.old_text) {
-          return { entries: null, result: batchFail(`${label}: old_text is required for '${op.action}' action.`, { current_entries: this.echo(target, work) }) };
+          return {
+            entries: null,
+            result: batchFail(`${label}: old_text is required for '${op.action}' action.`, { current_entries: this.echo(target, work) }),
+          };
         }
         if (op.action === "replace" && !op.content) {
           return { entries: null, result: batchFail(`${label}: content is required for 'replace' action.`) };
@@ -485,7 +495,9 @@ export class BuiltinMemoryStore {
           : (error as NodeJS.ErrnoException).code === "EINVAL"
             ? "Replace it with a regular text file (or remove it), then start a new session."
             : "Check that it is a readable regular file, then start a new session.";
-      problems?.push(`${file} was not loaded, so this session has no ${BUILTIN_MEMORY_FILES[target]} snapshot: ${describeError(error)}. ${remedy} The file was left unchanged.`);
+      problems?.push(
+        `${file} was not loaded, so this session has no ${BUILTIN_MEMORY_FILES[target]} snapshot: ${describeError(error)}. ${remedy} The file was left unchanged.`,
+      );
       return [];
     }
     return dedupe(parseMemoryEntries(raw));
@@ -514,11 +526,15 @@ export class BuiltinMemoryStore {
           `Refusing to write ${BUILTIN_MEMORY_FILES[target]}: ${file} is ${withThousands(size)} bytes, larger than the ${MAX_MEMORY_FILE_BYTES / (1024 * 1024)} MiB a memory file may be (its limit is ${withThousands(this.limit(target))} chars), so it was not read. Nothing was written and the file was left unchanged; the user must trim it by hand (keep the entries worth keeping, or move it away to start fresh).`,
         );
       }
-      return fail(`Cannot read memory file ${file}: ${describeError(error)}. Nothing was written; check that it is a readable regular file, then retry.`);
+      return fail(
+        `Cannot read memory file ${file}: ${describeError(error)}. Nothing was written; check that it is a readable regular file, then retry.`,
+      );
     }
     if (content.kind === "missing") return "";
     if (content.kind === "not-utf8") {
-      return fail(`Refusing to write ${BUILTIN_MEMORY_FILES[target]}: ${notUtf8Message(file, content.offset)}. The file was left unchanged.`);
+      return fail(
+        `Refusing to write ${BUILTIN_MEMORY_FILES[target]}: ${notUtf8Message(file, content.offset)}. The file was left unchanged.`,
+      );
     }
     return content.text;
   }
@@ -573,7 +589,12 @@ export class BuiltinMemoryStore {
     };
   }
 
-  private overBudget(target: BuiltinMemoryTarget, before: readonly string[], after: readonly string[], what: string): MemoryToolResult | null {
+  private overBudget(
+    target: BuiltinMemoryTarget,
+    before: readonly string[],
+    after: readonly string[],
+    what: string,
+  ): MemoryToolResult | null {
     const limit = this.limit(target);
     const projected = joinedChars(after);
     if (projected <= limit) return null;
@@ -614,7 +635,8 @@ export class BuiltinMemoryStore {
         .slice(0, MAX_MATCH_PREVIEWS)
         .map((e) => sanitizeSnapshotEntry(e, BUILTIN_MEMORY_FILES[target]))
         .map((e) => (e.length > 80 ? `${e.slice(0, 80)}...` : e));
-      if (distinct.length > MAX_MATCH_PREVIEWS) matches.push(`[... ${withThousands(distinct.length - MAX_MATCH_PREVIEWS)} more matching entries not shown]`);
+      if (distinct.length > MAX_MATCH_PREVIEWS)
+        matches.push(`[... ${withThousands(distinct.length - MAX_MATCH_PREVIEWS)} more matching entries not shown]`);
       return {
         failure: consolidationFailure({
           success: false,
@@ -639,7 +661,9 @@ export class BuiltinMemoryStore {
     const limit = this.limit(target);
     const tooLong = parsed.find((e) => countChars(e) > limit);
     if (tooLong !== undefined) {
-      return { reason: `an entry is ${withThousands(countChars(tooLong))} chars, longer than the whole ${withThousands(limit)}-char limit` };
+      return {
+        reason: `an entry is ${withThousands(countChars(tooLong))} chars, longer than the whole ${withThousands(limit)}-char limit`,
+      };
     }
     return null;
   }

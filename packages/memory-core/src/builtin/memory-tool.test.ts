@@ -18,7 +18,10 @@ afterEach(() => {
 describe("memory tool schema", () => {
   it("has the documented parameters", () => {
     expect(MEMORY_TOOL_SCHEMA.name).toBe("memory");
-    const params = MEMORY_TOOL_SCHEMA.parameters as { properties: Record<string, { enum?: string[]; items?: unknown }>; required: string[] };
+    const params = MEMORY_TOOL_SCHEMA.parameters as {
+      properties: Record<string, { enum?: string[]; items?: unknown }>;
+      required: string[];
+    };
     expect(params.required).toEqual(["target"]);
     expect(params.properties.action?.enum).toEqual(["add", "replace", "remove"]);
     expect(params.properties.target?.enum).toEqual(["memory", "user"]);
@@ -38,7 +41,9 @@ describe("memory tool dispatch", () => {
 
   it("validates in the documented order with the exact messages", async () => {
     const tool = new MemoryToolDispatcher(store);
-    expect((await tool.call({ action: "add", target: "notes", content: "x" })).error).toBe("Invalid target 'notes'. Use 'memory' or 'user'.");
+    expect((await tool.call({ action: "add", target: "notes", content: "x" })).error).toBe(
+      "Invalid target 'notes'. Use 'memory' or 'user'.",
+    );
     expect((await tool.call({ action: "add", content: "x" })).error).toBe("Invalid target ''. Use 'memory' or 'user'.");
     expect((await tool.call({ target: "memory", operations: "add x" })).error).toBe(
       "operations must be a list of {action, content?, old_text?} objects.",
@@ -47,7 +52,9 @@ describe("memory tool dispatch", () => {
     expect((await tool.call({ action: "replace", target: "memory", content: "x" })).error).toBe(
       "'replace' needs old_text -- a short unique substring of the entry to replace. None was provided. Reissue the replace with old_text set to part of one of the current_entries below.",
     );
-    expect((await tool.call({ action: "replace", target: "memory", old_text: "x" })).error).toBe("content is required for 'replace' action.");
+    expect((await tool.call({ action: "replace", target: "memory", old_text: "x" })).error).toBe(
+      "content is required for 'replace' action.",
+    );
     expect((await tool.call({ action: "forget", target: "memory" })).error).toBe("Unknown action 'forget'. Use: add, replace, remove");
   });
 
@@ -65,8 +72,13 @@ describe("memory tool dispatch", () => {
 
   it("routes single operations and batches to the store", async () => {
     const tool = new MemoryToolDispatcher(store);
-    expect(await tool.call({ action: "add", target: "user", content: "Name: Ada" })).toMatchObject({ success: true, message: "Entry added." });
-    expect(await tool.call({ target: "user", operations: [{ action: "replace", old_text: "Ada", content: "Name: Ada L." }] })).toMatchObject({
+    expect(await tool.call({ action: "add", target: "user", content: "Name: Ada" })).toMatchObject({
+      success: true,
+      message: "Entry added.",
+    });
+    expect(
+      await tool.call({ target: "user", operations: [{ action: "replace", old_text: "Ada", content: "Name: Ada L." }] }),
+    ).toMatchObject({
       success: true,
       message: "Applied 1 operation(s).",
       replaced_entries: { "1": "Name: Ada" },

@@ -22,7 +22,8 @@ export const THREAT_PATTERNS: readonly ThreatPattern[] = Object.freeze([
   },
   {
     id: "role_override",
-    pattern: /\b(?:you\s+are\s+now\s+(?:in\s+)?(?:developer|jailbreak|dan|god|admin|unrestricted)\b|new\s+system\s+prompt\s*:|from\s+now\s+on,?\s+you\s+(?:must\s+)?ignore\b)/i,
+    pattern:
+      /\b(?:you\s+are\s+now\s+(?:in\s+)?(?:developer|jailbreak|dan|god|admin|unrestricted)\b|new\s+system\s+prompt\s*:|from\s+now\s+on,?\s+you\s+(?:must\s+)?ignore\b)/i,
   },
   {
     id: "fake_system_tag",

@@ -31,7 +31,8 @@ export function coerceConfigValue(field: ConfigField, value: unknown): CoercedCo
     const n = typeof out === "string" && /^[+-]?\d+$/.test(out) ? Number.parseInt(out, 10) : out;
     if (typeof n !== "number" || !Number.isInteger(n)) return { ok: false, problem: "must be an integer" };
     // Past 2^53 a number is not the integer that was written (99999999999999999999999 is stored as 1e+23).
-    if (!Number.isSafeInteger(n)) return { ok: false, problem: `must be an integer between ${Number.MIN_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}` };
+    if (!Number.isSafeInteger(n))
+      return { ok: false, problem: `must be an integer between ${Number.MIN_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}` };
     out = n;
   } else if (field.type === "number") {
     const n = typeof out === "string" && out !== "" ? Number(out) : out;
@@ -43,7 +44,8 @@ export function coerceConfigValue(field: ConfigField, value: unknown): CoercedCo
       out = isTruthyFlag(out);
     } else if (typeof out !== "boolean") return { ok: false, problem: "must be true or false" };
   } else if (field.type === "url" && !field.secret) {
-    if (typeof out !== "string" || !isHttpUrl(out)) return { ok: false, problem: "must be an http:// or https:// URL with a host, e.g. https://api.example.com/v1" };
+    if (typeof out !== "string" || !isHttpUrl(out))
+      return { ok: false, problem: "must be an http:// or https:// URL with a host, e.g. https://api.example.com/v1" };
   } else if (field.type === "text" || field.secret) {
     if (typeof out === "object" && out !== null) return { ok: false, problem: "must be a single value, not a list or mapping" };
     out = String(out);
@@ -55,7 +57,8 @@ export function coerceConfigValue(field: ConfigField, value: unknown): CoercedCo
     const max = typeof field.maximum === "number" ? field.maximum : undefined;
     if ((min !== undefined && out < min) || (max !== undefined && out > max)) {
       // The whole declared range, so one message says what every accepted value looks like.
-      const range = min !== undefined && max !== undefined ? `between ${min} and ${max}` : min !== undefined ? `at least ${min}` : `at most ${max}`;
+      const range =
+        min !== undefined && max !== undefined ? `between ${min} and ${max}` : min !== undefined ? `at least ${min}` : `at most ${max}`;
       return { ok: false, problem: `must be ${range}` };
     }
   }
@@ -63,7 +66,9 @@ export function coerceConfigValue(field: ConfigField, value: unknown): CoercedCo
     const choices = field.choices as ReadonlyArray<string | number | boolean>;
     const choice =
       choices.find((c) => looselyEqual(c, out)) ??
-      (typeof out === "string" ? choices.find((c) => typeof c === "string" && c.toLowerCase() === (out as string).toLowerCase()) : undefined);
+      (typeof out === "string"
+        ? choices.find((c) => typeof c === "string" && c.toLowerCase() === (out as string).toLowerCase())
+        : undefined);
     if (choice === undefined) return { ok: false, problem: `must be one of ${choices.map((c) => String(c)).join(", ")}` };
     out = choice;
   }

@@ -18,7 +18,13 @@ const file = () => path.join(home, "config.yaml");
 describe("readConfig", () => {
   it("gives every default when config.yaml is missing", async () => {
     const config = await readConfig(home);
-    expect(config.memory).toMatchObject({ provider: "", memoryCharLimit: 2200, userCharLimit: 1375, memoryEnabled: true, userProfileEnabled: true });
+    expect(config.memory).toMatchObject({
+      provider: "",
+      memoryCharLimit: 2200,
+      userCharLimit: 1375,
+      memoryEnabled: true,
+      userProfileEnabled: true,
+    });
     expect(config.compression.checkpointRequired).toBe(false);
     expect(config.hooks.outputSpill).toMatchObject({ enabled: true, maxChars: 10000, previewHead: 500, previewTail: 500, directory: null });
     expect(config.plugins.disabled).toEqual([]);
@@ -51,7 +57,13 @@ other_tool:
 `,
     );
     const config = await readConfig(home);
-    expect(config.memory).toMatchObject({ provider: "sqlite", memoryCharLimit: 3000, userCharLimit: 1500, memoryEnabled: false, userProfileEnabled: true });
+    expect(config.memory).toMatchObject({
+      provider: "sqlite",
+      memoryCharLimit: 3000,
+      userCharLimit: 1500,
+      memoryEnabled: false,
+      userProfileEnabled: true,
+    });
     expect(config.memory.providerConfig("sqlite")).toEqual({ path: "/data/mem.db", limit: 5 });
     expect(config.compression.checkpointRequired).toBe(true);
     expect(config.hooks.outputSpill).toMatchObject({ maxChars: 20000, previewHead: 500 });
@@ -70,7 +82,9 @@ other_tool:
   });
 
   it("falls back to defaults for wrong types, saying which in warnings", () => {
-    const config = parseConfig("memory:\n  provider: 5\n  memory_char_limit: -3\n  user_char_limit: many\nplugins:\n  disabled: nope\ncompression: yes\n");
+    const config = parseConfig(
+      "memory:\n  provider: 5\n  memory_char_limit: -3\n  user_char_limit: many\nplugins:\n  disabled: nope\ncompression: yes\n",
+    );
     expect(config.memory).toMatchObject({ provider: "", memoryCharLimit: 2200, userCharLimit: 1375 });
     expect(config.plugins.disabled).toEqual([]);
     expect(config.compression.checkpointRequired).toBe(false);
@@ -81,8 +95,12 @@ other_tool:
       "config.yaml: memory.memory_char_limit must be a whole number of characters above 0 (got -3); 2200 is used.",
       'config.yaml: memory.user_char_limit must be a whole number of characters above 0 (got "many"); 1375 is used.',
     ]);
-    expect(parseConfig('memory:\n  provider: [sqlite]\n').warnings).toEqual(['config.yaml: memory.provider must be a provider name (got ["sqlite"]); built-in memory only.']);
-    expect(parseConfig("memory: sqlite\n").warnings).toEqual(['config.yaml: memory must be a mapping of settings (got "sqlite"); its settings take their defaults.']);
+    expect(parseConfig("memory:\n  provider: [sqlite]\n").warnings).toEqual([
+      'config.yaml: memory.provider must be a provider name (got ["sqlite"]); built-in memory only.',
+    ]);
+    expect(parseConfig("memory: sqlite\n").warnings).toEqual([
+      'config.yaml: memory must be a mapping of settings (got "sqlite"); its settings take their defaults.',
+    ]);
     // Absent or empty settings, and right ones, warn about nothing.
     expect(parseConfig("").warnings).toEqual([]);
     expect(parseConfig("memory:\n  provider:\n  memory_char_limit: '3000'\nplugins:\n  disabled: [a]\n").warnings).toEqual([]);
@@ -149,11 +167,14 @@ fraction: 1.50
 inf: .inf
 quoted: '017'
 `;
-    fs.writeFileSync(file(), `${untouched}memory:
+    fs.writeFileSync(
+      file(),
+      `${untouched}memory:
   provider: builtin
   memory_char_limit: 0020
   user_char_limit: 0030
-`);
+`,
+    );
     await setActiveProvider(home, "sqlite");
     await setConfigValue(home, ["memory", "memory_char_limit"], 1500);
     expect(fs.readFileSync(file(), "utf8")).toBe(`${untouched}memory:
@@ -213,7 +234,12 @@ describe("hostile config.yaml is refused with INVALID_CONFIG", () => {
 
   it("a billion-laughs alias bomb is refused before it expands", () => {
     const lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
-    for (let i = 1; i < 9; i++) lines.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill(`*${String.fromCharCode(96 + i)}`).join(",")}]`);
+    for (let i = 1; i < 9; i++)
+      lines.push(
+        `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9)
+          .fill(`*${String.fromCharCode(96 + i)}`)
+          .join(",")}]`,
+      );
     expect(codeOf(() => parseConfig(lines.join("\n")))).toBe("INVALID_CONFIG");
     // A few ordinary aliases are fine.
     expect(parseConfig("base: &b { x: 1 }\nmemory:\n  sqlite: *b\n").memory.providerConfig("sqlite")).toEqual({ x: 1 });
@@ -231,7 +257,10 @@ describe("hostile config.yaml is refused with INVALID_CONFIG", () => {
       ["lists", lists],
       ["an alias", throughAlias],
     ] as const) {
-      expect(codeOf(() => parseConfig(text(MAX_CONFIG_DEPTH))), `${shape}: ${MAX_CONFIG_DEPTH} levels`).toBeUndefined();
+      expect(
+        codeOf(() => parseConfig(text(MAX_CONFIG_DEPTH))),
+        `${shape}: ${MAX_CONFIG_DEPTH} levels`,
+      ).toBeUndefined();
       let refused: unknown;
       try {
         parseConfig(text(MAX_CONFIG_DEPTH + 1), "/x/config.yaml");
@@ -239,9 +268,13 @@ describe("hostile config.yaml is refused with INVALID_CONFIG", () => {
         refused = error;
       }
       expect(HermesMemoryError.hasCode(refused, "INVALID_CONFIG"), `${shape}: ${MAX_CONFIG_DEPTH + 1} levels`).toBe(true);
-      expect((refused as Error).message).toBe(`/x/config.yaml nests mappings/lists deeper than ${MAX_CONFIG_DEPTH} levels. Fix the file (or move it aside to start from defaults).`);
+      expect((refused as Error).message).toBe(
+        `/x/config.yaml nests mappings/lists deeper than ${MAX_CONFIG_DEPTH} levels. Fix the file (or move it aside to start from defaults).`,
+      );
     }
-    const deepest = parseConfig(`memory:\n  sqlite:\n    nested: ${"{a: ".repeat(MAX_CONFIG_DEPTH - 4)}{a: 1${"}".repeat(MAX_CONFIG_DEPTH - 3)}\n`);
+    const deepest = parseConfig(
+      `memory:\n  sqlite:\n    nested: ${"{a: ".repeat(MAX_CONFIG_DEPTH - 4)}{a: 1${"}".repeat(MAX_CONFIG_DEPTH - 3)}\n`,
+    );
     expect(JSON.stringify(deepest.memory.providerConfig("sqlite"))).toContain('{"a":1}');
   });
 
@@ -251,6 +284,9 @@ describe("hostile config.yaml is refused with INVALID_CONFIG", () => {
 
   it("readConfig refuses a file over 1 MiB without parsing it", async () => {
     fs.writeFileSync(path.join(home, "config.yaml"), `# ${"x".repeat(1024 * 1024)}\n`);
-    await expect(readConfig(home)).rejects.toMatchObject({ code: "INVALID_CONFIG", message: expect.stringContaining(path.join(home, "config.yaml")) });
+    await expect(readConfig(home)).rejects.toMatchObject({
+      code: "INVALID_CONFIG",
+      message: expect.stringContaining(path.join(home, "config.yaml")),
+    });
   });
 });

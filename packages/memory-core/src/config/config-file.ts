@@ -67,7 +67,11 @@ function checkDocument(doc: Document, file: string): void {
     for (const item of node.items as unknown[]) {
       if (isPair(item)) {
         const key = isScalar(item.key) ? item.key.value : item.key;
-        if (isScalar(item.key) && seen.has(key)) throw invalidConfig(file, `is not valid YAML: Map keys must be unique (duplicate key ${JSON.stringify(String(key)).slice(0, 80)})`);
+        if (isScalar(item.key) && seen.has(key))
+          throw invalidConfig(
+            file,
+            `is not valid YAML: Map keys must be unique (duplicate key ${JSON.stringify(String(key)).slice(0, 80)})`,
+          );
         seen.add(key);
         stack.push([item.value, depth + 1]);
       } else {
@@ -82,7 +86,11 @@ export const MAX_CONFIG_DEPTH = 64;
 const FIX_HINT = "Fix the file (or move it aside to start from defaults).";
 
 function invalidConfig(file: string, problem: string, cause?: unknown): HermesMemoryError {
-  return new HermesMemoryError({ code: "INVALID_CONFIG", message: `${file} ${problem}. ${FIX_HINT}`, ...(cause === undefined ? {} : { cause }) });
+  return new HermesMemoryError({
+    code: "INVALID_CONFIG",
+    message: `${file} ${problem}. ${FIX_HINT}`,
+    ...(cause === undefined ? {} : { cause }),
+  });
 }
 
 /**
@@ -134,7 +142,9 @@ function flag(value: unknown, fallback: boolean): boolean {
  */
 function keepScalarSource(tags: Tags): Tags {
   type Implicit = ScalarTag & { test: RegExp };
-  const implicit = tags.filter((tag): tag is Implicit => typeof tag === "object" && "test" in tag && tag.test instanceof RegExp && typeof tag.resolve === "function");
+  const implicit = tags.filter(
+    (tag): tag is Implicit => typeof tag === "object" && "test" in tag && tag.test instanceof RegExp && typeof tag.resolve === "function",
+  );
   // The value the parser gave `source` as a plain scalar: the first tag whose pattern matches it.
   const resolvedAs = (source: string): { value: unknown } | null => {
     const tag = implicit.find((t) => t.test.test(source));
@@ -173,7 +183,13 @@ function parseYaml(text: string, file: string): Document {
   try {
     // Line endings normalised first: the YAML parser accepts CRLF but reads a lone CR as no break.
     // `merge`: YAML 1.1 merge keys (`<<: *base`), which the Python agent's PyYAML applies.
-    doc = parseDocument(normalizeNewlines(stripBom(text)), { prettyErrors: false, keepSourceTokens: false, uniqueKeys: false, merge: true, customTags: keepScalarSource });
+    doc = parseDocument(normalizeNewlines(stripBom(text)), {
+      prettyErrors: false,
+      keepSourceTokens: false,
+      uniqueKeys: false,
+      merge: true,
+      customTags: keepScalarSource,
+    });
   } catch (error) {
     // The parser recurses; hostile nesting can overflow its stack.
     throw invalidConfig(file, `cannot be parsed: ${describeError(error)}`, error);
@@ -204,7 +220,11 @@ export function parseConfig(text: string, file = CONFIG_FILE_NAME): HermesConfig
   try {
     data = doc.toJS({ maxAliasCount: MAX_CONFIG_ALIASES });
   } catch (error) {
-    throw invalidConfig(file, `uses too many YAML aliases or nests too deeply (${describeError(error)}); at most ${MAX_CONFIG_ALIASES} aliases are resolved`, error);
+    throw invalidConfig(
+      file,
+      `uses too many YAML aliases or nests too deeply (${describeError(error)}); at most ${MAX_CONFIG_ALIASES} aliases are resolved`,
+      error,
+    );
   }
   checkShape(data, file);
   const raw = isRecord(data) ? data : {};
@@ -226,8 +246,11 @@ export function parseConfig(text: string, file = CONFIG_FILE_NAME): HermesConfig
   const plugins = section("plugins");
   if (typeof memory.provider !== "string") ignored("memory.provider", memory.provider, "must be a provider name", "built-in memory only");
   const providerValue = typeof memory.provider === "string" ? memory.provider.trim() : "";
-  if (!Array.isArray(plugins.disabled)) ignored("plugins.disabled", plugins.disabled, "must be a list of plugin names", "no plugin is disabled");
-  const disabled = Array.isArray(plugins.disabled) ? plugins.disabled.filter((v): v is string => typeof v === "string").map((v) => v.trim()) : [];
+  if (!Array.isArray(plugins.disabled))
+    ignored("plugins.disabled", plugins.disabled, "must be a list of plugin names", "no plugin is disabled");
+  const disabled = Array.isArray(plugins.disabled)
+    ? plugins.disabled.filter((v): v is string => typeof v === "string").map((v) => v.trim())
+    : [];
   const limit = (key: string, fallback: number): number => {
     const value = positiveInteger(memory[key], 0);
     if (value > 0) return value;
@@ -266,14 +289,19 @@ export async function readConfig(hermesHome?: string): Promise<HermesConfig> {
   try {
     // Refuse a huge file before reading it into memory.
     const size = (await fsp.stat(file)).size;
-    if (size > MAX_CONFIG_BYTES) throw invalidConfig(file, `is ${size} bytes, larger than the ${MAX_CONFIG_BYTES}-byte limit for a configuration`);
+    if (size > MAX_CONFIG_BYTES)
+      throw invalidConfig(file, `is ${size} bytes, larger than the ${MAX_CONFIG_BYTES}-byte limit for a configuration`);
     text = await readConfigText(file);
   } catch (error) {
     if (HermesMemoryError.isInstance(error)) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== "ENOENT" && code !== "ENOTDIR") {
       const fix = code === "EINVAL" ? "Replace it with a regular YAML file" : "Check its permissions";
-      throw new HermesMemoryError({ code: "INVALID_CONFIG", message: `Cannot read ${file}: ${describeError(error)}. ${fix}.`, cause: error });
+      throw new HermesMemoryError({
+        code: "INVALID_CONFIG",
+        message: `Cannot read ${file}: ${describeError(error)}. ${fix}.`,
+        cause: error,
+      });
     }
   }
   return parseConfig(text, file);
@@ -284,7 +312,10 @@ async function readConfigText(file: string): Promise<string> {
   const content = await readUtf8File(file, MAX_CONFIG_BYTES);
   if (content.kind === "missing") return "";
   if (content.kind === "not-utf8") {
-    throw new HermesMemoryError({ code: "INVALID_CONFIG", message: `${notUtf8Message(file, content.offset)}. Nothing was read or written.` });
+    throw new HermesMemoryError({
+      code: "INVALID_CONFIG",
+      message: `${notUtf8Message(file, content.offset)}. Nothing was read or written.`,
+    });
   }
   return content.text;
 }
@@ -301,7 +332,11 @@ export async function updateConfig(hermesHome: string, edit: (doc: Document) => 
   try {
     await fsp.mkdir(path.dirname(file), { recursive: true });
   } catch (error) {
-    throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `Cannot create ${path.dirname(file)} for ${CONFIG_FILE_NAME}: ${describeError(error)}. Check that HERMES_HOME is a writable directory, then retry.`, cause: error });
+    throw new HermesMemoryError({
+      code: "STORAGE_FAILED",
+      message: `Cannot create ${path.dirname(file)} for ${CONFIG_FILE_NAME}: ${describeError(error)}. Check that HERMES_HOME is a writable directory, then retry.`,
+      cause: error,
+    });
   }
   await withFileLock(file, async () => {
     let text: string;
@@ -309,7 +344,11 @@ export async function updateConfig(hermesHome: string, edit: (doc: Document) => 
       text = await readConfigText(file);
     } catch (error) {
       if (HermesMemoryError.isInstance(error)) throw error;
-      throw new HermesMemoryError({ code: "INVALID_CONFIG", message: `Cannot read ${file}: ${describeError(error)}. It must be a readable regular file (or absent); nothing was written.`, cause: error });
+      throw new HermesMemoryError({
+        code: "INVALID_CONFIG",
+        message: `Cannot read ${file}: ${describeError(error)}. It must be a readable regular file (or absent); nothing was written.`,
+        cause: error,
+      });
     }
     const doc = parseYaml(text, file);
     edit(doc);
@@ -331,7 +370,11 @@ export async function updateConfig(hermesHome: string, edit: (doc: Document) => 
  * because replacing it would silently drop what the user wrote.
  */
 export function setDocumentValue(doc: Document, keyPath: string[], value: unknown): void {
-  if (keyPath.length === 0) throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: "setConfigValue needs a non-empty key path, e.g. [\"memory\", \"provider\"]." });
+  if (keyPath.length === 0)
+    throw new HermesMemoryError({
+      code: "INVALID_ARGUMENT",
+      message: 'setConfigValue needs a non-empty key path, e.g. ["memory", "provider"].',
+    });
   if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value == null)) doc.contents = new YAMLMap() as never;
   for (let i = 1; i < keyPath.length; i++) {
     const prefix = keyPath.slice(0, i);

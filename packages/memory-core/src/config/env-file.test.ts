@@ -21,14 +21,24 @@ describe(".env", () => {
 
   it("says what is wrong when the home is a file or .env a directory (no permission advice)", async () => {
     fs.writeFileSync(home, "not a directory");
-    await expect(readEnvFile(home)).rejects.toMatchObject({ code: "STORAGE_FAILED", message: expect.stringContaining(`${home} is not a directory: point HERMES_HOME`) });
+    await expect(readEnvFile(home)).rejects.toMatchObject({
+      code: "STORAGE_FAILED",
+      message: expect.stringContaining(`${home} is not a directory: point HERMES_HOME`),
+    });
     fs.rmSync(home);
     fs.mkdirSync(envFile(), { recursive: true });
-    await expect(readEnvFile(home)).rejects.toMatchObject({ code: "STORAGE_FAILED", message: expect.stringMatching(/\.env is a directory: move it away/) });
+    await expect(readEnvFile(home)).rejects.toMatchObject({
+      code: "STORAGE_FAILED",
+      message: expect.stringMatching(/\.env is a directory: move it away/),
+    });
   });
 
   it("parses comments, export, quotes and inline comments", () => {
-    expect(parseEnv(`# comment\nexport A=1\nB = "two words"\nC='single # not comment'\nD=plain # comment\nE="esc \\"q\\" \\n"\n\nbad line\nA=override\n`)).toEqual({
+    expect(
+      parseEnv(
+        `# comment\nexport A=1\nB = "two words"\nC='single # not comment'\nD=plain # comment\nE="esc \\"q\\" \\n"\n\nbad line\nA=override\n`,
+      ),
+    ).toEqual({
       A: "override",
       B: "two words",
       C: "single # not comment",
@@ -40,9 +50,11 @@ describe(".env", () => {
   it("writes with mode 0600, updates lines in place and keeps the rest", async () => {
     fs.mkdirSync(home, { recursive: true });
     fs.writeFileSync(envFile(), "# keys\nexport OPENAI_API_KEY=old\nOTHER=keep\n", { mode: 0o644 });
-    await writeEnvValues(home, { OPENAI_API_KEY: "sk-new", NEW_KEY: "has space & \"quotes\" $HOME" });
+    await writeEnvValues(home, { OPENAI_API_KEY: "sk-new", NEW_KEY: 'has space & "quotes" $HOME' });
     expect(fs.statSync(envFile()).mode & 0o777).toBe(0o600);
-    expect(fs.readFileSync(envFile(), "utf8")).toBe('# keys\nexport OPENAI_API_KEY=sk-new\nOTHER=keep\nNEW_KEY=\'has space & "quotes" $HOME\'\n');
+    expect(fs.readFileSync(envFile(), "utf8")).toBe(
+      "# keys\nexport OPENAI_API_KEY=sk-new\nOTHER=keep\nNEW_KEY='has space & \"quotes\" $HOME'\n",
+    );
     expect(await readEnvFile(home)).toEqual({ OPENAI_API_KEY: "sk-new", OTHER: "keep", NEW_KEY: 'has space & "quotes" $HOME' });
   });
 
@@ -58,10 +70,13 @@ describe(".env", () => {
     expect(fs.readFileSync(envFile(), "utf8").split("\n").filter(Boolean)).toHaveLength(1);
   });
 
-  it.each(["PATH", "NODE_OPTIONS", "LD_PRELOAD", "HERMES_HOME", "lower_case", "1ABC", "A-B", ""])("refuses the name %j and writes nothing", async (name) => {
-    await expect(writeEnvValues(home, { GOOD: "x", [name]: "y" })).rejects.toMatchObject({ code: "INVALID_ENV_NAME" });
-    expect(fs.existsSync(envFile())).toBe(false);
-  });
+  it.each(["PATH", "NODE_OPTIONS", "LD_PRELOAD", "HERMES_HOME", "lower_case", "1ABC", "A-B", ""])(
+    "refuses the name %j and writes nothing",
+    async (name) => {
+      await expect(writeEnvValues(home, { GOOD: "x", [name]: "y" })).rejects.toMatchObject({ code: "INVALID_ENV_NAME" });
+      expect(fs.existsSync(envFile())).toBe(false);
+    },
+  );
 
   it("reads CRLF and lone-CR files line by line", async () => {
     expect(parseEnv("A=1\r\nB='two'\r\n# c\r\nC=3\rD=4")).toEqual({ A: "1", B: "two", C: "3", D: "4" });
@@ -104,7 +119,11 @@ describe(".env", () => {
     await writeEnvValues(home, hostile);
     const names = Object.keys(hostile);
     const script = `set -a; . ./.env; printf '%s\\0' ${names.map((n) => `"$${n}"`).join(" ")}`;
-    const result = spawnSync("bash", ["-c", script], { cwd: home, encoding: "utf8", env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/nonexistent-home" } });
+    const result = spawnSync("bash", ["-c", script], {
+      cwd: home,
+      encoding: "utf8",
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/nonexistent-home" },
+    });
     expect(result.stderr).toBe("");
     expect(result.status).toBe(0);
     const values = result.stdout.split("\0").slice(0, -1);

@@ -63,7 +63,8 @@ export function envFilePath(hermesHome: string): string {
 
 /** Why `name` may not be written to `.env`, or `null` when it may. */
 export function envNameError(name: string): string | null {
-  if (!ENV_NAME_PATTERN.test(name)) return `'${name}' is not a valid variable name (use upper-case letters, digits and '_', not starting with a digit)`;
+  if (!ENV_NAME_PATTERN.test(name))
+    return `'${name}' is not a valid variable name (use upper-case letters, digits and '_', not starting with a digit)`;
   if (DENIED_ENV_NAMES.has(name)) return `'${name}' controls how programs start and may not be set from memory provider setup`;
   return null;
 }
@@ -220,7 +221,11 @@ export async function readEnvFile(hermesHome: string): Promise<Record<string, st
           : code === "EINVAL"
             ? "Replace it with a regular file of KEY=value lines"
             : "Check its permissions (it should be readable by you only, mode 0600)";
-    throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `Cannot read ${file}: ${describeError(error)}. ${remedy}.`, cause: error });
+    throw new HermesMemoryError({
+      code: "STORAGE_FAILED",
+      message: `Cannot read ${file}: ${describeError(error)}. ${remedy}.`,
+      cause: error,
+    });
   }
 }
 
@@ -261,7 +266,11 @@ export async function writeEnvValues(hermesHome: string, values: Record<string, 
   if (entries.length === 0) return;
   const file = envFilePath(hermesHome);
   const storageFailed = (what: string, error: unknown) =>
-    new HermesMemoryError({ code: "STORAGE_FAILED", message: `${what} ${file}: ${describeError(error)}. Nothing was written; ${file} must be a readable regular file (or absent) in a writable directory with free space.`, cause: error });
+    new HermesMemoryError({
+      code: "STORAGE_FAILED",
+      message: `${what} ${file}: ${describeError(error)}. Nothing was written; ${file} must be a readable regular file (or absent) in a writable directory with free space.`,
+      cause: error,
+    });
   try {
     await fsp.mkdir(path.dirname(file), { recursive: true });
   } catch (error) {
@@ -275,7 +284,10 @@ export async function writeEnvValues(hermesHome: string, values: Record<string, 
       throw storageFailed("Cannot read", error);
     }
     if (content.kind === "not-utf8") {
-      throw new HermesMemoryError({ code: "INVALID_CONFIG", message: `Refusing to rewrite ${ENV_FILE_NAME}: ${notUtf8Message(file, content.offset)}. Nothing was written.` });
+      throw new HermesMemoryError({
+        code: "INVALID_CONFIG",
+        message: `Refusing to rewrite ${ENV_FILE_NAME}: ${notUtf8Message(file, content.offset)}. Nothing was written.`,
+      });
     }
     const text = content.kind === "text" ? content.text : "";
     const lines = text === "" ? [] : normalizeNewlines(stripBom(text)).split("\n");

@@ -22,13 +22,19 @@ const latin1 = (before: string, after: string): Buffer => Buffer.concat([Buffer.
 describe("config.yaml that is not UTF-8", () => {
   it("readConfig refuses it with INVALID_CONFIG instead of reading U+FFFD", async () => {
     fs.writeFileSync(configFile(), latin1("# caf", "\nmemory:\n  provider: sqlite\n"));
-    await expect(readConfig(home)).rejects.toMatchObject({ code: "INVALID_CONFIG", message: expect.stringMatching(/not valid UTF-8.*config\.yaml|config\.yaml.*not valid UTF-8/) });
+    await expect(readConfig(home)).rejects.toMatchObject({
+      code: "INVALID_CONFIG",
+      message: expect.stringMatching(/not valid UTF-8.*config\.yaml|config\.yaml.*not valid UTF-8/),
+    });
   });
 
   it("an edit refuses it and leaves the bytes untouched (no lossy rewrite)", async () => {
     const bytes = latin1("# caf", "\nmemory:\n  provider: sqlite\n");
     fs.writeFileSync(configFile(), bytes);
-    await expect(setActiveProvider(home, "vector")).rejects.toMatchObject({ code: "INVALID_CONFIG", message: expect.stringContaining("UTF-8") });
+    await expect(setActiveProvider(home, "vector")).rejects.toMatchObject({
+      code: "INVALID_CONFIG",
+      message: expect.stringContaining("UTF-8"),
+    });
     expect(fs.readFileSync(configFile()).equals(bytes)).toBe(true);
   });
 });
@@ -44,19 +50,25 @@ describe("config.yaml that cannot be read or written", () => {
 
   it("an edit through a symlink loop is a typed error", async () => {
     fs.symlinkSync(configFile(), configFile());
-    await expect(setActiveProvider(home, "vector")).rejects.toMatchObject({ code: "INVALID_CONFIG", message: expect.stringContaining("ELOOP") });
+    await expect(setActiveProvider(home, "vector")).rejects.toMatchObject({
+      code: "INVALID_CONFIG",
+      message: expect.stringContaining("ELOOP"),
+    });
   });
 });
 
 describe("YAML merge keys (read by the Python agent's PyYAML)", () => {
   it("are applied, not kept as a literal '<<' key", () => {
-    const config = parseConfig("base: &base\n  path: /data/mem.db\n  limit: 5\nmemory:\n  provider: sqlite\n  sqlite:\n    <<: *base\n    limit: 7\n");
+    const config = parseConfig(
+      "base: &base\n  path: /data/mem.db\n  limit: 5\nmemory:\n  provider: sqlite\n  sqlite:\n    <<: *base\n    limit: 7\n",
+    );
     expect(config.memory.providerConfig("sqlite")).toEqual({ path: "/data/mem.db", limit: 7 });
   });
 
   it("still count against the alias limit", () => {
     const lines = ["a0: &a0 {x: 1}"];
-    for (let i = 1; i < 12; i++) lines.push(`a${i}: &a${i} {<<: *a${i - 1}, ${Array.from({ length: 12 }, (_, j) => `k${j}: *a${i - 1}`).join(", ")}}`);
+    for (let i = 1; i < 12; i++)
+      lines.push(`a${i}: &a${i} {<<: *a${i - 1}, ${Array.from({ length: 12 }, (_, j) => `k${j}: *a${i - 1}`).join(", ")}}`);
     expect(() => parseConfig(lines.join("\n"))).toThrow(expect.objectContaining({ code: "INVALID_CONFIG" }) as Error);
   });
 });
@@ -65,7 +77,10 @@ describe(".env that is not UTF-8", () => {
   it("writeEnvValues refuses it and leaves the bytes untouched", async () => {
     const bytes = latin1("GREETING=caf", "\nOTHER=1\n");
     fs.writeFileSync(envFile(), bytes);
-    await expect(writeEnvValues(home, { NEW_KEY: "v" })).rejects.toMatchObject({ code: "INVALID_CONFIG", message: expect.stringContaining("UTF-8") });
+    await expect(writeEnvValues(home, { NEW_KEY: "v" })).rejects.toMatchObject({
+      code: "INVALID_CONFIG",
+      message: expect.stringContaining("UTF-8"),
+    });
     expect(fs.readFileSync(envFile()).equals(bytes)).toBe(true);
   });
 });
@@ -73,7 +88,10 @@ describe(".env that is not UTF-8", () => {
 describe(".env that cannot be read", () => {
   it("writeEnvValues on a directory in place of .env is a typed error", async () => {
     fs.mkdirSync(envFile());
-    await expect(writeEnvValues(home, { NEW_KEY: "v" })).rejects.toMatchObject({ code: "STORAGE_FAILED", message: expect.stringContaining("is not a regular file") });
+    await expect(writeEnvValues(home, { NEW_KEY: "v" })).rejects.toMatchObject({
+      code: "STORAGE_FAILED",
+      message: expect.stringContaining("is not a regular file"),
+    });
   });
 });
 
@@ -81,8 +99,14 @@ describe(".env over MAX_ENV_FILE_BYTES", () => {
   it("readEnvFile and writeEnvValues refuse it with STORAGE_FAILED and leave it as it was", async () => {
     const text = `KEY=1\n# ${"x".repeat(MAX_ENV_FILE_BYTES)}\n`;
     fs.writeFileSync(envFile(), text);
-    await expect(readEnvFile(home)).rejects.toMatchObject({ code: "STORAGE_FAILED", message: expect.stringContaining("is larger than 1 MiB") });
-    await expect(writeEnvValues(home, { NEW_KEY: "v" })).rejects.toMatchObject({ code: "STORAGE_FAILED", message: expect.stringContaining("is larger than 1 MiB") });
+    await expect(readEnvFile(home)).rejects.toMatchObject({
+      code: "STORAGE_FAILED",
+      message: expect.stringContaining("is larger than 1 MiB"),
+    });
+    await expect(writeEnvValues(home, { NEW_KEY: "v" })).rejects.toMatchObject({
+      code: "STORAGE_FAILED",
+      message: expect.stringContaining("is larger than 1 MiB"),
+    });
     expect(fs.readFileSync(envFile(), "utf8")).toBe(text);
   });
 });

@@ -109,14 +109,27 @@ function envLookup(sources: ProviderConfigSources): (name: string) => string | u
   return (name) => getEnv(name, home);
 }
 
-function describeOrigin(sources: ProviderConfigSources, field: ConfigField, origin: ConfigValueSource, optionName: string): { from: string; fix: string } {
+function describeOrigin(
+  sources: ProviderConfigSources,
+  field: ConfigField,
+  origin: ConfigValueSource,
+  optionName: string,
+): { from: string; fix: string } {
   const yamlKey = `memory.${sources.provider}.${field.key}`;
   const where = sources.configPath ?? "config.yaml";
-  if (origin === "option") return { from: `the option \`${optionName}\``, fix: `Pass a valid \`${optionName}\` or leave it out to use config.yaml or the default.` };
+  if (origin === "option")
+    return {
+      from: `the option \`${optionName}\``,
+      fix: `Pass a valid \`${optionName}\` or leave it out to use config.yaml or the default.`,
+    };
   if (origin === "env") {
-    return { from: `the environment variable ${field.envVar}`, fix: `Fix or unset ${field.envVar} (in $HERMES_HOME/.env or the process environment).` };
+    return {
+      from: `the environment variable ${field.envVar}`,
+      fix: `Fix or unset ${field.envVar} (in $HERMES_HOME/.env or the process environment).`,
+    };
   }
-  if (origin === "default") return { from: "the declared default", fix: `Fix the default of '${field.key}' in the provider's config schema.` };
+  if (origin === "default")
+    return { from: "the declared default", fix: `Fix the default of '${field.key}' in the provider's config schema.` };
   return {
     from: `${yamlKey} in ${where}`,
     fix: `Fix or remove ${field.key} under memory.${sources.provider} in ${where} (removing it uses the default), or run \`hermes-memory memory setup ${sources.provider}\`.`,
@@ -140,7 +153,10 @@ function invalid(message: string): HermesMemoryError {
  * Unknown config.yaml keys and secrets written to config.yaml are ignored and reported in
  * `warnings` (unknown keys throw with `unknownKeys: "error"`).
  */
-export function resolveProviderConfig<const Fs extends readonly ConfigField[]>(fields: Fs, sources: ProviderConfigSources): ResolvedProviderConfig<ProviderConfigOf<Fs>> {
+export function resolveProviderConfig<const Fs extends readonly ConfigField[]>(
+  fields: Fs,
+  sources: ProviderConfigSources,
+): ResolvedProviderConfig<ProviderConfigOf<Fs>> {
   const options = (sources.options ?? {}) as Record<string, unknown>;
   const section = sources.section ?? {};
   const env = envLookup(sources);
@@ -210,7 +226,11 @@ export function resolveProviderConfig<const Fs extends readonly ConfigField[]>(f
   }
   if (missing.length > 0) {
     const list = missing
-      .map((f) => (f.secret || f.envVar ? `${f.key} (set ${f.envVar ?? "its variable"} in $HERMES_HOME/.env)` : `${f.key} (set memory.${sources.provider}.${f.key} in ${where})`))
+      .map((f) =>
+        f.secret || f.envVar
+          ? `${f.key} (set ${f.envVar ?? "its variable"} in $HERMES_HOME/.env)`
+          : `${f.key} (set memory.${sources.provider}.${f.key} in ${where})`,
+      )
       .join(", ");
     throw invalid(
       `Memory provider '${sources.provider}' is missing required ${missing.length === 1 ? "setting" : "settings"} ${list}. Run \`hermes-memory memory setup ${sources.provider}\` to provide ${missing.length === 1 ? "it" : "them"}.`,
@@ -230,5 +250,10 @@ export async function loadProviderConfig<const Fs extends readonly ConfigField[]
 ): Promise<ResolvedProviderConfig<ProviderConfigOf<Fs>>> {
   const hermesHome = sources.hermesHome ?? getHermesHome();
   const config = await readConfig(hermesHome);
-  return resolveProviderConfig(fields, { ...sources, hermesHome, section: config.memory.providerConfig(sources.provider), configPath: configFilePath(hermesHome) });
+  return resolveProviderConfig(fields, {
+    ...sources,
+    hermesHome,
+    section: config.memory.providerConfig(sources.provider),
+    configPath: configFilePath(hermesHome),
+  });
 }

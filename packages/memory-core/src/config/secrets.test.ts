@@ -141,15 +141,19 @@ console.log(JSON.stringify({ value: getEnv(name, home), view: getEnvView(home)[n
     });
   }
 
-  it.skipIf(!canMkfifo)("a FIFO in place of .env (no writer) is not waited on: no values from it, process.env still counts", async () => {
-    fs.mkdirSync(a, { recursive: true });
-    execFileSync("mkfifo", [path.join(a, ".env")]);
-    const result = await envInChild(a);
-    expect(result.signal, `getEnv blocked on the FIFO and was killed; stderr: ${result.stderr}`).toBeNull();
-    expect(result.code, result.stderr).toBe(0);
-    expect(JSON.parse(result.stdout)).toEqual({ value: "from-process", view: "from-process" });
-    expect(fs.statSync(path.join(a, ".env")).isFIFO()).toBe(true);
-  }, 30_000);
+  it.skipIf(!canMkfifo)(
+    "a FIFO in place of .env (no writer) is not waited on: no values from it, process.env still counts",
+    async () => {
+      fs.mkdirSync(a, { recursive: true });
+      execFileSync("mkfifo", [path.join(a, ".env")]);
+      const result = await envInChild(a);
+      expect(result.signal, `getEnv blocked on the FIFO and was killed; stderr: ${result.stderr}`).toBeNull();
+      expect(result.code, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout)).toEqual({ value: "from-process", view: "from-process" });
+      expect(fs.statSync(path.join(a, ".env")).isFIFO()).toBe(true);
+    },
+    30_000,
+  );
 
   it("a .env over MAX_ENV_FILE_BYTES is not read into memory: it gives no values, like an unreadable one", () => {
     fs.mkdirSync(a, { recursive: true });

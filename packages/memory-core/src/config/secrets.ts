@@ -33,7 +33,8 @@ export function readEnvFileSync(hermesHome: string): Readonly<Record<string, str
     return {};
   }
   const hit = cache.get(file);
-  if (hit && hit.mtimeMs === stat.mtimeMs && hit.ctimeMs === stat.ctimeMs && hit.size === stat.size && hit.ino === stat.ino) return hit.values;
+  if (hit && hit.mtimeMs === stat.mtimeMs && hit.ctimeMs === stat.ctimeMs && hit.size === stat.size && hit.ino === stat.ino)
+    return hit.values;
   const read = readBoundedFileSync(file, MAX_ENV_FILE_BYTES);
   if (!("bytes" in read)) {
     cache.delete(file);

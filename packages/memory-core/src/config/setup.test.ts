@@ -9,13 +9,22 @@ import { applySetup, defaultEnvVarName, planSetup } from "./setup.js";
 import { getEnv } from "./secrets.js";
 
 class SchemaProvider extends MemoryProvider {
-  constructor(readonly name: string, private readonly schema: ConfigField[]) {
+  constructor(
+    readonly name: string,
+    private readonly schema: ConfigField[],
+  ) {
     super();
   }
-  isAvailable() { return true; }
+  isAvailable() {
+    return true;
+  }
   initialize() {}
-  getToolSchemas() { return []; }
-  getConfigSchema() { return this.schema; }
+  getToolSchemas() {
+    return [];
+  }
+  getConfigSchema() {
+    return this.schema;
+  }
 }
 
 class SavingProvider extends SchemaProvider {
@@ -27,9 +36,22 @@ class SavingProvider extends SchemaProvider {
 
 const cloudSchema: ConfigField[] = [
   { key: "mode", description: "Where to store", choices: ["local", "cloud"], default: "local" },
-  { key: "api_key", description: "API key", secret: true, required: true, envVar: "ACME_API_KEY", url: "https://acme.example/keys", when: { mode: "cloud" } },
+  {
+    key: "api_key",
+    description: "API key",
+    secret: true,
+    required: true,
+    envVar: "ACME_API_KEY",
+    url: "https://acme.example/keys",
+    when: { mode: "cloud" },
+  },
   { key: "region", description: "Region", when: { mode: "cloud" }, default: "us" },
-  { key: "endpoint", description: "Endpoint", defaultFrom: { field: "region", map: { us: "https://us.acme", eu: "https://eu.acme" } }, default: "http://localhost" },
+  {
+    key: "endpoint",
+    description: "Endpoint",
+    defaultFrom: { field: "region", map: { us: "https://us.acme", eu: "https://eu.acme" } },
+    default: "http://localhost",
+  },
   { key: "path", description: "Database path" },
   { key: "limit", type: "integer", minimum: 1, maximum: 50, default: 10 },
   { key: "token", secret: true },
@@ -81,7 +103,11 @@ describe("applySetup", () => {
   it("never drops a non-secret answer: stores it in config.yaml memory.<name> when saveConfig is not overridden", async () => {
     fs.writeFileSync(path.join(home, "config.yaml"), "# mine\nmemory:\n  provider: builtin\nother: 1\n");
     const provider = new SchemaProvider("acme", cloudSchema);
-    const result = await applySetup(provider, { mode: "cloud", api_key: "sk-secret-value", region: "eu", path: "/data/acme", limit: "7", token: "tok" }, { hermesHome: home });
+    const result = await applySetup(
+      provider,
+      { mode: "cloud", api_key: "sk-secret-value", region: "eu", path: "/data/acme", limit: "7", token: "tok" },
+      { hermesHome: home },
+    );
     expect(result).toEqual({
       provider: "acme",
       configPath: path.join(home, "config.yaml"),
@@ -147,7 +173,11 @@ describe("applySetup", () => {
   });
 
   it("a secret exported in the given environment satisfies a required field without being copied", async () => {
-    const result = await applySetup(new SchemaProvider("acme", cloudSchema), { mode: "cloud" }, { hermesHome: home, env: { ACME_API_KEY: "from-shell" } });
+    const result = await applySetup(
+      new SchemaProvider("acme", cloudSchema),
+      { mode: "cloud" },
+      { hermesHome: home, env: { ACME_API_KEY: "from-shell" } },
+    );
     expect(result.envKeys).toEqual([]);
     expect(fs.existsSync(path.join(home, ".env"))).toBe(false);
   });
@@ -162,7 +192,9 @@ describe("applySetup", () => {
 
   it("required non-secret fields: defaults count only with acceptDefaults", async () => {
     const schema: ConfigField[] = [{ key: "url", required: true, default: "http://localhost:8080" }];
-    await expect(applySetup(new SchemaProvider("svc", schema), {}, { hermesHome: home })).rejects.toMatchObject({ code: "SETUP_INCOMPLETE" });
+    await expect(applySetup(new SchemaProvider("svc", schema), {}, { hermesHome: home })).rejects.toMatchObject({
+      code: "SETUP_INCOMPLETE",
+    });
     const result = await applySetup(new SchemaProvider("svc", schema), {}, { hermesHome: home, acceptDefaults: true });
     expect(result.savedValues).toEqual({ url: "http://localhost:8080" });
   });
@@ -191,13 +223,20 @@ describe("applySetup", () => {
 describe("conditional required fields", () => {
   it("--yes (acceptDefaults) does not satisfy a required secret whose `when` applies", async () => {
     const provider = new SchemaProvider("acme", cloudSchema);
-    await expect(applySetup(provider, { mode: "cloud" }, { hermesHome: home, acceptDefaults: true })).rejects.toMatchObject({ code: "SETUP_INCOMPLETE", message: expect.stringContaining("ACME_API_KEY") });
+    await expect(applySetup(provider, { mode: "cloud" }, { hermesHome: home, acceptDefaults: true })).rejects.toMatchObject({
+      code: "SETUP_INCOMPLETE",
+      message: expect.stringContaining("ACME_API_KEY"),
+    });
     expect(fs.existsSync(path.join(home, "config.yaml"))).toBe(false);
     // Not asked (and not required) when the condition does not hold.
-    await expect(applySetup(provider, { mode: "local" }, { hermesHome: home, acceptDefaults: true })).resolves.toMatchObject({ envKeys: [] });
+    await expect(applySetup(provider, { mode: "local" }, { hermesHome: home, acceptDefaults: true })).resolves.toMatchObject({
+      envKeys: [],
+    });
     // Satisfied by .env, or by the environment the caller passes.
     fs.writeFileSync(path.join(home, ".env"), "ACME_API_KEY=sk-from-dotenv\n");
-    await expect(applySetup(provider, { mode: "cloud" }, { hermesHome: home, acceptDefaults: true })).resolves.toMatchObject({ provider: "acme" });
+    await expect(applySetup(provider, { mode: "cloud" }, { hermesHome: home, acceptDefaults: true })).resolves.toMatchObject({
+      provider: "acme",
+    });
   });
 });
 
@@ -219,17 +258,25 @@ describe("postSetup", () => {
     });
     const result = await applySetup(provider, { mode: "cloud", api_key: "sk-post-setup" }, { hermesHome: home });
     expect(result.postSetupRan).toBe(true);
-    expect(provider.calls).toEqual([{ home, values: expect.objectContaining({ mode: "cloud", region: "us" }), keySeen: "sk-post-setup", provider: "acme" }]);
+    expect(provider.calls).toEqual([
+      { home, values: expect.objectContaining({ mode: "cloud", region: "us" }), keySeen: "sk-post-setup", provider: "acme" },
+    ]);
   });
 
   it("a failing or hanging postSetup is POST_SETUP_FAILED; the saved settings stay", async () => {
     const failing = new PostSetupProvider(() => {
       throw new Error("oauth refused");
     });
-    await expect(applySetup(failing, { mode: "local" }, { hermesHome: home })).rejects.toMatchObject({ code: "POST_SETUP_FAILED", message: expect.stringContaining("oauth refused") });
+    await expect(applySetup(failing, { mode: "local" }, { hermesHome: home })).rejects.toMatchObject({
+      code: "POST_SETUP_FAILED",
+      message: expect.stringContaining("oauth refused"),
+    });
     expect((await readConfig(home)).memory.provider).toBe("acme");
     const hanging = new PostSetupProvider(() => new Promise(() => {}));
-    await expect(applySetup(hanging, { mode: "local" }, { hermesHome: home, postSetupTimeoutMs: 20 })).rejects.toMatchObject({ code: "POST_SETUP_FAILED", message: expect.stringContaining("within 20 ms") });
+    await expect(applySetup(hanging, { mode: "local" }, { hermesHome: home, postSetupTimeoutMs: 20 })).rejects.toMatchObject({
+      code: "POST_SETUP_FAILED",
+      message: expect.stringContaining("within 20 ms"),
+    });
   });
 
   it("providers without postSetup report postSetupRan: false", async () => {

@@ -65,12 +65,22 @@ function readSchema(provider: MemoryProvider): ConfigField[] {
   try {
     schema = provider.getConfigSchema();
   } catch (error) {
-    throw new HermesMemoryError({ code: "INVALID_PROVIDER", message: `Memory provider '${provider.name}' failed in getConfigSchema(): ${describeError(error)}. Report this to the provider's author.`, cause: error });
+    throw new HermesMemoryError({
+      code: "INVALID_PROVIDER",
+      message: `Memory provider '${provider.name}' failed in getConfigSchema(): ${describeError(error)}. Report this to the provider's author.`,
+      cause: error,
+    });
   }
   if (!Array.isArray(schema)) {
-    throw new HermesMemoryError({ code: "INVALID_PROVIDER", message: `Memory provider '${provider.name}' returned ${typeof schema} from getConfigSchema(); it must return an array of fields ([] when there is nothing to configure).` });
+    throw new HermesMemoryError({
+      code: "INVALID_PROVIDER",
+      message: `Memory provider '${provider.name}' returned ${typeof schema} from getConfigSchema(); it must return an array of fields ([] when there is nothing to configure).`,
+    });
   }
-  return schema.filter((f): f is ConfigField => typeof f === "object" && f !== null && typeof (f as ConfigField).key === "string" && (f as ConfigField).key !== "");
+  return schema.filter(
+    (f): f is ConfigField =>
+      typeof f === "object" && f !== null && typeof (f as ConfigField).key === "string" && (f as ConfigField).key !== "",
+  );
 }
 
 function envVarOf(providerName: string, field: ConfigField): string | undefined {
@@ -178,7 +188,8 @@ export async function applySetup(
     if (field.secret) {
       if (value !== undefined) envValues[field.envVar!] = String(value);
       else if (field.required && !field.isSet && !(options.acceptDefaults && !isBlank(field.effectiveDefault))) missing.push(field);
-      else if (!field.isSet && options.acceptDefaults && !isBlank(field.effectiveDefault)) envValues[field.envVar!] = String(field.effectiveDefault);
+      else if (!field.isSet && options.acceptDefaults && !isBlank(field.effectiveDefault))
+        envValues[field.envVar!] = String(field.effectiveDefault);
       continue;
     }
     const satisfied = value !== undefined || field.isSet || (options.acceptDefaults === true && !isBlank(field.effectiveDefault));
@@ -187,15 +198,21 @@ export async function applySetup(
       continue;
     }
     // The full form: answer, else what is stored, else the default, so saveConfig never sees holes.
-    const saved = value !== undefined ? value : field.isSet && field.currentValue !== undefined ? field.currentValue : field.effectiveDefault;
+    const saved =
+      value !== undefined ? value : field.isSet && field.currentValue !== undefined ? field.currentValue : field.effectiveDefault;
     if (saved !== undefined) savedValues[field.key] = saved;
     if (value !== undefined && field.envVar !== undefined) envValues[field.envVar] = String(value);
   }
   if (errors.length > 0) {
-    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `Invalid setup values for '${provider.name}': ${errors.join("; ")}. Nothing was written.` });
+    throw new HermesMemoryError({
+      code: "INVALID_ARGUMENT",
+      message: `Invalid setup values for '${provider.name}': ${errors.join("; ")}. Nothing was written.`,
+    });
   }
   if (missing.length > 0) {
-    const list = missing.map((f) => `${f.key}${f.description ? ` (${f.description})` : ""}${f.secret ? ` [secret, stored as ${f.envVar}]` : ""}`).join(", ");
+    const list = missing
+      .map((f) => `${f.key}${f.description ? ` (${f.description})` : ""}${f.secret ? ` [secret, stored as ${f.envVar}]` : ""}`)
+      .join(", ");
     throw new HermesMemoryError({
       code: "SETUP_INCOMPLETE",
       message: `Setup of memory provider '${provider.name}' is incomplete: missing required ${missing.length === 1 ? "field" : "fields"} ${list}. Provide ${missing.length === 1 ? "it" : "them"} (e.g. \`hermes-memory memory setup ${provider.name} --set ${missing[0]!.key}=...\`) and retry. Nothing was written.`,
@@ -239,7 +256,12 @@ export async function applySetup(
  * Run the provider's optional `postSetup` after everything was saved, in the profile's scope (so
  * `getEnv()` sees the `.env` just written), bounded by `timeoutMs`. Throws `POST_SETUP_FAILED`.
  */
-async function runPostSetup(provider: MemoryProvider, hermesHome: string, values: Record<string, unknown>, timeoutMs: number): Promise<boolean> {
+async function runPostSetup(
+  provider: MemoryProvider,
+  hermesHome: string,
+  values: Record<string, unknown>,
+  timeoutMs: number,
+): Promise<boolean> {
   const step = (provider as { postSetup?: unknown }).postSetup;
   if (typeof step !== "function") return false;
   let timer: NodeJS.Timeout | undefined;
@@ -252,7 +274,9 @@ async function runPostSetup(provider: MemoryProvider, hermesHome: string, values
     });
   try {
     const outcome = await Promise.race([
-      runWithProfile(hermesHome, async () => (step as (home: string, v: Record<string, unknown>) => unknown).call(provider, hermesHome, { ...values })),
+      runWithProfile(hermesHome, async () =>
+        (step as (home: string, v: Record<string, unknown>) => unknown).call(provider, hermesHome, { ...values }),
+      ),
       new Promise<typeof timedOut>((resolve) => {
         timer = setTimeout(() => resolve(timedOut), timeoutMs);
       }),

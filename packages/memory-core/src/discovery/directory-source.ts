@@ -53,21 +53,44 @@ async function defaultEntry(dir: string): Promise<{ entry: string | null; outsid
 }
 
 function outsideProblem(source: ProviderSource, dir: string, name: string, reason: string): DiscoveryProblem {
-  return problem(source, dir, "ENTRY_OUTSIDE_PACKAGE", `Memory provider '${name}' in ${dir}: entry ${reason}`, `Replace the symlink with the provider's files inside ${dir}.`, name);
+  return problem(
+    source,
+    dir,
+    "ENTRY_OUTSIDE_PACKAGE",
+    `Memory provider '${name}' in ${dir}: entry ${reason}`,
+    `Replace the symlink with the provider's files inside ${dir}.`,
+    name,
+  );
 }
 
-async function scanOne(dir: string, dirName: string, source: ProviderSource): Promise<{ provider?: DiscoveredProvider; problem?: DiscoveryProblem }> {
+async function scanOne(
+  dir: string,
+  dirName: string,
+  source: ProviderSource,
+): Promise<{ provider?: DiscoveredProvider; problem?: DiscoveryProblem }> {
   const manifestPath = path.join(dir, "plugin.yaml");
   // Never blocks on a FIFO nor reads a device or a huge file into memory (see readManifestFile).
   const manifestRead = await readManifestFile(manifestPath, MAX_PLUGIN_YAML_BYTES);
   if ("error" in manifestRead) {
     return {
-      problem: problem(source, dir, "UNREADABLE_DIRECTORY", `Skipping unreadable plugin directory ${dir}: ${describeError(manifestRead.error)}`, `Fix the permissions of ${dir} (it must be readable by this user) or remove it.`),
+      problem: problem(
+        source,
+        dir,
+        "UNREADABLE_DIRECTORY",
+        `Skipping unreadable plugin directory ${dir}: ${describeError(manifestRead.error)}`,
+        `Fix the permissions of ${dir} (it must be readable by this user) or remove it.`,
+      ),
     };
   }
   if ("refused" in manifestRead) {
     return {
-      problem: problem(source, manifestPath, "INVALID_MANIFEST", `Invalid plugin.yaml in ${dir}: ${manifestRead.refused}`, `Replace ${manifestPath} with a regular YAML file under ${MAX_PLUGIN_YAML_BYTES / (1024 * 1024)} MiB (name, version, description, hooks, entry), or remove it.`),
+      problem: problem(
+        source,
+        manifestPath,
+        "INVALID_MANIFEST",
+        `Invalid plugin.yaml in ${dir}: ${manifestRead.refused}`,
+        `Replace ${manifestPath} with a regular YAML file under ${MAX_PLUGIN_YAML_BYTES / (1024 * 1024)} MiB (name, version, description, hooks, entry), or remove it.`,
+      ),
     };
   }
   const manifestText = "text" in manifestRead ? manifestRead.text : null;
@@ -82,7 +105,13 @@ async function scanOne(dir: string, dirName: string, source: ProviderSource): Pr
     const parsed = parsePluginYaml(manifestText);
     if (!parsed.ok) {
       return {
-        problem: problem(source, manifestPath, "INVALID_MANIFEST", `Invalid plugin.yaml in ${dir}: ${parsed.errors.join("; ")}`, `Fix ${manifestPath}: it must be a YAML mapping with name (string), version (string), description (string), hooks (list of strings) and optional entry (relative path).`),
+        problem: problem(
+          source,
+          manifestPath,
+          "INVALID_MANIFEST",
+          `Invalid plugin.yaml in ${dir}: ${parsed.errors.join("; ")}`,
+          `Fix ${manifestPath}: it must be a YAML mapping with name (string), version (string), description (string), hooks (list of strings) and optional entry (relative path).`,
+        ),
       };
     }
     const manifest = parsed.value;
@@ -94,7 +123,16 @@ async function scanOne(dir: string, dirName: string, source: ProviderSource): Pr
       const resolved = await resolveInsideDir(dir, manifest.entry);
       if (!resolved.ok) {
         return {
-          problem: problem(source, manifestPath, resolved.code, `Memory provider '${name}' in ${dir}: entry ${resolved.reason}`, resolved.code === "MISSING_ENTRY" ? `Build the provider or correct 'entry' in ${manifestPath}.` : `Set 'entry' in ${manifestPath} to a relative path inside ${dir}.`, name),
+          problem: problem(
+            source,
+            manifestPath,
+            resolved.code,
+            `Memory provider '${name}' in ${dir}: entry ${resolved.reason}`,
+            resolved.code === "MISSING_ENTRY"
+              ? `Build the provider or correct 'entry' in ${manifestPath}.`
+              : `Set 'entry' in ${manifestPath} to a relative path inside ${dir}.`,
+            name,
+          ),
         };
       }
       entry = resolved.path;
@@ -106,7 +144,14 @@ async function scanOne(dir: string, dirName: string, source: ProviderSource): Pr
         // Python plugins share $HERMES_HOME/plugins with us; they are not ours to report.
         if (await isFile(path.join(dir, "__init__.py"))) return {};
         return {
-          problem: problem(source, dir, "MISSING_ENTRY", `Memory provider '${name}' in ${dir} has a plugin.yaml but no entry module (looked for index.js, index.mjs)`, `Add index.js (or set 'entry' in ${manifestPath}) exporting register(ctx).`, name),
+          problem: problem(
+            source,
+            dir,
+            "MISSING_ENTRY",
+            `Memory provider '${name}' in ${dir} has a plugin.yaml but no entry module (looked for index.js, index.mjs)`,
+            `Add index.js (or set 'entry' in ${manifestPath}) exporting register(ctx).`,
+            name,
+          ),
         };
       }
     }
@@ -114,14 +159,23 @@ async function scanOne(dir: string, dirName: string, source: ProviderSource): Pr
     const located = await defaultEntry(dir);
     entry = located.entry;
     // Without a manifest only the source text says it is a memory provider; other plugins are not ours.
-    if (located.outside) return (await entryLooksLikeMemoryProvider(path.join(dir, located.candidate!))) ? { problem: outsideProblem(source, dir, name, located.outside) } : {};
+    if (located.outside)
+      return (await entryLooksLikeMemoryProvider(path.join(dir, located.candidate!)))
+        ? { problem: outsideProblem(source, dir, name, located.outside) }
+        : {};
     if (entry === null || !(await entryLooksLikeMemoryProvider(entry))) return {};
   }
 
   const nameError = providerNameError(name);
   if (nameError) {
     return {
-      problem: problem(source, dir, "INVALID_NAME", `Memory provider folder ${dir} has an invalid name: ${nameError}`, `Rename the folder (or set 'name' in plugin.yaml) to lower-case letters, digits, '.', '_' or '-', not 'builtin'.`),
+      problem: problem(
+        source,
+        dir,
+        "INVALID_NAME",
+        `Memory provider folder ${dir} has an invalid name: ${nameError}`,
+        `Rename the folder (or set 'name' in plugin.yaml) to lower-case letters, digits, '.', '_' or '-', not 'builtin'.`,
+      ),
     };
   }
   // cli.js sits beside the entry and is contained exactly like it: a symlink leaving the folder
@@ -132,7 +186,15 @@ async function scanOne(dir: string, dirName: string, source: ProviderSource): Pr
   if (await isFile(path.join(dir, cliRelative))) {
     const resolved = await resolveInsideDir(dir, cliRelative);
     if (resolved.ok) cli = resolved.path;
-    else cliProblem = problem(source, dir, resolved.code, `Memory provider '${name}' in ${dir}: cli.js ${resolved.reason}; the provider is usable without its commands`, `Replace the symlink with the provider's cli.js inside ${dir}.`, name);
+    else
+      cliProblem = problem(
+        source,
+        dir,
+        resolved.code,
+        `Memory provider '${name}' in ${dir}: cli.js ${resolved.reason}; the provider is usable without its commands`,
+        `Replace the symlink with the provider's cli.js inside ${dir}.`,
+        name,
+      );
   }
   return {
     provider: { name, source, dir, entry, version, description, hooks, cli, packageName: null },
@@ -154,7 +216,15 @@ export async function scanDirectorySource(root: string, source: ProviderSource):
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== "ENOENT" && code !== "ENOTDIR") {
-      result.problems.push(problem(source, root, "UNREADABLE_DIRECTORY", `Cannot read plugin directory ${root}: ${describeError(error)}`, `Fix the permissions of ${root} or remove it.`));
+      result.problems.push(
+        problem(
+          source,
+          root,
+          "UNREADABLE_DIRECTORY",
+          `Cannot read plugin directory ${root}: ${describeError(error)}`,
+          `Fix the permissions of ${root} or remove it.`,
+        ),
+      );
     }
     return result;
   }
@@ -164,7 +234,10 @@ export async function scanDirectorySource(root: string, source: ProviderSource):
   } catch {
     realRoot = root;
   }
-  const names = entries.map((e) => e.name).filter((n) => !n.startsWith("_") && !n.startsWith(".")).sort();
+  const names = entries
+    .map((e) => e.name)
+    .filter((n) => !n.startsWith("_") && !n.startsWith("."))
+    .sort();
   for (const dirName of names) {
     const child = path.join(realRoot, dirName);
     let dir: string;
@@ -172,7 +245,15 @@ export async function scanDirectorySource(root: string, source: ProviderSource):
       if (!(await fsp.stat(child)).isDirectory()) continue;
       dir = await fsp.realpath(child);
     } catch (error) {
-      result.problems.push(problem(source, child, "UNREADABLE_DIRECTORY", `Skipping unreadable plugin directory ${child}: ${describeError(error)}`, `Fix the permissions of ${child} or remove it.`));
+      result.problems.push(
+        problem(
+          source,
+          child,
+          "UNREADABLE_DIRECTORY",
+          `Skipping unreadable plugin directory ${child}: ${describeError(error)}`,
+          `Fix the permissions of ${child} or remove it.`,
+        ),
+      );
       continue;
     }
     const { provider, problem: found } = await scanOne(dir, dirName, source);

@@ -53,7 +53,14 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }>
 describe("hostile plugin.yaml", () => {
   it("an alias bomb is an INVALID_MANIFEST problem, not a thrown ReferenceError", async () => {
     const bomb = ["a: &a [x, x, x, x, x, x, x, x, x]"];
-    for (const [name, prev] of [["b", "a"], ["c", "b"], ["d", "c"], ["e", "d"], ["f", "e"], ["g", "f"]]) {
+    for (const [name, prev] of [
+      ["b", "a"],
+      ["c", "b"],
+      ["d", "c"],
+      ["e", "d"],
+      ["f", "e"],
+      ["g", "f"],
+    ]) {
       bomb.push(`${name}: &${name} [${Array(9).fill(`*${prev}`).join(", ")}]`);
     }
     writeFiles(path.join(home, "plugins", "bomb"), { "plugin.yaml": `${bomb.join("\n")}\nname: bomb\n`, "index.js": "" });
@@ -88,7 +95,10 @@ describe("hostile plugin.yaml", () => {
   });
 
   it("a plugin.yaml over the size cap is refused before it is parsed", async () => {
-    writeFiles(path.join(home, "plugins", "huge"), { "plugin.yaml": `name: huge\ndescription: ${"x".repeat(2 * 1024 * 1024)}\n`, "index.js": "" });
+    writeFiles(path.join(home, "plugins", "huge"), {
+      "plugin.yaml": `name: huge\ndescription: ${"x".repeat(2 * 1024 * 1024)}\n`,
+      "index.js": "",
+    });
     const result = await discoverMemoryProviders(opts());
     expect(result.providers).toEqual([]);
     expect(result.problems).toMatchObject([{ code: "INVALID_MANIFEST" }]);
@@ -118,7 +128,9 @@ describe("hostile package.json", () => {
   });
 
   it("a missing provider name is reported as missing", () => {
-    expect(parseHermesMemoryProviderField({ entry: "./i.js" }).errors).toEqual(["hermesMemoryProvider.name: the name must be a string, got nothing (the field is missing)"]);
+    expect(parseHermesMemoryProviderField({ entry: "./i.js" }).errors).toEqual([
+      "hermesMemoryProvider.name: the name must be a string, got nothing (the field is missing)",
+    ]);
   });
 
   it.skipIf(!canMkfifo)("a dependency whose package.json is a FIFO is reported at once; discovery does not block the process", async () => {
@@ -145,7 +157,12 @@ describe("hostile package.json", () => {
   });
 
   it("a dependency package.json over the size cap is refused, not read whole", async () => {
-    installPackage(cwd, "npm", { name: "huge", hermesMemoryProvider: "huge", description: "x".repeat(5 * 1024 * 1024) }, { "index.js": "" });
+    installPackage(
+      cwd,
+      "npm",
+      { name: "huge", hermesMemoryProvider: "huge", description: "x".repeat(5 * 1024 * 1024) },
+      { "index.js": "" },
+    );
     installPackage(cwd, "npm", { name: "fine", hermesMemoryProvider: "fine" }, { "index.js": "" });
     host({ huge: "1", fine: "1" });
     const result = await discoverMemoryProviders(opts({ packageRoots: [cwd] }));

@@ -218,17 +218,61 @@ describe.each(["npm", "pnpm"] as const)("package providers (%s layout)", (layout
   }
 
   it("finds direct dependencies with hermesMemoryProvider: string, object and array forms", async () => {
-    const strDir = installPackage(cwd, layout, { name: "mem-str", version: "2.0.0", hermesMemoryProvider: "strmem", description: "String form", exports: { ".": { types: "./d.ts", import: "./dist/index.js" } } }, { "dist/index.js": "" });
-    installPackage(cwd, layout, { name: "@acme/mem-obj", version: "0.3.0", hermesMemoryProvider: { name: "objmem", entry: "./lib/provider.js", cli: "./lib/cli.js", configSchema: "./lib/schema.js", description: "Object form", hooks: ["prefetch"] } }, { "lib/provider.js": "", "lib/cli.js": "", "lib/schema.js": "" });
-    installPackage(cwd, layout, { name: "mem-multi", hermesMemoryProvider: [{ name: "multi-a" }, { name: "multi-b", entry: "b.js" }], main: "a.js" }, { "a.js": "", "b.js": "" });
+    const strDir = installPackage(
+      cwd,
+      layout,
+      {
+        name: "mem-str",
+        version: "2.0.0",
+        hermesMemoryProvider: "strmem",
+        description: "String form",
+        exports: { ".": { types: "./d.ts", import: "./dist/index.js" } },
+      },
+      { "dist/index.js": "" },
+    );
+    installPackage(
+      cwd,
+      layout,
+      {
+        name: "@acme/mem-obj",
+        version: "0.3.0",
+        hermesMemoryProvider: {
+          name: "objmem",
+          entry: "./lib/provider.js",
+          cli: "./lib/cli.js",
+          configSchema: "./lib/schema.js",
+          description: "Object form",
+          hooks: ["prefetch"],
+        },
+      },
+      { "lib/provider.js": "", "lib/cli.js": "", "lib/schema.js": "" },
+    );
+    installPackage(
+      cwd,
+      layout,
+      { name: "mem-multi", hermesMemoryProvider: [{ name: "multi-a" }, { name: "multi-b", entry: "b.js" }], main: "a.js" },
+      { "a.js": "", "b.js": "" },
+    );
     installPackage(cwd, layout, { name: "not-a-provider", main: "index.js" }, { "index.js": THROWS_ON_IMPORT });
-    host({ dependencies: { "mem-str": "2.0.0", "not-a-provider": "1" }, devDependencies: { "@acme/mem-obj": "0.3.0" }, optionalDependencies: { "mem-multi": "1", "not-installed": "1" } });
+    host({
+      dependencies: { "mem-str": "2.0.0", "not-a-provider": "1" },
+      devDependencies: { "@acme/mem-obj": "0.3.0" },
+      optionalDependencies: { "mem-multi": "1", "not-installed": "1" },
+    });
 
     const result = await discoverMemoryProviders(opts());
     expect(result.problems).toEqual([]);
     expect(result.providers.map((p) => p.name)).toEqual(["strmem", "multi-a", "multi-b", "objmem"]);
     const str = result.providers[0]!;
-    expect(str).toMatchObject({ source: "package", packageName: "mem-str", version: "2.0.0", description: "String form", dir: strDir, entry: path.join(strDir, "dist", "index.js"), cli: null });
+    expect(str).toMatchObject({
+      source: "package",
+      packageName: "mem-str",
+      version: "2.0.0",
+      description: "String form",
+      dir: strDir,
+      entry: path.join(strDir, "dist", "index.js"),
+      cli: null,
+    });
     expect(str).not.toHaveProperty("configSchema");
     const obj = result.providers.find((p) => p.name === "objmem")!;
     expect(obj.entry.endsWith(path.join("lib", "provider.js"))).toBe(true);
@@ -241,8 +285,16 @@ describe.each(["npm", "pnpm"] as const)("package providers (%s layout)", (layout
 
   it("a package whose package.json is a symlink to a file elsewhere resolves its entry inside the real package folder", async () => {
     // The symlink target declares a main that exists next to the target, not in the package.
-    writeFiles(tmp.dir, { "elsewhere/package.json": { name: "linkpkg", hermesMemoryProvider: "linkpkg", main: "evil.js" }, "elsewhere/evil.js": THROWS_ON_IMPORT });
-    const pkgDir = installPackage(cwd, layout, { name: "linkpkg", hermesMemoryProvider: "linkpkg", main: "evil.js" }, { "placeholder.txt": "" });
+    writeFiles(tmp.dir, {
+      "elsewhere/package.json": { name: "linkpkg", hermesMemoryProvider: "linkpkg", main: "evil.js" },
+      "elsewhere/evil.js": THROWS_ON_IMPORT,
+    });
+    const pkgDir = installPackage(
+      cwd,
+      layout,
+      { name: "linkpkg", hermesMemoryProvider: "linkpkg", main: "evil.js" },
+      { "placeholder.txt": "" },
+    );
     fs.rmSync(path.join(pkgDir, "package.json"));
     fs.symlinkSync(path.join(tmp.dir, "elsewhere", "package.json"), path.join(pkgDir, "package.json"));
     host({ dependencies: { linkpkg: "1.0.0" } });
@@ -280,7 +332,7 @@ describe.each(["npm", "pnpm"] as const)("package providers (%s layout)", (layout
   it("finds dependencies installed in an ancestor node_modules (hoisting) from a nested root", async () => {
     installPackage(tmp.dir, layout, { name: "hoisted", hermesMemoryProvider: "hoisted", main: "i.js" }, { "i.js": "" });
     host({ dependencies: { hoisted: "1" } });
-    expect((await listMemoryProviderNames(opts()))).toEqual(["hoisted"]);
+    expect(await listMemoryProviderNames(opts())).toEqual(["hoisted"]);
   });
 
   it("reports a broken manifest while the other packages load", async () => {
@@ -293,9 +345,26 @@ describe.each(["npm", "pnpm"] as const)("package providers (%s layout)", (layout
     installPackage(cwd, layout, { name: "bad-name", hermesMemoryProvider: "Bad Name" }, { "index.js": "" });
     installPackage(cwd, layout, { name: "escapes", hermesMemoryProvider: { name: "escapes", entry: "../../etc/passwd" } }, {});
     installPackage(cwd, layout, { name: "abs", hermesMemoryProvider: { name: "abs", entry: "/etc/passwd" } }, {});
-    installPackage(cwd, layout, { name: "unbuilt", hermesMemoryProvider: { name: "unbuilt", entry: "./dist/index.js", cli: "./dist/cli.js" } }, {});
+    installPackage(
+      cwd,
+      layout,
+      { name: "unbuilt", hermesMemoryProvider: { name: "unbuilt", entry: "./dist/index.js", cli: "./dist/cli.js" } },
+      {},
+    );
     installPackage(cwd, layout, { name: "nocli", hermesMemoryProvider: { name: "nocli", cli: "./cli.js" }, main: "i.js" }, { "i.js": "" });
-    host({ dependencies: { "good-pkg": "1", "broken-json": "1", "broken-non-provider": "1", "bad-field": "1", "bad-name": "1", escapes: "1", abs: "1", unbuilt: "1", nocli: "1" } });
+    host({
+      dependencies: {
+        "good-pkg": "1",
+        "broken-json": "1",
+        "broken-non-provider": "1",
+        "bad-field": "1",
+        "bad-name": "1",
+        escapes: "1",
+        abs: "1",
+        unbuilt: "1",
+        nocli: "1",
+      },
+    });
 
     const result = await discoverMemoryProviders(opts());
     expect(result.providers.map((p) => p.name)).toEqual(["good", "nocli"]);
@@ -327,7 +396,12 @@ describe.each(["npm", "pnpm"] as const)("package providers (%s layout)", (layout
       const name = `dep-${String(i).padStart(4, "0")}`;
       deps[name] = "1.0.0";
       const isProvider = i % 100 === 0;
-      installPackage(cwd, layout, { name, main: "index.js", ...(isProvider ? { hermesMemoryProvider: `prov-${i}` } : {}) }, { "index.js": THROWS_ON_IMPORT });
+      installPackage(
+        cwd,
+        layout,
+        { name, main: "index.js", ...(isProvider ? { hermesMemoryProvider: `prov-${i}` } : {}) },
+        { "index.js": THROWS_ON_IMPORT },
+      );
     }
     host({ dependencies: deps });
     const g = globalThis as { __hermesImported?: number };

@@ -26,7 +26,9 @@ beforeEach(() => {
   prefix = path.join(tmp.dir, "prefix");
   globalModules = path.join(prefix, "lib", "node_modules");
   globalCore = path.join(globalModules, "@hermes", "memory-cli", "node_modules", "@hermes", "memory-core");
-  writeFiles(path.join(globalModules, "@hermes", "memory-cli"), { "package.json": { name: "@hermes/memory-cli", dependencies: { "@hermes/memory-core": "^0.1.0" } } });
+  writeFiles(path.join(globalModules, "@hermes", "memory-cli"), {
+    "package.json": { name: "@hermes/memory-cli", dependencies: { "@hermes/memory-core": "^0.1.0" } },
+  });
   writeFiles(globalCore, { "package.json": { name: "@hermes/memory-core", version: "0.1.0" } });
   home = path.join(tmp.dir, "home");
   elsewhere = path.join(tmp.dir, "elsewhere");
@@ -94,9 +96,19 @@ describe("providers installed next to the host", () => {
     globalProvider("hermes-memory-notes", "notes");
     globalProvider("hermes-memory-home", "home-notes");
     writeFiles(elsewhere, { "package.json": { name: "project", dependencies: { "project-notes": "1" } } });
-    const projectDir = installPackage(elsewhere, "npm", { name: "project-notes", hermesMemoryProvider: "notes", main: "index.js" }, { "index.js": "" });
+    const projectDir = installPackage(
+      elsewhere,
+      "npm",
+      { name: "project-notes", hermesMemoryProvider: "notes", main: "index.js" },
+      { "index.js": "" },
+    );
     writeFiles(home, { "package.json": { name: "hermes-user-plugins", private: true, dependencies: { "home-notes-pkg": "1" } } });
-    const homeDir = installPackage(home, "npm", { name: "home-notes-pkg", hermesMemoryProvider: "home-notes", main: "index.js" }, { "index.js": "" });
+    const homeDir = installPackage(
+      home,
+      "npm",
+      { name: "home-notes-pkg", hermesMemoryProvider: "home-notes", main: "index.js" },
+      { "index.js": "" },
+    );
 
     expect(await defaultPackageRoots({ cwd: elsewhere, hermesHome: home, hostDir: globalCore })).toEqual([elsewhere, home, globalModules]);
     const result = await discoverMemoryProviders(opts());
@@ -113,7 +125,13 @@ describe("providers installed next to the host", () => {
     writeFiles(project, { "package.json": { name: "project", dependencies: { "hermes-memory-notes": "1" } } });
     installPackage(project, "npm", { name: "hermes-memory-notes", hermesMemoryProvider: "notes", main: "index.js" }, { "index.js": "" });
     const projectCore = installPackage(project, "npm", { name: "@hermes/memory-core", version: "0.1.0" });
-    const result = await discoverMemoryProviders({ hermesHome: home, cwd: project, env: {}, hostDir: projectCore, packageRoots: [project, path.join(project, "node_modules")] });
+    const result = await discoverMemoryProviders({
+      hermesHome: home,
+      cwd: project,
+      env: {},
+      hostDir: projectCore,
+      packageRoots: [project, path.join(project, "node_modules")],
+    });
     expect(result.providers.map((p) => p.name)).toEqual(["notes"]);
     expect(result.shadowed).toEqual([]);
   });

@@ -46,24 +46,34 @@ describe("installCommandHint", () => {
       "`npm install -g @hermes/memory-sqlite` or `hermes-memory plugins add @hermes/memory-sqlite`",
     );
     // From inside some project it is still the global install that the CLI searches.
-    expect(await installCommandHint("@hermes/memory-sqlite", { hostDir: globalCore, cwd: project, env })).toMatch(/^`npm install -g @hermes\/memory-sqlite`/);
-    expect(await installCommandHint("@hermes/memory-sqlite", { hostDir: globalCore, cwd: elsewhere, env: { PREFIX: path.join(tmp.dir, "other") } })).toBe(
-      `\`npm install -g --prefix ${prefix} @hermes/memory-sqlite\` or \`hermes-memory plugins add @hermes/memory-sqlite\``,
+    expect(await installCommandHint("@hermes/memory-sqlite", { hostDir: globalCore, cwd: project, env })).toMatch(
+      /^`npm install -g @hermes\/memory-sqlite`/,
     );
+    expect(
+      await installCommandHint("@hermes/memory-sqlite", {
+        hostDir: globalCore,
+        cwd: elsewhere,
+        env: { PREFIX: path.join(tmp.dir, "other") },
+      }),
+    ).toBe(`\`npm install -g --prefix ${prefix} @hermes/memory-sqlite\` or \`hermes-memory plugins add @hermes/memory-sqlite\``);
   });
 
   it("in a project: npm install there, with --prefix (quoted) from outside it", async () => {
     expect(await installCommandHint("@hermes/memory-sqlite", { hostDir: projectCore, cwd: project })).toBe(
       "`npm install @hermes/memory-sqlite` or `hermes-memory plugins add @hermes/memory-sqlite`",
     );
-    expect(await installCommandHint("@hermes/memory-sqlite", { hostDir: projectCore, cwd: path.join(project, "node_modules") })).toMatch(/^`npm install @hermes/);
+    expect(await installCommandHint("@hermes/memory-sqlite", { hostDir: projectCore, cwd: path.join(project, "node_modules") })).toMatch(
+      /^`npm install @hermes/,
+    );
     expect(await installCommandHint("@hermes/memory-sqlite", { hostDir: projectCore, cwd: elsewhere })).toBe(
       `\`npm install --prefix '${project}' @hermes/memory-sqlite\` or \`hermes-memory plugins add @hermes/memory-sqlite\``,
     );
   });
 
   it("from no installation (a development checkout): npm install in your project", async () => {
-    expect(await installCommandHint("<package>", { hostDir: elsewhere, cwd: elsewhere })).toBe("`npm install <package>` in your project or `hermes-memory plugins add <package>`");
+    expect(await installCommandHint("<package>", { hostDir: elsewhere, cwd: elsewhere })).toBe(
+      "`npm install <package>` in your project or `hermes-memory plugins add <package>`",
+    );
   });
 });
 
@@ -81,8 +91,12 @@ describe("PROVIDER_NOT_FOUND names the command for where the host is installed",
   });
 
   it("a project's host, from the project and from elsewhere", async () => {
-    expect(await notFound({ hostDir: projectCore, cwd: project, env: {} })).toContain("Install it with `npm install <package>` or `hermes-memory plugins add <package>`");
-    expect(await notFound({ hostDir: projectCore, cwd: elsewhere, env: {} })).toContain(`Install it with \`npm install --prefix '${project}' <package>\``);
+    expect(await notFound({ hostDir: projectCore, cwd: project, env: {} })).toContain(
+      "Install it with `npm install <package>` or `hermes-memory plugins add <package>`",
+    );
+    expect(await notFound({ hostDir: projectCore, cwd: elsewhere, env: {} })).toContain(
+      `Install it with \`npm install --prefix '${project}' <package>\``,
+    );
   });
 
   it("explicit package roots (the host's installation not searched): npm install in your project", async () => {
@@ -97,7 +111,12 @@ describe("a dependency whose package.json cannot be read", () => {
     writeFiles(path.join(globalModules, "hermes-memory-broken"), { "package.json": broken });
     writeFiles(project, { "package.json": { name: "my-app", private: true, dependencies: { "hermes-memory-broken": "1" } } });
     writeFiles(path.join(project, "node_modules", "hermes-memory-broken"), { "package.json": broken });
-    const result = await discoverMemoryProviders({ hermesHome: home, cwd: project, hostDir: globalCore, env: { npm_config_prefix: prefix } });
+    const result = await discoverMemoryProviders({
+      hermesHome: home,
+      cwd: project,
+      hostDir: globalCore,
+      env: { npm_config_prefix: prefix },
+    });
     expect(result.problems.map((p) => p.remedy)).toEqual([
       `Reinstall hermes-memory-broken (\`npm install --prefix '${project}' hermes-memory-broken\`), or remove it from ${path.join(project, "package.json")}.`,
       `Reinstall hermes-memory-broken (\`npm install -g hermes-memory-broken\`), or remove it from ${globalModules}.`,

@@ -45,6 +45,9 @@ export async function installHintFor(root: string | null, packageName: string, o
   const pluginsAdd = `\`hermes-memory plugins add ${packageName}\``;
   if (root === null) return `\`npm install ${packageName}\` in your project or ${pluginsAdd}`;
   const cwdProject = await findNearestPackageRoot(await realOrResolved(options.cwd ?? process.cwd())).catch(() => null);
-  const command = npmInstallCommand(root, packageName, { cwdProject: cwdProject === null ? null : await realOrResolved(cwdProject), ...(options.env ? { env: options.env } : {}) });
+  const command = npmInstallCommand(root, packageName, {
+    cwdProject: cwdProject === null ? null : await realOrResolved(cwdProject),
+    ...(options.env ? { env: options.env } : {}),
+  });
   return `\`${command}\` or ${pluginsAdd}`;
 }

@@ -83,7 +83,8 @@ export function parsePluginYaml(text: string): ManifestParse<PluginYaml> {
     // An alias bomb ("billion laughs") makes toJS() throw instead of expanding it.
     data = doc.toJS({ maxAliasCount: MAX_PLUGIN_YAML_ALIASES });
   } catch (error) {
-    const reason = error instanceof ReferenceError ? `more than ${MAX_PLUGIN_YAML_ALIASES} resolved aliases (an alias bomb?)` : describeError(error);
+    const reason =
+      error instanceof ReferenceError ? `more than ${MAX_PLUGIN_YAML_ALIASES} resolved aliases (an alias bomb?)` : describeError(error);
     return { ok: false, errors: [`invalid YAML: ${reason}`] };
   }
   if (data === null || data === undefined) return { ok: true, value: { version: null, description: "", hooks: [] } };

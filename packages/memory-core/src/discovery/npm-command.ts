@@ -34,13 +34,18 @@ function defaultGlobalPrefix(env: NodeJS.ProcessEnv): string {
  * it is not the one npm uses by default; a project gets `npm install`, with `--prefix <project>`
  * unless `cwdProject` (the project the user is in) is it.
  */
-export function npmInstallCommand(root: string, pkg: string, context: { cwdProject?: string | null; env?: NodeJS.ProcessEnv } = {}): string {
+export function npmInstallCommand(
+  root: string,
+  pkg: string,
+  context: { cwdProject?: string | null; env?: NodeJS.ProcessEnv } = {},
+): string {
   if (path.basename(root) === "node_modules") {
     const holder = path.dirname(root);
     const prefix = process.platform === "win32" ? holder : path.basename(holder) === "lib" ? path.dirname(holder) : null;
     if (prefix === null) return `npm install --prefix ${shellWord(holder)} ${pkg}`;
-    return prefix === defaultGlobalPrefix(context.env ?? process.env) ? `npm install -g ${pkg}` : `npm install -g --prefix ${shellWord(prefix)} ${pkg}`;
+    return prefix === defaultGlobalPrefix(context.env ?? process.env)
+      ? `npm install -g ${pkg}`
+      : `npm install -g --prefix ${shellWord(prefix)} ${pkg}`;
   }
   return context.cwdProject === root ? `npm install ${pkg}` : `npm install --prefix ${shellWord(root)} ${pkg}`;
 }
-

@@ -4,7 +4,14 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describeError } from "../errors.js";
 import { stripBom } from "../fs.js";
-import { MANIFEST_OPEN_FLAGS, MAX_PACKAGE_JSON_BYTES, manifestReadReason, notRegularFile, readManifestFile, tooLarge } from "./bounded-read.js";
+import {
+  MANIFEST_OPEN_FLAGS,
+  MAX_PACKAGE_JSON_BYTES,
+  manifestReadReason,
+  notRegularFile,
+  readManifestFile,
+  tooLarge,
+} from "./bounded-read.js";
 import { packageMainExport, parseHermesMemoryProviderField, resolveInsideDir } from "./manifest.js";
 import { npmInstallCommand } from "./npm-command.js";
 import type { DiscoveredProvider, DiscoveryProblem } from "./types.js";
@@ -236,7 +243,13 @@ function dependencyNames(pkg: Record<string, unknown>): string[] {
  * `root`: the package root the dependency was found from; `removeFrom`: where the package is listed
  * or installed. Both go into the remedy of a broken manifest.
  */
-async function scanDependency(found: DependencyManifest, dependency: string, root: string, removeFrom: string, env: NodeJS.ProcessEnv): Promise<PackageScan> {
+async function scanDependency(
+  found: DependencyManifest,
+  dependency: string,
+  root: string,
+  removeFrom: string,
+  env: NodeJS.ProcessEnv,
+): Promise<PackageScan> {
   let pkg: Record<string, unknown> | undefined;
   let error = found.error;
   if (found.text !== undefined) {
@@ -359,8 +372,12 @@ export async function scanPackageRoots(roots: string[], env: NodeJS.ProcessEnv =
         source: "package",
         location: rootManifest,
         code: "INVALID_MANIFEST",
-        message: read.missing ? `Package root ${root} has no package.json` : `Cannot read package root manifest ${rootManifest}: ${read.error}`,
-        remedy: read.missing ? `Pass a directory that holds a package.json as a package root.` : `Fix ${rootManifest} (it must be a JSON object).`,
+        message: read.missing
+          ? `Package root ${root} has no package.json`
+          : `Cannot read package root manifest ${rootManifest}: ${read.error}`,
+        remedy: read.missing
+          ? `Pass a directory that holds a package.json as a package root.`
+          : `Fix ${rootManifest} (it must be a JSON object).`,
       });
       continue;
     }

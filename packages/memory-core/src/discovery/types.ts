@@ -37,12 +37,7 @@ export interface DiscoveryProblem {
 
 /** Why discovery refused a provider it found (`DiscoveryProblem.code`). */
 export type DiscoveryProblemCode =
-  | "INVALID_MANIFEST"
-  | "INVALID_NAME"
-  | "ENTRY_OUTSIDE_PACKAGE"
-  | "MISSING_ENTRY"
-  | "UNREADABLE_DIRECTORY"
-  | (string & {});
+  "INVALID_MANIFEST" | "INVALID_NAME" | "ENTRY_OUTSIDE_PACKAGE" | "MISSING_ENTRY" | "UNREADABLE_DIRECTORY" | (string & {});
 
 /** One location discovery looked at (used in "not found" messages and `plugins list`). */
 export interface SearchedLocation {

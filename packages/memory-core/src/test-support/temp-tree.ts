@@ -68,7 +68,12 @@ export const THROWS_ON_IMPORT = `globalThis.__hermesImported = (globalThis.__her
  * `node_modules/<name>`) or the way pnpm does (`node_modules/.pnpm/<name>@<v>/node_modules/<name>`
  * plus a symlink `node_modules/<name>` → there).
  */
-export function installPackage(root: string, layout: "npm" | "pnpm", manifest: Record<string, unknown> & { name: string; version?: string }, files: Record<string, string> = {}): string {
+export function installPackage(
+  root: string,
+  layout: "npm" | "pnpm",
+  manifest: Record<string, unknown> & { name: string; version?: string },
+  files: Record<string, string> = {},
+): string {
   const version = manifest.version ?? "1.0.0";
   const name = manifest.name;
   let dir: string;

@@ -55,7 +55,13 @@ export class ScriptedProvider extends FixtureProvider implements SearchableMemor
   readonly items = new Map<string, MemoryItem>();
   private next = 1;
   getToolSchemas(): ToolSchema[] {
-    return [{ name: "scripted_echo", description: "Echo the text back.", parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } }];
+    return [
+      {
+        name: "scripted_echo",
+        description: "Echo the text back.",
+        parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+      },
+    ];
   }
 
   private act<T>(value: () => T): Promise<T> {

@@ -23,7 +23,13 @@ export function childEnv(): Record<string, string> {
  * server wrote there so far.
  */
 export function binTransport(home: string, args: string[]): { transport: StdioClientTransport; stderr: () => string } {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, "--hermes-home", home, ...args], cwd: PACKAGE_DIR, env: childEnv(), stderr: "pipe" });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, "--hermes-home", home, ...args],
+    cwd: PACKAGE_DIR,
+    env: childEnv(),
+    stderr: "pipe",
+  });
   let err = "";
   transport.stderr?.on("data", (chunk: Buffer) => (err += chunk.toString("utf8")));
   return { transport, stderr: () => err };
@@ -50,7 +56,10 @@ export class RawStdioServer {
   /** `args` come after `--hermes-home <home>`; without `--provider` in them, `--provider sqlite` is added. */
   constructor(home: string, args: string[] = []) {
     const provider = args.includes("--provider") ? [] : ["--provider", "sqlite"];
-    this.child = spawn(process.execPath, [BIN, "--hermes-home", home, ...provider, "--session-id", "mcp-wire", ...args], { cwd: PACKAGE_DIR, env: childEnv() });
+    this.child = spawn(process.execPath, [BIN, "--hermes-home", home, ...provider, "--session-id", "mcp-wire", ...args], {
+      cwd: PACKAGE_DIR,
+      env: childEnv(),
+    });
     this.child.stdin.on("error", () => {}); // the server may be gone while we write
     this.child.stdout.on("data", (chunk: Buffer) => {
       const text = chunk.toString("utf8");
@@ -77,7 +86,12 @@ export class RawStdioServer {
 
   /** The `initialize` request as a client sends it first. */
   static initializeRequest(id: string | number = "init"): unknown {
-    return { jsonrpc: "2.0", id, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "wire-test", version: "1" } } };
+    return {
+      jsonrpc: "2.0",
+      id,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "wire-test", version: "1" } },
+    };
   }
 
   async initialize(): Promise<void> {

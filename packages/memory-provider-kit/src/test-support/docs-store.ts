@@ -47,7 +47,10 @@ export function createDocsStore(rows: number, vocabulary: readonly string[], see
   db.transaction(() => {
     for (let i = 0; i < rows; i++) {
       const length = 8 + Math.floor(random() * 9);
-      const words = Array.from({ length }, () => vocabulary[Math.min(vocabulary.length - 1, Math.floor(Math.exp(random() * Math.log(vocabulary.length))) - 1)]!);
+      const words = Array.from(
+        { length },
+        () => vocabulary[Math.min(vocabulary.length - 1, Math.floor(Math.exp(random() * Math.log(vocabulary.length))) - 1)]!,
+      );
       insert.run(words.join(" "), i % 3 === 0 ? "ann" : "bob", i % 2 === 0 ? "turn" : "fact", `s${i % 7}`);
     }
   })();

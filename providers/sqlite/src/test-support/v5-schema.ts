@@ -2,7 +2,8 @@ import { CONTEXT_CHARS } from "@hermes/memory-provider-kit/sqlite";
 import type { Db } from "../database.js";
 
 /** A turn's context text as schema v5 stored it: the start of the turn `idColumn` names, or ''. */
-const context = (idColumn: string) => `COALESCE((SELECT substr(p.content, 1, ${CONTEXT_CHARS}) FROM items p WHERE p.id = items.${idColumn}), '')`;
+const context = (idColumn: string) =>
+  `COALESCE((SELECT substr(p.content, 1, ${CONTEXT_CHARS}) FROM items p WHERE p.id = items.${idColumn}), '')`;
 
 /** Before any row of schema v5's context triggers: the turns before `items` in its session. */
 const before = (offset: number, column: string) =>

@@ -27,8 +27,52 @@ const random = () => {
   return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
 };
 const pick = (list) => list[Math.floor(random() * list.length)];
-const words = ["lighthouse", "pottery", "hiking", "garden", "violin", "harbour", "station", "bakery", "museum", "river", "painting", "marathon", "camping", "recipe", "guitar", "library", "bicycle", "festival", "ferry", "mountain", "sunset", "puppy", "concert", "school"];
-const fillers = ["we", "went", "to", "the", "last", "weekend", "and", "it", "was", "really", "fun", "with", "my", "friends", "family", "yesterday", "again", "soon"];
+const words = [
+  "lighthouse",
+  "pottery",
+  "hiking",
+  "garden",
+  "violin",
+  "harbour",
+  "station",
+  "bakery",
+  "museum",
+  "river",
+  "painting",
+  "marathon",
+  "camping",
+  "recipe",
+  "guitar",
+  "library",
+  "bicycle",
+  "festival",
+  "ferry",
+  "mountain",
+  "sunset",
+  "puppy",
+  "concert",
+  "school",
+];
+const fillers = [
+  "we",
+  "went",
+  "to",
+  "the",
+  "last",
+  "weekend",
+  "and",
+  "it",
+  "was",
+  "really",
+  "fun",
+  "with",
+  "my",
+  "friends",
+  "family",
+  "yesterday",
+  "again",
+  "soon",
+];
 const speakers = ["Caroline", "Melanie", "Jon", "Gina"];
 const sentence = () => {
   const n = 4 + Math.floor(random() * 14);
@@ -43,7 +87,13 @@ for (let s = 1; s <= 6; s++) {
   for (let t = 0; t < turns; t++) {
     const speaker = speakers[(s + t) % 2 === 0 ? s % 4 : (s + 1) % 4];
     const long = random() < 0.1 ? " " + "very ".repeat(40) + pick(words) : "";
-    const id = provider.remember({ kind: "turn", sessionId: `s${s}`, userId: s % 3 === 0 ? "u2" : "u1", content: `${speaker} said, "${sentence()}${long}"`, metadata: { speaker, date } });
+    const id = provider.remember({
+      kind: "turn",
+      sessionId: `s${s}`,
+      userId: s % 3 === 0 ? "u2" : "u1",
+      content: `${speaker} said, "${sentence()}${long}"`,
+      metadata: { speaker, date },
+    });
     ids.push(id);
   }
 }
@@ -56,8 +106,21 @@ await provider.flush();
 for (const i of [3, 20, 21, 45, 70, 71, 72, 100]) provider.forget(ids[i]);
 for (const i of [5, 33, 60, 90]) provider.update(ids[i], { content: `Edited: ${sentence()} ${pick(words)} ${pick(words)}` });
 provider.forgetWhere({ sessionId: "s6", userId: "u2" });
-provider.remember({ kind: "turn", sessionId: "s2", userId: "u1", content: "Gina said, \"this one expires before anyone reads it about the ferry\"", metadata: { speaker: "Gina" }, expiresAt: new Date(Date.now() + 1500).toISOString() });
-provider.remember({ kind: "turn", sessionId: "s2", userId: "u1", content: "Jon said, \"and the ferry was late again\"", metadata: { speaker: "Jon" } });
+provider.remember({
+  kind: "turn",
+  sessionId: "s2",
+  userId: "u1",
+  content: 'Gina said, "this one expires before anyone reads it about the ferry"',
+  metadata: { speaker: "Gina" },
+  expiresAt: new Date(Date.now() + 1500).toISOString(),
+});
+provider.remember({
+  kind: "turn",
+  sessionId: "s2",
+  userId: "u1",
+  content: 'Jon said, "and the ferry was late again"',
+  metadata: { speaker: "Jon" },
+});
 await sleep(1600);
 provider.purgeExpired();
 await provider.flush();

@@ -8,7 +8,16 @@
  *   (`pinecone_layout: remote`); the only local state is the outbox of unacknowledged writes.
  */
 import path from "node:path";
-import { HermesMemoryError, type ForgetScope, type Logger, type MemoryHit, type MemoryItem, type MemorySearchOptions, type MemoryStats, type MemoryUpdate } from "@hermes/memory-core";
+import {
+  HermesMemoryError,
+  type ForgetScope,
+  type Logger,
+  type MemoryHit,
+  type MemoryItem,
+  type MemorySearchOptions,
+  type MemoryStats,
+  type MemoryUpdate,
+} from "@hermes/memory-core";
 import type { Embedder } from "../embedders/embedder.js";
 import type { VectorMetadata } from "../metadata-filter.js";
 import type { PineconeRemoteMemory } from "../pinecone/pinecone-remote-store.js";
@@ -120,12 +129,18 @@ export const REMOTE_OUTBOX_FILE = "remote-outbox.sqlite";
 
 /** `PROVIDER_UNAVAILABLE`: nothing is open yet (or any more). */
 export function notInitialisedError(): HermesMemoryError {
-  return new HermesMemoryError({ code: "PROVIDER_UNAVAILABLE", message: "The vector memory provider is not initialised. Call initialize(sessionId, {hermesHome}) first." });
+  return new HermesMemoryError({
+    code: "PROVIDER_UNAVAILABLE",
+    message: "The vector memory provider is not initialised. Call initialize(sessionId, {hermesHome}) first.",
+  });
 }
 
 /** `initialize` found the provider shut down after waiting (for a lock, the embedder, the store). */
 export function shutDownWhileStarting(): HermesMemoryError {
-  return new HermesMemoryError({ code: "PROVIDER_UNAVAILABLE", message: "The vector memory provider was shut down while it was starting; initialise a new one." });
+  return new HermesMemoryError({
+    code: "PROVIDER_UNAVAILABLE",
+    message: "The vector memory provider was shut down while it was starting; initialise a new one.",
+  });
 }
 
 /** `INVALID_ARGUMENT` with `message`. */

@@ -67,7 +67,8 @@ export async function reindexAll(
     let batch: SidecarRow[] = [];
     const flushBatch = async (): Promise<void> => {
       if (batch.length === 0) return;
-      const send = async (rows: SidecarRow[]): Promise<void> => store.reindexRows(rows, await embedder.embed(rows.map((r) => r.text)), namespace);
+      const send = async (rows: SidecarRow[]): Promise<void> =>
+        store.reindexRows(rows, await embedder.embed(rows.map((r) => r.text)), namespace);
       const { delivered, refused } = await isolateRefused(batch, send, { accepted: indexed > 0 });
       indexed += delivered.length;
       unembedded += refused.length;
@@ -91,7 +92,12 @@ export async function reindexAll(
  * by Pinecone before the next is read (so progress counts stored items). An item without a user
  * gets the user its namespace stands for (`userOf`). Returns the number of items stored.
  */
-export async function copyToRemote(sidecar: Sidecar, remote: PineconeRemoteMemory, userOf: (namespace: string) => string | null, onProgress?: ProgressCallback): Promise<number> {
+export async function copyToRemote(
+  sidecar: Sidecar,
+  remote: PineconeRemoteMemory,
+  userOf: (namespace: string) => string | null,
+  onProgress?: ProgressCallback,
+): Promise<number> {
   const total = Object.values(sidecar.namespaceCounts()).reduce((a, b) => a + b, 0);
   let done = 0;
   onProgress?.(0, total);
@@ -127,8 +133,15 @@ export function* exportAll(sidecar: Sidecar): Generator<ExportedItem> {
  * over the store would then fail.
  */
 function checkImported(item: ExportedItem, line: number): void {
-  if (typeof item?.id !== "string" || typeof item.content !== "string" || (item.metadata != null && (typeof item.metadata !== "object" || Array.isArray(item.metadata)))) {
-    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `Import line ${line} is not an exported item ({id, namespace, content, metadata}). Use a file written by \`hermes-memory vector export\`.` });
+  if (
+    typeof item?.id !== "string" ||
+    typeof item.content !== "string" ||
+    (item.metadata != null && (typeof item.metadata !== "object" || Array.isArray(item.metadata)))
+  ) {
+    throw new HermesMemoryError({
+      code: "INVALID_ARGUMENT",
+      message: `Import line ${line} is not an exported item ({id, namespace, content, metadata}). Use a file written by \`hermes-memory vector export\`.`,
+    });
   }
   const extra = item.metadata?.extra;
   if (typeof extra !== "string") return;

@@ -10,7 +10,21 @@ import { flattenMetadata } from "../pinecone/pinecone-vector-store.js";
 import type { PendingWrite } from "./maintenance.js";
 
 /** Metadata keys the record itself uses: a caller's metadata under these names is not kept in `extra`. */
-const RESERVED_KEYS = new Set(["text", "kind", "session_id", "user_id", "created_at", "tags", "digest", "extra", "text_truncated", "source", "role", "expires_at", "created_ms"]);
+const RESERVED_KEYS = new Set([
+  "text",
+  "kind",
+  "session_id",
+  "user_id",
+  "created_at",
+  "tags",
+  "digest",
+  "extra",
+  "text_truncated",
+  "source",
+  "role",
+  "expires_at",
+  "created_ms",
+]);
 
 /** The caller's metadata without the reserved keys. */
 function userFields(metadata: Record<string, unknown>): Record<string, unknown> {

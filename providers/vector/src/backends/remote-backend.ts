@@ -5,18 +5,43 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { HermesMemoryError, describeError, type ForgetScope, type MemoryHit, type MemoryItem, type MemoryKind, type MemorySearchOptions, type MemoryStats, type MemoryUpdate } from "@hermes/memory-core";
+import {
+  HermesMemoryError,
+  describeError,
+  type ForgetScope,
+  type MemoryHit,
+  type MemoryItem,
+  type MemoryKind,
+  type MemorySearchOptions,
+  type MemoryStats,
+  type MemoryUpdate,
+} from "@hermes/memory-core";
 import type { Embedder } from "../embedders/embedder.js";
 import { storageWriteError } from "../local/store-files.js";
 import { PineconeRemoteMemory } from "../pinecone/pinecone-remote-store.js";
 import { itemIdPrefix } from "../pinecone/remote-records.js";
 import { RemoteHeldWrites } from "../pinecone/remote-held-writes.js";
 import { renderNamespace, type VectorConfig } from "../vector-config.js";
-import { invalidArgument, notInitialisedError, REMOTE_OUTBOX_FILE, shutDownWhileStarting, type BackendHost, type CheckpointWrite, type StoredFact, type VectorBackend } from "./backend.js";
+import {
+  invalidArgument,
+  notInitialisedError,
+  REMOTE_OUTBOX_FILE,
+  shutDownWhileStarting,
+  type BackendHost,
+  type CheckpointWrite,
+  type StoredFact,
+  type VectorBackend,
+} from "./backend.js";
 import type { ExportedItem, ProgressCallback } from "./maintenance.js";
 
 /** The remote layout's store over the configured Pinecone index, in `namespace`. */
-export function openRemoteMemory(config: VectorConfig, embedder: Embedder, namespace: string, outboxFile: string, inspectOnly: boolean): Promise<PineconeRemoteMemory> {
+export function openRemoteMemory(
+  config: VectorConfig,
+  embedder: Embedder,
+  namespace: string,
+  outboxFile: string,
+  inspectOnly: boolean,
+): Promise<PineconeRemoteMemory> {
   const c = config;
   return PineconeRemoteMemory.openAsync({
     apiKey: c.pineconeApiKey!,
@@ -88,7 +113,13 @@ export class RemoteBackend implements VectorBackend {
     let remote: PineconeRemoteMemory;
     try {
       // An inspection reads an outbox that exists and otherwise holds an empty one in memory.
-      remote = await openRemoteMemory(host.config(), embedder, namespace, inspecting && !fs.existsSync(outboxFile) ? ":memory:" : outboxFile, inspecting);
+      remote = await openRemoteMemory(
+        host.config(),
+        embedder,
+        namespace,
+        inspecting && !fs.existsSync(outboxFile) ? ":memory:" : outboxFile,
+        inspecting,
+      );
     } catch (error) {
       await embedder.close?.();
       host.embedderClosed(embedder);
@@ -102,7 +133,8 @@ export class RemoteBackend implements VectorBackend {
       throw shutDownWhileStarting();
     }
     const waiting = remote.pendingWrites;
-    if (waiting > 0) host.logger.info(`vector memory: re-sending ${waiting} writes Pinecone has not acknowledged yet (outbox ${remote.outbox.file}).`);
+    if (waiting > 0)
+      host.logger.info(`vector memory: re-sending ${waiting} writes Pinecone has not acknowledged yet (outbox ${remote.outbox.file}).`);
     return new RemoteBackend(host, remote, embedder);
   }
 
@@ -122,7 +154,11 @@ export class RemoteBackend implements VectorBackend {
   /** The open store (throws `PROVIDER_UNAVAILABLE` once shut down). */
   private live(): PineconeRemoteMemory {
     if (!this.remote) throw notInitialisedError();
-    if (this.host.isClosed()) throw new HermesMemoryError({ code: "PROVIDER_UNAVAILABLE", message: "The vector memory provider is shut down; initialise a new one." });
+    if (this.host.isClosed())
+      throw new HermesMemoryError({
+        code: "PROVIDER_UNAVAILABLE",
+        message: "The vector memory provider is shut down; initialise a new one.",
+      });
     return this.remote;
   }
 
@@ -155,7 +191,9 @@ export class RemoteBackend implements VectorBackend {
 
   async storeCheckpoints(checkpoints: CheckpointWrite[]): Promise<void> {
     const remote = this.live();
-    const earlier = await Promise.all(checkpoints.map((c) => (c.sessionKey ? remote.get(this.remoteId("checkpoint", c.sessionKey, c.item.sessionId)) : null)));
+    const earlier = await Promise.all(
+      checkpoints.map((c) => (c.sessionKey ? remote.get(this.remoteId("checkpoint", c.sessionKey, c.item.sessionId)) : null)),
+    );
     checkpoints.forEach(({ item, key, metadata }, i) => {
       if (!earlier[i]) remote.remember({ ...item, metadata }, { key });
     });
@@ -163,15 +201,28 @@ export class RemoteBackend implements VectorBackend {
   }
 
   remember(item: MemoryItem): string {
-    return this.live().remember(item !== null && typeof item === "object" && !Array.isArray(item) ? { ...item, userId: item.userId || this.host.userId() } : item);
+    return this.live().remember(
+      item !== null && typeof item === "object" && !Array.isArray(item) ? { ...item, userId: item.userId || this.host.userId() } : item,
+    );
   }
 
   async rememberFact(content: string, tags: string[]): Promise<StoredFact> {
     const remote = this.live();
-    const remoteId = remote.remember({ content, kind: "fact", tags, sessionId: this.host.sessionId(), userId: this.host.userId(), metadata: { source: "tool" } });
+    const remoteId = remote.remember({
+      content,
+      kind: "fact",
+      tags,
+      sessionId: this.host.sessionId(),
+      userId: this.host.userId(),
+      metadata: { source: "tool" },
+    });
     await remote.drain();
     const refused = remote.outbox.refused().find((e) => e.id === remoteId);
-    if (refused) throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `Pinecone refused this memory for its content (${refused.reason.slice(0, 300)}); it was not stored.` });
+    if (refused)
+      throw new HermesMemoryError({
+        code: "STORAGE_FAILED",
+        message: `Pinecone refused this memory for its content (${refused.reason.slice(0, 300)}); it was not stored.`,
+      });
     return { id: remoteId, status: "stored" };
   }
 
@@ -214,7 +265,13 @@ export class RemoteBackend implements VectorBackend {
   async stats(): Promise<MemoryStats> {
     const remote = this.live();
     const stats = await remote.stats();
-    return { ...stats, store: "pinecone", dimensions: this.embedder.dimensions, hybrid: this.host.config().hybrid, namespaces: { [remote.namespace]: stats.items } };
+    return {
+      ...stats,
+      store: "pinecone",
+      dimensions: this.embedder.dimensions,
+      hybrid: this.host.config().hybrid,
+      namespaces: { [remote.namespace]: stats.items },
+    };
   }
 
   /** Offer held writes to the outbox again and wait until Pinecone acknowledged the outbox. */
@@ -254,10 +311,16 @@ export class RemoteBackend implements VectorBackend {
     this.remote = null;
     if (left > 0 || lost) {
       const parts = [
-        left > 0 ? `${left} writes not acknowledged by Pinecone are kept in the outbox ${remote.outbox.file} and re-sent on the next start` : "",
+        left > 0
+          ? `${left} writes not acknowledged by Pinecone are kept in the outbox ${remote.outbox.file} and re-sent on the next start`
+          : "",
         lost ? `${count} accepted writes the outbox could not take are lost (${describeError(lost.cause)})` : "",
       ].filter(Boolean);
-      throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `vector memory shutdown: ${parts.join("; ")}.`, ...(lost ? { cause: lost.cause } : {}) });
+      throw new HermesMemoryError({
+        code: "STORAGE_FAILED",
+        message: `vector memory shutdown: ${parts.join("; ")}.`,
+        ...(lost ? { cause: lost.cause } : {}),
+      });
     }
     const refused = remote.refusedWrites();
     if (refused && !inspecting) throw refused;
@@ -280,7 +343,11 @@ export class RemoteBackend implements VectorBackend {
     throw this.sidecarOnlyJob();
   }
 
-  importItems(_items: Iterable<ExportedItem> | AsyncIterable<ExportedItem>, _onProgress?: ProgressCallback, _total?: number): Promise<number> {
+  importItems(
+    _items: Iterable<ExportedItem> | AsyncIterable<ExportedItem>,
+    _onProgress?: ProgressCallback,
+    _total?: number,
+  ): Promise<number> {
     return Promise.reject(this.sidecarOnlyJob());
   }
 }

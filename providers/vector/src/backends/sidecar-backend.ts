@@ -18,7 +18,17 @@ import {
   type MemoryStats,
   type MemoryUpdate,
 } from "@hermes/memory-core";
-import { checkWholeStoreErasure, MEMORY_ITEM_KINDS, parseForgetScope, parseMemoryFilter, parseMemoryItem, parseMemoryUpdate, parseSearchLimit, type ParsedForgetScope, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
+import {
+  checkWholeStoreErasure,
+  MEMORY_ITEM_KINDS,
+  parseForgetScope,
+  parseMemoryFilter,
+  parseMemoryItem,
+  parseMemoryUpdate,
+  parseSearchLimit,
+  type ParsedForgetScope,
+  type ParsedMemoryFilter,
+} from "@hermes/memory-provider-kit";
 import { isBusyError, sqliteLockWaitMs } from "@hermes/memory-provider-kit/sqlite";
 import { isLexicalEmbedder, type Embedder } from "../embedders/embedder.js";
 import { SPARSE_ENCODER_ID } from "../embedders/sparse-encoder.js";
@@ -31,9 +41,28 @@ import { Outbox, refusedWritesError } from "../pinecone/outbox.js";
 import { PineconeVectorStore } from "../pinecone/pinecone-vector-store.js";
 import { isolateRefused } from "../retry-policy.js";
 import { hybridSearch, recordPasses, toMemoryHit } from "../search/hybrid-search.js";
-import { invalidArgument, notInitialisedError, OUTBOX_FILE, REMOTE_OUTBOX_FILE, shutDownWhileStarting, VECTOR_DIR, type BackendHost, type CheckpointWrite, type StoredFact, type VectorBackend } from "./backend.js";
+import {
+  invalidArgument,
+  notInitialisedError,
+  OUTBOX_FILE,
+  REMOTE_OUTBOX_FILE,
+  shutDownWhileStarting,
+  VECTOR_DIR,
+  type BackendHost,
+  type CheckpointWrite,
+  type StoredFact,
+  type VectorBackend,
+} from "./backend.js";
 import { dimensionMismatchError } from "./index-identity.js";
-import { copyToRemote, exportAll, importAll, reindexAll, type ExportedItem, type PendingWrite, type ProgressCallback } from "./maintenance.js";
+import {
+  copyToRemote,
+  exportAll,
+  importAll,
+  reindexAll,
+  type ExportedItem,
+  type PendingWrite,
+  type ProgressCallback,
+} from "./maintenance.js";
 import { openRemoteMemory } from "./remote-backend.js";
 import type { VectorStore } from "./vector-store.js";
 import { pendingWrite, updatedMetadata } from "./pending-writes.js";
@@ -95,7 +124,12 @@ export class SidecarBackend implements VectorBackend, BatchWriter {
     readonly embedder: Embedder,
     private readonly readOnly: boolean,
   ) {
-    this.queue = new WriteQueue({ writer: this, logger: host.logger, isClosed: () => host.isClosed(), isTransient: lockedByAnotherProcess });
+    this.queue = new WriteQueue({
+      writer: this,
+      logger: host.logger,
+      isClosed: () => host.isClosed(),
+      isTransient: lockedByAnotherProcess,
+    });
   }
 
   /**
@@ -131,14 +165,18 @@ export class SidecarBackend implements VectorBackend, BatchWriter {
     // inside it (and inside the manager's bound on initialize).
     const lockWait = sqliteLockWaitMs();
     const opening = Date.now();
-    const sidecar = await Sidecar.openAsync(sidecarFile, { readOnly: this.readOnly, ...(config.searchThread ? {} : { ranker: { helper: false } }) });
+    const sidecar = await Sidecar.openAsync(sidecarFile, {
+      readOnly: this.readOnly,
+      ...(config.searchThread ? {} : { ranker: { helper: false } }),
+    });
     if (host.isClosed()) {
       // Shut down while the open waited for another process's lock: nothing is left open.
       sidecar.close();
       throw shutDownWhileStarting();
     }
     this.sidecar = sidecar;
-    if (this.readOnly) host.logger.warn(`vector memory: ${dir} is read-only; recall works, new memories cannot be saved until it is writable.`);
+    if (this.readOnly)
+      host.logger.warn(`vector memory: ${dir} is read-only; recall works, new memories cannot be saved until it is writable.`);
     // Profiles share one Pinecone index, so each home needs its own namespace even when the host
     // does not name the profile. The first name seen (or a minted id) is kept in the sidecar, so
     // it survives moving the home and the CLI finds the same namespace.
@@ -146,11 +184,17 @@ export class SidecarBackend implements VectorBackend, BatchWriter {
       const known = sidecar.getMeta("profile_id");
       if (!known && !this.readOnly) sidecar.setMeta("profile_id", host.profile() || `profile-${randomUUID().slice(0, 8)}`);
       if (!host.profile()) host.setProfile(sidecar.getMeta("profile_id") ?? "profile-readonly");
-      const namespaces = (this.namespaces = UserNamespaces.open(sidecar, config.pineconeNamespaceTemplate, { pinecone: config.store === "pinecone", logger: host.logger, inspect: inspecting }));
+      const namespaces = (this.namespaces = UserNamespaces.open(sidecar, config.pineconeNamespaceTemplate, {
+        pinecone: config.store === "pinecone",
+        logger: host.logger,
+        inspect: inspecting,
+      }));
       if (request.verifyIdentity) this.verifyIdentity();
       const store = (this.store = await this.createStore(request.allowReset ? "reset" : "throw"));
       if (store.needsOutbox && !this.readOnly && !(inspecting && !fs.existsSync(path.join(dir, OUTBOX_FILE)))) {
-        this.queue.attachOutbox(await Outbox.openAsync(path.join(dir, OUTBOX_FILE), { lockWaitMs: Math.max(0, lockWait - (Date.now() - opening)) }));
+        this.queue.attachOutbox(
+          await Outbox.openAsync(path.join(dir, OUTBOX_FILE), { lockWaitMs: Math.max(0, lockWait - (Date.now() - opening)) }),
+        );
         namespaces.relocateQueued(this.queue.attachedOutbox!);
       }
       if (host.isClosed()) throw shutDownWhileStarting();
@@ -165,12 +209,18 @@ export class SidecarBackend implements VectorBackend, BatchWriter {
       await this.store?.close().catch(() => undefined);
       this.store = null;
       // Everything opened here is closed again, so a later initialize() starts over.
-      throw String((error as { code?: unknown } | null)?.code ?? "").startsWith("SQLITE_") ? storageWriteError(`the vector sidecar ${sidecarFile} while starting`, error) : error;
+      throw String((error as { code?: unknown } | null)?.code ?? "").startsWith("SQLITE_")
+        ? storageWriteError(`the vector sidecar ${sidecarFile} while starting`, error)
+        : error;
     }
     const waiting = this.queue.inOutbox;
     if (waiting > 0 && !inspecting) {
-      host.logger.info(`vector memory: re-sending ${waiting} writes Pinecone has not acknowledged yet (outbox ${this.queue.attachedOutbox!.file}).`);
-      this.queue.resendOutbox().catch((error: unknown) => host.logger.warn(`vector memory: re-sending the outbox failed: ${describeError(error)}`));
+      host.logger.info(
+        `vector memory: re-sending ${waiting} writes Pinecone has not acknowledged yet (outbox ${this.queue.attachedOutbox!.file}).`,
+      );
+      this.queue
+        .resendOutbox()
+        .catch((error: unknown) => host.logger.warn(`vector memory: re-sending the outbox failed: ${describeError(error)}`));
     }
   }
 
@@ -225,7 +275,9 @@ export class SidecarBackend implements VectorBackend, BatchWriter {
     if (!recorded) {
       const rows = Object.values(this.sidecar!.namespaceCounts()).reduce((a, b) => a + b, 0);
       if (rows > 0 && !(c.store === "local" && this.sidecar!.countVectors() === rows)) {
-        this.host.logger.warn(`vector memory: ${rows} stored items have no vectors in the ${c.store} store yet; run \`hermes-memory vector reindex\` to index them.`);
+        this.host.logger.warn(
+          `vector memory: ${rows} stored items have no vectors in the ${c.store} store yet; run \`hermes-memory vector reindex\` to index them.`,
+        );
       } else if (!this.readOnly) {
         this.sidecar!.setMeta(this.identityKey(), this.currentIdentity());
       }
@@ -318,8 +370,15 @@ export class SidecarBackend implements VectorBackend, BatchWriter {
     const { sidecar } = this.requireOpen();
     const namespace = this.host.namespaceFor(this.host.userId());
     const sessionKeys = checkpoints.flatMap((c) => (c.sessionKey ? [c.sessionKey] : []));
-    const earlier = new Set(sidecar.getByIds(null, sessionKeys).filter((row) => row.namespace === namespace).map((row) => row.id));
-    const writes = checkpoints.filter((c) => !c.sessionKey || !earlier.has(c.sessionKey)).map(({ item, key, metadata }) => this.buildWrite(item, key, metadata));
+    const earlier = new Set(
+      sidecar
+        .getByIds(null, sessionKeys)
+        .filter((row) => row.namespace === namespace)
+        .map((row) => row.id),
+    );
+    const writes = checkpoints
+      .filter((c) => !c.sessionKey || !earlier.has(c.sessionKey))
+      .map(({ item, key, metadata }) => this.buildWrite(item, key, metadata));
     for (let i = 0; i < writes.length; i += 64) await this.writeDurable(writes.slice(i, i + 64));
     await this.store!.flush();
   }
@@ -333,15 +392,27 @@ export class SidecarBackend implements VectorBackend, BatchWriter {
     // An item without a user belongs to the session's user: where a namespace stands for one user it carries their user_id too.
     const userId = named ?? (this.userInNamespace ? this.host.userId() : undefined);
     const id = `${kind}-${randomUUID()}`;
-    this.queue.enqueue([this.buildWrite({ content, kind, sessionId, userId, tags, metadata, ...(expiresAt !== null ? { expiresAt } : {}) }, id)]);
+    this.queue.enqueue([
+      this.buildWrite({ content, kind, sessionId, userId, tags, metadata, ...(expiresAt !== null ? { expiresAt } : {}) }, id),
+    ]);
     return id;
   }
 
   async rememberFact(content: string, tags: string[]): Promise<StoredFact> {
     this.requireOpen();
     const id = `fact-${randomUUID()}`;
-    const unembedded = await this.writeDurable([this.buildWrite({ content, kind: "fact", tags, sessionId: this.host.sessionId(), userId: this.host.userId() }, id, { source: "tool" })]);
-    if (unembedded.has(id)) return { id, status: "stored", warning: "The embedder refused this text, so it is stored without a vector: keyword search finds it, meaning-based search does not." };
+    const unembedded = await this.writeDurable([
+      this.buildWrite({ content, kind: "fact", tags, sessionId: this.host.sessionId(), userId: this.host.userId() }, id, {
+        source: "tool",
+      }),
+    ]);
+    if (unembedded.has(id))
+      return {
+        id,
+        status: "stored",
+        warning:
+          "The embedder refused this text, so it is stored without a vector: keyword search finds it, meaning-based search does not.",
+      };
     return { id, status: "stored" };
   }
 
@@ -369,9 +440,22 @@ export class SidecarBackend implements VectorBackend, BatchWriter {
     const byNamespace = new Map<string, number[]>();
     batch.forEach((w, i) => byNamespace.set(w.namespace, [...(byNamespace.get(w.namespace) ?? []), i]));
     for (const [namespace, indexes] of byNamespace) {
-      const records = indexes.map((i) => ({ id: batch[i]!.id, vector: vectors[i]!, metadata: { ...batch[i]!.metadata, text: batch[i]!.text } }));
+      const records = indexes.map((i) => ({
+        id: batch[i]!.id,
+        vector: vectors[i]!,
+        metadata: { ...batch[i]!.metadata, text: batch[i]!.text },
+      }));
       const rows = indexes.map((i) => ({ id: batch[i]!.id, text: batch[i]!.text, metadata: batch[i]!.metadata, vector: null }));
-      await store.writeItems({ namespace, records, rows, durable: options.durable === true, ...(options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs }) }, sidecar);
+      await store.writeItems(
+        {
+          namespace,
+          records,
+          rows,
+          durable: options.durable === true,
+          ...(options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs }),
+        },
+        sidecar,
+      );
     }
     this.queue.noteAccepted();
     this.warmUp();
@@ -395,7 +479,9 @@ export class SidecarBackend implements VectorBackend, BatchWriter {
    * Returns the ids stored without a vector.
    */
   private async writeDurable(batch: PendingWrite[]): Promise<Set<string>> {
-    const { refused } = await isolateRefused(batch, (part) => this.writeNow(part, { durable: true }), { accepted: this.queue.storeAccepted });
+    const { refused } = await isolateRefused(batch, (part) => this.writeNow(part, { durable: true }), {
+      accepted: this.queue.storeAccepted,
+    });
     if (refused.length > 0) await this.writeWithoutVectors(refused.map(({ item, error }) => ({ write: item, error })));
     return new Set(refused.map(({ item }) => item.id));
   }
@@ -411,7 +497,12 @@ export class SidecarBackend implements VectorBackend, BatchWriter {
     const byNamespace = new Map<string, PendingWrite[]>();
     for (const { write } of refused) byNamespace.set(write.namespace, [...(byNamespace.get(write.namespace) ?? []), write]);
     for (const [namespace, writes] of byNamespace) {
-      await store.storeWithoutVectors(namespace, writes.map((w) => ({ id: w.id, text: w.text, metadata: w.metadata, vector: null })), sidecar, lockWaitMs);
+      await store.storeWithoutVectors(
+        namespace,
+        writes.map((w) => ({ id: w.id, text: w.text, metadata: w.metadata, vector: null })),
+        sidecar,
+        lockWaitMs,
+      );
     }
     for (const { write, error } of refused) {
       this.host.logger.warn(
@@ -486,7 +577,9 @@ export class SidecarBackend implements VectorBackend, BatchWriter {
     this.purgeTimer = setTimeout(() => {
       this.purgeTimer = null;
       if (this.host.isClosed() || !this.sidecar) return;
-      this.purgeExpired().catch((error: unknown) => this.host.logger.warn(`vector memory: purging expired items failed: ${describeError(error)}`));
+      this.purgeExpired().catch((error: unknown) =>
+        this.host.logger.warn(`vector memory: purging expired items failed: ${describeError(error)}`),
+      );
     }, LAZY_PURGE_DELAY_MS);
     this.purgeTimer.unref();
   }
@@ -567,18 +660,22 @@ export class SidecarBackend implements VectorBackend, BatchWriter {
     });
     checkWholeStoreErasure(scope, rows.length, total);
     const inScope = (w: PendingWrite): boolean =>
-      (namespace === null || w.namespace === namespace) && ownedBy(w.metadata.user_id) && recordPasses(w.metadata, filter, Number.NEGATIVE_INFINITY, w.id);
+      (namespace === null || w.namespace === namespace) &&
+      ownedBy(w.metadata.user_id) &&
+      recordPasses(w.metadata, filter, Number.NEGATIVE_INFINITY, w.id);
     const discarded = this.queue.discard(inScope);
     const erased = new Set(rows.map((r) => `${r.namespace}\u0000${r.id}`));
     if (rows.length > 0) await store.eraseRows(rows, sidecar);
     // Ids only a remote store holds (another machine wrote them).
     if (parsed.ids) {
-      const namespaces = namespace === null ? [...new Set([this.host.namespaceFor(), ...Object.keys(sidecar.namespaceCounts())])] : [namespace];
+      const namespaces =
+        namespace === null ? [...new Set([this.host.namespaceFor(), ...Object.keys(sidecar.namespaceCounts())])] : [namespace];
       for (const ns of namespaces) {
         for (const id of parsed.ids) {
           if (erased.has(`${ns}\u0000${id}`)) continue;
           const record = await store.fetchUnindexed(id, ns);
-          if (!record || !ownedBy(record.metadata?.user_id) || !recordPasses(record.metadata ?? {}, filter, Number.NEGATIVE_INFINITY, id)) continue;
+          if (!record || !ownedBy(record.metadata?.user_id) || !recordPasses(record.metadata ?? {}, filter, Number.NEGATIVE_INFINITY, id))
+            continue;
           await store.delete({ ids: [id] }, { namespace: ns });
           erased.add(`${ns}\u0000${id}`);
         }
@@ -664,17 +761,35 @@ export class SidecarBackend implements VectorBackend, BatchWriter {
     this.assertWritable();
     const config = this.host.config();
     if (config.store !== "pinecone") {
-      throw invalidArgument("reindex --to remote needs memory.vector.store: pinecone (and the Pinecone index settings); the local store has no remote layout.");
+      throw invalidArgument(
+        "reindex --to remote needs memory.vector.store: pinecone (and the Pinecone index settings); the local store has no remote layout.",
+      );
     }
     if (typeof namespace !== "string" || namespace === "") {
-      throw invalidArgument("reindex --to remote needs the namespace every machine will share: set memory.vector.pinecone_namespace or pass --profile <name>.");
+      throw invalidArgument(
+        "reindex --to remote needs the namespace every machine will share: set memory.vector.pinecone_namespace or pass --profile <name>.",
+      );
     }
     await this.drain();
-    const remote = await openRemoteMemory(config, embedder, namespace, path.join(this.host.hermesHome(), VECTOR_DIR, REMOTE_OUTBOX_FILE), this.host.inspecting());
+    const remote = await openRemoteMemory(
+      config,
+      embedder,
+      namespace,
+      path.join(this.host.hermesHome(), VECTOR_DIR, REMOTE_OUTBOX_FILE),
+      this.host.inspecting(),
+    );
     try {
-      const items = await copyToRemote(sidecar, remote, namespaceUserReader(sidecar, config.pineconeNamespaceTemplate, this.host.profile()), onProgress);
+      const items = await copyToRemote(
+        sidecar,
+        remote,
+        namespaceUserReader(sidecar, config.pineconeNamespaceTemplate, this.host.profile()),
+        onProgress,
+      );
       sidecar.setMeta("pinecone_layout", "remote");
-      sidecar.setMeta(`index:pinecone-remote:${config.pineconeIndex}/${namespace}`, `${embedder.id}/${embedder.dimensions}/${SPARSE_ENCODER_ID}`);
+      sidecar.setMeta(
+        `index:pinecone-remote:${config.pineconeIndex}/${namespace}`,
+        `${embedder.id}/${embedder.dimensions}/${SPARSE_ENCODER_ID}`,
+      );
       return { items, namespace };
     } finally {
       await remote.close();
@@ -685,7 +800,11 @@ export class SidecarBackend implements VectorBackend, BatchWriter {
     yield* exportAll(this.requireOpen().sidecar);
   }
 
-  async importItems(items: Iterable<ExportedItem> | AsyncIterable<ExportedItem>, onProgress?: ProgressCallback, total = 0): Promise<number> {
+  async importItems(
+    items: Iterable<ExportedItem> | AsyncIterable<ExportedItem>,
+    onProgress?: ProgressCallback,
+    total = 0,
+  ): Promise<number> {
     this.requireOpen();
     this.assertWritable();
     const done = await importAll(
@@ -758,9 +877,15 @@ export class SidecarBackend implements VectorBackend, BatchWriter {
       });
     }
     const parts = [
-      kept > 0 ? `${kept} writes not acknowledged by Pinecone are kept in the outbox ${path.join(this.host.hermesHome(), VECTOR_DIR, OUTBOX_FILE)} and re-sent on the next start` : "",
+      kept > 0
+        ? `${kept} writes not acknowledged by Pinecone are kept in the outbox ${path.join(this.host.hermesHome(), VECTOR_DIR, OUTBOX_FILE)} and re-sent on the next start`
+        : "",
       lost > 0 ? `${lost} accepted writes could not be stored and are lost` : "",
     ].filter(Boolean);
-    throw new HermesMemoryError({ code: "STORAGE_FAILED", message: `vector memory shutdown: ${parts.join("; ")} (${describeError(this.queue.lastFailure ?? failure)}).`, cause: failure });
+    throw new HermesMemoryError({
+      code: "STORAGE_FAILED",
+      message: `vector memory shutdown: ${parts.join("; ")} (${describeError(this.queue.lastFailure ?? failure)}).`,
+      cause: failure,
+    });
   }
 }

@@ -246,7 +246,9 @@ export class WriteQueue {
             this.failing = true;
             const kept = this.hold(batch.concat(this.pending.splice(0)));
             if (this.isTransient(error)) {
-              this.options.logger.debug(`vector memory: storing ${batch.length} items waits for another process's write lock (${describeError(error)}); ${kept}`);
+              this.options.logger.debug(
+                `vector memory: storing ${batch.length} items waits for another process's write lock (${describeError(error)}); ${kept}`,
+              );
               this.retryLater();
             } else {
               this.storeFailures.report(`vector memory: storing ${batch.length} items failed (${describeError(error)}); ${kept}`);
@@ -269,7 +271,9 @@ export class WriteQueue {
    */
   private async deliver(batch: PendingWrite[]): Promise<void> {
     if (!this.outbox) {
-      const { delivered, refused } = await isolateRefused(batch, (part) => this.options.writer.storeBatch(part), { accepted: this.storeAccepted });
+      const { delivered, refused } = await isolateRefused(batch, (part) => this.options.writer.storeBatch(part), {
+        accepted: this.storeAccepted,
+      });
       if (delivered.length > 0) this.accepted = true;
       if (refused.length > 0) await this.options.writer.storeWithoutVectors(refused.map(({ item, error }) => ({ write: item, error })));
       return;
@@ -283,7 +287,9 @@ export class WriteQueue {
     }
     if (batch.every((w): w is PendingWrite & { seq: number } => w.seq !== undefined)) {
       // In the outbox: a write refused for its content is set aside now, not held with the batch.
-      const { delivered } = await deliverIsolating(this.outbox, batch, (part) => this.options.writer.storeBatch(part), { storeAccepted: this.storeAccepted });
+      const { delivered } = await deliverIsolating(this.outbox, batch, (part) => this.options.writer.storeBatch(part), {
+        storeAccepted: this.storeAccepted,
+      });
       if (delivered.length > 0) this.accepted = true;
       return;
     }
@@ -326,7 +332,9 @@ export class WriteQueue {
           // A write refused for its content is set aside (once another went through), so it does
           // not hold up the writes behind it; flush() reports it.
           try {
-            const { delivered } = await deliverIsolating(this.outbox, entries, (part) => this.options.writer.storeBatch(part), { storeAccepted: this.storeAccepted });
+            const { delivered } = await deliverIsolating(this.outbox, entries, (part) => this.options.writer.storeBatch(part), {
+              storeAccepted: this.storeAccepted,
+            });
             if (delivered.length > 0) this.accepted = true;
             this.retryPause = RETRY_FIRST_MS;
             this.storeFailures.recovered();
@@ -350,8 +358,12 @@ export class WriteQueue {
     const cause = this.lastFailure;
     const why = cause ? describeError(cause) : "the store did not acknowledge them";
     const parts = [
-      inOutbox > 0 ? `${inOutbox} writes are not acknowledged by Pinecone yet; they are kept in the outbox ${this.outbox!.file} and re-sent by the next flush() or start` : "",
-      inMemory > 0 ? `${inMemory} accepted writes are not stored yet (kept in memory, retried by the next flush(); lost if the process exits)` : "",
+      inOutbox > 0
+        ? `${inOutbox} writes are not acknowledged by Pinecone yet; they are kept in the outbox ${this.outbox!.file} and re-sent by the next flush() or start`
+        : "",
+      inMemory > 0
+        ? `${inMemory} accepted writes are not stored yet (kept in memory, retried by the next flush(); lost if the process exits)`
+        : "",
       this.limit.takeReport(),
     ].filter(Boolean);
     return new HermesMemoryError({ code: "STORAGE_FAILED", message: `vector memory: ${parts.join("; ")}. Last failure: ${why}`, cause });

@@ -10,7 +10,14 @@ import { MAX_ONNX_MODEL_BYTES, OnnxEmbedder } from "./onnx-embedder.js";
 import { isContentRefusal } from "../retry-policy.js";
 import { MAX_TOKENIZER_JSON_BYTES, MAX_VOCAB_TOKENS, WordPieceTokenizer } from "./wordpiece-tokenizer.js";
 import { runScriptInChild } from "../test-support/run-script.js";
-import { TINY_DIMS, TINY_TABLE, TINY_VOCAB, tinyOnnxModelBytes, writeTinyOnnxModel, type TinyOnnxModelVariant } from "../test-support/tiny-onnx-model.js";
+import {
+  TINY_DIMS,
+  TINY_TABLE,
+  TINY_VOCAB,
+  tinyOnnxModelBytes,
+  writeTinyOnnxModel,
+  type TinyOnnxModelVariant,
+} from "../test-support/tiny-onnx-model.js";
 
 const { onnx } = onnxProto;
 const DataType = onnx.TensorProto.DataType;
@@ -111,27 +118,38 @@ function expectRefusedInChild(r: ChildResult, message: RegExp): void {
 }
 
 describe("OnnxEmbedder: files that would block or never end (child processes)", () => {
-  it.skipIf(!hasMkfifo)("a FIFO as model.onnx, tokenizer.json or vocab.txt is refused at once instead of freezing the process", { timeout: 60_000 }, async () => {
-    const model = modelDirWith("model.onnx", mkfifo);
-    const tokenizer = modelDirWith("tokenizer.json", mkfifo);
-    const vocab = modelDirWith("tokenizer.json", () => undefined);
-    mkfifo(path.join(vocab, "vocab.txt"));
-    const [m, t, v] = await Promise.all([loadInChild(model), loadInChild(tokenizer), loadInChild(vocab)]);
-    expectRefusedInChild(m, /model\.onnx: it is not a regular file \(a FIFO, device or socket\); it was not read/);
-    expectRefusedInChild(t, /tokenizer\.json: it is not a regular file/);
-    expectRefusedInChild(v, /vocab\.txt: it is not a regular file/);
-  });
+  it.skipIf(!hasMkfifo)(
+    "a FIFO as model.onnx, tokenizer.json or vocab.txt is refused at once instead of freezing the process",
+    { timeout: 60_000 },
+    async () => {
+      const model = modelDirWith("model.onnx", mkfifo);
+      const tokenizer = modelDirWith("tokenizer.json", mkfifo);
+      const vocab = modelDirWith("tokenizer.json", () => undefined);
+      mkfifo(path.join(vocab, "vocab.txt"));
+      const [m, t, v] = await Promise.all([loadInChild(model), loadInChild(tokenizer), loadInChild(vocab)]);
+      expectRefusedInChild(m, /model\.onnx: it is not a regular file \(a FIFO, device or socket\); it was not read/);
+      expectRefusedInChild(t, /tokenizer\.json: it is not a regular file/);
+      expectRefusedInChild(v, /vocab\.txt: it is not a regular file/);
+    },
+  );
 
-  it.skipIf(!fs.existsSync("/dev/zero"))("a symlink to /dev/zero and a sparse 3 GiB tokenizer file are refused without being read", { timeout: 60_000 }, async () => {
-    const zeroJson = modelDirWith("tokenizer.json", (t) => fs.symlinkSync("/dev/zero", t));
-    const zeroVocab = modelDirWith("tokenizer.json", () => undefined);
-    fs.symlinkSync("/dev/zero", path.join(zeroVocab, "vocab.txt"));
-    const huge = modelDirWith("tokenizer.json", sparseFile(3 * 1024 ** 3));
-    const [a, b, c] = await Promise.all([loadInChild(zeroJson), loadInChild(zeroVocab), loadInChild(huge)]);
-    expectRefusedInChild(a, /tokenizer\.json: it is not a regular file/);
-    expectRefusedInChild(b, /vocab\.txt: it is not a regular file/);
-    expectRefusedInChild(c, /tokenizer\.json: it is larger than 32 MiB, more than any file of a real sentence-embedding model; it was not read/);
-  });
+  it.skipIf(!fs.existsSync("/dev/zero"))(
+    "a symlink to /dev/zero and a sparse 3 GiB tokenizer file are refused without being read",
+    { timeout: 60_000 },
+    async () => {
+      const zeroJson = modelDirWith("tokenizer.json", (t) => fs.symlinkSync("/dev/zero", t));
+      const zeroVocab = modelDirWith("tokenizer.json", () => undefined);
+      fs.symlinkSync("/dev/zero", path.join(zeroVocab, "vocab.txt"));
+      const huge = modelDirWith("tokenizer.json", sparseFile(3 * 1024 ** 3));
+      const [a, b, c] = await Promise.all([loadInChild(zeroJson), loadInChild(zeroVocab), loadInChild(huge)]);
+      expectRefusedInChild(a, /tokenizer\.json: it is not a regular file/);
+      expectRefusedInChild(b, /vocab\.txt: it is not a regular file/);
+      expectRefusedInChild(
+        c,
+        /tokenizer\.json: it is larger than 32 MiB, more than any file of a real sentence-embedding model; it was not read/,
+      );
+    },
+  );
 
   it("16 MB texts (one endless word, four million short words) embed within a 64 MB heap", { timeout: 60_000 }, async () => {
     const r = await loadInChild(modelDir(), { texts: `["c".repeat(16_000_000) + " cat", "cat ".repeat(4_000_000)]`, heapMb: 64 });
@@ -155,8 +173,17 @@ describe("OnnxEmbedder: a damaged model.onnx is INVALID_CONFIG naming the file a
         /onnxruntime cannot load .*model\.onnx \(.*\); the file is damaged, truncated or not an ONNX model/,
       ]),
       ["random bytes", (t) => fs.writeFileSync(t, random), /onnxruntime cannot load .*model\.onnx/],
-      ["a TensorProto", (t) => fs.writeFileSync(t, onnx.TensorProto.encode({ name: "x", dims: [3], dataType: DataType.FLOAT, floatData: [1, 2, 3] }).finish()), /onnxruntime cannot load/],
-      ["a GraphProto", (t) => fs.writeFileSync(t, onnx.GraphProto.encode({ name: "g", node: [{ opType: "Relu", input: ["a"], output: ["b"] }] }).finish()), /onnxruntime cannot load/],
+      [
+        "a TensorProto",
+        (t) =>
+          fs.writeFileSync(t, onnx.TensorProto.encode({ name: "x", dims: [3], dataType: DataType.FLOAT, floatData: [1, 2, 3] }).finish()),
+        /onnxruntime cannot load/,
+      ],
+      [
+        "a GraphProto",
+        (t) => fs.writeFileSync(t, onnx.GraphProto.encode({ name: "g", node: [{ opType: "Relu", input: ["a"], output: ["b"] }] }).finish()),
+        /onnxruntime cannot load/,
+      ],
       ["a directory", (t) => fs.mkdirSync(t), /model\.onnx: it is a directory, not a file/],
       ["a symlink to /dev/zero", (t) => fs.symlinkSync("/dev/zero", t), /model\.onnx: it is not a regular file/],
       ["a sparse file over 2 GiB", sparseFile(MAX_ONNX_MODEL_BYTES + 1), /model\.onnx: it is larger than 2 GiB/],
@@ -179,25 +206,91 @@ const int64s = (name: string, values: number[]) => ({ name, dims: [values.length
 describe("OnnxEmbedder: a model whose output is not one finite float32 vector per text", () => {
   it("a wrong rank, a batch or token axis of the wrong size, an empty hidden axis or a non-float32 output fails the test inference of load", async () => {
     const cases: Array<[string, TinyOnnxModelVariant, RegExp]> = [
-      ["rank 4", tail({ nodes: [{ opType: "Unsqueeze", input: ["hidden", "axes"], output: ["last_hidden_state"] }], initializers: [int64s("axes", [3])], outputShape: ["batch", "seq", TINY_DIMS, 1] }), /has the shape \[2, \d+, 4, 1\] for 2 texts/],
-      ["rank 1", tail({ nodes: [{ opType: "Reshape", input: ["hidden", "shape"], output: ["last_hidden_state"] }], initializers: [int64s("shape", [-1])], outputShape: ["n"] }), /has the shape \[\d+\] for 2 texts/],
+      [
+        "rank 4",
+        tail({
+          nodes: [{ opType: "Unsqueeze", input: ["hidden", "axes"], output: ["last_hidden_state"] }],
+          initializers: [int64s("axes", [3])],
+          outputShape: ["batch", "seq", TINY_DIMS, 1],
+        }),
+        /has the shape \[2, \d+, 4, 1\] for 2 texts/,
+      ],
+      [
+        "rank 1",
+        tail({
+          nodes: [{ opType: "Reshape", input: ["hidden", "shape"], output: ["last_hidden_state"] }],
+          initializers: [int64s("shape", [-1])],
+          outputShape: ["n"],
+        }),
+        /has the shape \[\d+\] for 2 texts/,
+      ],
       [
         "hidden 0",
-        tail({ nodes: [{ opType: "Slice", input: ["hidden", "s", "e", "a"], output: ["last_hidden_state"] }], initializers: [int64s("s", [0]), int64s("e", [0]), int64s("a", [2])], outputShape: ["batch", "seq", 0] }),
+        tail({
+          nodes: [{ opType: "Slice", input: ["hidden", "s", "e", "a"], output: ["last_hidden_state"] }],
+          initializers: [int64s("s", [0]), int64s("e", [0]), int64s("a", [2])],
+          outputShape: ["batch", "seq", 0],
+        }),
         /has the shape \[2, \d+, 0\]/,
       ],
       [
         "batch axis of 1",
-        tail({ nodes: [{ opType: "ReduceMean", input: ["hidden"], output: ["last_hidden_state"], attribute: [{ name: "axes", type: 7, ints: [0] }, { name: "keepdims", type: 2, i: 1 }] }], outputShape: [1, "seq", TINY_DIMS] }),
+        tail({
+          nodes: [
+            {
+              opType: "ReduceMean",
+              input: ["hidden"],
+              output: ["last_hidden_state"],
+              attribute: [
+                { name: "axes", type: 7, ints: [0] },
+                { name: "keepdims", type: 2, i: 1 },
+              ],
+            },
+          ],
+          outputShape: [1, "seq", TINY_DIMS],
+        }),
         /has the shape \[1, \d+, 4\] for 2 texts/,
       ],
       [
         "2-D over tokens instead of texts",
-        tail({ nodes: [{ opType: "ReduceMean", input: ["hidden"], output: ["last_hidden_state"], attribute: [{ name: "axes", type: 7, ints: [0] }, { name: "keepdims", type: 2, i: 0 }] }], outputShape: ["seq", TINY_DIMS] }),
+        tail({
+          nodes: [
+            {
+              opType: "ReduceMean",
+              input: ["hidden"],
+              output: ["last_hidden_state"],
+              attribute: [
+                { name: "axes", type: 7, ints: [0] },
+                { name: "keepdims", type: 2, i: 0 },
+              ],
+            },
+          ],
+          outputShape: ["seq", TINY_DIMS],
+        }),
         /has the shape \[\d+, 4\] for 2 texts/,
       ],
-      ["int64", tail({ nodes: [{ opType: "Cast", input: ["hidden"], output: ["last_hidden_state"], attribute: [{ name: "to", type: 2, i: DataType.INT64 }] }], outputType: DataType.INT64, outputShape: ["batch", "seq", TINY_DIMS] }), /holds int64, not float32/],
-      ["float16", tail({ nodes: [{ opType: "Cast", input: ["hidden"], output: ["last_hidden_state"], attribute: [{ name: "to", type: 2, i: DataType.FLOAT16 }] }], outputType: DataType.FLOAT16, outputShape: ["batch", "seq", TINY_DIMS] }), /holds float16, not float32/],
+      [
+        "int64",
+        tail({
+          nodes: [
+            { opType: "Cast", input: ["hidden"], output: ["last_hidden_state"], attribute: [{ name: "to", type: 2, i: DataType.INT64 }] },
+          ],
+          outputType: DataType.INT64,
+          outputShape: ["batch", "seq", TINY_DIMS],
+        }),
+        /holds int64, not float32/,
+      ],
+      [
+        "float16",
+        tail({
+          nodes: [
+            { opType: "Cast", input: ["hidden"], output: ["last_hidden_state"], attribute: [{ name: "to", type: 2, i: DataType.FLOAT16 }] },
+          ],
+          outputType: DataType.FLOAT16,
+          outputShape: ["batch", "seq", TINY_DIMS],
+        }),
+        /holds float16, not float32/,
+      ],
       ["NaN everywhere", { table: TINY_TABLE.map(() => [NaN, NaN, NaN, NaN]) }, /it produced NaN or infinite numbers/],
     ];
     for (const [label, variant, message] of cases) {
@@ -208,13 +301,17 @@ describe("OnnxEmbedder: a model whose output is not one finite float32 vector pe
   });
 
   it("a text whose tokens give NaN or Infinity is STORAGE_FAILED naming the text; other texts still embed", async () => {
-    const table = TINY_TABLE.map((row, i) => (TINY_VOCAB[i] === "cat" ? [NaN, 0, 0, 0] : TINY_VOCAB[i] === "dog" ? [Infinity, 0, 0, 0] : [...row]));
+    const table = TINY_TABLE.map((row, i) =>
+      TINY_VOCAB[i] === "cat" ? [NaN, 0, 0, 0] : TINY_VOCAB[i] === "dog" ? [Infinity, 0, 0, 0] : [...row],
+    );
     const e = await OnnxEmbedder.load({ modelDir: modelDir({ table }), dimensions: TINY_DIMS });
     try {
       for (const texts of [["car", "cat"], ["dog"]]) {
         const error = await e.embed(texts).catch((err: unknown) => err);
         expect(HermesMemoryError.hasCode(error, "STORAGE_FAILED"), String(error)).toBe(true);
-        expect((error as Error).message).toMatch(new RegExp(`produced NaN or infinite numbers for text ${texts.length}; such a vector cannot be stored`));
+        expect((error as Error).message).toMatch(
+          new RegExp(`produced NaN or infinite numbers for text ${texts.length}; such a vector cannot be stored`),
+        );
         // The same text gives the same numbers every time: a refusal of its content, not an outage.
         expect(isContentRefusal(error)).toBe(true);
       }
@@ -238,7 +335,10 @@ describe("OnnxEmbedder: a model whose output is not one finite float32 vector pe
     const spec = JSON.parse(fs.readFileSync(path.join(dir, "tokenizer.json"), "utf8")) as { model: { vocab: Record<string, number> } };
     spec.model.vocab.cats = 1_000_000;
     fs.writeFileSync(path.join(dir, "tokenizer.json"), JSON.stringify(spec));
-    expectInvalidConfig(await loadError(dir), /failed a test inference: onnxruntime failed \(.*indices element out of data bounds.*\)\. It is damaged, or not a sentence-embedding model matching its tokenizer/);
+    expectInvalidConfig(
+      await loadError(dir),
+      /failed a test inference: onnxruntime failed \(.*indices element out of data bounds.*\)\. It is damaged, or not a sentence-embedding model matching its tokenizer/,
+    );
   });
 });
 
@@ -256,7 +356,10 @@ describe("WordPieceTokenizer: a damaged tokenizer.json or vocab.txt is INVALID_C
     }
   }
   const spec = (model: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-    JSON.stringify({ ...extra, model: { type: "WordPiece", unk_token: "[UNK]", vocab: Object.fromEntries(TINY_VOCAB.map((t, i) => [t, i])), ...model } });
+    JSON.stringify({
+      ...extra,
+      model: { type: "WordPiece", unk_token: "[UNK]", vocab: Object.fromEntries(TINY_VOCAB.map((t, i) => [t, i])), ...model },
+    });
 
   it("empty, not JSON, nested 100,000 deep, null, or over 32 MiB", () => {
     const cases: Array<[string, RegExp]> = [
@@ -272,7 +375,10 @@ describe("WordPieceTokenizer: a damaged tokenizer.json or vocab.txt is INVALID_C
       expect((error as Error).message).toMatch(FIX);
     }
     expectInvalidConfig(refusal(withTokenizerJson("null")), /tokenizer\.json uses an unknown tokenizer; only WordPiece/);
-    expectInvalidConfig(refusal(modelDirWith("tokenizer.json", sparseFile(MAX_TOKENIZER_JSON_BYTES + 1))), /tokenizer\.json: it is larger than 32 MiB/);
+    expectInvalidConfig(
+      refusal(modelDirWith("tokenizer.json", sparseFile(MAX_TOKENIZER_JSON_BYTES + 1))),
+      /tokenizer\.json: it is larger than 32 MiB/,
+    );
   });
 
   it("a vocabulary or settings of the wrong types", () => {
@@ -305,17 +411,30 @@ describe("WordPieceTokenizer: a damaged tokenizer.json or vocab.txt is INVALID_C
       return dir;
     };
     expectInvalidConfig(refusal(withVocab("")), /vocab\.txt: it is empty/);
-    expectInvalidConfig(refusal(withVocab(Buffer.from([0, 159, 146, 150, 255, 10, 0, 1]))), /vocabulary in .*vocab\.txt has no \[UNK\] token/);
+    expectInvalidConfig(
+      refusal(withVocab(Buffer.from([0, 159, 146, 150, 255, 10, 0, 1]))),
+      /vocabulary in .*vocab\.txt has no \[UNK\] token/,
+    );
     const lines = [...TINY_VOCAB, ...Array.from({ length: MAX_VOCAB_TOKENS + 1 - TINY_VOCAB.length }, (_, i) => `t${i}`)].join("\n");
     expectInvalidConfig(refusal(withVocab(lines)), /vocab\.txt has more than 1000000 tokens/);
-    expect(WordPieceTokenizer.fromDirectory(withVocab(TINY_VOCAB.join("\r\n") + "\r\n")).encode("the cats!").ids).toEqual([2, 8, 4, 6, 9, 3]);
+    expect(WordPieceTokenizer.fromDirectory(withVocab(TINY_VOCAB.join("\r\n") + "\r\n")).encode("the cats!").ids).toEqual([
+      2, 8, 4, 6, 9, 3,
+    ]);
   });
 });
 
 describe("OnnxEmbedder: hostile text", () => {
   it("lone surrogates, NUL, 1 MB of emoji and a 10 MB text embed as finite unit vectors", async () => {
     const e = await OnnxEmbedder.load({ modelDir: modelDir(), dimensions: TINY_DIMS });
-    const texts = ["cat \ud800 dog \udc00x \ud83d", "\udfff".repeat(1000), "cat\u0000dog\u0000", "\u0000".repeat(100_000), "😀".repeat(262_144), "😀 ".repeat(350_000), "cat ".repeat(2_500_000)];
+    const texts = [
+      "cat \ud800 dog \udc00x \ud83d",
+      "\udfff".repeat(1000),
+      "cat\u0000dog\u0000",
+      "\u0000".repeat(100_000),
+      "😀".repeat(262_144),
+      "😀 ".repeat(350_000),
+      "cat ".repeat(2_500_000),
+    ];
     const vectors = await e.embed(texts);
     // Truncation keeps the text's start: a long text embeds like its first words.
     const [short] = await e.embed(["cat ".repeat(300)]);

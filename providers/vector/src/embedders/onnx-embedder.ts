@@ -70,7 +70,13 @@ export class OnnxEmbedder implements Embedder {
   private readonly tokenizer: WordPieceTokenizer;
   private readonly options: OnnxEmbedderOptions;
 
-  private constructor(ort: OrtModule, session: OrtSession, tokenizer: WordPieceTokenizer, dimensions: number, options: OnnxEmbedderOptions) {
+  private constructor(
+    ort: OrtModule,
+    session: OrtSession,
+    tokenizer: WordPieceTokenizer,
+    dimensions: number,
+    options: OnnxEmbedderOptions,
+  ) {
     this.ort = ort;
     this.session = session;
     this.tokenizer = tokenizer;
@@ -127,11 +133,19 @@ export class OnnxEmbedder implements Embedder {
           message: `The ONNX model ${modelFile} ${unknown !== undefined ? `expects an input "${clip(unknown)}" this embedder does not know` : "has no input_ids input"}; use a BERT-style sentence-embedding export (inputs input_ids, attention_mask, token_type_ids).`,
         });
       }
-      if (session.outputNames.length === 0) throw new HermesMemoryError({ code: "INVALID_CONFIG", message: `The ONNX model ${modelFile} has no outputs. ${MODEL_DIR_FIX}` });
+      if (session.outputNames.length === 0)
+        throw new HermesMemoryError({ code: "INVALID_CONFIG", message: `The ONNX model ${modelFile} has no outputs. ${MODEL_DIR_FIX}` });
       const probe = new OnnxEmbedder(ort, session, tokenizer, 0, options);
       // Two texts of different lengths check the batch and padding handling; the second holds the
       // largest token id, which the model's embedding table must have a row for.
-      const [vector] = await probe.run([tokenizer.encode(PROBE_TEXT, options.maxLength ?? 256), { ids: [tokenizer.clsId, tokenizer.maxId, tokenizer.sepId], mask: [1, 1, 1] }], "load", 0);
+      const [vector] = await probe.run(
+        [
+          tokenizer.encode(PROBE_TEXT, options.maxLength ?? 256),
+          { ids: [tokenizer.clsId, tokenizer.maxId, tokenizer.sepId], mask: [1, 1, 1] },
+        ],
+        "load",
+        0,
+      );
       const dims = vector!.length;
       if (options.dimensions !== undefined && options.dimensions !== dims) {
         throw new HermesMemoryError({
@@ -203,7 +217,13 @@ export class OnnxEmbedder implements Embedder {
     try {
       results = await this.session.run(feeds);
     } catch (error) {
-      throw this.modelError(stage, stage === "load" ? `onnxruntime failed (${clip(describeError(error))})` : `failed on texts ${first + 1} to ${first + batch} (${clip(describeError(error))})`, error);
+      throw this.modelError(
+        stage,
+        stage === "load"
+          ? `onnxruntime failed (${clip(describeError(error))})`
+          : `failed on texts ${first + 1} to ${first + batch} (${clip(describeError(error))})`,
+        error,
+      );
     }
     const outputName = this.session.outputNames.includes("sentence_embedding") ? "sentence_embedding" : this.session.outputNames[0]!;
     const output = results[outputName];
@@ -215,7 +235,10 @@ export class OnnxEmbedder implements Embedder {
     const pooled = dims.length === 2 && dims[0] === batch && dims[1]! >= 1 && data.length === batch * dims[1]!;
     const perToken = dims.length === 3 && dims[0] === batch && dims[1] === seq && dims[2]! >= 1 && data.length === batch * seq * dims[2]!;
     if (!pooled && !perToken) {
-      throw this.modelError(stage, `its output "${clip(outputName)}" has the shape [${dims.join(", ")}] for ${batch} texts of ${seq} tokens; expected [${batch}, hidden] or [${batch}, ${seq}, hidden]`);
+      throw this.modelError(
+        stage,
+        `its output "${clip(outputName)}" has the shape [${dims.join(", ")}] for ${batch} texts of ${seq} tokens; expected [${batch}, hidden] or [${batch}, ${seq}, hidden]`,
+      );
     }
     const hidden = dims[dims.length - 1]!;
     return encodings.map((e, b) => {
@@ -235,7 +258,10 @@ export class OnnxEmbedder implements Embedder {
       if (!vector.every(Number.isFinite)) {
         if (stage === "load") throw this.modelError(stage, "it produced NaN or infinite numbers");
         // Inference is deterministic: this text gives the same numbers every time, a refusal of its content.
-        throw markContentRefusal(this.modelError(stage, `produced NaN or infinite numbers for text ${first + b + 1}; such a vector cannot be stored`), "local");
+        throw markContentRefusal(
+          this.modelError(stage, `produced NaN or infinite numbers for text ${first + b + 1}; such a vector cannot be stored`),
+          "local",
+        );
       }
       if (this.dimensions !== 0 && vector.length !== this.dimensions) {
         throw new HermesMemoryError({

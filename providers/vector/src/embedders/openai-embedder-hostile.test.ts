@@ -35,7 +35,14 @@ function reply(res: http.ServerResponse, status: number, body: unknown): void {
 }
 
 function embedder(url: string, extra: Partial<ConstructorParameters<typeof OpenAIEmbedder>[0]> = {}): OpenAIEmbedder {
-  return new OpenAIEmbedder({ baseUrl: url, model: "m", apiKey: KEY, dimensions: 4, retry: { maxRetries: 2, baseDelayMs: 1, maxDelayMs: 2 }, ...extra });
+  return new OpenAIEmbedder({
+    baseUrl: url,
+    model: "m",
+    apiKey: KEY,
+    dimensions: 4,
+    retry: { maxRetries: 2, baseDelayMs: 1, maxDelayMs: 2 },
+    ...extra,
+  });
 }
 
 async function failure(promise: Promise<unknown>): Promise<HermesMemoryError> {
@@ -52,13 +59,76 @@ const vector = (i: number): number[] => [i + 1, 1, 0, 0];
 
 describe("OpenAIEmbedder against a broken or hostile endpoint", () => {
   it.each([
-    ["text entries", () => ({ data: [{ index: 0, embedding: [1, "x", 0, 0] }, { index: 1, embedding: vector(1) }] }), /entry 1 of the embedding of input 0 is "x", not a finite number/],
-    ["null entries", () => ({ data: [{ index: 0, embedding: vector(0) }, { index: 1, embedding: [1, null, 0, 0] }] }), /entry 1 of the embedding of input 1 is null/],
-    ["NaN and Infinity as text", () => ({ data: [{ index: 0, embedding: ["NaN", "Infinity", 0, 0] }, { index: 1, embedding: vector(1) }] }), /entry 0 of the embedding of input 0 is "NaN"/],
-    ["a number beyond float32", () => ({ data: [{ index: 0, embedding: [1e39, 0, 0, 0] }, { index: 1, embedding: vector(1) }] }), /entry 0 of the embedding of input 0 is 1e\+39, not a finite number/],
-    ["two vectors with one index", () => ({ data: [{ index: 0, embedding: vector(0) }, { index: 0, embedding: vector(1) }] }), /two vectors have index 0/],
-    ["an index out of range", () => ({ data: [{ index: 0, embedding: vector(0) }, { index: 5, embedding: vector(1) }] }), /data\[1\]\.index is 5; expected an integer from 0 to 1/],
-    ["a null vector", () => ({ data: [{ index: 0, embedding: null }, { index: 1, embedding: vector(1) }] }), /the embedding of input 0 is null, not a list of numbers/],
+    [
+      "text entries",
+      () => ({
+        data: [
+          { index: 0, embedding: [1, "x", 0, 0] },
+          { index: 1, embedding: vector(1) },
+        ],
+      }),
+      /entry 1 of the embedding of input 0 is "x", not a finite number/,
+    ],
+    [
+      "null entries",
+      () => ({
+        data: [
+          { index: 0, embedding: vector(0) },
+          { index: 1, embedding: [1, null, 0, 0] },
+        ],
+      }),
+      /entry 1 of the embedding of input 1 is null/,
+    ],
+    [
+      "NaN and Infinity as text",
+      () => ({
+        data: [
+          { index: 0, embedding: ["NaN", "Infinity", 0, 0] },
+          { index: 1, embedding: vector(1) },
+        ],
+      }),
+      /entry 0 of the embedding of input 0 is "NaN"/,
+    ],
+    [
+      "a number beyond float32",
+      () => ({
+        data: [
+          { index: 0, embedding: [1e39, 0, 0, 0] },
+          { index: 1, embedding: vector(1) },
+        ],
+      }),
+      /entry 0 of the embedding of input 0 is 1e\+39, not a finite number/,
+    ],
+    [
+      "two vectors with one index",
+      () => ({
+        data: [
+          { index: 0, embedding: vector(0) },
+          { index: 0, embedding: vector(1) },
+        ],
+      }),
+      /two vectors have index 0/,
+    ],
+    [
+      "an index out of range",
+      () => ({
+        data: [
+          { index: 0, embedding: vector(0) },
+          { index: 5, embedding: vector(1) },
+        ],
+      }),
+      /data\[1\]\.index is 5; expected an integer from 0 to 1/,
+    ],
+    [
+      "a null vector",
+      () => ({
+        data: [
+          { index: 0, embedding: null },
+          { index: 1, embedding: vector(1) },
+        ],
+      }),
+      /the embedding of input 0 is null, not a list of numbers/,
+    ],
     ["data that is an object", () => ({ data: { 0: vector(0) } }), /"data" is an object, not a list/],
     ["a null entry", () => ({ data: [null, { index: 1, embedding: vector(1) }] }), /data\[0\] is null, not an object/],
     ["malformed JSON", () => "{not json", /not JSON: "\{not json"/],
@@ -73,7 +143,9 @@ describe("OpenAIEmbedder against a broken or hostile endpoint", () => {
   });
 
   it("still restores the order of `data` by index, and accepts answers without any index in input order", async () => {
-    const { url } = await startServer((input, res) => reply(res, 200, { data: input.map((_t, i) => ({ index: i, embedding: vector(i) })).reverse() }));
+    const { url } = await startServer((input, res) =>
+      reply(res, 200, { data: input.map((_t, i) => ({ index: i, embedding: vector(i) })).reverse() }),
+    );
     const ordered = await embedder(url).embed(["a", "b"]);
     expect(ordered[0]![0]! / ordered[0]![1]!).toBeCloseTo(1); // input 0 got [1,1,0,0], input 1 [2,1,0,0]
     expect(ordered[1]![0]! / ordered[1]![1]!).toBeCloseTo(2);

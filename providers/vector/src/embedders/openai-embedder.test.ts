@@ -10,13 +10,17 @@ describe("OpenAIEmbedder against a loopback /v1/embeddings server", () => {
   it("marks a refusal of the input (400, 413, 422) as a content refusal, so a sender can set that write aside; not an outage", async () => {
     for (const status of [400, 413, 422]) {
       const { url } = await startEmbeddingsServer(4, () => status);
-      const error = await new OpenAIEmbedder({ baseUrl: url, model: "m", dimensions: 4, retry: { maxRetries: 0 } }).embed(["text"]).catch((e: unknown) => e);
+      const error = await new OpenAIEmbedder({ baseUrl: url, model: "m", dimensions: 4, retry: { maxRetries: 0 } })
+        .embed(["text"])
+        .catch((e: unknown) => e);
       expect(HermesMemoryError.hasCode(error, "STORAGE_FAILED")).toBe(true);
       expect(contentRefusalStatus(error)).toBe(status);
     }
     for (const status of [401, 404, 503]) {
       const { url } = await startEmbeddingsServer(4, () => status);
-      const error = await new OpenAIEmbedder({ baseUrl: url, model: "m", dimensions: 4, retry: { maxRetries: 0 } }).embed(["text"]).catch((e: unknown) => e);
+      const error = await new OpenAIEmbedder({ baseUrl: url, model: "m", dimensions: 4, retry: { maxRetries: 0 } })
+        .embed(["text"])
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(Error);
       expect(contentRefusalStatus(error)).toBeUndefined();
     }
@@ -39,7 +43,10 @@ describe("OpenAIEmbedder against a loopback /v1/embeddings server", () => {
   it("refuses a baseUrl that is not an http(s) URL with a host when constructed, not after retried requests", () => {
     for (const baseUrl of ["file:///etc/passwd", "not a url", "localhost:11434/v1", "ftp://host.example", ""]) {
       expect(() => new OpenAIEmbedder({ baseUrl, model: "m", dimensions: 4 })).toThrow(
-        expect.objectContaining({ code: "INVALID_CONFIG", message: expect.stringMatching(/baseUrl must be an http:\/\/ or https:\/\/ URL with a host/) }),
+        expect.objectContaining({
+          code: "INVALID_CONFIG",
+          message: expect.stringMatching(/baseUrl must be an http:\/\/ or https:\/\/ URL with a host/),
+        }),
       );
     }
     expect(new OpenAIEmbedder({ baseUrl: "http://127.0.0.1:11434/v1", model: "m", dimensions: 4 }).dimensions).toBe(4);
@@ -52,7 +59,9 @@ describe("OpenAIEmbedder against a loopback /v1/embeddings server", () => {
     expect(seen[0]!.body.input.map((t) => t.length)).toEqual([DEFAULT_EMBED_INPUT_CHARS, 5]);
     await new OpenAIEmbedder({ baseUrl: url, model: "nomic-embed-text", dimensions: 4, maxInputChars: 3 }).embed(["ab😀cd"]);
     expect(seen[1]!.body.input).toEqual(["ab"]);
-    expect(() => new OpenAIEmbedder({ baseUrl: url, model: "m", dimensions: 4, maxInputChars: 0 })).toThrow(expect.objectContaining({ code: "INVALID_CONFIG" }));
+    expect(() => new OpenAIEmbedder({ baseUrl: url, model: "m", dimensions: 4, maxInputChars: 0 })).toThrow(
+      expect.objectContaining({ code: "INVALID_CONFIG" }),
+    );
   });
 
   it("does not send dimensions to other models (Ollama, vLLM) and needs no key", async () => {
@@ -64,7 +73,9 @@ describe("OpenAIEmbedder against a loopback /v1/embeddings server", () => {
 
   it("retries 429 and 5xx with backoff, then succeeds", async () => {
     const { url, seen } = await startEmbeddingsServer(4, (n) => (n === 1 ? 429 : n === 2 ? 503 : 200));
-    const vectors = await new OpenAIEmbedder({ baseUrl: url, model: "m", dimensions: 4, retry: { baseDelayMs: 1, maxDelayMs: 5 } }).embed(["x"]);
+    const vectors = await new OpenAIEmbedder({ baseUrl: url, model: "m", dimensions: 4, retry: { baseDelayMs: 1, maxDelayMs: 5 } }).embed([
+      "x",
+    ]);
     expect(vectors).toHaveLength(1);
     expect(seen).toHaveLength(3);
   });
@@ -123,7 +134,13 @@ describe("OpenAIEmbedder against a loopback /v1/embeddings server", () => {
   it("honours the request timeout", async () => {
     const { url } = await startEmbeddingsServer(4, () => "hang");
     const started = Date.now();
-    const error = await new OpenAIEmbedder({ baseUrl: url, model: "m", dimensions: 4, timeoutMs: 100, retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 1 } })
+    const error = await new OpenAIEmbedder({
+      baseUrl: url,
+      model: "m",
+      dimensions: 4,
+      timeoutMs: 100,
+      retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 1 },
+    })
       .embed(["x"])
       .catch((err: unknown) => err);
     expect((error as Error).message).toMatch(/timed out after 100 ms/);

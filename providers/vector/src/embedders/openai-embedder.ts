@@ -1,6 +1,15 @@
 import { HermesMemoryError, coerceConfigValue, describeError, describeValue } from "@hermes/memory-core";
 import { l2Normalize, type Embedder } from "./embedder.js";
-import { delay, DEFAULT_RETRY_POLICY, markContentRefusal, parseRetryAfter, readBodyLimited, redactSecret, retryWait, type RetryPolicy } from "../retry-policy.js";
+import {
+  delay,
+  DEFAULT_RETRY_POLICY,
+  markContentRefusal,
+  parseRetryAfter,
+  readBodyLimited,
+  redactSecret,
+  retryWait,
+  type RetryPolicy,
+} from "../retry-policy.js";
 
 /** Options of {@link OpenAIEmbedder}. */
 export interface OpenAIEmbedderOptions {
@@ -67,13 +76,19 @@ export class OpenAIEmbedder implements Embedder {
   constructor(options: OpenAIEmbedderOptions) {
     const max = options.maxInputChars;
     if (max !== undefined && !(Number.isInteger(max) && max >= 1)) {
-      throw new HermesMemoryError({ code: "INVALID_CONFIG", message: `OpenAIEmbedder: maxInputChars must be a positive integer, got ${String(max)}.` });
+      throw new HermesMemoryError({
+        code: "INVALID_CONFIG",
+        message: `OpenAIEmbedder: maxInputChars must be a positive integer, got ${String(max)}.`,
+      });
     }
     // The same rule as a `url` config field: an http(s) URL with a host, refused here rather than
     // after every request has failed and been retried.
     const baseUrl = coerceConfigValue({ key: "baseUrl", type: "url" }, options.baseUrl);
     if (!baseUrl.ok) {
-      throw new HermesMemoryError({ code: "INVALID_CONFIG", message: `OpenAIEmbedder: baseUrl ${baseUrl.problem} (got ${JSON.stringify(String(options.baseUrl)).slice(0, 200)}). Set memory.vector.embeddings_base_url.` });
+      throw new HermesMemoryError({
+        code: "INVALID_CONFIG",
+        message: `OpenAIEmbedder: baseUrl ${baseUrl.problem} (got ${JSON.stringify(String(options.baseUrl)).slice(0, 200)}). Set memory.vector.embeddings_base_url.`,
+      });
     }
     this.options = options;
     this.dimensions = options.dimensions;
@@ -149,7 +164,10 @@ export class OpenAIEmbedder implements Embedder {
         retryAfterMs = parseRetryAfter(response.headers.get("retry-after"));
       } catch (error) {
         if (HermesMemoryError.isInstance(error)) throw error;
-        lastProblem = (error as Error)?.name === "TimeoutError" ? `timed out after ${this.options.timeoutMs ?? 30_000} ms` : redactSecret(describeError(error), apiKey);
+        lastProblem =
+          (error as Error)?.name === "TimeoutError"
+            ? `timed out after ${this.options.timeoutMs ?? 30_000} ms`
+            : redactSecret(describeError(error), apiKey);
       }
       if (attempt >= this.retry.maxRetries) break;
       await delay(retryWait(this.retry, attempt, retryAfterMs));
@@ -210,7 +228,10 @@ export class OpenAIEmbedder implements Embedder {
     return ordered.map((d, i) => {
       const v = d.embedding;
       if (!Array.isArray(v)) {
-        throw this.malformed(url, `the embedding of input ${i} is ${typeof v === "string" ? "text (base64? the request asks for encoding_format float)" : describeValue(v)}, not a list of numbers`);
+        throw this.malformed(
+          url,
+          `the embedding of input ${i} is ${typeof v === "string" ? "text (base64? the request asks for encoding_format float)" : describeValue(v)}, not a list of numbers`,
+        );
       }
       if (v.length !== this.dimensions) {
         throw new HermesMemoryError({
@@ -219,7 +240,8 @@ export class OpenAIEmbedder implements Embedder {
         });
       }
       const bad = v.findIndex((x) => typeof x !== "number" || !Number.isFinite(x) || Math.abs(x) > FLOAT32_MAX);
-      if (bad >= 0) throw this.malformed(url, `entry ${bad} of the embedding of input ${i} is ${describeValue(v[bad])}, not a finite number`);
+      if (bad >= 0)
+        throw this.malformed(url, `entry ${bad} of the embedding of input ${i} is ${describeValue(v[bad])}, not a finite number`);
       return l2Normalize(Float32Array.from(v as number[]));
     });
   }

@@ -56,7 +56,31 @@ describe("sparse encoder: terms and indices", () => {
   });
 
   it("matches a query word and a document word exactly when SQLite FTS5's porter tokenizer (the BM25 path) does", () => {
-    const words = ["running", "runs", "run", "runner", "connection", "connected", "connects", "happiness", "happy", "generously", "generous", "ponies", "pony", "relational", "relate", "cafés", "cafe", "sailing", "sailed", "studies", "studying", "caresses", "caress"];
+    const words = [
+      "running",
+      "runs",
+      "run",
+      "runner",
+      "connection",
+      "connected",
+      "connects",
+      "happiness",
+      "happy",
+      "generously",
+      "generous",
+      "ponies",
+      "pony",
+      "relational",
+      "relate",
+      "cafés",
+      "cafe",
+      "sailing",
+      "sailed",
+      "studies",
+      "studying",
+      "caresses",
+      "caress",
+    ];
     const db = new Database(":memory:");
     db.exec("CREATE VIRTUAL TABLE t USING fts5(text, tokenize='porter unicode61 remove_diacritics 2')");
     const insert = db.prepare("INSERT INTO t (rowid, text) VALUES (?, ?)");

@@ -141,9 +141,16 @@ export function sparseDot(a: SparseVector, b: SparseVector): number {
  * `1 − alpha`. `alpha` 1 is a pure dense (semantic) query, 0 a pure keyword one. Throws
  * `INVALID_ARGUMENT` when `alpha` is not a number from 0 to 1.
  */
-export function hybridQuery(dense: ArrayLike<number>, sparse: SparseVector, alpha: number): { vector: number[]; sparseVector: SparseVector } {
+export function hybridQuery(
+  dense: ArrayLike<number>,
+  sparse: SparseVector,
+  alpha: number,
+): { vector: number[]; sparseVector: SparseVector } {
   if (typeof alpha !== "number" || !(alpha >= 0 && alpha <= 1)) {
-    throw new HermesMemoryError({ code: "INVALID_ARGUMENT", message: `The hybrid weight alpha must be a number from 0 (keywords only) to 1 (meaning only); got ${String(alpha)}.` });
+    throw new HermesMemoryError({
+      code: "INVALID_ARGUMENT",
+      message: `The hybrid weight alpha must be a number from 0 (keywords only) to 1 (meaning only); got ${String(alpha)}.`,
+    });
   }
   return {
     vector: Array.from(dense, (v) => v * alpha),

@@ -43,7 +43,11 @@ const MAX_WORD_CHARS_LIMIT = 1000;
 const MODEL_FILE_OPEN_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0);
 
 function unusableFile(file: string, why: string, cause?: unknown): HermesMemoryError {
-  return new HermesMemoryError({ code: "INVALID_CONFIG", message: `Cannot use ${file}: ${why}. ${MODEL_DIR_FIX}`, ...(cause === undefined ? {} : { cause }) });
+  return new HermesMemoryError({
+    code: "INVALID_CONFIG",
+    message: `Cannot use ${file}: ${why}. ${MODEL_DIR_FIX}`,
+    ...(cause === undefined ? {} : { cause }),
+  });
 }
 
 function sizeLabel(bytes: number): string {
@@ -73,7 +77,11 @@ export function checkModelFile(file: string, maxBytes: number, read: boolean): B
     if (stat.isDirectory()) throw unusableFile(file, "it is a directory, not a file");
     if (!stat.isFile()) throw unusableFile(file, "it is not a regular file (a FIFO, device or socket); it was not read");
     if (stat.size === 0n) throw unusableFile(file, "it is empty (an interrupted download?)");
-    if (stat.size > BigInt(maxBytes)) throw unusableFile(file, `it is larger than ${sizeLabel(maxBytes)}, more than any file of a real sentence-embedding model; it was not read`);
+    if (stat.size > BigInt(maxBytes))
+      throw unusableFile(
+        file,
+        `it is larger than ${sizeLabel(maxBytes)}, more than any file of a real sentence-embedding model; it was not read`,
+      );
     const size = Number(stat.size);
     if (!read) return size;
   } catch (error) {
@@ -125,10 +133,16 @@ export class WordPieceTokenizer {
    * entries; it must hold `[UNK]` (or `unkToken`), `[CLS]` and `[SEP]`. Anything else is
    * `INVALID_CONFIG`, naming `source` (the file the vocabulary was read from) when given.
    */
-  constructor(vocab: Map<string, number>, options: { lowercase?: boolean; prefix?: string; maxWordChars?: number; unkToken?: string; source?: string } = {}) {
+  constructor(
+    vocab: Map<string, number>,
+    options: { lowercase?: boolean; prefix?: string; maxWordChars?: number; unkToken?: string; source?: string } = {},
+  ) {
     const of = options.source ? `The tokenizer vocabulary in ${options.source}` : "The tokenizer vocabulary";
     if (vocab.size > MAX_VOCAB_TOKENS) {
-      throw new HermesMemoryError({ code: "INVALID_CONFIG", message: `${of} has more than ${MAX_VOCAB_TOKENS} tokens, more than any real model. ${MODEL_DIR_FIX}` });
+      throw new HermesMemoryError({
+        code: "INVALID_CONFIG",
+        message: `${of} has more than ${MAX_VOCAB_TOKENS} tokens, more than any real model. ${MODEL_DIR_FIX}`,
+      });
     }
     let maxId = 0;
     let maxPieceChars = 0;
@@ -152,7 +166,10 @@ export class WordPieceTokenizer {
     const need = (token: string): number => {
       const id = vocab.get(token);
       if (id === undefined) {
-        throw new HermesMemoryError({ code: "INVALID_CONFIG", message: `${of} has no ${token} token; memory.vector.onnx_model_dir must hold a BERT-style (WordPiece) sentence-embedding model. ${MODEL_DIR_FIX}` });
+        throw new HermesMemoryError({
+          code: "INVALID_CONFIG",
+          message: `${of} has no ${token} token; memory.vector.onnx_model_dir must hold a BERT-style (WordPiece) sentence-embedding model. ${MODEL_DIR_FIX}`,
+        });
       }
       return id;
     };
@@ -192,7 +209,8 @@ export class WordPieceTokenizer {
 
   private static fromTokenizerJson(file: string): WordPieceTokenizer {
     const text = checkModelFile(file, MAX_TOKENIZER_JSON_BYTES, true).toString("utf8");
-    if (jsonNestsDeeperThan(text, MAX_TOKENIZER_JSON_DEPTH)) throw unusableFile(file, `it nests arrays or objects more than ${MAX_TOKENIZER_JSON_DEPTH} deep, which no tokenizer.json does`);
+    if (jsonNestsDeeperThan(text, MAX_TOKENIZER_JSON_DEPTH))
+      throw unusableFile(file, `it nests arrays or objects more than ${MAX_TOKENIZER_JSON_DEPTH} deep, which no tokenizer.json does`);
     let spec: unknown;
     try {
       spec = JSON.parse(text);
@@ -201,7 +219,12 @@ export class WordPieceTokenizer {
     }
     const model = isRecord(spec) && isRecord(spec.model) ? spec.model : undefined;
     if (model?.type !== "WordPiece" || !isRecord(model.vocab)) {
-      const kind = model?.type === "WordPiece" ? "a WordPiece tokenizer without a vocab object" : typeof model?.type === "string" ? `a ${model.type.slice(0, 40)} tokenizer` : "an unknown tokenizer";
+      const kind =
+        model?.type === "WordPiece"
+          ? "a WordPiece tokenizer without a vocab object"
+          : typeof model?.type === "string"
+            ? `a ${model.type.slice(0, 40)} tokenizer`
+            : "an unknown tokenizer";
       throw new HermesMemoryError({
         code: "INVALID_CONFIG",
         message: `${file} uses ${kind}; only WordPiece (BERT-style) sentence-embedding models are supported. Use a MiniLM/BGE/E5/GTE ONNX export.`,
@@ -213,8 +236,8 @@ export class WordPieceTokenizer {
       if (!valid(value)) throw unusableFile(file, `model.${key} is ${JSON.stringify(value)?.slice(0, 40)}, not ${expected}`);
       return value as T;
     };
-    const prefix = setting("continuing_subword_prefix", "##", (v) => typeof v === "string" && v.length <= 16, "a short text such as \"##\"");
-    const unkToken = setting("unk_token", "[UNK]", (v) => typeof v === "string", "a token such as \"[UNK]\"");
+    const prefix = setting("continuing_subword_prefix", "##", (v) => typeof v === "string" && v.length <= 16, 'a short text such as "##"');
+    const unkToken = setting("unk_token", "[UNK]", (v) => typeof v === "string", 'a token such as "[UNK]"');
     const maxWordChars = setting(
       "max_input_chars_per_word",
       100,
@@ -223,15 +246,32 @@ export class WordPieceTokenizer {
     );
     const norm = isRecord(spec) && isRecord(spec.normalizer) ? spec.normalizer : undefined;
     const steps = norm?.normalizers;
-    const lowercase = typeof norm?.lowercase === "boolean" ? norm.lowercase : Array.isArray(steps) ? steps.some((n) => isRecord(n) && n.type === "Lowercase") : true;
+    const lowercase =
+      typeof norm?.lowercase === "boolean"
+        ? norm.lowercase
+        : Array.isArray(steps)
+          ? steps.some((n) => isRecord(n) && n.type === "Lowercase")
+          : true;
     let tokens = 0;
-    for (const _ in model.vocab) if (++tokens > MAX_VOCAB_TOKENS) throw unusableFile(file, `its vocabulary has more than ${MAX_VOCAB_TOKENS} tokens, more than any real model`);
-    return new WordPieceTokenizer(new Map(Object.entries(model.vocab) as Array<[string, number]>), { lowercase, prefix, maxWordChars, unkToken, source: file });
+    for (const _ in model.vocab)
+      if (++tokens > MAX_VOCAB_TOKENS)
+        throw unusableFile(file, `its vocabulary has more than ${MAX_VOCAB_TOKENS} tokens, more than any real model`);
+    return new WordPieceTokenizer(new Map(Object.entries(model.vocab) as Array<[string, number]>), {
+      lowercase,
+      prefix,
+      maxWordChars,
+      unkToken,
+      source: file,
+    });
   }
 
   private words(text: string): string[] {
     let t = text.normalize("NFC");
-    if (this.lowercase) t = t.toLowerCase().normalize("NFD").replace(/\p{Mn}/gu, "");
+    if (this.lowercase)
+      t = t
+        .toLowerCase()
+        .normalize("NFD")
+        .replace(/\p{Mn}/gu, "");
     const out: string[] = [];
     for (const chunk of t.split(/\s+/)) {
       let current = "";

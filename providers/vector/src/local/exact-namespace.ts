@@ -14,7 +14,10 @@ export class ExactNamespace {
   }
   data: Float32Array;
   norms: Float32Array;
-  constructor(private readonly dims: number, capacity: number) {
+  constructor(
+    private readonly dims: number,
+    capacity: number,
+  ) {
     this.data = new Float32Array(Math.max(16, capacity) * dims);
     this.norms = new Float32Array(Math.max(16, capacity));
   }

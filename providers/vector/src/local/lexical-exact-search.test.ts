@@ -28,7 +28,9 @@ function texts(n: number, seed: number, words: number): string[] {
     return s / 2 ** 32;
   };
   const vocabulary = Array.from({ length: 1500 }, (_, i) => `w${(i * 7919) % 100_003}x`);
-  return Array.from({ length: n }, () => Array.from({ length: words }, () => vocabulary[Math.floor(next() ** 2 * vocabulary.length)]!).join(" "));
+  return Array.from({ length: n }, () =>
+    Array.from({ length: words }, () => vocabulary[Math.floor(next() ** 2 * vocabulary.length)]!).join(" "),
+  );
 }
 
 function cosine(a: Float32Array, b: Float32Array): number {
@@ -54,7 +56,11 @@ describe("exact search of lexical (hashing) vectors", () => {
     const lexical = await LocalVectorStore.open({ dimensions: 8, lexicalVectors: true });
     const semantic = await LocalVectorStore.open({ dimensions: 8 });
     const explicit = await LocalVectorStore.open({ dimensions: 8, lexicalVectors: true, exactThreshold: 50 });
-    expect([lexical.exactThreshold, semantic.exactThreshold, explicit.exactThreshold]).toEqual([LEXICAL_EXACT_THRESHOLD, DEFAULT_EXACT_THRESHOLD, 50]);
+    expect([lexical.exactThreshold, semantic.exactThreshold, explicit.exactThreshold]).toEqual([
+      LEXICAL_EXACT_THRESHOLD,
+      DEFAULT_EXACT_THRESHOLD,
+      50,
+    ]);
     expect(LEXICAL_EXACT_THRESHOLD).toBeGreaterThan(DEFAULT_EXACT_THRESHOLD);
     for (const store of [lexical, semantic, explicit]) await store.close();
   });
@@ -91,7 +97,14 @@ describe("exact search of lexical (hashing) vectors", () => {
     const store = await LocalVectorStore.open({ dimensions: dims, lexicalVectors: true, exactThreshold: 5, logger });
     cleanups.push(() => store.close());
     for (const namespace of ["a", "b"]) {
-      await store.upsert(texts(20, namespace === "a" ? 1 : 2, 6).map((text, i) => ({ id: `${namespace}${i}`, vector: embedder.embedSync(text), metadata: { text } })), { namespace });
+      await store.upsert(
+        texts(20, namespace === "a" ? 1 : 2, 6).map((text, i) => ({
+          id: `${namespace}${i}`,
+          vector: embedder.embedSync(text),
+          metadata: { text },
+        })),
+        { namespace },
+      );
     }
     const q = embedder.embedSync(texts(1, 5, 3)[0]!);
     await store.query(q, { topK: 3, namespace: "a" });
@@ -111,7 +124,9 @@ describe("exact search of lexical (hashing) vectors", () => {
   });
 
   it("the provider searches the hashing embedder's vectors exactly up to LEXICAL_EXACT_THRESHOLD, others up to the general default; memory.vector.exact_threshold wins", async () => {
-    const open = async (options: ConstructorParameters<typeof VectorMemoryProvider>[0]): Promise<{ threshold: number; warnings: string[]; provider: VectorMemoryProvider }> => {
+    const open = async (
+      options: ConstructorParameters<typeof VectorMemoryProvider>[0],
+    ): Promise<{ threshold: number; warnings: string[]; provider: VectorMemoryProvider }> => {
       const home = fs.mkdtempSync(path.join(os.tmpdir(), "hermes-vector-exact-"));
       cleanups.push(() => fs.rmSync(home, { recursive: true, force: true }));
       const { logger, warnings } = warningLog();

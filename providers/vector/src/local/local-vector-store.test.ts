@@ -30,17 +30,30 @@ function randomVectors(n: number, dims: number, seed = 1): Float32Array[] {
 
 function exactTopK(vectors: Float32Array[], q: Float32Array, k: number): number[] {
   const cos = (a: Float32Array, b: Float32Array): number => {
-    let d = 0, na = 0, nb = 0;
-    for (let i = 0; i < a.length; i++) { d += a[i]! * b[i]!; na += a[i]! ** 2; nb += b[i]! ** 2; }
+    let d = 0,
+      na = 0,
+      nb = 0;
+    for (let i = 0; i < a.length; i++) {
+      d += a[i]! * b[i]!;
+      na += a[i]! ** 2;
+      nb += b[i]! ** 2;
+    }
     return d / Math.sqrt(na * nb);
   };
-  return vectors.map((v, i) => ({ i, s: cos(v, q) })).sort((a, b) => b.s - a.s).slice(0, k).map((x) => x.i);
+  return vectors
+    .map((v, i) => ({ i, s: cos(v, q) }))
+    .sort((a, b) => b.s - a.s)
+    .slice(0, k)
+    .map((x) => x.i);
 }
 
 describe("LocalVectorStore", () => {
   it("refuses dimensions that are not an integer from 1 to 20,000 before opening anything", async () => {
     for (const dimensions of [0, -3, 2.5, Number.NaN, 20_001, 1e9]) {
-      await expect(LocalVectorStore.open({ dimensions })).rejects.toMatchObject({ code: "INVALID_CONFIG", message: expect.stringMatching(/from 1 to 20000/) });
+      await expect(LocalVectorStore.open({ dimensions })).rejects.toMatchObject({
+        code: "INVALID_CONFIG",
+        message: expect.stringMatching(/from 1 to 20000/),
+      });
     }
   });
 
@@ -92,8 +105,14 @@ describe("LocalVectorStore", () => {
     for (const threshold of [1000, 0]) {
       const store = await LocalVectorStore.open({ dimensions: 16, exactThreshold: threshold });
       const vectors = randomVectors(60, 16, 11);
-      await store.upsert(vectors.slice(0, 40).map((v, i) => ({ id: `a${i}`, vector: v, metadata: { text: `t${i}`, even: i % 2 === 0 } })), { namespace: "a" });
-      await store.upsert(vectors.slice(40).map((v, i) => ({ id: `b${i}`, vector: v, metadata: { text: `u${i}` } })), { namespace: "b" });
+      await store.upsert(
+        vectors.slice(0, 40).map((v, i) => ({ id: `a${i}`, vector: v, metadata: { text: `t${i}`, even: i % 2 === 0 } })),
+        { namespace: "a" },
+      );
+      await store.upsert(
+        vectors.slice(40).map((v, i) => ({ id: `b${i}`, vector: v, metadata: { text: `u${i}` } })),
+        { namespace: "b" },
+      );
       // A re-upsert keeps its key and id; a delete drops the id.
       await store.upsert([{ id: "a3", vector: vectors[50]!, metadata: { text: "moved" } }], { namespace: "a" });
       await store.delete({ ids: ["a5"] }, { namespace: "a" });
@@ -155,9 +174,13 @@ describe("LocalVectorStore", () => {
     const dir = tempDir();
     const require = createRequire(import.meta.url);
     const tsx = pathToFileURL(require.resolve("tsx/esm")).href;
-    const child = spawn(process.execPath, ["--import", tsx, fileURLToPath(new URL("../test-support/crash-writer.ts", import.meta.url)), dir], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      ["--import", tsx, fileURLToPath(new URL("../test-support/crash-writer.ts", import.meta.url)), dir],
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     let stderr = "";
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     await new Promise<void>((resolve, reject) => {
@@ -198,7 +221,10 @@ describe("LocalVectorStore", () => {
     }
     function recordingLogger(): { warnings: string[]; logger: { debug(): void; info(): void; warn(m: string): void; error(): void } } {
       const warnings: string[] = [];
-      return { warnings, logger: { debug: () => undefined, info: () => undefined, warn: (m: string) => void warnings.push(m), error: () => undefined } };
+      return {
+        warnings,
+        logger: { debug: () => undefined, info: () => undefined, warn: (m: string) => void warnings.push(m), error: () => undefined },
+      };
     }
     async function reopen(dir: string, expectRebuild: RegExp | null, query: Float32Array): Promise<void> {
       const { warnings, logger } = recordingLogger();

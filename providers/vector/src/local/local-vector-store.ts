@@ -145,13 +145,22 @@ export class LocalVectorStore implements VectorStore {
    */
   static async open(options: LocalVectorStoreOptions): Promise<LocalVectorStore> {
     if (!Number.isInteger(options.dimensions) || options.dimensions <= 0 || options.dimensions > MAX_DIMENSIONS) {
-      throw new HermesMemoryError({ code: "INVALID_CONFIG", message: `LocalVectorStore needs an integer 'dimensions' from 1 to ${MAX_DIMENSIONS} (got ${String(options.dimensions)}).` });
+      throw new HermesMemoryError({
+        code: "INVALID_CONFIG",
+        message: `LocalVectorStore needs an integer 'dimensions' from 1 to ${MAX_DIMENSIONS} (got ${String(options.dimensions)}).`,
+      });
     }
     loadUsearch(); // an addon that was never built fails here, before any file is opened
     const dir = options.directory;
-    const sidecar = options.sidecar ?? Sidecar.open(dir ? path.join(dir, SIDECAR_FILE) : ":memory:", { readOnly: options.readOnly === true });
+    const sidecar =
+      options.sidecar ?? Sidecar.open(dir ? path.join(dir, SIDECAR_FILE) : ":memory:", { readOnly: options.readOnly === true });
     const indexPath = dir ? path.join(dir, INDEX_FILE) : null;
-    const store = new LocalVectorStore({ ...options, readOnly: options.readOnly === true || sidecar.readOnly }, sidecar, !options.sidecar, indexPath);
+    const store = new LocalVectorStore(
+      { ...options, readOnly: options.readOnly === true || sidecar.readOnly },
+      sidecar,
+      !options.sidecar,
+      indexPath,
+    );
     try {
       store.checkDimensions();
       store.removeOrphanTempFiles();
@@ -189,7 +198,8 @@ export class LocalVectorStore implements VectorStore {
         });
       }
     }
-    if (!this.readOnly && this.sidecar.getMeta("vector_dimensions") !== String(this.dimensions)) this.sidecar.setMeta("vector_dimensions", String(this.dimensions));
+    if (!this.readOnly && this.sidecar.getMeta("vector_dimensions") !== String(this.dimensions))
+      this.sidecar.setMeta("vector_dimensions", String(this.dimensions));
   }
 
   /** Temp files of saves interrupted by a crash (`index.usearch.<pid>.tmp`); a live process's own is kept. */
@@ -239,7 +249,9 @@ export class LocalVectorStore implements VectorStore {
     const vectors = this.sidecar.countVectors();
     this.rebuiltOnOpen = vectors > 0;
     if (this.rebuiltOnOpen && this.indexPath) {
-      this.logger.warn(`vector memory: the index file ${this.indexPath} was not loaded (${reason || "rejected by the loader"}); rebuilding it from the sidecar's ${vectors} vectors.`);
+      this.logger.warn(
+        `vector memory: the index file ${this.indexPath} was not loaded (${reason || "rejected by the loader"}); rebuilding it from the sidecar's ${vectors} vectors.`,
+      );
     }
     this.rebuild();
   }
@@ -371,17 +383,20 @@ export class LocalVectorStore implements VectorStore {
     let keys: number[];
     try {
       keys = this.sidecar.upsert(
-      namespace,
-      records.map((r) => {
-        const text = typeof r.metadata?.text === "string" ? r.metadata.text : "";
-        return { id: r.id, text, metadata: r.metadata ?? {}, vector: r.vector };
-      }),
-      lockWaitMs,
-    );
+        namespace,
+        records.map((r) => {
+          const text = typeof r.metadata?.text === "string" ? r.metadata.text : "";
+          return { id: r.id, text, metadata: r.metadata ?? {}, vector: r.vector };
+        }),
+        lockWaitMs,
+      );
     } catch (error) {
       throw storageWriteError(`the vector sidecar ${this.sidecar.file}`, error);
     }
-    this.addToIndex(keys, records.map((r) => r.vector));
+    this.addToIndex(
+      keys,
+      records.map((r) => r.vector),
+    );
     // Counts may have grown; a cached matrix is updated in place (re-upserts keep their key).
     this.counts.delete(namespace);
     const cached = this.exactCache.get(namespace);
@@ -406,7 +421,10 @@ export class LocalVectorStore implements VectorStore {
     for (const u of updates) this.assertDimensions(u.vector, `row ${u.key}`);
     this.sidecar.setVectors(updates);
     this.invalidate(null);
-    this.addToIndex(updates.map((u) => u.key), updates.map((u) => u.vector));
+    this.addToIndex(
+      updates.map((u) => u.key),
+      updates.map((u) => u.vector),
+    );
   }
 
   /** Nearest neighbours in one namespace: exact below `exactThreshold`, HNSW above. */
@@ -434,7 +452,13 @@ export class LocalVectorStore implements VectorStore {
   }
 
   /** Exact cosine scores of the given keys' vectors only (a selective filter's passing items), best first; ids only. */
-  private candidateQuery(vector: Float32Array, namespace: string, topK: number, keys: readonly number[], inNamespace: number): VectorMatch[] {
+  private candidateQuery(
+    vector: Float32Array,
+    namespace: string,
+    topK: number,
+    keys: readonly number[],
+    inNamespace: number,
+  ): VectorMatch[] {
     const qn = Math.sqrt(vector.reduce((a, v) => a + v * v, 0));
     const scored: VectorMatch[] = [];
     const score = (v: Float32Array | ArrayLike<number>, base: number, norm: number): number => {
@@ -470,7 +494,10 @@ export class LocalVectorStore implements VectorStore {
     let qn = 0;
     for (let i = 0; i < vector.length; i++) qn += vector[i]! * vector[i]!;
     for (let k = Math.min(n, topK * 4); ; k = Math.min(n, k * 4)) {
-      const result = loadUsearch().exactSearch(cache.data.subarray(0, n * d), vector, d, k, loadUsearch().MetricKind.Cos, 1) as { keys: BigUint64Array; distances: Float32Array };
+      const result = loadUsearch().exactSearch(cache.data.subarray(0, n * d), vector, d, k, loadUsearch().MetricKind.Cos, 1) as {
+        keys: BigUint64Array;
+        distances: Float32Array;
+      };
       const out: VectorMatch[] = [];
       for (let i = 0; i < result.keys.length && out.length < topK; i++) {
         const slot = Number(result.keys[i]!);
@@ -518,7 +545,13 @@ export class LocalVectorStore implements VectorStore {
     }
   }
 
-  private exactQuery(vector: Float32Array, namespace: string, topK: number, filter: VectorQueryOptions["filter"], idsOnly: boolean): VectorMatch[] {
+  private exactQuery(
+    vector: Float32Array,
+    namespace: string,
+    topK: number,
+    filter: VectorQueryOptions["filter"],
+    idsOnly: boolean,
+  ): VectorMatch[] {
     let qn = 0;
     for (let i = 0; i < vector.length; i++) qn += vector[i]! * vector[i]!;
     qn = Math.sqrt(qn);
@@ -530,7 +563,10 @@ export class LocalVectorStore implements VectorStore {
     if (!filter) {
       // usearch's SIMD brute force: exact, and several times faster than a JS loop.
       const k = Math.min(topK, n);
-      const result = loadUsearch().exactSearch(cache.data.subarray(0, n * d), vector, d, k, loadUsearch().MetricKind.Cos, 1) as { keys: BigUint64Array; distances: Float32Array };
+      const result = loadUsearch().exactSearch(cache.data.subarray(0, n * d), vector, d, k, loadUsearch().MetricKind.Cos, 1) as {
+        keys: BigUint64Array;
+        distances: Float32Array;
+      };
       order = [];
       scores = new Float32Array(n);
       for (let i = 0; i < result.keys.length; i++) {
@@ -560,7 +596,10 @@ export class LocalVectorStore implements VectorStore {
     const out: VectorMatch[] = [];
     for (let i = 0; i < candidates.length && out.length < topK; i += 256) {
       const page = candidates.slice(i, i + 256);
-      const rowsByKey = this.matchRows(page.map((c) => c.key), idsOnly && !filter);
+      const rowsByKey = this.matchRows(
+        page.map((c) => c.key),
+        idsOnly && !filter,
+      );
       for (const c of page) {
         const row = rowsByKey.get(c.key);
         if (!row || (filter && !matchesMetadataFilter(row.metadata, filter))) continue;
@@ -618,7 +657,10 @@ export class LocalVectorStore implements VectorStore {
   /** Records by id in one namespace, with vectors. */
   async fetch(ids: string[], options: NamespaceOptions = {}): Promise<Map<string, VectorRecord>> {
     const rows = this.sidecar.getByIds(options.namespace ?? DEFAULT_NAMESPACE, ids);
-    const keyed = this.sidecar.getByKeys(rows.map((r) => r.key), true);
+    const keyed = this.sidecar.getByKeys(
+      rows.map((r) => r.key),
+      true,
+    );
     const out = new Map<string, VectorRecord>();
     for (const row of keyed.values()) {
       if (row.vector) out.set(row.id, { id: row.id, vector: row.vector, metadata: row.metadata });
@@ -693,7 +735,11 @@ export class LocalVectorStore implements VectorStore {
     this.assertWritable();
     let keys: number[];
     try {
-      keys = this.sidecar.upsert(namespace, rows.map((r) => ({ ...r, vector: null })), lockWaitMs);
+      keys = this.sidecar.upsert(
+        namespace,
+        rows.map((r) => ({ ...r, vector: null })),
+        lockWaitMs,
+      );
     } catch (error) {
       throw storageWriteError(`the vector sidecar ${this.sidecar.file}`, error);
     }
@@ -759,4 +805,3 @@ export class LocalVectorStore implements VectorStore {
     }
   }
 }
-

@@ -5,7 +5,19 @@ import { relocatedNamespace } from "./user-namespaces.js";
 
 describe("user names inside namespaces", () => {
   it("read back to the id they were made from, lone surrogates too; a shortened one reads back to nothing", () => {
-    const ids = ["a b", "a_b", "~", "a~20b", "zoë", "\u0000", "\uD800", "x\uDFFFy", "\uD83D\uDE00", "日本語のユーザー", ...Array.from({ length: 50 }, () => randomUUID().replace(/-/g, "+ /"))];
+    const ids = [
+      "a b",
+      "a_b",
+      "~",
+      "a~20b",
+      "zoë",
+      "\u0000",
+      "\uD800",
+      "x\uDFFFy",
+      "\uD83D\uDE00",
+      "日本語のユーザー",
+      ...Array.from({ length: 50 }, () => randomUUID().replace(/-/g, "+ /")),
+    ];
     for (const id of ids) expect(userOfNamespacePart(userNamespacePart(id)), JSON.stringify(id)).toBe(id);
     expect(userOfNamespacePart(userNamespacePart("é".repeat(100)))).toBeNull();
   });

@@ -55,7 +55,7 @@ function bytesOf(char: string): number[] {
 /** The text of `bytes` (UTF-8, with WTF-8's lone surrogates), as `bytesOf` wrote it. */
 function textOf(bytes: number[]): string {
   let out = "";
-  for (let i = 0; i < bytes.length; ) {
+  for (let i = 0; i < bytes.length;) {
     const lead = bytes[i]!;
     const length = lead < 0x80 ? 1 : lead < 0xe0 ? 2 : lead < 0xf0 ? 3 : 4;
     let point = length === 1 ? lead : lead & (0xff >> (length + 1));
@@ -71,7 +71,12 @@ export function userNamespacePart(id: string): string {
   let escaped = id;
   if (!KEPT.test(id)) {
     escaped = "";
-    for (const char of id) escaped += KEPT.test(char) ? char : bytesOf(char).map((b) => `~${b.toString(16).toUpperCase().padStart(2, "0")}`).join("");
+    for (const char of id)
+      escaped += KEPT.test(char)
+        ? char
+        : bytesOf(char)
+            .map((b) => `~${b.toString(16).toUpperCase().padStart(2, "0")}`)
+            .join("");
   }
   return escaped.length <= MAX_USER_PART_BYTES ? escaped : shortened(escaped, escaped, MAX_USER_PART_BYTES);
 }

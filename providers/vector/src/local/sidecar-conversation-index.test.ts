@@ -22,15 +22,63 @@ function tempFile(): string {
 
 /** Rows as the provider writes them: turns of two sessions interleaved, a fact, a session-less turn, another namespace. */
 const ROWS: Array<{ namespace: string } & SidecarWrite> = [
-  { namespace: "ns", id: "a1", text: "We adopted a golden retriever puppy last week", metadata: { kind: "turn", session_id: "a", created_at: "2023-05-08T13:56:00.000Z" }, vector: null },
-  { namespace: "ns", id: "b1", text: "How was the pottery class?", metadata: { kind: "turn", session_id: "b", extra: JSON.stringify({ date: "2:10 pm on 9 June, 2023", speaker: "Mel" }) }, vector: null },
-  { namespace: "ns", id: "a2", text: "What did you name it?", metadata: { kind: "turn", session_id: "a", created_at: "2023-05-08T13:57:00.000Z" }, vector: null },
-  { namespace: "ns", id: "f1", text: "Caroline likes hiking", metadata: { kind: "fact", session_id: "a" }, vector: new Float32Array([1, 0]) },
-  { namespace: "ns", id: "a3", text: "Yes, we called him Biscuit!", metadata: { kind: "turn", session_id: "a", created_at: "2023-05-08T13:58:00.000Z" }, vector: null },
-  { namespace: "ns", id: "b2", text: "Great, I made a bowl.", metadata: { kind: "turn", session_id: "b", extra: JSON.stringify({ date: "2:10 pm on 9 June, 2023" }) }, vector: null },
-  { namespace: "ns", id: "x1", text: "A turn without a session", metadata: { kind: "turn", created_at: "2023-05-09T08:00:00.000Z" }, vector: null },
+  {
+    namespace: "ns",
+    id: "a1",
+    text: "We adopted a golden retriever puppy last week",
+    metadata: { kind: "turn", session_id: "a", created_at: "2023-05-08T13:56:00.000Z" },
+    vector: null,
+  },
+  {
+    namespace: "ns",
+    id: "b1",
+    text: "How was the pottery class?",
+    metadata: { kind: "turn", session_id: "b", extra: JSON.stringify({ date: "2:10 pm on 9 June, 2023", speaker: "Mel" }) },
+    vector: null,
+  },
+  {
+    namespace: "ns",
+    id: "a2",
+    text: "What did you name it?",
+    metadata: { kind: "turn", session_id: "a", created_at: "2023-05-08T13:57:00.000Z" },
+    vector: null,
+  },
+  {
+    namespace: "ns",
+    id: "f1",
+    text: "Caroline likes hiking",
+    metadata: { kind: "fact", session_id: "a" },
+    vector: new Float32Array([1, 0]),
+  },
+  {
+    namespace: "ns",
+    id: "a3",
+    text: "Yes, we called him Biscuit!",
+    metadata: { kind: "turn", session_id: "a", created_at: "2023-05-08T13:58:00.000Z" },
+    vector: null,
+  },
+  {
+    namespace: "ns",
+    id: "b2",
+    text: "Great, I made a bowl.",
+    metadata: { kind: "turn", session_id: "b", extra: JSON.stringify({ date: "2:10 pm on 9 June, 2023" }) },
+    vector: null,
+  },
+  {
+    namespace: "ns",
+    id: "x1",
+    text: "A turn without a session",
+    metadata: { kind: "turn", created_at: "2023-05-09T08:00:00.000Z" },
+    vector: null,
+  },
   { namespace: "other", id: "a4", text: "Another namespace, same session id", metadata: { kind: "turn", session_id: "a" }, vector: null },
-  { namespace: "ns", id: "a4", text: "He chews everything.", metadata: { kind: "turn", session_id: "a", created_at: "2023-05-08T13:59:00.000Z" }, vector: null },
+  {
+    namespace: "ns",
+    id: "a4",
+    text: "He chews everything.",
+    metadata: { kind: "turn", session_id: "a", created_at: "2023-05-08T13:59:00.000Z" },
+    vector: null,
+  },
 ];
 
 /** What every row's context and date columns must hold: previous turns of its namespace and session, insertion order. */
@@ -38,9 +86,15 @@ function expectedColumns(): Record<string, { prev1: string; prev2: string; sessi
   const out: Record<string, { prev1: string; prev2: string; session_date: string }> = {};
   const tails = new Map<string, string[]>();
   for (const row of ROWS) {
-    const session = row.metadata.kind === "turn" && typeof row.metadata.session_id === "string" ? `${row.namespace}/${row.metadata.session_id}` : undefined;
+    const session =
+      row.metadata.kind === "turn" && typeof row.metadata.session_id === "string"
+        ? `${row.namespace}/${row.metadata.session_id}`
+        : undefined;
     const previous = session ? (tails.get(session) ?? []) : [];
-    out[`${row.namespace}/${row.id}`] = { ...(session ? turnContext(previous) : { prev1: "", prev2: "" }), session_date: recordDateText(row.metadata) };
+    out[`${row.namespace}/${row.id}`] = {
+      ...(session ? turnContext(previous) : { prev1: "", prev2: "" }),
+      session_date: recordDateText(row.metadata),
+    };
     if (session) tails.set(session, [row.text, ...previous]);
   }
   return out;
@@ -48,7 +102,13 @@ function expectedColumns(): Record<string, { prev1: string; prev2: string; sessi
 
 function columns(sidecar: Sidecar): Record<string, { prev1: string; prev2: string; session_date: string }> {
   const out: Record<string, { prev1: string; prev2: string; session_date: string }> = {};
-  for (const r of sidecar.db.prepare(`SELECT namespace, id, prev1, prev2, session_date FROM records ORDER BY key`).all() as Array<{ namespace: string; id: string; prev1: string; prev2: string; session_date: string }>) {
+  for (const r of sidecar.db.prepare(`SELECT namespace, id, prev1, prev2, session_date FROM records ORDER BY key`).all() as Array<{
+    namespace: string;
+    id: string;
+    prev1: string;
+    prev2: string;
+    session_date: string;
+  }>) {
     out[`${r.namespace}/${r.id}`] = { prev1: r.prev1, prev2: r.prev2, session_date: r.session_date };
   }
   return out;
@@ -77,7 +137,13 @@ describe("Sidecar conversational index", () => {
       // "Biscuit" answers a question about the puppy's name that only its context holds.
       expect(sidecar.keywordSearch("ns", "puppy name", 5).map((h) => h.id)).toContain("a3");
       // Every dated turn holds "2023"; only session b's date holds "June".
-      expect(sidecar.keywordSearch("ns", "june 2023", 5).map((h) => h.id).slice(0, 2).sort()).toEqual(["b1", "b2"]);
+      expect(
+        sidecar
+          .keywordSearch("ns", "june 2023", 5)
+          .map((h) => h.id)
+          .slice(0, 2)
+          .sort(),
+      ).toEqual(["b1", "b2"]);
       sidecar.db.exec(`INSERT INTO records_fts (records_fts, rank) VALUES ('integrity-check', 1)`);
     } finally {
       sidecar.close();
@@ -103,7 +169,12 @@ describe("Sidecar conversational index", () => {
     const sidecar = Sidecar.open(":memory:");
     try {
       write(sidecar, ROWS);
-      expect(sidecar.keywordSearch("ns", "retriever", 5).map((h) => h.id).sort()).toEqual(["a1", "a2", "a3"]);
+      expect(
+        sidecar
+          .keywordSearch("ns", "retriever", 5)
+          .map((h) => h.id)
+          .sort(),
+      ).toEqual(["a1", "a2", "a3"]);
       sidecar.delete("ns", { ids: ["a1"] });
       expect(sidecar.keywordSearch("ns", "retriever", 5)).toEqual([]);
       const after = columns(sidecar);
@@ -130,7 +201,12 @@ describe("Sidecar conversational index", () => {
       expect(after["ns/a2"]).toEqual(expectedColumns()["ns/a2"]);
       expect(after["ns/a3"]!.prev1).toBe("Which name did you pick?");
       expect(after["ns/a4"]!.prev2).toBe("Which name did you pick?");
-      expect(sidecar.keywordSearch("ns", "pick", 5).map((h) => h.id).sort()).toEqual(["a2", "a3", "a4"]);
+      expect(
+        sidecar
+          .keywordSearch("ns", "pick", 5)
+          .map((h) => h.id)
+          .sort(),
+      ).toEqual(["a2", "a3", "a4"]);
       sidecar.db.exec(`INSERT INTO records_fts (records_fts, rank) VALUES ('integrity-check', 1)`);
     } finally {
       sidecar.close();
@@ -147,7 +223,10 @@ describe("Sidecar conversational index", () => {
       expect(after["ns/a2"]).toMatchObject({ prev1: "How was the pottery class?", prev2: "" });
       expect(after["ns/b2"]).toMatchObject({ prev1: "What did you name it?", prev2: "How was the pottery class?" });
       expect(after["ns/a3"]).toMatchObject({ prev1: "We adopted a golden retriever puppy last week", prev2: "" });
-      expect(after["ns/a4"]).toMatchObject({ prev1: "Yes, we called him Biscuit!", prev2: "We adopted a golden retriever puppy last week" });
+      expect(after["ns/a4"]).toMatchObject({
+        prev1: "Yes, we called him Biscuit!",
+        prev2: "We adopted a golden retriever puppy last week",
+      });
       sidecar.db.exec(`INSERT INTO records_fts (records_fts, rank) VALUES ('integrity-check', 1)`);
     } finally {
       sidecar.close();
@@ -181,7 +260,8 @@ describe("Sidecar conversational index", () => {
       index.run(key, row.text);
     }
     v4.prepare(`INSERT INTO meta (key, value) VALUES ('generation', '9')`).run();
-    const dump = (db: Database.Database) => db.prepare(`SELECT key, namespace, id, text, metadata, hex(vector) AS vector FROM records ORDER BY key`).all();
+    const dump = (db: Database.Database) =>
+      db.prepare(`SELECT key, namespace, id, text, metadata, hex(vector) AS vector FROM records ORDER BY key`).all();
     const before = dump(v4);
     v4.close();
 
@@ -194,7 +274,13 @@ describe("Sidecar conversational index", () => {
       sidecar.db.exec(`INSERT INTO records_fts (records_fts, rank) VALUES ('integrity-check', 1)`);
       expect(sidecar.keywordSearch("ns", "puppy name", 5).map((h) => h.id)).toContain("a3");
       // Every dated turn holds "2023"; only session b's date holds "June".
-      expect(sidecar.keywordSearch("ns", "june 2023", 5).map((h) => h.id).slice(0, 2).sort()).toEqual(["b1", "b2"]);
+      expect(
+        sidecar
+          .keywordSearch("ns", "june 2023", 5)
+          .map((h) => h.id)
+          .slice(0, 2)
+          .sort(),
+      ).toEqual(["b1", "b2"]);
       // Writes after the upgrade continue the sessions, and deletes keep context in step.
       sidecar.upsert("ns", [{ id: "a5", text: "Good boy.", metadata: { kind: "turn", session_id: "a" }, vector: null }]);
       expect(columns(sidecar)["ns/a5"]).toMatchObject({ prev1: "He chews everything.", prev2: "Yes, we called him Biscuit!" });
@@ -211,7 +297,7 @@ describe("Sidecar conversational index", () => {
       seed = (seed * 1103515245 + 12345) % 2147483648;
       return seed / 2147483648;
     };
-    const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
     const words = ["hiking", "\u{1F600}", "caf\u00e9", "x".repeat(150), "pottery", "\u4e2d\u6587", "\u{1F9D1}\u200d\u{1F373}"];
     const metadatas: Array<SidecarWrite["metadata"]> = [
       { kind: "turn", session_id: "s1", created_at: "2023-05-08T13:56:00.000Z" },
@@ -261,7 +347,9 @@ describe("Sidecar conversational index", () => {
     const ro = Sidecar.open(file, { readOnly: true });
     try {
       expect(ro.keywordSearch("ns", "retriever", 5).map((h) => h.id)).toEqual(["t"]);
-      expect(() => ro.upsert("ns", [{ id: "u", text: "x", metadata: {}, vector: null }])).toThrow(expect.objectContaining({ code: "STORAGE_FAILED" }));
+      expect(() => ro.upsert("ns", [{ id: "u", text: "x", metadata: {}, vector: null }])).toThrow(
+        expect.objectContaining({ code: "STORAGE_FAILED" }),
+      );
     } finally {
       ro.close();
     }

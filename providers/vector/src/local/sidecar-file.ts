@@ -4,13 +4,39 @@
  */
 import type { Database as SqliteDatabase, Statement } from "better-sqlite3";
 import { HermesMemoryError } from "@hermes/memory-core";
-import { CONTEXT_CHARS, CONTEXT_TURNS, closeSqliteStore, DocumentFrequencies, LayeredRanker, NO_CONTEXT, SmallIndexCompactor, WalCheckpointer, withBusyTimeout, ftsTermCounter, RecentTurns, storageError, turnContext, type LayeredRankerOptions, UNREADABLE_KEY } from "@hermes/memory-provider-kit/sqlite";
+import {
+  CONTEXT_CHARS,
+  CONTEXT_TURNS,
+  closeSqliteStore,
+  DocumentFrequencies,
+  LayeredRanker,
+  NO_CONTEXT,
+  SmallIndexCompactor,
+  WalCheckpointer,
+  withBusyTimeout,
+  ftsTermCounter,
+  RecentTurns,
+  storageError,
+  turnContext,
+  type LayeredRankerOptions,
+  UNREADABLE_KEY,
+} from "@hermes/memory-provider-kit/sqlite";
 import { ReadCache } from "../search/read-cache.js";
 import { matchesMetadataFilter, type MetadataFilter } from "../metadata-filter.js";
 import { textOf, unreadableRecordIds } from "./sidecar-values.js";
 import { encodeVector, isJsonError, toRow, type RawRow, type SidecarRow, type SidecarWrite } from "./sidecar-rows.js";
-import { contextSession, FILTER_INDEX, filterColumnsOf, KIND_EXPR, RANKER_SCHEMA, RANKER_WEIGHTS, recordDateText, registerFilterFunctions, repairRecords, SESSION_EXPR } from "./sidecar-schema.js";
-
+import {
+  contextSession,
+  FILTER_INDEX,
+  filterColumnsOf,
+  KIND_EXPR,
+  RANKER_SCHEMA,
+  RANKER_WEIGHTS,
+  recordDateText,
+  registerFilterFunctions,
+  repairRecords,
+  SESSION_EXPR,
+} from "./sidecar-schema.js";
 
 /** See the module comment. */
 export class SidecarFile {
@@ -90,7 +116,9 @@ export class SidecarFile {
             `INSERT INTO records (namespace, id, text, metadata, vector, prev1, prev2, session_date, tags, created_ms, user_meta, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT(namespace, id) DO NOTHING RETURNING key`,
           ),
-      indexNew: !this.contextColumns ? db.prepare(`SELECT NULL`) : db.prepare(`INSERT INTO records_fts (rowid, text, prev1, prev2, session_date) VALUES (?, ?, ?, ?, ?)`),
+      indexNew: !this.contextColumns
+        ? db.prepare(`SELECT NULL`)
+        : db.prepare(`INSERT INTO records_fts (rowid, text, prev1, prev2, session_date) VALUES (?, ?, ?, ?, ?)`),
       updateExisting: !this.filterColumns
         ? db.prepare(`SELECT NULL`)
         : db.prepare(
@@ -103,7 +131,9 @@ export class SidecarFile {
       // The texts of a session's turns before `key`, most recent first (a turn's context; only
       // their first CONTEXT_CHARS characters are ever used).
       precedingTurns: db
-        .prepare(`SELECT substr(text, 1, ${CONTEXT_CHARS}) FROM records WHERE namespace = ? AND ${SESSION_EXPR} = ? AND ${KIND_EXPR} = 'turn' AND key < ? ORDER BY key DESC LIMIT ${CONTEXT_TURNS}`)
+        .prepare(
+          `SELECT substr(text, 1, ${CONTEXT_CHARS}) FROM records WHERE namespace = ? AND ${SESSION_EXPR} = ? AND ${KIND_EXPR} = 'turn' AND key < ? ORDER BY key DESC LIMIT ${CONTEXT_TURNS}`,
+        )
         .pluck(),
       bump: db.prepare(`INSERT INTO meta (key, value) VALUES ('generation', '1')
          ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)`),
@@ -190,7 +220,12 @@ export class SidecarFile {
         const columns = filterColumnsOf(rest);
         const group = session === undefined ? undefined : `${namespace}\u0000${session}`;
         const previous =
-          group === undefined ? undefined : this.recentTurns.previous(group, () => this.statements.precedingTurns.all(namespace, session, Number.MAX_SAFE_INTEGER) as string[]);
+          group === undefined
+            ? undefined
+            : this.recentTurns.previous(
+                group,
+                () => this.statements.precedingTurns.all(namespace, session, Number.MAX_SAFE_INTEGER) as string[],
+              );
         const context = previous === undefined ? NO_CONTEXT : turnContext(previous);
         const inserted = this.statements.insertNew.get(
           namespace,
@@ -220,8 +255,21 @@ export class SidecarFile {
           // Its length and its next turns' lengths change: the ranker's kept lengths are stale.
           this.ranker?.forgetLengths();
           const key = this.statements.keyOf.get(namespace, row.id) as number;
-          const own = session === undefined ? NO_CONTEXT : turnContext(this.statements.precedingTurns.all(namespace, session, key) as string[]);
-          this.statements.updateExisting.run(row.text, metadata, vector, own.prev1, own.prev2, date, columns.tags, columns.createdMs, columns.userMeta, columns.expiresAt, key);
+          const own =
+            session === undefined ? NO_CONTEXT : turnContext(this.statements.precedingTurns.all(namespace, session, key) as string[]);
+          this.statements.updateExisting.run(
+            row.text,
+            metadata,
+            vector,
+            own.prev1,
+            own.prev2,
+            date,
+            columns.tags,
+            columns.createdMs,
+            columns.userMeta,
+            columns.expiresAt,
+            key,
+          );
           keys.push(key);
         }
       }
@@ -350,9 +398,11 @@ export class SidecarFile {
   deleteKeys(keys: readonly number[]): Map<string, number[]> {
     const run = this.db.transaction((): Map<string, number[]> => {
       const byNamespace = new Map<string, number[]>();
-      const found = (this.prepare(`SELECT key, namespace FROM records WHERE key IN (SELECT value FROM json_each(?))`).all(JSON.stringify(keys)) as Array<{ key: number; namespace: unknown }>).map(
-        (row) => ({ key: row.key, namespace: textOf(row.namespace) }),
-      );
+      const found = (
+        this.prepare(`SELECT key, namespace FROM records WHERE key IN (SELECT value FROM json_each(?))`).all(
+          JSON.stringify(keys),
+        ) as Array<{ key: number; namespace: unknown }>
+      ).map((row) => ({ key: row.key, namespace: textOf(row.namespace) }));
       const del = this.prepare(`DELETE FROM records WHERE key = ?`);
       this.recentTurns.clear();
       // Newest first, so a deleted turn's following turns are gone before the trigger refills them.
@@ -397,7 +447,8 @@ export class SidecarFile {
    * metadata under `UNREADABLE_KEY`), in one transaction. Returns how many items were rewritten.
    */
   repairUnreadableValues(): number {
-    if (this.readOnly) throw storageError(`the vector sidecar ${this.file} is open read-only`, undefined, "open it with write access to repair it");
+    if (this.readOnly)
+      throw storageError(`the vector sidecar ${this.file} is open read-only`, undefined, "open it with write access to repair it");
     try {
       return this.db.transaction(() => repairRecords(this.db)).immediate();
     } finally {

@@ -26,11 +26,12 @@ function openSidecar(file: string): Sidecar {
   return sidecar;
 }
 
-
 type Links = Pick<LinkedRef, "key" | "id" | "next" | "previous" | "asksQuestion" | "sessionTurn">;
 
 function linksOf(refs: Map<string, LinkedRef>): Links[] {
-  return [...refs.values()].map(({ key, id, next, previous, asksQuestion, sessionTurn }) => ({ key, id, next, previous, asksQuestion, sessionTurn })).sort((a, b) => a.key - b.key);
+  return [...refs.values()]
+    .map(({ key, id, next, previous, asksQuestion, sessionTurn }) => ({ key, id, next, previous, asksQuestion, sessionTurn }))
+    .sort((a, b) => a.key - b.key);
 }
 
 /**
@@ -82,30 +83,46 @@ describe("Sidecar.linkedRefs and refsByKeys with kept reads", () => {
       vector: null,
     });
     const moveNewest = () =>
-      sidecar.db.prepare(`UPDATE records SET metadata = json_set(metadata, '$.session_id', ?) WHERE key = (SELECT max(key) FROM records WHERE namespace = ?)`).run(pick(sessions), pick(namespaces));
+      sidecar.db
+        .prepare(
+          `UPDATE records SET metadata = json_set(metadata, '$.session_id', ?) WHERE key = (SELECT max(key) FROM records WHERE namespace = ?)`,
+        )
+        .run(pick(sessions), pick(namespaces));
     for (let i = 0; i < 12; i++) sidecar.upsert(pick(namespaces), [row(`t${n++}`)]);
     const writes: Array<[string, () => void]> = [
       ["insert", () => sidecar.upsert(pick(namespaces), [row(`t${n++}`), row(`t${n++}`)])],
-      ["replace", () => {
-        const ns = pick(namespaces);
-        const ids = sidecar.rowsWhere(ns, null).map((r) => r.id);
-        if (ids.length > 0) sidecar.upsert(ns, [row(pick(ids))]);
-      }],
-      ["delete", () => {
-        const ns = pick(namespaces);
-        const ids = sidecar.rowsWhere(ns, null).map((r) => r.id);
-        if (ids.length > 2) sidecar.delete(ns, { ids: [pick(ids)] });
-      }],
-      ["delete keys", () => {
-        const keys = sidecar.rowsWhere(null, null).map((r) => r.key);
-        if (keys.length > 2) sidecar.deleteKeys([pick(keys)]);
-      }],
+      [
+        "replace",
+        () => {
+          const ns = pick(namespaces);
+          const ids = sidecar.rowsWhere(ns, null).map((r) => r.id);
+          if (ids.length > 0) sidecar.upsert(ns, [row(pick(ids))]);
+        },
+      ],
+      [
+        "delete",
+        () => {
+          const ns = pick(namespaces);
+          const ids = sidecar.rowsWhere(ns, null).map((r) => r.id);
+          if (ids.length > 2) sidecar.delete(ns, { ids: [pick(ids)] });
+        },
+      ],
+      [
+        "delete keys",
+        () => {
+          const keys = sidecar.rowsWhere(null, null).map((r) => r.key);
+          if (keys.length > 2) sidecar.deleteKeys([pick(keys)]);
+        },
+      ],
       ["raw SQL on this connection", () => moveNewest()],
       // The insert must not count the unreported change before it as its own.
-      ["raw SQL, then an insert", () => {
-        moveNewest();
-        sidecar.upsert(pick(namespaces), [row(`t${n++}`)]);
-      }],
+      [
+        "raw SQL, then an insert",
+        () => {
+          moveNewest();
+          sidecar.upsert(pick(namespaces), [row(`t${n++}`)]);
+        },
+      ],
       ["another connection", () => other.upsert(pick(namespaces), [row(`o${n++}`)])],
     ];
     const seen = new Set<string>();
@@ -125,7 +142,12 @@ describe("Sidecar.linkedRefs and refsByKeys with kept reads", () => {
 
   it("a turn written in one session leaves the kept links of other sessions in place, and gives its session's turns their new next turn", () => {
     const sidecar = openSidecar(tempFile());
-    const turn = (id: string, session: string) => ({ id, text: `text of ${id}`, metadata: { kind: "turn", session_id: session }, vector: null });
+    const turn = (id: string, session: string) => ({
+      id,
+      text: `text of ${id}`,
+      metadata: { kind: "turn", session_id: session },
+      vector: null,
+    });
     const [a1, a2, b1] = sidecar.upsert("ns", [turn("a1", "a"), turn("a2", "a"), turn("b1", "b")]);
     const read = () => linksOf(sidecar.linkedRefs("ns", ["a1", "a2", "b1"], 3, 0, [a1!, a2!, b1!]));
     expect(read().map((l) => l.next)).toEqual([[a2], [], []]);
@@ -164,7 +186,13 @@ describe("ReadCache", () => {
     cache.keepRef(1, "id1", { kind: "turn" }, 15);
     cache.keepText(1, "hello");
     cache.inserted([["ns", "s"]], 14);
-    expect([cache.linksOf("ns", 1), cache.linksOf("ns", 2)?.key, cache.linksOf("other", 3)?.key, cache.refOf(1)?.id, cache.textOf(1)]).toEqual([undefined, 2, 3, "id1", "hello"]);
+    expect([
+      cache.linksOf("ns", 1),
+      cache.linksOf("ns", 2)?.key,
+      cache.linksOf("other", 3)?.key,
+      cache.refOf(1)?.id,
+      cache.textOf(1),
+    ]).toEqual([undefined, 2, 3, "id1", "hello"]);
     cache.sync(1, 14);
     expect(cache.size).toEqual({ links: 2, refs: 1, texts: 1 });
   });
@@ -184,7 +212,7 @@ describe("ReadCache", () => {
   it("freezes kept metadata, lists included, so no reader can change what the next one gets", () => {
     const cache = new ReadCache();
     const ref = cache.keepRef(1, "id1", { kind: "turn", tags: ["a"] }, 30);
-    expect(() => (ref.metadata as Record<string, unknown>).kind = "fact").toThrow(TypeError);
+    expect(() => ((ref.metadata as Record<string, unknown>).kind = "fact")).toThrow(TypeError);
     expect(() => (ref.metadata.tags as string[]).push("b")).toThrow(TypeError);
   });
 

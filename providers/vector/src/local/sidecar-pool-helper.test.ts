@@ -32,7 +32,10 @@ describe("the sidecar's pool helper thread", () => {
       Array.from({ length: 40 }, (_, i) => ({ id: `r${i}`, text: `alpha beta note ${i}`, metadata: { kind: "fact" }, vector: null })),
     );
     const errors: unknown[] = [];
-    sidecar.warmRankerInBackground(() => true, (error) => errors.push(error));
+    sidecar.warmRankerInBackground(
+      () => true,
+      (error) => errors.push(error),
+    );
     const ranker = rankerOf(sidecar);
     await until(() => ranker.helperStatus().state === "running");
     expect(sidecar.keywordSearch("ns", "alpha beta", 5)).toHaveLength(5);

@@ -103,7 +103,6 @@ export interface RowCondition {
   now: number | null;
 }
 
-
 /**
  * SQL for the keys of the two turns after (`next`) or before (`prev`) the row `r` in its namespace
  * and session, as the JSON array [smaller key, larger key] (the same key twice when there is one,

@@ -5,7 +5,18 @@
  */
 import Database from "better-sqlite3";
 import type { Database as SqliteDatabase } from "better-sqlite3";
-import { CONTEXT_CHARS, CONTEXT_TURNS, keepUnreadable, unreadableOriginal, TURN_COLUMN_WEIGHTS, turnDateText, UNREADABLE_KEY, type LayeredRankerSchema, type OpenSqliteStoreOptions, type SqliteStoreSpec } from "@hermes/memory-provider-kit/sqlite";
+import {
+  CONTEXT_CHARS,
+  CONTEXT_TURNS,
+  keepUnreadable,
+  unreadableOriginal,
+  TURN_COLUMN_WEIGHTS,
+  turnDateText,
+  UNREADABLE_KEY,
+  type LayeredRankerSchema,
+  type OpenSqliteStoreOptions,
+  type SqliteStoreSpec,
+} from "@hermes/memory-provider-kit/sqlite";
 import type { VectorMetadata } from "../metadata-filter.js";
 import { hasFilterColumns, isUnreadable, readableRecord, suspectRecordsSql, type SuspectRecord } from "./sidecar-values.js";
 
@@ -122,7 +133,9 @@ function hostMetadata(metadata: VectorMetadata): Record<string, unknown> {
   if (typeof extra !== "string" || !extra.includes('"date"')) return metadata;
   try {
     const user = JSON.parse(extra) as unknown;
-    return user !== null && typeof user === "object" && !Array.isArray(user) ? { ...metadata, ...(user as Record<string, unknown>) } : metadata;
+    return user !== null && typeof user === "object" && !Array.isArray(user)
+      ? { ...metadata, ...(user as Record<string, unknown>) }
+      : metadata;
   } catch {
     return metadata;
   }
@@ -163,7 +176,9 @@ export function fillContext(db: SqliteDatabase): void {
     }
     return recordDateText(metadata);
   });
-  db.exec(`UPDATE records SET session_date = hermes_record_date(metadata) WHERE ${KIND_EXPR} = 'turn' AND session_date IS NOT hermes_record_date(metadata)`);
+  db.exec(
+    `UPDATE records SET session_date = hermes_record_date(metadata) WHERE ${KIND_EXPR} = 'turn' AND session_date IS NOT hermes_record_date(metadata)`,
+  );
   db.exec(`
     UPDATE records SET prev1 = c.prev1, prev2 = c.prev2
     FROM (
@@ -204,7 +219,12 @@ export function userMetadataOf(metadata: VectorMetadata): Record<string, unknown
 /** The filter columns of a row with this flat metadata. */
 export function filterColumnsOf(metadata: VectorMetadata): FilterColumns {
   const tags = Array.isArray(metadata.tags) ? metadata.tags.filter((t) => typeof t === "string") : [];
-  const created = typeof metadata.created_at === "string" ? Date.parse(metadata.created_at) : typeof metadata.created_at === "number" ? metadata.created_at : NaN;
+  const created =
+    typeof metadata.created_at === "string"
+      ? Date.parse(metadata.created_at)
+      : typeof metadata.created_at === "number"
+        ? metadata.created_at
+        : NaN;
   const expires = metadata.expires_at;
   return {
     tags: JSON.stringify(tags),
@@ -337,7 +357,13 @@ export const RANKER_SCHEMA: LayeredRankerSchema = {
   ],
 };
 /** The column weights `BM25_CALL` uses, so the layered ranker's scores match FTS5's (no speaker column). */
-export const RANKER_WEIGHTS = { content: TURN_COLUMN_WEIGHTS.content, speaker: 0, prev1: TURN_COLUMN_WEIGHTS.prev1, prev2: TURN_COLUMN_WEIGHTS.prev2, date: TURN_COLUMN_WEIGHTS.date };
+export const RANKER_WEIGHTS = {
+  content: TURN_COLUMN_WEIGHTS.content,
+  speaker: 0,
+  prev1: TURN_COLUMN_WEIGHTS.prev1,
+  prev2: TURN_COLUMN_WEIGHTS.prev2,
+  date: TURN_COLUMN_WEIGHTS.date,
+};
 
 /**
  * Make every unreadable value of `records` readable (see `readableRecord`), in the caller's
@@ -354,22 +380,31 @@ export function repairRecords(db: SqliteDatabase): number {
   const contextColumns = (db.pragma("table_info(records)") as Array<{ name: string }>).some((c) => c.name === "prev1");
   const rows = (db.prepare(suspectRecordsSql(filterColumns)).all() as SuspectRecord[]).filter(isUnreadable);
   if (rows.length === 0) return 0;
-  const trigger = db.prepare(`SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'records_au_context'`).pluck().get() as string | undefined;
+  const trigger = db.prepare(`SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'records_au_context'`).pluck().get() as
+    string | undefined;
   if (trigger) db.exec(`DROP TRIGGER records_au_context`);
   const taken = db.prepare(`SELECT 1 FROM records WHERE namespace = ? AND id = ? AND key <> ?`).pluck();
   const set = ["namespace = ?", "id = ?", "text = ?", "metadata = ?"];
   if (filterColumns) set.push("tags = ?", "created_ms = ?", "user_meta = ?", "expires_at = ?");
-  if (contextColumns) set.push("session_date = ?", "prev1 = CASE WHEN ? THEN prev1 ELSE '' END", "prev2 = CASE WHEN ? THEN prev2 ELSE '' END");
+  if (contextColumns)
+    set.push("session_date = ?", "prev1 = CASE WHEN ? THEN prev1 ELSE '' END", "prev2 = CASE WHEN ? THEN prev2 ELSE '' END");
   const update = db.prepare(`UPDATE records SET ${set.join(", ")} WHERE key = ?`);
   for (const row of rows) {
     const readable = readableRecord(row);
     let { id, metadata } = readable;
-    for (let n = 0; taken.get(readable.namespace, id, row.key) !== undefined; n++) id = `${readable.id}~${row.key}${n === 0 ? "" : `-${n}`}`;
+    for (let n = 0; taken.get(readable.namespace, id, row.key) !== undefined; n++)
+      id = `${readable.id}~${row.key}${n === 0 ? "" : `-${n}`}`;
     // The id changes from what was stored, so the stored one is kept (unless it already is).
     const keptIds = metadata[UNREADABLE_KEY] as unknown as Record<string, unknown> | undefined;
-    if (id !== readable.id && keptIds?.id === undefined) metadata = keepUnreadable(metadata, { id: unreadableOriginal(row.id) }) as VectorMetadata;
+    if (id !== readable.id && keptIds?.id === undefined)
+      metadata = keepUnreadable(metadata, { id: unreadableOriginal(row.id) }) as VectorMetadata;
     const { text: _text, ...stored } = metadata;
-    const values: unknown[] = [readable.namespace, id, readable.text, id === readable.id ? readable.metadataText : JSON.stringify(metadata)];
+    const values: unknown[] = [
+      readable.namespace,
+      id,
+      readable.text,
+      id === readable.id ? readable.metadataText : JSON.stringify(metadata),
+    ];
     if (filterColumns) {
       const columns = filterColumnsOf(stored);
       values.push(columns.tags, columns.createdMs, columns.userMeta, columns.expiresAt);
@@ -385,7 +420,9 @@ export function repairRecords(db: SqliteDatabase): number {
     db.exec(`CREATE INDEX IF NOT EXISTS records_turns_by_session ON records (namespace, ${SESSION_EXPR}, ${KIND_EXPR}, key)`);
   }
   if (trigger) db.exec(trigger);
-  db.prepare(`INSERT INTO meta (key, value) VALUES ('generation', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)`).run();
+  db.prepare(
+    `INSERT INTO meta (key, value) VALUES ('generation', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)`,
+  ).run();
   return rows.length;
 }
 

@@ -40,7 +40,13 @@ export function readableRecord(raw: RawRecord): ReadableRecord {
   // Every row this package writes: text columns hold text, metadata a JSON object. Checked first,
   // as every row read goes through here.
   const { namespace, id, text, metadata } = raw;
-  if (typeof namespace === "string" && typeof id === "string" && typeof text === "string" && typeof metadata === "string" && !tooDeepForSqlite(metadata)) {
+  if (
+    typeof namespace === "string" &&
+    typeof id === "string" &&
+    typeof text === "string" &&
+    typeof metadata === "string" &&
+    !tooDeepForSqlite(metadata)
+  ) {
     try {
       const parsed = JSON.parse(metadata) as unknown;
       if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) {
@@ -55,7 +61,10 @@ export function readableRecord(raw: RawRecord): ReadableRecord {
 
 /** `readableRecord` for a row holding at least one value that is not as this package writes it. */
 function readableRecordSlow(raw: RawRecord): ReadableRecord {
-  const readable = readableRow(raw as unknown as Record<string, unknown>, { textColumns: { namespace: false, id: false, text: false }, metadataColumn: "metadata" });
+  const readable = readableRow(raw as unknown as Record<string, unknown>, {
+    textColumns: { namespace: false, id: false, text: false },
+    metadataColumn: "metadata",
+  });
   const { namespace, id, text: body } = readable.text as { namespace: string; id: string; text: string };
   const metadata = readable.metadata as VectorMetadata;
   const metadataText = readable.metadataText;

@@ -35,7 +35,13 @@ describe("Sidecar keyword search", () => {
 });
 
 describe("Sidecar keyword search with related words", () => {
-  const filler = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `f${i}`, text: `note ${i} about invoices and spreadsheets`, metadata: { kind: "fact" }, vector: null }));
+  const filler = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({
+      id: `f${i}`,
+      text: `note ${i} about invoices and spreadsheets`,
+      metadata: { kind: "fact" },
+      vector: null,
+    }));
 
   it("finds a row worded differently from the question below the rows holding its own word, and leaves out a related word in more than 5 % of the rows", () => {
     const sidecar = Sidecar.open(":memory:");
@@ -50,7 +56,10 @@ describe("Sidecar keyword search with related words", () => {
       expect(hits[1]!.score).toBeLessThan(hits[0]!.score);
       // Twenty more rows with "children" (21 of 82, 26 %): the word is left out. (Counts are kept
       // until the store grows by 20 %, which these rows exceed.)
-      sidecar.upsert("ns", Array.from({ length: 20 }, (_, i) => ({ id: `c${i}`, text: `children item ${i}`, metadata: { kind: "fact" }, vector: null })));
+      sidecar.upsert(
+        "ns",
+        Array.from({ length: 20 }, (_, i) => ({ id: `c${i}`, text: `children item ${i}`, metadata: { kind: "fact" }, vector: null })),
+      );
       expect(sidecar.keywordSearch("ns", "kids", 5).map((h) => h.id)).toEqual(["kids"]);
     } finally {
       sidecar.close();
@@ -74,7 +83,10 @@ describe("Sidecar keyword ranking without the row join", () => {
     Array.from({ length: 60 }, (_, i) => ({
       id: `t${i}`,
       // Repeated texts rank equal: their order must not depend on how the rows are read.
-      text: i % 4 === 0 ? "we went camping by the lake" : `day ${i}: ${i % 3 === 0 ? "camping trip" : "a lake walk"} with ${i % 2 === 0 ? "the dog" : "friends"}`,
+      text:
+        i % 4 === 0
+          ? "we went camping by the lake"
+          : `day ${i}: ${i % 3 === 0 ? "camping trip" : "a lake walk"} with ${i % 2 === 0 ? "the dog" : "friends"}`,
       metadata: { kind: "turn", session_id: `s${i % 5}` },
       vector: null,
     }));
@@ -98,7 +110,9 @@ describe("Sidecar keyword ranking without the row join", () => {
     try {
       sidecar.upsert("ns", rows());
       // An index entry without its row (another program deleted rows with the triggers dropped).
-      sidecar.db.prepare(`INSERT INTO records_fts (rowid, text, prev1, prev2, session_date) VALUES (9999, 'camping camping lake dog', '', '', '')`).run();
+      sidecar.db
+        .prepare(`INSERT INTO records_fts (rowid, text, prev1, prev2, session_date) VALUES (9999, 'camping camping lake dog', '', '', '')`)
+        .run();
       const ranks = sidecar.keywordRanks("ns", "camping at the lake with the dog", 25, undefined, null, false);
       expect(ranks.map((r) => r.key)).not.toContain(9999);
       expect(ranks).toEqual(joined(sidecar, "ns", '"camp" OR "lake" OR "dog"', 25));
@@ -123,7 +137,9 @@ describe("Sidecar schema migration", () => {
         CREATE TRIGGER records_ai AFTER INSERT ON records BEGIN INSERT INTO records_fts (rowid, text) VALUES (new.key, new.text); END;
         PRAGMA user_version = 1;
       `);
-      v1.prepare(`INSERT INTO records (namespace, id, text, metadata) VALUES ('ns', 'old', 'Ich wohne in Tōkyō', '{"kind":"turn","session_id":"s"}')`).run();
+      v1.prepare(
+        `INSERT INTO records (namespace, id, text, metadata) VALUES ('ns', 'old', 'Ich wohne in Tōkyō', '{"kind":"turn","session_id":"s"}')`,
+      ).run();
       v1.close();
 
       const sidecar = Sidecar.open(file);
@@ -135,7 +151,9 @@ describe("Sidecar schema migration", () => {
         const old = sidecar.getByIds("ns", ["old"])[0]!;
         expect(sessionNeighbours(sidecar, "ns", "s", old.key, 2, 1).next.map((r) => r.id)).toEqual(["new"]);
         const plan = sidecar.db
-          .prepare(`EXPLAIN QUERY PLAN SELECT key FROM records WHERE namespace = ? AND json_extract(metadata, '$.session_id') = ? AND key > ?`)
+          .prepare(
+            `EXPLAIN QUERY PLAN SELECT key FROM records WHERE namespace = ? AND json_extract(metadata, '$.session_id') = ? AND key > ?`,
+          )
           .all("ns", "s", 0) as Array<{ detail: string }>;
         expect(plan.map((p) => p.detail).join(" ")).toContain("records_turns_by_session");
       } finally {
@@ -190,7 +208,8 @@ describe("Sidecar schema migration", () => {
       fs.copyFileSync(new URL("../test-support/sidecar-v3.sqlite", import.meta.url), file);
       const before = new Database(file, { readonly: true });
       expect(before.pragma("user_version", { simple: true })).toBe(3);
-      const dump = (db: Database.Database) => db.prepare(`SELECT key, namespace, id, text, metadata, hex(vector) AS vector FROM records ORDER BY key`).all();
+      const dump = (db: Database.Database) =>
+        db.prepare(`SELECT key, namespace, id, text, metadata, hex(vector) AS vector FROM records ORDER BY key`).all();
       const rows = dump(before);
       before.close();
       expect(rows).toHaveLength(13);
@@ -200,19 +219,39 @@ describe("Sidecar schema migration", () => {
         expect(sidecar.db.pragma("user_version", { simple: true })).toBe(6);
         expect(dump(sidecar.db)).toEqual(rows);
         expect(sidecar.getMeta("index_identity")).toBe("hashing-4");
-        const indexes = sidecar.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'records_%' ORDER BY name`).pluck().all();
-        expect(indexes).toEqual(["records_by_id", "records_expiring", "records_filtering", "records_turns_by_session", "records_with_vectors"]);
+        const indexes = sidecar.db
+          .prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'records_%' ORDER BY name`)
+          .pluck()
+          .all();
+        expect(indexes).toEqual([
+          "records_by_id",
+          "records_expiring",
+          "records_filtering",
+          "records_turns_by_session",
+          "records_with_vectors",
+        ]);
         sidecar.db.exec(`INSERT INTO records_fts (records_fts, rank) VALUES ('integrity-check', 1)`);
         // The turn saying it first, then the next two turns of its session (s1: 1, 4, 7, 10), which
         // hold it as context since the upgrade.
         expect(sidecar.keywordSearch("ns", "kayaking", 5).map((h) => h.id)).toEqual(["turn-4", "turn-7", "turn-10"]);
-        expect(sidecar.keywordSearch("ns", "zurich cafe", 20).map((h) => h.id).sort()).toEqual(["turn-2", "turn-5", "turn-8"]);
+        expect(
+          sidecar
+            .keywordSearch("ns", "zurich cafe", 20)
+            .map((h) => h.id)
+            .sort(),
+        ).toEqual(["turn-2", "turn-5", "turn-8"]);
         expect(sidecar.keywordSearch("other", "pottery", 5).map((h) => h.id)).toEqual(["turn-0"]);
         // Neighbours through the new index: the turns of session s1 are 1, 4, 7, 10.
         const linked = sidecar.linkedRefs("ns", ["turn-4"], 1).get("turn-4")!;
-        expect([...sidecar.refsByKeys([...linked.next, ...linked.previous]).values()].map((r) => r.id).sort()).toEqual(["turn-1", "turn-10", "turn-7"]);
+        expect([...sidecar.refsByKeys([...linked.next, ...linked.previous]).values()].map((r) => r.id).sort()).toEqual([
+          "turn-1",
+          "turn-10",
+          "turn-7",
+        ]);
         const plan = sidecar.db
-          .prepare(`EXPLAIN QUERY PLAN SELECT key FROM records WHERE namespace = ? AND json_extract(metadata, '$.session_id') = ? AND json_extract(metadata, '$.kind') = 'turn' AND key > ?`)
+          .prepare(
+            `EXPLAIN QUERY PLAN SELECT key FROM records WHERE namespace = ? AND json_extract(metadata, '$.session_id') = ? AND json_extract(metadata, '$.kind') = 'turn' AND key > ?`,
+          )
           .all("ns", "s1", 0) as Array<{ detail: string }>;
         expect(plan.map((p) => p.detail).join(" ")).toContain("COVERING INDEX records_turns_by_session");
         sidecar.upsert("ns", [{ id: "turn-12", text: "after the upgrade", metadata: { kind: "turn", session_id: "s1" }, vector: null }]);
@@ -255,7 +294,10 @@ describe("Sidecar schema version 6 (filter columns)", () => {
   it("filters a namespace from the covering filter index, without reading the rows (which hold the vectors)", () => {
     const sidecar = Sidecar.open(":memory:");
     try {
-      const condition = sidecar.condition(parseMemoryFilter({ tags: { any: ["a"] }, metadata: { project: "p" }, createdAt: { $gte: 0 } }), Date.now())!;
+      const condition = sidecar.condition(
+        parseMemoryFilter({ tags: { any: ["a"] }, metadata: { project: "p" }, createdAt: { $gte: 0 } }),
+        Date.now(),
+      )!;
       const plan = sidecar.db
         .prepare(`EXPLAIN QUERY PLAN SELECT r.key FROM records r WHERE r.namespace = ? AND ${condition.sql}`)
         .all("ns", ...condition.params) as Array<{ detail: string }>;
@@ -271,8 +313,24 @@ describe("Sidecar schema version 6 (filter columns)", () => {
       const file = path.join(dir, "sidecar.sqlite");
       const writer = Sidecar.open(file);
       writer.upsert("ns", [
-        { id: "t1", text: "first turn about rockets", metadata: { kind: "turn", session_id: "s", created_at: "2026-01-02T03:04:05.678Z", tags: ["space", "fun"], extra: '{"team":"infra","n":3}' }, vector: new Float32Array([1, 0]) },
-        { id: "t2", text: "second turn", metadata: { kind: "turn", session_id: "s", created_at: "2026-01-03T00:00:00.000Z" }, vector: null },
+        {
+          id: "t1",
+          text: "first turn about rockets",
+          metadata: {
+            kind: "turn",
+            session_id: "s",
+            created_at: "2026-01-02T03:04:05.678Z",
+            tags: ["space", "fun"],
+            extra: '{"team":"infra","n":3}',
+          },
+          vector: new Float32Array([1, 0]),
+        },
+        {
+          id: "t2",
+          text: "second turn",
+          metadata: { kind: "turn", session_id: "s", created_at: "2026-01-03T00:00:00.000Z" },
+          vector: null,
+        },
         { id: "f1", text: "a fact with broken extra", metadata: { kind: "fact", extra: "not json" }, vector: null },
       ]);
       writer.close();
@@ -280,7 +338,10 @@ describe("Sidecar schema version 6 (filter columns)", () => {
       const v5 = new Database(file);
       v5.exec(`DROP INDEX records_expiring; DROP INDEX records_filtering; ALTER TABLE records DROP COLUMN tags; ALTER TABLE records DROP COLUMN created_ms;
         ALTER TABLE records DROP COLUMN user_meta; ALTER TABLE records DROP COLUMN expires_at; INSERT INTO records_fts (records_fts, rank) VALUES ('secure-delete', 0); PRAGMA user_version = 5;`);
-      const dump = (db: Database.Database) => db.prepare(`SELECT key, namespace, id, text, metadata, hex(vector) AS vector, prev1, prev2, session_date FROM records ORDER BY key`).all();
+      const dump = (db: Database.Database) =>
+        db
+          .prepare(`SELECT key, namespace, id, text, metadata, hex(vector) AS vector, prev1, prev2, session_date FROM records ORDER BY key`)
+          .all();
       const before = dump(v5);
       v5.close();
 
@@ -289,12 +350,20 @@ describe("Sidecar schema version 6 (filter columns)", () => {
         expect(sidecar.db.pragma("user_version", { simple: true })).toBe(6);
         expect(dump(sidecar.db)).toEqual(before);
         expect(sidecar.db.prepare(`SELECT id, tags, created_ms, user_meta, expires_at FROM records ORDER BY key`).all()).toEqual([
-          { id: "t1", tags: '["space","fun"]', created_ms: Date.parse("2026-01-02T03:04:05.678Z"), user_meta: '{"team":"infra","n":3}', expires_at: null },
+          {
+            id: "t1",
+            tags: '["space","fun"]',
+            created_ms: Date.parse("2026-01-02T03:04:05.678Z"),
+            user_meta: '{"team":"infra","n":3}',
+            expires_at: null,
+          },
           { id: "t2", tags: "[]", created_ms: Date.parse("2026-01-03T00:00:00.000Z"), user_meta: "{}", expires_at: null },
           { id: "f1", tags: "[]", created_ms: null, user_meta: "{}", expires_at: null },
         ]);
         const keys = (filter: Parameters<typeof parseMemoryFilter>[0]) =>
-          sidecar.passingKeys("ns", sidecar.condition(parseMemoryFilter(filter), Date.now()))!.map((k) => sidecar.idsByKeys([k]).get(k)!.id);
+          sidecar
+            .passingKeys("ns", sidecar.condition(parseMemoryFilter(filter), Date.now()))!
+            .map((k) => sidecar.idsByKeys([k]).get(k)!.id);
         expect(keys({ tags: { any: ["space"] }, metadata: { n: { $gt: 2 } } })).toEqual(["t1"]);
         expect(keys({ createdAt: { $gte: "2026-01-03T00:00:00Z" } })).toEqual(["t2"]);
         expect(sidecar.keywordSearch("ns", "rockets", 5).map((h) => h.id)[0]).toBe("t1");
@@ -334,7 +403,17 @@ describe("Sidecar batched reads for search", () => {
         { id: "s1-3", session: "s1", kind: "turn" },
         { id: "other-ns", session: "s1", kind: "turn" },
       ];
-      sidecar.upsert("ns", rows.filter((r) => r.id !== "other-ns").map((r) => ({ id: r.id, text: r.id === "s1-1" ? "what about s1-1？" : `text of ${r.id}`, metadata: { kind: r.kind, session_id: r.session }, vector: null })));
+      sidecar.upsert(
+        "ns",
+        rows
+          .filter((r) => r.id !== "other-ns")
+          .map((r) => ({
+            id: r.id,
+            text: r.id === "s1-1" ? "what about s1-1？" : `text of ${r.id}`,
+            metadata: { kind: r.kind, session_id: r.session },
+            vector: null,
+          })),
+      );
       sidecar.upsert("ns2", [{ id: "other-ns", text: "elsewhere", metadata: { kind: "turn", session_id: "s1" }, vector: null }]);
       const ids = ["s1-1", "s1-3", "s1-0", "missing", "s2-0"];
       const linked = sidecar.linkedRefs("ns", ids, 2);
@@ -361,7 +440,11 @@ describe("Sidecar batched reads for search", () => {
       expect(sidecar.linkedRefs("ns", present, 2, present.length, present.map(keyOf))).toEqual(sidecar.linkedRefs("ns", present, 2));
       // metadataFirst: only the first ids get their metadata read.
       const partial = sidecar.linkedRefs("ns", ids, 2, 1);
-      expect(partial.get("s1-1")).toMatchObject({ hasMetadata: true, metadata: { kind: "turn", session_id: "s1" }, next: linked.get("s1-1")!.next });
+      expect(partial.get("s1-1")).toMatchObject({
+        hasMetadata: true,
+        metadata: { kind: "turn", session_id: "s1" },
+        next: linked.get("s1-1")!.next,
+      });
       expect(partial.get("s1-3")).toMatchObject({ hasMetadata: false, metadata: {}, previous: linked.get("s1-3")!.previous });
 
       const refs = sidecar.refsByKeys([keyOf("s1-2"), 9999]);
@@ -375,7 +458,10 @@ describe("Sidecar batched reads for search", () => {
   it("reads metadata and ids another program stored as BLOBs (UTF-8 JSON), as the row-by-row reads do", () => {
     const sidecar = Sidecar.open(":memory:");
     try {
-      sidecar.upsert("ns", [0, 1, 2].map((i) => ({ id: `t${i}`, text: `apple pie ${i}`, metadata: { kind: "turn", session_id: "s" }, vector: null })));
+      sidecar.upsert(
+        "ns",
+        [0, 1, 2].map((i) => ({ id: `t${i}`, text: `apple pie ${i}`, metadata: { kind: "turn", session_id: "s" }, vector: null })),
+      );
       const key = sidecar.getByIds("ns", ["t1"])[0]!.key;
       sidecar.db.prepare(`UPDATE records SET metadata = CAST(metadata AS BLOB), id = CAST(id AS BLOB) WHERE key = ?`).run(key);
       expect(sidecar.db.prepare(`SELECT typeof(metadata) FROM records WHERE key = ?`).pluck().get(key)).toBe("blob");
@@ -432,25 +518,41 @@ describe("Sidecar keyword ranking in large stores", () => {
       return words.join(" ");
     };
     const rows = Array.from({ length: 6000 }, (_, i) => {
-      const extra = [...(i % 5 === 0 || i % 5 === 3 ? ["chat"] : []), ...(i % 37 === 0 ? ["pottery"] : []), ...(i % 53 === 0 ? ["glaze"] : []), ...(i % 401 === 0 ? ["pottery"] : [])];
-      return { id: `r${i}`, text: text(i, extra), metadata: { kind: i % 3 === 0 ? "fact" : "turn", session_id: `s${i % 40}` }, vector: null };
+      const extra = [
+        ...(i % 5 === 0 || i % 5 === 3 ? ["chat"] : []),
+        ...(i % 37 === 0 ? ["pottery"] : []),
+        ...(i % 53 === 0 ? ["glaze"] : []),
+        ...(i % 401 === 0 ? ["pottery"] : []),
+      ];
+      return {
+        id: `r${i}`,
+        text: text(i, extra),
+        metadata: { kind: i % 3 === 0 ? "fact" : "turn", session_id: `s${i % 40}` },
+        vector: null,
+      };
     });
     sidecar.upsert("ns", rows);
-    sidecar.upsert("other", Array.from({ length: 400 }, (_, i) => ({ id: `o${i}`, text: "pottery glaze chat pottery", metadata: { kind: "turn" }, vector: null })));
+    sidecar.upsert(
+      "other",
+      Array.from({ length: 400 }, (_, i) => ({
+        id: `o${i}`,
+        text: "pottery glaze chat pottery",
+        metadata: { kind: "turn" },
+        vector: null,
+      })),
+    );
     return sidecar;
   }
 
   /** FTS5's own ranking (what `keywordRanks` runs in small stores), for comparison. */
   function fts5Order(sidecar: Sidecar, namespace: string, match: string, limit: number): Array<{ id: string; score: number }> {
-    return (
-      sidecar.db
-        .prepare(
-          `SELECT r.id AS id, -bm25(records_fts, ${TURN_COLUMN_WEIGHTS.content}, ${TURN_COLUMN_WEIGHTS.prev1}, ${TURN_COLUMN_WEIGHTS.prev2}, ${TURN_COLUMN_WEIGHTS.date}) AS score
+    return sidecar.db
+      .prepare(
+        `SELECT r.id AS id, -bm25(records_fts, ${TURN_COLUMN_WEIGHTS.content}, ${TURN_COLUMN_WEIGHTS.prev1}, ${TURN_COLUMN_WEIGHTS.prev2}, ${TURN_COLUMN_WEIGHTS.date}) AS score
            FROM records_fts JOIN records r ON r.key = records_fts.rowid
            WHERE records_fts MATCH ? AND r.namespace = ? ORDER BY rank LIMIT ?`,
-        )
-        .all(match, namespace, limit) as Array<{ id: string; score: number }>
-    );
+      )
+      .all(match, namespace, limit) as Array<{ id: string; score: number }>;
   }
 
   it("uses the kit's layered ranker when a word is in more than 0.2 % of the items, with FTS5's bm25 order and scores for the top hits", () => {
@@ -473,15 +575,22 @@ describe("Sidecar keyword ranking in large stores", () => {
       expect(ranked.every((r) => r.id.startsWith("r"))).toBe(true);
       const facts = sidecar.keywordRanks("ns", "chat pottery glaze", 5, { kind: "fact" });
       expect(facts).toHaveLength(5);
-      expect(sidecar.getByIds("ns", facts.map((r) => r.id)).every((row) => row.metadata.kind === "fact")).toBe(true);
+      expect(
+        sidecar
+          .getByIds(
+            "ns",
+            facts.map((r) => r.id),
+          )
+          .every((row) => row.metadata.kind === "fact"),
+      ).toBe(true);
       expect(facts.map((r) => r.id)).toEqual(
-        (sidecar.db
+        sidecar.db
           .prepare(
             `SELECT r.id AS id FROM records_fts JOIN records r ON r.key = records_fts.rowid
              WHERE records_fts MATCH ? AND r.namespace = 'ns' AND json_extract(r.metadata, '$.kind') = 'fact' ORDER BY rank LIMIT 5`,
           )
           .pluck()
-          .all('"chat" OR "pottery" OR "glaze"') as string[]),
+          .all('"chat" OR "pottery" OR "glaze"') as string[],
       );
     } finally {
       sidecar.close();
@@ -496,7 +605,10 @@ describe("Sidecar keyword ranking in large stores", () => {
       const cold = sidecar.keywordRanks("ns", "the chat about pottery glaze?", 10);
       const steps = vi.spyOn(LayeredRanker.prototype, "warmLengths");
       const errors: unknown[] = [];
-      warmed.warmRankerInBackground(() => true, (error) => errors.push(error));
+      warmed.warmRankerInBackground(
+        () => true,
+        (error) => errors.push(error),
+      );
       await vi.waitFor(() => expect(steps.mock.results.at(-1)?.value).toBe(true));
       // 6,400 rows at 2,000 per step.
       expect(steps).toHaveBeenCalledTimes(4);
@@ -529,7 +641,13 @@ describe("Sidecar keyword ranking in large stores", () => {
       expect(ranked.map((r) => r.id)).toEqual(exactPassing("s8", 5));
       // Session s7 holds no "chat" (i % 5 = 2) and few rare words: fewer pooled rows than the limit,
       // so FTS5's exact ranking over the passing rows answers, with every passing match.
-      const odd = sidecar.keywordRanks("ns", "chat pottery glaze", 20, undefined, sidecar.condition(parseMemoryFilter({ sessionId: "s7" }), null));
+      const odd = sidecar.keywordRanks(
+        "ns",
+        "chat pottery glaze",
+        20,
+        undefined,
+        sidecar.condition(parseMemoryFilter({ sessionId: "s7" }), null),
+      );
       expect(odd.map((r) => r.id)).toEqual(exactPassing("s7", 20));
     } finally {
       sidecar.close();
@@ -560,7 +678,15 @@ describe("Sidecar write-ahead log", () => {
       sidecar.db.pragma("wal_checkpoint(TRUNCATE)");
       const batches = Math.ceil(CHECKPOINT_ITEMS / 100);
       for (let b = 0; b < batches; b++) {
-        sidecar.upsert("ns", Array.from({ length: 100 }, (_, i) => ({ id: `t${b * 100 + i}`, text: `turn ${b * 100 + i} about sailing`, metadata: { kind: "turn", session_id: "s" }, vector: null })));
+        sidecar.upsert(
+          "ns",
+          Array.from({ length: 100 }, (_, i) => ({
+            id: `t${b * 100 + i}`,
+            text: `turn ${b * 100 + i} about sailing`,
+            metadata: { kind: "turn", session_id: "s" },
+            vector: null,
+          })),
+        );
       }
       // Far below SQLite's own threshold (1,000 pages): only the thread copies them this early.
       await until(() => recordsInMainFile() === batches * 100);
@@ -575,18 +701,31 @@ describe("Sidecar write-ahead log", () => {
 });
 
 describe("Sidecar full-text index segments", () => {
-  const segments = (sidecar: Sidecar): number => sidecar.db.prepare(`SELECT COUNT(DISTINCT segid) FROM records_fts_idx`).pluck().get() as number;
+  const segments = (sidecar: Sidecar): number =>
+    sidecar.db.prepare(`SELECT COUNT(DISTINCT segid) FROM records_fts_idx`).pluck().get() as number;
 
   it("a small store written one turn at a time keeps its index in at most SMALL_INDEX_SEGMENTS segments, and finds every turn", () => {
     const sidecar = Sidecar.open(":memory:");
     try {
       let most = 0;
       for (let i = 0; i < 40; i++) {
-        sidecar.upsert("ns", [{ id: `t${i}`, text: `turn ${i} about ${i % 2 === 0 ? "sailing" : "gardens"}`, metadata: { kind: "turn", session_id: `s${i}` }, vector: null }]);
+        sidecar.upsert("ns", [
+          {
+            id: `t${i}`,
+            text: `turn ${i} about ${i % 2 === 0 ? "sailing" : "gardens"}`,
+            metadata: { kind: "turn", session_id: `s${i}` },
+            vector: null,
+          },
+        ]);
         most = Math.max(most, segments(sidecar));
       }
       expect(most).toBeLessThanOrEqual(SMALL_INDEX_SEGMENTS);
-      expect(sidecar.keywordSearch("ns", "sailing", 100).map((h) => h.id).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `t${2 * i}`).sort());
+      expect(
+        sidecar
+          .keywordSearch("ns", "sailing", 100)
+          .map((h) => h.id)
+          .sort(),
+      ).toEqual(Array.from({ length: 20 }, (_, i) => `t${2 * i}`).sort());
     } finally {
       sidecar.close();
     }
@@ -595,7 +734,10 @@ describe("Sidecar full-text index segments", () => {
   it("a store past SMALL_INDEX_ITEMS keeps FTS5's own merging", () => {
     const sidecar = Sidecar.open(":memory:");
     try {
-      sidecar.upsert("ns", Array.from({ length: SMALL_INDEX_ITEMS }, (_, i) => ({ id: `f${i}`, text: `fact ${i}`, metadata: { kind: "fact" }, vector: null })));
+      sidecar.upsert(
+        "ns",
+        Array.from({ length: SMALL_INDEX_ITEMS }, (_, i) => ({ id: `f${i}`, text: `fact ${i}`, metadata: { kind: "fact" }, vector: null })),
+      );
       for (let i = 0; i < 8; i++) sidecar.upsert("ns", [{ id: `t${i}`, text: `turn ${i}`, metadata: { kind: "turn" }, vector: null }]);
       expect(segments(sidecar)).toBeGreaterThan(SMALL_INDEX_SEGMENTS);
     } finally {

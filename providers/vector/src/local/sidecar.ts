@@ -1,10 +1,34 @@
 import fs from "node:fs";
 import { uniqueTerms, checkpointCopies, isEmptyFilter, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
-import { openSqliteStore, openSqliteStoreAsync, planQueryRanking, quoteTerm, filterToSql, type FilterSqlColumns, type LayeredRankerOptions } from "@hermes/memory-provider-kit/sqlite";
+import {
+  openSqliteStore,
+  openSqliteStoreAsync,
+  planQueryRanking,
+  quoteTerm,
+  filterToSql,
+  type FilterSqlColumns,
+  type LayeredRankerOptions,
+} from "@hermes/memory-provider-kit/sqlite";
 import { type TurnLinks } from "../search/read-cache.js";
 import { matchesMetadataFilter, type MetadataFilter, type VectorMetadata } from "../metadata-filter.js";
 import { readableRecord, textOf } from "./sidecar-values.js";
-import { decodeVector, isJsonError, LINKED_BY_ID_SQL, LINKED_BY_KEY_SQL, neighbourKeys, parseRefMetadata, toRow, type KeywordHit, type KeywordRank, type LinkedRef, type RawRow, type RowCondition, type SidecarRef, type SidecarRow, type SqlCondition } from "./sidecar-rows.js";
+import {
+  decodeVector,
+  isJsonError,
+  LINKED_BY_ID_SQL,
+  LINKED_BY_KEY_SQL,
+  neighbourKeys,
+  parseRefMetadata,
+  toRow,
+  type KeywordHit,
+  type KeywordRank,
+  type LinkedRef,
+  type RawRow,
+  type RowCondition,
+  type SidecarRef,
+  type SidecarRow,
+  type SqlCondition,
+} from "./sidecar-rows.js";
 import { BM25_CALL, kindSql, sessionSql, SIDECAR_SPEC, sidecarOpenOptions, userSql } from "./sidecar-schema.js";
 
 import { SidecarFile } from "./sidecar-file.js";
@@ -33,7 +57,6 @@ export interface SidecarOpenOptions {
  * tell whether it is stale. One instance per database file; synchronous (better-sqlite3).
  */
 export class Sidecar extends SidecarFile {
-
   /**
    * Open (creating if needed) the sidecar at `file`, or an in-memory one for `":memory:"`.
    * Throws `SCHEMA_TOO_NEW` for a newer schema (file untouched) and `STORAGE_FAILED` when the
@@ -49,7 +72,12 @@ export class Sidecar extends SidecarFile {
    * the event loop free (each attempt blocks the thread for a few tens of milliseconds at most).
    */
   static async openAsync(file: string, options: SidecarOpenOptions = {}): Promise<Sidecar> {
-    return new Sidecar(file, await openSqliteStoreAsync(file, SIDECAR_SPEC, sidecarOpenOptions(options)), options.readOnly === true, options.ranker);
+    return new Sidecar(
+      file,
+      await openSqliteStoreAsync(file, SIDECAR_SPEC, sidecarOpenOptions(options)),
+      options.readOnly === true,
+      options.ranker,
+    );
   }
 
   /** `open(file, { readOnly: true })`. */
@@ -71,7 +99,11 @@ export class Sidecar extends SidecarFile {
 
   /** Key, id and vector of every row that has a vector (rebuilding the index). */
   vectorRows(): Array<{ key: number; id: string; vector: Float32Array }> {
-    const rows = this.prepare(`SELECT key, id, vector FROM records WHERE vector IS NOT NULL`).all() as Array<{ key: number; id: unknown; vector: Buffer }>;
+    const rows = this.prepare(`SELECT key, id, vector FROM records WHERE vector IS NOT NULL`).all() as Array<{
+      key: number;
+      id: unknown;
+      vector: Buffer;
+    }>;
     return rows.map((r) => ({ key: r.key, id: textOf(r.id), vector: decodeVector(r.vector)! }));
   }
 
@@ -81,7 +113,9 @@ export class Sidecar extends SidecarFile {
    * holds 150 MB of vectors). `bytes` is only valid during the call.
    */
   eachVector(namespace: string, visit: (key: number, id: string, bytes: Buffer) => void): void {
-    const rows = this.prepare(`SELECT key, id, vector FROM records WHERE namespace = ? AND vector IS NOT NULL`).raw(true).iterate(namespace) as IterableIterator<[number, unknown, Buffer]>;
+    const rows = this.prepare(`SELECT key, id, vector FROM records WHERE namespace = ? AND vector IS NOT NULL`)
+      .raw(true)
+      .iterate(namespace) as IterableIterator<[number, unknown, Buffer]>;
     for (const [key, id, bytes] of rows) visit(key, textOf(id), bytes);
   }
 
@@ -95,9 +129,11 @@ export class Sidecar extends SidecarFile {
 
   /** Number of rows with a vector, optionally in one namespace. */
   countVectors(namespace: string | null = null): number {
-    const row = (namespace === null
-      ? this.prepare(`SELECT COUNT(*) AS n FROM records WHERE vector IS NOT NULL`).get()
-      : this.prepare(`SELECT COUNT(*) AS n FROM records WHERE namespace = ? AND vector IS NOT NULL`).get(namespace)) as { n: number };
+    const row = (
+      namespace === null
+        ? this.prepare(`SELECT COUNT(*) AS n FROM records WHERE vector IS NOT NULL`).get()
+        : this.prepare(`SELECT COUNT(*) AS n FROM records WHERE namespace = ? AND vector IS NOT NULL`).get(namespace)
+    ) as { n: number };
     return row.n;
   }
 
@@ -109,7 +145,10 @@ export class Sidecar extends SidecarFile {
   /** Row counts per namespace (all rows, with or without vectors). */
   namespaceCounts(): Record<string, number> {
     const out: Record<string, number> = {};
-    for (const r of this.db.prepare(`SELECT namespace, COUNT(*) AS n FROM records GROUP BY namespace`).all() as Array<{ namespace: string; n: number }>) {
+    for (const r of this.db.prepare(`SELECT namespace, COUNT(*) AS n FROM records GROUP BY namespace`).all() as Array<{
+      namespace: string;
+      n: number;
+    }>) {
       out[r.namespace] = r.n;
     }
     return out;
@@ -150,7 +189,9 @@ export class Sidecar extends SidecarFile {
     fill = true,
     knownIds?: ReadonlyMap<number, string>,
   ): KeywordRank[] {
-    return this.namingUnreadableItems("keyword search", () => this.rankKeywords(namespace, query, limit, filter, condition, fill, knownIds));
+    return this.namingUnreadableItems("keyword search", () =>
+      this.rankKeywords(namespace, query, limit, filter, condition, fill, knownIds),
+    );
   }
 
   private rankKeywords(
@@ -176,7 +217,9 @@ export class Sidecar extends SidecarFile {
     // FTS5's own bm25() over every matching row of the namespace that passes `condition`.
     // Rows are read as arrays (cheaper than a row object each), in rank order.
     const exact = (matched: readonly string[]): Raw[] =>
-      (!filter && !condition && this.holdsOnly(namespace) ? this.exactUnjoined(matched.map(quoteTerm).join(" OR "), fetchLimit, knownIds) : undefined) ??
+      (!filter && !condition && this.holdsOnly(namespace)
+        ? this.exactUnjoined(matched.map(quoteTerm).join(" OR "), fetchLimit, knownIds)
+        : undefined) ??
       (
         this.prepare(
           `SELECT r.key, r.id, ${cols}, ${this.contextColumns ? BM25_CALL : "bm25(records_fts)"} AS rank
@@ -184,7 +227,9 @@ export class Sidecar extends SidecarFile {
            WHERE records_fts MATCH ? AND r.namespace = ?${condition ? ` AND ${condition.sql}` : ""} ORDER BY rank LIMIT ?`,
         )
           .raw(true)
-          .all(matched.map(quoteTerm).join(" OR "), namespace, ...(condition?.params ?? []), fetchLimit) as Array<[number, unknown, unknown, unknown, number]>
+          .all(matched.map(quoteTerm).join(" OR "), namespace, ...(condition?.params ?? []), fetchLimit) as Array<
+          [number, unknown, unknown, unknown, number]
+        >
       ).map(([key, id, metadata, text, rank]) => ({ key, id, metadata, text, rank }));
     let raws: Raw[];
     if (plan.mode === "bm25") {
@@ -202,7 +247,12 @@ export class Sidecar extends SidecarFile {
       } else {
         const rows = new Map<number, { key: number; id: unknown; metadata: unknown; text: unknown }>();
         const sql = `SELECT r.key AS key, r.id AS id, ${cols} FROM records r WHERE r.key IN (SELECT value FROM json_each(?))`;
-        for (const row of this.prepare(sql).all(JSON.stringify(ranked.map((r) => r.id))) as Array<{ key: number; id: unknown; metadata: unknown; text: unknown }>) {
+        for (const row of this.prepare(sql).all(JSON.stringify(ranked.map((r) => r.id))) as Array<{
+          key: number;
+          id: unknown;
+          metadata: unknown;
+          text: unknown;
+        }>) {
           rows.set(row.key, row);
         }
         raws = [];
@@ -256,8 +306,14 @@ export class Sidecar extends SidecarFile {
    * for the ids of the best `limit` alone (not those in `knownIds`). `undefined` when a ranked row
    * has no stored row (the ranking joined with the rows gives the answer then).
    */
-  private exactUnjoined(match: string, limit: number, knownIds: ReadonlyMap<number, unknown> = new Map()): Array<{ key: number; id: unknown; metadata: null; text: null; rank: number }> | undefined {
-    const ranked = this.prepare(`SELECT rowid, ${this.contextColumns ? BM25_CALL : "bm25(records_fts)"} AS rank FROM records_fts WHERE records_fts MATCH ? ORDER BY rank LIMIT ?`)
+  private exactUnjoined(
+    match: string,
+    limit: number,
+    knownIds: ReadonlyMap<number, unknown> = new Map(),
+  ): Array<{ key: number; id: unknown; metadata: null; text: null; rank: number }> | undefined {
+    const ranked = this.prepare(
+      `SELECT rowid, ${this.contextColumns ? BM25_CALL : "bm25(records_fts)"} AS rank FROM records_fts WHERE records_fts MATCH ? ORDER BY rank LIMIT ?`,
+    )
       .raw(true)
       .all(match, limit) as Array<[number, number]>;
     const unknown: number[] = [];
@@ -265,7 +321,9 @@ export class Sidecar extends SidecarFile {
     const ids = new Map<number, unknown>(
       unknown.length === 0
         ? []
-        : (this.prepare(`SELECT key, id FROM records WHERE key IN (SELECT value FROM json_each(?))`).raw(true).all(JSON.stringify(unknown)) as Array<[number, unknown]>),
+        : (this.prepare(`SELECT key, id FROM records WHERE key IN (SELECT value FROM json_each(?))`)
+            .raw(true)
+            .all(JSON.stringify(unknown)) as Array<[number, unknown]>),
     );
     if (ids.size < unknown.length) return undefined;
     return ranked.map(([key, rank]) => ({ key, id: ids.get(key) ?? knownIds.get(key), metadata: null, text: null, rank }));
@@ -279,13 +337,26 @@ export class Sidecar extends SidecarFile {
    * it for a question mark). `keys`, when every id's key is known (same order), makes each
    * look-up one by key.
    */
-  linkedRefs(namespace: string, ids: readonly string[], linkFirst: number, metadataFirst = ids.length, keys?: readonly number[]): Map<string, LinkedRef> {
+  linkedRefs(
+    namespace: string,
+    ids: readonly string[],
+    linkFirst: number,
+    metadataFirst = ids.length,
+    keys?: readonly number[],
+  ): Map<string, LinkedRef> {
     return this.namingUnreadableItems("search", () => this.linkedRefsKeptOrRead(namespace, ids, linkFirst, metadataFirst, keys));
   }
 
-  private linkedRefsKeptOrRead(namespace: string, ids: readonly string[], linkFirst: number, metadataFirst: number, keys?: readonly number[]): Map<string, LinkedRef> {
+  private linkedRefsKeptOrRead(
+    namespace: string,
+    ids: readonly string[],
+    linkFirst: number,
+    metadataFirst: number,
+    keys?: readonly number[],
+  ): Map<string, LinkedRef> {
     // Links only, by key: the turns whose links are kept need no look-up.
-    if (keys === undefined || metadataFirst > 0 || linkFirst < ids.length || ids.length === 0) return this.readLinkedRefs(namespace, ids, linkFirst, metadataFirst, keys);
+    if (keys === undefined || metadataFirst > 0 || linkFirst < ids.length || ids.length === 0)
+      return this.readLinkedRefs(namespace, ids, linkFirst, metadataFirst, keys);
     this.syncKept();
     const found: Array<LinkedRef | undefined> = [];
     const missingIds: string[] = [];
@@ -293,7 +364,16 @@ export class Sidecar extends SidecarFile {
     for (let i = 0; i < keys.length; i++) {
       const links = this.kept.linksOf(namespace, keys[i]!);
       if (links) {
-        found.push({ key: links.key, id: links.id, metadata: {}, hasMetadata: false, next: links.next, previous: links.previous, asksQuestion: links.asksQuestion, sessionTurn: true });
+        found.push({
+          key: links.key,
+          id: links.id,
+          metadata: {},
+          hasMetadata: false,
+          next: links.next,
+          previous: links.previous,
+          asksQuestion: links.asksQuestion,
+          sessionTurn: true,
+        });
       } else {
         found.push(undefined);
         missingIds.push(ids[i]!);
@@ -301,7 +381,10 @@ export class Sidecar extends SidecarFile {
       }
     }
     const read = new Map<number, LinkedRef>();
-    for (const ref of this.readLinkedRefs(namespace, missingIds, missingIds.length, 0, missingKeys, (links, session) => this.kept.keepLinks(links, session)).values()) read.set(ref.key, ref);
+    for (const ref of this.readLinkedRefs(namespace, missingIds, missingIds.length, 0, missingKeys, (links, session) =>
+      this.kept.keepLinks(links, session),
+    ).values())
+      read.set(ref.key, ref);
     // In the order asked, as when every row is read.
     const out = new Map<string, LinkedRef>();
     for (let i = 0; i < keys.length; i++) {
@@ -358,10 +441,22 @@ export class Sidecar extends SidecarFile {
       const id = whole ? whole.id : castId;
       const metadata = whole ? whole.metadata : (metadataOf.get(key) ?? {});
       // A row read again whole: its kind and session as the readable metadata holds them.
-      const turn = whole ? sessionTurn !== null && whole.metadata.kind === "turn" && typeof whole.metadata.session_id === "string" : sessionTurn === 1;
-      const ref: LinkedRef = { key, id, metadata, hasMetadata: whole !== undefined || rawMetadata !== null, next: neighbourKeys(next, "next"), previous: neighbourKeys(previous, "prev"), asksQuestion: asks === 1, sessionTurn: turn };
+      const turn = whole
+        ? sessionTurn !== null && whole.metadata.kind === "turn" && typeof whole.metadata.session_id === "string"
+        : sessionTurn === 1;
+      const ref: LinkedRef = {
+        key,
+        id,
+        metadata,
+        hasMetadata: whole !== undefined || rawMetadata !== null,
+        next: neighbourKeys(next, "next"),
+        previous: neighbourKeys(previous, "prev"),
+        asksQuestion: asks === 1,
+        sessionTurn: turn,
+      };
       out.set(id, ref);
-      if (keep && turn && !whole && typeof session === "string") keep({ key, namespace, id, next: ref.next, previous: ref.previous, asksQuestion: ref.asksQuestion }, session);
+      if (keep && turn && !whole && typeof session === "string")
+        keep({ key, namespace, id, next: ref.next, previous: ref.previous, asksQuestion: ref.asksQuestion }, session);
     }
     return out;
   }
@@ -399,7 +494,9 @@ export class Sidecar extends SidecarFile {
     const sql = `SELECT key, CAST(id AS TEXT), CAST(metadata AS TEXT), typeof(id) = 'text' AND typeof(text) = 'text' AND typeof(metadata) = 'text'
       FROM records WHERE key IN (SELECT value FROM json_each(?))`;
     const unread: number[] = [];
-    for (const [key, id, text, stored] of this.prepare(sql).raw(true).all(JSON.stringify(missing)) as Array<[number, string, string, number]>) {
+    for (const [key, id, text, stored] of this.prepare(sql).raw(true).all(JSON.stringify(missing)) as Array<
+      [number, string, string, number]
+    >) {
       const metadata = stored === 1 ? parseRefMetadata(text) : undefined;
       if (metadata) out.set(key, this.kept.keepRef(key, id, metadata, text.length));
       else unread.push(key);
@@ -442,8 +539,6 @@ export class Sidecar extends SidecarFile {
     return out;
   }
 
-
-
   /**
    * `filter` (parsed by the kit) as a condition over `records r`, with `now` (epoch ms) leaving out
    * the items expired at that time (`null`: expired items are included, e.g. for erasure). `null`
@@ -457,7 +552,15 @@ export class Sidecar extends SidecarFile {
   /** `condition` as SQL over `records` under the alias `a`; `null` when nothing is left out. */
   private conditionSql(filter: ParsedMemoryFilter, now: number | null, a: string): { sql: string; params: unknown[] } | null {
     const columns: FilterSqlColumns = this.filterColumns
-      ? { id: `${a}.id`, kind: kindSql(a), sessionId: sessionSql(a), userId: userSql(a), tags: `${a}.tags`, metadata: `${a}.user_meta`, createdAt: `${a}.created_ms` }
+      ? {
+          id: `${a}.id`,
+          kind: kindSql(a),
+          sessionId: sessionSql(a),
+          userId: userSql(a),
+          tags: `${a}.tags`,
+          metadata: `${a}.user_meta`,
+          createdAt: `${a}.created_ms`,
+        }
       : {
           id: `${a}.id`,
           kind: kindSql(a),
@@ -491,7 +594,13 @@ export class Sidecar extends SidecarFile {
     const where = [namespace === null ? "1" : "r.namespace = ?", condition ? condition.sql : "1"].join(" AND ");
     const params = [...(namespace === null ? [] : [namespace]), ...(condition?.params ?? [])];
     const limit = Math.min(cap, Number.MAX_SAFE_INTEGER - 1) + 1;
-    const keys = this.namingUnreadableItems("filter", () => this.prepare(`SELECT r.key FROM records r WHERE ${where} ORDER BY r.key LIMIT ?`).pluck().all(...params, limit) as number[]);
+    const keys = this.namingUnreadableItems(
+      "filter",
+      () =>
+        this.prepare(`SELECT r.key FROM records r WHERE ${where} ORDER BY r.key LIMIT ?`)
+          .pluck()
+          .all(...params, limit) as number[],
+    );
     return keys.length > cap ? null : keys;
   }
 
@@ -500,7 +609,14 @@ export class Sidecar extends SidecarFile {
     const out = new Set<number>();
     if (keys.length === 0) return out;
     const sql = `SELECT r.key FROM records r WHERE r.key IN (SELECT value FROM json_each(?)) AND ${condition ? condition.sql : "1"}`;
-    for (const key of this.namingUnreadableItems("filter", () => this.prepare(sql).pluck().all(JSON.stringify(keys), ...(condition?.params ?? [])) as number[])) out.add(key);
+    for (const key of this.namingUnreadableItems(
+      "filter",
+      () =>
+        this.prepare(sql)
+          .pluck()
+          .all(JSON.stringify(keys), ...(condition?.params ?? [])) as number[],
+    ))
+      out.add(key);
     return out;
   }
 
@@ -533,7 +649,11 @@ export class Sidecar extends SidecarFile {
     );
     const out: Array<{ key: number; namespace: string; id: string }> = [];
     for (const { namespace, session, texts } of groups.values()) {
-      for (const row of copies.all(namespace, session, JSON.stringify([...texts])) as Array<{ key: number; namespace: unknown; id: unknown }>) {
+      for (const row of copies.all(namespace, session, JSON.stringify([...texts])) as Array<{
+        key: number;
+        namespace: unknown;
+        id: unknown;
+      }>) {
         out.push({ key: row.key, namespace: textOf(row.namespace), id: textOf(row.id) });
       }
     }
@@ -544,7 +664,9 @@ export class Sidecar extends SidecarFile {
   rowsWhere(namespace: string | null, condition: SqlCondition | null): Array<{ key: number; namespace: string; id: string }> {
     const where = [namespace === null ? "1" : "r.namespace = ?", condition ? condition.sql : "1"].join(" AND ");
     const params = [...(namespace === null ? [] : [namespace]), ...(condition?.params ?? [])];
-    const rows = this.namingUnreadableItems("filter", () => this.prepare(`SELECT r.key AS key, r.namespace AS namespace, r.id AS id FROM records r WHERE ${where} ORDER BY r.key`).all(...params)) as Array<{
+    const rows = this.namingUnreadableItems("filter", () =>
+      this.prepare(`SELECT r.key AS key, r.namespace AS namespace, r.id AS id FROM records r WHERE ${where} ORDER BY r.key`).all(...params),
+    ) as Array<{
       key: number;
       namespace: unknown;
       id: unknown;
@@ -566,7 +688,9 @@ export class Sidecar extends SidecarFile {
   /** Keys of the rows of `namespace` expired at `now` (served by the expiry index). */
   expiredKeys(namespace: string, now: number): number[] {
     if (!this.filterColumns) return [];
-    return this.prepare(`SELECT r.key FROM records r WHERE r.expires_at IS NOT NULL AND r.expires_at <= ? AND +r.namespace = ?`).pluck().all(now, namespace) as number[];
+    return this.prepare(`SELECT r.key FROM records r WHERE r.expires_at IS NOT NULL AND r.expires_at <= ? AND +r.namespace = ?`)
+      .pluck()
+      .all(now, namespace) as number[];
   }
 
   /** Database file size in bytes (0 in memory). */
@@ -586,7 +710,10 @@ export class Sidecar extends SidecarFile {
   /** Stored records per `metadata.kind`. */
   kindCounts(): Record<string, number> {
     const out: Record<string, number> = {};
-    const rows = this.tolerantRead(`SELECT json_extract(metadata, '$.kind') AS kind, COUNT(*) AS n FROM records GROUP BY kind`) as Array<{ kind: string | null; n: number }>;
+    const rows = this.tolerantRead(`SELECT json_extract(metadata, '$.kind') AS kind, COUNT(*) AS n FROM records GROUP BY kind`) as Array<{
+      kind: string | null;
+      n: number;
+    }>;
     for (const r of rows) {
       if (typeof r.kind === "string") out[r.kind] = r.n;
     }

@@ -51,8 +51,10 @@ export function storageWriteError(what: string, error: unknown): HermesMemoryErr
   if (HermesMemoryError.isInstance(error)) return error;
   const code = (error as NodeJS.ErrnoException | null)?.code ?? "";
   const raw = describeError(error);
-  const full = code === "ENOSPC" || code === "SQLITE_FULL" || /no space|disk is full|database or disk is full|serialize into stream/i.test(raw);
-  const readOnly = code === "EROFS" || code === "EACCES" || code === "EPERM" || code.startsWith("SQLITE_READONLY") || /read-?only/i.test(raw);
+  const full =
+    code === "ENOSPC" || code === "SQLITE_FULL" || /no space|disk is full|database or disk is full|serialize into stream/i.test(raw);
+  const readOnly =
+    code === "EROFS" || code === "EACCES" || code === "EPERM" || code.startsWith("SQLITE_READONLY") || /read-?only/i.test(raw);
   const hint = full
     ? "the disk is full: free space on it and call flush() again (nothing accepted is dropped while the process runs; what the sidecar holds is kept)"
     : readOnly

@@ -62,23 +62,30 @@ describe.each(LAYOUTS)("users whose ids look alike ($name layout)", (layout) => 
     return out;
   }
 
-  it.each(LOOKALIKES)("what %j stores, %j neither sees, recalls, lists nor forgets: its answers are a never-used user's", async (owner, other) => {
-    options = layout.options();
-    home = tempHome(cleanups, "vector-lookalike-");
-    const word = "pelican";
-    const ids = await storeItems(owner, word);
-    const stranger = `stranger-${randomUUID()}`;
-    const nobody = await answers(stranger, word, ids.map(() => `fact-${randomUUID()}`));
-    expect(JSON.stringify(nobody)).not.toContain(word);
-    expect(await answers(other, word, ids)).toEqual(nobody);
+  it.each(LOOKALIKES)(
+    "what %j stores, %j neither sees, recalls, lists nor forgets: its answers are a never-used user's",
+    async (owner, other) => {
+      options = layout.options();
+      home = tempHome(cleanups, "vector-lookalike-");
+      const word = "pelican";
+      const ids = await storeItems(owner, word);
+      const stranger = `stranger-${randomUUID()}`;
+      const nobody = await answers(
+        stranger,
+        word,
+        ids.map(() => `fact-${randomUUID()}`),
+      );
+      expect(JSON.stringify(nobody)).not.toContain(word);
+      expect(await answers(other, word, ids)).toEqual(nobody);
 
-    // The owner still has every item, and reaches them through their own tools.
-    const back = await session(owner);
-    for (const id of ids) expect(await back.get(id), id).not.toBeNull();
-    expect(JSON.parse(await back.handleToolCall("vector_memory_search", { query: word })).count).toBe(4);
-    expect(await back.countWhere({ userId: owner })).toBe(4);
-    await back.close();
-  });
+      // The owner still has every item, and reaches them through their own tools.
+      const back = await session(owner);
+      for (const id of ids) expect(await back.get(id), id).not.toBeNull();
+      expect(JSON.parse(await back.handleToolCall("vector_memory_search", { query: word })).count).toBe(4);
+      expect(await back.countWhere({ userId: owner })).toBe(4);
+      await back.close();
+    },
+  );
 
   it("keeps both users' items apart when both store (each sees only their own)", async () => {
     options = layout.options();
@@ -117,7 +124,8 @@ describe.each(LAYOUTS)("users whose ids look alike ($name layout)", (layout) => 
     expect(await back.countWhere({ userId: long })).toBe(4);
     await back.close();
     const fakeIndex = layout.fake()?.index(layout.name === "pinecone remote" ? "lookalike-remote" : "lookalike");
-    for (const namespace of fakeIndex?.namespaces.keys() ?? []) expect(Buffer.byteLength(namespace), namespace.slice(0, 80)).toBeLessThanOrEqual(512);
+    for (const namespace of fakeIndex?.namespaces.keys() ?? [])
+      expect(Buffer.byteLength(namespace), namespace.slice(0, 80)).toBeLessThanOrEqual(512);
   });
 });
 
@@ -128,7 +136,34 @@ describe("renderNamespace", () => {
   });
 
   it("gives different ids different namespaces, each at most 512 UTF-8 bytes", () => {
-    const ids = ["a b", "a_b", "a~b", "a~20b", "a~7Eb", "a%20b", "a+b", "a\u0000b", "ä", "a\u00e4", "a\u0061\u0308", "\uD800", "\uD801", "\uFFFD", "\uD83D\uDE00", `${"x".repeat(200)}\uD800`, `${"x".repeat(200)}\uD801`, "", " ", "_", "~", "~~", "x".repeat(128), "x".repeat(129), "x".repeat(5000), `${"x".repeat(5000)}y`];
+    const ids = [
+      "a b",
+      "a_b",
+      "a~b",
+      "a~20b",
+      "a~7Eb",
+      "a%20b",
+      "a+b",
+      "a\u0000b",
+      "ä",
+      "a\u00e4",
+      "a\u0061\u0308",
+      "\uD800",
+      "\uD801",
+      "\uFFFD",
+      "\uD83D\uDE00",
+      `${"x".repeat(200)}\uD800`,
+      `${"x".repeat(200)}\uD801`,
+      "",
+      " ",
+      "_",
+      "~",
+      "~~",
+      "x".repeat(128),
+      "x".repeat(129),
+      "x".repeat(5000),
+      `${"x".repeat(5000)}y`,
+    ];
     for (let i = 0; i < 200; i++) ids.push(randomUUID().replace(/-/g, () => " +/~_%"[i % 6]!));
     const seen = new Map<string, string>();
     for (const id of ids) {

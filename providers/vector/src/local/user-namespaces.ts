@@ -81,7 +81,11 @@ interface Plan {
 function migrate(sidecar: Sidecar, template: string, moveVectors: boolean): Migrated {
   const db = sidecar.db;
   const plans = new Map<string, Plan>();
-  const pairs = db.prepare(`SELECT namespace, ${userOf("r")} AS user, COUNT(*) AS n FROM records r GROUP BY 1, 2`).all() as Array<{ namespace: string; user: string | null; n: number }>;
+  const pairs = db.prepare(`SELECT namespace, ${userOf("r")} AS user, COUNT(*) AS n FROM records r GROUP BY 1, 2`).all() as Array<{
+    namespace: string;
+    user: string | null;
+    n: number;
+  }>;
   for (const { namespace, user, n } of pairs) {
     const plan = plans.get(namespace) ?? { moves: [], targets: new Set(), unowned: 0 };
     plans.set(namespace, plan);
@@ -93,8 +97,15 @@ function migrate(sidecar: Sidecar, template: string, moveVectors: boolean): Migr
     plan.targets.add(to);
     if (to !== null) plan.moves.push({ user, to });
   }
-  if (moveVectors) db.exec(`CREATE TABLE IF NOT EXISTS ${MOVES_TABLE} (id TEXT NOT NULL, from_ns TEXT NOT NULL, to_ns TEXT NOT NULL, PRIMARY KEY (from_ns, id))`);
-  const listMoves = !moveVectors ? null : db.prepare(`INSERT OR REPLACE INTO ${MOVES_TABLE} (id, from_ns, to_ns) SELECT r.id, r.namespace, ? FROM records r WHERE r.namespace = ? AND ${userOf("r")} IS ?`);
+  if (moveVectors)
+    db.exec(
+      `CREATE TABLE IF NOT EXISTS ${MOVES_TABLE} (id TEXT NOT NULL, from_ns TEXT NOT NULL, to_ns TEXT NOT NULL, PRIMARY KEY (from_ns, id))`,
+    );
+  const listMoves = !moveVectors
+    ? null
+    : db.prepare(
+        `INSERT OR REPLACE INTO ${MOVES_TABLE} (id, from_ns, to_ns) SELECT r.id, r.namespace, ? FROM records r WHERE r.namespace = ? AND ${userOf("r")} IS ?`,
+      );
   const move = db.prepare(`UPDATE records SET namespace = ? WHERE namespace = ? AND ${userOf("records")} IS ?`);
   const out: Migrated = { moved: 0, unowned: [] };
   const unownedMoves: Record<string, string> = JSON.parse(sidecar.getMeta(UNOWNED_MOVES_KEY) ?? "{}") as Record<string, string>;
@@ -149,10 +160,14 @@ export class UserNamespaces {
       // Inspection changes nothing: the next start migrates.
     } else if (!current && !sidecar.readOnly) {
       try {
-        const migrated = sidecar.db.transaction(() => (sidecar.getMeta(CURRENT_KEY) === undefined ? migrate(sidecar, template, options.pinecone) : null)).immediate();
+        const migrated = sidecar.db
+          .transaction(() => (sidecar.getMeta(CURRENT_KEY) === undefined ? migrate(sidecar, template, options.pinecone) : null))
+          .immediate();
         current = true;
         if (migrated && migrated.moved > 0) {
-          logger.warn(`vector memory: moved ${migrated.moved} items of users whose ids hold characters other than letters, digits and . _ : @ - to namespaces of their own (they shared a namespace with look-alike ids before).`);
+          logger.warn(
+            `vector memory: moved ${migrated.moved} items of users whose ids hold characters other than letters, digits and . _ : @ - to namespaces of their own (they shared a namespace with look-alike ids before).`,
+          );
         }
         for (const { namespace, items } of migrated?.unowned ?? []) {
           logger.warn(
@@ -162,7 +177,9 @@ export class UserNamespaces {
         }
       } catch (error) {
         if (!isBusyError(error)) throw error;
-        logger.warn(`vector memory: another process holds the sidecar's write lock, so its namespaces are moved to per-user names at a later start (${describeError(error)}); until then searches check each item's user.`);
+        logger.warn(
+          `vector memory: another process holds the sidecar's write lock, so its namespaces are moved to per-user names at a later start (${describeError(error)}); until then searches check each item's user.`,
+        );
       }
     } else if (!current) {
       logger.warn(
@@ -228,7 +245,9 @@ export class UserNamespaces {
     if (this.pendingMoves === 0 || this.moving || this.sidecar.readOnly) return;
     this.moving = this.moveAll(store, stillOpen)
       .catch((error: unknown) => {
-        this.logger.warn(`vector memory: moving ${this.pendingMoves} items' vectors to their users' namespaces failed (${describeError(error)}); they are moved at the next start, and hidden from the old namespace until then.`);
+        this.logger.warn(
+          `vector memory: moving ${this.pendingMoves} items' vectors to their users' namespaces failed (${describeError(error)}); they are moved at the next start, and hidden from the old namespace until then.`,
+        );
       })
       .finally(() => {
         this.moving = null;
@@ -239,7 +258,11 @@ export class UserNamespaces {
     const db = this.sidecar.db;
     const next = db.prepare(`SELECT id, from_ns AS "from", to_ns AS "to" FROM ${MOVES_TABLE} ORDER BY from_ns, to_ns LIMIT ${MOVE_BATCH}`);
     const done = db.prepare(`DELETE FROM ${MOVES_TABLE} WHERE from_ns = ? AND id = ?`);
-    for (let batch = next.all() as Array<{ id: string; from: string; to: string }>; batch.length > 0 && stillOpen(); batch = next.all() as typeof batch) {
+    for (
+      let batch = next.all() as Array<{ id: string; from: string; to: string }>;
+      batch.length > 0 && stillOpen();
+      batch = next.all() as typeof batch
+    ) {
       const { from, to } = batch[0]!;
       const ids = batch.filter((m) => m.from === from && m.to === to).map((m) => m.id);
       const vectors = await store.fetch(ids, { namespace: from });
@@ -269,7 +292,9 @@ export function namespaceUserReader(sidecar: Sidecar, template: string, profile:
   if (!template.includes("{user}")) return () => null;
   const parts = template.split("{user}").map((part) => escapeRegExp(assembleNamespace(part, profileNamespacePart(profile), "")));
   const pattern = new RegExp(`^${parts.join("(.+?)")}$`, "s");
-  const usersIn = sidecar.db.prepare(`SELECT DISTINCT ${userOf("r")} FROM records r WHERE r.namespace = ? AND ${userOf("r")} IS NOT NULL`).pluck();
+  const usersIn = sidecar.db
+    .prepare(`SELECT DISTINCT ${userOf("r")} FROM records r WHERE r.namespace = ? AND ${userOf("r")} IS NOT NULL`)
+    .pluck();
   const known = new Map<string, string | null>();
   return (namespace) => {
     if (known.has(namespace)) return known.get(namespace)!;

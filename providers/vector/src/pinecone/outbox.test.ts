@@ -44,8 +44,12 @@ describe("Outbox", () => {
   it("opens an outbox written before it had a schema version without losing an entry", () => {
     const file = path.join(dir, "outbox.sqlite");
     const old = new Database(file);
-    old.exec(`CREATE TABLE outbox (seq INTEGER PRIMARY KEY, namespace TEXT NOT NULL, id TEXT NOT NULL, text TEXT NOT NULL, metadata TEXT NOT NULL, UNIQUE (namespace, id))`);
-    old.prepare("INSERT INTO outbox (namespace, id, text, metadata) VALUES (?, ?, ?, ?)").run("ns", "kept", "waiting for Pinecone", JSON.stringify({ kind: "turn" }));
+    old.exec(
+      `CREATE TABLE outbox (seq INTEGER PRIMARY KEY, namespace TEXT NOT NULL, id TEXT NOT NULL, text TEXT NOT NULL, metadata TEXT NOT NULL, UNIQUE (namespace, id))`,
+    );
+    old
+      .prepare("INSERT INTO outbox (namespace, id, text, metadata) VALUES (?, ?, ?, ?)")
+      .run("ns", "kept", "waiting for Pinecone", JSON.stringify({ kind: "turn" }));
     old.close();
 
     const outbox = Outbox.open(file);
@@ -71,7 +75,12 @@ describe("Outbox", () => {
     // A regular file where the directory should be: mkdir fails for every user, root included.
     fs.writeFileSync(path.join(dir, "vector"), "");
     const file = path.join(dir, "vector", "outbox.sqlite");
-    expect(() => Outbox.open(file)).toThrow(expect.objectContaining({ code: "STORAGE_FAILED", message: expect.stringMatching(/vector write outbox.*outbox\.sqlite.*write permission/s) }));
+    expect(() => Outbox.open(file)).toThrow(
+      expect.objectContaining({
+        code: "STORAGE_FAILED",
+        message: expect.stringMatching(/vector write outbox.*outbox\.sqlite.*write permission/s),
+      }),
+    );
   });
 
   it("reports a file that is not a database as STORAGE_FAILED", () => {

@@ -1,6 +1,13 @@
 import Database from "better-sqlite3";
 import type { Database as SqliteDatabase, Statement } from "better-sqlite3";
-import { closeSqliteStore, openSqliteStore, openSqliteStoreAsync, storageError, type OpenSqliteStoreOptions, type SqliteStoreSpec } from "@hermes/memory-provider-kit/sqlite";
+import {
+  closeSqliteStore,
+  openSqliteStore,
+  openSqliteStoreAsync,
+  storageError,
+  type OpenSqliteStoreOptions,
+  type SqliteStoreSpec,
+} from "@hermes/memory-provider-kit/sqlite";
 import { describeError, HermesMemoryError } from "@hermes/memory-core";
 import type { VectorMetadata } from "../metadata-filter.js";
 import { isolateRefused } from "../retry-policy.js";
@@ -134,7 +141,12 @@ export class Outbox {
       return new Outbox(file, db);
     } catch (error) {
       closeSqliteStore(db);
-      if (!HermesMemoryError.isInstance(error)) throw storageError(`cannot prepare the vector write outbox ${file}`, error, "retry once the other process using it has finished; check free space and write permission on $HERMES_HOME/memory/vector");
+      if (!HermesMemoryError.isInstance(error))
+        throw storageError(
+          `cannot prepare the vector write outbox ${file}`,
+          error,
+          "retry once the other process using it has finished; check free space and write permission on $HERMES_HOME/memory/vector",
+        );
       throw error;
     }
   }
@@ -163,13 +175,15 @@ export class Outbox {
 
   /** The oldest `limit` entries. */
   list(limit: number): OutboxEntry[] {
-    return (this.statements.list.all(limit) as Array<{ seq: number; namespace: string; id: string; text: string; metadata: string }>).map((r) => ({
-      seq: r.seq,
-      id: r.id,
-      namespace: r.namespace,
-      text: r.text,
-      metadata: JSON.parse(r.metadata) as VectorMetadata,
-    }));
+    return (this.statements.list.all(limit) as Array<{ seq: number; namespace: string; id: string; text: string; metadata: string }>).map(
+      (r) => ({
+        seq: r.seq,
+        id: r.id,
+        namespace: r.namespace,
+        text: r.text,
+        metadata: JSON.parse(r.metadata) as VectorMetadata,
+      }),
+    );
   }
 
   /** Entries waiting. */
@@ -194,8 +208,24 @@ export class Outbox {
 
   /** The oldest `limit` writes set aside by `setAside`. */
   refused(limit = Number.MAX_SAFE_INTEGER): RefusedEntry[] {
-    const rows = this.statements.listRefused.all(limit) as Array<{ rid: number; namespace: string; id: string; text: string; metadata: string; reason: string; refused_at: number }>;
-    return rows.map((r) => ({ seq: r.rid, id: r.id, namespace: r.namespace, text: r.text, metadata: JSON.parse(r.metadata) as VectorMetadata, reason: r.reason, refusedAt: r.refused_at }));
+    const rows = this.statements.listRefused.all(limit) as Array<{
+      rid: number;
+      namespace: string;
+      id: string;
+      text: string;
+      metadata: string;
+      reason: string;
+      refused_at: number;
+    }>;
+    return rows.map((r) => ({
+      seq: r.rid,
+      id: r.id,
+      namespace: r.namespace,
+      text: r.text,
+      metadata: JSON.parse(r.metadata) as VectorMetadata,
+      reason: r.reason,
+      refusedAt: r.refused_at,
+    }));
   }
 
   /** Delete the set-aside writes `inScope` selects (an erasure reaches them too). Returns them. */
@@ -275,7 +305,6 @@ export class Outbox {
   close(): void {
     closeSqliteStore(this.db);
   }
-
 }
 
 /**

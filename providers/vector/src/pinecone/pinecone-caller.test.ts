@@ -63,12 +63,20 @@ describe("PineconeCaller: the index handle and the calls both Pinecone layouts s
 
   it("upserts in requests of at most maxRecords records and under Pinecone's 2 MB", async () => {
     const c = caller();
-    await c.upsertRecords("n", Array.from({ length: 250 }, (_, i) => record(i)), 100);
+    await c.upsertRecords(
+      "n",
+      Array.from({ length: 250 }, (_, i) => record(i)),
+      100,
+    );
     expect(requests("/vectors/upsert").map((r) => (r.body!.vectors as unknown[]).length)).toEqual([100, 100, 50]);
 
     // 99 records of 30 KB text: about 3 MB, which Pinecone (and the fake) refuse as one request.
     fake.requests.length = 0;
-    await c.upsertRecords("big", Array.from({ length: 99 }, (_, i) => record(i, `${i} `.padEnd(30_000, "x"))), 100);
+    await c.upsertRecords(
+      "big",
+      Array.from({ length: 99 }, (_, i) => record(i, `${i} `.padEnd(30_000, "x"))),
+      100,
+    );
     const sizes = requests("/vectors/upsert").map((r) => Buffer.byteLength(JSON.stringify(r.body)));
     expect(sizes.length).toBeGreaterThanOrEqual(2);
     for (const size of sizes) expect(size).toBeLessThan(2 * 1024 * 1024);
@@ -76,7 +84,11 @@ describe("PineconeCaller: the index handle and the calls both Pinecone layouts s
 
     // 99 records of 12,000 three-byte characters: 1.2 million characters but 3.6 MB of UTF-8.
     fake.requests.length = 0;
-    await c.upsertRecords("wide", Array.from({ length: 99 }, (_, i) => record(i, `${i} `.padEnd(12_000, "語"))), 100);
+    await c.upsertRecords(
+      "wide",
+      Array.from({ length: 99 }, (_, i) => record(i, `${i} `.padEnd(12_000, "語"))),
+      100,
+    );
     const wide = requests("/vectors/upsert").map((r) => Buffer.byteLength(JSON.stringify(r.body)));
     expect(wide.length).toBeGreaterThanOrEqual(2);
     for (const size of wide) expect(size).toBeLessThan(2 * 1024 * 1024);
@@ -85,7 +97,11 @@ describe("PineconeCaller: the index handle and the calls both Pinecone layouts s
 
   it("fetches 100 ids per request and leaves out ids Pinecone does not hold", async () => {
     const c = caller();
-    await c.upsertRecords("n", Array.from({ length: 230 }, (_, i) => record(i)), 100);
+    await c.upsertRecords(
+      "n",
+      Array.from({ length: 230 }, (_, i) => record(i)),
+      100,
+    );
     const ids = [...Array.from({ length: 230 }, (_, i) => `id${i}`), "missing-1", "missing-2"];
     const got = await c.fetchRecords("n", ids, DIMS);
     expect(requests("/vectors/fetch")).toHaveLength(3);
@@ -95,8 +111,15 @@ describe("PineconeCaller: the index handle and the calls both Pinecone layouts s
 
   it("deletes 1,000 ids per request", async () => {
     const c = caller();
-    await c.upsertRecords("n", Array.from({ length: 30 }, (_, i) => record(i)), 100);
-    await c.deleteIds("n", Array.from({ length: 2500 }, (_, i) => `id${i}`));
+    await c.upsertRecords(
+      "n",
+      Array.from({ length: 30 }, (_, i) => record(i)),
+      100,
+    );
+    await c.deleteIds(
+      "n",
+      Array.from({ length: 2500 }, (_, i) => `id${i}`),
+    );
     expect(requests("/vectors/delete").map((r) => (r.body!.ids as unknown[]).length)).toEqual([1000, 1000, 500]);
     expect(fake.count("n")).toBe(0);
   });

@@ -10,7 +10,16 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { Pinecone, type Index, type IndexModel, type PineconeRecord, type RecordMetadata } from "@pinecone-database/pinecone";
 import { HermesMemoryError, describeError, describeValue } from "@hermes/memory-core";
-import { delay, DEFAULT_RETRY_POLICY, markContentRefusal, parseRetryAfter, readBodyLimited, redactSecret, retryWait, type RetryPolicy } from "../retry-policy.js";
+import {
+  delay,
+  DEFAULT_RETRY_POLICY,
+  markContentRefusal,
+  parseRetryAfter,
+  readBodyLimited,
+  redactSecret,
+  retryWait,
+  type RetryPolicy,
+} from "../retry-policy.js";
 
 /** How to reach a Pinecone index; what both Pinecone stores take. */
 export interface PineconeConnectionOptions {
@@ -193,7 +202,12 @@ export class PineconeCaller {
   }
 
   /** Upsert `records` into `namespace`, in requests of at most `maxRecords` records and under 2 MB of JSON each. */
-  async upsertRecords(namespace: string, records: ReadonlyArray<PineconeRecord<RecordMetadata>>, maxRecords: number, budgetMs?: number): Promise<void> {
+  async upsertRecords(
+    namespace: string,
+    records: ReadonlyArray<PineconeRecord<RecordMetadata>>,
+    maxRecords: number,
+    budgetMs?: number,
+  ): Promise<void> {
     const handle = await this.namespace(namespace, budgetMs);
     let batch: Array<PineconeRecord<RecordMetadata>> = [];
     let bytes = 0;
@@ -215,7 +229,12 @@ export class PineconeCaller {
   }
 
   /** The records of `ids` in `namespace` (checked; ids Pinecone does not hold are left out), 100 ids per request. */
-  async fetchRecords(namespace: string, ids: readonly string[], dimensions: number, budgetMs?: number): Promise<ReturnType<typeof checkPineconeFetched>> {
+  async fetchRecords(
+    namespace: string,
+    ids: readonly string[],
+    dimensions: number,
+    budgetMs?: number,
+  ): Promise<ReturnType<typeof checkPineconeFetched>> {
     const handle = await this.namespace(namespace, budgetMs);
     const out: ReturnType<typeof checkPineconeFetched> = [];
     for (let i = 0; i < ids.length; i += FETCH_IDS_PER_REQUEST) {
@@ -241,7 +260,9 @@ export class PineconeCaller {
     const seen = new Set<string>();
     let token: string | undefined;
     do {
-      const page = await this.call("list", undefined, () => handle.listPaginated({ ...(prefix ? { prefix } : {}), limit: pageSize, ...(token ? { paginationToken: token } : {}) }));
+      const page = await this.call("list", undefined, () =>
+        handle.listPaginated({ ...(prefix ? { prefix } : {}), limit: pageSize, ...(token ? { paginationToken: token } : {}) }),
+      );
       const { ids, next } = checkPineconeListPage(this.indexName, page, seen);
       if (ids.length > 0) yield ids;
       token = next;
@@ -311,7 +332,12 @@ export class PineconeCaller {
           });
         }
         if (state.status !== undefined && state.status >= 200 && state.status < 300) {
-          throw malformedPineconeResponse(this.indexName, what, `HTTP ${state.status}: ${redactSecret(describeError(error), apiKey).slice(0, 300)}`, lastError);
+          throw malformedPineconeResponse(
+            this.indexName,
+            what,
+            `HTTP ${state.status}: ${redactSecret(describeError(error), apiKey).slice(0, 300)}`,
+            lastError,
+          );
         }
         const fatal = this.options.fatalError?.(error);
         if (fatal) throw this.markFatal(fatal);
@@ -335,7 +361,11 @@ export class PineconeCaller {
       );
     }
     const asked = lastRetryAfterMs !== undefined ? `; it asked to retry after ${Math.ceil(lastRetryAfterMs / 1000)} s` : "";
-    const detail = lastStatus ? `HTTP ${lastStatus}${asked}` : timedOut ? `timed out after ${this.requestTimeoutMs} ms` : describeError(lastError);
+    const detail = lastStatus
+      ? `HTTP ${lastStatus}${asked}`
+      : timedOut
+        ? `timed out after ${this.requestTimeoutMs} ms`
+        : describeError(lastError);
     throw new HermesMemoryError({
       code: "STORAGE_FAILED",
       message: `Pinecone ${what} on index "${this.indexName}" failed (${detail}) after retries. Check Pinecone's status and your network; the call is safe to repeat.`,
@@ -358,14 +388,20 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /** Check one record's metadata (`undefined`/`null` = none); `where` names it in the message. */
 export function checkPineconeMetadata(indexName: string, what: string, where: string, value: unknown): PineconeFlatMetadata {
   if (value === undefined || value === null) return {};
-  if (!isRecord(value)) throw malformedPineconeResponse(indexName, what, `the metadata of ${where} is ${describeValue(value)}, not an object`);
+  if (!isRecord(value))
+    throw malformedPineconeResponse(indexName, what, `the metadata of ${where} is ${describeValue(value)}, not an object`);
   for (const [field, v] of Object.entries(value)) {
     const ok =
       typeof v === "string" ||
       typeof v === "boolean" ||
       (typeof v === "number" && Number.isFinite(v)) ||
       (Array.isArray(v) && v.every((x) => typeof x === "string"));
-    if (!ok) throw malformedPineconeResponse(indexName, what, `metadata field "${field.slice(0, 40)}" of ${where} is ${describeValue(v)}; Pinecone stores only text, finite numbers, booleans and lists of text`);
+    if (!ok)
+      throw malformedPineconeResponse(
+        indexName,
+        what,
+        `metadata field "${field.slice(0, 40)}" of ${where} is ${describeValue(v)}; Pinecone stores only text, finite numbers, booleans and lists of text`,
+      );
   }
   return value as PineconeFlatMetadata;
 }
@@ -373,17 +409,24 @@ export function checkPineconeMetadata(indexName: string, what: string, where: st
 /** Check dense values: finite numbers, `dimensions` of them (an empty list = not returned). */
 export function checkPineconeValues(indexName: string, what: string, where: string, value: unknown, dimensions: number): number[] {
   if (value === undefined || value === null) return [];
-  if (!Array.isArray(value)) throw malformedPineconeResponse(indexName, what, `the values of ${where} are ${describeValue(value)}, not a list`);
+  if (!Array.isArray(value))
+    throw malformedPineconeResponse(indexName, what, `the values of ${where} are ${describeValue(value)}, not a list`);
   if (value.length !== 0 && value.length !== dimensions) {
     throw malformedPineconeResponse(indexName, what, `${where} has ${value.length} values; the index's vectors have ${dimensions}`);
   }
   const bad = value.findIndex((v) => typeof v !== "number" || !Number.isFinite(v));
-  if (bad >= 0) throw malformedPineconeResponse(indexName, what, `value ${bad} of ${where} is ${describeValue(value[bad])}, not a finite number`);
+  if (bad >= 0)
+    throw malformedPineconeResponse(indexName, what, `value ${bad} of ${where} is ${describeValue(value[bad])}, not a finite number`);
   return value as number[];
 }
 
 /** Check a sparse vector (parallel lists of indices and finite values), or none. */
-export function checkPineconeSparse(indexName: string, what: string, where: string, value: unknown): { indices: number[]; values: number[] } | undefined {
+export function checkPineconeSparse(
+  indexName: string,
+  what: string,
+  where: string,
+  value: unknown,
+): { indices: number[]; values: number[] } | undefined {
   if (value === undefined || value === null) return undefined;
   const ok =
     isRecord(value) &&
@@ -392,20 +435,29 @@ export function checkPineconeSparse(indexName: string, what: string, where: stri
     value.indices.length === value.values.length &&
     value.indices.every((i) => typeof i === "number" && Number.isInteger(i) && i >= 0) &&
     value.values.every((v) => typeof v === "number" && Number.isFinite(v));
-  if (!ok) throw malformedPineconeResponse(indexName, what, `the sparse values of ${where} are not parallel lists of indices and finite numbers`);
+  if (!ok)
+    throw malformedPineconeResponse(indexName, what, `the sparse values of ${where} are not parallel lists of indices and finite numbers`);
   return { indices: value.indices as number[], values: value.values as number[] };
 }
 
 /** Check a query's matches: a list of `{id: text, score: finite number, metadata}`. */
-export function checkPineconeMatches(indexName: string, matches: unknown): Array<{ id: string; score: number; metadata: PineconeFlatMetadata }> {
+export function checkPineconeMatches(
+  indexName: string,
+  matches: unknown,
+): Array<{ id: string; score: number; metadata: PineconeFlatMetadata }> {
   if (matches === undefined || matches === null) return [];
   if (!Array.isArray(matches)) throw malformedPineconeResponse(indexName, "query", `matches is ${describeValue(matches)}, not a list`);
   return matches.map((m: unknown, i) => {
     if (!isRecord(m)) throw malformedPineconeResponse(indexName, "query", `match ${i} is ${describeValue(m)}, not an object`);
-    if (typeof m.id !== "string") throw malformedPineconeResponse(indexName, "query", `the id of match ${i} is ${describeValue(m.id)}, not text`);
+    if (typeof m.id !== "string")
+      throw malformedPineconeResponse(indexName, "query", `the id of match ${i} is ${describeValue(m.id)}, not text`);
     const score = m.score ?? 0;
     if (typeof score !== "number" || !Number.isFinite(score)) {
-      throw malformedPineconeResponse(indexName, "query", `the score of match ${i} (${m.id.slice(0, 80)}) is ${describeValue(score)}, not a finite number`);
+      throw malformedPineconeResponse(
+        indexName,
+        "query",
+        `the score of match ${i} (${m.id.slice(0, 80)}) is ${describeValue(score)}, not a finite number`,
+      );
     }
     return { id: m.id, score, metadata: checkPineconeMetadata(indexName, "query", `match ${i}`, m.metadata) };
   });
@@ -443,7 +495,8 @@ export function checkPineconeListPage(indexName: string, page: unknown, seen: Se
   const ids = vectors.flatMap((v: unknown, i) => {
     const id = isRecord(v) ? v.id : undefined;
     if (id === undefined || id === null || id === "") return [];
-    if (typeof id !== "string") throw malformedPineconeResponse(indexName, "list", `the id of entry ${i} is ${describeValue(id)}, not text`);
+    if (typeof id !== "string")
+      throw malformedPineconeResponse(indexName, "list", `the id of entry ${i} is ${describeValue(id)}, not text`);
     return [id];
   });
   const pagination = page.pagination;
@@ -452,7 +505,12 @@ export function checkPineconeListPage(indexName: string, page: unknown, seen: Se
     throw malformedPineconeResponse(indexName, "list", `the pagination token is ${describeValue(next)}, not text`);
   }
   if (typeof next === "string" && next !== "") {
-    if (seen.has(next)) throw malformedPineconeResponse(indexName, "list", "it returned a pagination token it had returned before, so the listing would never end");
+    if (seen.has(next))
+      throw malformedPineconeResponse(
+        indexName,
+        "list",
+        "it returned a pagination token it had returned before, so the listing would never end",
+      );
     seen.add(next);
     return { ids, next };
   }
@@ -460,17 +518,24 @@ export function checkPineconeListPage(indexName: string, page: unknown, seen: Se
 }
 
 /** Check `describe_index_stats`: record counts are non-negative integers. */
-export function checkPineconeStats(indexName: string, stats: unknown): { dimension?: number; totalRecordCount?: number; namespaces: Record<string, number> } {
-  if (!isRecord(stats)) throw malformedPineconeResponse(indexName, "describe_index_stats", `the answer is ${describeValue(stats)}, not an object`);
+export function checkPineconeStats(
+  indexName: string,
+  stats: unknown,
+): { dimension?: number; totalRecordCount?: number; namespaces: Record<string, number> } {
+  if (!isRecord(stats))
+    throw malformedPineconeResponse(indexName, "describe_index_stats", `the answer is ${describeValue(stats)}, not an object`);
   const count = (value: unknown, where: string): number | undefined => {
     if (value === undefined || value === null) return undefined;
-    if (typeof value !== "number" || !Number.isInteger(value) || value < 0) throw malformedPineconeResponse(indexName, "describe_index_stats", `${where} is ${describeValue(value)}, not a count`);
+    if (typeof value !== "number" || !Number.isInteger(value) || value < 0)
+      throw malformedPineconeResponse(indexName, "describe_index_stats", `${where} is ${describeValue(value)}, not a count`);
     return value;
   };
   const namespaces: Record<string, number> = {};
   const raw = stats.namespaces ?? {};
-  if (!isRecord(raw)) throw malformedPineconeResponse(indexName, "describe_index_stats", `namespaces is ${describeValue(raw)}, not an object`);
-  for (const [name, info] of Object.entries(raw)) namespaces[name] = count(isRecord(info) ? info.recordCount : info, `the record count of namespace ${name.slice(0, 80)}`) ?? 0;
+  if (!isRecord(raw))
+    throw malformedPineconeResponse(indexName, "describe_index_stats", `namespaces is ${describeValue(raw)}, not an object`);
+  for (const [name, info] of Object.entries(raw))
+    namespaces[name] = count(isRecord(info) ? info.recordCount : info, `the record count of namespace ${name.slice(0, 80)}`) ?? 0;
   const dimension = count(stats.dimension, "dimension");
   const totalRecordCount = count(stats.totalRecordCount, "totalRecordCount");
   return { ...(dimension !== undefined ? { dimension } : {}), ...(totalRecordCount !== undefined ? { totalRecordCount } : {}), namespaces };

@@ -32,7 +32,9 @@ interface Seen {
   apiKey: string | undefined;
 }
 
-async function serve(handler: (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void): Promise<{ url: string; seen: Seen[] }> {
+async function serve(
+  handler: (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void,
+): Promise<{ url: string; seen: Seen[] }> {
   const seen: Seen[] = [];
   const server = http.createServer((req, res) => {
     let body = "";
@@ -137,7 +139,9 @@ describe("Pinecone answering with a redirect", () => {
 
 describe("Pinecone refusing the API key", () => {
   it("a 403 is PROVIDER_UNAVAILABLE naming PINECONE_API_KEY and the setup command, not retried, without the key the server echoed", async () => {
-    const pinecone = await serve((_req, res) => json(res, 403, { error: { code: "FORBIDDEN", message: `API key ${KEY} may not write to this index` } }));
+    const pinecone = await serve((_req, res) =>
+      json(res, 403, { error: { code: "FORBIDDEN", message: `API key ${KEY} may not write to this index` } }),
+    );
     const error = await failure(query(store(pinecone.url)));
     expect(error.code).toBe("PROVIDER_UNAVAILABLE");
     expect(error.message).toMatch(/403.*PINECONE_API_KEY.*hermes-memory memory setup vector/);
@@ -145,7 +149,9 @@ describe("Pinecone refusing the API key", () => {
   });
 
   it("a key echoed in a 400 refusal or a 500 is not repeated in the error or its cause", async () => {
-    const pinecone = await serve((_req, res) => json(res, 400, { error: { code: "INVALID_ARGUMENT", message: `bad request from key ${KEY}` } }));
+    const pinecone = await serve((_req, res) =>
+      json(res, 400, { error: { code: "INVALID_ARGUMENT", message: `bad request from key ${KEY}` } }),
+    );
     const error = await failure(query(store(pinecone.url)));
     expect(error.code).toBe("STORAGE_FAILED");
     expect(error.message).toMatch(/HTTP 400.*bad request from key \*\*\*/);
@@ -168,7 +174,11 @@ describe("Pinecone answering with the wrong shape", () => {
     ["a score that is text", { matches: [{ id: "a", score: "NaN" }] }, /score of match 0 \(a\) is "NaN", not a finite number/],
     ["matches that are an object", { matches: { a: 1 } }, /matches.* not a list|malformed response/],
     ["metadata that is a list", { matches: [{ id: "a", score: 1, metadata: [1, 2] }] }, /metadata of match 0 is a list/],
-    ["metadata nested 10,000 levels", `{"matches":[{"id":"a","score":1,"metadata":{"deep":${"[".repeat(10_000)}${"]".repeat(10_000)}}}]}`, /metadata field "deep" of match 0 is a list/],
+    [
+      "metadata nested 10,000 levels",
+      `{"matches":[{"id":"a","score":1,"metadata":{"deep":${"[".repeat(10_000)}${"]".repeat(10_000)}}}]}`,
+      /metadata field "deep" of match 0 is a list/,
+    ],
   ])("query: %s is STORAGE_FAILED naming the field, never an untyped error or a bad hit", async (_name, body, message) => {
     const pinecone = await serve((_req, res) => json(res, 200, body));
     const error = await failure(query(store(pinecone.url)));
@@ -177,7 +187,11 @@ describe("Pinecone answering with the wrong shape", () => {
   });
 
   it.each([
-    ["values that are text", { vectors: { a: { id: "a", values: ["NaN", "Infinity", 1, 2] } } }, /value 0 of record a is "NaN", not a finite number/],
+    [
+      "values that are text",
+      { vectors: { a: { id: "a", values: ["NaN", "Infinity", 1, 2] } } },
+      /value 0 of record a is "NaN", not a finite number/,
+    ],
     ["values of the wrong dimension", { vectors: { a: { id: "a", values: [1, 2] } } }, /record a has 2 values; the index's vectors have 4/],
     ["a null record", { vectors: { a: null } }, /record a is null/],
   ])("fetch: %s is STORAGE_FAILED naming the field", async (_name, body, message) => {
@@ -204,7 +218,9 @@ describe("Pinecone answering with the wrong shape", () => {
   });
 
   it("describe_index_stats: a record count that is not a number is STORAGE_FAILED", async () => {
-    const pinecone = await serve((_req, res) => json(res, 200, { namespaces: { a: { vectorCount: "many" } }, dimension: 4, totalVectorCount: 1 }));
+    const pinecone = await serve((_req, res) =>
+      json(res, 200, { namespaces: { a: { vectorCount: "many" } }, dimension: 4, totalVectorCount: 1 }),
+    );
     const error = await failure(store(pinecone.url).stats());
     expect(error.message).toMatch(/record count of namespace a is "many", not a count/);
   });
@@ -232,7 +248,9 @@ describe("Pinecone answering with a huge, endless or stalled body", () => {
       res.on("close", () => clearInterval(timer));
     });
     const started = Date.now();
-    const error = await failure(query(store(pinecone.url, { requestTimeoutMs: 150, retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 1 } })));
+    const error = await failure(
+      query(store(pinecone.url, { requestTimeoutMs: 150, retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 1 } })),
+    );
     expect(error.code).toBe("STORAGE_FAILED");
     expect(error.message).toMatch(/failed \(timed out after 150 ms\) after retries/);
     expect(pinecone.seen).toHaveLength(2);

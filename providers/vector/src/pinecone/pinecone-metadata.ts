@@ -65,7 +65,11 @@ function metadataNode(node: MetadataNode): MetadataFilter {
  * on metadata only), so the result may select more than `filter`: callers check the hits.
  * `withUser: false` leaves `userId` out (the namespace already holds one user's items).
  */
-export function toPineconeFilter(filter: ParsedMemoryFilter, now: number | null, options: { withUser?: boolean } = {}): MetadataFilter | undefined {
+export function toPineconeFilter(
+  filter: ParsedMemoryFilter,
+  now: number | null,
+  options: { withUser?: boolean } = {},
+): MetadataFilter | undefined {
   const clauses: MetadataFilter[] = [];
   if (filter.kinds) clauses.push({ kind: { $in: [...filter.kinds] } });
   if (filter.sessionId !== undefined) clauses.push({ session_id: { $eq: filter.sessionId } });

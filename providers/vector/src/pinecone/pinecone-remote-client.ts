@@ -91,7 +91,11 @@ export class PineconeRemoteClient {
   }
 
   /** A sparse–dense query: the best `topK` records passing `filter`, with metadata. */
-  async query(namespace: string, query: { vector: number[]; sparseVector?: SparseVector; topK: number; filter?: object }, budgetMs?: number): Promise<RemoteMatch[]> {
+  async query(
+    namespace: string,
+    query: { vector: number[]; sparseVector?: SparseVector; topK: number; filter?: object },
+    budgetMs?: number,
+  ): Promise<RemoteMatch[]> {
     const idx = await this.caller.namespace(namespace, budgetMs);
     const response = await this.caller.call("query", budgetMs, () =>
       idx.query({

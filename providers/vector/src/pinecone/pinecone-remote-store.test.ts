@@ -52,7 +52,14 @@ async function code(promise: Promise<unknown> | (() => unknown)): Promise<string
 describe("PineconeRemoteMemory: layout", () => {
   it("keeps text, metadata, dense and sparse values in Pinecone, and locally only the (then empty) outbox", async () => {
     const s = store();
-    const id = s.remember({ content: "The launch code is tulip", kind: "fact", userId: "alice", sessionId: "s1", tags: ["secret", "ops"], metadata: { priority: 3, team: "red", nested: { a: 1 }, gone: null } });
+    const id = s.remember({
+      content: "The launch code is tulip",
+      kind: "fact",
+      userId: "alice",
+      sessionId: "s1",
+      tags: ["secret", "ops"],
+      metadata: { priority: 3, team: "red", nested: { a: 1 }, gone: null },
+    });
     expect(id.startsWith(itemIdPrefix("alice", "s1"))).toBe(true);
     expect(id.split(".")[2]).toBe("fact");
     expect(s.pendingWrites).toBe(1);
@@ -79,7 +86,15 @@ describe("PineconeRemoteMemory: layout", () => {
 
     // Another instance (no shared memory) reads it back as it was given.
     const hit = await store({ outboxFile: path.join(dir, "other.sqlite") }).get(id);
-    expect(hit).toMatchObject({ id, content: "The launch code is tulip", kind: "fact", userId: "alice", sessionId: "s1", tags: ["secret", "ops"], metadata: { priority: 3, team: "red", nested: { a: 1 }, gone: null } });
+    expect(hit).toMatchObject({
+      id,
+      content: "The launch code is tulip",
+      kind: "fact",
+      userId: "alice",
+      sessionId: "s1",
+      tags: ["secret", "ops"],
+      metadata: { priority: 3, team: "red", nested: { a: 1 }, gone: null },
+    });
     expect(hit!.expiresAt).toBeUndefined();
   });
 
@@ -160,8 +175,22 @@ describe("PineconeRemoteMemory: search", () => {
     const s = store();
     const t0 = Date.now();
     const items: Array<MemoryItem & { id?: string; created?: number }> = [
-      { content: "dog walk one", kind: "turn", sessionId: "s1", userId: "u1", tags: ["pets"], metadata: { n: 1, color: "red", labels: ["a", "b"] } },
-      { content: "dog walk two", kind: "turn", sessionId: "s1", userId: "u2", tags: ["pets", "daily"], metadata: { n: 5, color: "blue", ok: true } },
+      {
+        content: "dog walk one",
+        kind: "turn",
+        sessionId: "s1",
+        userId: "u1",
+        tags: ["pets"],
+        metadata: { n: 1, color: "red", labels: ["a", "b"] },
+      },
+      {
+        content: "dog walk two",
+        kind: "turn",
+        sessionId: "s1",
+        userId: "u2",
+        tags: ["pets", "daily"],
+        metadata: { n: 5, color: "blue", ok: true },
+      },
       { content: "dog fact", kind: "fact", userId: "u1", tags: ["daily"], metadata: { n: 10, labels: ["b"] } },
       { content: "dog checkpoint", kind: "checkpoint", sessionId: "s2", metadata: { n: "10", color: "red", ok: false } },
       { content: "dog no tags", kind: "fact", sessionId: "s2", userId: "u2" },
@@ -198,7 +227,17 @@ describe("PineconeRemoteMemory: search", () => {
     for (const filter of filters) {
       const parsed = parseMemoryFilter(filter);
       const expected = items
-        .filter((i) => matchesMemoryFilter(parsed, { id: i.id, kind: i.kind!, sessionId: i.sessionId, userId: i.userId, tags: i.tags, metadata: i.metadata, createdAt: i.created! }))
+        .filter((i) =>
+          matchesMemoryFilter(parsed, {
+            id: i.id,
+            kind: i.kind!,
+            sessionId: i.sessionId,
+            userId: i.userId,
+            tags: i.tags,
+            metadata: i.metadata,
+            createdAt: i.created!,
+          }),
+        )
         .map((i) => i.id)
         .sort();
       const got = (await reader.search("dog", { ...filter, limit: 50 })).map((h) => h.id).sort();
@@ -214,7 +253,8 @@ describe("PineconeRemoteMemory: search", () => {
     const later = s.remember({ content: "pizza recipe", ttlMs: 3_600_000 });
     const never = s.remember({ content: "pizza forever" });
     await s.flush();
-    const found = async (): Promise<string[]> => (await store({ outboxFile: path.join(dir, `r${Math.random()}.sqlite`) }).search("pizza", { limit: 10 })).map((h) => h.id).sort();
+    const found = async (): Promise<string[]> =>
+      (await store({ outboxFile: path.join(dir, `r${Math.random()}.sqlite`) }).search("pizza", { limit: 10 })).map((h) => h.id).sort();
     expect(await found()).toEqual([soon, later, never].sort());
     expect(await s.get(past)).toBeNull();
     expect(Date.now()).toBeLessThan(rememberedAt + 1500); // the first look was before the expiry
@@ -259,7 +299,10 @@ describe("PineconeRemoteMemory: erasure and update", () => {
     expect(await s.forgetWhere({ ids: [ids.n1, "u-.s-.fact.missing"] })).toBe(1);
     expect([...fake.namespaces.get("team")!.keys()]).toEqual([ids.a4]);
     // The last item of the namespace: only with confirmAll (or by its id).
-    await expect(s.forgetWhere({ userId: "alice" })).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/matches all 1 item of the store/) });
+    await expect(s.forgetWhere({ userId: "alice" })).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+      message: expect.stringMatching(/matches all 1 item of the store/),
+    });
     expect(fake.count("team")).toBe(1);
     expect(await s.forgetWhere({ userId: "alice", confirmAll: true })).toBe(1);
     expect(fake.count("team")).toBe(0);
@@ -270,9 +313,23 @@ describe("PineconeRemoteMemory: erasure and update", () => {
 
   it("erasing a turn also erases the checkpoint copies of its messages in its session, and nothing else", async () => {
     const s = store();
-    const turn = s.remember({ content: turnText("My badge pin is quokkaflume.", "Noted the pin."), userId: "alice", sessionId: "s1", kind: "turn" });
-    const other = s.remember({ content: turnText("Lunch is at noon.", "Noted the lunch."), userId: "alice", sessionId: "s1", kind: "turn" });
-    for (const [role, text] of [["user", "My badge pin is quokkaflume."], ["assistant", "Noted the pin."], ["user", "Lunch is at noon."]] as const) {
+    const turn = s.remember({
+      content: turnText("My badge pin is quokkaflume.", "Noted the pin."),
+      userId: "alice",
+      sessionId: "s1",
+      kind: "turn",
+    });
+    const other = s.remember({
+      content: turnText("Lunch is at noon.", "Noted the lunch."),
+      userId: "alice",
+      sessionId: "s1",
+      kind: "turn",
+    });
+    for (const [role, text] of [
+      ["user", "My badge pin is quokkaflume."],
+      ["assistant", "Noted the pin."],
+      ["user", "Lunch is at noon."],
+    ] as const) {
       s.remember({ content: checkpointText(role, text), userId: "alice", sessionId: "s1", kind: "checkpoint" });
     }
     // Same text in another session is not a copy of this turn.
@@ -311,7 +368,14 @@ describe("PineconeRemoteMemory: erasure and update", () => {
     s.remember({ content: "t3", kind: "turn", sessionId: "s2", userId: "u" });
     s.remember({ content: "f1", kind: "fact" });
     await s.flush();
-    expect(await s.stats()).toMatchObject({ items: 4, byKind: { turn: 3, fact: 1, checkpoint: 0 }, sessions: 2, location: "pinecone:mem/team", pendingWrites: 0, layout: "remote" });
+    expect(await s.stats()).toMatchObject({
+      items: 4,
+      byKind: { turn: 3, fact: 1, checkpoint: 0 },
+      sessions: 2,
+      location: "pinecone:mem/team",
+      pendingWrites: 0,
+      layout: "remote",
+    });
   });
 });
 
@@ -322,7 +386,9 @@ describe("PineconeRemoteMemory: outages", () => {
     const ids = [s.remember({ content: "survives the outage" }), s.remember({ content: "and so does this", kind: "turn", sessionId: "x" })];
     const error = await s.flush().catch((e: unknown) => e);
     expect(HermesMemoryError.hasCode(error, "STORAGE_FAILED")).toBe(true);
-    expect((error as Error).message).toMatch(/2 writes are not acknowledged by Pinecone yet; they are kept in the outbox .*outbox\.sqlite.*HTTP 503/);
+    expect((error as Error).message).toMatch(
+      /2 writes are not acknowledged by Pinecone yet; they are kept in the outbox .*outbox\.sqlite.*HTTP 503/,
+    );
     expect(await code(s.forget(ids[0]!))).toBe("STORAGE_FAILED");
     expect(await code(s.search("outage"))).toBe("STORAGE_FAILED");
     expect(await s.close()).toBe(2);
@@ -379,7 +445,13 @@ describe("PineconeRemoteMemory: moving from the sidecar layout", () => {
     const home = path.join(dir, "home");
     const old = new VectorMemoryProvider({ env: {}, embedderInstance: new ConceptEmbedder() });
     await old.initialize("s-old", { hermesHome: home, userId: "alice" });
-    old.remember({ content: "I drive a sedan on weekends", kind: "fact", userId: "alice", tags: ["car"], metadata: { source_app: "notes", rating: 4 } });
+    old.remember({
+      content: "I drive a sedan on weekends",
+      kind: "fact",
+      userId: "alice",
+      tags: ["car"],
+      metadata: { source_app: "notes", rating: 4 },
+    });
     old.remember({ content: "we talked about the harbour", kind: "turn", sessionId: "s-old", userId: "alice" });
     await old.flush();
     const exported = [...old.exportItems()];
@@ -399,7 +471,12 @@ describe("PineconeRemoteMemory: moving from the sidecar layout", () => {
       expect(hit.userId).toBe("alice");
       expect(ids.get(row.id)!.endsWith(`.${row.id}`)).toBe(true);
     }
-    const [fact] = await s.search("automobile", { userId: "alice", kind: "fact", tags: { any: ["car"] }, metadata: { rating: { $gte: 4 } } });
+    const [fact] = await s.search("automobile", {
+      userId: "alice",
+      kind: "fact",
+      tags: { any: ["car"] },
+      metadata: { rating: { $gte: 4 } },
+    });
     expect(fact).toMatchObject({ content: "I drive a sedan on weekends", tags: ["car"], metadata: { source_app: "notes", rating: 4 } });
     expect(await s.forgetWhere({ userId: "alice", sessionId: "s-old" })).toBe(1);
 

@@ -37,7 +37,19 @@ import {
   type MemoryUpdate,
   type SearchCapabilities,
 } from "@hermes/memory-core";
-import { checkpointCopies, checkWholeStoreErasure, clipQuery, MEMORY_ITEM_KINDS, parseForgetScope, parseMemoryFilter, parseMemoryItem, parseMemoryUpdate, parseSearchLimit, type ParsedForgetScope, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
+import {
+  checkpointCopies,
+  checkWholeStoreErasure,
+  clipQuery,
+  MEMORY_ITEM_KINDS,
+  parseForgetScope,
+  parseMemoryFilter,
+  parseMemoryItem,
+  parseMemoryUpdate,
+  parseSearchLimit,
+  type ParsedForgetScope,
+  type ParsedMemoryFilter,
+} from "@hermes/memory-provider-kit";
 import { l2Normalize, type Embedder } from "../embedders/embedder.js";
 import type { VectorMetadata } from "../metadata-filter.js";
 import { expiredPineconeFilter, PINECONE_USER_FIELD_PREFIX, toPineconeFilter } from "./pinecone-metadata.js";
@@ -65,7 +77,6 @@ import {
   type CachedItem,
   type RememberOptions,
 } from "./remote-records.js";
-
 
 /** Options of {@link PineconeRemoteMemory.open}. */
 export interface PineconeRemoteMemoryOptions extends Omit<PineconeRemoteClientOptions, "dimensions" | "retry"> {
@@ -169,7 +180,11 @@ export class PineconeRemoteMemory {
         if (this.inspectOnly) return;
         const unit = new Array<number>(this.embedder.dimensions).fill(0);
         unit[0] = 1;
-        await this.client.upsert(this.identityNamespace, [{ id: IDENTITY_ID, values: unit, metadata: { ...wanted, layout: "remote" } }], budgetMs);
+        await this.client.upsert(
+          this.identityNamespace,
+          [{ id: IDENTITY_ID, values: unit, metadata: { ...wanted, layout: "remote" } }],
+          budgetMs,
+        );
         return;
       }
       const m = stored.metadata;
@@ -200,7 +215,8 @@ export class PineconeRemoteMemory {
   }
 
   private assertOpen(): void {
-    if (this.closed) throw new HermesMemoryError({ code: "PROVIDER_UNAVAILABLE", message: "This Pinecone remote memory is closed; open a new one." });
+    if (this.closed)
+      throw new HermesMemoryError({ code: "PROVIDER_UNAVAILABLE", message: "This Pinecone remote memory is closed; open a new one." });
   }
 
   // --- writes ---------------------------------------------------------------------------------
@@ -221,7 +237,8 @@ export class PineconeRemoteMemory {
   /** A validated write of `item` created at `created` (throws `INVALID_ARGUMENT`). */
   private prepare(item: MemoryItem, options: RememberOptions, created: number): { id: string; text: string; metadata: VectorMetadata } {
     const { content: text, kind, sessionId, userId, tags, metadata: userMetadata, expiresAt: expiry } = parseMemoryItem(item);
-    if (options.key !== undefined && !KEY_PATTERN.test(options.key)) invalid(`key must be 1–128 letters, digits, _ or -; got ${JSON.stringify(String(options.key).slice(0, 40))}.`);
+    if (options.key !== undefined && !KEY_PATTERN.test(options.key))
+      invalid(`key must be 1–128 letters, digits, _ or -; got ${JSON.stringify(String(options.key).slice(0, 40))}.`);
     const metadata = buildMetadata({
       text,
       kind,
@@ -238,7 +255,12 @@ export class PineconeRemoteMemory {
   }
 
   /** `prepare` for an imported item: a refusal names the item, so the import can be repaired and re-run. */
-  private prepareImported(oldId: string, item: MemoryItem, options: RememberOptions, created: number): { id: string; text: string; metadata: VectorMetadata } {
+  private prepareImported(
+    oldId: string,
+    item: MemoryItem,
+    options: RememberOptions,
+    created: number,
+  ): { id: string; text: string; metadata: VectorMetadata } {
     try {
       return this.prepare(item, options, created);
     } catch (error) {
@@ -265,7 +287,20 @@ export class PineconeRemoteMemory {
     const ids = new Map<string, string>();
     const batch: Array<{ id: string; text: string; metadata: VectorMetadata }> = [];
     for await (const row of items) {
-      const { kind, created_at, session_id, user_id, tags, extra, expires_at, text: _text, text_truncated: _cut, created_ms: _ms, seq: _seq, ...others } = row.metadata;
+      const {
+        kind,
+        created_at,
+        session_id,
+        user_id,
+        tags,
+        extra,
+        expires_at,
+        text: _text,
+        text_truncated: _cut,
+        created_ms: _ms,
+        seq: _seq,
+        ...others
+      } = row.metadata;
       const rest = Object.fromEntries(Object.entries(others).filter(([k]) => !k.startsWith(PINECONE_USER_FIELD_PREFIX)));
       let user: Record<string, unknown> = {};
       if (typeof extra === "string") {
@@ -466,7 +501,8 @@ export class PineconeRemoteMemory {
       const score = dense + (entry.record.sparseValues ? sparseDot(q.sparseVector, entry.record.sparseValues) : 0);
       fromCache.set(id, toHit(view, score));
     }
-    const ranked = (): MemoryHit[] => [...hits.values(), ...fromCache.values()].sort((a, b) => b.score - a.score || a.id.localeCompare(b.id)).slice(0, limit);
+    const ranked = (): MemoryHit[] =>
+      [...hits.values(), ...fromCache.values()].sort((a, b) => b.score - a.score || a.id.localeCompare(b.id)).slice(0, limit);
     // Another machine may have deleted or changed a cached item since: the ones that would be
     // returned are read back by id, and only what Pinecone still holds is kept.
     const unconfirmed = ranked().flatMap((h) => (fromCache.has(h.id) ? [h.id] : []));
@@ -597,7 +633,9 @@ export class PineconeRemoteMemory {
     await this.client.deleteIds(this.namespace, doomed);
     for (const id of doomed) this.cache(id, null);
     // Set-aside (refused) writes in the scope go too: a later `refused --retry` must not bring them back.
-    const setAside = this.outbox.dropRefusedWhere((e) => e.namespace === this.namespace && !doomed.includes(e.id) && passes(scope.filter, viewOf(e.id, e.metadata)));
+    const setAside = this.outbox.dropRefusedWhere(
+      (e) => e.namespace === this.namespace && !doomed.includes(e.id) && passes(scope.filter, viewOf(e.id, e.metadata)),
+    );
     return doomed.length + setAside.length;
   }
 
@@ -635,7 +673,7 @@ export class PineconeRemoteMemory {
     if (!record) return false;
     const view = viewOf(id, record.metadata);
     const text = parsed.content ?? view.text;
-    const expires = parsed.expiresAt === null ? NO_EXPIRY : parsed.expiresAt ?? view.expires;
+    const expires = parsed.expiresAt === null ? NO_EXPIRY : (parsed.expiresAt ?? view.expires);
     const metadata = buildMetadata({
       text,
       kind: view.kind,
@@ -758,5 +796,5 @@ function checkRemoteOptions(options: PineconeRemoteMemoryOptions): void {
   if (options.alpha !== undefined && !(typeof options.alpha === "number" && options.alpha >= 0 && options.alpha <= 1)) {
     invalid(`alpha must be a number from 0 (keywords only) to 1 (meaning only); got ${String(options.alpha)}.`);
   }
-  if (typeof options.namespace !== "string") invalid("namespace must be text (\"\" is Pinecone's default namespace).");
+  if (typeof options.namespace !== "string") invalid('namespace must be text ("" is Pinecone\'s default namespace).');
 }

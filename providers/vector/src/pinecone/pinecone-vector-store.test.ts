@@ -187,7 +187,16 @@ describe("PineconeVectorStore against the loopback fake", () => {
   });
 
   it("flattens metadata to Pinecone's types and truncates long text", () => {
-    const flat = flattenMetadata({ a: 1, b: "x", c: true, d: ["p", "q"], e: { nested: 1 }, f: null, g: Number.NaN, text: "é".repeat(40_000) });
+    const flat = flattenMetadata({
+      a: 1,
+      b: "x",
+      c: true,
+      d: ["p", "q"],
+      e: { nested: 1 },
+      f: null,
+      g: Number.NaN,
+      text: "é".repeat(40_000),
+    });
     expect(flat).toMatchObject({ a: 1, b: "x", c: true, d: ["p", "q"], e: '{"nested":1}', text_truncated: true });
     expect("f" in flat || "g" in flat).toBe(false);
     expect(Buffer.byteLength(flat.text as string)).toBeLessThanOrEqual(30_000);

@@ -96,7 +96,8 @@ export class PineconeVectorStore implements VectorStore {
     this.caller = new PineconeCaller({
       ...options,
       indexAdvice: `Check that the index exists and has the embedder's dimension (${options.dimensions}) and metric cosine.`,
-      authAdvice: "Set a valid PINECONE_API_KEY in $HERMES_HOME/.env (or run `hermes-memory memory setup vector`), or switch back with memory.vector.store: local.",
+      authAdvice:
+        "Set a valid PINECONE_API_KEY in $HERMES_HOME/.env (or run `hermes-memory memory setup vector`), or switch back with memory.vector.store: local.",
     });
   }
 
@@ -134,7 +135,8 @@ export class PineconeVectorStore implements VectorStore {
       return { id: record.id, values: Array.from(record.vector), metadata: pineconeRecordMetadata(flattenMetadata(record.metadata)) };
     });
     await this.caller.upsertRecords(namespace, items, this.batchSize, options.budgetMs);
-    for (const record of records) this.remember(namespace, record.id, { ...record, metadata: pineconeRecordMetadata(flattenMetadata(record.metadata)) });
+    for (const record of records)
+      this.remember(namespace, record.id, { ...record, metadata: pineconeRecordMetadata(flattenMetadata(record.metadata)) });
   }
 
   /** Query Pinecone and merge in recent writes (and hide recent deletes) from the cache. */
@@ -162,7 +164,10 @@ export class PineconeVectorStore implements VectorStore {
       byId.set(id, { id, score: cosineSimilarity(vector, entry.record.vector), metadata: entry.record.metadata ?? {} });
     }
     const hidden = this.hidden?.(namespace, [...byId.keys()]);
-    return [...byId.values()].filter((m) => !hidden?.has(m.id)).sort((a, b) => b.score - a.score).slice(0, topK);
+    return [...byId.values()]
+      .filter((m) => !hidden?.has(m.id))
+      .sort((a, b) => b.score - a.score)
+      .slice(0, topK);
   }
 
   /** Fetch by ids (in chunks of 100, to keep URLs short). */
@@ -250,7 +255,11 @@ export class PineconeVectorStore implements VectorStore {
     if (rows.length === 0) return;
     await this.delete({ ids: rows.map((r) => r.id) }, { namespace });
     try {
-      sidecar.upsert(namespace, rows.map((r) => ({ ...r, vector: null })), lockWaitMs);
+      sidecar.upsert(
+        namespace,
+        rows.map((r) => ({ ...r, vector: null })),
+        lockWaitMs,
+      );
     } catch (error) {
       throw storageWriteError(`the vector sidecar ${sidecar.file}`, error);
     }
@@ -281,7 +290,10 @@ export class PineconeVectorStore implements VectorStore {
 
   /** Upsert the new vectors. */
   async reindexRows(rows: SidecarRow[], vectors: Float32Array[], namespace: string): Promise<void> {
-    await this.upsert(rows.map((r, i) => ({ id: r.id, vector: vectors[i]!, metadata: r.metadata })), { namespace });
+    await this.upsert(
+      rows.map((r, i) => ({ id: r.id, vector: vectors[i]!, metadata: r.metadata })),
+      { namespace },
+    );
   }
 
   /** No store-specific numbers (Pinecone's own stats cost a request). */
@@ -294,4 +306,3 @@ export class PineconeVectorStore implements VectorStore {
     this.recent.clear();
   }
 }
-

@@ -58,11 +58,15 @@ export class RemoteHeldWrites {
       } catch (error) {
         if (!HermesMemoryError.hasCode(error, "STORAGE_FAILED")) {
           this.held.shift();
-          this.logger.warn(`vector memory: a ${String(item.kind ?? "write")} could not be queued for Pinecone and is not stored: ${describeError(error)}`);
+          this.logger.warn(
+            `vector memory: a ${String(item.kind ?? "write")} could not be queued for Pinecone and is not stored: ${describeError(error)}`,
+          );
           continue;
         }
         this.lastFailure = error;
-        this.failures.report(`vector memory: ${this.held.length} writes could not be queued for Pinecone (${describeError(error)}); they are kept in memory and queued again with the next write or flush()`);
+        this.failures.report(
+          `vector memory: ${this.held.length} writes could not be queued for Pinecone (${describeError(error)}); they are kept in memory and queued again with the next write or flush()`,
+        );
         return;
       }
       this.held.shift();
@@ -78,7 +82,10 @@ export class RemoteHeldWrites {
   error(): HermesMemoryError | null {
     const dropped = this.limit.takeReport();
     if (this.held.length === 0 && !dropped) return null;
-    const kept = this.held.length > 0 ? `${this.held.length} accepted writes are not stored yet: the Pinecone outbox could not take them (kept in memory, queued again by the next flush(); lost if the process exits)` : "";
+    const kept =
+      this.held.length > 0
+        ? `${this.held.length} accepted writes are not stored yet: the Pinecone outbox could not take them (kept in memory, queued again by the next flush(); lost if the process exits)`
+        : "";
     return new HermesMemoryError({
       code: "STORAGE_FAILED",
       message: `vector memory: ${[kept, dropped].filter(Boolean).join("; ")}. Last failure: ${describeError(this.lastFailure)}`,

@@ -119,7 +119,9 @@ export function buildMetadata(input: {
 }): VectorMetadata {
   const textBytes = Buffer.byteLength(input.text);
   if (textBytes > MAX_TEXT_BYTES) {
-    invalid(`content is ${textBytes} bytes; the Pinecone remote layout stores at most ${MAX_TEXT_BYTES} bytes of text per item (Pinecone holds 40 KB of metadata per record). Split it into several items.`);
+    invalid(
+      `content is ${textBytes} bytes; the Pinecone remote layout stores at most ${MAX_TEXT_BYTES} bytes of text per item (Pinecone holds 40 KB of metadata per record). Split it into several items.`,
+    );
   }
   const flat: VectorMetadata = { text: input.text, kind: input.kind, created_at: new Date(input.created).toISOString(), seq: input.seq };
   if (input.expires < NO_EXPIRY) flat.expires_at = input.expires;
@@ -136,7 +138,9 @@ export function buildMetadata(input: {
   const m = pineconeRecordMetadata(flat);
   const bytes = Buffer.byteLength(JSON.stringify(m));
   if (bytes > MAX_METADATA_BYTES) {
-    invalid(`the item's text and metadata take ${bytes} bytes; Pinecone holds at most ${MAX_METADATA_BYTES} bytes of metadata per record. Shorten the content or the metadata.`);
+    invalid(
+      `the item's text and metadata take ${bytes} bytes; Pinecone holds at most ${MAX_METADATA_BYTES} bytes of metadata per record. Shorten the content or the metadata.`,
+    );
   }
   return m;
 }
@@ -149,7 +153,8 @@ export function checkText(value: unknown, what: string): string {
 /** Pinecone's rule for metadata field names, on metadata `parseMemoryItem` accepted. */
 export function checkMetadataFields(value: Record<string, unknown>): Record<string, unknown> {
   for (const field of Object.keys(value)) {
-    if (field === "" || field.startsWith("$") || field.length > 256) invalid(`metadata field "${field.slice(0, 40)}" must be 1–256 characters without a leading $.`);
+    if (field === "" || field.startsWith("$") || field.length > 256)
+      invalid(`metadata field "${field.slice(0, 40)}" must be 1–256 characters without a leading $.`);
   }
   return value as Record<string, unknown>;
 }

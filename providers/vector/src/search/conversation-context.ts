@@ -3,7 +3,15 @@
  * spreading and speaker boost, over sidecar rows (the same rules and constants as the SQLite
  * provider, both from `@hermes/memory-provider-kit`).
  */
-import { boostNamedSpeakers as boostSpeakers, propagateContext as propagate, NEIGHBOUR_WEIGHTS, SPEAKER_BOOST, type ContextCandidate as KitCandidate, type NeighbourLookup as KitLookup, type PropagateOptions as KitPropagateOptions } from "@hermes/memory-provider-kit/sqlite";
+import {
+  boostNamedSpeakers as boostSpeakers,
+  propagateContext as propagate,
+  NEIGHBOUR_WEIGHTS,
+  SPEAKER_BOOST,
+  type ContextCandidate as KitCandidate,
+  type NeighbourLookup as KitLookup,
+  type PropagateOptions as KitPropagateOptions,
+} from "@hermes/memory-provider-kit/sqlite";
 import type { VectorMetadata } from "../metadata-filter.js";
 import type { SidecarRef } from "../local/sidecar-rows.js";
 
@@ -19,7 +27,11 @@ export type NeighbourLookup = KitLookup<SidecarRef>;
 export type PropagateOptions = KitPropagateOptions<SidecarRef>;
 
 /** The kit's `propagateContext` over sidecar rows. */
-export function propagateContext(candidates: ReadonlyMap<string, ContextCandidate>, lookup: NeighbourLookup, options: PropagateOptions = {}): Map<string, ContextCandidate> {
+export function propagateContext(
+  candidates: ReadonlyMap<string, ContextCandidate>,
+  lookup: NeighbourLookup,
+  options: PropagateOptions = {},
+): Map<string, ContextCandidate> {
   return propagate(candidates, lookup, options);
 }
 

@@ -33,7 +33,8 @@ async function fusedScoreOfOnlyHit(embedderInstance?: Embedder): Promise<number>
 describe("fusion weights per embedder", () => {
   it("the lexical hashing embedder gets LEXICAL_EMBEDDER_FUSION, every other embedder SEMANTIC_EMBEDDER_FUSION", () => {
     expect(fusionWeightsFor("hashing-v1")).toBe(LEXICAL_EMBEDDER_FUSION);
-    for (const id of ["openai:text-embedding-3-small", "onnx:all-MiniLM-L6-v2", "custom-semantic-test"]) expect(fusionWeightsFor(id)).toBe(SEMANTIC_EMBEDDER_FUSION);
+    for (const id of ["openai:text-embedding-3-small", "onnx:all-MiniLM-L6-v2", "custom-semantic-test"])
+      expect(fusionWeightsFor(id)).toBe(SEMANTIC_EMBEDDER_FUSION);
     // The two sets must rank differently, or swapping them would go unnoticed.
     const vector = [
       { id: "paraphrase", score: 0.9 },

@@ -11,7 +11,24 @@ import type { SidecarRow } from "../local/sidecar-rows.js";
 import { sessionNeighbours } from "../test-support/session-neighbours.js";
 
 const NS = "ns";
-const WORDS = ["paint", "garden", "trip", "lake", "concert", "guitar", "sister", "dog", "museum", "recipe", "camping", "book", "photo", "school", "race", "birthday"];
+const WORDS = [
+  "paint",
+  "garden",
+  "trip",
+  "lake",
+  "concert",
+  "guitar",
+  "sister",
+  "dog",
+  "museum",
+  "recipe",
+  "camping",
+  "book",
+  "photo",
+  "school",
+  "race",
+  "birthday",
+];
 const SPEAKERS = ["Alice", "Bob", "Carol"];
 
 /** A deterministic sequence in [0, 1) (a linear congruential generator). */
@@ -63,16 +80,31 @@ async function conversationStore(otherNamespace: boolean): Promise<{ store: Loca
  * whole row read, the kit's `propagateContext` over neighbours looked up one by one, every
  * candidate's speaker boosted, then the best `limit`.
  */
-async function exhaustiveSearch(store: LocalVectorStore, embedder: HashingEmbedder, query: string, limit: number, filter: ParsedMemoryFilter, now: number): Promise<MemoryHit[]> {
+async function exhaustiveSearch(
+  store: LocalVectorStore,
+  embedder: HashingEmbedder,
+  query: string,
+  limit: number,
+  filter: ParsedMemoryFilter,
+  now: number,
+): Promise<MemoryHit[]> {
   const sidecar = store.sidecar;
   const condition = isEmptyFilter(filter) ? null : sidecar.condition(filter, now);
   const passing = condition ? sidecar.passingKeys(NS, condition)! : null;
   const depth = Math.max(limit * 3, 20);
   const [vector] = await embedder.embed([query]);
-  const vectorHits = await store.query(vector!, { topK: depth, namespace: NS, idsOnly: true, ...(passing ? { candidateKeys: passing } : {}) });
+  const vectorHits = await store.query(vector!, {
+    topK: depth,
+    namespace: NS,
+    idsOnly: true,
+    ...(passing ? { candidateKeys: passing } : {}),
+  });
   const keywordHits = sidecar.keywordRanks(NS, query, depth, undefined, condition, false);
   const fused = scoreFusion(vectorHits, keywordHits, fusionWeightsFor(embedder.id));
-  const keyOf = new Map<string, number>([...keywordHits.map((h): [string, number] => [h.id, h.key]), ...vectorHits.map((h): [string, number] => [h.id, h.key!])]);
+  const keyOf = new Map<string, number>([
+    ...keywordHits.map((h): [string, number] => [h.id, h.key]),
+    ...vectorHits.map((h): [string, number] => [h.id, h.key!]),
+  ]);
   const rows = sidecar.getByKeys([...keyOf.values()]);
   const candidates = new Map<string, ContextCandidate<SidecarRow>>();
   for (const f of fused) {
@@ -110,14 +142,23 @@ describe("hybridSearch reads only what can place", () => {
           const words = Array.from({ length: 1 + (i % 4) }, () => WORDS[Math.floor(next() * WORDS.length)]!);
           return i % 3 === 0 ? words.join(" ") : `What did ${SPEAKERS[i % SPEAKERS.length]} say about ${words.join(" ")}?`;
         });
-        const filters = [{}, { tags: { any: ["red"] } }, { kind: "turn" }, { sessionId: "s3" }].map((f) => parseMemoryFilter(f, { what: "test filter" }));
+        const filters = [{}, { tags: { any: ["red"] } }, { kind: "turn" }, { sessionId: "s3" }].map((f) =>
+          parseMemoryFilter(f, { what: "test filter" }),
+        );
         const now = Date.now();
         let compared = 0;
         for (const query of queries) {
           for (const limit of [1, 5, 10, 50]) {
             for (const filter of filters) {
-              const hits = await hybridSearch({ sidecar: store.sidecar, store, embedder, hybrid: true }, query, { namespace: NS, limit, filter, now });
-              expect(hits, `${query} (limit ${limit}, filter ${JSON.stringify(filter)})`).toEqual(await exhaustiveSearch(store, embedder, query, limit, filter, now));
+              const hits = await hybridSearch({ sidecar: store.sidecar, store, embedder, hybrid: true }, query, {
+                namespace: NS,
+                limit,
+                filter,
+                now,
+              });
+              expect(hits, `${query} (limit ${limit}, filter ${JSON.stringify(filter)})`).toEqual(
+                await exhaustiveSearch(store, embedder, query, limit, filter, now),
+              );
               compared += hits.length;
             }
           }

@@ -4,7 +4,13 @@
  */
 import type { MemoryHit, MemoryKind } from "@hermes/memory-core";
 import { clipQuery, isEmptyFilter, matchesMemoryFilter, MEMORY_ITEM_KINDS, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
-import { boostNamedSpeakers as boostSpeakers, contextGivers, NEIGHBOUR_WEIGHTS, nextTurnShare, SECOND_PREVIOUS_WEIGHT } from "@hermes/memory-provider-kit/sqlite";
+import {
+  boostNamedSpeakers as boostSpeakers,
+  contextGivers,
+  NEIGHBOUR_WEIGHTS,
+  nextTurnShare,
+  SECOND_PREVIOUS_WEIGHT,
+} from "@hermes/memory-provider-kit/sqlite";
 import { SPEAKER_BOOST, speakerOf } from "./conversation-context.js";
 import type { Embedder } from "../embedders/embedder.js";
 import type { VectorMetadata } from "../metadata-filter.js";
@@ -14,7 +20,6 @@ import type { Sidecar } from "../local/sidecar.js";
 import type { KeywordRank, LinkedRef, RowCondition } from "../local/sidecar-rows.js";
 import { userMetadataOf } from "../local/sidecar-schema.js";
 import type { VectorMatch, VectorQueryOptions, VectorStore } from "../backends/vector-store.js";
-
 
 /** What a search reads: the sidecar, the vector store, the embedder, and whether BM25 joins in. */
 export interface HybridSearchParts {
@@ -98,7 +103,10 @@ export async function hybridSearch(parts: HybridSearchParts, query: string, opti
   if (condition) vectorHits = keepPassing(sidecar, namespace, vectorHits, condition, filter, now);
   if (!parts.hybrid) {
     if (!condition) return vectorHits.slice(0, limit).map((h) => toMemoryHit(h.id, h.metadata, h.score, { vector: h.score, bm25: null }));
-    const rows = sidecar.getByIds(namespace, vectorHits.slice(0, limit).map((h) => h.id));
+    const rows = sidecar.getByIds(
+      namespace,
+      vectorHits.slice(0, limit).map((h) => h.id),
+    );
     const byId = new Map(rows.map((r) => [r.id, r.metadata]));
     return vectorHits.slice(0, limit).map((h) => toMemoryHit(h.id, byId.get(h.id) ?? h.metadata, h.score, { vector: h.score, bm25: null }));
   }
@@ -269,10 +277,20 @@ function withContext(
   }
   boostSpeakers(query, boostable, speakerOfEntry, SPEAKER_BOOST);
   const order = (e: Scored): number => e.key ?? Number.MAX_SAFE_INTEGER;
-  const top = kept.filter((e) => e.id !== undefined).sort((a, b) => b.score - a.score || order(a) - order(b)).slice(0, limit);
+  const top = kept
+    .filter((e) => e.id !== undefined)
+    .sort((a, b) => b.score - a.score || order(a) - order(b))
+    .slice(0, limit);
   const texts = sidecar.textsByKeys(rowKeys(top));
   return top.map((e) =>
-    toMemoryHit(e.id!, e.metadata!, e.score, { vector: e.fused?.vector ?? null, bm25: e.fused?.bm25 ?? null, fused: e.score }, e.key === undefined ? undefined : texts.get(e.key), e.user),
+    toMemoryHit(
+      e.id!,
+      e.metadata!,
+      e.score,
+      { vector: e.fused?.vector ?? null, bm25: e.fused?.bm25 ?? null, fused: e.score },
+      e.key === undefined ? undefined : texts.get(e.key),
+      e.user,
+    ),
   );
 }
 
@@ -282,7 +300,8 @@ function withContext(
  */
 function speakerOfEntry(e: Scored): string | undefined {
   const metadata = e.metadata!;
-  if (typeof metadata.speaker === "string" || typeof metadata.extra !== "string" || !metadata.extra.includes("speaker")) return speakerOf(metadata);
+  if (typeof metadata.speaker === "string" || typeof metadata.extra !== "string" || !metadata.extra.includes("speaker"))
+    return speakerOf(metadata);
   // The sidecar keeps what it read (frozen), so the same metadata object comes back search after search.
   if (speakers.has(metadata)) return speakers.get(metadata);
   let speaker: unknown;
@@ -318,10 +337,25 @@ function rowKeys(entries: readonly Scored[]): number[] {
  * The vector hits that pass `condition`: those the sidecar holds are checked there; those only a
  * remote store holds (another machine wrote them) are checked against their own metadata.
  */
-function keepPassing(sidecar: Sidecar, namespace: string, hits: VectorMatch[], condition: RowCondition, filter: ParsedMemoryFilter, now: number): VectorMatch[] {
+function keepPassing(
+  sidecar: Sidecar,
+  namespace: string,
+  hits: VectorMatch[],
+  condition: RowCondition,
+  filter: ParsedMemoryFilter,
+  now: number,
+): VectorMatch[] {
   if (hits.length === 0) return hits;
-  const known = sidecar.linkedRefs(namespace, hits.map((h) => h.id), 0, 0);
-  const passing = sidecar.filterKeys([...known.values()].map((r) => r.key), condition);
+  const known = sidecar.linkedRefs(
+    namespace,
+    hits.map((h) => h.id),
+    0,
+    0,
+  );
+  const passing = sidecar.filterKeys(
+    [...known.values()].map((r) => r.key),
+    condition,
+  );
   return hits.flatMap((h) => {
     const row = known.get(h.id);
     if (row) return passing.has(row.key) ? [{ ...h, key: row.key }] : [];
@@ -350,7 +384,14 @@ export function recordPasses(metadata: VectorMetadata, filter: ParsedMemoryFilte
  * when given and not empty, is its content instead of `metadata.text`; `parsedExtra`, when given,
  * is `metadata.extra` already parsed (and is then filled in place).
  */
-export function toMemoryHit(id: string, metadata: VectorMetadata, score: number, scores: Record<string, number | null>, text?: string, parsedExtra?: unknown): MemoryHit {
+export function toMemoryHit(
+  id: string,
+  metadata: VectorMetadata,
+  score: number,
+  scores: Record<string, number | null>,
+  text?: string,
+  parsedExtra?: unknown,
+): MemoryHit {
   const { kind, session_id, user_id, created_at, extra, expires_at } = metadata;
   const content = text ? text : metadata.text;
   let user: unknown = {};
@@ -366,7 +407,8 @@ export function toMemoryHit(id: string, metadata: VectorMetadata, score: number,
   // The caller's fields, then the stored fields other than the item's own ones (Pinecone's copies
   // of the caller's fields, `meta_<field>`, are the same values as in `extra`; a `__proto__` field
   // is left out), then the scores. A parsed object is filled in place: nothing else holds it.
-  const out: Record<string, unknown> = user !== null && typeof user === "object" && !Array.isArray(user) ? (user as Record<string, unknown>) : { ...(user as object) };
+  const out: Record<string, unknown> =
+    user !== null && typeof user === "object" && !Array.isArray(user) ? (user as Record<string, unknown>) : { ...(user as object) };
   for (const key of Object.keys(metadata)) {
     switch (key) {
       case "text":
@@ -388,7 +430,12 @@ export function toMemoryHit(id: string, metadata: VectorMetadata, score: number,
   out.scores = scores;
   const tags = Array.isArray(metadata.tags) ? metadata.tags : undefined;
   // Built field by field, in the order hits have always listed their fields.
-  const hit = { id, content: typeof content === "string" ? content : "", kind: MEMORY_ITEM_KINDS.includes(kind as MemoryKind) ? (kind as MemoryKind) : "fact", score } as MemoryHit;
+  const hit = {
+    id,
+    content: typeof content === "string" ? content : "",
+    kind: MEMORY_ITEM_KINDS.includes(kind as MemoryKind) ? (kind as MemoryKind) : "fact",
+    score,
+  } as MemoryHit;
   if (typeof session_id === "string") hit.sessionId = session_id;
   if (typeof user_id === "string") hit.userId = user_id;
   hit.createdAt = typeof created_at === "string" ? created_at : new Date(0).toISOString();

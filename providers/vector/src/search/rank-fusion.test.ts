@@ -5,8 +5,15 @@ import { matchesMetadataFilter } from "../metadata-filter.js";
 describe("reciprocalRankFusion", () => {
   it("rewards items both rankings agree on and keeps each component score", () => {
     const fused = reciprocalRankFusion(
-      [{ id: "a", score: 0.9 }, { id: "b", score: 0.8 }, { id: "c", score: 0.1 }],
-      [{ id: "c", score: 7 }, { id: "b", score: 5 }],
+      [
+        { id: "a", score: 0.9 },
+        { id: "b", score: 0.8 },
+        { id: "c", score: 0.1 },
+      ],
+      [
+        { id: "c", score: 7 },
+        { id: "b", score: 5 },
+      ],
     );
     // c: ranks 3 + 1, b: ranks 2 + 2 — both beat a, which only one ranking found.
     expect(fused.map((f) => f.id)).toEqual(["c", "b", "a"]);
@@ -37,8 +44,16 @@ describe("matchesMetadataFilter (Pinecone filter syntax)", () => {
 describe("scoreFusion", () => {
   it("keeps BM25 margins, lets vector agreement reorder close keyword matches, and tails vector-only hits", () => {
     const fused = scoreFusion(
-      [{ id: "b", score: 0.5 }, { id: "v", score: 0.45 }, { id: "a", score: 0.1 }],
-      [{ id: "a", score: 10 }, { id: "b", score: 9.5 }, { id: "c", score: 2 }],
+      [
+        { id: "b", score: 0.5 },
+        { id: "v", score: 0.45 },
+        { id: "a", score: 0.1 },
+      ],
+      [
+        { id: "a", score: 10 },
+        { id: "b", score: 9.5 },
+        { id: "c", score: 2 },
+      ],
       LEXICAL_EMBEDDER_FUSION,
     );
     // b: 0.95 · (1 + 0.5 · 1) + 0.05 beats a: 1 · (1 + 0) + 0; c (weak keyword match) stays above v (vector only).
@@ -48,8 +63,18 @@ describe("scoreFusion", () => {
   });
 
   it("weighs both rankings equally for semantic embedders and handles empty lists", () => {
-    const fused = scoreFusion([{ id: "x", score: 0.9 }, { id: "y", score: 0.3 }], [{ id: "y", score: 4 }], SEMANTIC_EMBEDDER_FUSION);
-    expect(fused.map((f) => [f.id, f.score])).toEqual([["y", 1], ["x", 1]]); // tie: the keyword match first
+    const fused = scoreFusion(
+      [
+        { id: "x", score: 0.9 },
+        { id: "y", score: 0.3 },
+      ],
+      [{ id: "y", score: 4 }],
+      SEMANTIC_EMBEDDER_FUSION,
+    );
+    expect(fused.map((f) => [f.id, f.score])).toEqual([
+      ["y", 1],
+      ["x", 1],
+    ]); // tie: the keyword match first
     expect(scoreFusion([], [], LEXICAL_EMBEDDER_FUSION)).toEqual([]);
     expect(scoreFusion([{ id: "only", score: 0.2 }], [], LEXICAL_EMBEDDER_FUSION)[0]!.score).toBeCloseTo(0.05);
   });

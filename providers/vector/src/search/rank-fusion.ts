@@ -106,7 +106,12 @@ export function scoreFusion(
   }
   const out: FusedResult[] = [];
   for (const e of fused.values()) {
-    out.push({ id: e.id, score: weights.bm25 * e.b * (1 + weights.agreement * e.v) + weights.vector * e.v, vector: e.vector, bm25: e.bm25 });
+    out.push({
+      id: e.id,
+      score: weights.bm25 * e.b * (1 + weights.agreement * e.v) + weights.vector * e.v,
+      vector: e.vector,
+      bm25: e.bm25,
+    });
   }
   return out.sort((a, b) => b.score - a.score || (b.bm25 ?? -1) - (a.bm25 ?? -1) || (b.vector ?? -1) - (a.vector ?? -1));
 }

@@ -24,7 +24,10 @@ const running = new Set<http.Server>();
  * `dims` numbers: one-hot-ish on the text length, returned out of order. Close every server
  * started with {@link closeEmbeddingsServers}.
  */
-export async function startEmbeddingsServer(dims: number, plan: (n: number, input: string[]) => EmbeddingsAction = () => 200): Promise<EmbeddingsServer> {
+export async function startEmbeddingsServer(
+  dims: number,
+  plan: (n: number, input: string[]) => EmbeddingsAction = () => 200,
+): Promise<EmbeddingsServer> {
   const seen: EmbeddingsRequest[] = [];
   const server = http.createServer((req, res) => {
     let raw = "";

@@ -37,10 +37,20 @@ export function layoutsWithFakes(index: string, dimensions: number): TestLayout[
   const pinecone = { env: { PINECONE_API_KEY: "test-key" }, dimensions, store: "pinecone", maxRetries: 1 } as const;
   return [
     { name: "local", options: () => ({ env: {}, dimensions }), fake: () => undefined },
-    { name: "pinecone sidecar", options: () => ({ ...pinecone, pineconeIndex: index, pineconeControllerUrl: sidecarFake.url }), fake: () => sidecarFake },
+    {
+      name: "pinecone sidecar",
+      options: () => ({ ...pinecone, pineconeIndex: index, pineconeControllerUrl: sidecarFake.url }),
+      fake: () => sidecarFake,
+    },
     {
       name: "pinecone remote",
-      options: () => ({ ...pinecone, pineconeLayout: "remote", pineconeIndex: `${index}-remote`, pineconeNamespace: `${index}-${randomUUID()}`, pineconeControllerUrl: remoteFake.url }),
+      options: () => ({
+        ...pinecone,
+        pineconeLayout: "remote",
+        pineconeIndex: `${index}-remote`,
+        pineconeNamespace: `${index}-${randomUUID()}`,
+        pineconeControllerUrl: remoteFake.url,
+      }),
       fake: () => remoteFake,
     },
   ];
@@ -66,9 +76,19 @@ export function tempHome(cleanups: Array<() => unknown>, prefix: string): string
 export type Session = VectorMemoryProvider & { close(): Promise<void> };
 
 /** A session `session-of-<user>` on `home` for `userId` (none: a session without a user), shut down after the test unless closed before. */
-export async function openSession(cleanups: Array<() => unknown>, options: VectorMemoryProviderOptions, home: string, agentIdentity: string, userId?: string): Promise<Session> {
+export async function openSession(
+  cleanups: Array<() => unknown>,
+  options: VectorMemoryProviderOptions,
+  home: string,
+  agentIdentity: string,
+  userId?: string,
+): Promise<Session> {
   const provider = new VectorMemoryProvider(options);
-  await provider.initialize(`session-of-${userId ?? "nobody"}`, { hermesHome: home, agentIdentity, ...(userId !== undefined ? { userId } : {}) });
+  await provider.initialize(`session-of-${userId ?? "nobody"}`, {
+    hermesHome: home,
+    agentIdentity,
+    ...(userId !== undefined ? { userId } : {}),
+  });
   let closed = false;
   const close = async (): Promise<void> => {
     if (closed) return;

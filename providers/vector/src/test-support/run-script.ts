@@ -24,7 +24,9 @@ export interface ScriptRun {
 export function runScriptInChild(script: string, options: { ms?: number; heapMb?: number } = {}): Promise<ScriptRun> {
   const flags = options.heapMb ? [`--max-old-space-size=${options.heapMb}`] : [];
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...flags, "--import", TSX, "--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [...flags, "--import", TSX, "--input-type=module", "-e", script], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     let timedOut = false;

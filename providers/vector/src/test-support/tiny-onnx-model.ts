@@ -65,12 +65,29 @@ export function tinyOnnxModelBytes(variant: TinyOnnxModelVariant = {}): Uint8Arr
     graph: {
       name: "tiny-embedder",
       node: [
-        { opType: "Gather", input: ["embeddings", ids], output: [tail ? "hidden" : "last_hidden_state"], attribute: [{ name: "axis", type: onnx.AttributeProto.AttributeType.INT, i: 0 }] },
+        {
+          opType: "Gather",
+          input: ["embeddings", ids],
+          output: [tail ? "hidden" : "last_hidden_state"],
+          attribute: [{ name: "axis", type: onnx.AttributeProto.AttributeType.INT, i: 0 }],
+        },
         ...(tail?.nodes ?? []),
       ],
-      initializer: [{ name: "embeddings", dims: [table.length, TINY_DIMS], dataType: onnx.TensorProto.DataType.FLOAT, floatData: table.flat() }, ...(tail?.initializers ?? [])],
-      input: [valueInfo(ids, onnx.TensorProto.DataType.INT64, ["batch", "seq"]), valueInfo("attention_mask", onnx.TensorProto.DataType.INT64, ["batch", "seq"])],
-      output: [valueInfo("last_hidden_state", tail?.outputType ?? onnx.TensorProto.DataType.FLOAT, tail?.outputShape ?? ["batch", "seq", TINY_DIMS])],
+      initializer: [
+        { name: "embeddings", dims: [table.length, TINY_DIMS], dataType: onnx.TensorProto.DataType.FLOAT, floatData: table.flat() },
+        ...(tail?.initializers ?? []),
+      ],
+      input: [
+        valueInfo(ids, onnx.TensorProto.DataType.INT64, ["batch", "seq"]),
+        valueInfo("attention_mask", onnx.TensorProto.DataType.INT64, ["batch", "seq"]),
+      ],
+      output: [
+        valueInfo(
+          "last_hidden_state",
+          tail?.outputType ?? onnx.TensorProto.DataType.FLOAT,
+          tail?.outputShape ?? ["batch", "seq", TINY_DIMS],
+        ),
+      ],
     },
   });
   return onnx.ModelProto.encode(model).finish();
@@ -84,7 +101,13 @@ export function writeTinyOnnxModel(dir: string, variant: TinyOnnxModelVariant = 
     version: "1.0",
     normalizer: { type: "BertNormalizer", lowercase: true, strip_accents: null, clean_text: true, handle_chinese_chars: true },
     pre_tokenizer: { type: "BertPreTokenizer" },
-    model: { type: "WordPiece", unk_token: "[UNK]", continuing_subword_prefix: "##", max_input_chars_per_word: 100, vocab: Object.fromEntries(TINY_VOCAB.map((t, i) => [t, i])) },
+    model: {
+      type: "WordPiece",
+      unk_token: "[UNK]",
+      continuing_subword_prefix: "##",
+      max_input_chars_per_word: 100,
+      vocab: Object.fromEntries(TINY_VOCAB.map((t, i) => [t, i])),
+    },
   };
   fs.writeFileSync(path.join(dir, "tokenizer.json"), JSON.stringify(tokenizer));
   return dir;

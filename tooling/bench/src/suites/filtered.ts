@@ -113,7 +113,9 @@ function sqliteExact(buildFtsQuery: ((text: string) => string | null) | undefine
     }
     const indexOfRow = new Map(ids.map((id, i) => [Number(id), i]));
     const match = (q: string): string => (buildFtsQuery ? (buildFtsQuery(q) ?? ftsOrQuery(q)) : ftsOrQuery(q));
-    const all = db.prepare<{ id: number; rank: number }>(`SELECT rowid AS id, rank FROM "${fts}" WHERE "${fts}" MATCH ? ORDER BY rank LIMIT ?`);
+    const all = db.prepare<{ id: number; rank: number }>(
+      `SELECT rowid AS id, rank FROM "${fts}" WHERE "${fts}" MATCH ? ORDER BY rank LIMIT ?`,
+    );
     const among = db.prepare<{ id: number; rank: number }>(
       `SELECT rowid AS id, rank FROM "${fts}" WHERE "${fts}" MATCH ? AND rowid IN (SELECT value FROM json_each(?)) ORDER BY rank LIMIT ?`,
     );
@@ -180,7 +182,11 @@ function vectorExact(embedder: VectorEmbedder) {
 }
 
 /** Reads back the creation times around the createdAt window and fixes its bounds and passing items. */
-async function readWindow(provider: FilteredTarget, ids: readonly string[], window: CreatedAtWindow): Promise<{ window: CreatedAtWindow; ties: number }> {
+async function readWindow(
+  provider: FilteredTarget,
+  ids: readonly string[],
+  window: CreatedAtWindow,
+): Promise<{ window: CreatedAtWindow; ties: number }> {
   const lo = Math.max(0, window.first - WINDOW_MARGIN);
   const hi = Math.min(ids.length - 1, window.last + WINDOW_MARGIN);
   const times = new Map<number, number>();
@@ -214,7 +220,8 @@ export async function runFilteredSuite(ctx: SuiteContext): Promise<SuiteResult> 
       label: "SqliteMemoryProvider",
       unfilteredScope: "all",
       syncSearch: true,
-      exactLabel: "uncapped FTS5 BM25 (ORDER BY rank) over the passing rows of the provider's own FTS5 table, with the provider's MATCH expression",
+      exactLabel:
+        "uncapped FTS5 BM25 (ORDER BY rank) over the passing rows of the provider's own FTS5 table, with the provider's MATCH expression",
       create: (dir) => new Provider({ path: path.join(dir, "memory.db") }) as unknown as FilteredTarget,
       exact: sqliteExact(kit.ok ? kit.value.buildFtsQuery : undefined),
     });
@@ -247,7 +254,9 @@ export async function runFilteredSuite(ctx: SuiteContext): Promise<SuiteResult> 
     const built = await wallClock(() => cachedFile(cacheDir, (tmpDir) => buildCorpus(driver, tmpDir, size)));
     rec.note(
       `${driver.name}: ` +
-        (built.value.reused ? "corpus reused from bench-results/.cache" : `corpus written through remember() in ${fmt(built.ms / 1000)} s (${fmt(size / (built.ms / 1000))} items/s)`),
+        (built.value.reused
+          ? "corpus reused from bench-results/.cache"
+          : `corpus written through remember() in ${fmt(built.ms / 1000)} s (${fmt(size / (built.ms / 1000))} items/s)`),
     );
     const { ids } = JSON.parse(fs.readFileSync(path.join(cacheDir, "corpus.json"), "utf8")) as { ids: string[] };
     const indexOf = new Map(ids.map((id, i) => [id, i]));
@@ -257,7 +266,8 @@ export async function runFilteredSuite(ctx: SuiteContext): Promise<SuiteResult> 
     const exact = await driver.exact(cacheDir, ids, texts);
     try {
       const { window, ties } = await readWindow(provider, ids, createdAtWindow(size));
-      if (ties > 0) rec.note(`${driver.name}: ${ties} item(s) outside the createdAt window share a creation time with its bounds and pass it too`);
+      if (ties > 0)
+        rec.note(`${driver.name}: ${ties} item(s) outside the createdAt window share a creation time with its bounds and pass it too`);
       const visibleUnfiltered = (i: number): boolean => driver.unfilteredScope === "all" || userOf(i) === OWNER_USER;
       const search = (q: string, options: MemorySearchOptions) => provider.search(q, options);
 
@@ -307,13 +317,20 @@ export async function runFilteredSuite(ctx: SuiteContext): Promise<SuiteResult> 
         m.exactHitsMedian = summarize(exactSizes).median;
         ctx.log(`filtered: ${d.name}, filter ${name}: timing`);
         let qi = 0;
-        m.latency = await timeTask(`${d.name} ${name}`, () => search(queries[qi++ % QUERY_COUNT]!, options), { ...timing, sync: d.syncSearch });
+        m.latency = await timeTask(`${d.name} ${name}`, () => search(queries[qi++ % QUERY_COUNT]!, options), {
+          ...timing,
+          sync: d.syncSearch,
+        });
         return m;
       }
 
       for (const m of measured.filter((x) => x.provider === driver.name)) {
         const shape = FILTER_SHAPES.find((s) => s.name === m.shape);
-        const cells = [driver.name, shape ? `${shape.name}: ${shape.describe}` : "none: unfiltered search (baseline)", m.passing.toLocaleString("en-US")];
+        const cells = [
+          driver.name,
+          shape ? `${shape.name}: ${shape.describe}` : "none: unfiltered search (baseline)",
+          m.passing.toLocaleString("en-US"),
+        ];
         if (m.status !== "ok" || !m.latency || !baseline.latency) {
           rows.push([...cells, m.status === "unsupported" ? "unsupported" : "failed", "", "", "", "", ""]);
           rec.note(`${driver.name}, ${m.shape}: ${m.status} (${m.reason ?? "the baseline did not run"})`);
@@ -328,8 +345,14 @@ export async function runFilteredSuite(ctx: SuiteContext): Promise<SuiteResult> 
           `${fmt(100 * (m.failingShare ?? 0))} %`,
           `${fmt(m.exactHitsMedian ?? 0)}`,
         ]);
-        if ((m.failingShare ?? 0) > 0) rec.note(`${driver.name}, ${m.shape}: ${fmt(100 * m.failingShare!)} % of the returned hits fail the filter (the provider accepted the filter but did not apply it)`);
-        if ((m.queriesWithoutExact ?? 0) > 0) rec.note(`${driver.name}, ${m.shape}: ${m.queriesWithoutExact} of ${QUERY_COUNT} queries match no passing item at all and are left out of recall@10`);
+        if ((m.failingShare ?? 0) > 0)
+          rec.note(
+            `${driver.name}, ${m.shape}: ${fmt(100 * m.failingShare!)} % of the returned hits fail the filter (the provider accepted the filter but did not apply it)`,
+          );
+        if ((m.queriesWithoutExact ?? 0) > 0)
+          rec.note(
+            `${driver.name}, ${m.shape}: ${m.queriesWithoutExact} of ${QUERY_COUNT} queries match no passing item at all and are left out of recall@10`,
+          );
       }
       rec.note(`${driver.name} = ${driver.label}; exact ranking = ${driver.exactLabel}`);
     } finally {
@@ -339,11 +362,25 @@ export async function runFilteredSuite(ctx: SuiteContext): Promise<SuiteResult> 
   }
   rec.table({
     title: `filtered: search(q, {…filter, limit: ${K}}) over ${size.toLocaleString("en-US")} items, ${QUERY_COUNT} queries (ratio = filtered vs unfiltered median / p95, same run; recall@${K} vs the exact ranking of the passing items)`,
-    columns: ["provider", "filter", "passing items", "median", "p95", "ratio median / p95", `recall@${K}`, "hits failing the filter", "exact hits per query (median)"],
+    columns: [
+      "provider",
+      "filter",
+      "passing items",
+      "median",
+      "p95",
+      "ratio median / p95",
+      `recall@${K}`,
+      "hits failing the filter",
+      "exact hits per query (median)",
+    ],
     rows,
   });
-  rec.note("the unfiltered rows' recall@10 is each provider's own approximation of its exact ranking (SQLite weighs recency into BM25; the vector store searches a namespace exactly up to its exact threshold, 100,000 items with the hashing embedder used here and 10,000 with others, and through an HNSW graph above it), so a filtered row is read against it");
-  rec.note(`the vector provider keeps each user in its own namespace: its unfiltered search covers the instance's own user (${OWNER_USER}, 99 % of the items), and the userId filter searches ${OTHER_USER}'s namespace`);
+  rec.note(
+    "the unfiltered rows' recall@10 is each provider's own approximation of its exact ranking (SQLite weighs recency into BM25; the vector store searches a namespace exactly up to its exact threshold, 100,000 items with the hashing embedder used here and 10,000 with others, and through an HNSW graph above it), so a filtered row is read against it",
+  );
+  rec.note(
+    `the vector provider keeps each user in its own namespace: its unfiltered search covers the instance's own user (${OWNER_USER}, 99 % of the items), and the userId filter searches ${OTHER_USER}'s namespace`,
+  );
   rec.result.data = { seed: SEED, size, k: K, queries: QUERY_COUNT, sampleQueries: queries.slice(0, 3), measured };
   return rec.finish();
 }

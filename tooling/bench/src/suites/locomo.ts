@@ -50,7 +50,11 @@ function miniSearchRetriever(): Retriever {
       const index = new MiniSearch<{ id: number; content: string }>({ fields: ["content"] });
       index.addAll(conv.turns.map((t, id) => ({ id, content: t.content })));
       return {
-        search: async (q) => index.search(q).slice(0, 50).map((h) => conv.turns[h.id as number]!.diaId),
+        search: async (q) =>
+          index
+            .search(q)
+            .slice(0, 50)
+            .map((h) => conv.turns[h.id as number]!.diaId),
         close: async () => {},
       };
     },
@@ -86,7 +90,14 @@ function providerRetriever(label: string, short: string, create: (dir: string) =
       const provider = create(dir);
       await settle(provider.initialize(`locomo-${conv.sampleId}`, { hermesHome: dir, agentContext: "primary" }));
       for (const t of conv.turns) {
-        await settle(provider.remember({ content: t.content, kind: "turn", sessionId: t.sessionId, metadata: { dia_id: t.diaId, speaker: t.speaker, date: t.date } }));
+        await settle(
+          provider.remember({
+            content: t.content,
+            kind: "turn",
+            sessionId: t.sessionId,
+            metadata: { dia_id: t.diaId, speaker: t.speaker, date: t.date },
+          }),
+        );
       }
       // Let background writers scheduled with setImmediate start before flush(): on 2 Dec a
       // VectorMemoryProvider build spun forever in flush() when called in the same tick as remember().
@@ -128,13 +139,28 @@ export async function runLocomoSuite(ctx: SuiteContext): Promise<SuiteResult> {
 
   const retrievers: Retriever[] = [bm25Retriever(), miniSearchRetriever(), oramaRetriever()];
   const sqlite = await loadSqliteProvider();
-  if (sqlite.ok) retrievers.push(providerRetriever("SqliteMemoryProvider (FTS5 BM25)", "sqlite", (dir) => new sqlite.value({ path: path.join(dir, "memory.db") })));
+  if (sqlite.ok)
+    retrievers.push(
+      providerRetriever("SqliteMemoryProvider (FTS5 BM25)", "sqlite", (dir) => new sqlite.value({ path: path.join(dir, "memory.db") })),
+    );
   else rec.skip(`sqlite provider: ${sqlite.reason}`);
   const vector = await loadVector(["VectorMemoryProvider"]);
   if (vector.ok) {
     const VectorProvider = vector.value.VectorMemoryProvider as new (options: Record<string, unknown>) => SearchableTarget;
-    retrievers.push(providerRetriever("VectorMemoryProvider (local, hashing embedder, vector only)", "vector", () => new VectorProvider({ hybrid: false, env: {} })));
-    retrievers.push(providerRetriever("VectorMemoryProvider (local, hashing embedder, hybrid fusion with BM25)", "vector hybrid", () => new VectorProvider({ hybrid: true, env: {} })));
+    retrievers.push(
+      providerRetriever(
+        "VectorMemoryProvider (local, hashing embedder, vector only)",
+        "vector",
+        () => new VectorProvider({ hybrid: false, env: {} }),
+      ),
+    );
+    retrievers.push(
+      providerRetriever(
+        "VectorMemoryProvider (local, hashing embedder, hybrid fusion with BM25)",
+        "vector hybrid",
+        () => new VectorProvider({ hybrid: true, env: {} }),
+      ),
+    );
   } else rec.skip(`vector provider: ${vector.reason}`);
 
   const tmp = makeTempDir("locomo");
@@ -189,7 +215,15 @@ export async function runLocomoSuite(ctx: SuiteContext): Promise<SuiteResult> {
       ...results.map((r) => {
         const o = r.rows.find((x) => x.label === "overall")!;
         const l = r.latency;
-        return [r.label, ...o.recall.map((v) => v.toFixed(1)), `${fmt(l.median)} ms`, `${fmt(l.p95)} ms`, `${fmt(l.p99)} ms`, `${fmt(l.min)}–${fmt(l.max)} ms`, `${fmt(r.ingestMs)} ms`];
+        return [
+          r.label,
+          ...o.recall.map((v) => v.toFixed(1)),
+          `${fmt(l.median)} ms`,
+          `${fmt(l.p95)} ms`,
+          `${fmt(l.p99)} ms`,
+          `${fmt(l.min)}–${fmt(l.max)} ms`,
+          `${fmt(r.ingestMs)} ms`,
+        ];
       }),
       ["DRAGON (paper, Table 3; published, not run here)", ...DRAGON_RECALL.map((v) => v.toFixed(1)), "", "", "", "", ""],
     ],
@@ -221,7 +255,10 @@ export async function runLocomoSuite(ctx: SuiteContext): Promise<SuiteResult> {
     yLabel: "recall (%)",
     logX: true,
     series: [
-      ...results.map((r) => ({ name: r.short, points: RECALL_KS.map((k, i) => [k, r.rows.find((x) => x.label === "overall")!.recall[i]!] as [number, number]) })),
+      ...results.map((r) => ({
+        name: r.short,
+        points: RECALL_KS.map((k, i) => [k, r.rows.find((x) => x.label === "overall")!.recall[i]!] as [number, number]),
+      })),
       { name: "DRAGON (published)", dashed: true, points: RECALL_KS.map((k, i) => [k, DRAGON_RECALL[i]!] as [number, number]) },
     ],
     thresholds: [
@@ -274,6 +311,8 @@ function latencyComparison(
   );
   const hybridVsSqlite = med(hybrid) !== undefined && med(sqlite) ? med(hybrid)! / med(sqlite)! : undefined;
   if (hybridVsSqlite !== undefined) {
-    rec.note(`vector hybrid vs SQLite provider, median search (${where}): ${fmt(med(hybrid)!)} ms vs ${fmt(med(sqlite)!)} ms = ${fmt(hybridVsSqlite)}×`);
+    rec.note(
+      `vector hybrid vs SQLite provider, median search (${where}): ${fmt(med(hybrid)!)} ms vs ${fmt(med(sqlite)!)} ms = ${fmt(hybridVsSqlite)}×`,
+    );
   }
 }

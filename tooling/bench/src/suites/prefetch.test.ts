@@ -14,7 +14,9 @@ afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 function database(name: string, setup: string): string {
   const file = path.join(dir, name);
   const db = new Database(file);
-  db.exec(`CREATE TABLE items (id INTEGER PRIMARY KEY, content TEXT); CREATE VIRTUAL TABLE items_fts USING fts5(content, content = ''); ${setup}`);
+  db.exec(
+    `CREATE TABLE items (id INTEGER PRIMARY KEY, content TEXT); CREATE VIRTUAL TABLE items_fts USING fts5(content, content = ''); ${setup}`,
+  );
   db.close();
   return file;
 }

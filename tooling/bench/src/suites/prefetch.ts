@@ -133,7 +133,20 @@ export async function runPrefetchSuite(ctx: SuiteContext): Promise<SuiteResult> 
   const timing = ctx.quick ? { timeMs: 300, iterations: 100 } : { timeMs: 3_000, iterations: 100 };
   const tmp = makeTempDir("prefetch");
   const rows: Array<Array<string | number>> = [];
-  const measured: Array<{ size: number; prefetch: Summary; cold: Summary; warmPasses: number; raw: Summary; naive: Summary | null; matchesMedian: number; top5Agreement: number | null; buildMs: number | null; reused: boolean; ftsTable: string; emptyResults: number }> = [];
+  const measured: Array<{
+    size: number;
+    prefetch: Summary;
+    cold: Summary;
+    warmPasses: number;
+    raw: Summary;
+    naive: Summary | null;
+    matchesMedian: number;
+    top5Agreement: number | null;
+    buildMs: number | null;
+    reused: boolean;
+    ftsTable: string;
+    emptyResults: number;
+  }> = [];
   let buildRate: number | null = null;
   let schema = "";
   try {
@@ -152,12 +165,16 @@ export async function runPrefetchSuite(ctx: SuiteContext): Promise<SuiteResult> 
       if (!cached && !ctx.buildCache && size > 100_000) {
         const eta = buildRate !== null ? ` (about ${fmt(size / buildRate / 1000)} s at the measured ${fmt(buildRate * 1000)} items/s)` : "";
         if (buildRate === null || size / buildRate > BUILD_BUDGET_MS) {
-          rec.skip(`${size.toLocaleString("en-US")} items: no cached corpus, and building one${eta} does not fit the suite's time budget; run \`pnpm bench prefetch --build-cache\` once`);
+          rec.skip(
+            `${size.toLocaleString("en-US")} items: no cached corpus, and building one${eta} does not fit the suite's time budget; run \`pnpm bench prefetch --build-cache\` once`,
+          );
           continue;
         }
       }
       ctx.log(`prefetch: corpus of ${size.toLocaleString("en-US")} items (${cacheFile})`);
-      const built = await wallClock(() => cachedFile(cacheFile, (tmpFile) => buildCorpus(sqlite.value, tmpFile, size, path.join(tmp.dir, `build-${size}`))));
+      const built = await wallClock(() =>
+        cachedFile(cacheFile, (tmpFile) => buildCorpus(sqlite.value, tmpFile, size, path.join(tmp.dir, `build-${size}`))),
+      );
       if (!built.value.reused) buildRate = size / built.ms;
 
       const hermesHome = path.join(tmp.dir, `home-${size}`);
@@ -175,7 +192,7 @@ export async function runPrefetchSuite(ctx: SuiteContext): Promise<SuiteResult> 
       }
       const cold = summarize(firstPass);
       let warmPasses = 1;
-      for (let previous = cold.median; warmPasses < MAX_WARM_PASSES; ) {
+      for (let previous = cold.median; warmPasses < MAX_WARM_PASSES;) {
         const pass: number[] = [];
         for (const q of queries) pass.push((await wallClock(() => settle(manager.prefetchAll(q, { sessionId: "bench-prefetch" })))).ms);
         warmPasses++;
@@ -185,10 +202,15 @@ export async function runPrefetchSuite(ctx: SuiteContext): Promise<SuiteResult> 
       }
       // Which rows the provider ranks first, to compare with the exact FTS5 ranking below.
       const providerTop: string[][] = [];
-      for (const q of queries.slice(0, AGREEMENT_QUERIES)) providerTop.push((await settle(provider.search(q, { limit: 5 }))).map((h) => String(h.id)));
+      for (const q of queries.slice(0, AGREEMENT_QUERIES))
+        providerTop.push((await settle(provider.search(q, { limit: 5 }))).map((h) => String(h.id)));
       let qi = 0;
       ctx.log(`prefetch: timing prefetchAll at ${size.toLocaleString("en-US")}`);
-      const prefetch = await timeTask(`prefetchAll ${size}`, () => manager.prefetchAll(queries[qi++ % QUERY_COUNT] as string, { sessionId: "bench-prefetch" }), timing);
+      const prefetch = await timeTask(
+        `prefetchAll ${size}`,
+        () => manager.prefetchAll(queries[qi++ % QUERY_COUNT] as string, { sessionId: "bench-prefetch" }),
+        timing,
+      );
       await settle(manager.shutdownAll());
 
       const db = new Database(cacheFile, { readonly: true, fileMustExist: true });
@@ -208,7 +230,9 @@ export async function runPrefetchSuite(ctx: SuiteContext): Promise<SuiteResult> 
       const countStmt = db.prepare<{ n: number }>(`SELECT count(*) AS n FROM "${fts}" WHERE "${fts}" MATCH ?`);
       const matchCounts = providerQueries.slice(0, 30).map((m) => countStmt.get(m)?.n ?? 0);
       const matches = summarize(matchCounts);
-      const idStmt = db.prepare<{ id: number; rank: number }>(`SELECT rowid AS id, rank FROM "${fts}" WHERE "${fts}" MATCH ? ORDER BY rank LIMIT 5`);
+      const idStmt = db.prepare<{ id: number; rank: number }>(
+        `SELECT rowid AS id, rank FROM "${fts}" WHERE "${fts}" MATCH ? ORDER BY rank LIMIT 5`,
+      );
       const rankOf = db.prepare<{ id: number; rank: number }>(
         `SELECT rowid AS id, rank FROM "${fts}" WHERE "${fts}" MATCH ? AND rowid IN (SELECT value FROM json_each(?))`,
       );
@@ -231,41 +255,121 @@ export async function runPrefetchSuite(ctx: SuiteContext): Promise<SuiteResult> 
       if (buildFtsQuery) {
         let ni = 0;
         // Reference only, and slow (stop words hit most rows): a small fixed sample keeps the suite short.
-        naive = await timeTask(`raw FTS5 naive ${size}`, () => stmt.all(naiveQueries[ni++ % QUERY_COUNT]), { timeMs: ctx.quick ? 200 : 1_000, iterations: ctx.quick ? 10 : 30, sync: true });
+        naive = await timeTask(`raw FTS5 naive ${size}`, () => stmt.all(naiveQueries[ni++ % QUERY_COUNT]), {
+          timeMs: ctx.quick ? 200 : 1_000,
+          iterations: ctx.quick ? 10 : 30,
+          sync: true,
+        });
       }
       db.close();
 
-      measured.push({ size, prefetch, cold, warmPasses, raw, naive, matchesMedian: matches.median, top5Agreement: agreement, buildMs: built.value.reused ? null : built.ms, reused: built.value.reused, ftsTable: fts, emptyResults });
+      measured.push({
+        size,
+        prefetch,
+        cold,
+        warmPasses,
+        raw,
+        naive,
+        matchesMedian: matches.median,
+        top5Agreement: agreement,
+        buildMs: built.value.reused ? null : built.ms,
+        reused: built.value.reused,
+        ftsTable: fts,
+        emptyResults,
+      });
       const label = size.toLocaleString("en-US");
-      rows.push([`${label}`, `raw FTS5 MATCH … ORDER BY rank LIMIT 5${buildFtsQuery ? ", provider's MATCH expression" : ""} (baseline)`, ...latencyCells(raw, "ms"), "1×", "100 %"]);
-      if (naive) rows.push([`${label}`, "raw FTS5, every query word OR-ed (reference)", ...latencyCells(naive, "ms"), ratio(naive.p99, raw.p99), ""]);
-      rows.push([`${label}`, "manager.prefetchAll (sqlite), first call of each query after opening", ...latencyCells(cold, "ms"), ratio(cold.p99, raw.p99), ""]);
-      rows.push([`${label}`, "manager.prefetchAll (sqlite)", ...latencyCells(prefetch, "ms"), ratio(prefetch.p99, raw.p99), agreement === null ? "n/a" : `${fmt(100 * agreement)} %`]);
-      rec.note(`${label} items: prefetchAll timed after ${warmPasses} untimed passes over the ${QUERY_COUNT} queries (until a pass's median improved on the previous one's by less than ${fmt(100 * SETTLED_SHARE)} %)`);
-      if (agreement !== null) rec.note(`${label} items: ${fmt(100 * agreement)} % of the provider's top 5 belongs to an exact FTS5 top 5 (ORDER BY rank; rows tied with the 5th best score count) (search(), ${AGREEMENT_QUERIES} queries; the provider also weighs recency)`);
-      if (strictAgreement !== null) rec.note(`${label} items: counting only the ids FTS5 itself lists first (ties broken by row order), ${fmt(100 * strictAgreement)} %`);
-      rec.note(`${label} items: a query matches ${fmt(matches.median)} rows at the median (${fmt((100 * matches.median) / size)} % of the corpus; min–max ${fmt(matches.min)}–${fmt(matches.max)})`);
+      rows.push([
+        `${label}`,
+        `raw FTS5 MATCH … ORDER BY rank LIMIT 5${buildFtsQuery ? ", provider's MATCH expression" : ""} (baseline)`,
+        ...latencyCells(raw, "ms"),
+        "1×",
+        "100 %",
+      ]);
+      if (naive)
+        rows.push([
+          `${label}`,
+          "raw FTS5, every query word OR-ed (reference)",
+          ...latencyCells(naive, "ms"),
+          ratio(naive.p99, raw.p99),
+          "",
+        ]);
+      rows.push([
+        `${label}`,
+        "manager.prefetchAll (sqlite), first call of each query after opening",
+        ...latencyCells(cold, "ms"),
+        ratio(cold.p99, raw.p99),
+        "",
+      ]);
+      rows.push([
+        `${label}`,
+        "manager.prefetchAll (sqlite)",
+        ...latencyCells(prefetch, "ms"),
+        ratio(prefetch.p99, raw.p99),
+        agreement === null ? "n/a" : `${fmt(100 * agreement)} %`,
+      ]);
+      rec.note(
+        `${label} items: prefetchAll timed after ${warmPasses} untimed passes over the ${QUERY_COUNT} queries (until a pass's median improved on the previous one's by less than ${fmt(100 * SETTLED_SHARE)} %)`,
+      );
+      if (agreement !== null)
+        rec.note(
+          `${label} items: ${fmt(100 * agreement)} % of the provider's top 5 belongs to an exact FTS5 top 5 (ORDER BY rank; rows tied with the 5th best score count) (search(), ${AGREEMENT_QUERIES} queries; the provider also weighs recency)`,
+        );
+      if (strictAgreement !== null)
+        rec.note(
+          `${label} items: counting only the ids FTS5 itself lists first (ties broken by row order), ${fmt(100 * strictAgreement)} %`,
+        );
+      rec.note(
+        `${label} items: a query matches ${fmt(matches.median)} rows at the median (${fmt((100 * matches.median) / size)} % of the corpus; min–max ${fmt(matches.min)}–${fmt(matches.max)})`,
+      );
       if (emptyResults > 0) rec.note(`${label} items: prefetchAll returned nothing for ${emptyResults} of ${QUERY_COUNT} queries`);
       if (built.value.reused) rec.note(`${label} items: corpus reused from bench-results/.cache`);
-      else rec.note(`${label} items: corpus generated through syncTurn() in ${fmt(built.ms / 1000)} s (${fmt(size / (built.ms / 1000))} items/s)`);
+      else
+        rec.note(
+          `${label} items: corpus generated through syncTurn() in ${fmt(built.ms / 1000)} s (${fmt(size / (built.ms / 1000))} items/s)`,
+        );
     }
   } finally {
     tmp.remove();
   }
-  if (rows.length > 0) rec.table({ title: "prefetch: latency per query (ratio = p99 vs raw FTS5 p99; exact top 5 kept = share of the provider's top 5 that belongs to an exact BM25 top 5, a row tied with the 5th best score included)", columns: ["items", "what", ...LATENCY_COLUMNS, "ratio", "exact top 5 kept"], rows });
+  if (rows.length > 0)
+    rec.table({
+      title:
+        "prefetch: latency per query (ratio = p99 vs raw FTS5 p99; exact top 5 kept = share of the provider's top 5 that belongs to an exact BM25 top 5, a row tied with the 5th best score included)",
+      columns: ["items", "what", ...LATENCY_COLUMNS, "ratio", "exact top 5 kept"],
+      rows,
+    });
   const top = measured.find((m) => m.size === 1_000_000);
   if (top) {
-    rec.goal("prefetchAll p99 ≤ 2× raw FTS5 at 1M", `${fmt(top.prefetch.p99)} ms vs ${fmt(top.raw.p99)} ms (${ratio(top.prefetch.p99, top.raw.p99)})`, top.prefetch.p99 <= 2 * top.raw.p99);
+    rec.goal(
+      "prefetchAll p99 ≤ 2× raw FTS5 at 1M",
+      `${fmt(top.prefetch.p99)} ms vs ${fmt(top.raw.p99)} ms (${ratio(top.prefetch.p99, top.raw.p99)})`,
+      top.prefetch.p99 <= 2 * top.raw.p99,
+    );
     rec.goal(
       "prefetchAll p99 < 10 ms at 1M",
-      `${fmt(top.prefetch.p99)} ms` + (top.top5Agreement !== null ? ` (keeps ${fmt(100 * top.top5Agreement)} % of the exact BM25 top 5)` : ""),
+      `${fmt(top.prefetch.p99)} ms` +
+        (top.top5Agreement !== null ? ` (keeps ${fmt(100 * top.top5Agreement)} % of the exact BM25 top 5)` : ""),
       top.prefetch.p99 < 10,
     );
-    rec.goal("1M: ≥ 95 % of the exact BM25 top 5 kept", top.top5Agreement === null ? "not measured" : `${fmt(100 * top.top5Agreement)} %`, top.top5Agreement === null ? null : top.top5Agreement >= 0.95);
+    rec.goal(
+      "1M: ≥ 95 % of the exact BM25 top 5 kept",
+      top.top5Agreement === null ? "not measured" : `${fmt(100 * top.top5Agreement)} %`,
+      top.top5Agreement === null ? null : top.top5Agreement >= 0.95,
+    );
   } else {
     const largest = measured[measured.length - 1];
-    rec.goal("prefetchAll p99 ≤ 2× raw FTS5 at 1M", largest ? `1M not measured; at ${largest.size.toLocaleString("en-US")}: ${ratio(largest.prefetch.p99, largest.raw.p99)}` : "not measured", null);
-    rec.goal("prefetchAll p99 < 10 ms at 1M", largest ? `1M not measured; at ${largest.size.toLocaleString("en-US")}: ${fmt(largest.prefetch.p99)} ms` : "not measured", null);
+    rec.goal(
+      "prefetchAll p99 ≤ 2× raw FTS5 at 1M",
+      largest
+        ? `1M not measured; at ${largest.size.toLocaleString("en-US")}: ${ratio(largest.prefetch.p99, largest.raw.p99)}`
+        : "not measured",
+      null,
+    );
+    rec.goal(
+      "prefetchAll p99 < 10 ms at 1M",
+      largest ? `1M not measured; at ${largest.size.toLocaleString("en-US")}: ${fmt(largest.prefetch.p99)} ms` : "not measured",
+      null,
+    );
   }
   const hundredK = measured.find((m) => m.size === 100_000);
   rec.goal(

@@ -166,7 +166,11 @@ export async function runSyncSuite(ctx: SuiteContext): Promise<SuiteResult> {
         await settle(manager.shutdownAll());
       }
       rows.push(["manager.syncAll, one turn at a time", ...latencyCells(scaleSummary(idle, 1000), "µs"), ratio(idle.median, push.median)]);
-      rows.push(["manager.syncAll, back-to-back burst", ...latencyCells(scaleSummary(burst, 1000), "µs"), ratio(burst.median, push.median)]);
+      rows.push([
+        "manager.syncAll, back-to-back burst",
+        ...latencyCells(scaleSummary(burst, 1000), "µs"),
+        ratio(burst.median, push.median),
+      ]);
       chartSeries.push({ name: "syncAll (one at a time)", s: idle }, { name: "syncAll (burst)", s: burst });
       data.syncAllIdleMs = idle;
       data.syncAllBurstMs = burst;
@@ -183,7 +187,13 @@ export async function runSyncSuite(ctx: SuiteContext): Promise<SuiteResult> {
       title: `sync: persisted throughput (${turnCount.toLocaleString("en-US")} turns, median of ${repeats} alternating run${repeats > 1 ? "s" : ""})`,
       columns: ["what", "turns/s", "wall time", "vs raw", "on disk per 1,000 turns"],
       rows: [
-        [`raw better-sqlite3, table + FTS5, ${BATCH}-row transactions (baseline)`, fmt(rawRate) + range(rawRuns), `${fmt(rawMs)} ms`, "100 %", perThousand(rawBytes)],
+        [
+          `raw better-sqlite3, table + FTS5, ${BATCH}-row transactions (baseline)`,
+          fmt(rawRate) + range(rawRuns),
+          `${fmt(rawMs)} ms`,
+          "100 %",
+          perThousand(rawBytes),
+        ],
         ...(persistedRate !== null
           ? [
               [
@@ -198,12 +208,15 @@ export async function runSyncSuite(ctx: SuiteContext): Promise<SuiteResult> {
       ],
     });
 
-    const p99Goal = (s: Summary | null) => (s ? { measured: `p99 ${fmt(s.p99 * 1000)} µs`, met: s.p99 * 1000 <= 50 } : { measured: "not measured", met: null });
+    const p99Goal = (s: Summary | null) =>
+      s ? { measured: `p99 ${fmt(s.p99 * 1000)} µs`, met: s.p99 * 1000 <= 50 } : { measured: "not measured", met: null };
     rec.goal("syncAll caller p99 ≤ 50 µs (one turn at a time)", p99Goal(idle).measured, p99Goal(idle).met);
     rec.goal("syncAll caller p99 ≤ 50 µs (burst)", p99Goal(burst).measured, p99Goal(burst).met);
     rec.goal(
       "persisted ≥ 50 % of raw",
-      persistedRate !== null ? `${fmt((100 * persistedRate) / rawRate)} % (${fmt(persistedRate)} vs ${fmt(rawRate)} turns/s)` : "not measured",
+      persistedRate !== null
+        ? `${fmt((100 * persistedRate) / rawRate)} % (${fmt(persistedRate)} vs ${fmt(rawRate)} turns/s)`
+        : "not measured",
       persistedRate !== null ? persistedRate >= 0.5 * rawRate : null,
     );
     rec.result.data = data;
@@ -214,7 +227,14 @@ export async function runSyncSuite(ctx: SuiteContext): Promise<SuiteResult> {
       yLabel: "µs per call (log)",
       logY: true,
       categories: ["median", "p95", "p99"],
-      series: chartSeries.map(({ name, s }) => ({ name, points: [[0, s.median * 1000], [1, s.p95 * 1000], [2, s.p99 * 1000]] as Array<[number, number]> })),
+      series: chartSeries.map(({ name, s }) => ({
+        name,
+        points: [
+          [0, s.median * 1000],
+          [1, s.p95 * 1000],
+          [2, s.p99 * 1000],
+        ] as Array<[number, number]>,
+      })),
       thresholds: [{ label: "goal p99 ≤ 50 µs", y: 50 }],
     };
   } finally {

@@ -41,10 +41,18 @@ export async function runVectorSuite(ctx: SuiteContext): Promise<SuiteResult> {
   const queryCount = ctx.quick ? 50 : 100;
   const space = new EmbeddingSpace(DIM);
   const queries = space.sample(queryCount, QUERY_SEED);
-  const queryVec = (i: number): Float32Array => queries.subarray((i % queryCount) * DIM, (i % queryCount + 1) * DIM);
+  const queryVec = (i: number): Float32Array => queries.subarray((i % queryCount) * DIM, ((i % queryCount) + 1) * DIM);
   const timing = ctx.quick ? { timeMs: 300, iterations: 20 } : { timeMs: 2_000, iterations: 30 };
   const rows: Array<Array<string | number>> = [];
-  const measured: Array<{ size: number; brute: Summary; store: Summary | null; recall: number | null; tuned?: { expansionSearch: number; recall: number; latency: Summary }; buildMs: number | null; openMs: number | null }> = [];
+  const measured: Array<{
+    size: number;
+    brute: Summary;
+    store: Summary | null;
+    recall: number | null;
+    tuned?: { expansionSearch: number; recall: number; latency: Summary };
+    buildMs: number | null;
+    openMs: number | null;
+  }> = [];
 
   const vec = await loadVectorInternal(["LocalVectorStore"]);
   if (!vec.ok) rec.skip(`LocalVectorStore: ${vec.reason}`);
@@ -59,7 +67,13 @@ export async function runVectorSuite(ctx: SuiteContext): Promise<SuiteResult> {
     let bi = 0;
     ctx.log(`vector: timing brute force at ${size.toLocaleString("en-US")}`);
     const brute = await timeTask(`brute force ${size}`, () => bruteForceTopK(data, DIM, queryVec(bi++), K), { ...timing, sync: true });
-    rows.push([size.toLocaleString("en-US"), "exact brute force, one Float32Array (baseline)", ...latencyCells(brute, "ms"), "1×", "1.000"]);
+    rows.push([
+      size.toLocaleString("en-US"),
+      "exact brute force, one Float32Array (baseline)",
+      ...latencyCells(brute, "ms"),
+      "1×",
+      "1.000",
+    ]);
     const entry: (typeof measured)[number] = { size, brute, store: null, recall: null, buildMs: null, openMs: null };
     measured.push(entry);
     if (!Store) continue;
@@ -100,11 +114,16 @@ export async function runVectorSuite(ctx: SuiteContext): Promise<SuiteResult> {
       let recallSum = 0;
       for (let q = 0; q < queryCount; q++) {
         const hits = await target.query(queryVec(q), { topK: K });
-        recallSum += recallAt(truth[q] as number[], hits.map((h) => Number(h.id)));
+        recallSum += recallAt(
+          truth[q] as number[],
+          hits.map((h) => Number(h.id)),
+        );
       }
       let si = 0;
       // querySync when present: the async wrapper adds only a microtask, but the store offers both.
-      const query = target.querySync ? (v: Float32Array) => target.querySync!(v, { topK: K }) : (v: Float32Array) => target.query(v, { topK: K });
+      const query = target.querySync
+        ? (v: Float32Array) => target.querySync!(v, { topK: K })
+        : (v: Float32Array) => target.query(v, { topK: K });
       ctx.log(`vector: timing ${label} at ${size.toLocaleString("en-US")}`);
       const latency = await timeTask(`${label} ${size}`, () => query(queryVec(si++)), { ...timing, iterations: timing.iterations * 5 });
       return { recall: recallSum / queryCount, latency };
@@ -113,13 +132,25 @@ export async function runVectorSuite(ctx: SuiteContext): Promise<SuiteResult> {
     await store.close();
     entry.store = dflt.latency;
     entry.recall = dflt.recall;
-    rows.push([size.toLocaleString("en-US"), "LocalVectorStore.query (usearch HNSW + sidecar, defaults)", ...latencyCells(dflt.latency, "ms"), ratio(dflt.latency.median, brute.median), dflt.recall.toFixed(3)]);
+    rows.push([
+      size.toLocaleString("en-US"),
+      "LocalVectorStore.query (usearch HNSW + sidecar, defaults)",
+      ...latencyCells(dflt.latency, "ms"),
+      ratio(dflt.latency.median, brute.median),
+      dflt.recall.toFixed(3),
+    ]);
     // The same index searched with a wider beam: shows what the recall/latency knob buys.
     const wide = await Store.open({ dimensions: DIM, directory: dir, exactThreshold: 0, expansionSearch: WIDE_EXPANSION });
     const tuned = await measure(wide, `LocalVectorStore.query expansionSearch ${WIDE_EXPANSION}`);
     await wide.close();
     entry.tuned = { expansionSearch: WIDE_EXPANSION, recall: tuned.recall, latency: tuned.latency };
-    rows.push([size.toLocaleString("en-US"), `LocalVectorStore.query, option expansionSearch: ${WIDE_EXPANSION}`, ...latencyCells(tuned.latency, "ms"), ratio(tuned.latency.median, brute.median), tuned.recall.toFixed(3)]);
+    rows.push([
+      size.toLocaleString("en-US"),
+      `LocalVectorStore.query, option expansionSearch: ${WIDE_EXPANSION}`,
+      ...latencyCells(tuned.latency, "ms"),
+      ratio(tuned.latency.median, brute.median),
+      tuned.recall.toFixed(3),
+    ]);
     rec.note(
       `${size.toLocaleString("en-US")}: ` +
         (built.value.reused ? `index reused from bench-results/.cache` : `index built in ${fmt(built.ms / 1000)} s`) +
@@ -127,12 +158,18 @@ export async function runVectorSuite(ctx: SuiteContext): Promise<SuiteResult> {
     );
   }
 
-  rec.table({ title: `vector: top-${K} query, ${DIM}-d low-rank vectors, ${queryCount} queries (ratio = median vs brute force)`, columns: ["vectors", "what", ...LATENCY_COLUMNS, "ratio", `recall@${K}`], rows });
+  rec.table({
+    title: `vector: top-${K} query, ${DIM}-d low-rank vectors, ${queryCount} queries (ratio = median vs brute force)`,
+    columns: ["vectors", "what", ...LATENCY_COLUMNS, "ratio", `recall@${K}`],
+    rows,
+  });
   for (const m of measured) {
     const label = m.size.toLocaleString("en-US");
     rec.goal(
       `${label}: recall@10 ≥ 0.95 (store defaults)`,
-      m.recall === null ? "not measured" : `${m.recall.toFixed(3)}${m.tuned ? ` (expansionSearch ${m.tuned.expansionSearch}: ${m.tuned.recall.toFixed(3)} at ${ratio(m.tuned.latency.median, m.brute.median)} brute-force time)` : ""}`,
+      m.recall === null
+        ? "not measured"
+        : `${m.recall.toFixed(3)}${m.tuned ? ` (expansionSearch ${m.tuned.expansionSearch}: ${m.tuned.recall.toFixed(3)} at ${ratio(m.tuned.latency.median, m.brute.median)} brute-force time)` : ""}`,
       m.recall === null ? null : m.recall >= 0.95,
     );
     rec.goal(
@@ -141,7 +178,9 @@ export async function runVectorSuite(ctx: SuiteContext): Promise<SuiteResult> {
       m.store ? m.store.median <= 0.25 * m.brute.median : null,
     );
   }
-  rec.note("vectors: x = A·z + noise (rank 24, noise 0.35), unit length, cosine; queries drawn from the same distribution with another seed");
+  rec.note(
+    "vectors: x = A·z + noise (rank 24, noise 0.35), unit length, cosine; queries drawn from the same distribution with another seed",
+  );
   rec.result.data = { dim: DIM, k: K, queries: queryCount, measured };
   rec.result.chart = {
     kind: "line",
@@ -153,7 +192,10 @@ export async function runVectorSuite(ctx: SuiteContext): Promise<SuiteResult> {
     series: [
       { name: "LocalVectorStore p99", points: measured.filter((m) => m.store).map((m) => [m.size, m.store!.p99]) },
       { name: "LocalVectorStore median", points: measured.filter((m) => m.store).map((m) => [m.size, m.store!.median]) },
-      { name: `expansionSearch ${WIDE_EXPANSION} median`, points: measured.filter((m) => m.tuned).map((m) => [m.size, m.tuned!.latency.median]) },
+      {
+        name: `expansionSearch ${WIDE_EXPANSION} median`,
+        points: measured.filter((m) => m.tuned).map((m) => [m.size, m.tuned!.latency.median]),
+      },
       { name: "brute force p99", points: measured.map((m) => [m.size, m.brute.p99]), dashed: true },
       { name: "brute force median", points: measured.map((m) => [m.size, m.brute.median]), dashed: true },
     ],
