@@ -219,31 +219,7 @@ export function createMemoryMcpServer(manager: MemoryManager, options: MemoryMcp
 
   server.setRequestHandler(envelope(ListResourcesRequestSchema), async (request) => {
     validRequest(ListResourcesRequestSchema, request);
-    const resources: Resource[] = [
-      { uri: RESOURCE_URIS.memory, name: "MEMORY.md", description: "The agent's notes (built-in memory).", mimeType: "text/markdown" },
-      {
-        uri: RESOURCE_URIS.user,
-        name: "USER.md",
-        description: "What the agent knows about the user (built-in memory).",
-        mimeType: "text/markdown",
-      },
-      {
-        uri: RESOURCE_URIS.status,
-        name: "memory status",
-        description: "The configured and the active memory provider, why they differ, and the user served.",
-        mimeType: "application/json",
-      },
-    ];
-    const provider = statsProvider();
-    if (provider) {
-      resources.push({
-        uri: RESOURCE_URIS.stats,
-        name: `${provider.name} stats`,
-        description: `Item counts and location of the '${provider.name}' memory store.`,
-        mimeType: "application/json",
-      });
-    }
-    return { resources };
+    return { resources: resourceList(statsProvider()) };
   });
 
   server.setRequestHandler(envelope(ReadResourceRequestSchema), async (envelopeRequest) => {
@@ -273,6 +249,34 @@ export function createMemoryMcpServer(manager: MemoryManager, options: MemoryMcp
   });
 
   return mcp;
+}
+
+/** The resources offered: MEMORY.md, USER.md, the status report and, for `provider` (a searchable provider whose counts this server may show), its stats. */
+function resourceList(provider: Searchable | null): Resource[] {
+  const resources: Resource[] = [
+    { uri: RESOURCE_URIS.memory, name: "MEMORY.md", description: "The agent's notes (built-in memory).", mimeType: "text/markdown" },
+    {
+      uri: RESOURCE_URIS.user,
+      name: "USER.md",
+      description: "What the agent knows about the user (built-in memory).",
+      mimeType: "text/markdown",
+    },
+    {
+      uri: RESOURCE_URIS.status,
+      name: "memory status",
+      description: "The configured and the active memory provider, why they differ, and the user served.",
+      mimeType: "application/json",
+    },
+  ];
+  if (provider) {
+    resources.push({
+      uri: RESOURCE_URIS.stats,
+      name: `${provider.name} stats`,
+      description: `Item counts and location of the '${provider.name}' memory store.`,
+      mimeType: "application/json",
+    });
+  }
+  return resources;
 }
 
 /** What `hermes-memory://status` reports. */

@@ -63,13 +63,15 @@ function outsideProblem(source: ProviderSource, dir: string, name: string, reaso
   );
 }
 
-async function scanOne(
+/**
+ * The text of `plugin.yaml` in `dir` (null when there is none), or the problem that makes the folder
+ * unusable. Never blocks on a FIFO nor reads a device or a huge file into memory (`readManifestFile`).
+ */
+async function readManifest(
   dir: string,
-  dirName: string,
+  manifestPath: string,
   source: ProviderSource,
-): Promise<{ provider?: DiscoveredProvider; problem?: DiscoveryProblem }> {
-  const manifestPath = path.join(dir, "plugin.yaml");
-  // Never blocks on a FIFO nor reads a device or a huge file into memory (see readManifestFile).
+): Promise<{ text: string | null } | { problem: DiscoveryProblem }> {
   const manifestRead = await readManifestFile(manifestPath, MAX_PLUGIN_YAML_BYTES);
   if ("error" in manifestRead) {
     return {
@@ -93,7 +95,45 @@ async function scanOne(
       ),
     };
   }
-  const manifestText = "text" in manifestRead ? manifestRead.text : null;
+  return { text: "text" in manifestRead ? manifestRead.text : null };
+}
+
+/**
+ * The provider's `cli.js`, beside its entry, contained exactly like the entry: a symlink leaving the
+ * folder is refused (reported; the provider stays usable without its commands).
+ */
+async function locateCli(
+  dir: string,
+  entry: string,
+  name: string,
+  source: ProviderSource,
+): Promise<{ cli: string | null; problem?: DiscoveryProblem }> {
+  const cliRelative = path.relative(dir, path.join(path.dirname(entry), "cli.js"));
+  if (!(await isFile(path.join(dir, cliRelative)))) return { cli: null };
+  const resolved = await resolveInsideDir(dir, cliRelative);
+  if (resolved.ok) return { cli: resolved.path };
+  return {
+    cli: null,
+    problem: problem(
+      source,
+      dir,
+      resolved.code,
+      `Memory provider '${name}' in ${dir}: cli.js ${resolved.reason}; the provider is usable without its commands`,
+      `Replace the symlink with the provider's cli.js inside ${dir}.`,
+      name,
+    ),
+  };
+}
+
+async function scanOne(
+  dir: string,
+  dirName: string,
+  source: ProviderSource,
+): Promise<{ provider?: DiscoveredProvider; problem?: DiscoveryProblem }> {
+  const manifestPath = path.join(dir, "plugin.yaml");
+  const manifestRead = await readManifest(dir, manifestPath, source);
+  if ("problem" in manifestRead) return { problem: manifestRead.problem };
+  const manifestText = manifestRead.text;
 
   let name = dirName;
   let version: string | null = null;
@@ -178,24 +218,7 @@ async function scanOne(
       ),
     };
   }
-  // cli.js sits beside the entry and is contained exactly like it: a symlink leaving the folder
-  // is refused (reported; the provider stays usable without its commands).
-  const cliRelative = path.relative(dir, path.join(path.dirname(entry), "cli.js"));
-  let cli: string | null = null;
-  let cliProblem: DiscoveryProblem | undefined;
-  if (await isFile(path.join(dir, cliRelative))) {
-    const resolved = await resolveInsideDir(dir, cliRelative);
-    if (resolved.ok) cli = resolved.path;
-    else
-      cliProblem = problem(
-        source,
-        dir,
-        resolved.code,
-        `Memory provider '${name}' in ${dir}: cli.js ${resolved.reason}; the provider is usable without its commands`,
-        `Replace the symlink with the provider's cli.js inside ${dir}.`,
-        name,
-      );
-  }
+  const { cli, problem: cliProblem } = await locateCli(dir, entry, name, source);
   return {
     provider: { name, source, dir, entry, version, description, hooks, cli, packageName: null },
     ...(cliProblem ? { problem: cliProblem } : {}),
