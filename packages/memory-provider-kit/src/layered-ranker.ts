@@ -196,6 +196,15 @@ function rarestFirst(terms: readonly CountedTerm[], rows: number): RankTerm[] {
     });
 }
 
+/**
+ * The `ranked` words whose rows are pooled (all but those in nearly every item), or the rarest alone
+ * when all are: words in most items add nothing (IDF ≈ 0) but would make a layer match nearly everything.
+ */
+function layeredOf(ranked: readonly RankTerm[]): RankTerm[] {
+  const useful = ranked.filter((t) => t.idf > 1e-3);
+  return useful.length > 0 ? useful : ranked.slice(0, 1);
+}
+
 /** The IDF sum of the `layered` words in every set of `count` ranked words (at most 2^MAX_LAYERED_TERMS), by the set's bits. */
 function idfSumsOf(count: number, layered: readonly RankTerm[]): Float64Array {
   const idfSums = new Float64Array(1 << count);
@@ -337,9 +346,7 @@ export class LayeredRanker {
     if (terms.length === 0 || rows === 0) return [];
     const ranked = rarestFirst(terms, rows);
     if (ranked.length === 0) return [];
-    // Words in most items add nothing (IDF ≈ 0) but would make a layer match nearly everything.
-    const useful = ranked.filter((t) => t.idf > 1e-3);
-    const layered = useful.length > 0 ? useful : ranked.slice(0, 1);
+    const layered = layeredOf(ranked);
 
     const scores = new Map<number, number>();
     const limit = Math.max(1, options.limit);

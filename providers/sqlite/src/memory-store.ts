@@ -4,6 +4,7 @@ import { HermesMemoryError, type MemoryHit, type MemoryKind, type MemoryStats } 
 import { BM25_WEIGHTS, bm25Call, closeDatabase, refillIndex, storageError, type Db } from "./database.js";
 import { readableValues, repairUnreadableValues, unreadableItemIds, UNREADABLE_KEY } from "./unreadable-values.js";
 import { itemDigest } from "./item-digest.js";
+import { checkStore, type DoctorReport } from "./store-doctor.js";
 import {
   FILTER_COLUMNS,
   FILTER_OPTIONS,
@@ -75,6 +76,9 @@ export interface StoreUpdate {
   expiresAt?: number | null;
 }
 
+/** What `doctor()` found (`checkStore`). */
+export type { DoctorReport };
+
 /** Tunables of the store (ranking). */
 export interface MemoryStoreOptions extends ItemSearchOptions {
   /** FTS column weights (content, speaker, previous turn, second previous turn, date). */
@@ -96,17 +100,6 @@ export interface ExportRecord {
   createdAt?: string;
   /** ISO 8601 expiry time, when the item expires. */
   expiresAt?: string;
-}
-
-/** Result of `doctor()`. */
-export interface DoctorReport {
-  ok: boolean;
-  integrity: string;
-  ftsConsistent: boolean;
-  schemaVersion: number;
-  journalMode: string;
-  items: number;
-  problems: string[];
 }
 
 interface Row {
@@ -707,59 +700,9 @@ export class MemoryStore {
     }
   }
 
-  /** `PRAGMA integrity_check` plus an FTS index consistency check. Never throws. */
+  /** `PRAGMA integrity_check` plus the FTS index and stored-value checks (`checkStore`). Never throws. */
   doctor(): DoctorReport {
-    const problems: string[] = [];
-    let integrity = "unknown";
-    let ftsConsistent = false;
-    let items = 0;
-    try {
-      const rows = this.db.pragma("integrity_check") as Array<{ integrity_check: string }>;
-      integrity = rows.map((r) => r.integrity_check).join("; ");
-      if (integrity !== "ok") problems.push(`integrity_check: ${integrity}`);
-    } catch (error) {
-      problems.push(`integrity_check failed: ${(error as Error).message}`);
-    }
-    try {
-      this.db.prepare(`INSERT INTO items_fts(items_fts, rank) VALUES ('integrity-check', 1)`).run();
-      ftsConsistent = true;
-    } catch (error) {
-      problems.push(`FTS index out of sync with items (${(error as Error).message}); run \`hermes-memory sqlite vacuum\` to rebuild it`);
-    }
-    try {
-      items = (this.db.prepare(`SELECT COUNT(*) AS n FROM items`).get() as { n: number }).n;
-      // The contentless index holds exactly one entry (a length record) per item: fewer means
-      // items that no search finds, more means entries left behind by a delete.
-      const entries = (this.db.prepare(`SELECT COUNT(*) AS n FROM items_fts_docsize`).get() as { n: number }).n;
-      if (entries !== items) {
-        ftsConsistent = false;
-        problems.push(
-          `FTS index holds ${entries} entries for ${items} items (it must hold exactly one per item); run \`hermes-memory sqlite vacuum\` to index every item again`,
-        );
-      }
-    } catch (error) {
-      problems.push(`cannot count items and index entries: ${(error as Error).message}`);
-    }
-    try {
-      const ids = unreadableItemIds(this.db, 11);
-      if (ids.length > 0) {
-        problems.push(
-          `item(s) ${ids.slice(0, 10).join(", ")}${ids.length > 10 ? " and more" : ""} hold text, tags or metadata that cannot be read as text or JSON (filtered searches fail on them); ` +
-            `run \`hermes-memory sqlite vacuum\` to repair them (unreadable originals move to metadata.${UNREADABLE_KEY})`,
-        );
-      }
-    } catch (error) {
-      problems.push(`cannot check stored values: ${(error as Error).message}`);
-    }
-    return {
-      ok: problems.length === 0,
-      integrity,
-      ftsConsistent,
-      schemaVersion: Number(this.db.pragma("user_version", { simple: true })),
-      journalMode: String(this.db.pragma("journal_mode", { simple: true })),
-      items,
-      problems,
-    };
+    return checkStore(this.db);
   }
 
   /**
