@@ -1,16 +1,22 @@
 /**
  * The vector provider's maintenance jobs, which the CLI runs: re-embedding every item (reindex),
- * and JSON Lines export and import of the sidecar's items.
+ * JSON Lines export and import of the sidecar's items, and the move of a sidecar layout's items to
+ * the remote layout.
  */
 import { HermesMemoryError } from "@hermes/memory-core";
 import { parseItemMetadata } from "@hermes/memory-provider-kit";
 import type { Embedder } from "../embedders/embedder.js";
+import { SPARSE_ENCODER_ID } from "../embedders/sparse-encoder.js";
+import { namespaceUserReader } from "../local/user-namespaces.js";
 import type { VectorMetadata } from "../metadata-filter.js";
 import { flattenMetadata } from "../pinecone/pinecone-vector-store.js";
 import { isolateRefused } from "../retry-policy.js";
 import type { PineconeRemoteMemory } from "../pinecone/pinecone-remote-store.js";
 import type { Sidecar } from "../local/sidecar.js";
 import type { SidecarRow } from "../local/sidecar-rows.js";
+import type { VectorConfig } from "../vector-config.js";
+import { invalidArgument } from "./backend.js";
+import { openRemoteMemory } from "./remote-backend.js";
 import type { VectorStore } from "./vector-store.js";
 
 /** One item as exported by `exportItems` and accepted by `importItems` (JSON Lines). */
@@ -189,4 +195,50 @@ export async function importAll(
   }
   await flushBatch();
   return done;
+}
+
+/** Refuse (INVALID_ARGUMENT) a move to the remote layout without a Pinecone store or without the namespace every machine shares. */
+export function checkRemoteMigration(config: VectorConfig, namespace: string): void {
+  if (config.store !== "pinecone") {
+    throw invalidArgument(
+      "reindex --to remote needs memory.vector.store: pinecone (and the Pinecone index settings); the local store has no remote layout.",
+    );
+  }
+  if (typeof namespace !== "string" || namespace === "") {
+    throw invalidArgument(
+      "reindex --to remote needs the namespace every machine will share: set memory.vector.pinecone_namespace or pass --profile <name>.",
+    );
+  }
+}
+
+/**
+ * Copy the sidecar's items into `target.namespace` of the configured Pinecone index (writes Pinecone
+ * has not acknowledged wait in `target.outboxFile`), then record in the sidecar that this home uses
+ * the remote layout and which embedder and sparse encoder built it.
+ */
+export async function migrateToRemoteLayout(
+  sidecar: Sidecar,
+  config: VectorConfig,
+  embedder: Embedder,
+  target: { namespace: string; outboxFile: string; inspecting: boolean; profile: string },
+  onProgress?: ProgressCallback,
+): Promise<{ items: number; namespace: string }> {
+  const { namespace } = target;
+  const remote = await openRemoteMemory(config, embedder, namespace, target.outboxFile, target.inspecting);
+  try {
+    const items = await copyToRemote(
+      sidecar,
+      remote,
+      namespaceUserReader(sidecar, config.pineconeNamespaceTemplate, target.profile),
+      onProgress,
+    );
+    sidecar.setMeta("pinecone_layout", "remote");
+    sidecar.setMeta(
+      `index:pinecone-remote:${config.pineconeIndex}/${namespace}`,
+      `${embedder.id}/${embedder.dimensions}/${SPARSE_ENCODER_ID}`,
+    );
+    return { items, namespace };
+  } finally {
+    await remote.close();
+  }
 }

@@ -31,11 +31,10 @@ import {
 } from "@hermes/memory-provider-kit";
 import { isBusyError, sqliteLockWaitMs } from "@hermes/memory-provider-kit/sqlite";
 import { isLexicalEmbedder, type Embedder } from "../embedders/embedder.js";
-import { SPARSE_ENCODER_ID } from "../embedders/sparse-encoder.js";
 import { LocalVectorStore } from "../local/local-vector-store.js";
-import { storageWriteError } from "../local/store-files.js";
+import { prepareVectorDirectory, storageWriteError } from "../local/store-files.js";
 import { Sidecar } from "../local/sidecar.js";
-import { namespaceUserReader, UserNamespaces } from "../local/user-namespaces.js";
+import { UserNamespaces } from "../local/user-namespaces.js";
 import type { VectorMetadata } from "../metadata-filter.js";
 import { Outbox, refusedWritesError } from "../pinecone/outbox.js";
 import { PineconeVectorStore } from "../pinecone/pinecone-vector-store.js";
@@ -53,20 +52,20 @@ import {
   type StoredFact,
   type VectorBackend,
 } from "./backend.js";
-import { dimensionMismatchError } from "./index-identity.js";
+import { embedderIdentity, embedderIdentityKey, verifyEmbedderIdentity } from "./index-identity.js";
 import {
-  copyToRemote,
+  checkRemoteMigration,
   exportAll,
   importAll,
+  migrateToRemoteLayout,
   reindexAll,
   type ExportedItem,
   type PendingWrite,
   type ProgressCallback,
 } from "./maintenance.js";
-import { openRemoteMemory } from "./remote-backend.js";
 import type { VectorStore } from "./vector-store.js";
 import { pendingWrite, updatedMetadata } from "./pending-writes.js";
-import { WriteQueue, type BatchWriter } from "./write-queue.js";
+import { shutdownFailureError, WriteQueue, type BatchWriter } from "./write-queue.js";
 
 /** Delay before expired items found by a search are purged in the background. */
 const LAZY_PURGE_DELAY_MS = 1000;
@@ -85,16 +84,6 @@ const FLUSH_LOCK_DEADLINE_MS = 60_000;
 /** True for a failure caused by another connection holding the sidecar's write lock (SQLite busy or locked). */
 function lockedByAnotherProcess(error: unknown): boolean {
   return isBusyError(error) || (HermesMemoryError.isInstance(error) && isBusyError(error.cause));
-}
-
-/** Whether this process may write `target` (also false on a read-only mount, even for root). */
-function writableDirectory(target: string): boolean {
-  try {
-    fs.accessSync(target, fs.constants.W_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** How a sidecar layout is opened. */
@@ -138,20 +127,7 @@ export class SidecarBackend implements VectorBackend, BatchWriter {
    */
   static async open(host: BackendHost, dir: string, request: SidecarOpenRequest): Promise<SidecarBackend> {
     const sidecarFile = path.join(dir, "sidecar.sqlite");
-    // A read-only home (read-only mount, a directory this user cannot write) still serves recall
-    // from what is there; writes then fail with STORAGE_FAILED instead of initialise failing.
-    try {
-      fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    } catch (error) {
-      if (!fs.existsSync(dir)) throw storageWriteError(`the vector memory directory ${dir} (it cannot be created)`, error);
-    }
-    const readOnly = !writableDirectory(dir) || (fs.existsSync(sidecarFile) && !writableDirectory(sidecarFile));
-    if (readOnly && !fs.existsSync(sidecarFile)) {
-      throw new HermesMemoryError({
-        code: "STORAGE_FAILED",
-        message: `The vector memory directory ${dir} is read-only and holds no sidecar.sqlite yet, so there is nothing to recall and nothing can be saved. Make $HERMES_HOME writable.`,
-      });
-    }
+    const { readOnly } = prepareVectorDirectory(dir, sidecarFile);
     const backend = new SidecarBackend(host, await host.createEmbedder(), readOnly);
     await backend.openStorage(dir, sidecarFile, request);
     return backend;
@@ -189,7 +165,10 @@ export class SidecarBackend implements VectorBackend, BatchWriter {
         logger: host.logger,
         inspect: inspecting,
       }));
-      if (request.verifyIdentity) this.verifyIdentity();
+      if (request.verifyIdentity) {
+        const localDirectory = path.join(host.hermesHome(), VECTOR_DIR);
+        verifyEmbedderIdentity(sidecar, config, this.embedder, { localDirectory, readOnly: this.readOnly, logger: host.logger });
+      }
       const store = (this.store = await this.createStore(request.allowReset ? "reset" : "throw"));
       if (store.needsOutbox && !this.readOnly && !(inspecting && !fs.existsSync(path.join(dir, OUTBOX_FILE)))) {
         this.queue.attachOutbox(
@@ -250,38 +229,6 @@ export class SidecarBackend implements VectorBackend, BatchWriter {
       readOnly: this.readOnly || this.host.inspecting(),
       logger: this.host.logger,
     });
-  }
-
-  private identityKey(): string {
-    const c = this.host.config();
-    return c.store === "pinecone" ? `embedder:pinecone:${c.pineconeIndex}` : "embedder:local";
-  }
-
-  private currentIdentity(): string {
-    return `${this.embedder.id}/${this.embedder.dimensions}`;
-  }
-
-  private verifyIdentity(): void {
-    const c = this.host.config();
-    const recorded = this.sidecar!.getMeta(this.identityKey());
-    if (recorded && recorded !== this.currentIdentity()) {
-      const [storedId, storedDims] = recorded.split("/");
-      throw dimensionMismatchError({
-        stored: `embedder ${storedId} (${storedDims} dimensions)`,
-        configured: `embedder ${this.embedder.id} (${this.embedder.dimensions} dimensions)`,
-        where: c.store === "pinecone" ? `pinecone:${c.pineconeIndex}` : path.join(this.host.hermesHome(), VECTOR_DIR),
-      });
-    }
-    if (!recorded) {
-      const rows = Object.values(this.sidecar!.namespaceCounts()).reduce((a, b) => a + b, 0);
-      if (rows > 0 && !(c.store === "local" && this.sidecar!.countVectors() === rows)) {
-        this.host.logger.warn(
-          `vector memory: ${rows} stored items have no vectors in the ${c.store} store yet; run \`hermes-memory vector reindex\` to index them.`,
-        );
-      } else if (!this.readOnly) {
-        this.sidecar!.setMeta(this.identityKey(), this.currentIdentity());
-      }
-    }
   }
 
   get storeLabel(): string {
@@ -460,8 +407,9 @@ export class SidecarBackend implements VectorBackend, BatchWriter {
     this.queue.noteAccepted();
     this.warmUp();
     try {
-      if (!sidecar.getMeta(this.identityKey())) {
-        const record = () => sidecar.setMeta(this.identityKey(), this.currentIdentity());
+      const identityKey = embedderIdentityKey(this.host.config());
+      if (!sidecar.getMeta(identityKey)) {
+        const record = () => sidecar.setMeta(identityKey, embedderIdentity(embedder));
         if (options.lockWaitMs === undefined) record();
         else sidecar.withBusyTimeout(options.lockWaitMs, record);
       }
@@ -753,47 +701,19 @@ export class SidecarBackend implements VectorBackend, BatchWriter {
     const { sidecar, store, embedder } = this.requireOpen();
     this.assertWritable();
     await this.drain();
-    return reindexAll({ sidecar, store, embedder }, () => sidecar.setMeta(this.identityKey(), this.currentIdentity()), onProgress);
+    const recordIdentity = () => sidecar.setMeta(embedderIdentityKey(this.host.config()), embedderIdentity(embedder));
+    return reindexAll({ sidecar, store, embedder }, recordIdentity, onProgress);
   }
 
   async migrateToRemote(namespace: string, onProgress?: ProgressCallback): Promise<{ items: number; namespace: string }> {
     const { sidecar, embedder } = this.requireOpen();
     this.assertWritable();
     const config = this.host.config();
-    if (config.store !== "pinecone") {
-      throw invalidArgument(
-        "reindex --to remote needs memory.vector.store: pinecone (and the Pinecone index settings); the local store has no remote layout.",
-      );
-    }
-    if (typeof namespace !== "string" || namespace === "") {
-      throw invalidArgument(
-        "reindex --to remote needs the namespace every machine will share: set memory.vector.pinecone_namespace or pass --profile <name>.",
-      );
-    }
+    checkRemoteMigration(config, namespace);
     await this.drain();
-    const remote = await openRemoteMemory(
-      config,
-      embedder,
-      namespace,
-      path.join(this.host.hermesHome(), VECTOR_DIR, REMOTE_OUTBOX_FILE),
-      this.host.inspecting(),
-    );
-    try {
-      const items = await copyToRemote(
-        sidecar,
-        remote,
-        namespaceUserReader(sidecar, config.pineconeNamespaceTemplate, this.host.profile()),
-        onProgress,
-      );
-      sidecar.setMeta("pinecone_layout", "remote");
-      sidecar.setMeta(
-        `index:pinecone-remote:${config.pineconeIndex}/${namespace}`,
-        `${embedder.id}/${embedder.dimensions}/${SPARSE_ENCODER_ID}`,
-      );
-      return { items, namespace };
-    } finally {
-      await remote.close();
-    }
+    const outboxFile = path.join(this.host.hermesHome(), VECTOR_DIR, REMOTE_OUTBOX_FILE);
+    const target = { namespace, outboxFile, inspecting: this.host.inspecting(), profile: this.host.profile() };
+    return migrateToRemoteLayout(sidecar, config, embedder, target, onProgress);
   }
 
   *exportItems(): Generator<ExportedItem> {
@@ -866,26 +786,7 @@ export class SidecarBackend implements VectorBackend, BatchWriter {
     this.namespaces = null;
     this.queue.attachOutbox(null);
     if (!failure) return;
-    // Writes set aside because their store refused their content: flush() named them.
-    if (lost === 0 && kept === 0 && refused) throw refused;
-    if (lost === 0 && kept === 0) {
-      // Only the index file failed to save: the sidecar holds everything and the next start rebuilds it.
-      throw new HermesMemoryError({
-        code: "STORAGE_FAILED",
-        message: `vector memory shutdown: the index file was not saved (${describeError(failure)}). Nothing is lost: the next start rebuilds it from the sidecar.`,
-        cause: failure,
-      });
-    }
-    const parts = [
-      kept > 0
-        ? `${kept} writes not acknowledged by Pinecone are kept in the outbox ${path.join(this.host.hermesHome(), VECTOR_DIR, OUTBOX_FILE)} and re-sent on the next start`
-        : "",
-      lost > 0 ? `${lost} accepted writes could not be stored and are lost` : "",
-    ].filter(Boolean);
-    throw new HermesMemoryError({
-      code: "STORAGE_FAILED",
-      message: `vector memory shutdown: ${parts.join("; ")} (${describeError(this.queue.lastFailure ?? failure)}).`,
-      cause: failure,
-    });
+    const outboxFile = path.join(this.host.hermesHome(), VECTOR_DIR, OUTBOX_FILE);
+    throw shutdownFailureError(failure, { lost, kept, refused, outboxFile, lastFailure: this.queue.lastFailure });
   }
 }

@@ -369,3 +369,34 @@ export class WriteQueue {
     return new HermesMemoryError({ code: "STORAGE_FAILED", message: `vector memory: ${parts.join("; ")}. Last failure: ${why}`, cause });
   }
 }
+
+/**
+ * The `STORAGE_FAILED` error a shutdown that met `failure` throws (the refused writes' own error
+ * when nothing else is lost or kept): how many accepted writes are `lost` with the process, how many
+ * are `kept` in `outboxFile` (re-sent on the next start), or that only the index file was not saved.
+ */
+export function shutdownFailureError(
+  failure: unknown,
+  report: { lost: number; kept: number; refused: HermesMemoryError | null; outboxFile: string; lastFailure: unknown },
+): HermesMemoryError {
+  const { lost, kept, refused } = report;
+  // Writes set aside because their store refused their content: flush() named them.
+  if (lost === 0 && kept === 0 && refused) return refused;
+  if (lost === 0 && kept === 0) {
+    // Only the index file failed to save: the sidecar holds everything and the next start rebuilds it.
+    return new HermesMemoryError({
+      code: "STORAGE_FAILED",
+      message: `vector memory shutdown: the index file was not saved (${describeError(failure)}). Nothing is lost: the next start rebuilds it from the sidecar.`,
+      cause: failure,
+    });
+  }
+  const parts = [
+    kept > 0 ? `${kept} writes not acknowledged by Pinecone are kept in the outbox ${report.outboxFile} and re-sent on the next start` : "",
+    lost > 0 ? `${lost} accepted writes could not be stored and are lost` : "",
+  ].filter(Boolean);
+  return new HermesMemoryError({
+    code: "STORAGE_FAILED",
+    message: `vector memory shutdown: ${parts.join("; ")} (${describeError(report.lastFailure ?? failure)}).`,
+    cause: failure,
+  });
+}

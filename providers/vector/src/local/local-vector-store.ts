@@ -1,4 +1,3 @@
-import fs from "node:fs";
 import path from "node:path";
 import { HermesMemoryError, describeError, silentLogger, type Logger } from "@hermes/memory-core";
 import { matchesMetadataFilter, type VectorMetadata } from "../metadata-filter.js";
@@ -19,7 +18,8 @@ import { dimensionMismatchError } from "../backends/index-identity.js";
 import { MAX_DIMENSIONS } from "../vector-config.js";
 import { loadUsearch, type Usearch } from "../native-modules.js";
 import { ExactNamespace } from "./exact-namespace.js";
-import { fileSha256, fsyncPath, processAlive, storageWriteError } from "./store-files.js";
+import { indexFileMismatch, removeOrphanTempFiles, saveIndexFile } from "./index-file.js";
+import { storageWriteError } from "./store-files.js";
 
 type UsearchIndex = InstanceType<Usearch["Index"]>;
 
@@ -87,9 +87,6 @@ export interface LocalVectorStoreOptions {
 
 const INDEX_FILE = "index.usearch";
 const SIDECAR_FILE = "sidecar.sqlite";
-/** Sidecar meta keys recording the saved index file (the file is only loaded when both match). */
-const INDEX_BYTES_META = "index_bytes";
-const INDEX_SHA256_META = "index_sha256";
 
 /**
  * The embedded store: a usearch HNSW index (cosine) plus a SQLite sidecar holding text, metadata,
@@ -163,7 +160,7 @@ export class LocalVectorStore implements VectorStore {
     );
     try {
       store.checkDimensions();
-      store.removeOrphanTempFiles();
+      if (indexPath && !store.readOnly) removeOrphanTempFiles(indexPath);
       store.loadOrRebuild();
     } catch (error) {
       if (store.ownsSidecar) sidecar.close();
@@ -202,37 +199,13 @@ export class LocalVectorStore implements VectorStore {
       this.sidecar.setMeta("vector_dimensions", String(this.dimensions));
   }
 
-  /** Temp files of saves interrupted by a crash (`index.usearch.<pid>.tmp`); a live process's own is kept. */
-  private removeOrphanTempFiles(): void {
-    if (!this.indexPath || this.readOnly) return;
-    const dir = path.dirname(this.indexPath);
-    const prefix = `${path.basename(this.indexPath)}.`;
-    let names: string[];
-    try {
-      names = fs.readdirSync(dir);
-    } catch {
-      return;
-    }
-    for (const name of names) {
-      const m = name.startsWith(prefix) && /^(\d+)\.tmp$/.exec(name.slice(prefix.length));
-      if (!m) continue;
-      const pid = Number(m[1]);
-      if (pid !== process.pid && processAlive(pid)) continue;
-      try {
-        fs.rmSync(path.join(dir, name), { force: true });
-      } catch {
-        // Best effort: a leftover temp file wastes space but is never loaded.
-      }
-    }
-  }
-
   /**
    * Never hand an unverified file to the native loader (a damaged file can abort the process):
    * load only when the sidecar's record of the last save (generation, length, SHA-256) matches the
    * file byte for byte; otherwise rebuild from the sidecar, which holds every vector.
    */
   private loadOrRebuild(): void {
-    const reason = this.indexPath ? this.verifyIndexFile(this.indexPath) : "in-memory store";
+    const reason = this.indexPath ? indexFileMismatch(this.indexPath, this.sidecar) : "in-memory store";
     // No vectors: a fresh index, never a loaded one (usearch can crash on a file whose entries were all removed).
     if (reason === "" && this.sidecar.countVectors() > 0) {
       try {
@@ -254,27 +227,6 @@ export class LocalVectorStore implements VectorStore {
       );
     }
     this.rebuild();
-  }
-
-  /** Why the index file may not be loaded ("" = it matches the recorded save). */
-  private verifyIndexFile(file: string): string {
-    let size: number;
-    try {
-      size = fs.statSync(file).size;
-    } catch {
-      return "missing";
-    }
-    if (this.sidecar.getMeta("index_generation") !== String(this.sidecar.generation)) return "older than the sidecar";
-    const bytes = Number(this.sidecar.getMeta(INDEX_BYTES_META));
-    const sha256 = this.sidecar.getMeta(INDEX_SHA256_META) ?? "";
-    if (!Number.isInteger(bytes) || bytes <= 0 || !/^[0-9a-f]{64}$/.test(sha256)) return "no valid checksum record";
-    if (size !== bytes) return `length ${size} bytes, ${bytes} recorded`;
-    try {
-      if (fileSha256(file).sha256 !== sha256) return "checksum mismatch";
-    } catch (error) {
-      return `unreadable: ${describeError(error)}`;
-    }
-    return "";
   }
 
   /** Rebuild the ANN index from the sidecar's vectors (also used after a reindex). */
@@ -317,34 +269,12 @@ export class LocalVectorStore implements VectorStore {
     this.saveTimer.unref();
   }
 
-  /**
-   * Write the index file durably and record what was written: save to a temp file, fsync it,
-   * rename it over the index, fsync the directory, then store generation, length and SHA-256 in
-   * the sidecar. A crash at any point leaves either the old verified file or a mismatch (rebuilt
-   * on open). Throws `STORAGE_FAILED` (disk full, read-only) and removes the temp file.
-   */
+  /** Save the index file now (see `saveIndexFile`) when it changed since the last save. */
   private saveNow(): void {
     if (!this.indexPath || !this.dirty || this.closed || this.readOnly) return;
-    // All of this is synchronous, so no write can land between the save and the generation stamp.
-    const generation = String(this.sidecar.generation);
-    const tmp = `${this.indexPath}.${process.pid}.tmp`;
     // An index whose entries were all removed holds only tombstones: save a fresh empty one instead.
     if (this.index.size() === 0) this.index = this.newIndex();
-    try {
-      this.index.save(tmp);
-      fsyncPath(tmp);
-      const { bytes, sha256 } = fileSha256(tmp);
-      fs.renameSync(tmp, this.indexPath);
-      fsyncPath(path.dirname(this.indexPath));
-      this.sidecar.setMetas({ index_generation: generation, [INDEX_BYTES_META]: String(bytes), [INDEX_SHA256_META]: sha256 });
-    } catch (error) {
-      try {
-        fs.rmSync(tmp, { force: true });
-      } catch {
-        // Removed on the next open at the latest.
-      }
-      throw storageWriteError(`the vector index ${this.indexPath}`, error);
-    }
+    saveIndexFile(this.index, this.indexPath, this.sidecar);
     this.dirty = false;
   }
 
@@ -718,7 +648,6 @@ export class LocalVectorStore implements VectorStore {
     this.saveNow();
   }
 
-  /** Save the index and close the sidecar (when this store opened it). Idempotent. */
   /** Where the data lives: the store's directory (`:memory:` without one). */
   get locationLabel(): string {
     return this.indexPath ? path.dirname(this.indexPath) : ":memory:";
@@ -793,6 +722,7 @@ export class LocalVectorStore implements VectorStore {
     return { indexedVectors: this.indexSize(), unembeddedItems: rows - this.sidecar.countVectors() };
   }
 
+  /** Save the index and close the sidecar (when this store opened it). Idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;
     try {

@@ -1,6 +1,7 @@
 /**
  * The local store's file handling: durable writes (fsync), checksums of the saved index file,
- * whether the process that left a temporary file still runs, and the error a failed write gives.
+ * whether the process that left a temporary file still runs, the error a failed write gives, and
+ * whether the vector memory directory can be written.
  */
 import { createHash } from "node:crypto";
 import fs from "node:fs";
@@ -63,4 +64,36 @@ export function storageWriteError(what: string, error: unknown): HermesMemoryErr
         ? "another process (a second agent on this $HERMES_HOME, an import) held its write lock too long: retry once it is done"
         : "check free disk space and write permission on $HERMES_HOME/memory/vector, then call flush() again";
   return new HermesMemoryError({ code: "STORAGE_FAILED", message: `Could not write ${what} (${raw}): ${hint}.`, cause: error });
+}
+
+/** Whether this process may write `target` (also false on a read-only mount, even for root). */
+function writableDirectory(target: string): boolean {
+  try {
+    fs.accessSync(target, fs.constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Create the vector memory directory `dir` when missing and say whether it is read-only (a
+ * read-only mount, `dir` or `sidecarFile` not writable by this user). A read-only home still serves
+ * recall from what is there; writes then fail with STORAGE_FAILED instead of initialise failing.
+ * Throws `STORAGE_FAILED` when `dir` cannot be created, or is read-only and holds no sidecar yet.
+ */
+export function prepareVectorDirectory(dir: string, sidecarFile: string): { readOnly: boolean } {
+  try {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    if (!fs.existsSync(dir)) throw storageWriteError(`the vector memory directory ${dir} (it cannot be created)`, error);
+  }
+  const readOnly = !writableDirectory(dir) || (fs.existsSync(sidecarFile) && !writableDirectory(sidecarFile));
+  if (readOnly && !fs.existsSync(sidecarFile)) {
+    throw new HermesMemoryError({
+      code: "STORAGE_FAILED",
+      message: `The vector memory directory ${dir} is read-only and holds no sidecar.sqlite yet, so there is nothing to recall and nothing can be saved. Make $HERMES_HOME writable.`,
+    });
+  }
+  return { readOnly };
 }

@@ -1,0 +1,86 @@
+/**
+ * The local store's index file on disk (`index.usearch`): whether it may be loaded (it matches the
+ * sidecar's record of the last save byte for byte), its durable save, and the removal of temp
+ * files a crashed save left behind.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { describeError } from "@hermes/memory-core";
+import type { Usearch } from "../native-modules.js";
+import type { Sidecar } from "./sidecar.js";
+import { fileSha256, fsyncPath, processAlive, storageWriteError } from "./store-files.js";
+
+/** Sidecar meta keys recording the saved index file (the file is only loaded when both match). */
+const INDEX_BYTES_META = "index_bytes";
+const INDEX_SHA256_META = "index_sha256";
+
+/** Temp files of saves interrupted by a crash (`index.usearch.<pid>.tmp`); a live process's own is kept. */
+export function removeOrphanTempFiles(indexPath: string): void {
+  const dir = path.dirname(indexPath);
+  const prefix = `${path.basename(indexPath)}.`;
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const m = name.startsWith(prefix) && /^(\d+)\.tmp$/.exec(name.slice(prefix.length));
+    if (!m) continue;
+    const pid = Number(m[1]);
+    if (pid !== process.pid && processAlive(pid)) continue;
+    try {
+      fs.rmSync(path.join(dir, name), { force: true });
+    } catch {
+      // Best effort: a leftover temp file wastes space but is never loaded.
+    }
+  }
+}
+
+/** Why the index file may not be loaded ("" = it matches the save the sidecar recorded). */
+export function indexFileMismatch(file: string, sidecar: Sidecar): string {
+  let size: number;
+  try {
+    size = fs.statSync(file).size;
+  } catch {
+    return "missing";
+  }
+  if (sidecar.getMeta("index_generation") !== String(sidecar.generation)) return "older than the sidecar";
+  const bytes = Number(sidecar.getMeta(INDEX_BYTES_META));
+  const sha256 = sidecar.getMeta(INDEX_SHA256_META) ?? "";
+  if (!Number.isInteger(bytes) || bytes <= 0 || !/^[0-9a-f]{64}$/.test(sha256)) return "no valid checksum record";
+  if (size !== bytes) return `length ${size} bytes, ${bytes} recorded`;
+  try {
+    if (fileSha256(file).sha256 !== sha256) return "checksum mismatch";
+  } catch (error) {
+    return `unreadable: ${describeError(error)}`;
+  }
+  return "";
+}
+
+/**
+ * Write the index file durably and record what was written: save to a temp file, fsync it,
+ * rename it over the index, fsync the directory, then store generation, length and SHA-256 in
+ * the sidecar. A crash at any point leaves either the old verified file or a mismatch (rebuilt
+ * on open). Throws `STORAGE_FAILED` (disk full, read-only) and removes the temp file.
+ */
+export function saveIndexFile(index: Pick<InstanceType<Usearch["Index"]>, "save">, indexPath: string, sidecar: Sidecar): void {
+  // All of this is synchronous, so no write can land between the save and the generation stamp.
+  const generation = String(sidecar.generation);
+  const tmp = `${indexPath}.${process.pid}.tmp`;
+  try {
+    index.save(tmp);
+    fsyncPath(tmp);
+    const { bytes, sha256 } = fileSha256(tmp);
+    fs.renameSync(tmp, indexPath);
+    fsyncPath(path.dirname(indexPath));
+    sidecar.setMetas({ index_generation: generation, [INDEX_BYTES_META]: String(bytes), [INDEX_SHA256_META]: sha256 });
+  } catch (error) {
+    try {
+      fs.rmSync(tmp, { force: true });
+    } catch {
+      // Removed on the next open at the latest.
+    }
+    throw storageWriteError(`the vector index ${indexPath}`, error);
+  }
+}
