@@ -47,7 +47,6 @@ import { factDigest } from "./item-digest.js";
 import { runTool, TOOL_NAMES, TOOL_SCHEMAS } from "./tools.js";
 import {
   BatchingWriter,
-  chatMessageText,
   checkpointItems,
   formatRecall as formatRecallBlock,
   mirroredWrite,
@@ -767,9 +766,6 @@ function readFailure<T>(what: string, fn: () => T): T {
     throw storageError(`sqlite memory could not ${what}`, error, "run `hermes-memory sqlite doctor` to check the database");
   }
 }
-
-/** Text of a chat message: a string content, or the text parts of a content array (the kit's `chatMessageText`). */
-export const messageText: (message: ChatMessage) => string = chatMessageText;
 
 /** Render hits as the recall block, within `maxChars` (entries are shortened, never split mid-list). */
 export function formatRecall(hits: readonly MemoryHit[], maxChars: number): string {
