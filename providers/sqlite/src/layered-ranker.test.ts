@@ -249,7 +249,7 @@ describe("LayeredRanker", () => {
       () => true,
       (error) => expect.fail(String(error)),
     );
-    await vi.waitFor(() => expect(steps.mock.results.at(-1)?.value).toBe(true));
+    await vi.waitFor(() => expect(steps.mock.results.at(-1)?.value).toBe(true), { timeout: 15_000 });
     steps.mockRestore();
     expect(store.search("alpha beta gamma", { limit: 5 }).map((h) => h.id)).not.toContain(ids[0]);
     expect(store.update(ids[0]!, { content: "alpha beta" })).toBe(true);
@@ -270,7 +270,7 @@ describe("LayeredRanker", () => {
     ranker.warmInBackground(secondWanted, (error) => errors.push(error));
     // Nothing is read on the caller's turn of the event loop.
     expect(steps).not.toHaveBeenCalled();
-    await vi.waitFor(() => expect(steps.mock.results.at(-1)?.value).toBe(true));
+    await vi.waitFor(() => expect(steps.mock.results.at(-1)?.value).toBe(true), { timeout: 15_000 });
     // A second chain would have taken its first step right after the first chain's (timers of one
     // delay run in the order they were set), long before the first chain's last step.
     expect(secondWanted).not.toHaveBeenCalled();
@@ -308,13 +308,13 @@ describe("LayeredRanker", () => {
     );
     // The failing step reports and ends the chain in the same step (no timer set after it); the
     // new chain below could not start while this one ran.
-    await vi.waitFor(() => expect(errors).toEqual([failure]));
+    await vi.waitFor(() => expect(errors).toEqual([failure]), { timeout: 15_000 });
     expect(steps).toHaveBeenCalledTimes(2);
     ranker.warmInBackground(
       () => true,
       (error) => errors.push(error),
     );
-    await vi.waitFor(() => expect(steps.mock.results.at(-1)?.value).toBe(true));
+    await vi.waitFor(() => expect(steps.mock.results.at(-1)?.value).toBe(true), { timeout: 15_000 });
     expect(steps.mock.results.slice(2).map((r) => r.value)).toEqual([false, true]);
   });
 

@@ -609,7 +609,7 @@ describe("Sidecar keyword ranking in large stores", () => {
         () => true,
         (error) => errors.push(error),
       );
-      await vi.waitFor(() => expect(steps.mock.results.at(-1)?.value).toBe(true));
+      await vi.waitFor(() => expect(steps.mock.results.at(-1)?.value).toBe(true), { timeout: 15_000 });
       // 6,400 rows at 2,000 per step.
       expect(steps).toHaveBeenCalledTimes(4);
       expect(errors).toEqual([]);
