@@ -176,7 +176,16 @@ export class WorkerHostedProvider extends MemoryProvider {
     await this.live();
   }
 
-  /** How many times the worker was replaced (timeouts and crashes). */
+  /**
+   * End the current worker now, as a call past its bound does, and start its successor: for a host
+   * with its own watchdog. Calls in flight reject with `PROVIDER_CRASHED`; writes not yet
+   * acknowledged are reported by the next `flush()` (`WRITES_LOST`).
+   */
+  replaceWorker(reason = "the host replaced it"): void {
+    if (this.connection) this.replace(this.connection, reason);
+  }
+
+  /** How many times the worker was replaced (timeouts, crashes, `replaceWorker`). */
   get workerReplacements(): number {
     return this.replacements;
   }
