@@ -17,6 +17,9 @@ import { timeTask } from "../timing.js";
 
 const SEED = 46046;
 const QUERY_COUNT = 200;
+const WARM_PASSES = 3;
+/** Timed rounds per mode, alternating inline and worker; each call's best median is kept. */
+const ROUNDS = 3;
 /** The bench package: its package.json depends on the SQLite provider, so discovery finds it from here. */
 const BENCH_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -45,20 +48,34 @@ async function loadStartWorker(): Promise<StartWorker | string> {
   }
 }
 
-async function measure(
-  target: Target,
-  queries: string[],
-  quick: boolean,
-  turnBase: number,
-): Promise<{ prefetch: Summary; write: Summary }> {
+interface Run {
+  prefetch: Summary;
+  write: Summary;
+}
+
+/** The run with the lower median of each call, so a burst of other work on a shared machine does not decide the ratio. */
+function better(a: Run | null, b: Run): Run {
+  if (!a) return b;
+  return {
+    prefetch: a.prefetch.median <= b.prefetch.median ? a.prefetch : b.prefetch,
+    write: a.write.median <= b.write.median ? a.write : b.write,
+  };
+}
+
+async function warm(target: Target, queries: string[]): Promise<void> {
+  // The provider keeps state as it is used (pooled row lengths, SQLite's page cache): both modes are
+  // timed after the same untimed passes over the queries, so neither is measured cold.
+  for (let pass = 0; pass < WARM_PASSES; pass++) for (const query of queries) await settle(target.prefetch(query, { sessionId: "bench" }));
+}
+
+async function measure(target: Target, queries: string[], quick: boolean, turn: { next: number }): Promise<Run> {
   let q = 0;
-  const budget = quick ? { timeMs: 500, iterations: 50 } : { timeMs: 3_000, iterations: 400 };
+  const budget = quick ? { timeMs: 500, iterations: 50 } : { timeMs: 1_000, iterations: 150 };
   const prefetch = await timeTask("prefetch", () => target.prefetch(queries[q++ % queries.length]!, { sessionId: "bench" }), budget);
-  let turn = turnBase;
   const write = await timeTask(
     "syncTurn+flush",
     async () => {
-      await settle(target.syncTurn!(`bench isolation turn ${turn++} about the ferry`, "noted", { sessionId: "bench" }));
+      await settle(target.syncTurn!(`bench isolation turn ${turn.next++} about the ferry`, "noted", { sessionId: "bench" }));
       await settle(target.flush());
     },
     budget,
@@ -87,17 +104,23 @@ export async function runIsolationSuite(ctx: SuiteContext): Promise<SuiteResult>
     await settle(builder.shutdown?.());
     const queries = Array.from({ length: QUERY_COUNT }, () => gen.query());
 
-    ctx.log("isolation: inline");
+    ctx.log("isolation: inline and worker thread, alternating rounds");
     const inline = new Provider.value({}) as Target;
     await settle(inline.initialize("bench", { hermesHome }));
-    const inlineRun = await measure(inline, queries, ctx.quick, 1_000_000);
-    await settle(inline.shutdown?.());
-
-    ctx.log("isolation: worker thread");
     const worker = await startWorker("sqlite", { hermesHome, cwd: BENCH_DIR });
     await settle(worker.initialize("bench", { hermesHome }));
-    const workerRun = await measure(worker, queries, ctx.quick, 2_000_000);
+    await warm(inline, queries);
+    await warm(worker, queries);
+    let inlineRun: Run | null = null;
+    let workerRun: Run | null = null;
+    const turn = { next: 1_000_000 };
+    for (let round = 0; round < (ctx.quick ? 1 : ROUNDS); round++) {
+      inlineRun = better(inlineRun, await measure(inline, queries, ctx.quick, turn));
+      workerRun = better(workerRun, await measure(worker, queries, ctx.quick, turn));
+    }
+    await settle(inline.shutdown?.());
     await settle(worker.shutdown?.());
+    if (!inlineRun || !workerRun) throw new Error("no round was measured");
 
     const rows: Array<Array<string | number>> = [];
     for (const [call, key] of [
@@ -123,6 +146,9 @@ export async function runIsolationSuite(ctx: SuiteContext): Promise<SuiteResult>
     const writeAdded = workerRun.write.median - inlineRun.write.median;
     rec.goal(`worker prefetch adds ≤ ${PREFETCH_GOAL_MS} ms (median)`, `${fmt(prefetchAdded)} ms`, prefetchAdded <= PREFETCH_GOAL_MS);
     rec.goal(`worker syncTurn + flush adds ≤ ${WRITE_GOAL_MS} ms (median)`, `${fmt(writeAdded)} ms`, writeAdded <= WRITE_GOAL_MS);
+    rec.note(
+      `Both modes run side by side on the same store; ${ctx.quick ? "one round" : `${ROUNDS} alternating rounds`} per mode, and each call's round with the lower median is shown (the machine is shared).`,
+    );
     rec.note("The worker mode's gain is not in this table: a provider's synchronous work no longer blocks the host's event loop.");
     rec.result.data = { turns, inline: inlineRun, worker: workerRun };
   } finally {
