@@ -40,9 +40,10 @@ const logger: Logger = {
   error: (m, ...d) => post({ type: "log", level: "error", message: text(m, d) }),
 };
 
+/** A member's value as it will cross the thread; a value that cannot (a function inside) is an error, not a dead worker. */
 function read<T>(fn: () => T): Settled<T> {
   try {
-    return { ok: true, value: fn() };
+    return { ok: true, value: structuredClone(fn()) };
   } catch (error) {
     return { ok: false, error: serializeError(error) };
   }

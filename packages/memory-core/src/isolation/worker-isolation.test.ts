@@ -134,6 +134,12 @@ describe("worker isolation: the same interface across the thread", () => {
     expect(HermesMemoryError.hasCode(plain, "PROVIDER_FAILED")).toBe(true);
     expect((plain as Error).message).toMatch(/threw TypeError: boom/);
     await expect(provider.handleToolCall("probe_info", { callback: () => 1 })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    const unsendable = await provider.handleToolCall("probe_info", { unsendable: true }).catch((e: unknown) => e);
+    expect(HermesMemoryError.hasCode(unsendable, "PROVIDER_FAILED")).toBe(true);
+    expect((unsendable as Error).message).toMatch(/handleToolCall\(\) returned a value that cannot cross the thread/);
+    // The worker survived all of it.
+    expect(provider.workerReplacements).toBe(0);
+    expect(JSON.parse(await provider.handleToolCall("probe_info", {}))).toMatchObject({ mainThread: false });
   });
 });
 

@@ -39,6 +39,7 @@ class IsolationProbe extends MemoryProvider {
     if (args.crashLater) { setTimeout(() => { throw new Error("asynchronous crash"); }, 1); return "{}"; }
     if (args.typed) throw new HermesMemoryError({ code: "STORAGE_FAILED", message: "The probe's disk is full; free space." });
     if (args.plain) throw new TypeError("boom");
+    if (args.unsendable) return () => "a function cannot cross a thread";
     return JSON.stringify({ mainThread: isMainThread, inits: this.inits, turns: this.turns.length });
   }
   file() { return path.join(this.home, "__NAME__-store.jsonl"); }
