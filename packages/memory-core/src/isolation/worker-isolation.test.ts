@@ -24,13 +24,15 @@ const PACKAGE_DIR = path.resolve(import.meta.dirname, "../..");
 let tmp: ReturnType<typeof makeTempDir>;
 let home: string;
 let warnings: string[];
-const logger: Logger = { debug() {}, info() {}, warn: (m) => warnings.push(m), error: (m) => warnings.push(m) };
+let infos: string[];
+const logger: Logger = { debug() {}, info: (m) => infos.push(m), warn: (m) => warnings.push(m), error: (m) => warnings.push(m) };
 const open: Array<{ shutdown(): unknown }> = [];
 
 beforeEach(() => {
   tmp = makeTempDir("hermes-isolation-");
   home = path.join(tmp.dir, "home");
   warnings = [];
+  infos = [];
   writeIsolationPlugin(home, "probe");
 });
 afterEach(async () => {
@@ -83,6 +85,28 @@ describe("worker isolation: a provider that blocks cannot freeze the host", () =
     expect(provider.recallStatus()).toEqual({ providerLabel: "probe", count: 5 });
   });
 
+  it("control: inline, the same prefetch stalls the host for the whole busy wait and its late result is used", () => {
+    const script = `
+import { openMemory } from "@hermes/memory-core";
+const manager = await openMemory({ sessionId: "s1", hermesHome: ${JSON.stringify(home)}, cwd: ${JSON.stringify(tmp.dir)}, provider: "probe", strict: true, isolation: "inline", externalPrefetchTimeoutMs: 200 });
+let last = performance.now(), longest = 0;
+const ticker = setInterval(() => { const now = performance.now(); longest = Math.max(longest, now - last); last = now; }, 5);
+const recalled = await manager.prefetchAll("a slow question");
+await new Promise((resolve) => setTimeout(resolve, 20));
+clearInterval(ticker);
+await manager.shutdownAll();
+console.log(JSON.stringify({ recalled, longest }));
+`;
+    const out = JSON.parse(
+      execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: PACKAGE_DIR, encoding: "utf8" }),
+    ) as {
+      recalled: string;
+      longest: number;
+    };
+    expect(out.recalled).toContain("LATE RESULT");
+    expect(out.longest).toBeGreaterThanOrEqual(1400);
+  });
+
   it("a syncTurn blocking synchronously for 400 ms does not delay the host's timers, and every turn arrives", async () => {
     const manager = await openWorker({ isolation: "worker" });
     const meter = stallMeter();
@@ -110,6 +134,7 @@ describe("worker isolation: the same interface across the thread", () => {
   it("tool calls and SearchableMemory methods round-trip; synchronous members answer from the snapshot", async () => {
     const provider = await start();
     expect(provider.name).toBe("probe");
+    expect(infos).toContain("probe registered in a worker thread");
     expect(provider.isAvailable()).toBe(true);
     expect(provider.getToolSchemas().map((t) => t.name)).toEqual(["probe_info"]);
     expect(provider.getConfigSchema()).toEqual([{ key: "level", description: "Level" }]);

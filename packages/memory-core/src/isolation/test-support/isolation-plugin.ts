@@ -60,7 +60,10 @@ class IsolationProbe extends MemoryProvider {
   stats() { return { items: this.stored().length, byKind: { turn: 0, fact: this.stored().length, checkpoint: 0 } }; }
   capabilities() { return { filters: false, expiry: false, erasure: false, update: false }; }
 }
-export function register(ctx) { ctx.registerMemoryProvider(new IsolationProbe()); }
+export function register(ctx) {
+  ctx.logger.info("__NAME__ registered in " + (isMainThread ? "the main thread" : "a worker thread"));
+  ctx.registerMemoryProvider(new IsolationProbe());
+}
 `;
 
 /** Write the probe plugin as `$home/plugins/<name>/` (with `plugin.yaml` lines when given). */
