@@ -20,6 +20,7 @@ describe("@hermes/memory-core exports", () => {
       "DEFAULT_POST_SETUP_TIMEOUT_MS",
       "DEFAULT_USER_CHAR_LIMIT",
       "HermesMemoryError",
+      "ISOLATION_MODES",
       "MANIFEST_FIELD",
       "MAX_BATCH_OPERATIONS",
       "MAX_CONFIG_ALIASES",
@@ -35,6 +36,7 @@ describe("@hermes/memory-core exports", () => {
       "PROVIDER_NAME_PATTERN",
       "RESERVED_CORE_TOOL_NAMES",
       "UnsupportedToolError",
+      "WorkerHostedProvider",
       "allowsAutomaticWrites",
       "applySetup",
       "atomicJsonWrite",
@@ -69,6 +71,7 @@ describe("@hermes/memory-core exports", () => {
       "getHermesHome",
       "installCommandHint",
       "isCoreMemoryProvider",
+      "isIsolationMode",
       "isMemoryProvider",
       "isMemoryProviderClass",
       "isProviderDisabled",
@@ -108,6 +111,7 @@ describe("@hermes/memory-core exports", () => {
       "silentLogger",
       "skillView",
       "spillIfOversized",
+      "startWorkerHostedProvider",
       "updateConfig",
       "withFileLock",
       "writeEnvValues",
@@ -151,6 +155,7 @@ describe("@hermes/memory-core exports", () => {
       "HermesMemoryErrorOptions",
       "InitContext",
       "InstallHintOptions",
+      "IsolationMode",
       "JsonSchema",
       "LoadOptions",
       "Logger",
@@ -206,6 +211,7 @@ describe("@hermes/memory-core exports", () => {
       "ToolSchema",
       "TurnAuthor",
       "TurnStartOptions",
+      "WorkerHostedOptions",
     ]);
   });
 });

@@ -185,6 +185,10 @@ export {
 } from "./config/setup.js";
 export { openMemory, type OpenMemoryOptions } from "./open-memory.js";
 
+// --- isolation: a provider hosted in a worker thread behind the same interface ------------------
+export { WorkerHostedProvider, startWorkerHostedProvider, type WorkerHostedOptions } from "./isolation/worker-hosted-provider.js";
+export { ISOLATION_MODES, isIsolationMode, type IsolationMode } from "./isolation/protocol.js";
+
 // --- Declarative provider config: one ConfigField list drives setup and the typed runtime config.
 export {
   resolveProviderConfig,

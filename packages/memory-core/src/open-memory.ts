@@ -4,7 +4,8 @@ import { checkpointRequiredWarning } from "./checkpoint.js";
 import { parseConfig, readConfig, type HermesConfig } from "./config/config-file.js";
 import { HermesMemoryError } from "./errors.js";
 import { describeProviderError as describeError } from "./plugin-describe.js";
-import { loadMemoryProvider } from "./loader.js";
+import { loadIsolated } from "./isolation/load-isolated.js";
+import type { IsolationMode } from "./isolation/protocol.js";
 import { silentLogger, type Logger } from "./logger.js";
 import { DEFAULT_HOOK_TIMEOUT_MS, MemoryManager } from "./manager.js";
 import { boundedCall } from "./bounded-call.js";
@@ -45,6 +46,11 @@ export interface OpenMemoryOptions extends Partial<InitContext> {
    * `false`: warn and continue with built-in memory only.
    */
   strict?: boolean;
+  /**
+   * Run the provider in a worker thread (`"worker"`) or on this event loop (`"inline"`); wins over
+   * config.yaml `memory.isolation.<name>` and the provider's manifest. Default: their choice, else inline.
+   */
+  isolation?: IsolationMode;
 }
 
 const OWN_OPTIONS = new Set([
@@ -61,6 +67,7 @@ const OWN_OPTIONS = new Set([
   "importTimeoutMs",
   "externalEnabled",
   "strict",
+  "isolation",
 ]);
 
 /**
@@ -190,17 +197,26 @@ async function loadExternal(
 ): Promise<MemoryProvider | null> {
   let provider: MemoryProvider;
   try {
-    provider = await loadMemoryProvider(name, {
-      hermesHome,
-      config,
-      logger,
-      registerSkills: true,
-      ...(options.importTimeoutMs !== undefined ? { importTimeoutMs: options.importTimeoutMs } : {}),
-      ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
-      ...(options.bundledDir !== undefined ? { bundledDir: options.bundledDir } : {}),
-      ...(options.packageRoots !== undefined ? { packageRoots: options.packageRoots } : {}),
-      ...(options.hostDir !== undefined ? { hostDir: options.hostDir } : {}),
-    });
+    const choice = {
+      isolation: options.isolation,
+      hookTimeoutMs: options.hookTimeoutMs,
+      prefetchTimeoutMs: options.externalPrefetchTimeoutMs,
+    };
+    provider = await loadIsolated(
+      name,
+      {
+        hermesHome,
+        config,
+        logger,
+        registerSkills: true,
+        ...(options.importTimeoutMs !== undefined ? { importTimeoutMs: options.importTimeoutMs } : {}),
+        ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+        ...(options.bundledDir !== undefined ? { bundledDir: options.bundledDir } : {}),
+        ...(options.packageRoots !== undefined ? { packageRoots: options.packageRoots } : {}),
+        ...(options.hostDir !== undefined ? { hostDir: options.hostDir } : {}),
+      },
+      choice,
+    );
   } catch (error) {
     if (options.strict) throw error;
     logger.warn(`${describeError(error)} Continuing with built-in memory only.`);

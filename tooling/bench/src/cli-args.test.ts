@@ -3,7 +3,11 @@ import { DEFAULT_SUITES, SUITE_NAMES, parseArgs } from "./cli-args.js";
 
 describe("parseArgs", () => {
   it("runs every suite but filtered by default, and filtered when named", () => {
-    expect(parseArgs([])).toMatchObject({ suites: ["sync", "prefetch", "discovery", "vector", "locomo"], quick: false, buildCache: false });
+    expect(parseArgs([])).toMatchObject({
+      suites: ["sync", "prefetch", "discovery", "vector", "locomo", "isolation"],
+      quick: false,
+      buildCache: false,
+    });
     expect(DEFAULT_SUITES).toEqual(SUITE_NAMES.filter((s) => s !== "filtered"));
     expect(parseArgs(["filtered", "sync"]).suites).toEqual(["sync", "filtered"]);
   });

@@ -9,7 +9,7 @@ export interface BenchArgs {
 }
 
 /** The suites, in the order `pnpm bench` runs them. */
-export const SUITE_NAMES = ["sync", "prefetch", "discovery", "vector", "locomo", "filtered"] as const;
+export const SUITE_NAMES = ["sync", "prefetch", "discovery", "vector", "locomo", "filtered", "isolation"] as const;
 
 /**
  * The suites a bare `pnpm bench` runs: all but `filtered`, which takes about a minute even with its

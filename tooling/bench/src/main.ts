@@ -12,6 +12,7 @@ import { renderSuiteMarkdown, updateReadmeBlock, writeSuiteFiles } from "./repor
 import { SuiteRecorder, type SuiteContext, type SuiteResult } from "./suite-result.js";
 import { runDiscoverySuite } from "./suites/discovery.js";
 import { runFilteredSuite } from "./suites/filtered.js";
+import { runIsolationSuite } from "./suites/isolation.js";
 import { runLocomoSuite } from "./suites/locomo.js";
 import { runPrefetchSuite } from "./suites/prefetch.js";
 import { runSyncSuite } from "./suites/sync.js";
@@ -24,6 +25,7 @@ const SUITES: Record<string, (ctx: SuiteContext) => Promise<SuiteResult>> = {
   vector: runVectorSuite,
   locomo: runLocomoSuite,
   filtered: runFilteredSuite,
+  isolation: runIsolationSuite,
 };
 
 const benchDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");

@@ -7,6 +7,8 @@ import { getHermesHome } from "../profile.js";
 import { isValidProviderName } from "../provider.js";
 import { normalizeSpillConfig, type SpillConfig } from "../spill.js";
 import { isCoreMemoryProvider } from "../trivial-prompt.js";
+import { parseIsolationConfig } from "../isolation/isolation-config.js";
+import type { IsolationMode } from "../isolation/protocol.js";
 import { DEFAULT_MEMORY_CHAR_LIMIT, DEFAULT_USER_CHAR_LIMIT } from "../builtin/memory-store.js";
 import { isTruthyFlag } from "./environment.js";
 import { notUtf8Message, readUtf8File } from "./text-file.js";
@@ -29,6 +31,8 @@ export interface HermesConfig {
     userProfileEnabled: boolean;
     /** The `memory.<name>` mapping (a copy; `{}` when absent or not a mapping). */
     providerConfig(name: string): Record<string, unknown>;
+    /** `memory.isolation`: provider name → `inline` or `worker` (valid entries only). */
+    isolation: Record<string, IsolationMode>;
   };
   compression: { checkpointRequired: boolean };
   hooks: { outputSpill: SpillConfig };
@@ -268,6 +272,7 @@ export function parseConfig(text: string, file = CONFIG_FILE_NAME): HermesConfig
         const section = memory[name];
         return isRecord(section) ? structuredClone(section) : {};
       },
+      isolation: parseIsolationConfig(memory.isolation, ignored),
     },
     compression: { checkpointRequired: flag(compression.checkpoint_required, false) },
     hooks: { outputSpill: normalizeSpillConfig(hooks.output_spill) },

@@ -12,6 +12,8 @@ export interface PluginYaml {
   description: string;
   hooks: string[];
   entry?: string;
+  /** `isolation: worker` offers to run the provider in a worker thread (see `IsolationMode`). */
+  isolation?: "inline" | "worker";
 }
 
 /** One provider declared by a package.json `hermesMemoryProvider` field. */
@@ -21,6 +23,8 @@ export interface PackageProviderManifest {
   cli?: string;
   description?: string;
   hooks?: string[];
+  /** `"worker"` offers to run the provider in a worker thread (config and `openMemory` may override it). */
+  isolation?: "inline" | "worker";
 }
 
 /** Result of parsing a manifest: the value, or the reasons it was refused. */
@@ -109,7 +113,17 @@ export function parsePluginYaml(text: string): ManifestParse<PluginYaml> {
     if (typeof data.entry === "string" && data.entry.trim() !== "") result.entry = data.entry.trim();
     else errors.push(`'entry' must be a non-empty string, got ${describeType(data.entry)}`);
   }
+  const isolation = readIsolation(data.isolation, "isolation", errors);
+  if (isolation) result.isolation = isolation;
   return errors.length > 0 ? { ok: false, errors } : { ok: true, value: result };
+}
+
+/** The manifest's `isolation` field: absent, `inline` or `worker`; anything else is an error. */
+function readIsolation(value: unknown, field: string, errors: string[]): "inline" | "worker" | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (value === "inline" || value === "worker") return value;
+  errors.push(`'${field}' must be "inline" or "worker", got ${describeType(value)}`);
+  return undefined;
 }
 
 function parseProviderObject(value: unknown, label: string, errors: string[]): PackageProviderManifest | null {
@@ -140,6 +154,8 @@ function parseProviderObject(value: unknown, label: string, errors: string[]): P
     out[key] = key === "description" ? v.trim() : v.trim();
   }
   if (value.hooks !== undefined) out.hooks = readStringList(value.hooks, `${label}.hooks`, local);
+  const isolation = readIsolation(value.isolation, `${label}.isolation`, local);
+  if (isolation) out.isolation = isolation;
   errors.push(...local);
   return local.length > 0 ? null : out;
 }
