@@ -177,6 +177,7 @@ export { readEnvFile, writeEnvValues, parseEnv, formatEnvValue, envFilePath } fr
 export {
   planSetup,
   applySetup,
+  readConfigSchema,
   DEFAULT_POST_SETUP_TIMEOUT_MS,
   type SetupField,
   type SetupPlan,
@@ -199,3 +200,5 @@ export {
   type ConfigValueSource,
 } from "./config/resolve-config.js";
 export { coerceConfigValue, type CoercedConfigValue } from "./config/coerce.js";
+export { normalizeConfigField } from "./config/field-spelling.js";
+export { envFileOnlyHint } from "./config/env-file-hint.js";

@@ -89,7 +89,7 @@ function collectingLogger(warnings: string[]): Logger {
 async function activateDemoProvider(ctx: CliContext, name: string): Promise<{ ok: true } | { ok: false; reason: string }> {
   try {
     const provider = await loadMemoryProvider(name, { hermesHome: ctx.hermesHome, cwd: ctx.cwd, registerSkills: false });
-    const availability = providerAvailability(provider);
+    const availability = providerAvailability(provider, { hermesHome: ctx.hermesHome, env: ctx.io.env });
     if (!availability.available) return { ok: false, reason: availability.reason };
     await applySetup(provider, {}, { hermesHome: ctx.hermesHome, acceptDefaults: true });
     return { ok: true };

@@ -128,7 +128,7 @@ export async function setupCommand(ctx: CliContext, providerName: string | undef
     } catch (error) {
       throw withAnswers(error, provider, answers, interactive);
     }
-    report(ctx, provider, result, providerAvailability(provider));
+    report(ctx, provider, result, providerAvailability(provider, { hermesHome: ctx.hermesHome, env: ctx.io.env }));
   } finally {
     session?.done();
   }

@@ -234,7 +234,7 @@ export async function collectStatus(ctx: CliContext): Promise<MemoryStatusReport
     entry.reason = entry.loadError;
     return report;
   }
-  const availability = providerAvailability(provider);
+  const availability = providerAvailability(provider, { hermesHome: ctx.hermesHome, env: ctx.io.env });
   entry.available = availability.available;
   if (!availability.available) entry.reason = availability.reason;
   try {
