@@ -158,6 +158,18 @@ export { installCommandHint, type InstallHintOptions } from "./discovery/install
 export { parseHermesMemoryProviderField, type PackageProviderManifest } from "./discovery/manifest.js";
 export { loadMemoryProvider, loadProviderCli, isProviderDisabled, DEFAULT_IMPORT_TIMEOUT_MS, type LoadOptions } from "./loader.js";
 export { skillView, listSkills, type ProviderSkill } from "./skills.js";
+export {
+  pluginRegistrationsOf,
+  runPluginHook,
+  callPluginFunction,
+  type PluginRegistrations,
+  type PluginHookRegistration,
+  type PluginToolRegistration,
+  type PluginCommandRegistration,
+  type PluginOtherRegistration,
+  type PluginFunction,
+  type PluginCallOptions,
+} from "./plugin-registrations.js";
 
 // --- configuration, setup, openMemory ----------------------------------------------------------
 export {
