@@ -100,6 +100,20 @@ describe("config fields written with the original's keys", () => {
     expect(fs.existsSync(path.join(home, ".env"))).toBe(false);
   });
 
+  it("a field whose keys cannot be read is refused as INVALID_PROVIDER, not a raw throw", () => {
+    const hostile = new Proxy(
+      { key: "x" },
+      {
+        ownKeys: () => {
+          throw new Error("no keys for you");
+        },
+      },
+    );
+    const error = refusal(() => planSetup(new SchemaProvider("port", [hostile])));
+    expect(error.code).toBe("INVALID_PROVIDER");
+    expect(error.message).toContain("no keys for you");
+  });
+
   it("accepts both spellings when they agree", () => {
     const field = { key: "api_key", secret: true, envVar: "PORT_TOKEN", env_var: "PORT_TOKEN" } as ConfigField;
     expect(resolveProviderConfig([field], { provider: "port", env: { PORT_TOKEN: "t" } }).config).toEqual({ apiKey: "t" });

@@ -1,4 +1,4 @@
-import { HermesMemoryError } from "../errors.js";
+import { HermesMemoryError, describeError } from "../errors.js";
 import { closestNames } from "../closest-names.js";
 import type { ConfigField } from "../provider.js";
 
@@ -90,7 +90,18 @@ export function normalizeConfigField(field: ConfigField, provider: string): Conf
   return normalized;
 }
 
-/** `normalizeConfigField` over a schema; fields that are not objects are passed through unchanged. */
+/**
+ * `normalizeConfigField` over a schema; entries that are not objects are passed through unchanged.
+ * A field whose keys cannot even be read (a throwing getter or Proxy) is refused the same way.
+ */
 export function normalizeConfigFields<F extends ConfigField>(fields: readonly F[], provider: string): F[] {
-  return fields.map((f) => (isPlainObject(f) ? (normalizeConfigField(f, provider) as F) : f));
+  return fields.map((f, index) => {
+    if (!isPlainObject(f)) return f;
+    try {
+      return normalizeConfigField(f, provider) as F;
+    } catch (error) {
+      if (HermesMemoryError.isInstance(error)) throw error;
+      throw refused(provider, `#${index + 1}`, `that cannot be read (${describeError(error)}); declare fields as plain objects.`);
+    }
+  });
 }
