@@ -156,6 +156,7 @@ export {
 export { defaultPackageRoots, MANIFEST_FIELD } from "./discovery/package-source.js";
 export { installCommandHint, type InstallHintOptions } from "./discovery/install-hint.js";
 export { parseHermesMemoryProviderField, type PackageProviderManifest } from "./discovery/manifest.js";
+export { defaultBundledDir, BUNDLED_DIR_ENV } from "./bundled-dir.js";
 export { loadMemoryProvider, loadProviderCli, isProviderDisabled, DEFAULT_IMPORT_TIMEOUT_MS, type LoadOptions } from "./loader.js";
 export { skillView, listSkills, type ProviderSkill } from "./skills.js";
 export {
@@ -185,6 +186,7 @@ export {
   MAX_CONFIG_DEPTH,
   type HermesConfig,
 } from "./config/config-file.js";
+export { setPluginDisabled, type PluginDisabledChange } from "./config/plugins-disabled.js";
 export { readEnvFile, writeEnvValues, parseEnv, formatEnvValue, envFilePath } from "./config/env-file.js";
 export {
   planSetup,

@@ -2,6 +2,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { boundedCall, formatSeconds } from "./bounded-call.js";
 import { closestNames } from "./closest-names.js";
+import { defaultBundledDir } from "./bundled-dir.js";
 import { HermesMemoryError } from "./errors.js";
 import { describeProviderError, readProviderName } from "./plugin-describe.js";
 import { readConfig, type HermesConfig } from "./config/config-file.js";
@@ -103,7 +104,9 @@ async function locate(name: string, options: LoadOptions): Promise<Located> {
   }
   const hermesHome = path.resolve(options.hermesHome ?? getHermesHome());
   const logger = options.logger ?? silentLogger;
-  const discovery = options.discovery ?? (await discoverMemoryProviders({ ...options, hermesHome }));
+  const bundledDir = options.bundledDir ?? defaultBundledDir(options.env ?? process.env);
+  const discovery =
+    options.discovery ?? (await discoverMemoryProviders({ ...options, hermesHome, ...(bundledDir !== undefined ? { bundledDir } : {}) }));
   const provider = discovery.providers.find((p) => p.name === trimmed);
   if (!provider) throw await notFound(trimmed, discovery, options);
   const config = options.config ?? (await readConfig(hermesHome));
@@ -180,7 +183,9 @@ function safeIsMemoryProvider(value: unknown): value is MemoryProvider {
  * and found), `PROVIDER_DISABLED` (config `plugins.disabled`; bundled providers are exempt),
  * `PROVIDER_LOAD_FAILED` (import failed or no provider exported; `cause` is set),
  * `PROVIDER_NAME_MISMATCH` (registered name differs from the discovered one). Does not call
- * `isAvailable()` or `initialize()`.
+ * `isAvailable()` or `initialize()`. Without `bundledDir`, the bundled folder is
+ * `defaultBundledDir(options.env)` (`HERMES_MEMORY_BUNDLED_DIR`), the rule the CLI uses too. The
+ * module's other registrations are kept beside the instance: `pluginRegistrationsOf(provider)`.
  */
 export async function loadMemoryProvider(name: string, options: LoadOptions = {}): Promise<MemoryProvider> {
   const timeoutMs = importTimeoutOf(options);

@@ -20,7 +20,7 @@ export interface OpenMemoryOptions extends Partial<InitContext> {
   hermesHome?: string;
   /** Workspace: project plugins, the default package root, and `InitContext.cwd`. Default `process.cwd()`. */
   cwd?: string;
-  /** Providers shipped with the host (highest discovery precedence). */
+  /** Providers shipped with the host (highest discovery precedence); default `defaultBundledDir()` (`HERMES_MEMORY_BUNDLED_DIR`). */
   bundledDir?: string;
   /** Extra or replacement package roots for discovery (see `DiscoveryOptions.packageRoots`). */
   packageRoots?: string[];
