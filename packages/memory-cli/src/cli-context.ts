@@ -1,5 +1,5 @@
 import path from "node:path";
-import { DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_IMPORT_TIMEOUT_MS, defaultHermesHome, expandHome } from "@hermes/memory-core";
+import { DEFAULT_HOOK_TIMEOUT_MS, DEFAULT_IMPORT_TIMEOUT_MS, defaultBundledDir, defaultHermesHome, expandHome } from "@hermes/memory-core";
 import type { CliIo } from "./cli-io.js";
 import { colorEnabled, createColors } from "./output/colors.js";
 import { Printer } from "./output/printer.js";
@@ -33,6 +33,22 @@ export interface CliContext {
    * `initializeForInspection`, `stats` or `shutdown` (`HERMES_MEMORY_HOOK_TIMEOUT_MS`, default 15000).
    */
   timeouts: { importMs: number; hookMs: number };
+  /**
+   * The host's folder of bundled providers, by the rule `openMemory()` applies too
+   * (`defaultBundledDir`: `HERMES_MEMORY_BUNDLED_DIR`), so the CLI and a host pick the same
+   * provider for a name. Every discovery and load of a command passes it (`discoveryScope`).
+   */
+  bundledDir?: string;
+}
+
+/** Where a command discovers and loads providers: home, cwd, environment and bundled folder. */
+export function discoveryScope(ctx: CliContext): { hermesHome: string; cwd: string; env: NodeJS.ProcessEnv; bundledDir?: string } {
+  return {
+    hermesHome: ctx.hermesHome,
+    cwd: ctx.cwd,
+    env: ctx.io.env,
+    ...(ctx.bundledDir !== undefined ? { bundledDir: ctx.bundledDir } : {}),
+  };
 }
 
 function timeoutFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -53,6 +69,7 @@ export function createCliContext(io: CliIo, options: GlobalOptions): CliContext 
   const json = options.json === true;
   const color = colorEnabled(io, options.color !== false);
   const colors = createColors(color);
+  const bundledDir = defaultBundledDir(io.env);
   return {
     io,
     hermesHome: resolveHermesHome(io, options.hermesHome),
@@ -66,5 +83,6 @@ export function createCliContext(io: CliIo, options: GlobalOptions): CliContext 
       importMs: timeoutFromEnv(io.env, "HERMES_MEMORY_IMPORT_TIMEOUT_MS", DEFAULT_IMPORT_TIMEOUT_MS),
       hookMs: timeoutFromEnv(io.env, "HERMES_MEMORY_HOOK_TIMEOUT_MS", DEFAULT_HOOK_TIMEOUT_MS),
     },
+    ...(bundledDir !== undefined ? { bundledDir } : {}),
   };
 }

@@ -21,4 +21,5 @@ export {
 export type { DemoReport, DemoQuestionReport, DemoSessionReport } from "./commands/demo.js";
 export type { MemoryStatusReport, StatusSetting } from "./commands/memory-status.js";
 export type { ProviderListing } from "./commands/plugins.js";
+export type { PluginToggleReport } from "./commands/plugins-enable.js";
 export { CLI_VERSION } from "./version.js";

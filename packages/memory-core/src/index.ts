@@ -156,8 +156,21 @@ export {
 export { defaultPackageRoots, MANIFEST_FIELD } from "./discovery/package-source.js";
 export { installCommandHint, type InstallHintOptions } from "./discovery/install-hint.js";
 export { parseHermesMemoryProviderField, type PackageProviderManifest } from "./discovery/manifest.js";
+export { defaultBundledDir, BUNDLED_DIR_ENV } from "./bundled-dir.js";
 export { loadMemoryProvider, loadProviderCli, isProviderDisabled, DEFAULT_IMPORT_TIMEOUT_MS, type LoadOptions } from "./loader.js";
 export { skillView, listSkills, type ProviderSkill } from "./skills.js";
+export {
+  pluginRegistrationsOf,
+  runPluginHook,
+  callPluginFunction,
+  type PluginRegistrations,
+  type PluginHookRegistration,
+  type PluginToolRegistration,
+  type PluginCommandRegistration,
+  type PluginOtherRegistration,
+  type PluginFunction,
+  type PluginCallOptions,
+} from "./plugin-registrations.js";
 
 // --- configuration, setup, openMemory ----------------------------------------------------------
 export {
@@ -173,10 +186,12 @@ export {
   MAX_CONFIG_DEPTH,
   type HermesConfig,
 } from "./config/config-file.js";
+export { setPluginDisabled, type PluginDisabledChange } from "./config/plugins-disabled.js";
 export { readEnvFile, writeEnvValues, parseEnv, formatEnvValue, envFilePath } from "./config/env-file.js";
 export {
   planSetup,
   applySetup,
+  readConfigSchema,
   DEFAULT_POST_SETUP_TIMEOUT_MS,
   type SetupField,
   type SetupPlan,
@@ -203,3 +218,5 @@ export {
   type ConfigValueSource,
 } from "./config/resolve-config.js";
 export { coerceConfigValue, type CoercedConfigValue } from "./config/coerce.js";
+export { normalizeConfigField } from "./config/field-spelling.js";
+export { envFileOnlyHint } from "./config/env-file-hint.js";

@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HermesMemoryError } from "./errors.js";
 import { loadMemoryProvider, loadProviderCli } from "./loader.js";
+import { pluginRegistrationsOf } from "./plugin-registrations.js";
 import { discoverMemoryProviders } from "./discovery/discover.js";
 import { runWithProfile } from "./profile.js";
 import { isMemoryProvider } from "./provider.js";
@@ -64,8 +65,7 @@ describe("loadMemoryProvider", () => {
     expect(warnings).toEqual(["talker: a background write failed"]);
   });
 
-  it("accepts and ignores the other plugin registrations (camelCase and snake_case), logged at debug", async () => {
-    const debug: string[] = [];
+  it("accepts the other plugin registrations (camelCase and snake_case) and collects them beside the provider", async () => {
     const calls = [
       "registerHook('on_session_end', () => {})",
       "registerTool('t', 'set', {}, () => '{}')",
@@ -84,13 +84,22 @@ describe("loadMemoryProvider", () => {
         afterRegister: `${calls.map((c) => `ctx.${c};`).join(" ")} ctx.register_skill("s", "s.md"); globalThis.__pythonicDone = true;`,
       }),
     });
-    const provider = await loadMemoryProvider("pythonic", opts({ logger: { ...logger, debug: (m: string) => debug.push(m) } }));
+    const provider = await loadMemoryProvider("pythonic", opts());
     expect(provider.name).toBe("pythonic");
     // register(ctx) ran to its end: nothing threw, so nothing was skipped.
     expect((globalThis as Record<string, unknown>).__pythonicDone).toBe(true);
-    expect(warnings).toEqual([]);
-    expect(debug.join("\n")).toContain("called registerHook(); ignored");
-    expect(debug.join("\n")).toContain("called register_tool(); ignored");
+    const registrations = pluginRegistrationsOf(provider);
+    expect(registrations.hooks.map((h) => h.name)).toEqual(["on_session_end", "pre_llm_call"]);
+    expect(registrations.tools.map((t) => t.name)).toEqual(["t"]);
+    expect(registrations.commands.map((c) => c.name)).toEqual(["c"]);
+    expect(registrations.other.map((o) => o.method)).toEqual([
+      "registerCliCommand",
+      "registerAuxiliaryTask",
+      "registerDashboardAuthProvider",
+      "registerAuxiliaryTask",
+    ]);
+    // register_tool('t2') has no handler: dropped with a warning, the provider is kept.
+    expect(warnings).toEqual(["Memory provider 'pythonic' failed to register_tool: the tool handler must be a function (got undefined)"]);
   });
 
   it("registers through snake_case register_memory_provider", async () => {

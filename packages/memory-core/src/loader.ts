@@ -2,6 +2,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { boundedCall, formatSeconds } from "./bounded-call.js";
 import { closestNames } from "./closest-names.js";
+import { defaultBundledDir } from "./bundled-dir.js";
 import { HermesMemoryError } from "./errors.js";
 import { describeProviderError, readProviderName } from "./plugin-describe.js";
 import { readConfig, type HermesConfig } from "./config/config-file.js";
@@ -15,6 +16,8 @@ import type { MemoryProviderRegistrationContext, RegisterCli } from "./plugin-se
 import { isMemoryProvider, isMemoryProviderClass, type MemoryProvider } from "./provider.js";
 import { replaceProviderSkills, SKILL_NAME_PATTERN, type ProviderSkill } from "./skills.js";
 import { allowCoreImportsFrom } from "./plugin-resolution.js";
+import { PluginRegistrationCollector, rememberPluginRegistrations } from "./plugin-registrations.js";
+import { registrationContext } from "./plugin-context.js";
 import { isCoreMemoryProvider } from "./trivial-prompt.js";
 
 /** Options of `loadMemoryProvider` / `loadProviderCli`. */
@@ -53,23 +56,6 @@ function timedOut(name: string, what: string, file: string, ms: number): HermesM
     code: "PROVIDER_TIMEOUT",
     message: `Memory provider '${name}': ${what} from ${file} did not finish within ${formatSeconds(ms)} (a top-level await or register() that never settles?). Fix the provider, or raise importTimeoutMs if it is only slow.`,
   });
-}
-
-/** Registrations memory-provider loading accepts and ignores (camelCase; snake_case added below). */
-export const IGNORED_REGISTRATIONS = [
-  "registerHook",
-  "registerTool",
-  "registerCommand",
-  "registerCliCommand",
-  "registerAuxiliaryTask",
-  "registerDashboardAuthProvider",
-  "registerContextEngine",
-  "registerPlatform",
-  "registerImageGenProvider",
-] as const;
-
-function snakeCase(name: string): string {
-  return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }
 
 interface Located {
@@ -118,7 +104,9 @@ async function locate(name: string, options: LoadOptions): Promise<Located> {
   }
   const hermesHome = path.resolve(options.hermesHome ?? getHermesHome());
   const logger = options.logger ?? silentLogger;
-  const discovery = options.discovery ?? (await discoverMemoryProviders({ ...options, hermesHome }));
+  const bundledDir = options.bundledDir ?? defaultBundledDir(options.env ?? process.env);
+  const discovery =
+    options.discovery ?? (await discoverMemoryProviders({ ...options, hermesHome, ...(bundledDir !== undefined ? { bundledDir } : {}) }));
   const provider = discovery.providers.find((p) => p.name === trimmed);
   if (!provider) throw await notFound(trimmed, discovery, options);
   const config = options.config ?? (await readConfig(hermesHome));
@@ -195,7 +183,9 @@ function safeIsMemoryProvider(value: unknown): value is MemoryProvider {
  * and found), `PROVIDER_DISABLED` (config `plugins.disabled`; bundled providers are exempt),
  * `PROVIDER_LOAD_FAILED` (import failed or no provider exported; `cause` is set),
  * `PROVIDER_NAME_MISMATCH` (registered name differs from the discovered one). Does not call
- * `isAvailable()` or `initialize()`.
+ * `isAvailable()` or `initialize()`. Without `bundledDir`, the bundled folder is
+ * `defaultBundledDir(options.env)` (`HERMES_MEMORY_BUNDLED_DIR`), the rule the CLI uses too. The
+ * module's other registrations are kept beside the instance: `pluginRegistrationsOf(provider)`.
  */
 export async function loadMemoryProvider(name: string, options: LoadOptions = {}): Promise<MemoryProvider> {
   const timeoutMs = importTimeoutOf(options);
@@ -208,13 +198,7 @@ export async function loadMemoryProvider(name: string, options: LoadOptions = {}
     let registered: MemoryProvider | null = null;
     let registerError: unknown;
     const skills: ProviderSkill[] = [];
-    const ignored: Record<string, (...args: unknown[]) => void> = {};
-    // Loading a memory provider only collects the provider and its skills; other registrations of
-    // a general plugin must not make the provider fail to load.
-    for (const method of [...IGNORED_REGISTRATIONS, ...IGNORED_REGISTRATIONS.map(snakeCase)]) {
-      ignored[method] = (): void =>
-        logger.debug(`Memory provider '${found.name}' called ${method}(); ignored while loading a memory provider`);
-    }
+    const collector = new PluginRegistrationCollector(found.name, logger);
     const methods = {
       registerMemoryProvider(provider: MemoryProvider): void {
         if (!safeIsMemoryProvider(provider)) {
@@ -243,15 +227,7 @@ export async function loadMemoryProvider(name: string, options: LoadOptions = {}
         });
       },
     };
-    const ctx = Object.freeze({
-      ...ignored,
-      providerName: found.name,
-      hermesHome,
-      logger,
-      ...methods,
-      register_memory_provider: methods.registerMemoryProvider,
-      register_skill: methods.registerSkill,
-    }) as unknown as MemoryProviderRegistrationContext;
+    const ctx = registrationContext({ providerName: found.name, hermesHome, logger, ...methods }, collector);
 
     if (typeof module.register === "function") {
       const outcome = await boundedCall(() => (module.register as (c: MemoryProviderRegistrationContext) => unknown)(ctx), timeoutMs);
@@ -313,6 +289,7 @@ export async function loadMemoryProvider(name: string, options: LoadOptions = {}
       });
     }
     if (registerSkills) replaceProviderSkills(hermesHome, found.name, skills);
+    rememberPluginRegistrations(provider, collector.result());
     logger.debug(`Memory provider '${found.name}' loaded from ${found.source} ${found.entry}`);
     return provider;
   });

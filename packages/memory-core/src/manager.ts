@@ -21,6 +21,7 @@ import { SessionLifecycle, type DrainState } from "./manager-lifecycle.js";
 import { ProviderRegistry } from "./manager-registry.js";
 import { ToolRouter } from "./manager-tools.js";
 import { TurnFanOut } from "./manager-turns.js";
+import { pluginRegistrationsByName, type PluginRegistrations } from "./plugin-registrations.js";
 import { getHermesHome } from "./profile.js";
 import type {
   ChatMessage,
@@ -138,6 +139,16 @@ export class MemoryManager {
   /** Registered providers in order (a copy). */
   get providers(): MemoryProvider[] {
     return [...this.registry.list];
+  }
+
+  /**
+   * What each registered provider's plugin module registered besides the provider — `hooks`,
+   * `tools`, `commands`, `other` — keyed by provider name, read-only (empty lists when it
+   * registered none). The manager never calls them; a host does, bounded, with `runPluginHook` /
+   * `callPluginFunction`.
+   */
+  pluginRegistrations(): Readonly<Record<string, PluginRegistrations>> {
+    return pluginRegistrationsByName(this.registry.list);
   }
 
   /** The first registered provider with this name, if any. */

@@ -2,6 +2,7 @@ import path from "node:path";
 import { BuiltinMemoryProvider } from "./builtin/builtin-provider.js";
 import { checkpointRequiredWarning } from "./checkpoint.js";
 import { parseConfig, readConfig, type HermesConfig } from "./config/config-file.js";
+import { envFileOnlyHint } from "./config/env-file-hint.js";
 import { HermesMemoryError } from "./errors.js";
 import { describeProviderError as describeError } from "./plugin-describe.js";
 import { loadIsolated } from "./isolation/load-isolated.js";
@@ -20,7 +21,7 @@ export interface OpenMemoryOptions extends Partial<InitContext> {
   hermesHome?: string;
   /** Workspace: project plugins, the default package root, and `InitContext.cwd`. Default `process.cwd()`. */
   cwd?: string;
-  /** Providers shipped with the host (highest discovery precedence). */
+  /** Providers shipped with the host (highest discovery precedence); default `defaultBundledDir()` (`HERMES_MEMORY_BUNDLED_DIR`). */
   bundledDir?: string;
   /** Extra or replacement package roots for discovery (see `DiscoveryOptions.packageRoots`). */
   packageRoots?: string[];
@@ -234,7 +235,7 @@ async function loadExternal(
     reason = `isAvailable() failed: ${describeError(error)}`;
   }
   if (available) return provider;
-  const message = `Memory provider '${name}' is not available${reason ? `: ${reason}` : ""}. Run \`hermes-memory memory setup ${name}\` or \`hermes-memory memory status\` to see what is missing.`;
+  const message = `Memory provider '${name}' is not available${reason ? `: ${reason}` : ""}.${envFileOnlyHint(provider, hermesHome)} Run \`hermes-memory memory setup ${name}\` or \`hermes-memory memory status\` to see what is missing.`;
   if (options.strict) throw new HermesMemoryError({ code: "PROVIDER_UNAVAILABLE", message });
   logger.warn(`${message} Continuing with built-in memory only.`);
   return null;

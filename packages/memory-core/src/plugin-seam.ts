@@ -9,8 +9,9 @@ import type { MemoryProvider } from "./provider.js";
 /**
  * What a provider module's `register(ctx)` receives when the loader imports it. Call
  * `registerMemoryProvider` once with the provider instance; `registerSkill` adds a read-only skill
- * `<provider>:<name>` (kept only when the provider is the active one). `register` must not start
- * background work or open connections: that belongs in the provider's `initialize()`.
+ * `<provider>:<name>` (kept only when the provider is the active one); the other `register*`
+ * calls are collected for the host (see `registerHook`). `register` must not start background
+ * work or open connections: that belongs in the provider's `initialize()`.
  */
 export interface MemoryProviderRegistrationContext {
   /** The name the provider was discovered under; the registered provider's `name` must equal it. */
@@ -28,28 +29,39 @@ export interface MemoryProviderRegistrationContext {
   /** Register a read-only skill file (`path` relative to the provider folder). */
   registerSkill(name: string, path: string, description?: string): void;
   /**
-   * The other registrations of a general plugin context (`registerHook`, `registerTool`,
-   * `registerCommand`, `registerCliCommand`, `registerAuxiliaryTask`, `registerDashboardAuthProvider`,
-   * `registerContextEngine`, `registerPlatform`, `registerImageGenProvider`, and their snake_case
-   * spellings) are accepted and ignored when a memory provider is loaded (logged at debug), so a
-   * plugin written for a richer host still loads. Provider CLI commands come from `cli.js`.
+   * The other registrations of a general plugin context are collected, never run by the loader,
+   * and offered to the host beside the provider (`pluginRegistrationsOf(provider)`,
+   * `manager.pluginRegistrations()`; call them bounded with `runPluginHook` / `callPluginFunction`).
+   * `registerHook(name, callback)` adds a hook callback (`hooks`); callbacks should accept one
+   * options object and ignore keys they do not know.
    */
-  registerHook(...args: unknown[]): void;
-  /** Accepted and ignored (see `registerHook`). */
+  registerHook(name: string, callback: (...args: unknown[]) => unknown): void;
+  /**
+   * `registerTool(name, toolset, schema, handler, checkFn?, override?, description?)`, or one object
+   * with those keys: a tool the host may offer (`tools`); `handler(args)` returns the result.
+   */
   registerTool(...args: unknown[]): void;
-  /** Accepted and ignored (see `registerHook`). */
+  /** `registerCommand(name, handler, description?)`, or one object with those keys: a slash command (`commands`). */
   registerCommand(...args: unknown[]): void;
-  /** Accepted and ignored (see `registerHook`); provider commands come from `registerCli`. */
+  /** Collected under `other` like every unlisted `register*` call; provider CLI commands come from `registerCli`. */
   registerCliCommand(...args: unknown[]): void;
-  /** Accepted and ignored (see `registerHook`). */
+  /**
+   * Collected under `other` (`{ method, args }`), as is any other `registerX` / `register_x` call
+   * (`registerDashboardAuthProvider`, `registerContextEngine`, `registerPlatform`,
+   * `registerImageGenProvider`, …). Every registration also has its snake_case spelling
+   * (`register_hook`). A call with invalid arguments (a hook without a callback, a tool without a
+   * name) is dropped with the warning `Memory provider '<n>' failed to <method>: <why>` and never
+   * fails the load. Reading a name that is neither a member above nor `register*` throws
+   * `INVALID_ARGUMENT` naming it, so a typo fails loudly.
+   */
   registerAuxiliaryTask(...args: unknown[]): void;
-  /** Accepted and ignored (see `registerHook`). */
+  /** Collected under `other` (see `registerAuxiliaryTask`). */
   registerDashboardAuthProvider(...args: unknown[]): void;
-  /** Accepted and ignored (see `registerHook`). */
+  /** Collected under `other` (see `registerAuxiliaryTask`). */
   registerContextEngine(...args: unknown[]): void;
-  /** Accepted and ignored (see `registerHook`). */
+  /** Collected under `other` (see `registerAuxiliaryTask`). */
   registerPlatform(...args: unknown[]): void;
-  /** Accepted and ignored (see `registerHook`). */
+  /** Collected under `other` (see `registerAuxiliaryTask`). */
   registerImageGenProvider(...args: unknown[]): void;
 }
 

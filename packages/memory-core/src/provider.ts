@@ -85,6 +85,13 @@ export function allowsAutomaticWrites(ctx: Pick<InitContext, "agentContext"> | u
  * One setting of a provider, declared once: it drives both the setup form
  * (`hermes-memory memory setup`, `planSetup`/`applySetup`) and the typed runtime config
  * (`resolveProviderConfig`), with the same defaults, types, bounds and choices.
+ *
+ * Keys are camelCase. A schema ported from the original keeps working: `env_var` is read as
+ * `envVar`, `default_from` as `defaultFrom`, and the dashboard-only `step` is accepted and
+ * unused. Any other key (e.g. `env_key`), or both spellings with different values, is refused
+ * with `INVALID_PROVIDER` naming the field and the key, by setup, `memory status` and
+ * `resolveProviderConfig` alike, so a secret is never stored under a variable the provider
+ * does not read.
  */
 export interface ConfigField {
   /**
@@ -130,6 +137,12 @@ export interface ConfigField {
    * every setting the provider reads at runtime, advanced or not, so each default exists once.
    */
   advanced?: boolean;
+  /** The original's spelling of `envVar`; give one of the two (both only when equal). */
+  env_var?: string;
+  /** The original's spelling of `defaultFrom`; give one of the two (both only when equal). */
+  default_from?: { field: string; map: Record<string, string | number | boolean> };
+  /** The original's dashboard step for numbers; accepted and unused. */
+  step?: number;
 }
 
 /** What `recallStatus()` reports about the LAST prefetch. `count <= 0`: injected, no count. */

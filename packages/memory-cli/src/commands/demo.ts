@@ -17,7 +17,7 @@ import {
   type Logger,
   type MemoryManager,
 } from "@hermes/memory-core";
-import type { CliContext } from "../cli-context.js";
+import { discoveryScope, type CliContext } from "../cli-context.js";
 import type { CliIo } from "../cli-io.js";
 import { DEMO_CONVERSATION, recallMentions, type DemoConversation, type DemoQuestion, type DemoSession } from "../demo-conversation.js";
 import { renderTable } from "../output/table.js";
@@ -88,8 +88,8 @@ function collectingLogger(warnings: string[]): Logger {
 
 async function activateDemoProvider(ctx: CliContext, name: string): Promise<{ ok: true } | { ok: false; reason: string }> {
   try {
-    const provider = await loadMemoryProvider(name, { hermesHome: ctx.hermesHome, cwd: ctx.cwd, registerSkills: false });
-    const availability = providerAvailability(provider);
+    const provider = await loadMemoryProvider(name, { ...discoveryScope(ctx), registerSkills: false });
+    const availability = providerAvailability(provider, { hermesHome: ctx.hermesHome, env: ctx.io.env });
     if (!availability.available) return { ok: false, reason: availability.reason };
     await applySetup(provider, {}, { hermesHome: ctx.hermesHome, acceptDefaults: true });
     return { ok: true };
@@ -196,7 +196,7 @@ async function showProvidersFound(ctx: CliContext, home: string): Promise<Discov
   const c = out.colors;
   // The one discovery rule every command and openMemory() use: project, $HERMES_HOME, and the
   // installation the CLI runs from (a global install included).
-  const { providers } = await discoverMemoryProviders({ hermesHome: home, cwd: ctx.cwd, env: ctx.io.env });
+  const { providers } = await discoverMemoryProviders({ ...discoveryScope(ctx), hermesHome: home });
   out.line(c.bold("1. Memory providers found"));
   if (providers.length === 0) out.line("   none");
   else
@@ -345,6 +345,7 @@ export async function demoCommand(ctx: CliContext, options: DemoOptions): Promis
         agentContext: "primary",
         hermesHome: home,
         cwd: ctx.cwd,
+        ...(ctx.bundledDir !== undefined ? { bundledDir: ctx.bundledDir } : {}),
         logger,
       });
     const sessions = await replayConversation(ctx, open);

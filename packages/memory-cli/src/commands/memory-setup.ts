@@ -18,7 +18,7 @@ import {
   type SetupResult,
 } from "@hermes/memory-core";
 import type { Writable } from "node:stream";
-import type { CliContext } from "../cli-context.js";
+import { discoveryScope, type CliContext } from "../cli-context.js";
 import { CliUsageError, ReportedFailure } from "../cli-usage-error.js";
 import { maskSecret } from "../output/mask-secret.js";
 import { providerAvailability, type ProviderAvailability } from "../provider-availability.js";
@@ -114,7 +114,7 @@ export async function setupCommand(ctx: CliContext, providerName: string | undef
         return;
       }
     }
-    const provider = await loadMemoryProvider(name, { hermesHome: ctx.hermesHome, cwd: ctx.cwd, registerSkills: false });
+    const provider = await loadMemoryProvider(name, { ...discoveryScope(ctx), registerSkills: false });
     const answers = interactive ? await promptFields(ctx, provider, session!.io) : sets;
     let result: SetupResult;
     try {
@@ -128,7 +128,7 @@ export async function setupCommand(ctx: CliContext, providerName: string | undef
     } catch (error) {
       throw withAnswers(error, provider, answers, interactive);
     }
-    report(ctx, provider, result, providerAvailability(provider));
+    report(ctx, provider, result, providerAvailability(provider, { hermesHome: ctx.hermesHome, env: ctx.io.env }));
   } finally {
     session?.done();
   }
@@ -163,10 +163,7 @@ function setupHint(provider: MemoryProvider): string {
 }
 
 async function pickProvider(ctx: CliContext, io: PromptIo): Promise<string> {
-  const [discovery, config] = await Promise.all([
-    discoverMemoryProviders({ hermesHome: ctx.hermesHome, cwd: ctx.cwd, env: ctx.io.env }),
-    readConfig(ctx.hermesHome),
-  ]);
+  const [discovery, config] = await Promise.all([discoverMemoryProviders(discoveryScope(ctx)), readConfig(ctx.hermesHome)]);
   const options: Array<{ value: string; label: string; hint?: string; disabled?: boolean }> = [];
   for (const found of discovery.providers) {
     try {

@@ -22,7 +22,7 @@ import {
   type MemoryStats,
   type MemoryUsage,
 } from "@hermes/memory-core";
-import type { CliContext } from "../cli-context.js";
+import { discoveryScope, type CliContext } from "../cli-context.js";
 import { CliUsageError, ReportedFailure } from "../cli-usage-error.js";
 import { maskSecret } from "../output/mask-secret.js";
 import { providerAvailability } from "../provider-availability.js";
@@ -193,7 +193,7 @@ export async function collectStatus(ctx: CliContext): Promise<MemoryStatusReport
   const name = config.memory.provider;
   if (isCoreMemoryProvider(name)) return report;
 
-  const discovery = await discoverMemoryProviders({ hermesHome: ctx.hermesHome, cwd: ctx.cwd, env: ctx.io.env });
+  const discovery = await discoverMemoryProviders(discoveryScope(ctx));
   const found = discovery.providers.find((p) => p.name === name);
   const entry: NonNullable<MemoryStatusReport["provider"]> = {
     name,
@@ -234,7 +234,7 @@ export async function collectStatus(ctx: CliContext): Promise<MemoryStatusReport
     entry.reason = entry.loadError;
     return report;
   }
-  const availability = providerAvailability(provider);
+  const availability = providerAvailability(provider, { hermesHome: ctx.hermesHome, env: ctx.io.env });
   entry.available = availability.available;
   if (!availability.available) entry.reason = availability.reason;
   try {

@@ -4,6 +4,7 @@ import type { Command } from "commander";
 import {
   describeError,
   discoverMemoryProviders,
+  envFileOnlyHint,
   HermesMemoryError,
   installCommandHint,
   isCoreMemoryProvider,
@@ -14,13 +15,14 @@ import {
   type DiscoveryResult,
   type HermesConfig,
 } from "@hermes/memory-core";
-import type { CliContext } from "../cli-context.js";
+import { discoveryScope, type CliContext } from "../cli-context.js";
 import type { CliIo } from "../cli-io.js";
 import { CliUsageError } from "../cli-usage-error.js";
 import { renderTable } from "../output/table.js";
 import { startSpinner } from "../output/progress.js";
 import { withContext } from "../with-context.js";
 import { runNpm } from "../npm.js";
+import { registerEnableCommands } from "./plugins-enable.js";
 
 /** One row of `plugins list --json`. */
 export interface ProviderListing {
@@ -40,7 +42,7 @@ export interface ProviderListing {
   reason?: string;
 }
 
-/** Add `plugins list|add|remove`. */
+/** Add `plugins list|add|remove|enable|disable`. */
 export function registerPluginsCommands(program: Command, io: CliIo): void {
   const plugins = program.command("plugins").description("list, install and remove memory provider plugins");
 
@@ -61,15 +63,12 @@ export function registerPluginsCommands(program: Command, io: CliIo): void {
     .description("uninstall a provider package installed with `plugins add`")
     .argument("<name>", "provider name or npm package name")
     .action(withContext(io, (ctx, name: string) => removePlugin(ctx, name)));
+
+  registerEnableCommands(plugins, io);
 }
 
 function discover(ctx: CliContext, packageRoots?: string[]): Promise<DiscoveryResult> {
-  return discoverMemoryProviders({
-    hermesHome: ctx.hermesHome,
-    cwd: ctx.cwd,
-    env: ctx.io.env,
-    ...(packageRoots ? { packageRoots } : {}),
-  });
+  return discoverMemoryProviders({ ...discoveryScope(ctx), ...(packageRoots ? { packageRoots } : {}) });
 }
 
 async function checkAvailability(
@@ -88,7 +87,7 @@ async function checkAvailability(
       importTimeoutMs: ctx.timeouts.importMs,
     });
     if (loaded.isAvailable() === true) return { available: true };
-    const reason = loaded.unavailableReason?.() ?? "";
+    const reason = `${loaded.unavailableReason?.() ?? ""}${envFileOnlyHint(loaded, ctx.hermesHome, ctx.io.env)}`.trim();
     return reason ? { available: false, reason } : { available: false };
   } catch (error) {
     // A hung import is bounded by the loader; say so on stderr as well as in the row.

@@ -10,7 +10,7 @@ import {
   type ProviderCliContext,
 } from "@hermes/memory-core";
 import { CliUsageError } from "../cli-usage-error.js";
-import type { CliContext } from "../cli-context.js";
+import { discoveryScope, type CliContext } from "../cli-context.js";
 import type { CliIo } from "../cli-io.js";
 import { startProgressBar } from "../output/progress.js";
 
@@ -48,7 +48,7 @@ export async function registerProviderCommands(program: Command, io: CliIo, ctx:
   if (operand !== undefined && operand !== "help" && !addressed) return;
   let registerCli;
   try {
-    registerCli = await loadProviderCli(name, { hermesHome: ctx.hermesHome, cwd: ctx.cwd, registerSkills: false });
+    registerCli = await loadProviderCli(name, { ...discoveryScope(ctx), registerSkills: false });
   } catch (error) {
     // Addressed directly: the failure is the answer (exit 1). For help: one warning, help still prints.
     if (addressed)
@@ -112,7 +112,7 @@ export async function registerProviderCommands(program: Command, io: CliIo, ctx:
  * commander (which suggests the closest command).
  */
 async function explainInactiveProvider(ctx: CliContext, operand: string, active: string): Promise<void> {
-  const { providers } = await discoverMemoryProviders({ hermesHome: ctx.hermesHome, cwd: ctx.cwd, env: ctx.io.env });
+  const { providers } = await discoverMemoryProviders(discoveryScope(ctx));
   if (!providers.some((p) => p.name === operand)) return;
   const now = isCoreMemoryProvider(active) ? "built-in memory only" : `'${active}'`;
   throw new CliUsageError(

@@ -30,7 +30,15 @@ export function writeFiles(root: string, files: Record<string, string | object>)
 /** Environment for the child: no inherited HERMES_HOME/colour settings, unless given. */
 export function childEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const key of ["HERMES_HOME", "NO_COLOR", "FORCE_COLOR", "HERMES_ENABLE_PROJECT_PLUGINS", "HERMES_MEMORY_DEBUG"]) delete env[key];
+  for (const key of [
+    "HERMES_HOME",
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "HERMES_ENABLE_PROJECT_PLUGINS",
+    "HERMES_MEMORY_DEBUG",
+    "HERMES_MEMORY_BUNDLED_DIR",
+  ])
+    delete env[key];
   for (const [k, v] of Object.entries(extra)) {
     if (v === undefined) delete env[k];
     else env[k] = v;

@@ -3,6 +3,7 @@ import { getHermesHome } from "../profile.js";
 import type { ConfigField } from "../provider.js";
 import { coerceConfigValue, effectiveDefaultOf, fieldApplies, isBlank } from "./coerce.js";
 import { configFilePath, readConfig } from "./config-file.js";
+import { normalizeConfigFields } from "./field-spelling.js";
 import { getEnv } from "./secrets.js";
 
 type Scalar = string | number | boolean;
@@ -149,14 +150,17 @@ function invalid(message: string): HermesMemoryError {
  * (`type`, `minimum`/`maximum`, `choices`). `when` decides whether a `required` field must have a
  * value; a field whose `when` does not match still gets its value or default.
  *
+ * Fields may use the original's spellings `env_var` and `default_from`; a field key neither
+ * spelling reads throws `INVALID_PROVIDER` (see `normalizeConfigField`).
  * Throws `INVALID_CONFIG` naming the key, the bad value, where it came from and how to fix it.
  * Unknown config.yaml keys and secrets written to config.yaml are ignored and reported in
  * `warnings` (unknown keys throw with `unknownKeys: "error"`).
  */
 export function resolveProviderConfig<const Fs extends readonly ConfigField[]>(
-  fields: Fs,
+  declared: Fs,
   sources: ProviderConfigSources,
 ): ResolvedProviderConfig<ProviderConfigOf<Fs>> {
+  const fields = normalizeConfigFields(declared, sources.provider);
   const options = (sources.options ?? {}) as Record<string, unknown>;
   const section = sources.section ?? {};
   const env = envLookup(sources);

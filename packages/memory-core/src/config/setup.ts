@@ -3,6 +3,7 @@ import { overridesSaveConfig, type ConfigField, type MemoryProvider } from "../p
 import { configFilePath, setDocumentValue, updateConfig, type HermesConfig, readConfig } from "./config-file.js";
 import { envFilePath, readEnvFile, writeEnvValues } from "./env-file.js";
 import { coerceConfigValue, effectiveDefaultOf, fieldApplies, isBlank } from "./coerce.js";
+import { normalizeConfigFields } from "./field-spelling.js";
 import { runWithProfile } from "../profile.js";
 
 /** How long `applySetup` waits for a provider's `postSetup` (an OAuth sign-in may take a while). */
@@ -60,7 +61,12 @@ export function defaultEnvVarName(providerName: string, key: string): string {
   return /^[0-9]/.test(name) ? `_${name}` : name;
 }
 
-function readSchema(provider: MemoryProvider): ConfigField[] {
+/**
+ * A provider's declared fields in their canonical spelling (`env_var` → `envVar`, `default_from` →
+ * `defaultFrom`), without entries that are not fields. Throws `INVALID_PROVIDER` when
+ * `getConfigSchema()` throws, returns no array, or a field has a key neither spelling reads.
+ */
+export function readConfigSchema(provider: MemoryProvider): ConfigField[] {
   let schema: unknown;
   try {
     schema = provider.getConfigSchema();
@@ -77,10 +83,11 @@ function readSchema(provider: MemoryProvider): ConfigField[] {
       message: `Memory provider '${provider.name}' returned ${typeof schema} from getConfigSchema(); it must return an array of fields ([] when there is nothing to configure).`,
     });
   }
-  return schema.filter(
+  const fields = schema.filter(
     (f): f is ConfigField =>
       typeof f === "object" && f !== null && typeof (f as ConfigField).key === "string" && (f as ConfigField).key !== "",
   );
+  return normalizeConfigFields(fields, provider.name);
 }
 
 function envVarOf(providerName: string, field: ConfigField): string | undefined {
@@ -102,7 +109,7 @@ export function planSetup(provider: MemoryProvider, current: SetupState = {}): S
   const answers = current.answers ?? {};
   const values: Record<string, unknown> = { ...stored };
   const fields: SetupField[] = [];
-  for (const field of readSchema(provider)) {
+  for (const field of readConfigSchema(provider)) {
     if (!fieldApplies(field, values)) continue;
     // Advanced fields are not asked; they join the form only when an answer names them.
     if (field.advanced === true && isBlank(answers[field.key])) continue;
@@ -160,7 +167,7 @@ export async function applySetup(
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(options.env ?? {})) if (typeof value === "string") env[key] = value;
   Object.assign(env, envFile);
-  const schema = readSchema(provider);
+  const schema = readConfigSchema(provider);
   const known = new Set(schema.map((f) => f.key));
   const unknown = Object.keys(answers).filter((k) => !known.has(k));
   if (unknown.length > 0) {
