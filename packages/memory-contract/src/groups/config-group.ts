@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { runWithProfile } from "@hermes/memory-core";
+import { normalizeConfigField, runWithProfile, type ConfigField } from "@hermes/memory-core";
 import { fail, pass, type ContractContext } from "../clause-runner.js";
 import {
   choiceDefaultProblems,
@@ -23,7 +23,8 @@ export async function runConfigGroup(ctx: ContractContext): Promise<void> {
       const value: unknown = runWithProfile(probe.hermesHome, () => probe.provider.getConfigSchema());
       const shape = configFieldShapeProblems(value);
       if (!Array.isArray(value)) throw new Error(shape.join("; "));
-      fields = value.filter((f): f is Record<string, unknown> => typeof f === "object" && f !== null);
+      // Read as setup reads it: the original's spellings (env_var, default_from) count as their twins.
+      fields = value.filter((f): f is Record<string, unknown> => typeof f === "object" && f !== null).map(canonicalSpelling);
       return fields;
     } finally {
       await probe.discard().catch(() => undefined);
@@ -34,7 +35,8 @@ export async function runConfigGroup(ctx: ContractContext): Promise<void> {
     const probe = await ctx.harness.create("config-shape");
     try {
       const value: unknown = runWithProfile(probe.hermesHome, () => probe.provider.getConfigSchema());
-      const problems = configFieldShapeProblems(value);
+      const problems = configFieldShapeProblems(Array.isArray(value) ? value.map(canonicalSpelling) : value);
+      if (Array.isArray(value)) problems.push(...spellingProblems(value));
       return problems.length > 0 ? fail(problems.join("; ")) : pass(`${(value as unknown[]).length} field(s)`);
     } finally {
       await probe.discard().catch(() => undefined);
@@ -107,4 +109,30 @@ export async function runConfigGroup(ctx: ContractContext): Promise<void> {
     }
     return pass(changed.length === 0 ? "saveConfig wrote nothing (values go to config.yaml via setup)" : undefined);
   });
+}
+
+/** A field in core's canonical spelling; a field core refuses stays as given (`spellingProblems` reports it). */
+function canonicalSpelling(field: unknown): Record<string, unknown> {
+  if (typeof field !== "object" || field === null || Array.isArray(field)) return field as Record<string, unknown>;
+  try {
+    return normalizeConfigField(field as ConfigField, "contract") as unknown as Record<string, unknown>;
+  } catch {
+    return field as Record<string, unknown>;
+  }
+}
+
+/** What core's setup would refuse in each field (keys it does not read, spellings that disagree). */
+function spellingProblems(fields: readonly unknown[]): string[] {
+  const problems: string[] = [];
+  for (const field of fields) {
+    if (typeof field !== "object" || field === null || Array.isArray(field)) continue;
+    try {
+      normalizeConfigField(field as ConfigField, "contract");
+    } catch (error) {
+      // Core's message names the provider and how to fix it; the clause names the field only.
+      const text = error instanceof Error ? error.message : String(error);
+      problems.push(text.replace(/^Memory provider '[^']*' declares /, "").replace(/ Fix its getConfigSchema\(\)[\s\S]*$/, ""));
+    }
+  }
+  return problems;
 }
