@@ -364,8 +364,10 @@ export class LocalVectorStore implements VectorStore {
   }
 
   /** Synchronous query. */
-  querySync(vector: Float32Array, options: VectorQueryOptions): VectorMatch[] {
-    this.assertDimensions(vector, "query");
+  querySync(query: Float32Array, options: VectorQueryOptions): VectorMatch[] {
+    this.assertDimensions(query, "query");
+    // usearch's exact search reads a vector from the start of its buffer: a view at an offset is copied.
+    const vector = query.byteOffset === 0 ? query : query.slice();
     const namespace = options.namespace ?? DEFAULT_NAMESPACE;
     const topK = Math.max(0, Math.floor(options.topK));
     if (topK === 0) return [];
