@@ -224,7 +224,7 @@ describe("vector sidecar values that cannot be read as text or JSON", () => {
 
     const sidecar = Sidecar.open(file);
     try {
-      expect(sidecar.db.pragma("user_version", { simple: true })).toBe(6);
+      expect(sidecar.db.pragma("user_version", { simple: true })).toBe(7);
       const rows = [...sidecar.iterate("ns")];
       expect(rows.map((r) => [r.id, r.text])).toEqual([
         ["a", "the first harbour turn"],

@@ -37,7 +37,7 @@ export interface VectorConfig {
   hybrid: boolean;
   /**
    * Local store: namespaces up to this size are searched exactly, larger ones through the HNSW
-   * graph. Unset: 100000 with the lexical `hashing` embedder (a graph over its vectors finds few
+   * graph. Unset: 500000 with the lexical `hashing` embedder (a graph over its vectors finds few
    * true neighbours), 10000 with any other (`defaultExactThreshold`).
    */
   exactThreshold?: number;

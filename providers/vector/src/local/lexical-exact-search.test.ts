@@ -6,6 +6,7 @@ import type { Logger } from "@hermes/memory-core";
 import { HashingEmbedder } from "../embedders/hashing-embedder.js";
 import type { Embedder } from "../embedders/embedder.js";
 import { DEFAULT_EXACT_THRESHOLD, LEXICAL_EXACT_THRESHOLD, LocalVectorStore } from "./local-vector-store.js";
+import { TWO_PASS_MIN_VECTORS } from "./exact-namespace.js";
 import { VectorMemoryProvider } from "../vector-memory-provider.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -89,6 +90,44 @@ describe("exact search of lexical (hashing) vectors", () => {
     }
     expect(warnings).toEqual([]);
   });
+
+  // Large lexical namespaces are searched in two passes (int8 codes, then float32 scoring of the
+  // best candidates): the hits are the brute-force top 10 with their cosines, as a float32 scan
+  // gives them, and nothing goes through the graph. (The bench's filtered suite measures recall at
+  // 100,000 and 120,000 hashing vectors.)
+  it(
+    "returns the brute-force top 10 and its cosines from the int8 first pass over a large lexical namespace",
+    { timeout: 120_000 },
+    async () => {
+      const dims = 16;
+      const size = TWO_PASS_MIN_VECTORS + 2_000;
+      const embedder = new HashingEmbedder({ dimensions: dims });
+      const docs = texts(size, 11, 8);
+      const vectors = docs.map((t) => embedder.embedSync(t));
+      const { logger, warnings } = warningLog();
+      const store = await LocalVectorStore.open({ dimensions: dims, lexicalVectors: true, logger });
+      const scan = await LocalVectorStore.open({ dimensions: dims, sidecar: store.sidecar, exactThreshold: Infinity });
+      cleanups.push(() => store.close());
+      for (let i = 0; i < size; i += 5_000) {
+        store.upsertSync(docs.slice(i, i + 5_000).map((text, j) => ({ id: `d${i + j}`, vector: vectors[i + j]!, metadata: { text } })));
+      }
+      // The default threshold keeps lexical namespaces exact well past the 100,000 where a graph finds 9 % of the top 10.
+      expect(store.exactThreshold).toBeGreaterThanOrEqual(120_000);
+      for (const query of texts(20, 98, 3)) {
+        const q = embedder.embedSync(query);
+        const exact = vectors.map((v) => cosine(v, q)).sort((a, b) => b - a);
+        const hits = await store.query(q, { topK: 10, idsOnly: true });
+        expect(hits).toHaveLength(10);
+        for (const [i, hit] of hits.entries()) {
+          expect(cosine(vectors[Number(hit.id.slice(1))]!, q)).toBeGreaterThanOrEqual(exact[9]! - 1e-5);
+          expect(hit.score).toBeCloseTo(exact[i]!, 5);
+        }
+        const scanned = await scan.query(q, { topK: 10, idsOnly: true });
+        expect(scanned.map((h) => h.score)).toEqual(hits.map((h) => expect.closeTo(h.score, 5)));
+      }
+      expect(warnings).toEqual([]);
+    },
+  );
 
   it("warns once per namespace when lexical vectors are searched through the graph", async () => {
     const dims = 32;

@@ -47,6 +47,31 @@ function exactTopK(vectors: Float32Array[], q: Float32Array, k: number): number[
     .map((x) => x.i);
 }
 
+describe("LocalVectorStore query vectors given as views", () => {
+  // A query vector may be a view into a larger array (a batch of embeddings, a benchmark's query
+  // matrix): every search path reads the view's own components, not its buffer's first ones.
+  it("gives the same hits for a query given as a view at an offset as for its copy, exact and accept-filtered", async () => {
+    const dims = 16;
+    const vectors = randomVectors(300, dims, 7);
+    const store = await LocalVectorStore.open({ dimensions: dims, exactThreshold: Infinity });
+    try {
+      await store.upsert(vectors.map((vector, i) => ({ id: `v${i}`, vector })));
+      const batch = new Float32Array(4 * dims);
+      for (let q = 0; q < 4; q++) batch.set(vectors[q * 50 + 3]!, q * dims);
+      for (let q = 1; q < 4; q++) {
+        const view = batch.subarray(q * dims, (q + 1) * dims);
+        for (const options of [{ topK: 5 }, { topK: 5, acceptKey: (key: number) => key % 2 === 0 }]) {
+          const fromView = await store.query(view, options);
+          expect(fromView.map((h) => h.id)).toEqual((await store.query(view.slice(), options)).map((h) => h.id));
+          if (!("acceptKey" in options)) expect(fromView[0]!.id).toBe(`v${q * 50 + 3}`);
+        }
+      }
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe("LocalVectorStore", () => {
   it("refuses dimensions that are not an integer from 1 to 20,000 before opening anything", async () => {
     for (const dimensions of [0, -3, 2.5, Number.NaN, 20_001, 1e9]) {

@@ -17,7 +17,7 @@ import {
 import { dimensionMismatchError } from "../backends/index-identity.js";
 import { MAX_DIMENSIONS } from "../vector-config.js";
 import { loadUsearch, type Usearch } from "../native-modules.js";
-import { ExactNamespace } from "./exact-namespace.js";
+import { ExactNamespace, TWO_PASS_MIN_VECTORS } from "./exact-namespace.js";
 import { indexFileMismatch, removeOrphanTempFiles, saveIndexFile } from "./index-file.js";
 import { storageWriteError } from "./store-files.js";
 
@@ -30,11 +30,12 @@ export const DEFAULT_EXACT_THRESHOLD = 10_000;
  * Namespaces up to this size are searched exactly by default when a lexical embedder (`hashing`)
  * wrote the vectors. An HNSW graph over such vectors finds few of the true nearest neighbours
  * (recall@10 0.16 at 20,000 vectors and 0.09 at 99,000, where a semantic-like distribution keeps
- * 0.99 at 100,000), while usearch's exact search costs about 1 ms per 10,000 vectors of 384
- * dimensions (9.7 ms at 99,000) and holds the namespace's vectors in memory (about 150 MB at
- * 100,000 × 384).
+ * 0.99 at 100,000), so exact search is kept far past the semantic default: from
+ * `TWO_PASS_MIN_VECTORS` on it scans int8 codes and scores the best candidates in float32 (about a
+ * third of a float32 scan's time), and it holds the namespace's vectors in memory twice (float32
+ * and int8: about 1.9 KB per 384-dimensional vector, 190 MB at 100,000 and 960 MB at 500,000).
  */
-export const LEXICAL_EXACT_THRESHOLD = 100_000;
+export const LEXICAL_EXACT_THRESHOLD = 500_000;
 
 /** Default HNSW search beam width of {@link LocalVectorStore} (see `LocalVectorStoreOptions.expansionSearch`). */
 export const DEFAULT_EXPANSION_SEARCH = 128;
@@ -53,7 +54,7 @@ export interface LocalVectorStoreOptions {
   /**
    * Namespaces with at most this many vectors are searched exactly (brute force over the sidecar);
    * larger ones through the HNSW index. Default `DEFAULT_EXACT_THRESHOLD` (10000; exact search is
-   * usearch SIMD brute force, ~1 ms at 10k × 384), or `LEXICAL_EXACT_THRESHOLD` (100000) with
+   * usearch SIMD brute force, ~1 ms at 10k × 384), or `LEXICAL_EXACT_THRESHOLD` (500000) with
    * `lexicalVectors`. `0` forces ANN, `Infinity` forces exact.
    */
   exactThreshold?: number;
@@ -363,8 +364,10 @@ export class LocalVectorStore implements VectorStore {
   }
 
   /** Synchronous query. */
-  querySync(vector: Float32Array, options: VectorQueryOptions): VectorMatch[] {
-    this.assertDimensions(vector, "query");
+  querySync(query: Float32Array, options: VectorQueryOptions): VectorMatch[] {
+    this.assertDimensions(query, "query");
+    // usearch's exact search reads a vector from the start of its buffer: a view at an offset is copied.
+    const vector = query.byteOffset === 0 ? query : query.slice();
     const namespace = options.namespace ?? DEFAULT_NAMESPACE;
     const topK = Math.max(0, Math.floor(options.topK));
     if (topK === 0) return [];
@@ -490,7 +493,14 @@ export class LocalVectorStore implements VectorStore {
     const n = cache.keys.length;
     let order: number[];
     let scores: Float32Array;
-    if (!filter) {
+    if (!filter && n >= TWO_PASS_MIN_VECTORS && qn > 0) {
+      order = [];
+      scores = new Float32Array(n);
+      for (const { slot, score } of cache.nearest(vector, Math.min(topK, n))) {
+        order.push(slot);
+        scores[slot] = score;
+      }
+    } else if (!filter) {
       // usearch's SIMD brute force: exact, and several times faster than a JS loop.
       const k = Math.min(topK, n);
       const result = loadUsearch().exactSearch(cache.data.subarray(0, n * d), vector, d, k, loadUsearch().MetricKind.Cos, 1) as {

@@ -267,7 +267,7 @@ describe("Sidecar conversational index", () => {
 
     const sidecar = Sidecar.open(file);
     try {
-      expect(sidecar.db.pragma("user_version", { simple: true })).toBe(6);
+      expect(sidecar.db.pragma("user_version", { simple: true })).toBe(7);
       expect(dump(sidecar.db)).toEqual(before);
       expect(sidecar.generation).toBe(9);
       expect(columns(sidecar)).toEqual(expectedColumns());

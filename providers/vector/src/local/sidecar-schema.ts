@@ -18,9 +18,10 @@ import {
   type SqliteStoreSpec,
 } from "@hermes/memory-provider-kit/sqlite";
 import type { VectorMetadata } from "../metadata-filter.js";
+import { FILTER_TERMS_SCHEMA, fillFilterTerms } from "./filter-terms.js";
 import { hasFilterColumns, isUnreadable, readableRecord, suspectRecordsSql, type SuspectRecord } from "./sidecar-values.js";
 
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 /** The records' session id as SQL; the session index is built on exactly this expression. */
 export const SESSION_EXPR = `json_extract(metadata, '$.session_id')`;
@@ -84,7 +85,8 @@ function sessionTurnSql(row: "old" | "new"): string {
 // - Deleted rows are overwritten (secure_delete, and FTS5's secure-delete), so erased text does not
 //   linger in the file.
 // Files of versions 1–4 lack the context columns (`migrateToV5` adds them); files of version 5 lack
-// the filter columns.
+// the filter columns; files of version 6 lack the filter term index (`record_terms`, filter-terms.ts:
+// a filter on tags or metadata values reads the rows holding them instead of the whole namespace).
 export const FILTER_INDEX = `CREATE INDEX IF NOT EXISTS records_filtering ON records (namespace, created_ms, expires_at, tags, user_meta)`;
 const FILTER_SCHEMA = `
   CREATE INDEX IF NOT EXISTS records_expiring ON records (expires_at) WHERE expires_at IS NOT NULL;
@@ -286,6 +288,7 @@ export const SIDECAR_SPEC: SqliteStoreSpec = {
         CREATE INDEX IF NOT EXISTS records_with_vectors ON records (namespace) WHERE vector IS NOT NULL;
         ${FTS_AND_SESSION_SCHEMA}
         ${FILTER_SCHEMA}
+        ${FILTER_TERMS_SCHEMA}
       `);
       return;
     }
@@ -294,29 +297,36 @@ export const SIDECAR_SPEC: SqliteStoreSpec = {
     // the metadata with SQLite's JSON functions.
     repairRecords(db);
     if (current < 5) migrateToV5(db);
-    // Version 6: the filter columns, filled from each row's stored metadata (no row is dropped).
-    db.exec(`
-      ALTER TABLE records ADD COLUMN tags TEXT NOT NULL DEFAULT '[]';
-      ALTER TABLE records ADD COLUMN created_ms INTEGER;
-      ALTER TABLE records ADD COLUMN user_meta TEXT NOT NULL DEFAULT '{}';
-      ALTER TABLE records ADD COLUMN expires_at INTEGER;
-    `);
-    // Filled in SQL (JSON functions), with JavaScript only for parsing the ISO creation time as
-    // `Date.parse` does; rows whose metadata is not valid JSON keep the defaults.
-    db.function("hermes_time_ms", { deterministic: true }, (value: unknown) => {
-      const ms = typeof value === "string" ? Date.parse(value) : NaN;
-      return Number.isFinite(ms) ? Math.trunc(ms) : null;
-    });
-    db.exec(`UPDATE records SET
-        tags = CASE WHEN json_type(metadata, '$.tags') = 'array' THEN json_extract(metadata, '$.tags') ELSE '[]' END,
-        created_ms = hermes_time_ms(json_extract(metadata, '$.created_at')),
-        user_meta = CASE WHEN json_type(metadata, '$.extra') = 'text' AND json_valid(json_extract(metadata, '$.extra'))
-          AND json_type(json_extract(metadata, '$.extra')) = 'object' THEN json(json_extract(metadata, '$.extra')) ELSE '{}' END,
-        expires_at = CASE WHEN json_type(metadata, '$.expires_at') IN ('integer', 'real') THEN CAST(json_extract(metadata, '$.expires_at') AS INTEGER) END
-      WHERE json_valid(metadata)`);
-    db.exec(FILTER_SCHEMA);
+    if (current < 6) migrateToV6(db);
+    // Version 7: the filter term index (filter-terms.ts), filled from every row's filter columns.
+    db.exec(FILTER_TERMS_SCHEMA);
+    fillFilterTerms(db);
   },
 };
+
+/** Version 5 to version 6: the filter columns, filled from each row's stored metadata (no row is dropped). */
+function migrateToV6(db: SqliteDatabase): void {
+  db.exec(`
+    ALTER TABLE records ADD COLUMN tags TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE records ADD COLUMN created_ms INTEGER;
+    ALTER TABLE records ADD COLUMN user_meta TEXT NOT NULL DEFAULT '{}';
+    ALTER TABLE records ADD COLUMN expires_at INTEGER;
+  `);
+  // Filled in SQL (JSON functions), with JavaScript only for parsing the ISO creation time as
+  // `Date.parse` does; rows whose metadata is not valid JSON keep the defaults.
+  db.function("hermes_time_ms", { deterministic: true }, (value: unknown) => {
+    const ms = typeof value === "string" ? Date.parse(value) : NaN;
+    return Number.isFinite(ms) ? Math.trunc(ms) : null;
+  });
+  db.exec(`UPDATE records SET
+      tags = CASE WHEN json_type(metadata, '$.tags') = 'array' THEN json_extract(metadata, '$.tags') ELSE '[]' END,
+      created_ms = hermes_time_ms(json_extract(metadata, '$.created_at')),
+      user_meta = CASE WHEN json_type(metadata, '$.extra') = 'text' AND json_valid(json_extract(metadata, '$.extra'))
+        AND json_type(json_extract(metadata, '$.extra')) = 'object' THEN json(json_extract(metadata, '$.extra')) ELSE '{}' END,
+      expires_at = CASE WHEN json_type(metadata, '$.expires_at') IN ('integer', 'real') THEN CAST(json_extract(metadata, '$.expires_at') AS INTEGER) END
+    WHERE json_valid(metadata)`);
+  db.exec(FILTER_SCHEMA);
+}
 
 /** Versions 1-4 to version 5 (see the schema notes). */
 function migrateToV5(db: SqliteDatabase): void {

@@ -144,7 +144,7 @@ describe("Sidecar schema migration", () => {
 
       const sidecar = Sidecar.open(file);
       try {
-        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(6);
+        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(7);
         expect(sidecar.keywordSearch("ns", "tokyo", 5).map((h) => h.id)).toEqual(["old"]);
         sidecar.upsert("ns", [{ id: "new", text: "later in Tokyo", metadata: { kind: "turn", session_id: "s" }, vector: null }]);
         expect(sidecar.keywordSearch("ns", "tokyo", 5)).toHaveLength(2);
@@ -176,8 +176,12 @@ describe("Sidecar schema migration", () => {
       v2.close();
       const sidecar = Sidecar.open(file);
       try {
-        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(6);
+        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(7);
+        // The filter term index's triggers keep its own table; none indexes the FTS table on insert.
         expect(sidecar.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name`).pluck().all()).toEqual([
+          "record_terms_ad",
+          "record_terms_ai",
+          "record_terms_au",
           "records_ad",
           "records_ad_context",
           "records_au",
@@ -216,7 +220,7 @@ describe("Sidecar schema migration", () => {
 
       const sidecar = Sidecar.open(file);
       try {
-        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(6);
+        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(7);
         expect(dump(sidecar.db)).toEqual(rows);
         expect(sidecar.getMeta("index_identity")).toBe("hashing-4");
         const indexes = sidecar.db
@@ -290,6 +294,9 @@ describe("Sidecar schema migration", () => {
   });
 });
 
+/** What version 7 added (the filter term index), dropped to make a file of an older version. */
+const DROP_TERM_INDEX = `DROP TRIGGER record_terms_ai; DROP TRIGGER record_terms_ad; DROP TRIGGER record_terms_au; DROP TABLE record_terms;`;
+
 describe("Sidecar schema version 6 (filter columns)", () => {
   it("filters a namespace from the covering filter index, without reading the rows (which hold the vectors)", () => {
     const sidecar = Sidecar.open(":memory:");
@@ -336,7 +343,7 @@ describe("Sidecar schema version 6 (filter columns)", () => {
       writer.close();
       // The version 5 layout: the same table without the filter columns and the expiry index.
       const v5 = new Database(file);
-      v5.exec(`DROP INDEX records_expiring; DROP INDEX records_filtering; ALTER TABLE records DROP COLUMN tags; ALTER TABLE records DROP COLUMN created_ms;
+      v5.exec(`${DROP_TERM_INDEX} DROP INDEX records_expiring; DROP INDEX records_filtering; ALTER TABLE records DROP COLUMN tags; ALTER TABLE records DROP COLUMN created_ms;
         ALTER TABLE records DROP COLUMN user_meta; ALTER TABLE records DROP COLUMN expires_at; INSERT INTO records_fts (records_fts, rank) VALUES ('secure-delete', 0); PRAGMA user_version = 5;`);
       const dump = (db: Database.Database) =>
         db
@@ -347,7 +354,7 @@ describe("Sidecar schema version 6 (filter columns)", () => {
 
       const sidecar = Sidecar.open(file);
       try {
-        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(6);
+        expect(sidecar.db.pragma("user_version", { simple: true })).toBe(7);
         expect(dump(sidecar.db)).toEqual(before);
         expect(sidecar.db.prepare(`SELECT id, tags, created_ms, user_meta, expires_at FROM records ORDER BY key`).all()).toEqual([
           {
@@ -373,7 +380,7 @@ describe("Sidecar schema version 6 (filter columns)", () => {
       }
       // Read-only opens of a version 5 file filter on the metadata JSON instead of the columns.
       const ro = new Database(file);
-      ro.exec(`DROP INDEX records_expiring; DROP INDEX records_filtering; ALTER TABLE records DROP COLUMN tags; ALTER TABLE records DROP COLUMN created_ms;
+      ro.exec(`${DROP_TERM_INDEX} DROP INDEX records_expiring; DROP INDEX records_filtering; ALTER TABLE records DROP COLUMN tags; ALTER TABLE records DROP COLUMN created_ms;
         ALTER TABLE records DROP COLUMN user_meta; ALTER TABLE records DROP COLUMN expires_at; PRAGMA user_version = 5;`);
       ro.close();
       const readOnly = Sidecar.openReadOnly(file);

@@ -32,6 +32,7 @@ import {
 import { BM25_CALL, kindSql, sessionSql, SIDECAR_SPEC, sidecarOpenOptions, userSql } from "./sidecar-schema.js";
 
 import { SidecarFile } from "./sidecar-file.js";
+import { FilterTermIndex, hasFilterTerms } from "./filter-terms.js";
 
 /**
  * Weight of the related words' BM25 score (the kit's `relatedTerms`) against the query words' own in
@@ -591,6 +592,13 @@ export class Sidecar extends SidecarFile {
    * `null` when there are more than `cap` (the caller then filters another way).
    */
   passingKeys(namespace: string | null, condition: SqlCondition | null, cap = Number.MAX_SAFE_INTEGER): number[] | null {
+    const filter = (condition as Partial<RowCondition> | null)?.filter;
+    const terms = namespace !== null && filter ? this.filterTermIndex()?.narrowest(namespace, filter) : null;
+    if (terms) {
+      // Only the rows holding the filter's rarest tag or value are read, and the whole condition is checked on them.
+      const keys = this.namingUnreadableItems("filter", () => this.filterTermIndex()!.passingAmong(terms, namespace!, condition!));
+      return keys.length > cap ? null : keys;
+    }
     const where = [namespace === null ? "1" : "r.namespace = ?", condition ? condition.sql : "1"].join(" AND ");
     const params = [...(namespace === null ? [] : [namespace]), ...(condition?.params ?? [])];
     const limit = Math.min(cap, Number.MAX_SAFE_INTEGER - 1) + 1;
@@ -603,6 +611,15 @@ export class Sidecar extends SidecarFile {
     );
     return keys.length > cap ? null : keys;
   }
+
+  /** The filter term index, when the file has one (a read-only file of an older version has not). */
+  private filterTermIndex(): FilterTermIndex | null {
+    if (this.termIndex === undefined)
+      this.termIndex = hasFilterTerms(this.db) ? new FilterTermIndex(this.db, (sql) => this.prepare(sql)) : null;
+    return this.termIndex;
+  }
+
+  private termIndex: FilterTermIndex | null | undefined;
 
   /** The keys among `keys` whose rows pass `condition` (all existing ones when it is null). */
   filterKeys(keys: readonly number[], condition: SqlCondition | null): Set<number> {
