@@ -1,0 +1,145 @@
+import fs from "node:fs";
+import path from "node:path";
+import { describeError } from "../errors.js";
+import { MANIFEST_OPEN_FLAGS, MAX_PACKAGE_JSON_BYTES, notRegularFile, tooLarge } from "./bounded-read.js";
+import { ManifestCache, type ManifestCacheCounters } from "./manifest-cache.js";
+
+/** The package.json field that marks a package as a memory provider. */
+export const MANIFEST_FIELD = "hermesMemoryProvider";
+
+/**
+ * A dependency's package.json as found from a root: where it is and its text (or why not). `text`
+ * is left out for manifests that cannot declare a provider (the field name does not appear).
+ */
+export interface DependencyManifest {
+  file: string;
+  text?: string;
+  error?: string;
+  /** False when the manifest does not mention the field, so it cannot declare a provider. */
+  mentionsField: boolean;
+}
+
+const FIELD_NEEDLE = Buffer.from(`"${MANIFEST_FIELD}"`);
+// Reused read buffer: most package.json files are a few KB; larger ones are read whole.
+const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
+
+/** One manifest as `readManifestText` read it, with the fstat of the file it read. */
+interface ManifestText {
+  text?: string;
+  mentionsField: boolean;
+  stat: fs.Stats;
+}
+
+/**
+ * Read one manifest with open/fstat/read/close into a shared buffer and look for the field name in
+ * the raw bytes: for thousands of small files this skips an allocation and a UTF-8 decode per file
+ * that does not mention the field. The open is non-blocking, so a FIFO never blocks the
+ * (synchronous) read, and the fstat comes before any read, so a device (a symlink to /dev/zero), a
+ * FIFO, a directory or a file over `MAX_PACKAGE_JSON_BYTES` is refused unread (thrown, and
+ * reported by the caller). The fstat is also the identity under which the read is remembered.
+ */
+function readManifestText(file: string): ManifestText {
+  const fd = fs.openSync(file, MANIFEST_OPEN_FLAGS);
+  try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) throw new Error(notRegularFile(file));
+    if (stat.size > MAX_PACKAGE_JSON_BYTES) throw new Error(tooLarge(file, MAX_PACKAGE_JSON_BYTES));
+    const length = fs.readSync(fd, READ_BUFFER, 0, READ_BUFFER.length, 0);
+    if (length === READ_BUFFER.length) {
+      const text = readRestSync(fd, file).toString("utf8");
+      return { text, mentionsField: text.includes(`"${MANIFEST_FIELD}"`), stat };
+    }
+    const bytes = READ_BUFFER.subarray(0, length);
+    if (bytes.indexOf(FIELD_NEEDLE) === -1) return { mentionsField: false, stat };
+    return { text: bytes.toString("utf8"), mentionsField: true, stat };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** The whole file from offset 0, at most `MAX_PACKAGE_JSON_BYTES` (it may have grown since fstat). */
+function readRestSync(fd: number, file: string): Buffer {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for (;;) {
+    const want = Math.min(MAX_PACKAGE_JSON_BYTES + 1 - total, 1024 * 1024);
+    if (want <= 0) break;
+    const buffer = Buffer.allocUnsafe(want);
+    const bytesRead = fs.readSync(fd, buffer, 0, want, total);
+    if (bytesRead === 0) break;
+    chunks.push(buffer.subarray(0, bytesRead));
+    total += bytesRead;
+  }
+  if (total > MAX_PACKAGE_JSON_BYTES) throw new Error(tooLarge(file, MAX_PACKAGE_JSON_BYTES));
+  return Buffer.concat(chunks, total);
+}
+
+/**
+ * Read the package.json of `dependency` as Node would find the package from `root`:
+ * `<dir>/node_modules/<dependency>` for `root` and each ancestor, nearest first. That covers npm's
+ * flat and hoisted layouts and pnpm's symlinks (`node_modules/<pkg>` → `.pnpm/…`); it never looks
+ * at NODE_PATH or the global folders, and never scans a tree. Returns `null` when not installed.
+ */
+export function readDependencyManifest(root: string, dependency: string): DependencyManifest | null {
+  let dir = root;
+  for (;;) {
+    if (path.basename(dir) !== "node_modules") {
+      const found = readManifestAt(path.join(dir, "node_modules", dependency, "package.json"));
+      if (found) return found;
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) return null;
+    dir = parent;
+  }
+}
+
+/** What was read from each dependency's package.json, reused while the file's identity holds. */
+const dependencyManifests = new ManifestCache<DependencyManifest>();
+
+/**
+ * One package.json read as `readManifestText` reads it; `null` when there is no such file. A file
+ * read before is stat-ed first: while it keeps the identity it had then, that read is reused, so a
+ * repeated discovery costs one stat per dependency instead of an open, an fstat, a read and a close.
+ */
+export function readManifestAt(file: string): DependencyManifest | null {
+  const readStartedAt = Date.now();
+  if (dependencyManifests.has(file)) {
+    let stat: fs.Stats | undefined;
+    let missing: boolean;
+    try {
+      stat = fs.statSync(file, { throwIfNoEntry: false });
+      missing = stat === undefined;
+    } catch (error) {
+      // Anything but a missing file (no permission, a symlink loop) is said by the read below.
+      missing = isMissing(error);
+    }
+    if (missing) {
+      dependencyManifests.forget(file);
+      return null;
+    }
+    const cached = stat === undefined ? undefined : dependencyManifests.lookup(file, stat);
+    if (cached !== undefined) return cached;
+  }
+  try {
+    // One synchronous read per dependency: for thousands of tiny files this is an order of
+    // magnitude faster than promise-based reads queued on the libuv thread pool.
+    const { stat, ...read } = readManifestText(file);
+    const found: DependencyManifest = { file, ...read };
+    dependencyManifests.remember(file, stat, readStartedAt, found, found.text?.length ?? 0);
+    return found;
+  } catch (error) {
+    dependencyManifests.forget(file);
+    if (isMissing(error)) return null;
+    return { file, error: describeError(error), mentionsField: true };
+  }
+}
+
+function isMissing(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === "ENOENT" || code === "ENOTDIR";
+}
+
+/** Hits and misses of the dependency manifest cache, for tests. */
+export function dependencyManifestCacheCounters(): ManifestCacheCounters {
+  return dependencyManifests.counters();
+}

@@ -1,0 +1,119 @@
+import type { Stats } from "node:fs";
+
+/**
+ * How old (ms) a file's last change must be, when it is read, before what was read from it may be
+ * reused. A write lands a timestamp from the file system's clock, which ticks coarsely (a few ms on
+ * Linux without fine-grained timestamps, 1 s on HFS+, 2 s on FAT) and may run ahead of ours on a
+ * network mount: a file changed within this window of its read could be rewritten again, same size,
+ * with the very same timestamps, and only its bytes would differ. Such a file is read again on the
+ * next call, until its last change is older than the window.
+ */
+export const RACY_WINDOW_MS = 2000;
+/** Most files remembered per process (about 250 bytes each without text). */
+export const MAX_CACHED_FILES = 20_000;
+/** Most bytes of manifest text remembered per process; larger single texts are never remembered. */
+export const MAX_CACHED_TEXT_BYTES = 8 * 1024 * 1024;
+/** Largest single text remembered: bigger manifests are read every time. */
+export const MAX_CACHED_TEXT_ENTRY_BYTES = 64 * 1024;
+
+/** What one `stat` says about a file's identity: another file, or any write to it, changes one of these. */
+interface FileIdentity {
+  dev: number;
+  ino: number;
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+}
+
+interface CacheEntry<V> {
+  identity: FileIdentity;
+  value: V;
+  textBytes: number;
+}
+
+/** Hits and misses since the process started (or the last `clear`), for tests and diagnostics. */
+export interface ManifestCacheCounters {
+  hits: number;
+  misses: number;
+  entries: number;
+  textBytes: number;
+}
+
+function sameIdentity(a: FileIdentity, b: Stats): boolean {
+  return a.ino === b.ino && a.ctimeMs === b.ctimeMs && a.size === b.size && a.mtimeMs === b.mtimeMs && a.dev === b.dev;
+}
+
+/**
+ * What was read from regular files, remembered per process under each file's path and identity
+ * (device, inode, size, mtime, ctime from one `stat`), so a repeated discovery stats a manifest
+ * instead of opening, reading and parsing it. ctime is in the identity because installers set mtime
+ * (npm stamps every file 1985-10-26) while the kernel moves ctime on every write, rename and chmod;
+ * the inode catches a file renamed over the old one. A file changed within `RACY_WINDOW_MS` of its
+ * read is not remembered (it is read again next time). Nothing is written to disk; the cache
+ * is bounded by file count and text bytes and forgets the oldest entries first.
+ */
+export class ManifestCache<V> {
+  private readonly entries = new Map<string, CacheEntry<V>>();
+  private textBytes = 0;
+  private hits = 0;
+  private misses = 0;
+
+  /**
+   * The value remembered for `file` when `stat` (taken now) still shows the identity it had when it
+   * was read; `undefined` otherwise (a miss: read the file, then `remember`).
+   */
+  lookup(file: string, stat: Stats): V | undefined {
+    const entry = this.entries.get(file);
+    if (entry !== undefined && sameIdentity(entry.identity, stat)) {
+      this.hits++;
+      return entry.value;
+    }
+    this.misses++;
+    return undefined;
+  }
+
+  /**
+   * Remember `value`, read from `file` after `stat` was taken; `readStartedAt` (`Date.now()`) is a
+   * time before that stat. A file changed within `RACY_WINDOW_MS` of `readStartedAt`, one that is
+   * not a regular file, or a text over `MAX_CACHED_TEXT_ENTRY_BYTES` is not remembered.
+   */
+  remember(file: string, stat: Stats, readStartedAt: number, value: V, textBytes = 0): void {
+    this.forget(file);
+    if (!stat.isFile() || textBytes > MAX_CACHED_TEXT_ENTRY_BYTES) return;
+    if (Math.max(stat.ctimeMs, stat.mtimeMs) > readStartedAt - RACY_WINDOW_MS) return;
+    const { dev, ino, size, mtimeMs, ctimeMs } = stat;
+    this.entries.set(file, { identity: { dev, ino, size, mtimeMs, ctimeMs }, value, textBytes });
+    this.textBytes += textBytes;
+    // Map order is insertion order: the oldest entries go first.
+    for (const [oldest, entry] of this.entries) {
+      if (this.entries.size <= MAX_CACHED_FILES && this.textBytes <= MAX_CACHED_TEXT_BYTES) break;
+      this.entries.delete(oldest);
+      this.textBytes -= entry.textBytes;
+    }
+  }
+
+  /** True when something is remembered for `file` (whether it still holds needs a `lookup`). */
+  has(file: string): boolean {
+    return this.entries.has(file);
+  }
+
+  /** Drop what is remembered for `file`. */
+  forget(file: string): void {
+    const entry = this.entries.get(file);
+    if (entry === undefined) return;
+    this.entries.delete(file);
+    this.textBytes -= entry.textBytes;
+  }
+
+  /** Drop everything and reset the counters. */
+  clear(): void {
+    this.entries.clear();
+    this.textBytes = 0;
+    this.hits = 0;
+    this.misses = 0;
+  }
+
+  counters(): ManifestCacheCounters {
+    return { hits: this.hits, misses: this.misses, entries: this.entries.size, textBytes: this.textBytes };
+  }
+}
