@@ -87,8 +87,12 @@ afterEach(() => {
 });
 afterAll(() => tmp.cleanup());
 
-/** Discover twice on the aged tree: the second call must reuse every manifest. */
+/**
+ * Discover three times on the aged tree: the first read of a manifest takes no identity, the second
+ * is remembered, the third must reuse every manifest.
+ */
 async function warm(cwd: string): Promise<void> {
+  expect(await names(cwd)).toEqual(["alpha", "beta"]);
   expect(await names(cwd)).toEqual(["alpha", "beta"]);
   const before = dependencyManifestCacheCounters().hits + rootManifestCacheCounters().hits;
   expect(await names(cwd)).toEqual(["alpha", "beta"]);
@@ -96,9 +100,11 @@ async function warm(cwd: string): Promise<void> {
 }
 
 describe.each(LAYOUTS)("a repeated discovery (%s layout)", (layout) => {
-  it("reuses every unchanged manifest (one stat each) and returns the same result", async () => {
+  it("reuses every unchanged manifest (one stat each) from the third call on, and returns the same result", async () => {
     const cwd = projectDir(layout, "unchanged");
     const first = await discover(cwd);
+    expect(dependencyManifestCacheCounters().entries).toBeGreaterThanOrEqual(2 + PLAIN.length);
+    expect(await discover(cwd)).toEqual(first);
     const misses = dependencyManifestCacheCounters().misses;
     const hits = dependencyManifestCacheCounters().hits;
     const second = await discover(cwd);
@@ -215,6 +221,7 @@ describe("files changed within the racy window", () => {
     const cwd = path.join(tmp.dir, "fresh");
     buildProject(cwd, "npm");
     const before = dependencyManifestCacheCounters().hits + rootManifestCacheCounters().hits;
+    expect(await names(cwd)).toEqual(["alpha", "beta"]);
     expect(await names(cwd)).toEqual(["alpha", "beta"]);
     fs.writeFileSync(manifestOf(cwd, "mem-a"), memAText("eeee"));
     const { providers } = await discover(cwd);

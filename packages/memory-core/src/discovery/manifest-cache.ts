@@ -26,8 +26,9 @@ interface FileIdentity {
 }
 
 interface CacheEntry<V> {
-  identity: FileIdentity;
-  value: V;
+  /** `null` for a file seen once: read without an identity, so nothing of it can be reused yet. */
+  identity: FileIdentity | null;
+  value: V | undefined;
   textBytes: number;
 }
 
@@ -64,7 +65,7 @@ export class ManifestCache<V> {
    */
   lookup(file: string, stat: Stats): V | undefined {
     const entry = this.entries.get(file);
-    if (entry !== undefined && sameIdentity(entry.identity, stat)) {
+    if (entry?.identity && sameIdentity(entry.identity, stat)) {
       this.hits++;
       return entry.value;
     }
@@ -82,19 +83,37 @@ export class ManifestCache<V> {
     if (!stat.isFile() || textBytes > MAX_CACHED_TEXT_ENTRY_BYTES) return;
     if (Math.max(stat.ctimeMs, stat.mtimeMs) > readStartedAt - RACY_WINDOW_MS) return;
     const { dev, ino, size, mtimeMs, ctimeMs } = stat;
-    this.entries.set(file, { identity: { dev, ino, size, mtimeMs, ctimeMs }, value, textBytes });
-    this.textBytes += textBytes;
+    this.insert(file, { identity: { dev, ino, size, mtimeMs, ctimeMs }, value, textBytes });
+  }
+
+  /**
+   * Note that `file` was read once without taking its identity: the next read takes one and is
+   * remembered. Callers that read a file once pay no fstat for a cache they never use.
+   */
+  markSeen(file: string): void {
+    this.forget(file);
+    this.insert(file, { identity: null, value: undefined, textBytes: 0 });
+  }
+
+  private insert(file: string, entry: CacheEntry<V>): void {
+    this.entries.set(file, entry);
+    this.textBytes += entry.textBytes;
     // Map order is insertion order: the oldest entries go first.
-    for (const [oldest, entry] of this.entries) {
+    for (const [oldest, old] of this.entries) {
       if (this.entries.size <= MAX_CACHED_FILES && this.textBytes <= MAX_CACHED_TEXT_BYTES) break;
       this.entries.delete(oldest);
-      this.textBytes -= entry.textBytes;
+      this.textBytes -= old.textBytes;
     }
   }
 
-  /** True when something is remembered for `file` (whether it still holds needs a `lookup`). */
+  /** True when `file` was seen (`markSeen`) or remembered. */
   has(file: string): boolean {
     return this.entries.has(file);
+  }
+
+  /** True when a read of `file` is remembered (whether it still holds needs a `lookup`). */
+  remembers(file: string): boolean {
+    return this.entries.get(file)?.identity != null;
   }
 
   /** Drop what is remembered for `file`. */

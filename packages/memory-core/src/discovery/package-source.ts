@@ -1,9 +1,10 @@
+import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describeError } from "../errors.js";
 import { stripBom } from "../fs.js";
-import { readDependencyManifest, readManifestAt, type DependencyManifest } from "./dependency-manifest.js";
+import { dependencySearchDirs, readDependencyManifest, readManifestAt, type DependencyManifest } from "./dependency-manifest.js";
 import { PACKAGE_NAME_PATTERN, readRootDependencies } from "./root-manifest.js";
 import { packageMainExport, parseHermesMemoryProviderField, resolveInsideDir } from "./manifest.js";
 import { npmInstallCommand } from "./npm-command.js";
@@ -87,13 +88,14 @@ export async function defaultPackageRoots(options: { cwd: string; hermesHome: st
   return dedupeByRealPath(roots);
 }
 
-async function dedupeByRealPath(roots: string[]): Promise<string[]> {
+/** Each root once, by real path. A handful of synchronous realpath(3) calls: no thread-pool round trips. */
+function dedupeByRealPath(roots: string[]): string[] {
   const seen = new Set<string>();
   const out: string[] = [];
   for (const root of roots) {
     let real: string;
     try {
-      real = await fsp.realpath(root);
+      real = fs.realpathSync.native(root);
     } catch {
       real = path.resolve(root);
     }
@@ -146,7 +148,7 @@ async function scanDependency(
   // package.json points: that file may live anywhere.
   let manifestPath = found.file;
   try {
-    manifestPath = path.join(await fsp.realpath(path.dirname(found.file)), "package.json");
+    manifestPath = path.join(fs.realpathSync.native(path.dirname(found.file)), "package.json");
   } catch {
     // keep the symlinked path
   }
@@ -223,7 +225,7 @@ async function providersOfPackage(manifestPath: string, dependency: string, pkg:
  */
 export async function scanPackageRoots(roots: string[], env: NodeJS.ProcessEnv = process.env): Promise<PackageScan> {
   const result: PackageScan = { providers: [], problems: [] };
-  for (const root of await dedupeByRealPath(roots)) {
+  for (const root of dedupeByRealPath(roots)) {
     if (path.basename(root) === "node_modules") {
       const scan = await scanInstalledPackages(root, env);
       result.providers.push(...scan.providers);
@@ -246,8 +248,9 @@ export async function scanPackageRoots(roots: string[], env: NodeJS.ProcessEnv =
       continue;
     }
     const pending: Array<Promise<PackageScan>> = [];
+    const searchDirs = dependencySearchDirs(root);
     for (const dependency of read.names) {
-      const found = readDependencyManifest(root, dependency);
+      const found = readDependencyManifest(searchDirs, dependency);
       if (found === null) continue;
       // Most dependencies are not providers: skip the JSON parse unless the field name appears.
       if (!found.mentionsField) continue;
