@@ -9,12 +9,19 @@ import type { Stats } from "node:fs";
  * next call, until its last change is older than the window.
  */
 export const RACY_WINDOW_MS = 2000;
-/** Most files remembered per process (about 250 bytes each without text). */
+/** Most files one cache remembers by default (about 250 bytes each without text). */
 export const MAX_CACHED_FILES = 20_000;
-/** Most bytes of manifest text remembered per process; larger single texts are never remembered. */
+/** Most bytes of text one cache remembers by default. */
 export const MAX_CACHED_TEXT_BYTES = 8 * 1024 * 1024;
-/** Largest single text remembered: bigger manifests are read every time. */
+/** Largest single text remembered by default: bigger manifests are read every time. */
 export const MAX_CACHED_TEXT_ENTRY_BYTES = 64 * 1024;
+
+/** How much one `ManifestCache` may hold. */
+export interface ManifestCacheLimits {
+  maxFiles: number;
+  maxTextBytes: number;
+  maxEntryTextBytes: number;
+}
 
 /** What one `stat` says about a file's identity: another file, or any write to it, changes one of these. */
 interface FileIdentity {
@@ -59,6 +66,14 @@ export class ManifestCache<V> {
   private hits = 0;
   private misses = 0;
 
+  constructor(
+    private readonly limits: ManifestCacheLimits = {
+      maxFiles: MAX_CACHED_FILES,
+      maxTextBytes: MAX_CACHED_TEXT_BYTES,
+      maxEntryTextBytes: MAX_CACHED_TEXT_ENTRY_BYTES,
+    },
+  ) {}
+
   /**
    * The value remembered for `file` when `stat` (taken now) still shows the identity it had when it
    * was read; `undefined` otherwise (a miss: read the file, then `remember`).
@@ -76,11 +91,11 @@ export class ManifestCache<V> {
   /**
    * Remember `value`, read from `file` after `stat` was taken; `readStartedAt` (`Date.now()`) is a
    * time before that stat. A file changed within `RACY_WINDOW_MS` of `readStartedAt`, one that is
-   * not a regular file, or a text over `MAX_CACHED_TEXT_ENTRY_BYTES` is not remembered.
+   * not a regular file, or a text over the cache's `maxEntryTextBytes` is not remembered.
    */
   remember(file: string, stat: Stats, readStartedAt: number, value: V, textBytes = 0): void {
     this.forget(file);
-    if (!stat.isFile() || textBytes > MAX_CACHED_TEXT_ENTRY_BYTES) return;
+    if (!stat.isFile() || textBytes > this.limits.maxEntryTextBytes) return;
     if (Math.max(stat.ctimeMs, stat.mtimeMs) > readStartedAt - RACY_WINDOW_MS) return;
     const { dev, ino, size, mtimeMs, ctimeMs } = stat;
     this.insert(file, { identity: { dev, ino, size, mtimeMs, ctimeMs }, value, textBytes });
@@ -100,7 +115,7 @@ export class ManifestCache<V> {
     this.textBytes += entry.textBytes;
     // Map order is insertion order: the oldest entries go first.
     for (const [oldest, old] of this.entries) {
-      if (this.entries.size <= MAX_CACHED_FILES && this.textBytes <= MAX_CACHED_TEXT_BYTES) break;
+      if (this.entries.size <= this.limits.maxFiles && this.textBytes <= this.limits.maxTextBytes) break;
       this.entries.delete(oldest);
       this.textBytes -= old.textBytes;
     }

@@ -4,15 +4,18 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describeError } from "../errors.js";
 import { stripBom } from "../fs.js";
-import { dependencySearchDirs, readDependencyManifest, readManifestAt, type DependencyManifest } from "./dependency-manifest.js";
+import {
+  dependencySearchDirs,
+  MANIFEST_FIELD,
+  readDependencyManifest,
+  readManifestAt,
+  type DependencyManifest,
+} from "./dependency-manifest.js";
 import { PACKAGE_NAME_PATTERN, readRootDependencies } from "./root-manifest.js";
 import { packageMainExport, parseHermesMemoryProviderField, resolveInsideDir } from "./manifest.js";
 import { npmInstallCommand } from "./npm-command.js";
 import type { DiscoveredProvider, DiscoveryProblem } from "./types.js";
 
-import { MANIFEST_FIELD } from "./dependency-manifest.js";
-
-/** The package.json field that marks a package as a memory provider. */
 export { MANIFEST_FIELD };
 
 export interface PackageScan {

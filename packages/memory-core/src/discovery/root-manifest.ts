@@ -37,8 +37,15 @@ function dependencyNames(pkg: Record<string, unknown>): string[] {
 /** A package root's package.json: its direct dependencies' names, missing, or why it cannot be read. */
 export type RootManifestRead = { names: string[] } | { missing: true } | { error: string };
 
-/** The dependency names of each package root's package.json, reused while the file's identity holds. */
-const rootManifests = new ManifestCache<string[]>();
+/**
+ * The dependency names of each package root's package.json, reused while the file's identity holds.
+ * A process uses a few roots; any name list a readable package.json can hold is remembered.
+ */
+const rootManifests = new ManifestCache<string[]>({
+  maxFiles: 64,
+  maxTextBytes: 16 * 1024 * 1024,
+  maxEntryTextBytes: MAX_PACKAGE_JSON_BYTES,
+});
 
 /**
  * The names of a package root's direct dependencies (dependencies, optionalDependencies,
@@ -61,14 +68,9 @@ export async function readRootDependencies(file: string): Promise<RootManifestRe
   if (read.missing) return { missing: true };
   if (!read.value) return { error: read.error ?? "unknown error" };
   const names = dependencyNames(read.value);
-  if (stat !== undefined)
-    rootManifests.remember(
-      file,
-      stat,
-      readStartedAt,
-      names,
-      names.reduce((sum, name) => sum + name.length + 16, 0),
-    );
+  // Each name's characters plus a pointer's worth for its slot in the list.
+  const bytes = names.reduce((sum, name) => sum + name.length + 8, 0);
+  if (stat !== undefined) rootManifests.remember(file, stat, readStartedAt, names, bytes);
   return { names };
 }
 
