@@ -23,15 +23,23 @@ export interface PackageScan {
   problems: DiscoveryProblem[];
 }
 
+/**
+ * True when `file` is a regular file. Synchronous: finding the package roots takes a few stats per
+ * discovery, each far cheaper than a round trip through the thread pool.
+ */
+function isFileNow(file: string): boolean {
+  try {
+    return fs.statSync(file, { throwIfNoEntry: false })?.isFile() ?? false;
+  } catch {
+    return false;
+  }
+}
+
 /** The nearest directory at or above `start` that holds a package.json, or `null`. */
 export async function findNearestPackageRoot(start: string): Promise<string | null> {
   let dir = path.resolve(start);
   for (;;) {
-    try {
-      if ((await fsp.stat(path.join(dir, "package.json"))).isFile()) return dir;
-    } catch {
-      // keep climbing
-    }
+    if (isFileNow(path.join(dir, "package.json"))) return dir;
     const parent = path.dirname(dir);
     if (parent === dir) return null;
     dir = parent;
@@ -53,7 +61,7 @@ const CORE_PACKAGE_DIR = fileURLToPath(new URL("../../", import.meta.url));
 export async function hostPackageRoot(from: string = CORE_PACKAGE_DIR): Promise<string | null> {
   let real: string;
   try {
-    real = await fsp.realpath(from);
+    real = fs.realpathSync.native(from);
   } catch {
     real = path.resolve(from);
   }
@@ -62,12 +70,8 @@ export async function hostPackageRoot(from: string = CORE_PACKAGE_DIR): Promise<
   if (index < 1) return null;
   const nodeModules = parts.slice(0, index + 1).join(path.sep);
   const holder = path.dirname(nodeModules);
-  try {
-    if ((await fsp.stat(path.join(holder, "package.json"))).isFile()) return holder;
-  } catch {
-    // no package.json beside it: a global prefix
-  }
-  return nodeModules;
+  // No package.json beside it: a global prefix.
+  return isFileNow(path.join(holder, "package.json")) ? holder : nodeModules;
 }
 
 /**
@@ -81,11 +85,7 @@ export async function defaultPackageRoots(options: { cwd: string; hermesHome: st
   const roots: string[] = [];
   const project = await findNearestPackageRoot(options.cwd);
   if (project) roots.push(project);
-  try {
-    if ((await fsp.stat(path.join(options.hermesHome, "package.json"))).isFile()) roots.push(path.resolve(options.hermesHome));
-  } catch {
-    // no user-level installs
-  }
+  if (isFileNow(path.join(options.hermesHome, "package.json"))) roots.push(path.resolve(options.hermesHome));
   const host = await hostPackageRoot(options.hostDir ?? CORE_PACKAGE_DIR);
   if (host) roots.push(host);
   return dedupeByRealPath(roots);
