@@ -130,7 +130,8 @@ const dependencyManifests = new ManifestCache<DependencyManifest>();
  */
 export function readManifestAt(file: string): DependencyManifest | null {
   const readStartedAt = Date.now();
-  if (dependencyManifests.remembers(file)) {
+  const state = dependencyManifests.state(file);
+  if (state === "remembered") {
     let stat: fs.Stats | undefined;
     let missing: boolean;
     try {
@@ -151,7 +152,7 @@ export function readManifestAt(file: string): DependencyManifest | null {
   try {
     // One synchronous read per dependency: for thousands of tiny files this is an order of
     // magnitude faster than promise-based reads queued on the libuv thread pool.
-    read = readManifestText(file, dependencyManifests.has(file));
+    read = readManifestText(file, state !== "unseen");
   } catch (error) {
     dependencyManifests.forget(file);
     if (isMissing(error)) return null;

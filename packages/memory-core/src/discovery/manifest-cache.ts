@@ -23,21 +23,24 @@ export interface ManifestCacheLimits {
   maxEntryTextBytes: number;
 }
 
-/** What one `stat` says about a file's identity: another file, or any write to it, changes one of these. */
-interface FileIdentity {
+/**
+ * One file's entry: the identity one `stat` gave (another file, or any write to it, changes one
+ * of dev, ino, size, mtimeMs, ctimeMs) and what was read under it. `identified` is false for a file
+ * seen once: read without an identity, so nothing of it can be reused yet.
+ */
+interface CacheEntry<V> {
+  identified: boolean;
   dev: number;
   ino: number;
   size: number;
   mtimeMs: number;
   ctimeMs: number;
-}
-
-interface CacheEntry<V> {
-  /** `null` for a file seen once: read without an identity, so nothing of it can be reused yet. */
-  identity: FileIdentity | null;
   value: V | undefined;
   textBytes: number;
 }
+
+/** Whether a file is unknown to a cache, was read once without an identity, or has a read remembered. */
+export type ManifestCacheState = "unseen" | "seen" | "remembered";
 
 /** Hits and misses since the process started (or the last `clear`), for tests and diagnostics. */
 export interface ManifestCacheCounters {
@@ -47,7 +50,7 @@ export interface ManifestCacheCounters {
   textBytes: number;
 }
 
-function sameIdentity(a: FileIdentity, b: Stats): boolean {
+function sameIdentity(a: CacheEntry<unknown>, b: Stats): boolean {
   return a.ino === b.ino && a.ctimeMs === b.ctimeMs && a.size === b.size && a.mtimeMs === b.mtimeMs && a.dev === b.dev;
 }
 
@@ -80,7 +83,7 @@ export class ManifestCache<V> {
    */
   lookup(file: string, stat: Stats): V | undefined {
     const entry = this.entries.get(file);
-    if (entry?.identity && sameIdentity(entry.identity, stat)) {
+    if (entry?.identified && sameIdentity(entry, stat)) {
       this.hits++;
       return entry.value;
     }
@@ -94,11 +97,15 @@ export class ManifestCache<V> {
    * not a regular file, or a text over the cache's `maxEntryTextBytes` is not remembered.
    */
   remember(file: string, stat: Stats, readStartedAt: number, value: V, textBytes = 0): void {
-    this.forget(file);
-    if (!stat.isFile() || textBytes > this.limits.maxEntryTextBytes) return;
-    if (Math.max(stat.ctimeMs, stat.mtimeMs) > readStartedAt - RACY_WINDOW_MS) return;
-    const { dev, ino, size, mtimeMs, ctimeMs } = stat;
-    this.insert(file, { identity: { dev, ino, size, mtimeMs, ctimeMs }, value, textBytes });
+    if (
+      !stat.isFile() ||
+      textBytes > this.limits.maxEntryTextBytes ||
+      Math.max(stat.ctimeMs, stat.mtimeMs) > readStartedAt - RACY_WINDOW_MS
+    ) {
+      this.forget(file);
+      return;
+    }
+    this.store(file, true, stat, value, textBytes);
   }
 
   /**
@@ -106,13 +113,25 @@ export class ManifestCache<V> {
    * remembered. Callers that read a file once pay no fstat for a cache they never use.
    */
   markSeen(file: string): void {
-    this.forget(file);
-    this.insert(file, { identity: null, value: undefined, textBytes: 0 });
+    this.store(file, false, undefined, undefined, 0);
   }
 
-  private insert(file: string, entry: CacheEntry<V>): void {
-    this.entries.set(file, entry);
-    this.textBytes += entry.textBytes;
+  /** Set `file`'s entry in place when it has one (its age is kept), else add it and evict the oldest. */
+  private store(file: string, identified: boolean, stat: Stats | undefined, value: V | undefined, textBytes: number): void {
+    let entry = this.entries.get(file);
+    if (entry === undefined) {
+      entry = { identified, dev: 0, ino: 0, size: 0, mtimeMs: 0, ctimeMs: 0, value, textBytes: 0 };
+      this.entries.set(file, entry);
+    }
+    entry.identified = identified;
+    entry.dev = stat?.dev ?? 0;
+    entry.ino = stat?.ino ?? 0;
+    entry.size = stat?.size ?? 0;
+    entry.mtimeMs = stat?.mtimeMs ?? 0;
+    entry.ctimeMs = stat?.ctimeMs ?? 0;
+    entry.value = value;
+    this.textBytes += textBytes - entry.textBytes;
+    entry.textBytes = textBytes;
     // Map order is insertion order: the oldest entries go first.
     for (const [oldest, old] of this.entries) {
       if (this.entries.size <= this.limits.maxFiles && this.textBytes <= this.limits.maxTextBytes) break;
@@ -121,14 +140,15 @@ export class ManifestCache<V> {
     }
   }
 
+  /** Whether `file` is unknown, was read once (`markSeen`), or has a read remembered. */
+  state(file: string): ManifestCacheState {
+    const entry = this.entries.get(file);
+    return entry === undefined ? "unseen" : entry.identified ? "remembered" : "seen";
+  }
+
   /** True when `file` was seen (`markSeen`) or remembered. */
   has(file: string): boolean {
     return this.entries.has(file);
-  }
-
-  /** True when a read of `file` is remembered (whether it still holds needs a `lookup`). */
-  remembers(file: string): boolean {
-    return this.entries.get(file)?.identity != null;
   }
 
   /** Drop what is remembered for `file`. */
