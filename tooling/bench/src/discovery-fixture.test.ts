@@ -2,7 +2,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { providerIndexes, writePackageRoot, writeSitePackages } from "./discovery-fixture.js";
+import { spawnSync } from "node:child_process";
+import { NODE_FIRST_CALL_TIMER, providerIndexes, writePackageRoot, writeSitePackages } from "./discovery-fixture.js";
 
 const dirs: string[] = [];
 const tempDir = (): string => {
@@ -49,5 +50,20 @@ describe("discovery fixtures", () => {
     const withEntryPoints = fs.readdirSync(site).filter((d) => fs.existsSync(path.join(site, d, "entry_points.txt")));
     expect(withEntryPoints).toEqual(["bench_dep_0002-1.0.0.dist-info", "bench_dep_0007-1.0.0.dist-info"]);
     expect(fs.readFileSync(path.join(site, withEntryPoints[0]!, "entry_points.txt"), "utf8")).toContain("[hermes_agent.memory_providers]");
+  });
+
+  it("times one discovery in a fresh process and counts the generated providers it found", () => {
+    const root = tempDir();
+    writePackageRoot(root, "pnpm-symlinked", 20, 2);
+    const options = { packageRoots: [root], hermesHome: path.join(root, "home"), cwd: root };
+    const r = spawnSync(
+      process.execPath,
+      ["--input-type=module", "-e", NODE_FIRST_CALL_TIMER, import.meta.resolve("@hermes/memory-core"), JSON.stringify(options)],
+      { encoding: "utf8" },
+    );
+    expect(r.stderr).toBe("");
+    const printed = JSON.parse(r.stdout) as { ms: number; found: number };
+    expect(printed.found).toBe(2);
+    expect(printed.ms).toBeGreaterThan(0);
   });
 });

@@ -94,3 +94,18 @@ for _ in range(runs):
     t = time.perf_counter(); eps = once(); samples.append((time.perf_counter() - t) * 1000)
 print(json.dumps({"samples": samples, "first": first, "found": len(list(eps)), "version": sys.version.split()[0]}))
 `;
+
+/**
+ * Node program timing one `discoverMemoryProviders` call in a fresh process, so nothing is cached
+ * in the process (the OS file cache is warm, as for the Python first call). Arguments: the core
+ * module's URL, then the discovery options as JSON. Prints JSON `{ms, found}`.
+ */
+export const NODE_FIRST_CALL_TIMER = String.raw`
+const { discoverMemoryProviders } = await import(process.argv[1]);
+const options = JSON.parse(process.argv[2]);
+const started = process.hrtime.bigint();
+const result = await discoverMemoryProviders(options);
+const ms = Number(process.hrtime.bigint() - started) / 1e6;
+const found = result.providers.filter((p) => p.name.startsWith("bench-provider-")).length;
+console.log(JSON.stringify({ ms, found }));
+`;

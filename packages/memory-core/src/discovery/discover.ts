@@ -1,4 +1,4 @@
-import fsp from "node:fs/promises";
+import fs from "node:fs";
 import path from "node:path";
 import { getHermesHome } from "../profile.js";
 import { projectPluginsEnabled } from "../config/environment.js";
@@ -17,9 +17,9 @@ export interface ResolvedDiscoveryOptions {
   packageRoots: string[];
 }
 
-async function realOrResolved(p: string): Promise<string> {
+function realOrResolved(p: string): string {
   try {
-    return await fsp.realpath(p);
+    return fs.realpathSync.native(p);
   } catch {
     return path.resolve(p);
   }
@@ -65,7 +65,7 @@ export async function discoverMemoryProviders(options: DiscoveryOptions = {}): P
     searched.push({ source, location: dir, enabled });
     if (!enabled) return;
     // The same folder reached twice (e.g. cwd is the home's parent) must not report every provider as shadowed.
-    const real = await realOrResolved(dir);
+    const real = realOrResolved(dir);
     if (scannedDirs.has(real)) return;
     scannedDirs.add(real);
     const scan = await scanDirectorySource(dir, source);

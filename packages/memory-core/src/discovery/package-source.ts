@@ -1,42 +1,37 @@
-import fsp from "node:fs/promises";
 import fs from "node:fs";
+import fsp from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describeError } from "../errors.js";
 import { stripBom } from "../fs.js";
 import {
-  MANIFEST_OPEN_FLAGS,
-  MAX_PACKAGE_JSON_BYTES,
-  manifestReadReason,
-  notRegularFile,
-  readManifestFile,
-  tooLarge,
-} from "./bounded-read.js";
+  dependencySearchDirs,
+  MANIFEST_FIELD,
+  readDependencyManifest,
+  readManifestAt,
+  type DependencyManifest,
+} from "./dependency-manifest.js";
+import { PACKAGE_NAME_PATTERN, readRootDependencies } from "./root-manifest.js";
 import { packageMainExport, parseHermesMemoryProviderField, resolveInsideDir } from "./manifest.js";
 import { npmInstallCommand } from "./npm-command.js";
 import type { DiscoveredProvider, DiscoveryProblem } from "./types.js";
 
-/** The package.json field that marks a package as a memory provider. */
-export const MANIFEST_FIELD = "hermesMemoryProvider";
-const DEPENDENCY_FIELDS = ["dependencies", "optionalDependencies", "devDependencies"] as const;
+export { MANIFEST_FIELD };
 
 export interface PackageScan {
   providers: DiscoveredProvider[];
   problems: DiscoveryProblem[];
 }
 
-async function readJson(file: string): Promise<{ value?: Record<string, unknown>; missing?: boolean; error?: string }> {
-  // Bounded and non-blocking: a FIFO or /dev/zero posing as package.json cannot hang discovery.
-  const read = await readManifestFile(file, MAX_PACKAGE_JSON_BYTES);
-  if ("missing" in read) return { missing: true };
-  if (!("text" in read)) return { error: manifestReadReason(read) };
-  const text = read.text;
+/**
+ * True when `file` is a regular file. Synchronous: finding the package roots takes a few stats per
+ * discovery, each far cheaper than a round trip through the thread pool.
+ */
+function isFileNow(file: string): boolean {
   try {
-    const value: unknown = JSON.parse(stripBom(text));
-    if (typeof value !== "object" || value === null || Array.isArray(value)) return { error: "package.json is not a JSON object" };
-    return { value: value as Record<string, unknown> };
-  } catch (error) {
-    return { error: `invalid JSON: ${describeError(error)}` };
+    return fs.statSync(file, { throwIfNoEntry: false })?.isFile() ?? false;
+  } catch {
+    return false;
   }
 }
 
@@ -44,11 +39,7 @@ async function readJson(file: string): Promise<{ value?: Record<string, unknown>
 export async function findNearestPackageRoot(start: string): Promise<string | null> {
   let dir = path.resolve(start);
   for (;;) {
-    try {
-      if ((await fsp.stat(path.join(dir, "package.json"))).isFile()) return dir;
-    } catch {
-      // keep climbing
-    }
+    if (isFileNow(path.join(dir, "package.json"))) return dir;
     const parent = path.dirname(dir);
     if (parent === dir) return null;
     dir = parent;
@@ -70,7 +61,7 @@ const CORE_PACKAGE_DIR = fileURLToPath(new URL("../../", import.meta.url));
 export async function hostPackageRoot(from: string = CORE_PACKAGE_DIR): Promise<string | null> {
   let real: string;
   try {
-    real = await fsp.realpath(from);
+    real = fs.realpathSync.native(from);
   } catch {
     real = path.resolve(from);
   }
@@ -79,12 +70,8 @@ export async function hostPackageRoot(from: string = CORE_PACKAGE_DIR): Promise<
   if (index < 1) return null;
   const nodeModules = parts.slice(0, index + 1).join(path.sep);
   const holder = path.dirname(nodeModules);
-  try {
-    if ((await fsp.stat(path.join(holder, "package.json"))).isFile()) return holder;
-  } catch {
-    // no package.json beside it: a global prefix
-  }
-  return nodeModules;
+  // No package.json beside it: a global prefix.
+  return isFileNow(path.join(holder, "package.json")) ? holder : nodeModules;
 }
 
 /**
@@ -98,23 +85,20 @@ export async function defaultPackageRoots(options: { cwd: string; hermesHome: st
   const roots: string[] = [];
   const project = await findNearestPackageRoot(options.cwd);
   if (project) roots.push(project);
-  try {
-    if ((await fsp.stat(path.join(options.hermesHome, "package.json"))).isFile()) roots.push(path.resolve(options.hermesHome));
-  } catch {
-    // no user-level installs
-  }
+  if (isFileNow(path.join(options.hermesHome, "package.json"))) roots.push(path.resolve(options.hermesHome));
   const host = await hostPackageRoot(options.hostDir ?? CORE_PACKAGE_DIR);
   if (host) roots.push(host);
   return dedupeByRealPath(roots);
 }
 
-async function dedupeByRealPath(roots: string[]): Promise<string[]> {
+/** Each root once, by real path. A handful of synchronous realpath(3) calls: no thread-pool round trips. */
+function dedupeByRealPath(roots: string[]): string[] {
   const seen = new Set<string>();
   const out: string[] = [];
   for (const root of roots) {
     let real: string;
     try {
-      real = await fsp.realpath(root);
+      real = fs.realpathSync.native(root);
     } catch {
       real = path.resolve(root);
     }
@@ -123,120 +107,6 @@ async function dedupeByRealPath(roots: string[]): Promise<string[]> {
     out.push(real);
   }
   return out;
-}
-
-/**
- * A dependency's package.json as found from a root: where it is and its text (or why not). `text`
- * is left out for manifests that cannot declare a provider (the field name does not appear).
- */
-interface DependencyManifest {
-  file: string;
-  text?: string;
-  error?: string;
-  /** False when the manifest does not mention the field, so it cannot declare a provider. */
-  mentionsField: boolean;
-}
-
-const FIELD_NEEDLE = Buffer.from(`"${MANIFEST_FIELD}"`);
-// Reused read buffer: most package.json files are a few KB; larger ones are read whole.
-const READ_BUFFER = Buffer.allocUnsafe(64 * 1024);
-
-/**
- * Read one manifest with open/read/close into a shared buffer and look for the field name in the
- * raw bytes: for thousands of small files this skips an fstat, an allocation and a UTF-8 decode
- * per file (about 40 % faster than `readFileSync(file, "utf8")`). The open is non-blocking, so a
- * FIFO never blocks the (synchronous) read; a file that fills the buffer or reads empty is checked
- * with fstat, so a device (a symlink to /dev/zero), a FIFO or a file over
- * `MAX_PACKAGE_JSON_BYTES` is refused (thrown, and reported by the caller) instead of read forever.
- */
-function readManifestText(file: string): { text?: string; mentionsField: boolean } {
-  const fd = fs.openSync(file, MANIFEST_OPEN_FLAGS);
-  try {
-    const checkRegular = (): void => {
-      const stat = fs.fstatSync(fd);
-      if (!stat.isFile()) throw new Error(notRegularFile(file));
-      if (stat.size > MAX_PACKAGE_JSON_BYTES) throw new Error(tooLarge(file, MAX_PACKAGE_JSON_BYTES));
-    };
-    let length: number;
-    try {
-      length = fs.readSync(fd, READ_BUFFER, 0, READ_BUFFER.length, 0);
-    } catch (error) {
-      checkRegular(); // ESPIPE / EAGAIN / EISDIR: say what the file is rather than the errno
-      throw error;
-    }
-    if (length === 0 || length === READ_BUFFER.length) checkRegular();
-    if (length === READ_BUFFER.length) {
-      const text = readRestSync(fd, file).toString("utf8");
-      return { text, mentionsField: text.includes(`"${MANIFEST_FIELD}"`) };
-    }
-    const bytes = READ_BUFFER.subarray(0, length);
-    if (bytes.indexOf(FIELD_NEEDLE) === -1) return { mentionsField: false };
-    return { text: bytes.toString("utf8"), mentionsField: true };
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-/** The whole file from offset 0, at most `MAX_PACKAGE_JSON_BYTES` (it may have grown since fstat). */
-function readRestSync(fd: number, file: string): Buffer {
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for (;;) {
-    const want = Math.min(MAX_PACKAGE_JSON_BYTES + 1 - total, 1024 * 1024);
-    if (want <= 0) break;
-    const buffer = Buffer.allocUnsafe(want);
-    const bytesRead = fs.readSync(fd, buffer, 0, want, total);
-    if (bytesRead === 0) break;
-    chunks.push(buffer.subarray(0, bytesRead));
-    total += bytesRead;
-  }
-  if (total > MAX_PACKAGE_JSON_BYTES) throw new Error(tooLarge(file, MAX_PACKAGE_JSON_BYTES));
-  return Buffer.concat(chunks, total);
-}
-
-/**
- * Read the package.json of `dependency` as Node would find the package from `root`:
- * `<dir>/node_modules/<dependency>` for `root` and each ancestor, nearest first. That covers npm's
- * flat and hoisted layouts and pnpm's symlinks (`node_modules/<pkg>` → `.pnpm/…`); it never looks
- * at NODE_PATH or the global folders, and never scans a tree. Returns `null` when not installed.
- */
-export function readDependencyManifest(root: string, dependency: string): DependencyManifest | null {
-  let dir = root;
-  for (;;) {
-    if (path.basename(dir) !== "node_modules") {
-      const found = readManifestAt(path.join(dir, "node_modules", dependency, "package.json"));
-      if (found) return found;
-    }
-    const parent = path.dirname(dir);
-    if (parent === dir) return null;
-    dir = parent;
-  }
-}
-
-/** One package.json read as `readManifestText` reads it; `null` when there is no such file. */
-function readManifestAt(file: string): DependencyManifest | null {
-  try {
-    // One synchronous read per dependency: for thousands of tiny files this is an order of
-    // magnitude faster than promise-based reads queued on the libuv thread pool.
-    return { file, ...readManifestText(file) };
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return null;
-    return { file, error: describeError(error), mentionsField: true };
-  }
-}
-
-/** npm package names: `name` or `@scope/name`, never a path that could climb out of node_modules. */
-const PACKAGE_NAME_PATTERN = /^(?:@[a-z0-9~-][a-z0-9._~-]*\/)?[a-z0-9~-][a-z0-9._~-]*$/i;
-
-function dependencyNames(pkg: Record<string, unknown>): string[] {
-  const names = new Set<string>();
-  for (const field of DEPENDENCY_FIELDS) {
-    const deps = pkg[field];
-    if (typeof deps !== "object" || deps === null || Array.isArray(deps)) continue;
-    for (const name of Object.keys(deps)) if (PACKAGE_NAME_PATTERN.test(name)) names.add(name);
-  }
-  return [...names];
 }
 
 /**
@@ -281,7 +151,7 @@ async function scanDependency(
   // package.json points: that file may live anywhere.
   let manifestPath = found.file;
   try {
-    manifestPath = path.join(await fsp.realpath(path.dirname(found.file)), "package.json");
+    manifestPath = path.join(fs.realpathSync.native(path.dirname(found.file)), "package.json");
   } catch {
     // keep the symlinked path
   }
@@ -358,7 +228,7 @@ async function providersOfPackage(manifestPath: string, dependency: string, pkg:
  */
 export async function scanPackageRoots(roots: string[], env: NodeJS.ProcessEnv = process.env): Promise<PackageScan> {
   const result: PackageScan = { providers: [], problems: [] };
-  for (const root of await dedupeByRealPath(roots)) {
+  for (const root of dedupeByRealPath(roots)) {
     if (path.basename(root) === "node_modules") {
       const scan = await scanInstalledPackages(root, env);
       result.providers.push(...scan.providers);
@@ -366,24 +236,24 @@ export async function scanPackageRoots(roots: string[], env: NodeJS.ProcessEnv =
       continue;
     }
     const rootManifest = path.join(root, "package.json");
-    const read = await readJson(rootManifest);
-    if (!read.value) {
+    const read = await readRootDependencies(rootManifest);
+    if (!("names" in read)) {
+      const missing = "missing" in read;
       result.problems.push({
         source: "package",
         location: rootManifest,
         code: "INVALID_MANIFEST",
-        message: read.missing
-          ? `Package root ${root} has no package.json`
-          : `Cannot read package root manifest ${rootManifest}: ${read.error}`,
-        remedy: read.missing
+        message: missing ? `Package root ${root} has no package.json` : `Cannot read package root manifest ${rootManifest}: ${read.error}`,
+        remedy: missing
           ? `Pass a directory that holds a package.json as a package root.`
           : `Fix ${rootManifest} (it must be a JSON object).`,
       });
       continue;
     }
     const pending: Array<Promise<PackageScan>> = [];
-    for (const dependency of dependencyNames(read.value)) {
-      const found = readDependencyManifest(root, dependency);
+    const searchDirs = dependencySearchDirs(root);
+    for (const dependency of read.names) {
+      const found = readDependencyManifest(searchDirs, dependency);
       if (found === null) continue;
       // Most dependencies are not providers: skip the JSON parse unless the field name appears.
       if (!found.mentionsField) continue;
