@@ -1,6 +1,7 @@
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BUNDLED_DIR_ENV, defaultBundledDir } from "./bundled-dir.js";
+import { discoverMemoryProviders } from "./discovery/discover.js";
 import { loadMemoryProvider } from "./loader.js";
 import { makeTempDir, providerSource, writeFiles } from "./test-support/temp-tree.js";
 
@@ -44,5 +45,12 @@ describe("the default bundled folder", () => {
     expect(whereOf(await loadMemoryProvider("notes", { hermesHome: home, cwd, env }))).toBe(bundled);
     expect(whereOf(await loadMemoryProvider("notes", { hermesHome: home, cwd, env, bundledDir: elsewhere }))).toBe(elsewhere);
     expect(whereOf(await loadMemoryProvider("notes", { hermesHome: home, cwd, env: {} }))).toBe(path.join(home, "plugins"));
+  });
+
+  it("discoverMemoryProviders applies it too, so a host that discovers by itself finds the same folder", async () => {
+    const found = await discoverMemoryProviders({ hermesHome: home, cwd, env: { [BUNDLED_DIR_ENV]: bundled } });
+    expect(found.providers.find((p) => p.name === "notes")).toMatchObject({ source: "bundled", dir: path.join(bundled, "notes") });
+    const without = await discoverMemoryProviders({ hermesHome: home, cwd, env: {} });
+    expect(without.providers.find((p) => p.name === "notes")?.dir).toBe(path.join(home, "plugins", "notes"));
   });
 });

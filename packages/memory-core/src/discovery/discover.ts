@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { defaultBundledDir } from "../bundled-dir.js";
 import { getHermesHome } from "../profile.js";
 import { projectPluginsEnabled } from "../config/environment.js";
 import { scanDirectorySource } from "./directory-source.js";
@@ -25,14 +26,18 @@ function realOrResolved(p: string): string {
   }
 }
 
-/** Apply discovery defaults (home, cwd, project opt-in, package roots). */
+/**
+ * Apply discovery defaults (home, cwd, bundled folder, project opt-in, package roots). The bundled
+ * folder defaults to `HERMES_MEMORY_BUNDLED_DIR`, so every caller — a host, the loader, the CLI —
+ * finds the same provider for a name.
+ */
 export async function resolveDiscoveryOptions(options: DiscoveryOptions = {}): Promise<ResolvedDiscoveryOptions> {
   const hermesHome = path.resolve(options.hermesHome ?? getHermesHome());
   const cwd = path.resolve(options.cwd ?? process.cwd());
   return {
     hermesHome,
     cwd,
-    bundledDir: options.bundledDir ? path.resolve(options.bundledDir) : null,
+    bundledDir: options.bundledDir ? path.resolve(options.bundledDir) : (defaultBundledDir(options.env ?? process.env) ?? null),
     userDir: path.join(hermesHome, "plugins"),
     projectDir: path.join(cwd, ".hermes", "plugins"),
     projectEnabled: options.enableProjectPlugins ?? projectPluginsEnabled(options.env ?? process.env),

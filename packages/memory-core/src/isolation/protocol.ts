@@ -69,7 +69,7 @@ export interface CallMessage {
 
 /** Worker → host. */
 export type WorkerMessage =
-  | { type: "ready"; methods: string[]; snapshot: ProviderSnapshot; skills: ProviderSkill[] }
+  | { type: "ready"; methods: string[]; snapshot: ProviderSnapshot; skills: ProviderSkill[]; registrations: string[] }
   | { type: "load-failed"; error: SerializedError }
   | { type: "result"; id: number; outcome: Settled<unknown>; snapshot?: ProviderSnapshot }
   | { type: "log"; level: "debug" | "info" | "warn" | "error"; message: string };

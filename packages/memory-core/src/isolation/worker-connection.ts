@@ -33,6 +33,8 @@ export interface WorkerReady {
   methods: string[];
   snapshot: ProviderSnapshot;
   skills: ProviderSkill[];
+  /** What the module's `register(ctx)` registered besides the provider (e.g. `hook on_session_end`); it stays in the worker. */
+  registrations: string[];
 }
 
 /** Called once when the thread ends for any reason other than `terminate()`. */
@@ -59,7 +61,7 @@ export class WorkerConnection {
       this.worker.on("message", (message: WorkerMessage) => {
         if (message.type === "ready") {
           this.snapshot = message.snapshot;
-          resolve({ methods: message.methods, snapshot: message.snapshot, skills: message.skills });
+          resolve({ methods: message.methods, snapshot: message.snapshot, skills: message.skills, registrations: message.registrations });
         } else if (message.type === "load-failed") reject(deserializeError(message.error, start.name));
         else this.receive(message);
       });

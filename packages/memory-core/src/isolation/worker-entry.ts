@@ -9,6 +9,7 @@ import type { Logger } from "../logger.js";
 import { runWithProfile } from "../profile.js";
 import { MemoryProvider } from "../provider.js";
 import { listSkills } from "../skills.js";
+import { pluginRegistrationsOf } from "../plugin-registrations.js";
 import { FORWARDED_HOOKS, OPTIONAL_METHODS } from "./methods.js";
 import { serializeError, type CallMessage, type ProviderSnapshot, type Settled, type WorkerMessage, type WorkerStart } from "./protocol.js";
 
@@ -72,6 +73,17 @@ function methodsOf(provider: MemoryProvider): string[] {
   return [...hooks, ...OPTIONAL_METHODS.filter((m) => typeof record[m] === "function")];
 }
 
+/** The module's other registrations, named: their functions cannot leave this thread. */
+function registrationNames(provider: MemoryProvider): string[] {
+  const r = pluginRegistrationsOf(provider);
+  return [
+    ...r.hooks.map((h) => `hook ${h.name}`),
+    ...r.tools.map((t) => `tool ${t.name}`),
+    ...r.commands.map((c) => `command ${c.name}`),
+    ...r.other.map((o) => o.method),
+  ];
+}
+
 async function main(): Promise<void> {
   let provider: MemoryProvider;
   try {
@@ -94,7 +106,13 @@ async function main(): Promise<void> {
   let last = snapshotOf(provider);
   let lastJson = safeJson(last);
   // The skill registry is per thread: the host records what the loader registered here.
-  post({ type: "ready", methods: methodsOf(provider), snapshot: last, skills: listSkills(start.hermesHome) });
+  post({
+    type: "ready",
+    methods: methodsOf(provider),
+    snapshot: last,
+    skills: listSkills(start.hermesHome),
+    registrations: registrationNames(provider),
+  });
   const allowed = new Set(methodsOf(provider));
   port.on("message", (message: CallMessage) => {
     void runWithProfile(start.hermesHome, async () => {

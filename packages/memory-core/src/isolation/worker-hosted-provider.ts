@@ -78,6 +78,12 @@ export async function startWorkerHostedProvider(name: string, options: WorkerHos
   const connection = new WorkerConnection(settings.start, logger);
   const ready = await withinStart(connection, settings);
   if (start.registerSkills === true || ready.skills.length > 0) replaceProviderSkills(start.hermesHome, name, ready.skills);
+  if (ready.registrations.length > 0) {
+    // Hooks, tools and commands are functions of the worker's thread; the host cannot call them.
+    logger.warn(
+      `Memory provider '${name}' runs in a worker thread, so what its register(ctx) registered besides the provider (${ready.registrations.join(", ")}) stays there and is not offered to the host; run it inline (memory.isolation.${name}: inline) to use them.`,
+    );
+  }
   return new WorkerHostedProvider(settings, connection, ready);
 }
 

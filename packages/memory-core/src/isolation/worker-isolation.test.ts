@@ -170,6 +170,21 @@ describe("worker isolation: the same interface across the thread", () => {
 });
 
 describe("worker isolation: loading", () => {
+  it("registrations besides the provider stay in the worker: one warning names them and says how to use them", async () => {
+    writeIsolationPlugin(
+      home,
+      "probe",
+      "",
+      `ctx.registerHook("on_session_end", () => {}); ctx.registerCommand("probe-stats", () => "", "Stats.");`,
+    );
+    const manager = await openWorker({ isolation: "worker" });
+    const said = warnings.filter((w) => w.includes("register(ctx)"));
+    expect(said).toHaveLength(1);
+    expect(said[0]).toContain("hook on_session_end, command probe-stats");
+    expect(said[0]).toContain("memory.isolation.probe: inline");
+    expect(manager.pluginRegistrations().probe ?? { hooks: [] }).toMatchObject({ hooks: [] });
+  });
+
   it("a provider the worker cannot load rejects with the loader's typed error", async () => {
     await expect(startWorkerHostedProvider("nosuch", { hermesHome: home, cwd: tmp.dir, logger })).rejects.toMatchObject({
       code: "PROVIDER_NOT_FOUND",

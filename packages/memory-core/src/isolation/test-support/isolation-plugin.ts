@@ -63,13 +63,17 @@ class IsolationProbe extends MemoryProvider {
 export function register(ctx) {
   ctx.logger.info("__NAME__ registered in " + (isMainThread ? "the main thread" : "a worker thread"));
   ctx.registerMemoryProvider(new IsolationProbe());
+  __EXTRA__
 }
 `;
 
-/** Write the probe plugin as `$home/plugins/<name>/` (with `plugin.yaml` lines when given). */
-export function writeIsolationPlugin(home: string, name: string, manifest = ""): void {
+/**
+ * Write the probe plugin as `$home/plugins/<name>/` (with `plugin.yaml` lines when given, and
+ * `register` statements after the provider's, e.g. `ctx.registerHook(...)`).
+ */
+export function writeIsolationPlugin(home: string, name: string, manifest = "", register = ""): void {
   const dir = path.join(home, "plugins", name);
   fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, "index.js"), SOURCE.replaceAll("__NAME__", name));
+  fs.writeFileSync(path.join(dir, "index.js"), SOURCE.replaceAll("__NAME__", name).replace("__EXTRA__", register));
   fs.writeFileSync(path.join(dir, "plugin.yaml"), `name: ${name}\ndescription: isolation probe\n${manifest}`);
 }
