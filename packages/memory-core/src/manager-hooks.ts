@@ -77,6 +77,14 @@ export interface FanOutOptions {
   queued?: boolean;
 }
 
+/**
+ * Hooks whose blocking time is not measured: they run once, before a session starts or after it
+ * ended, where opening or closing local storage synchronously is the accepted pattern (a SQLite
+ * provider does both). The warning is about the hooks of a running conversation, whose stall
+ * recurs every turn.
+ */
+const UNMEASURED_HOOKS: ReadonlySet<string> = new Set(["initialize", "initialize_for_inspection", "shutdown"]);
+
 /** What `HookRunner.scrub` gives back: the scrubbed value, or why it was refused. */
 export type ScrubResult<T> = { ok: true; value: T } | { ok: false; reason: string };
 
@@ -114,7 +122,7 @@ export class HookRunner {
     // it out would only report a write as failed that still lands, and its time is not a provider's.
     const builtin = name === BUILTIN_PROVIDER_NAME;
     if (builtin) timeoutMs = Number.POSITIVE_INFINITY;
-    const measured = builtin ? fn : () => this.blocking.measure(name, hook, fn);
+    const measured = builtin || UNMEASURED_HOOKS.has(hook) ? fn : () => this.blocking.measure(name, hook, fn);
     if (order === "queued") this.waitingOn = { name, hook, since: performance.now() };
     try {
       if (order === "queued") await this.lanes.idle(provider);

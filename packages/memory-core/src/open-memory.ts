@@ -34,7 +34,7 @@ export interface OpenMemoryOptions extends Partial<InitContext> {
   hookTimeoutMs?: number;
   /** See `MemoryManagerOptions.drainTimeoutMs` (default 5000). */
   drainTimeoutMs?: number;
-  /** See `MemoryManagerOptions.blockingWarnMs`: warn once per provider hook that blocks the event loop longer (default 50). */
+  /** See `MemoryManagerOptions.blockingWarnMs`: warn once per provider hook that blocks the event loop longer (default 200). */
   blockingWarnMs?: number;
   /** See `MemoryManagerOptions.maxQueuedTasks`: the most background tasks waiting to start (default 50000). */
   maxQueuedTasks?: number;
