@@ -123,20 +123,15 @@ export class HookRunner {
     const builtin = name === BUILTIN_PROVIDER_NAME;
     if (builtin) timeoutMs = Number.POSITIVE_INFINITY;
     const measured = builtin || UNMEASURED_HOOKS.has(hook) ? fn : () => this.blocking.measure(name, hook, fn);
-    if (order === "queued") this.waitingOn = { name, hook, since: performance.now() };
-    try {
-      if (order === "queued") await this.lanes.idle(provider);
-      const call = order ? () => this.lanes.run(provider, measured) : measured;
-      const outcome = await boundedCall(call, timeoutMs, {
-        onLate: (late) =>
-          this.logger.debug(`Memory provider '${name}' ${hook} settled after its timeout (${late.status}); the late result was dropped`),
-      });
-      if (outcome.status === "timeout") this.warnTimeout(name, hook, timeoutMs, order);
-      if (outcome.status === "timeout" && order === "queued") await this.lanes.idle(provider);
-      return outcome;
-    } finally {
-      if (order === "queued") this.waitingOn = null;
-    }
+    if (order === "queued") await this.lanes.idle(provider);
+    const call = order ? () => this.lanes.run(provider, measured) : measured;
+    const outcome = await boundedCall(call, timeoutMs, {
+      onLate: (late) =>
+        this.logger.debug(`Memory provider '${name}' ${hook} settled after its timeout (${late.status}); the late result was dropped`),
+    });
+    if (outcome.status === "timeout") this.warnTimeout(name, hook, timeoutMs, order);
+    if (outcome.status === "timeout" && order === "queued") await this.lanes.idle(provider);
+    return outcome;
   }
 
   private warnTimeout(name: string, hook: string, timeoutMs: number, order: WriteOrder | undefined): void {
@@ -193,8 +188,15 @@ export class HookRunner {
   ): Promise<void> {
     const entry: HookFailureLog = HOOK_FAILURE_LOG[hook];
     const order: WriteOrder | undefined = entry.write ? (options.queued ? "queued" : "direct") : undefined;
+    const label = options.label ?? entry.label;
     for (const provider of providers) {
-      const outcome = await this.callHook(provider, options.label ?? entry.label, () => call(provider), this.hookTimeoutMs, order);
+      if (options.queued) this.waitingOn = { name: this.nameOf(provider), hook: label, since: performance.now() };
+      let outcome: BoundedOutcome<Awaited<T>>;
+      try {
+        outcome = await this.callHook(provider, label, () => call(provider), this.hookTimeoutMs, order);
+      } finally {
+        if (options.queued) this.waitingOn = null;
+      }
       if (outcome.status === "error") this.logHookFailure(provider, hook, describeError(outcome.error), outcome.error);
       onOutcome?.(provider, outcome);
     }
