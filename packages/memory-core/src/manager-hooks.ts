@@ -30,7 +30,7 @@ interface HookFailureLog {
   label: string;
   note?: string;
   attachError?: boolean;
-  /** A hook that hands the provider something to store: calls to one provider never overlap. */
+  /** A hook that hands the provider something to store: queued calls to one provider never overlap. */
   write?: boolean;
 }
 
@@ -62,18 +62,15 @@ const HOOK_FAILURE_LOG = {
 /** A provider hook the manager calls, as named in `HOOK_FAILURE_LOG`. */
 export type ProviderHook = keyof typeof HOOK_FAILURE_LOG;
 
-/**
- * How a write hook waits for the provider's earlier writes: `queued` (a background task) waits as
- * long as they run, before its own bound starts, so the queue waits with it; `direct` (a call the
- * host awaits) waits within its own bound.
- */
-export type WriteOrder = "queued" | "direct";
-
 /** Options of `HookRunner.fanOut`. */
 export interface FanOutOptions {
   /** Names the hook in the timeout message when it differs from the table's label. */
   label?: string;
-  /** The fan-out runs as a background task (see `WriteOrder`). */
+  /**
+   * The fan-out runs as a background task: a write hook's call starts only after the provider's
+   * previous queued write settled, and one that times out is still waited for, so the queue waits
+   * with it and the provider's writes never overlap.
+   */
   queued?: boolean;
 }
 
@@ -106,16 +103,16 @@ export class HookRunner {
   /**
    * Call one provider hook within `hookTimeoutMs` (or `timeoutMs`). Never throws: the outcome is
    * tagged. A timeout is logged here as a warning naming the provider and the hook; errors are
-   * logged by the caller, which knows how serious they are. With `order`, the call is a write: it
-   * starts only after the provider's earlier writes settled (see `WriteOrder`), and a queued one
-   * that times out is still waited for, so the next write never overlaps it.
+   * logged by the caller, which knows how serious they are. A `queuedWrite` starts only after the
+   * provider's previous queued write settled, and is waited for past its bound, so the background
+   * queue never hands a provider overlapping writes.
    */
   async callHook<T>(
     provider: MemoryProvider,
     hook: string,
     fn: () => T | PromiseLike<T>,
     timeoutMs: number = this.hookTimeoutMs,
-    order?: WriteOrder,
+    queuedWrite = false,
   ): Promise<BoundedOutcome<Awaited<T>>> {
     const name = this.nameOf(provider);
     // The built-in memory is core code working on local files (its own locks are bounded); timing
@@ -123,26 +120,26 @@ export class HookRunner {
     const builtin = name === BUILTIN_PROVIDER_NAME;
     if (builtin) timeoutMs = Number.POSITIVE_INFINITY;
     const measured = builtin || UNMEASURED_HOOKS.has(hook) ? fn : () => this.blocking.measure(name, hook, fn);
-    if (order === "queued") await this.lanes.idle(provider);
-    const call = order ? () => this.lanes.run(provider, measured) : measured;
+    if (queuedWrite) await this.lanes.idle(provider);
+    const call = queuedWrite ? () => this.lanes.run(provider, measured) : measured;
     const outcome = await boundedCall(call, timeoutMs, {
       onLate: (late) =>
         this.logger.debug(`Memory provider '${name}' ${hook} settled after its timeout (${late.status}); the late result was dropped`),
     });
-    if (outcome.status === "timeout") this.warnTimeout(name, hook, timeoutMs, order);
-    if (outcome.status === "timeout" && order === "queued") await this.lanes.idle(provider);
+    if (outcome.status === "timeout") this.warnTimeout(name, hook, timeoutMs, queuedWrite);
+    if (outcome.status === "timeout" && queuedWrite) await this.lanes.idle(provider);
     return outcome;
   }
 
-  private warnTimeout(name: string, hook: string, timeoutMs: number, order: WriteOrder | undefined): void {
+  private warnTimeout(name: string, hook: string, timeoutMs: number, queuedWrite: boolean): void {
     const after = `Memory provider '${name}' ${hook} timed out after ${formatSeconds(timeoutMs)}`;
-    if (order === "queued") {
+    if (queuedWrite) {
       this.logger.warn(
         `${after}; the background queue waits for it to settle before the next task, so the provider's writes keep their order (maxQueuedTasks bounds what waits). Raise hookTimeoutMs if the provider is only slow.`,
       );
     } else {
       this.logger.warn(
-        `${after}; continuing without it (the call keeps running detached${order ? ", and the provider's next write waits for it" : ""}). Raise hookTimeoutMs if the provider is only slow.`,
+        `${after}; continuing without it (the call keeps running detached). Raise hookTimeoutMs if the provider is only slow.`,
       );
     }
   }
@@ -177,7 +174,7 @@ export class HookRunner {
    * the next one is still called. `onOutcome` sees every outcome right after its call, in order;
    * if it throws, the fan-out stops there and the error propagates (this is how a required
    * checkpoint failure aborts `onPreCompress`). A write hook's calls to one provider never
-   * overlap (see `WriteOrder`; `options.queued` for a background task).
+   * overlap when they come from the background queue (`options.queued`).
    */
   async fanOut<T>(
     providers: readonly MemoryProvider[],
@@ -187,13 +184,13 @@ export class HookRunner {
     options: FanOutOptions = {},
   ): Promise<void> {
     const entry: HookFailureLog = HOOK_FAILURE_LOG[hook];
-    const order: WriteOrder | undefined = entry.write ? (options.queued ? "queued" : "direct") : undefined;
+    const queuedWrite = entry.write === true && options.queued === true;
     const label = options.label ?? entry.label;
     for (const provider of providers) {
       if (options.queued) this.waitingOn = { name: this.nameOf(provider), hook: label, since: performance.now() };
       let outcome: BoundedOutcome<Awaited<T>>;
       try {
-        outcome = await this.callHook(provider, label, () => call(provider), this.hookTimeoutMs, order);
+        outcome = await this.callHook(provider, label, () => call(provider), this.hookTimeoutMs, queuedWrite);
       } finally {
         if (options.queued) this.waitingOn = null;
       }

@@ -37,7 +37,6 @@ type Hooks = {
   shutdown?: () => void;
   prefetch?: (query: string) => MaybePromise<string>;
   syncTurn?: (user: string, options: SyncTurnOptions) => MaybePromise<void>;
-  onMemoryWrite?: (content: string) => MaybePromise<void>;
   queuePrefetch?: (query: string) => MaybePromise<void>;
 };
 
@@ -67,9 +66,6 @@ class ScriptedProvider extends MemoryProvider {
   }
   override syncTurn(user: string, _assistant: string, options: SyncTurnOptions): MaybePromise<void> {
     return this.hooks.syncTurn?.(user, options);
-  }
-  override onMemoryWrite(_action: string, _target: string, content: string): MaybePromise<void> {
-    return this.hooks.onMemoryWrite?.(content);
   }
   override queuePrefetch(query: string): MaybePromise<void> {
     return this.hooks.queuePrefetch?.(query);
@@ -240,29 +236,6 @@ describe("writes reach a provider in order, never overlapping", () => {
     expect(calls.map((c) => c.user)).toEqual(["t1", "t2", "t3", "t4"]);
     for (let i = 1; i < calls.length; i++) expect(calls[i]!.start).toBeGreaterThanOrEqual(calls[i - 1]!.end);
     expect(logger.warned.some((w) => w.includes("'slowmem' sync_turn timed out after 0.1s; the background queue waits for it"))).toBe(true);
-    await mgr.shutdownAll();
-  });
-
-  it("a mirrored write waits for the provider's running syncTurn instead of overlapping it", async () => {
-    const events: string[] = [];
-    const { mgr } = managerWith(
-      {
-        syncTurn: async (user) => {
-          events.push(`start ${user}`);
-          await new Promise((resolve) => setTimeout(resolve, 250));
-          events.push(`end ${user}`);
-        },
-        onMemoryWrite: (content) => void events.push(`mirror ${content}`),
-      },
-      { hookTimeoutMs: 100 },
-    );
-    mgr.syncAll("t1", "a");
-    await until(() => events.includes("start t1"));
-    // The direct call's bound passes while the turn is still being written: the mirror is not
-    // lost, it follows the turn.
-    await mgr.onMemoryWrite("add", "memory", "likes tea");
-    await until(() => events.length === 3);
-    expect(events).toEqual(["start t1", "end t1", "mirror likes tea"]);
     await mgr.shutdownAll();
   });
 });

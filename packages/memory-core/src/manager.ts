@@ -60,10 +60,10 @@ export interface MemoryManagerOptions {
    * > 0 (`Infinity` = unbounded). A call past the bound is abandoned with a warning naming the
    * provider and the hook; it keeps running detached and its late result is dropped. A call that
    * settles after its bound (a provider that blocked the event loop past it) is a timeout too. A
-   * write hook (`syncTurn`, `onMemoryWrite`, `onSessionEnd`, `onSessionSwitch`, `onDelegation`)
-   * never overlaps the provider's previous write: the background queue waits for a timed-out
-   * write to settle before the next one. Cannot interrupt synchronous work that blocks the event
-   * loop. The built-in provider is not bounded.
+   * write from the background queue (`syncTurn`, a session boundary's `onSessionEnd` /
+   * `onSessionSwitch`) past its bound is warned about and waited for: the queue starts nothing
+   * else until it settles, so the provider's writes never overlap. Cannot interrupt synchronous
+   * work that blocks the event loop. The built-in provider is not bounded.
    */
   hookTimeoutMs?: number;
   /**
