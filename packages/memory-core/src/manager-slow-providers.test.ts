@@ -33,6 +33,7 @@ function warnings(): Logger & { warned: string[] } {
 }
 
 type Hooks = {
+  onSessionEnd?: () => MaybePromise<void>;
   initialize?: () => void;
   shutdown?: () => void;
   prefetch?: (query: string) => MaybePromise<string>;
@@ -66,6 +67,9 @@ class ScriptedProvider extends MemoryProvider {
   }
   override syncTurn(user: string, _assistant: string, options: SyncTurnOptions): MaybePromise<void> {
     return this.hooks.syncTurn?.(user, options);
+  }
+  override onSessionEnd(): MaybePromise<void> {
+    return this.hooks.onSessionEnd?.();
   }
   override queuePrefetch(query: string): MaybePromise<void> {
     return this.hooks.queuePrefetch?.(query);
@@ -236,6 +240,26 @@ describe("writes reach a provider in order, never overlapping", () => {
     expect(calls.map((c) => c.user)).toEqual(["t1", "t2", "t3", "t4"]);
     for (let i = 1; i < calls.length; i++) expect(calls[i]!.start).toBeGreaterThanOrEqual(calls[i - 1]!.end);
     expect(logger.warned.some((w) => w.includes("'slowmem' sync_turn timed out after 0.1s; the background queue waits for it"))).toBe(true);
+    await mgr.shutdownAll();
+  });
+
+  it("a queued session boundary reaches the provider only after its slow last turn was written", async () => {
+    const events: string[] = [];
+    const { mgr } = managerWith(
+      {
+        syncTurn: async (user) => {
+          events.push(`start ${user}`);
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          events.push(`end ${user}`);
+        },
+        onSessionEnd: () => void events.push("session end"),
+      },
+      { hookTimeoutMs: 100 },
+    );
+    mgr.syncAll("last turn", "a");
+    mgr.commitSessionBoundary([{ role: "user", content: "last turn" }], { newSessionId: "s2" });
+    expect(await mgr.flushPending(20_000)).toBe(true);
+    expect(events).toEqual(["start last turn", "end last turn", "session end"]);
     await mgr.shutdownAll();
   });
 });
