@@ -9,6 +9,9 @@ interface QueuedTask {
   run: () => Promise<void>;
 }
 
+/** What `enqueue` did: queued (possibly after dropping an older prefetch to make room), or refused and why. */
+export type EnqueueResult = { queued: true; evicted?: "prefetch" } | { queued: false; reason: "closed" | "full" };
+
 /** What `drain()` found: how many tasks were still queued (by kind) or running at the deadline. */
 export interface QueueDrainResult {
   timedOut: boolean;
@@ -23,6 +26,13 @@ export interface QueueDrainResult {
  * profile (`bindProfile`) and chained with `.then` from the caller's async context, so a task
  * never inherits another profile's scope from whichever task happened to run before it.
  *
+ * The queue holds at most `maxQueued` tasks waiting to start (the running one not counted), so a
+ * provider that stalls the queue cannot grow it without limit. When it is full, the oldest queued
+ * prefetch warm-up is dropped to make room (a warm-up only speeds up the next recall, and the
+ * newest query is the one worth warming); with none queued, the new task is refused. A write is
+ * never dropped once queued: what was accepted keeps its order and reaches the provider, and what
+ * is refused is refused at once, while its caller can still be told. Both count in `dropped`.
+ *
  * `enqueue` returns synchronously; a task failure is reported to `onError` and never breaks the
  * chain. The queue must not be used for anything the caller needs to await directly.
  */
@@ -31,8 +41,19 @@ export class BackgroundQueue {
   private readonly live = new Set<QueuedTask>();
   private readonly idleWaiters = new Set<(drained: boolean) => void>();
   private closed = false;
+  private running = 0;
+  /** Tasks dropped or refused because the queue was full, by kind. */
+  readonly dropped: Record<BackgroundTaskKind, number> = { write: 0, prefetch: 0 };
 
-  constructor(private readonly onError: (error: unknown, kind: BackgroundTaskKind) => void) {}
+  constructor(
+    private readonly onError: (error: unknown, kind: BackgroundTaskKind) => void,
+    readonly maxQueued: number = Number.POSITIVE_INFINITY,
+  ) {}
+
+  /** Number of tasks waiting to start (the running one not counted). */
+  get queued(): number {
+    return this.live.size - this.running;
+  }
 
   /** Number of tasks queued or running. */
   get size(): number {
@@ -44,19 +65,40 @@ export class BackgroundQueue {
     return this.closed;
   }
 
-  /** Schedule `fn` after everything already queued. Returns false (nothing queued) once closed. */
-  enqueue(kind: BackgroundTaskKind, fn: () => unknown): boolean {
-    if (this.closed) return false;
+  /** Schedule `fn` after everything already queued; refused once closed or when full (see the class). */
+  enqueue(kind: BackgroundTaskKind, fn: () => unknown): EnqueueResult {
+    if (this.closed) return { queued: false, reason: "closed" };
+    let evicted: "prefetch" | undefined;
+    if (this.queued >= this.maxQueued) {
+      if (!this.evictOldestPrefetch()) {
+        this.dropped[kind]++;
+        return { queued: false, reason: "full" };
+      }
+      evicted = "prefetch";
+    }
     const bound = bindProfile(fn);
     const task: QueuedTask = { kind, state: "queued", run: async () => void (await bound()) };
     this.live.add(task);
     this.tail = this.tail.then(() => this.execute(task));
-    return true;
+    return evicted ? { queued: true, evicted } : { queued: true };
+  }
+
+  /** Abandon the oldest prefetch that has not started; false when none is queued. */
+  private evictOldestPrefetch(): boolean {
+    for (const task of this.live) {
+      if (task.state !== "queued" || task.kind !== "prefetch") continue;
+      task.state = "abandoned";
+      this.live.delete(task);
+      this.dropped.prefetch++;
+      return true;
+    }
+    return false;
   }
 
   private async execute(task: QueuedTask): Promise<void> {
     if (task.state === "abandoned") return;
     task.state = "running";
+    this.running++;
     try {
       await task.run();
     } catch (error) {
@@ -66,6 +108,7 @@ export class BackgroundQueue {
         // A throwing error reporter must not stall the queue.
       }
     } finally {
+      this.running--;
       this.live.delete(task);
       if (this.live.size === 0) this.notifyIdle(true);
     }

@@ -3,10 +3,13 @@
  * on a provider goes through `boundedCall`, so a provider that never settles costs at most the
  * timeout instead of hanging the host.
  *
- * What a timeout cannot do: interrupt synchronous work. A provider that blocks the event loop
- * (a busy loop, a synchronous native call) blocks this timer too; only a worker thread or a child
- * process could bound that. A call that timed out keeps running detached: its late result or
- * error is dropped (the optional `onLate` callback sees it).
+ * A bound is a promise about time, not about timers: a call that settles after its bound elapsed
+ * is a timeout, whether or not the timer got to run. A provider that blocks the event loop (a busy
+ * loop, a synchronous SDK call) also blocks the timer, so its call can settle "before" the timer
+ * callback; its result is still discarded, because using it would break the bound's promise to the
+ * host. What a timeout cannot do is interrupt synchronous work: only a worker thread or a child
+ * process can. A call that timed out keeps running detached: its late result or error is dropped
+ * (the optional `onLate` callback sees it).
  */
 
 /** The tagged result of `boundedCall`. */
@@ -14,7 +17,10 @@ export type BoundedOutcome<T> = { status: "ok"; value: T } | { status: "error"; 
 
 /** Options of `boundedCall`. */
 export interface BoundedCallOptions {
-  /** Called once when a call that already timed out settles later (value or error). */
+  /**
+   * Called once with the result of a call that timed out: when it settles later, or right away when
+   * it settled past its bound before the timer could fire (value or error).
+   */
   onLate?: (late: { status: "ok"; value: unknown } | { status: "error"; error: unknown }) => void;
 }
 
@@ -39,41 +45,69 @@ export async function boundedCall<T>(
   timeoutMs: number,
   options: BoundedCallOptions = {},
 ): Promise<BoundedOutcome<Awaited<T>>> {
-  let settled: Promise<{ status: "ok"; value: Awaited<T> } | { status: "error"; error: unknown }>;
+  const started = performance.now();
+  let settled: Promise<Timed<Settled<Awaited<T>>>>;
   try {
     const result = fn();
-    // A synchronous result cannot time out: settle without a timer or a race (hot hooks such as a
-    // turn's sync return nothing, and a timer per call is most of what bounding them costs).
-    if (!isThenable(result)) return { status: "ok", value: result as Awaited<T> };
+    // A synchronous result needs no timer or race (hot hooks such as a turn's sync return nothing,
+    // and a timer per call is most of what bounding them costs); only its duration can overrun.
+    if (!isThenable(result)) return withinBound({ status: "ok", value: result as Awaited<T> }, started, timeoutMs, options);
     settled = Promise.resolve(result).then(
-      (value) => ({ status: "ok" as const, value: value as Awaited<T> }),
-      (error: unknown) => ({ status: "error" as const, error }),
+      (value) => ({ outcome: { status: "ok" as const, value: value as Awaited<T> }, at: performance.now() }),
+      (error: unknown) => ({ outcome: { status: "error" as const, error }, at: performance.now() }),
     );
   } catch (error) {
-    return { status: "error", error };
+    return withinBound({ status: "error", error }, started, timeoutMs, options);
   }
-  if (!Number.isFinite(timeoutMs)) return settled;
+  if (!Number.isFinite(timeoutMs)) return (await settled).outcome;
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<{ status: "timeout"; timeoutMs: number }>((resolve) => {
     timer = setTimeout(() => resolve({ status: "timeout", timeoutMs }), timeoutMs);
   });
-  const outcome = await Promise.race([settled, deadline]);
+  const first = await Promise.race([settled, deadline]);
   clearTimeout(timer);
-  if (outcome.status === "timeout") {
-    detached++;
-    void settled.then((late) => {
-      detached--;
-      options.onLate?.(late);
-    });
+  if ("outcome" in first) return withinBound(first.outcome, started, timeoutMs, options, first.at);
+  detached++;
+  void settled.then((late) => {
+    detached--;
+    notifyLate(options, late.outcome);
+  });
+  return first;
+}
+
+type Settled<T> = { status: "ok"; value: T } | { status: "error"; error: unknown };
+type Timed<T> = { outcome: T; at: number };
+
+/**
+ * A settled call's outcome, or a timeout when it settled past its bound (the event loop was held
+ * up, so the timer could not fire first); the discarded result goes to `onLate`.
+ */
+function withinBound<T>(
+  outcome: Settled<T>,
+  started: number,
+  timeoutMs: number,
+  options: BoundedCallOptions,
+  settledAt: number = performance.now(),
+): BoundedOutcome<T> {
+  if (!Number.isFinite(timeoutMs) || settledAt - started <= timeoutMs) return outcome;
+  notifyLate(options, outcome);
+  return { status: "timeout", timeoutMs };
+}
+
+/** `onLate` that cannot break the caller: a throwing callback is ignored. */
+function notifyLate(options: BoundedCallOptions, late: Settled<unknown>): void {
+  try {
+    options.onLate?.(late);
+  } catch {
+    // The late result is being dropped anyway; its observer failing changes nothing.
   }
-  return outcome;
 }
 
 /**
  * True when `value` has a callable `then` (what `await` would wait for). A `then` getter that
  * throws makes the call an error, as awaiting the value would.
  */
-function isThenable(value: unknown): value is PromiseLike<unknown> {
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (
     value !== null && (typeof value === "object" || typeof value === "function") && typeof (value as { then?: unknown }).then === "function"
   );

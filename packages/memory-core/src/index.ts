@@ -108,7 +108,10 @@ export {
   DEFAULT_EXTERNAL_PREFETCH_TIMEOUT_MS,
   DEFAULT_DRAIN_TIMEOUT_MS,
   DEFAULT_HOOK_TIMEOUT_MS,
+  DEFAULT_BLOCKING_WARN_MS,
+  DEFAULT_MAX_QUEUED_TASKS,
   type MemoryManagerOptions,
+  type BackgroundQueueState,
   type DrainState,
   type ProviderHookReport,
 } from "./manager.js";

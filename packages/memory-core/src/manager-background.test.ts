@@ -243,6 +243,8 @@ describe("shutdownAll", () => {
       activeTasks: 0,
       stuckProviders: [],
       failedProviders: [],
+      droppedWrites: 0,
+      droppedPrefetches: 0,
     });
     expect(log).toEqual(["builtin.syncTurn", "ext.syncTurn", "ext.shutdown", "builtin.shutdown"]);
     expect(await mgr.shutdownAll()).toEqual(state);
@@ -281,6 +283,8 @@ describe("shutdownAll", () => {
       activeTasks: 1,
       stuckProviders: [],
       failedProviders: [],
+      droppedWrites: 0,
+      droppedPrefetches: 0,
     });
     expect(logger.at("warn")).toContain(
       "Memory shutdown drain timed out after 0.05s; abandoning 2 queued memory write(s) and 1 queued prefetch(es); 1 active task(s) remain detached",

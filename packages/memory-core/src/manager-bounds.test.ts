@@ -165,15 +165,25 @@ describe("MemoryManager hook bounds (fake timers)", () => {
     expect(logger.at("warn").some((l) => l.includes("Memory provider 'ext' shutdown timed out after 2s"))).toBe(true);
   });
 
-  it("a stuck background sync_turn does not block the queue past the bound", async () => {
-    const { mgr } = setup({ syncTurn: (u) => (u === "first" ? never() : undefined) });
+  it("a background sync_turn past the bound holds the provider's next write until it settles (writes never overlap)", async () => {
+    const first = deferred();
+    const { mgr, logger, ext } = setup({ syncTurn: (u) => (u === "first" ? first.promise : undefined) });
     mgr.syncAll("first", "a");
     mgr.syncAll("second", "a");
     const flushed = track(mgr.flushPending());
     await vi.advanceTimersByTimeAsync(999);
-    expect(flushed.done()).toBe(false);
+    expect(logger.at("warn").some((l) => l.includes("sync_turn timed out"))).toBe(false);
     await vi.advanceTimersByTimeAsync(1);
+    expect(
+      logger.at("warn").some((l) => l.includes("Memory provider 'ext' sync_turn timed out after 1s; the background queue waits for it")),
+    ).toBe(true);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(flushed.done()).toBe(false);
+    expect(ext.argsOf("syncTurn").map((a) => a[0])).toEqual(["first"]);
+    first.resolve();
+    await vi.advanceTimersByTimeAsync(0);
     expect(flushed.done()).toBe(true);
+    expect(ext.argsOf("syncTurn").map((a) => a[0])).toEqual(["first", "second"]);
   });
 
   it("the default hook bound is 15 s", async () => {

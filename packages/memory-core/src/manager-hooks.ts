@@ -3,12 +3,14 @@
  * the level its hook deserves, fan-out one provider at a time with per-provider isolation, and
  * scrubbing that never throws. The other parts of the manager call providers only through here.
  */
+import { BlockingMeter } from "./blocking-meter.js";
 import { boundedCall, formatSeconds, type BoundedOutcome } from "./bounded-call.js";
 import { describeProviderError as describeError } from "./plugin-describe.js";
 import type { Logger } from "./logger.js";
 import { BUILTIN_PROVIDER_NAME } from "./provider.js";
 import type { MemoryProvider } from "./provider.js";
 import { scrubSecrets } from "./scrub.js";
+import { WriteLanes } from "./write-lanes.js";
 
 /** One provider hook that did not complete in `shutdownAll()` or `initializeAll()`. */
 export interface ProviderHookReport {
@@ -28,6 +30,8 @@ interface HookFailureLog {
   label: string;
   note?: string;
   attachError?: boolean;
+  /** A hook that hands the provider something to store: queued calls to one provider never overlap. */
+  write?: boolean;
 }
 
 /**
@@ -44,13 +48,13 @@ const HOOK_FAILURE_LOG = {
   prefetch: { level: "debug", label: "prefetch", note: " (non-fatal)" },
   queue_prefetch: { level: "debug", label: "queue_prefetch", note: " (non-fatal)" },
   recall_status: { level: "debug", label: "recall_status", note: " (non-fatal)" },
-  sync_turn: { level: "warn", label: "sync_turn" },
+  sync_turn: { level: "warn", label: "sync_turn", write: true },
   on_turn_start: { level: "warn", label: "on_turn_start" },
-  on_session_end: { level: "warn", label: "on_session_end", attachError: true },
-  on_session_switch: { level: "warn", label: "on_session_switch" },
+  on_session_end: { level: "warn", label: "on_session_end", attachError: true, write: true },
+  on_session_switch: { level: "warn", label: "on_session_switch", write: true },
   on_pre_compress: { level: "debug", label: "on_pre_compress" },
-  on_memory_write: { level: "warn", label: "on_memory_write" },
-  on_delegation: { level: "warn", label: "on_delegation" },
+  on_memory_write: { level: "warn", label: "on_memory_write", write: true },
+  on_delegation: { level: "warn", label: "on_delegation", write: true },
   initialize: { level: "warn", label: "initialize" },
   shutdown: { level: "warn", label: "shutdown" },
 } as const satisfies Record<string, HookFailureLog>;
@@ -58,43 +62,99 @@ const HOOK_FAILURE_LOG = {
 /** A provider hook the manager calls, as named in `HOOK_FAILURE_LOG`. */
 export type ProviderHook = keyof typeof HOOK_FAILURE_LOG;
 
+/** Options of `HookRunner.fanOut`. */
+export interface FanOutOptions {
+  /** Names the hook in the timeout message when it differs from the table's label. */
+  label?: string;
+  /**
+   * The fan-out runs as a background task: a write hook's call starts only after the provider's
+   * previous queued write settled, and one that times out is still waited for, so the queue waits
+   * with it and the provider's writes never overlap.
+   */
+  queued?: boolean;
+}
+
+/**
+ * Hooks whose blocking time is not measured: they run once, before a session starts or after it
+ * ended, where opening or closing local storage synchronously is the accepted pattern (a SQLite
+ * provider does both). The warning is about the hooks of a running conversation, whose stall
+ * recurs every turn.
+ */
+const UNMEASURED_HOOKS: ReadonlySet<string> = new Set(["initialize", "initialize_for_inspection", "shutdown"]);
+
 /** What `HookRunner.scrub` gives back: the scrubbed value, or why it was refused. */
 export type ScrubResult<T> = { ok: true; value: T } | { ok: false; reason: string };
 
-/** Calls provider hooks for the manager: bounded, isolated, logged. */
+/** Calls provider hooks for the manager: bounded, isolated, logged, writes in order. */
 export class HookRunner {
+  private readonly blocking: BlockingMeter;
+  private readonly lanes = new WriteLanes<MemoryProvider>();
+  private waitingOn: { name: string; hook: string; since: number } | null = null;
+
   constructor(
     private readonly logger: Logger,
     private readonly hookTimeoutMs: number,
     private readonly nameOf: (provider: MemoryProvider) => string,
-  ) {}
+    blockingWarnMs: number = Number.POSITIVE_INFINITY,
+  ) {
+    this.blocking = new BlockingMeter(logger, blockingWarnMs);
+  }
 
   /**
    * Call one provider hook within `hookTimeoutMs` (or `timeoutMs`). Never throws: the outcome is
    * tagged. A timeout is logged here as a warning naming the provider and the hook; errors are
-   * logged by the caller, which knows how serious they are.
+   * logged by the caller, which knows how serious they are. A `queuedWrite` starts only after the
+   * provider's previous queued write settled, and is waited for past its bound, so the background
+   * queue never hands a provider overlapping writes.
    */
   async callHook<T>(
     provider: MemoryProvider,
     hook: string,
     fn: () => T | PromiseLike<T>,
     timeoutMs: number = this.hookTimeoutMs,
+    queuedWrite = false,
   ): Promise<BoundedOutcome<Awaited<T>>> {
+    const name = this.nameOf(provider);
     // The built-in memory is core code working on local files (its own locks are bounded); timing
-    // it out would only report a write as failed that still lands.
-    if (this.nameOf(provider) === BUILTIN_PROVIDER_NAME) timeoutMs = Number.POSITIVE_INFINITY;
-    const outcome = await boundedCall(fn, timeoutMs, {
+    // it out would only report a write as failed that still lands, and its time is not a provider's.
+    const builtin = name === BUILTIN_PROVIDER_NAME;
+    if (builtin) timeoutMs = Number.POSITIVE_INFINITY;
+    const measured = builtin || UNMEASURED_HOOKS.has(hook) ? fn : () => this.blocking.measure(name, hook, fn);
+    if (queuedWrite) await this.lanes.idle(provider);
+    const call = queuedWrite ? () => this.lanes.run(provider, measured) : measured;
+    const outcome = await boundedCall(call, timeoutMs, {
       onLate: (late) =>
-        this.logger.debug(
-          `Memory provider '${this.nameOf(provider)}' ${hook} settled after its timeout (${late.status}); the late result was dropped`,
-        ),
+        this.logger.debug(`Memory provider '${name}' ${hook} settled after its timeout (${late.status}); the late result was dropped`),
     });
-    if (outcome.status === "timeout") {
+    if (outcome.status === "timeout") this.warnTimeout(name, hook, timeoutMs, queuedWrite);
+    if (outcome.status === "timeout" && queuedWrite) await this.lanes.idle(provider);
+    return outcome;
+  }
+
+  private warnTimeout(name: string, hook: string, timeoutMs: number, queuedWrite: boolean): void {
+    const after = `Memory provider '${name}' ${hook} timed out after ${formatSeconds(timeoutMs)}`;
+    if (queuedWrite) {
       this.logger.warn(
-        `Memory provider '${this.nameOf(provider)}' ${hook} timed out after ${formatSeconds(timeoutMs)}; continuing without it (the call keeps running detached). Raise hookTimeoutMs if the provider is only slow.`,
+        `${after}; the background queue waits for it to settle before the next task, so the provider's writes keep their order (maxQueuedTasks bounds what waits). Raise hookTimeoutMs if the provider is only slow.`,
+      );
+    } else {
+      this.logger.warn(
+        `${after}; continuing without it (the call keeps running detached). Raise hookTimeoutMs if the provider is only slow.`,
       );
     }
-    return outcome;
+  }
+
+  /** Call `fn` (a provider's synchronous hook, or the start of an asynchronous one) measuring how long it blocks. */
+  measure<T>(provider: MemoryProvider, hook: string, fn: () => T): T {
+    const name = this.nameOf(provider);
+    return name === BUILTIN_PROVIDER_NAME ? fn() : this.blocking.measure(name, hook, fn);
+  }
+
+  /** What the background queue is waiting on, for a queue-full warning; `""` when no queued call runs. */
+  describeQueueWait(): string {
+    const wait = this.waitingOn;
+    if (!wait) return "";
+    return `the queue is waiting on provider '${wait.name}' ${wait.hook} (${formatSeconds(performance.now() - wait.since)} so far)`;
   }
 
   /**
@@ -113,18 +173,27 @@ export class HookRunner {
    * timeout is logged there). A provider that throws or rejects is logged via `logHookFailure` and
    * the next one is still called. `onOutcome` sees every outcome right after its call, in order;
    * if it throws, the fan-out stops there and the error propagates (this is how a required
-   * checkpoint failure aborts `onPreCompress`). `callLabel` names the hook in the timeout
-   * message when it differs from the table's label.
+   * checkpoint failure aborts `onPreCompress`). A write hook's calls to one provider never
+   * overlap when they come from the background queue (`options.queued`).
    */
   async fanOut<T>(
     providers: readonly MemoryProvider[],
     hook: ProviderHook,
     call: (provider: MemoryProvider) => T | PromiseLike<T>,
     onOutcome?: (provider: MemoryProvider, outcome: BoundedOutcome<Awaited<T>>) => void,
-    callLabel: string = HOOK_FAILURE_LOG[hook].label,
+    options: FanOutOptions = {},
   ): Promise<void> {
+    const entry: HookFailureLog = HOOK_FAILURE_LOG[hook];
+    const queuedWrite = entry.write === true && options.queued === true;
+    const label = options.label ?? entry.label;
     for (const provider of providers) {
-      const outcome = await this.callHook(provider, callLabel, () => call(provider));
+      if (options.queued) this.waitingOn = { name: this.nameOf(provider), hook: label, since: performance.now() };
+      let outcome: BoundedOutcome<Awaited<T>>;
+      try {
+        outcome = await this.callHook(provider, label, () => call(provider), this.hookTimeoutMs, queuedWrite);
+      } finally {
+        if (options.queued) this.waitingOn = null;
+      }
       if (outcome.status === "error") this.logHookFailure(provider, hook, describeError(outcome.error), outcome.error);
       onOutcome?.(provider, outcome);
     }

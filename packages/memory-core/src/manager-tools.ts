@@ -72,7 +72,7 @@ export class ToolRouter {
   private schemasOf(provider: MemoryProvider): ToolSchema[] {
     let schemas: unknown;
     try {
-      schemas = provider.getToolSchemas();
+      schemas = this.hooks.measure(provider, "get_tool_schemas", () => provider.getToolSchemas());
     } catch (error) {
       this.hooks.logHookFailure(provider, "get_tool_schemas", describeError(error));
       return [];

@@ -130,12 +130,18 @@ export class TurnFanOut {
     // While a timed-out call is still running the provider is skipped, not called again.
     this.inflightPrefetch.add(provider);
     const { prefetchTimeoutMs } = this.options;
-    const outcome = await boundedCall(() => provider.prefetch(query, { sessionId }), prefetchTimeoutMs, {
-      onLate: () => this.inflightPrefetch.delete(provider),
-    });
+    const outcome = await boundedCall(
+      () => this.hooks.measure(provider, "prefetch", () => provider.prefetch(query, { sessionId })),
+      prefetchTimeoutMs,
+      {
+        onLate: () => this.inflightPrefetch.delete(provider),
+      },
+    );
     if (outcome.status === "timeout") {
+      // A call that held the event loop past the bound has already returned: its result is dropped, nothing is still running.
+      const still = this.inflightPrefetch.has(provider);
       this.logger.warn(
-        `Memory provider '${name}' prefetch timed out after ${prefetchTimeoutMs / 1000}s; skipping it until the stuck call returns`,
+        `Memory provider '${name}' prefetch timed out after ${prefetchTimeoutMs / 1000}s; ${still ? "skipping it until the stuck call returns" : "its late result was discarded"}`,
       );
       return "";
     }
@@ -168,7 +174,9 @@ export class TurnFanOut {
     if (safeQuery === null) return;
     const sessionId = options.sessionId ?? "";
     this.options.schedule("prefetch", () =>
-      this.hooks.fanOut(providers, "queue_prefetch", (provider) => provider.queuePrefetch(safeQuery, { sessionId })),
+      this.hooks.fanOut(providers, "queue_prefetch", (provider) => provider.queuePrefetch(safeQuery, { sessionId }), undefined, {
+        queued: true,
+      }),
     );
   }
 
@@ -177,7 +185,7 @@ export class TurnFanOut {
     const statuses: Array<RecallStatus | null> = [];
     for (const provider of this.registry.list) {
       try {
-        const status: unknown = provider.recallStatus();
+        const status: unknown = this.hooks.measure(provider, "recall_status", () => provider.recallStatus());
         if (status === null || status === undefined) continue;
         const { providerLabel, count, glyph } = status as Partial<RecallStatus>;
         // Only plain values reach the indicator: a label whose toString throws cannot break it.
@@ -205,7 +213,9 @@ export class TurnFanOut {
     if (safeMessages) base.messages = safeMessages as ChatMessage[];
     if (options.turnAuthor) base.turnAuthor = { ...options.turnAuthor };
     this.options.schedule("write", () =>
-      this.hooks.fanOut(providers, "sync_turn", (provider) => provider.syncTurn(safeUser, safeAssistant, { ...base })),
+      this.hooks.fanOut(providers, "sync_turn", (provider) => provider.syncTurn(safeUser, safeAssistant, { ...base }), undefined, {
+        queued: true,
+      }),
     );
   }
 

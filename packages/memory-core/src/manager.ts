@@ -17,7 +17,7 @@ import type { Logger } from "./logger.js";
 import { silentLogger } from "./logger.js";
 import { CheckpointFanOut } from "./manager-checkpoint.js";
 import { HookRunner, type ProviderHookReport } from "./manager-hooks.js";
-import { SessionLifecycle, type DrainState } from "./manager-lifecycle.js";
+import { SessionLifecycle, type BackgroundQueueState, type DrainState } from "./manager-lifecycle.js";
 import { ProviderRegistry } from "./manager-registry.js";
 import { ToolRouter } from "./manager-tools.js";
 import { TurnFanOut } from "./manager-turns.js";
@@ -39,7 +39,7 @@ import type {
 } from "./provider.js";
 import type { SpillConfig } from "./spill.js";
 
-export type { DrainState } from "./manager-lifecycle.js";
+export type { BackgroundQueueState, DrainState } from "./manager-lifecycle.js";
 export type { ProviderHookReport } from "./manager-hooks.js";
 
 /** Options of `new MemoryManager(...)`. */
@@ -59,10 +59,29 @@ export interface MemoryManagerOptions {
    * Upper bound for one call of an external provider's hook other than `prefetch` (`initialize`,
    * `handleToolCall`, `syncTurn`, `onSessionEnd`, `shutdown`, …), in ms. Default 15000; must be
    * > 0 (`Infinity` = unbounded). A call past the bound is abandoned with a warning naming the
-   * provider and the hook; it keeps running detached and its late result is dropped. Cannot
-   * interrupt synchronous work that blocks the event loop. The built-in provider is not bounded.
+   * provider and the hook; it keeps running detached and its late result is dropped. A call that
+   * settles after its bound (a provider that blocked the event loop past it) is a timeout too. A
+   * write from the background queue (`syncTurn`, a session boundary's `onSessionEnd` /
+   * `onSessionSwitch`) past its bound is warned about and waited for: the queue starts nothing
+   * else until it settles, so the provider's writes never overlap. Cannot interrupt synchronous
+   * work that blocks the event loop. The built-in provider is not bounded.
    */
   hookTimeoutMs?: number;
+  /**
+   * Warn once per (provider, hook) when one call of an external provider's hook holds the event
+   * loop longer than this, in ms: the synchronous part of the call, until the provider's function
+   * returns; `initialize` and `shutdown` are not measured. Default 200: above what fast local
+   * storage costs even on a busy machine (a SQLite provider's cold first recall), below the stalls
+   * of a synchronous network call; must be > 0 (`Infinity` = never warn).
+   */
+  blockingWarnMs?: number;
+  /**
+   * The most background tasks (`syncAll`, `queuePrefetchAll`, `commitSessionBoundary`) that wait to
+   * start while an earlier one runs. Default 50000 (a burst of 20000 turns, as an import sends, fits whole; a stuck provider cannot grow it without limit); a whole number ≥ 1 (`Infinity` = unbounded).
+   * When full, the oldest queued prefetch warm-up is dropped, else the new task is refused, with a
+   * warning naming what the queue waits on; counts in `backgroundQueueState` and `DrainState`.
+   */
+  maxQueuedTasks?: number;
   /**
    * Offer the external provider's tools and system-prompt block to the model. Default `true`.
    * `false` withholds both together (the built-in memory stays), for hosts whose toolset on this
@@ -77,6 +96,19 @@ export const DEFAULT_EXTERNAL_PREFETCH_TIMEOUT_MS = 8000;
 export const DEFAULT_DRAIN_TIMEOUT_MS = 5000;
 /** Default bound for one provider hook call other than `prefetch` (ms). */
 export const DEFAULT_HOOK_TIMEOUT_MS = 15000;
+/** Default threshold of the once-per-hook warning about a provider blocking the event loop (ms). */
+export const DEFAULT_BLOCKING_WARN_MS = 200;
+/** Default most background tasks waiting to start. */
+export const DEFAULT_MAX_QUEUED_TASKS = 50_000;
+
+function checkQueueBound(value: unknown): number {
+  const max = value ?? DEFAULT_MAX_QUEUED_TASKS;
+  if (max === Number.POSITIVE_INFINITY || (typeof max === "number" && Number.isInteger(max) && max >= 1)) return max as number;
+  throw new HermesMemoryError({
+    code: "INVALID_ARGUMENT",
+    message: `maxQueuedTasks must be a whole number >= 1 or Infinity (got ${String(max)}); omit it for the ${DEFAULT_MAX_QUEUED_TASKS} default.`,
+  });
+}
 
 function checkTimeout(name: string, value: unknown, defaultMs: number, min: "positive" | "non-negative"): number {
   const ms = value ?? defaultMs;
@@ -108,7 +140,8 @@ export class MemoryManager {
   private readonly lifecycle: SessionLifecycle;
 
   /**
-   * @throws HermesMemoryError `INVALID_ARGUMENT` when a timeout is not a positive number.
+   * @throws HermesMemoryError `INVALID_ARGUMENT` when a timeout or `blockingWarnMs` is not a positive
+   * number, or `maxQueuedTasks` not a whole number ≥ 1.
    */
   constructor(options: MemoryManagerOptions = {}) {
     const prefetchTimeoutMs = checkTimeout(
@@ -119,11 +152,13 @@ export class MemoryManager {
     );
     const drainTimeoutMs = checkTimeout("drainTimeoutMs", options.drainTimeoutMs, DEFAULT_DRAIN_TIMEOUT_MS, "non-negative");
     const hookTimeoutMs = checkTimeout("hookTimeoutMs", options.hookTimeoutMs, DEFAULT_HOOK_TIMEOUT_MS, "positive");
+    const blockingWarnMs = checkTimeout("blockingWarnMs", options.blockingWarnMs, DEFAULT_BLOCKING_WARN_MS, "positive");
+    const maxQueuedTasks = checkQueueBound(options.maxQueuedTasks);
     const logger = options.logger ?? silentLogger;
     const hermesHome = options.hermesHome ?? getHermesHome();
     this.registry = new ProviderRegistry(logger, { ...(options.spillConfig ?? {}) }, options.externalEnabled !== false);
-    this.hooks = new HookRunner(logger, hookTimeoutMs, (provider) => this.registry.nameOf(provider));
-    this.lifecycle = new SessionLifecycle(this.registry, this.hooks, { logger, drainTimeoutMs, hermesHome });
+    this.hooks = new HookRunner(logger, hookTimeoutMs, (provider) => this.registry.nameOf(provider), blockingWarnMs);
+    this.lifecycle = new SessionLifecycle(this.registry, this.hooks, { logger, drainTimeoutMs, hermesHome, maxQueuedTasks });
     this.tools = new ToolRouter(this.registry, this.hooks, logger);
     this.turns = new TurnFanOut(this.registry, this.hooks, {
       logger,
@@ -414,6 +449,14 @@ export class MemoryManager {
   /** Like `initializeAll`, but calls `initializeForInspection` (no network, no background work). */
   async initializeAllForInspection(sessionId: string, ctx: Partial<InitContext> = {}): Promise<ProviderHookReport[]> {
     return this.lifecycle.initializeEach(sessionId, ctx, true);
+  }
+
+  /**
+   * The background queue now: tasks waiting and running, its bound, and how many tasks it dropped
+   * or refused so far because it was full. Read it after `flushPending()` to see what was lost.
+   */
+  get backgroundQueueState(): BackgroundQueueState {
+    return this.lifecycle.queueState;
   }
 
   /** A copy of what the last `shutdownAll()` drain found. */

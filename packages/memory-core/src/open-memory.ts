@@ -36,6 +36,10 @@ export interface OpenMemoryOptions extends Partial<InitContext> {
   hookTimeoutMs?: number;
   /** See `MemoryManagerOptions.drainTimeoutMs` (default 5000). */
   drainTimeoutMs?: number;
+  /** See `MemoryManagerOptions.blockingWarnMs`: warn once per provider hook that blocks the event loop longer (default 200). */
+  blockingWarnMs?: number;
+  /** See `MemoryManagerOptions.maxQueuedTasks`: the most background tasks waiting to start (default 50000). */
+  maxQueuedTasks?: number;
   /** See `LoadOptions.importTimeoutMs`: bound for importing the provider module and its `register(ctx)` (default 10000). */
   importTimeoutMs?: number;
   /** See `MemoryManagerOptions.externalEnabled`: `false` withholds the external tools and prompt block. */
@@ -65,6 +69,8 @@ const OWN_OPTIONS = new Set([
   "externalPrefetchTimeoutMs",
   "hookTimeoutMs",
   "drainTimeoutMs",
+  "blockingWarnMs",
+  "maxQueuedTasks",
   "importTimeoutMs",
   "externalEnabled",
   "strict",
@@ -116,6 +122,8 @@ export async function openMemory(options: OpenMemoryOptions): Promise<MemoryMana
       ...(options.externalPrefetchTimeoutMs !== undefined ? { externalPrefetchTimeoutMs: options.externalPrefetchTimeoutMs } : {}),
       ...(options.hookTimeoutMs !== undefined ? { hookTimeoutMs: options.hookTimeoutMs } : {}),
       ...(options.drainTimeoutMs !== undefined ? { drainTimeoutMs: options.drainTimeoutMs } : {}),
+      ...(options.blockingWarnMs !== undefined ? { blockingWarnMs: options.blockingWarnMs } : {}),
+      ...(options.maxQueuedTasks !== undefined ? { maxQueuedTasks: options.maxQueuedTasks } : {}),
       ...(options.externalEnabled !== undefined ? { externalEnabled: options.externalEnabled } : {}),
     });
     manager.addProvider(
