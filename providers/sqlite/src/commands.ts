@@ -237,7 +237,7 @@ export async function forgetCommand(ctx: CommandContext, id: string | undefined,
         });
       }
     }
-    const erased = p.forgetWhere(scope);
+    const erased = await p.forgetWhere(scope);
     const out: ForgetResult = { erased, forgotten: erased > 0 };
     if (options.compact) out.compact = p.memoryStore!.compact();
     return out;
