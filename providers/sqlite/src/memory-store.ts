@@ -16,7 +16,7 @@ import {
 } from "./store-search.js";
 import { queryTokens } from "@hermes/memory-provider-kit";
 import { asksQuestion, ITEMS_RANKER_SCHEMA, LayeredRanker, type LayeredRankerOptions } from "@hermes/memory-provider-kit/sqlite";
-import { isEmptyFilter, type ParsedForgetScope, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
+import { isEmptyFilter, StepPacer, yieldToEventLoop, type ParsedForgetScope, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
 import { eraseAtOnce, eraseInSteps, purgeInSteps, resumeIndexMerges, type ErasureHost, type ErasurePacing } from "./store-erasure.js";
 import { filterToSql } from "@hermes/memory-provider-kit/sqlite";
 import { SmallIndexCompactor, WalCheckpointer, withBusyTimeout } from "@hermes/memory-provider-kit/sqlite";
@@ -205,7 +205,6 @@ export class MemoryStore {
       countByKind: db.prepare(`SELECT kind, COUNT(*) AS n FROM items GROUP BY kind`),
       sessions: db.prepare(`SELECT COUNT(DISTINCT session_id) AS n FROM items WHERE session_id IS NOT NULL`),
       all: db.prepare(`SELECT * FROM items ORDER BY id`),
-      turns: db.prepare(`SELECT * FROM items WHERE kind = 'turn'`),
     };
   }
 
@@ -620,10 +619,23 @@ export class MemoryStore {
     return this.stmts.byDigest.get(digest) !== undefined;
   }
 
-  /** Digests of every stored turn (computed; for idempotent imports). */
-  turnDigests(): Set<string> {
+  /**
+   * Digests of every stored turn (computed; for idempotent imports), read a range of ids per step
+   * with the event loop served between steps (a digest is a hash per turn).
+   */
+  async turnDigests(): Promise<Set<string>> {
     const out = new Set<string>();
-    for (const row of this.stmts.turns.iterate() as Iterable<Row>) out.add(rowDigest(row));
+    const range = this.db.prepare(`SELECT * FROM items WHERE kind = 'turn' AND id > ? AND id <= ?`);
+    const top = Number(this.db.prepare("SELECT COALESCE(MAX(id), 0) FROM items").pluck().get());
+    const pacer = new StepPacer({ initial: 1024, max: 1_000_000 });
+    for (let low = 0; low < top; await yieldToEventLoop()) {
+      pacer.timed((size) => {
+        const high = Math.min(top, low + size);
+        for (const row of range.iterate(low, high) as Iterable<Row>) out.add(rowDigest(row));
+        low = high;
+        return size;
+      });
+    }
     return out;
   }
 
