@@ -225,7 +225,8 @@ async function scanMatches(
   const { db } = host;
   const top = Number(db.prepare("SELECT COALESCE(MAX(id), 0) FROM items").pluck().get());
   const scan: Scan = { ids: [], top, keptOther: 0, keptCheckpoints: 0 };
-  let [low, high] = idBounds(scope.filter.ids, top);
+  const [first, high] = idBounds(scope.filter.ids, top);
+  let low = first;
   const matching = db
     .prepare(`SELECT i.id, i.kind = 'checkpoint' FROM items i WHERE i.id > ? AND i.id <= ? AND (${condition.sql})`)
     .raw(true);
