@@ -53,7 +53,7 @@ import {
   type VectorBackend,
 } from "./backend.js";
 import { embedderIdentity, embedderIdentityKey, verifyEmbedderIdentity } from "./index-identity.js";
-import { eraseRowsInSteps } from "./stepped-erasure.js";
+import { eraseRowsInSteps, selectRowsInSteps } from "./stepped-erasure.js";
 import {
   checkRemoteMigration,
   exportAll,
@@ -598,15 +598,12 @@ export class SidecarBackend implements VectorBackend, BatchWriter {
     await this.host.mirrored();
     await this.queue.deliverAll(FLUSH_LOCK_DEADLINE_MS);
     await this.queue.settled();
-    // The rows to erase and the size of the store are read from one snapshot of the sidecar, and
-    // only those rows are deleted: a row another process writes meanwhile is never erased.
-    const { rows, copies, total } = sidecar.inOneRead(() => {
-      const inFilter = sidecar.rowsWhere(namespace, UserNamespaces.ownedBy(sidecar.condition(filter, null), owner));
-      // Erased turns take the checkpoint copies of their messages with them.
-      const keys = new Set(inFilter.map((r) => r.key));
-      const all = Object.values(sidecar.namespaceCounts()).reduce((sum, n) => sum + n, 0);
-      return { rows: inFilter, copies: sidecar.checkpointCopyRows([...keys]).filter((r) => !keys.has(r.key)).length, total: all };
-    });
+    // The rows to erase and the size of the store are read a range of keys at a time (each range
+    // in one snapshot), and only those rows are deleted: a row another process writes meanwhile is
+    // never erased. Erased turns take the checkpoint copies of their messages with them.
+    const { rows, total } = await selectRowsInSteps(sidecar, namespace, UserNamespaces.ownedBy(sidecar.condition(filter, null), owner));
+    const keys = new Set(rows.map((r) => r.key));
+    const copies = scope.confirmAll || parsed.ids ? 0 : sidecar.checkpointCopyRows([...keys]).filter((r) => !keys.has(r.key)).length;
     checkWholeStoreErasure(scope, rows.length + copies, total);
     const inScope = (w: PendingWrite): boolean =>
       (namespace === null || w.namespace === namespace) &&

@@ -4,9 +4,14 @@
  * time (the kit's `StepPacer`), with the event loop served between steps. A step takes the
  * checkpoint copies of its turns' messages with it, so a process stopped between steps leaves no
  * erased turn whose copies are still stored, and running the erasure again erases the rest.
+ *
+ * The rows are selected the same way: a range of keys per step (`selectRowsInSteps`), each range's
+ * rows in scope and all its rows read in one snapshot, so a filter that reads every row's metadata
+ * never holds up the host for the whole store at once.
  */
 import { StepPacer, yieldToEventLoop } from "@hermes/memory-provider-kit";
 import type { Sidecar } from "../local/sidecar.js";
+import type { SqlCondition } from "../local/sidecar-rows.js";
 import type { VectorStore } from "./vector-store.js";
 
 /** A sidecar row to erase. */
@@ -42,4 +47,37 @@ export async function eraseRowsInSteps(
     if (at < rows.length) await yieldToEventLoop();
   }
   return erased;
+}
+
+/**
+ * The rows of `namespace` (every namespace when null) passing `condition`, read a range of keys
+ * per step, and how many rows the store holds (`total`, counted in the same reads; rows written
+ * since the scan began add one: they are kept, so the store is not emptied).
+ */
+export async function selectRowsInSteps(
+  sidecar: Sidecar,
+  namespace: string | null,
+  condition: SqlCondition | null,
+): Promise<{ rows: ErasedRow[]; total: number }> {
+  const top = sidecar.maxKey();
+  const rows: ErasedRow[] = [];
+  let total = 0;
+  const pacer = new StepPacer({ initial: 4096, max: 10_000_000 });
+  for (let low = 0; low < top;) {
+    pacer.timed((size) => {
+      const high = Math.min(top, low + size);
+      const range = { sql: "r.key > ? AND r.key <= ?", params: [low, high] };
+      const inScope = condition ? { sql: `(${condition.sql}) AND ${range.sql}`, params: [...condition.params, ...range.params] } : range;
+      sidecar.inOneRead(() => {
+        for (const row of sidecar.rowsWhere(namespace, inScope)) rows.push(row);
+        total += sidecar.rowsWhere(null, range).length;
+      });
+      const width = high - low;
+      low = high;
+      return width;
+    });
+    if (low < top) await yieldToEventLoop();
+  }
+  if (sidecar.maxKey() > top) total++;
+  return { rows, total };
 }
