@@ -342,33 +342,35 @@ export async function importCommand(ctx: CommandContext, file: string, options: 
     const pacer = new StepPacer({ initial: 64, max: 500 });
     let stepStarted = performance.now();
     let stepLines = 0;
-    for (const line of lines) {
-      const item = "error" in line ? line.error : parseRecord(line.value, undated);
-      if (typeof item === "string") {
-        result.invalid++;
-        if (result.errors.length < 20) result.errors.push(`line ${line.lineNo}: ${item}`);
-      } else if (item.kind === "turn" && turnDigests === undefined) {
-        turnDigests = await store.turnDigests();
-        stepStarted = performance.now();
-      }
-      if (typeof item !== "string") {
-        if (seen.has(item.digest!) || (item.kind === "turn" ? turnDigests!.has(item.digest!) : store.hasDigest(item.digest!))) {
-          result.skipped++;
-        } else {
-          seen.add(item.digest!);
-          batch.push(item);
+    await store.writingInSteps(async () => {
+      for (const line of lines) {
+        const item = "error" in line ? line.error : parseRecord(line.value, undated);
+        if (typeof item === "string") {
+          result.invalid++;
+          if (result.errors.length < 20) result.errors.push(`line ${line.lineNo}: ${item}`);
+        } else if (item.kind === "turn" && turnDigests === undefined) {
+          turnDigests = await store.turnDigests();
+          stepStarted = performance.now();
+        }
+        if (typeof item !== "string") {
+          if (seen.has(item.digest!) || (item.kind === "turn" ? turnDigests!.has(item.digest!) : store.hasDigest(item.digest!))) {
+            result.skipped++;
+          } else {
+            seen.add(item.digest!);
+            batch.push(item);
+          }
+        }
+        bar?.update(++done, lines.length);
+        if (++stepLines >= pacer.size) {
+          commit();
+          pacer.record(stepLines, performance.now() - stepStarted);
+          stepLines = 0;
+          await yieldToEventLoop();
+          stepStarted = performance.now();
         }
       }
-      bar?.update(++done, lines.length);
-      if (++stepLines >= pacer.size) {
-        commit();
-        pacer.record(stepLines, performance.now() - stepStarted);
-        stepLines = 0;
-        await yieldToEventLoop();
-        stepStarted = performance.now();
-      }
-    }
-    commit();
+      commit();
+    });
   }).finally(() => bar?.stop());
   emit(ctx, options, result, () =>
     [`Imported ${result.imported} item(s), skipped ${result.skipped} already present, ${result.invalid} invalid.`, ...result.errors].join(

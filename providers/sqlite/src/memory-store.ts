@@ -17,7 +17,15 @@ import {
 import { queryTokens } from "@hermes/memory-provider-kit";
 import { asksQuestion, ITEMS_RANKER_SCHEMA, LayeredRanker, type LayeredRankerOptions } from "@hermes/memory-provider-kit/sqlite";
 import { isEmptyFilter, StepPacer, yieldToEventLoop, type ParsedForgetScope, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
-import { eraseAtOnce, eraseInSteps, purgeInSteps, resumeIndexMerges, type ErasureHost, type ErasurePacing } from "./store-erasure.js";
+import {
+  eraseAtOnce,
+  eraseInSteps,
+  purgeInSteps,
+  resumeIndexMerges,
+  withMergesPaused,
+  type ErasureHost,
+  type ErasurePacing,
+} from "./store-erasure.js";
 import { filterToSql } from "@hermes/memory-provider-kit/sqlite";
 import { SmallIndexCompactor, WalCheckpointer, withBusyTimeout } from "@hermes/memory-provider-kit/sqlite";
 import {
@@ -576,6 +584,12 @@ export class MemoryStore {
     });
   }
 
+  /** Run `work`, writes in many small transactions, with FTS5's merges paused and then paced (`withMergesPaused`). */
+  async writingInSteps<T>(work: () => Promise<T>): Promise<T> {
+    this.requireWritable();
+    return withMergesPaused(this.erasureHost(), {}, work);
+  }
+
   /** Delete the items expired at `now` in steps with the event loop served between them (`purgeInSteps`); returns how many. */
   async purgeExpiredInSteps(now: number = Date.now(), pacing?: ErasurePacing): Promise<number> {
     this.requireWritable();
@@ -619,10 +633,7 @@ export class MemoryStore {
     return this.stmts.byDigest.get(digest) !== undefined;
   }
 
-  /**
-   * Digests of every stored turn (computed; for idempotent imports), read a range of ids per step
-   * with the event loop served between steps (a digest is a hash per turn).
-   */
+  /** Digests of every stored turn (computed; for idempotent imports), read a range of ids per step between event-loop turns. */
   async turnDigests(): Promise<Set<string>> {
     const out = new Set<string>();
     const range = this.db.prepare(`SELECT * FROM items WHERE kind = 'turn' AND id > ? AND id <= ?`);

@@ -91,8 +91,8 @@ export function resumeIndexMerges(db: Db): void {
   if (automerge !== undefined && Number(automerge) === MERGES_PAUSED.automerge) setMerges(db, MERGES_ON);
 }
 
-/** Run `work` with the index's merges paused, then merge in paced steps and resume them (see the module comment). */
-async function withMergesPaused<T>(host: ErasureHost, pacing: ErasurePacing, work: () => Promise<T>): Promise<T> {
+/** Run `work` (writes in steps) with the index's merges paused, then merge in paced steps and resume them (see the module comment). */
+export async function withMergesPaused<T>(host: ErasureHost, pacing: ErasurePacing, work: () => Promise<T>): Promise<T> {
   const { db } = host;
   const running = pausedMerges.get(db) ?? 0;
   if (running === 0) setMerges(db, MERGES_PAUSED);
