@@ -18,6 +18,8 @@ describe("@hermes/memory-provider-kit exports", () => {
       "PREFETCH_CONFIG_FIELDS",
       "PrefetchCache",
       "REMEMBER_TOOL_PROPERTIES",
+      "STEP_TARGET_MS",
+      "StepPacer",
       "ToolRouter",
       "ToolUserScope",
       "applyRenamedSettings",
@@ -57,6 +59,7 @@ describe("@hermes/memory-provider-kit exports", () => {
       "turnText",
       "uniqueTerms",
       "writeJsonlFile",
+      "yieldToEventLoop",
     ]);
   });
 

@@ -42,6 +42,7 @@ export {
   type ParseFilterOptions,
 } from "./memory-filter.js";
 export { parseForgetScope, checkWholeStoreErasure, type ParsedForgetScope } from "./forget-scope.js";
+export { StepPacer, STEP_TARGET_MS, yieldToEventLoop, type StepPacerOptions } from "./paced-steps.js";
 export { parseMemoryItem, parseItemMetadata, parseMemoryUpdate, type ParsedMemoryItem, type ParsedMemoryUpdate } from "./memory-item.js";
 // --- model-facing tools of a memory store: one schema builder (search, remember, forget, list, get)
 export {

@@ -13,8 +13,10 @@ import {
   parseMemoryFilter,
   parseMemoryItem,
   readJsonlFileSync,
+  StepPacer,
   toEpochMs,
   writeJsonlFile,
+  yieldToEventLoop,
 } from "@hermes/memory-provider-kit";
 import type { DoctorReport, ExportRecord, NewItem, StoredItem } from "./memory-store.js";
 import { itemDigest, undatedTurnDigest } from "./item-digest.js";
@@ -237,7 +239,7 @@ export async function forgetCommand(ctx: CommandContext, id: string | undefined,
         });
       }
     }
-    const erased = p.forgetWhere(scope);
+    const erased = await p.forgetWhere(scope);
     const out: ForgetResult = { erased, forgotten: erased > 0 };
     if (options.compact) out.compact = p.memoryStore!.compact();
     return out;
@@ -309,6 +311,8 @@ export interface ImportResult {
  * the one the store would give it; a turn without a creation time gets `undatedTurnDigest`).
  * `imported` counts the items this run stored: records stored meanwhile by another process (two
  * imports of one file at once) count as skipped. Shows the host's progress bar (`io.progress`) unless `--json`.
+ * Records are stored in steps of about 15 ms (one transaction each) with the event loop served
+ * between them.
  */
 export async function importCommand(ctx: CommandContext, file: string, options: JsonOption = {}): Promise<ImportResult> {
   const lines = readJsonlFileSync(file, "hermes-memory sqlite export");
@@ -316,7 +320,7 @@ export async function importCommand(ctx: CommandContext, file: string, options: 
   // The host draws the bar (and erases it, also when the import fails); none under --json.
   const bar = options.json ? undefined : io(ctx).progress?.("Importing");
   let done = 0;
-  await withProvider(ctx, (p) => {
+  await withProvider(ctx, async (p) => {
     const store = p.memoryStore!;
     bar?.update(0, lines.length);
     let batch: NewItem[] = [];
@@ -333,24 +337,40 @@ export async function importCommand(ctx: CommandContext, file: string, options: 
       result.skipped += batch.length - stored;
       batch = [];
     };
-    for (const line of lines) {
-      const item = "error" in line ? line.error : parseRecord(line.value, undated);
-      if (typeof item === "string") {
-        result.invalid++;
-        if (result.errors.length < 20) result.errors.push(`line ${line.lineNo}: ${item}`);
-      } else if (
-        seen.has(item.digest!) ||
-        (item.kind === "turn" ? (turnDigests ??= store.turnDigests()).has(item.digest!) : store.hasDigest(item.digest!))
-      ) {
-        result.skipped++;
-      } else {
-        seen.add(item.digest!);
-        batch.push(item);
-        if (batch.length >= 500) commit();
+    // Lines are read and stored in steps sized by measured time, with the event loop served
+    // between them: the host's timers and I/O (its progress bar, signals) run during a long import.
+    const pacer = new StepPacer({ initial: 64, max: 500 });
+    let stepStarted = performance.now();
+    let stepLines = 0;
+    await store.writingInSteps(async () => {
+      for (const line of lines) {
+        const item = "error" in line ? line.error : parseRecord(line.value, undated);
+        if (typeof item === "string") {
+          result.invalid++;
+          if (result.errors.length < 20) result.errors.push(`line ${line.lineNo}: ${item}`);
+        } else if (item.kind === "turn" && turnDigests === undefined) {
+          turnDigests = await store.turnDigests();
+          stepStarted = performance.now();
+        }
+        if (typeof item !== "string") {
+          if (seen.has(item.digest!) || (item.kind === "turn" ? turnDigests!.has(item.digest!) : store.hasDigest(item.digest!))) {
+            result.skipped++;
+          } else {
+            seen.add(item.digest!);
+            batch.push(item);
+          }
+        }
+        bar?.update(++done, lines.length);
+        if (++stepLines >= pacer.size) {
+          commit();
+          pacer.record(stepLines, performance.now() - stepStarted);
+          stepLines = 0;
+          await yieldToEventLoop();
+          stepStarted = performance.now();
+        }
       }
-      bar?.update(++done, lines.length);
-    }
-    commit();
+      commit();
+    });
   }).finally(() => bar?.stop());
   emit(ctx, options, result, () =>
     [`Imported ${result.imported} item(s), skipped ${result.skipped} already present, ${result.invalid} invalid.`, ...result.errors].join(

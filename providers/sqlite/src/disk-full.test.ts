@@ -32,6 +32,14 @@ function expectDiskFull(fn: () => unknown): void {
   expect((thrown as Error).message).toMatch(/disk is full: free space/);
 }
 
+async function expectDiskFullAsync(run: () => Promise<unknown>): Promise<void> {
+  let thrown: unknown;
+  await run().catch((error: unknown) => (thrown = error));
+  expectDiskFull(() => {
+    if (thrown !== undefined) throw thrown;
+  });
+}
+
 describe.skipIf(skipReason !== "")(`full disk (${skipReason || "tmpfs"})`, () => {
   let home = "";
   afterEach(() => {
@@ -54,7 +62,7 @@ describe.skipIf(skipReason !== "")(`full disk (${skipReason || "tmpfs"})`, () =>
       // Queued turns that cannot be written come first.
       for (let i = 0; i < 20; i++) provider.syncTurn(`turn ${i} ${"t".repeat(2000)}`, "ok", { sessionId: "s1" });
       expectDiskFull(() => provider.update(ids[1]!, { tags: ["x"] }));
-      expectDiskFull(() => provider.forgetWhere({ ids: [ids[2]!] }));
+      await expectDiskFullAsync(() => provider.forgetWhere({ ids: [ids[2]!] }));
       expectDiskFull(() => provider.forget(ids[3]!));
     } finally {
       fs.rmSync(filler);
@@ -63,7 +71,7 @@ describe.skipIf(skipReason !== "")(`full disk (${skipReason || "tmpfs"})`, () =>
     await provider.flush();
     expect(provider.forget(ids[0]!)).toBe(true);
     expect(provider.update(ids[1]!, { content: "updated fact zqupdated" })).toBe(true);
-    expect(provider.forgetWhere({ ids: [ids[2]!] })).toBe(1);
+    expect(await provider.forgetWhere({ ids: [ids[2]!] })).toBe(1);
     await provider.shutdown();
     const reopened = new SqliteMemoryProvider();
     await reopened.initialize("s1", { hermesHome: home });

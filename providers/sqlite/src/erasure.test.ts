@@ -71,7 +71,7 @@ describe("forgetWhere", () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(provider.prefetch("locker code", { sessionId: "sa" })).toContain("zanzibarquux");
 
-    expect(provider.forgetWhere({ userId: "a" })).toBe(4);
+    expect(await provider.forgetWhere({ userId: "a" })).toBe(4);
     expect(copies(db, "zanzibarquux")).toEqual(NONE);
     expect(provider.search("zanzibarquux locker")).toEqual([]);
     expect(provider.prefetch("locker code", { sessionId: "sa" })).toBe("");
@@ -97,18 +97,16 @@ describe("forgetWhere", () => {
     );
     const fact = provider.remember({ content: "a fact with a tag", tags: ["even"], sessionId: "other" });
     for (const scope of [{}, { ids: [] }, { userId: "" }, { bogus: 1 }, { metadata: { $where: "1" } }]) {
-      expect(() => provider.forgetWhere(scope as never)).toThrow(HermesMemoryError);
-      try {
-        provider.forgetWhere(scope as never);
-      } catch (error) {
+      await expect(provider.forgetWhere(scope as never)).rejects.toThrow(HermesMemoryError);
+      await provider.forgetWhere(scope as never).catch((error: unknown) => {
         expect((error as HermesMemoryError).code).toBe("INVALID_ARGUMENT");
-      }
+      });
     }
     expect(provider.stats().items).toBe(6);
-    expect(provider.forgetWhere({ ids: [ids[1]!, "999", "not-an-id"] })).toBe(1);
+    expect(await provider.forgetWhere({ ids: [ids[1]!, "999", "not-an-id"] })).toBe(1);
     // Two turns of the session in one statement: the survivors take their context from survivors.
     expect(
-      provider.forgetWhere({
+      await provider.forgetWhere({
         sessionId: "s",
         tags: { any: ["even"] },
         createdAt: { $gte: 0 },
@@ -121,8 +119,8 @@ describe("forgetWhere", () => {
       ["four delta", "", ""],
     ]);
     expect(provider.get(fact)).not.toBeNull();
-    expect(provider.forgetWhere({ tags: { all: ["even"] } })).toBe(1);
-    expect(provider.forgetWhere({ ids: [fact] })).toBe(0);
+    expect(await provider.forgetWhere({ tags: { all: ["even"] } })).toBe(1);
+    expect(await provider.forgetWhere({ ids: [fact] })).toBe(0);
     expect(provider.memoryStore!.doctor()).toMatchObject({ ok: true, ftsConsistent: true, items: 1 });
   });
 
@@ -142,7 +140,7 @@ describe("forgetWhere", () => {
     const turn = p.search("quokkaflume", { kind: "turn" })[0]!;
     expect(p.search("quokkaflume", { kind: "checkpoint" })).toHaveLength(1);
     // The turn, its user message and its assistant message: three items.
-    expect(p.forgetWhere({ ids: [turn.id] })).toBe(3);
+    expect(await p.forgetWhere({ ids: [turn.id] })).toBe(3);
     expect(p.search("quokkaflume")).toEqual([]);
     expect(p.search("pin")).toEqual([]);
     expect(p.search("lunch noon", { kind: "checkpoint" })).toHaveLength(1);
@@ -247,7 +245,7 @@ describe("expiry", () => {
     for (let i = 0; i < 2001; i++) provider.remember({ content: `expired note ${i}`, expiresAt: Date.now() - 1000 });
     const kept = [provider.remember({ content: "still valid one", ttlMs: 3_600_000 }), provider.remember({ content: "still valid two" })];
     expect(provider.stats().items).toBe(2003);
-    expect(provider.purgeExpired()).toBe(2001);
+    expect(await provider.purgeExpired()).toBe(2001);
     expect(provider.stats().items).toBe(2);
     expect(
       provider
@@ -255,7 +253,7 @@ describe("expiry", () => {
         .map((i) => i.id)
         .sort(),
     ).toEqual([...kept].sort());
-    expect(provider.purgeExpired()).toBe(0);
+    expect(await provider.purgeExpired()).toBe(0);
   });
 
   it("never returns expired items (search, get, list, tools, prefetch), purges them, and validates expiry input", async () => {
@@ -289,13 +287,13 @@ describe("expiry", () => {
 
     // The background purge after opening may already have taken some of them (it runs on the
     // event loop, at a time that depends on the machine's load); together nothing expired is left.
-    provider.purgeExpired();
+    await provider.purgeExpired();
     expect(provider.stats().items).toBe(1);
     provider.remember({ content: "another expired note", expiresAt: Date.now() - 1 });
     provider.remember({ content: "one more expired note", expiresAt: new Date(Date.now() - 1000) });
     expect(provider.stats().items).toBe(3);
-    expect(provider.purgeExpired()).toBe(2);
-    expect(provider.purgeExpired()).toBe(0);
+    expect(await provider.purgeExpired()).toBe(2);
+    expect(await provider.purgeExpired()).toBe(0);
     expect(provider.stats().items).toBe(1);
 
     for (const bad of [{ ttlMs: 0 }, { ttlMs: -5 }, { ttlMs: "1000" }, { expiresAt: "tomorrow-ish" }, { expiresAt: 1, ttlMs: 1 }]) {

@@ -299,7 +299,7 @@ describe("two users on one provider instance", () => {
     const recallB = provider.prefetch("harbour sailboat", { sessionId: "sb" });
     expect(recallB).not.toContain("user a");
 
-    expect(provider.forgetWhere({ userId: "a" })).toBe(2);
+    expect(await provider.forgetWhere({ userId: "a" })).toBe(2);
     for (const id of aIds) expect(provider.get(id)).toBeNull();
     for (const id of bIds) expect(provider.get(id)).not.toBeNull();
     expect(

@@ -16,13 +16,16 @@ import {
 } from "./store-search.js";
 import { queryTokens } from "@hermes/memory-provider-kit";
 import { asksQuestion, ITEMS_RANKER_SCHEMA, LayeredRanker, type LayeredRankerOptions } from "@hermes/memory-provider-kit/sqlite";
+import { isEmptyFilter, StepPacer, yieldToEventLoop, type ParsedForgetScope, type ParsedMemoryFilter } from "@hermes/memory-provider-kit";
 import {
-  checkpointCopies,
-  checkWholeStoreErasure,
-  isEmptyFilter,
-  type ParsedForgetScope,
-  type ParsedMemoryFilter,
-} from "@hermes/memory-provider-kit";
+  eraseAtOnce,
+  eraseInSteps,
+  purgeInSteps,
+  resumeIndexMerges,
+  withMergesPaused,
+  type ErasureHost,
+  type ErasurePacing,
+} from "./store-erasure.js";
 import { filterToSql } from "@hermes/memory-provider-kit/sqlite";
 import { SmallIndexCompactor, WalCheckpointer, withBusyTimeout } from "@hermes/memory-provider-kit/sqlite";
 import {
@@ -172,6 +175,7 @@ export class MemoryStore {
     this.itemSearch = new ItemSearch(db, this.layered, bm25Call(w), options);
     this.compactor = readonly ? undefined : new SmallIndexCompactor(db, "items_fts");
     this.checkpointer = readonly ? undefined : new WalCheckpointer(db);
+    if (!readonly) resumeIndexMerges(db);
     this.stmts = {
       insert: readonly
         ? undefined
@@ -209,7 +213,6 @@ export class MemoryStore {
       countByKind: db.prepare(`SELECT kind, COUNT(*) AS n FROM items GROUP BY kind`),
       sessions: db.prepare(`SELECT COUNT(DISTINCT session_id) AS n FROM items WHERE session_id IS NOT NULL`),
       all: db.prepare(`SELECT * FROM items ORDER BY id`),
-      turns: db.prepare(`SELECT * FROM items WHERE kind = 'turn'`),
     };
   }
 
@@ -441,58 +444,48 @@ export class MemoryStore {
 
   /**
    * Erase every item in `scope` (validated; empty only with `confirmAll`) in one IMMEDIATE
-   * transaction and return how many were erased. The delete triggers remove each item from the
-   * FTS index and refill the stored context of the turns after it, so its text is no longer
-   * searchable anywhere. The store's size is read in the same transaction: an unconfirmed erasure
-   * of every item is rolled back and refused (`checkWholeStoreErasure`), and no other writer can
-   * come in between.
+   * transaction and return how many were erased (`eraseAtOnce`): for a few items, such as
+   * `forget(id)`. The delete triggers remove each item from the FTS index and refill the stored
+   * context of the turns after it, so its text is no longer searchable anywhere; an unconfirmed
+   * erasure of every item is rolled back and refused (`checkWholeStoreErasure`).
    */
   forgetWhere(scope: ParsedForgetScope): number {
-    const { filter } = scope;
-    return this.erasing(() => {
-      this.requireWritable();
-      if (isEmptyFilter(filter) && !scope.confirmAll) {
-        throw new HermesMemoryError({
-          code: "INVALID_ARGUMENT",
-          message:
-            "forgetWhere needs at least one condition (ids, userId, sessionId or another filter key); an empty scope would erase everything.",
-        });
-      }
-      const condition = filterToSql(filter, FILTER_COLUMNS, FILTER_OPTIONS);
-      const erase = this.db.prepare(`DELETE FROM items WHERE id IN (SELECT i.id FROM items i WHERE ${condition.sql})`);
-      // An erased turn's messages may also be archived as checkpoint items of its session (by
-      // onPreCompress): those copies go too.
-      const turns = this.db.prepare(
-        `SELECT i.session_id AS session, i.speaker AS speaker, i.content AS content FROM items i
-         WHERE i.kind = 'turn' AND i.session_id IS NOT NULL AND ${condition.sql}`,
-      );
-      const eraseCopies = this.db.prepare(
-        `DELETE FROM items WHERE kind = 'checkpoint' AND session_id = ? AND content IN (SELECT value FROM json_each(?))`,
-      );
-      let erased = 0;
-      try {
-        this.namingUnreadableItems("erasure", () =>
-          this.db
-            .transaction(() => {
-              const total = Number(this.db.prepare("SELECT COUNT(*) FROM items").pluck().get());
-              const copies = new Map<string, Set<string>>();
-              for (const turn of turns.iterate(...condition.params) as Iterable<{ session: string; speaker: string; content: string }>) {
-                let texts = copies.get(turn.session);
-                if (!texts) copies.set(turn.session, (texts = new Set()));
-                for (const text of checkpointCopies(turn.content, turn.speaker)) texts.add(text);
-              }
-              erased = erase.run(...condition.params).changes;
-              for (const [session, texts] of copies) erased += eraseCopies.run(session, JSON.stringify([...texts])).changes;
-              checkWholeStoreErasure(scope, erased, total);
-            })
-            .immediate(),
-        );
-      } finally {
+    this.requireErasable(scope);
+    return eraseAtOnce(this.erasureHost(), scope);
+  }
+
+  /**
+   * Erase every item in `scope` like `forgetWhere`, in short steps with the event loop served
+   * between them (`eraseInSteps`): no step holds up the host for long, whatever the number of
+   * items. Each step erases whole items; the count returned is what this call erased.
+   */
+  async forgetWhereInSteps(scope: ParsedForgetScope, pacing?: ErasurePacing): Promise<number> {
+    this.requireErasable(scope);
+    return eraseInSteps(this.erasureHost(), scope, pacing);
+  }
+
+  private requireErasable(scope: ParsedForgetScope): void {
+    this.requireWritable();
+    if (isEmptyFilter(scope.filter) && !scope.confirmAll) {
+      throw new HermesMemoryError({
+        code: "INVALID_ARGUMENT",
+        message:
+          "forgetWhere needs at least one condition (ids, userId, sessionId or another filter key); an empty scope would erase everything.",
+      });
+    }
+  }
+
+  private erasureHost(): ErasureHost {
+    return {
+      db: this.db,
+      erasing: (fn) => this.erasing(fn),
+      naming: (fn) => this.namingUnreadableItems("erasure", fn),
+      afterStep: (erased) => {
         // The remembered last turns of a session may be erased (or name rows that were rolled back).
         this.recentTurns.clear();
-      }
-      return erased;
-    });
+        if (erased > 0) this.checkpointer?.afterCommit(erased);
+      },
+    };
   }
 
   /** How many items pass `filter` (expired ones included: erasure reaches them too). */
@@ -591,6 +584,18 @@ export class MemoryStore {
     });
   }
 
+  /** Run `work`, writes in many small transactions, with FTS5's merges paused and then paced (`withMergesPaused`). */
+  async writingInSteps<T>(work: () => Promise<T>): Promise<T> {
+    this.requireWritable();
+    return withMergesPaused(this.erasureHost(), {}, work);
+  }
+
+  /** Delete the items expired at `now` in steps with the event loop served between them (`purgeInSteps`); returns how many. */
+  async purgeExpiredInSteps(now: number = Date.now(), pacing?: ErasurePacing): Promise<number> {
+    this.requireWritable();
+    return purgeInSteps(this.erasureHost(), now, pacing);
+  }
+
   /** The user of the latest item of `session` that has one, or `undefined`. */
   sessionUser(session: string): string | undefined {
     const user = this.stmts.sessionUser.get(session) as string | null | undefined;
@@ -628,10 +633,20 @@ export class MemoryStore {
     return this.stmts.byDigest.get(digest) !== undefined;
   }
 
-  /** Digests of every stored turn (computed; for idempotent imports). */
-  turnDigests(): Set<string> {
+  /** Digests of every stored turn (computed; for idempotent imports), read a range of ids per step between event-loop turns. */
+  async turnDigests(): Promise<Set<string>> {
     const out = new Set<string>();
-    for (const row of this.stmts.turns.iterate() as Iterable<Row>) out.add(rowDigest(row));
+    const range = this.db.prepare(`SELECT * FROM items WHERE kind = 'turn' AND id > ? AND id <= ?`);
+    const top = Number(this.db.prepare("SELECT COALESCE(MAX(id), 0) FROM items").pluck().get());
+    const pacer = new StepPacer({ initial: 1024, max: 1_000_000 });
+    for (let low = 0; low < top; await yieldToEventLoop()) {
+      pacer.timed((size) => {
+        const high = Math.min(top, low + size);
+        for (const row of range.iterate(low, high) as Iterable<Row>) out.add(rowDigest(row));
+        low = high;
+        return size;
+      });
+    }
     return out;
   }
 

@@ -140,6 +140,8 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   /** When expired items were last purged in the background (0: not since opening). */
   private lastPurge = 0;
   private closed = false;
+  /** Erasures running in steps: `shutdown` waits for them before closing the database. */
+  private readonly erasures = new Set<Promise<number>>();
   /** Counts `open` calls and shutdowns: an open that finds it changed after waiting was overtaken. */
   private openings = 0;
 
@@ -279,12 +281,12 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   /**
    * Purge expired items when the last background purge is older than `PURGE_INTERVAL_MS` (or left
    * items behind): one short transaction of at most `BACKGROUND_PURGE_ITEMS`, skipped when the
-   * database is busy. Expired items are never returned
-   * meanwhile; purging only frees their space. Never throws.
+   * database is busy or while an erasure or purge runs in steps (its count stays exact). Expired
+   * items are never returned meanwhile; purging only frees their space. Never throws.
    */
   private purgeIfDue(): void {
     const store = this.store;
-    if (!store || store.db.readonly || this.closed) return;
+    if (!store || store.db.readonly || this.closed || this.erasures.size > 0) return;
     const now = Date.now();
     if (this.lastPurge !== 0 && now - this.lastPurge < PURGE_INTERVAL_MS) return;
     this.lastPurge = now;
@@ -327,7 +329,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
       {
         search: (query, o) => this.search(query, o),
         rememberFact: (content, tags) => this.remember({ content, kind: "fact", tags, ...this.identity() }),
-        forget: (item) => this.forgetWhere(item) > 0,
+        forget: (item) => this.forgetNamed(item),
         list: (o) => {
           this.drainQueueSafely();
           return readFailure("list the items", () => store.list(o));
@@ -537,6 +539,7 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     if (this.closed) return;
     this.openings++;
     let failure: unknown = null;
+    await Promise.allSettled([...this.erasures]);
     try {
       await this.flush();
     } catch (error) {
@@ -577,19 +580,10 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     const store = this.requireStore();
     const { content, kind, sessionId, userId, tags, metadata, expiresAt } = parseMemoryItem(item);
     const speaker = typeof metadata.speaker === "string" ? metadata.speaker : undefined;
-    let id: string | undefined;
-    try {
+    return writeFailure("store the item", () => {
       this.drainQueue();
-      [id] = store.insertMany([{ kind, content, sessionId, userId, speaker, tags, metadata, expiresAt }]);
-    } catch (error) {
-      if (HermesMemoryError.isInstance(error)) throw error;
-      throw storageError(
-        "sqlite memory could not store the item",
-        error,
-        "check free disk space and write permission on the database directory",
-      );
-    }
-    return id!;
+      return store.insertMany([{ kind, content, sessionId, userId, speaker, tags, metadata, expiresAt }])[0]!;
+    });
   }
 
   /** Score-ordered hits (ids stable); any query text is safe. */
@@ -611,19 +605,23 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
   /** Delete one item; true when it existed. */
   forget(id: string): boolean {
     const store = this.requireStore();
-    let removed: boolean;
-    try {
-      removed = store.forget(id);
-    } catch (error) {
-      if (HermesMemoryError.isInstance(error)) throw error;
-      throw storageError(
-        "sqlite memory could not forget the item",
-        error,
-        "check free disk space and write permission on the database directory",
-      );
-    }
+    const removed = writeFailure("forget the item", () => store.forget(id));
     if (removed) this.prefetchCache.clear();
     return removed;
+  }
+
+  /** Erase the items a tool's scope names by id (one item and its checkpoint copies), in one transaction. */
+  private forgetNamed(scope: ForgetScope): boolean {
+    const store = this.requireStore();
+    const parsed = parseForgetScope(scope);
+    try {
+      return writeFailure("erase the items", () => {
+        this.drainQueue();
+        return store.forgetWhere(parsed) > 0;
+      });
+    } finally {
+      this.prefetchCache.clear();
+    }
   }
 
   /** Filters, expiry, erasure and update are all implemented. */
@@ -633,30 +631,23 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
 
   /**
    * Erase every item in `scope` (ids and/or any filter key; at least one condition unless
-   * `confirmAll`, else `INVALID_ARGUMENT`) in one transaction and return how many were erased.
-   * A scope without ids that would erase every item of the database is refused unless
-   * `confirmAll: true` (`INVALID_ARGUMENT` naming the count; nothing erased). Queued turns are
-   * written first, so they are erased too. Reaches every copy: the items table, the FTS index,
-   * the stored context of later turns, checkpoints passing the scope, the prefetch cache and the
-   * cached last turns. Freed pages are zeroed; `hermes-memory sqlite forget --compact` also
-   * removes the text from FTS segments and the WAL.
+   * `confirmAll`, else `INVALID_ARGUMENT`) and resolve to how many were erased. A scope without
+   * ids that would erase every item of the database is refused unless `confirmAll: true`
+   * (`INVALID_ARGUMENT` naming the count; nothing erased). Queued turns are written first, so they
+   * are erased too. Runs in short steps with the event loop served between them
+   * (`MemoryStore.forgetWhereInSteps`), each erasing whole items: the items table, the FTS index,
+   * the stored context of later turns, checkpoint copies of erased turns; then the prefetch cache
+   * and the cached last turns. A process killed meanwhile leaves each item erased or intact; the
+   * same call erases the rest. Freed pages are zeroed; `hermes-memory sqlite forget --compact`
+   * also removes the text from FTS segments and the WAL.
    */
-  forgetWhere(scope: ForgetScope): number {
+  async forgetWhere(scope: ForgetScope): Promise<number> {
     const store = this.requireStore();
     const parsed = parseForgetScope(scope);
-    try {
+    return this.erasure("erase the items", () => {
       this.drainQueue();
-      return store.forgetWhere(parsed);
-    } catch (error) {
-      if (HermesMemoryError.isInstance(error)) throw error;
-      throw storageError(
-        "sqlite memory could not erase the items",
-        error,
-        "check free disk space and write permission on the database directory",
-      );
-    } finally {
-      this.prefetchCache.clear();
-    }
+      return store.forgetWhereInSteps(parsed);
+    });
   }
 
   /**
@@ -668,15 +659,10 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     const store = this.requireStore();
     const parsed = parseMemoryUpdate(changes);
     try {
-      this.drainQueue();
-      return store.update(String(id), parsed);
-    } catch (error) {
-      if (HermesMemoryError.isInstance(error)) throw error;
-      throw storageError(
-        "sqlite memory could not update the item",
-        error,
-        "check free disk space and write permission on the database directory",
-      );
+      return writeFailure("update the item", () => {
+        this.drainQueue();
+        return store.update(String(id), parsed);
+      });
     } finally {
       this.prefetchCache.clear();
     }
@@ -690,19 +676,25 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     return readFailure("count the items", () => store.countWhere(filter));
   }
 
-  /** Delete every expired item now; returns how many were deleted. */
-  purgeExpired(): number {
+  /** Delete every expired item now, in steps like `forgetWhere`; resolves to how many were deleted. */
+  async purgeExpired(): Promise<number> {
     const store = this.requireStore();
+    return this.erasure("purge expired items", () => store.purgeExpiredInSteps());
+  }
+
+  /** Run an erasure in steps (`shutdown` waits for it); SQLite's failures become `STORAGE_FAILED`. */
+  private async erasure(what: string, run: () => Promise<number>): Promise<number> {
+    // A step's failure and a synchronous one (writing the queue first) alike reject `running`.
+    const running = (async () => run())();
+    this.erasures.add(running);
     try {
-      return store.purgeExpired();
+      return await running;
     } catch (error) {
-      if (HermesMemoryError.isInstance(error)) throw error;
-      throw storageError(
-        "sqlite memory could not purge expired items",
-        error,
-        "check free disk space and write permission on the database directory",
-      );
+      return writeFailure(what, () => {
+        throw error;
+      });
     } finally {
+      this.erasures.delete(running);
       this.prefetchCache.clear();
     }
   }
@@ -754,6 +746,16 @@ export class SqliteMemoryProvider extends MemoryProvider implements SearchableMe
     if (this.sessionId) out.sessionId = this.sessionId;
     if (this.ctx?.userId) out.userId = this.ctx.userId;
     return out;
+  }
+}
+
+/** Run the write `fn`; SQLite's own failures become `STORAGE_FAILED` saying to check disk space and permissions. */
+function writeFailure<T>(what: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (error) {
+    if (HermesMemoryError.isInstance(error)) throw error;
+    throw storageError(`sqlite memory could not ${what}`, error, "check free disk space and write permission on the database directory");
   }
 }
 

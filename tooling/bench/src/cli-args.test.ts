@@ -2,14 +2,15 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_SUITES, SUITE_NAMES, parseArgs } from "./cli-args.js";
 
 describe("parseArgs", () => {
-  it("runs every suite but filtered by default, and filtered when named", () => {
+  it("runs every suite but filtered and erasure by default, and those when named", () => {
     expect(parseArgs([])).toMatchObject({
       suites: ["sync", "prefetch", "discovery", "vector", "locomo", "isolation"],
       quick: false,
       buildCache: false,
     });
-    expect(DEFAULT_SUITES).toEqual(SUITE_NAMES.filter((s) => s !== "filtered"));
+    expect(DEFAULT_SUITES).toEqual(SUITE_NAMES.filter((s) => s !== "filtered" && s !== "erasure"));
     expect(parseArgs(["filtered", "sync"]).suites).toEqual(["sync", "filtered"]);
+    expect(parseArgs(["erasure", "filtered"]).suites).toEqual(["filtered", "erasure"]);
   });
 
   it("accepts suites in any order and runs them in the canonical order", () => {

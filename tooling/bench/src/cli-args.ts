@@ -9,13 +9,14 @@ export interface BenchArgs {
 }
 
 /** The suites, in the order `pnpm bench` runs them. */
-export const SUITE_NAMES = ["sync", "prefetch", "discovery", "vector", "locomo", "filtered", "isolation"] as const;
+export const SUITE_NAMES = ["sync", "prefetch", "discovery", "vector", "locomo", "filtered", "isolation", "erasure"] as const;
 
 /**
  * The suites a bare `pnpm bench` runs: all but `filtered`, which takes about a minute even with its
- * corpora cached and minutes to build them, so it runs only when named.
+ * corpora cached and minutes to build them, and `erasure`, which builds stores of 100,000 items per
+ * provider; they run only when named.
  */
-export const DEFAULT_SUITES: readonly string[] = SUITE_NAMES.filter((name) => name !== "filtered");
+export const DEFAULT_SUITES: readonly string[] = SUITE_NAMES.filter((name) => name !== "filtered" && name !== "erasure");
 
 /**
  * Parses `[suite...] [--quick] [--build-cache] [--data <file>] [--out <dir>]`. A bare `--` (pnpm forwards it) is

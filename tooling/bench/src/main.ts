@@ -11,6 +11,7 @@ import { USAGE, parseArgs } from "./cli-args.js";
 import { renderSuiteMarkdown, updateReadmeBlock, writeSuiteFiles } from "./report-writer.js";
 import { SuiteRecorder, type SuiteContext, type SuiteResult } from "./suite-result.js";
 import { runDiscoverySuite } from "./suites/discovery.js";
+import { runErasureSuite } from "./suites/erasure.js";
 import { runFilteredSuite } from "./suites/filtered.js";
 import { runIsolationSuite } from "./suites/isolation.js";
 import { runLocomoSuite } from "./suites/locomo.js";
@@ -26,6 +27,7 @@ const SUITES: Record<string, (ctx: SuiteContext) => Promise<SuiteResult>> = {
   locomo: runLocomoSuite,
   filtered: runFilteredSuite,
   isolation: runIsolationSuite,
+  erasure: runErasureSuite,
 };
 
 const benchDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");

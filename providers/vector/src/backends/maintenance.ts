@@ -4,7 +4,7 @@
  * the remote layout.
  */
 import { HermesMemoryError } from "@hermes/memory-core";
-import { parseItemMetadata } from "@hermes/memory-provider-kit";
+import { parseItemMetadata, StepPacer, yieldToEventLoop } from "@hermes/memory-provider-kit";
 import type { Embedder } from "../embedders/embedder.js";
 import { SPARSE_ENCODER_ID } from "../embedders/sparse-encoder.js";
 import { namespaceUserReader } from "../local/user-namespaces.js";
@@ -161,7 +161,7 @@ function checkImported(item: ExportedItem, line: number): void {
 }
 
 /**
- * Import exported items in batches through `sink.write` (ids kept, namespaces from
+ * Import exported items in batches (at most `BATCH`, sized by measured time, the event loop served between them) through `sink.write` (ids kept, namespaces from
  * `sink.namespaceFor(userId)`). Throws `INVALID_ARGUMENT` at the first item that is not an export
  * record. Returns the number imported.
  */
@@ -173,12 +173,19 @@ export async function importAll(
 ): Promise<number> {
   let batch: PendingWrite[] = [];
   let done = 0;
+  // Batches are sized by measured time, with the event loop served between them: embedding and
+  // indexing a batch runs on the host's thread.
+  const pacer = new StepPacer({ initial: 8, max: BATCH });
+  let started = performance.now();
   const flushBatch = async (): Promise<void> => {
     if (batch.length === 0) return;
     await sink.write(batch);
     done += batch.length;
     onProgress?.(done, Math.max(total, done));
+    pacer.record(batch.length, performance.now() - started);
     batch = [];
+    await yieldToEventLoop();
+    started = performance.now();
   };
   for await (const item of items) {
     const line = done + batch.length + 1;
@@ -191,7 +198,7 @@ export async function importAll(
     }
     const userId = typeof item.metadata?.user_id === "string" ? item.metadata.user_id : undefined;
     batch.push({ id: item.id, namespace: sink.namespaceFor(userId), text: item.content, metadata: flattenMetadata(item.metadata ?? {}) });
-    if (batch.length >= BATCH) await flushBatch();
+    if (batch.length >= pacer.size) await flushBatch();
   }
   await flushBatch();
   return done;

@@ -53,6 +53,7 @@ import {
   type VectorBackend,
 } from "./backend.js";
 import { embedderIdentity, embedderIdentityKey, verifyEmbedderIdentity } from "./index-identity.js";
+import { eraseRowsInSteps, selectRowsInSteps } from "./stepped-erasure.js";
 import {
   checkRemoteMigration,
   exportAll,
@@ -597,23 +598,20 @@ export class SidecarBackend implements VectorBackend, BatchWriter {
     await this.host.mirrored();
     await this.queue.deliverAll(FLUSH_LOCK_DEADLINE_MS);
     await this.queue.settled();
-    // The rows to erase and the size of the store are read from one snapshot of the sidecar, and
-    // only those rows are deleted: a row another process writes meanwhile is never erased.
-    const { rows, total } = sidecar.inOneRead(() => {
-      const inFilter = sidecar.rowsWhere(namespace, UserNamespaces.ownedBy(sidecar.condition(filter, null), owner));
-      // Erased turns take the checkpoint copies of their messages with them.
-      const keys = new Set(inFilter.map((r) => r.key));
-      const all = Object.values(sidecar.namespaceCounts()).reduce((sum, n) => sum + n, 0);
-      return { rows: [...inFilter, ...sidecar.checkpointCopyRows([...keys]).filter((r) => !keys.has(r.key))], total: all };
-    });
-    checkWholeStoreErasure(scope, rows.length, total);
+    // The rows to erase and the size of the store are read a range of keys at a time (each range
+    // in one snapshot), and only those rows are deleted: a row another process writes meanwhile is
+    // never erased. Erased turns take the checkpoint copies of their messages with them.
+    const { rows, total } = await selectRowsInSteps(sidecar, namespace, UserNamespaces.ownedBy(sidecar.condition(filter, null), owner));
+    const keys = new Set(rows.map((r) => r.key));
+    const copies = scope.confirmAll || parsed.ids ? 0 : sidecar.checkpointCopyRows([...keys]).filter((r) => !keys.has(r.key)).length;
+    checkWholeStoreErasure(scope, rows.length + copies, total);
     const inScope = (w: PendingWrite): boolean =>
       (namespace === null || w.namespace === namespace) &&
       ownedBy(w.metadata.user_id) &&
       recordPasses(w.metadata, filter, Number.NEGATIVE_INFINITY, w.id);
     const discarded = this.queue.discard(inScope);
-    const erased = new Set(rows.map((r) => `${r.namespace}\u0000${r.id}`));
-    if (rows.length > 0) await store.eraseRows(rows, sidecar);
+    // In steps, each with the checkpoint copies of its turns: the event loop runs between them.
+    const erased = new Set((await eraseRowsInSteps(store, sidecar, rows, true)).map((r) => `${r.namespace}\u0000${r.id}`));
     // Ids only a remote store holds (another machine wrote them).
     if (parsed.ids) {
       const namespaces =
@@ -640,8 +638,8 @@ export class SidecarBackend implements VectorBackend, BatchWriter {
     this.purging ??= (async () => {
       try {
         const { sidecar, store } = this.requireOpen();
-        const rows = sidecar.rowsWhere(null, { sql: "r.expires_at IS NOT NULL AND r.expires_at <= ?", params: [Date.now()] });
-        if (rows.length > 0) await store.eraseRows(rows, sidecar);
+        const expired = sidecar.rowsWhere(null, { sql: "r.expires_at IS NOT NULL AND r.expires_at <= ?", params: [Date.now()] });
+        const rows = expired.length > 0 ? await eraseRowsInSteps(store, sidecar, expired, false) : [];
         if (rows.length > 0) this.host.clearRecall();
         return rows.length;
       } finally {

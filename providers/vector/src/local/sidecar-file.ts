@@ -394,6 +394,11 @@ export class SidecarFile {
     this.kept.sync(dataVersion, totalChanges);
   }
 
+  /** The largest row key (0 when there is no row): where a scan of the rows in key ranges ends. */
+  maxKey(): number {
+    return Number(this.db.prepare(`SELECT COALESCE(MAX(key), 0) FROM records`).pluck().get());
+  }
+
   /** Delete the rows with these keys (any namespace); returns the keys removed, per namespace. */
   deleteKeys(keys: readonly number[]): Map<string, number[]> {
     const run = this.db.transaction((): Map<string, number[]> => {
