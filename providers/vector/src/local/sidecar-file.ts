@@ -390,8 +390,15 @@ export class SidecarFile {
 
   /** Trust what is kept only while nothing but this connection's reported inserts changed the file. */
   protected syncKept(): void {
+    if (this.kept.holding) return;
     const [dataVersion, totalChanges] = this.versions();
     this.kept.sync(dataVersion, totalChanges);
+  }
+
+  /** Run `reads`, one search's synchronous reads, with one check first of whether anything else wrote (see `ReadCache.hold`). */
+  readingOnce<T>(reads: () => T): T {
+    this.syncKept();
+    return this.kept.hold(reads);
   }
 
   /** Delete the rows with these keys (any namespace); returns the keys removed, per namespace. */

@@ -92,7 +92,7 @@ export async function hybridSearch(parts: HybridSearchParts, query: string, opti
   }
   const pineconeFilter = condition ? toPineconeFilter(filter, now, { withUser: options.userInNamespace !== true }) : undefined;
   // Hybrid reads candidates' metadata from the sidecar, so the store need not (idsOnly).
-  let vectorHits = await store.query(vector!, {
+  const vectorHits = await store.query(vector!, {
     topK: depth,
     namespace,
     ...(pineconeFilter ? { filter: pineconeFilter } : {}),
@@ -100,16 +100,38 @@ export async function hybridSearch(parts: HybridSearchParts, query: string, opti
     ...(options.budgetMs ? { budgetMs: options.budgetMs } : {}),
     ...(parts.hybrid || condition ? { idsOnly: true } : {}),
   });
-  if (condition) vectorHits = keepPassing(sidecar, namespace, vectorHits, condition, filter, now);
-  if (!parts.hybrid) {
-    if (!condition) return vectorHits.slice(0, limit).map((h) => toMemoryHit(h.id, h.metadata, h.score, { vector: h.score, bm25: null }));
-    const rows = sidecar.getByIds(
-      namespace,
-      vectorHits.slice(0, limit).map((h) => h.id),
-    );
-    const byId = new Map(rows.map((r) => [r.id, r.metadata]));
-    return vectorHits.slice(0, limit).map((h) => toMemoryHit(h.id, byId.get(h.id) ?? h.metadata, h.score, { vector: h.score, bm25: null }));
-  }
+  if (!parts.hybrid && !condition)
+    return vectorHits.slice(0, limit).map((h) => toMemoryHit(h.id, h.metadata, h.score, { vector: h.score, bm25: null }));
+  // The rest reads the sidecar only, synchronously: one check of whether anything else wrote serves it all.
+  return sidecar.readingOnce(() => {
+    const hits = condition ? keepPassing(sidecar, namespace, vectorHits, condition, filter, now) : vectorHits;
+    return parts.hybrid
+      ? fuseWithKeywords(parts, query, namespace, limit, depth, hits, condition)
+      : filteredVectorOnly(sidecar, namespace, limit, hits);
+  });
+}
+
+/** A filtered vector-only search's hits: the best `limit` passing vector hits, with the sidecar's metadata. */
+function filteredVectorOnly(sidecar: Sidecar, namespace: string, limit: number, vectorHits: VectorMatch[]): MemoryHit[] {
+  const rows = sidecar.getByIds(
+    namespace,
+    vectorHits.slice(0, limit).map((h) => h.id),
+  );
+  const byId = new Map(rows.map((r) => [r.id, r.metadata]));
+  return vectorHits.slice(0, limit).map((h) => toMemoryHit(h.id, byId.get(h.id) ?? h.metadata, h.score, { vector: h.score, bm25: null }));
+}
+
+/** A hybrid search's hits: the vector hits fused with the BM25 ranking, then conversational context. */
+function fuseWithKeywords(
+  parts: HybridSearchParts,
+  query: string,
+  namespace: string,
+  limit: number,
+  depth: number,
+  vectorHits: VectorMatch[],
+  condition: RowCondition | null,
+): MemoryHit[] {
+  const { sidecar, embedder } = parts;
   // The vector hits' rows exist (their keys came from the sidecar): their ids need no look-up.
   const knownIds = new Map<number, string>();
   for (const h of vectorHits) if (h.key !== undefined) knownIds.set(h.key, h.id);
