@@ -309,10 +309,29 @@ function latencyComparison(
     sqliteVsMini === undefined ? "not measured" : `${fmt(med(sqlite)!)} ms vs ${fmt(med(mini)!)} ms = ${fmt(sqliteVsMini)}×`,
     sqliteVsMini === undefined ? null : sqliteVsMini <= 2,
   );
+  hybridGoals(rec, hybrid?.latency, sqlite?.latency);
   const hybridVsSqlite = med(hybrid) !== undefined && med(sqlite) ? med(hybrid)! / med(sqlite)! : undefined;
   if (hybridVsSqlite !== undefined) {
     rec.note(
       `vector hybrid vs SQLite provider, median search (${where}): ${fmt(med(hybrid)!)} ms vs ${fmt(med(sqlite)!)} ms = ${fmt(hybridVsSqlite)}×`,
+    );
+  }
+}
+
+/**
+ * The vector provider's hybrid search against the SQLite provider's, per query over every question
+ * of the same run (median and p95): goal no slower (≤ 1×).
+ */
+function hybridGoals(rec: SuiteRecorder, hybrid: Summary | undefined, sqlite: Summary | undefined): void {
+  for (const [name, of] of [
+    ["median", (s: Summary) => s.median],
+    ["p95", (s: Summary) => s.p95],
+  ] as const) {
+    const ratio = hybrid && sqlite && of(sqlite) > 0 ? of(hybrid) / of(sqlite) : undefined;
+    rec.goal(
+      `VectorMemoryProvider hybrid ${name} search ≤ 1× SqliteMemoryProvider's (every question, same run)`,
+      ratio === undefined ? "not measured" : `${fmt(of(hybrid!))} ms vs ${fmt(of(sqlite!))} ms = ${fmt(ratio)}×`,
+      ratio === undefined ? null : ratio <= 1,
     );
   }
 }
