@@ -15,7 +15,7 @@ import { SPEAKER_BOOST, speakerOf } from "./conversation-context.js";
 import type { Embedder } from "../embedders/embedder.js";
 import type { VectorMetadata } from "../metadata-filter.js";
 import { PINECONE_USER_FIELD_PREFIX, toPineconeFilter } from "../pinecone/pinecone-metadata.js";
-import { fusionWeightsFor, scoreFusion, type FusedResult } from "./rank-fusion.js";
+import { fusionWeightsFor, scoreFusion, scoreFusionByKey, type FusedResult } from "./rank-fusion.js";
 import type { Sidecar } from "../local/sidecar.js";
 import type { KeywordRank, LinkedRef, RowCondition } from "../local/sidecar-rows.js";
 import { userMetadataOf } from "../local/sidecar-schema.js";
@@ -137,7 +137,12 @@ function fuseWithKeywords(
   for (const h of vectorHits) if (h.key !== undefined) knownIds.set(h.key, h.id);
   // Rows holding only words in half the rows or more (BM25 about 0) are left to the vector ranking.
   const keywordHits = sidecar.keywordRanks(namespace, query, depth, undefined, condition, false, knownIds);
-  const fused = scoreFusion(vectorHits, keywordHits, fusionWeightsFor(embedder.id));
+  const weights = fusionWeightsFor(embedder.id);
+  // A local store's hits all carry their row keys: fused by key, no id needs matching.
+  const keyed = vectorHits.every((h) => h.key !== undefined);
+  const fused = keyed
+    ? scoreFusionByKey(vectorHits as Array<VectorMatch & { key: number }>, keywordHits, weights)
+    : scoreFusion(vectorHits, keywordHits, weights);
   return withContext(sidecar, namespace, query, limit, fused, vectorHits, keywordHits, condition);
 }
 
@@ -162,21 +167,24 @@ interface Scored {
 function scoredCandidates(
   sidecar: Sidecar,
   namespace: string,
-  fused: readonly FusedResult[],
+  fused: ReadonlyArray<FusedResult & { key?: number }>,
   vectorHits: readonly VectorMatch[],
   keywordHits: readonly KeywordRank[],
 ): { entries: Scored[]; byKey: Map<number, Scored> } {
-  const keyOf = new Map<string, number>();
-  for (const h of keywordHits) keyOf.set(h.id, h.key);
-  for (const h of vectorHits) if (h.key !== undefined) keyOf.set(h.id, h.key);
-  // Vector hits of a remote store come without keys: their rows are looked up by id (none: the
-  // item is only in the remote store).
-  const unknown = fused.filter((f) => !keyOf.has(f.id)).map((f) => f.id);
-  if (unknown.length > 0) for (const ref of sidecar.linkedRefs(namespace, unknown, 0, 0).values()) keyOf.set(ref.id, ref.key);
+  let keyOf: Map<string, number> | undefined;
+  if (fused.some((f) => f.key === undefined)) {
+    keyOf = new Map<string, number>();
+    for (const h of keywordHits) keyOf.set(h.id, h.key);
+    for (const h of vectorHits) if (h.key !== undefined) keyOf.set(h.id, h.key);
+    // Vector hits of a remote store come without keys: their rows are looked up by id (none: the
+    // item is only in the remote store).
+    const unknown = fused.filter((f) => !keyOf!.has(f.id)).map((f) => f.id);
+    if (unknown.length > 0) for (const ref of sidecar.linkedRefs(namespace, unknown, 0, 0).values()) keyOf.set(ref.id, ref.key);
+  }
   const entries: Scored[] = [];
   const byKey = new Map<number, Scored>();
   for (const f of fused) {
-    const key = keyOf.get(f.id);
+    const key = f.key ?? keyOf?.get(f.id);
     const entry: Scored = { key, id: f.id, score: f.score, fused: f, metadata: undefined };
     entries.push(entry);
     if (key !== undefined) byKey.set(key, entry);
@@ -202,7 +210,7 @@ function withContext(
   namespace: string,
   query: string,
   limit: number,
-  fused: readonly FusedResult[],
+  fused: ReadonlyArray<FusedResult & { key?: number }>,
   vectorHits: readonly VectorMatch[],
   keywordHits: readonly KeywordRank[],
   condition: RowCondition | null,
@@ -328,7 +336,7 @@ function speakerOfEntry(e: Scored): string | undefined {
   if (speakers.has(metadata)) return speakers.get(metadata);
   let speaker: unknown;
   try {
-    e.user = JSON.parse(metadata.extra) as unknown;
+    e.user = parseExtra(metadata, metadata.extra);
     speaker = e.user !== null && typeof e.user === "object" ? (e.user as Record<string, unknown>).speaker : undefined;
   } catch {
     speaker = undefined;
@@ -340,6 +348,29 @@ function speakerOfEntry(e: Scored): string | undefined {
 
 /** The speaker in the caller's metadata (`extra`) of metadata the sidecar keeps (frozen, so it cannot change). */
 const speakers = new WeakMap<VectorMetadata, string | undefined>();
+
+/**
+ * The caller's metadata (`extra`, parsed) of metadata the sidecar keeps (frozen, so it cannot
+ * change) when it is an object of plain values only, `null` when it is not: a hit then gets a
+ * shallow copy (nothing nested to share) instead of a parse.
+ */
+const flatExtras = new WeakMap<VectorMetadata, Record<string, unknown> | null>();
+
+/** `JSON.parse(extra)` of `metadata`: a value of its own on every call; throws as `JSON.parse` does. */
+function parseExtra(metadata: VectorMetadata, extra: string): unknown {
+  const kept = flatExtras.get(metadata);
+  if (kept) return { ...kept };
+  const parsed: unknown = JSON.parse(extra);
+  if (kept === undefined && Object.isFrozen(metadata)) flatExtras.set(metadata, isFlatObject(parsed) ? { ...parsed } : null);
+  return parsed;
+}
+
+/** Whether `value` is an object (not a list) whose values are all null, strings, numbers or booleans. */
+function isFlatObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
+  for (const inner of Object.values(value)) if (inner !== null && typeof inner === "object") return false;
+  return true;
+}
 
 /** The scores of `entries`, ascending. */
 function sortedScores(entries: readonly Scored[]): Float64Array {
@@ -421,7 +452,7 @@ export function toMemoryHit(
     user = parsedExtra;
   } else if (typeof extra === "string") {
     try {
-      user = JSON.parse(extra);
+      user = parseExtra(metadata, extra);
     } catch {
       user = { extra };
     }

@@ -103,6 +103,33 @@ describe("hybrid search with kept reads", () => {
     }
   });
 
+  it("gives every hit caller metadata of its own: changing one hit's changes no later hit", async () => {
+    const provider = await openProvider(tempDir());
+    provider.remember({ content: "Caroline painted a sunrise", kind: "turn", sessionId: "s", metadata: { speaker: "Caroline", n: 1 } });
+    provider.remember({
+      content: "Melanie painted a lake",
+      kind: "turn",
+      sessionId: "s",
+      metadata: { speaker: "Melanie", nested: { list: [1, 2] } },
+    });
+    await provider.flush();
+    const metadataOf = async () => {
+      const hits = await provider.search("What did Caroline paint?", { limit: 5 });
+      return new Map(hits.map((h) => [h.content, h.metadata!]));
+    };
+    for (let round = 0; round < 3; round++) {
+      const metadata = await metadataOf();
+      const caroline = metadata.get("Caroline painted a sunrise")!;
+      const melanie = metadata.get("Melanie painted a lake")!;
+      expect({ speaker: caroline.speaker, n: caroline.n }).toEqual({ speaker: "Caroline", n: 1 });
+      expect({ speaker: melanie.speaker, nested: melanie.nested }).toEqual({ speaker: "Melanie", nested: { list: [1, 2] } });
+      caroline.speaker = "changed";
+      caroline.n = 2;
+      (melanie.nested as { list: number[] }).list.push(3);
+      melanie.speaker = "changed";
+    }
+  });
+
   it("sees another process's change of a kept row's id, a freed key reused, and new rows in other namespaces", async () => {
     const file = path.join(tempDir(), "sidecar.sqlite");
     const sidecar = openSidecar(file);
