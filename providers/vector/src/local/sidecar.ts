@@ -335,6 +335,12 @@ export class Sidecar extends SidecarFile {
     return ranked.map(([key, rank]) => ({ key, id: ids.get(key) ?? knownIds.get(key), metadata: null, text: null, rank }));
   }
 
+  /** The links kept for the turn `key` of `namespace` (nothing else wrote since they were read), or `undefined`. */
+  keptLinks(namespace: string, key: number): TurnLinks | undefined {
+    this.syncKept();
+    return this.kept.linksOf(namespace, key);
+  }
+
   /**
    * Key, id and metadata of the rows with these ids in `namespace` (by id), in one statement; the
    * first `linkFirst` ids in `ids` order that are turns also get the keys of their neighbours (the

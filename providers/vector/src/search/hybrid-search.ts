@@ -221,17 +221,23 @@ function withContext(
   // The givers' neighbour keys, whether they ask a question and whether they are turns with a
   // session (no metadata or text is read). A giver without a row gives nothing.
   const giverCount = Math.min(maxGivers, entries.length);
+  // Links kept from an earlier search are taken as they are; the others are read (and kept).
+  const links = new Map<number, Pick<LinkedRef, "next" | "previous" | "asksQuestion" | "sessionTurn">>();
   const giverIds: string[] = [];
   const giverKeys: number[] = [];
   for (let i = 0; i < giverCount; i++) {
     const e = entries[i]!;
-    if (e.key !== undefined && e.score > 0) {
+    if (e.key === undefined || !(e.score > 0)) continue;
+    const kept = sidecar.keptLinks(namespace, e.key);
+    if (kept) {
+      links.set(e.key, { next: kept.next, previous: kept.previous, asksQuestion: kept.asksQuestion, sessionTurn: true });
+    } else {
       giverIds.push(e.id!);
       giverKeys.push(e.key);
     }
   }
-  const links = new Map<number, LinkedRef>();
-  for (const link of sidecar.linkedRefs(namespace, giverIds, giverIds.length, 0, giverKeys).values()) links.set(link.key, link);
+  if (giverIds.length > 0)
+    for (const link of sidecar.linkedRefs(namespace, giverIds, giverIds.length, 0, giverKeys).values()) links.set(link.key, link);
   const [, wNext2, wPrev] = NEIGHBOUR_WEIGHTS;
   const afterQuestion = nextTurnShare(NEIGHBOUR_WEIGHTS, true);
   const afterStatement = nextTurnShare(NEIGHBOUR_WEIGHTS, false);
