@@ -221,23 +221,7 @@ function withContext(
   // The givers' neighbour keys, whether they ask a question and whether they are turns with a
   // session (no metadata or text is read). A giver without a row gives nothing.
   const giverCount = Math.min(maxGivers, entries.length);
-  // Links kept from an earlier search are taken as they are; the others are read (and kept).
-  const links = new Map<number, Pick<LinkedRef, "next" | "previous" | "asksQuestion" | "sessionTurn">>();
-  const giverIds: string[] = [];
-  const giverKeys: number[] = [];
-  for (let i = 0; i < giverCount; i++) {
-    const e = entries[i]!;
-    if (e.key === undefined || !(e.score > 0)) continue;
-    const kept = sidecar.keptLinks(namespace, e.key);
-    if (kept) {
-      links.set(e.key, { next: kept.next, previous: kept.previous, asksQuestion: kept.asksQuestion, sessionTurn: true });
-    } else {
-      giverIds.push(e.id!);
-      giverKeys.push(e.key);
-    }
-  }
-  if (giverIds.length > 0)
-    for (const link of sidecar.linkedRefs(namespace, giverIds, giverIds.length, 0, giverKeys).values()) links.set(link.key, link);
+  const links = giverLinks(sidecar, namespace, entries, giverCount);
   const [, wNext2, wPrev] = NEIGHBOUR_WEIGHTS;
   const afterQuestion = nextTurnShare(NEIGHBOUR_WEIGHTS, true);
   const afterStatement = nextTurnShare(NEIGHBOUR_WEIGHTS, false);
@@ -328,6 +312,33 @@ function withContext(
       e.user,
     ),
   );
+}
+
+/** What a giver's shares need of its links: its neighbours' keys, whether it asks, whether it is a session turn. */
+type GiverLinks = Pick<LinkedRef, "next" | "previous" | "asksQuestion" | "sessionTurn">;
+
+/**
+ * The links of the first `count` entries that have a row and a positive score, by key: those kept
+ * from an earlier search as they are, the others read (and kept) in one statement. A giver without
+ * a row gives nothing.
+ */
+function giverLinks(sidecar: Sidecar, namespace: string, entries: readonly Scored[], count: number): Map<number, GiverLinks> {
+  const links = new Map<number, GiverLinks>();
+  const ids: string[] = [];
+  const keys: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const e = entries[i]!;
+    if (e.key === undefined || !(e.score > 0)) continue;
+    const kept = sidecar.keptLinks(namespace, e.key);
+    if (kept) {
+      links.set(e.key, { next: kept.next, previous: kept.previous, asksQuestion: kept.asksQuestion, sessionTurn: true });
+    } else {
+      ids.push(e.id!);
+      keys.push(e.key);
+    }
+  }
+  if (ids.length > 0) for (const link of sidecar.linkedRefs(namespace, ids, ids.length, 0, keys).values()) links.set(link.key, link);
+  return links;
 }
 
 /**
