@@ -368,25 +368,40 @@ const speakers = new WeakMap<VectorMetadata, string | undefined>();
 
 /**
  * The caller's metadata (`extra`, parsed) of metadata the sidecar keeps (frozen, so it cannot
- * change) when it is an object of plain values only, `null` when it is not: a hit then gets a
- * shallow copy (nothing nested to share) instead of a parse.
+ * change) as its keys and values when it is an object of plain values only, `null` when it is
+ * not: a hit then gets a copy built from them (nothing nested to share) instead of a parse.
  */
-const flatExtras = new WeakMap<VectorMetadata, Record<string, unknown> | null>();
+const flatExtras = new WeakMap<VectorMetadata, { keys: string[]; values: unknown[] } | null>();
 
 /** `JSON.parse(extra)` of `metadata`: a value of its own on every call; throws as `JSON.parse` does. */
 function parseExtra(metadata: VectorMetadata, extra: string): unknown {
   const kept = flatExtras.get(metadata);
-  if (kept) return { ...kept };
+  if (kept) {
+    // Assigned one by one: several times faster than a spread or a parse (no `__proto__` key here).
+    const copy: Record<string, unknown> = {};
+    for (let i = 0; i < kept.keys.length; i++) copy[kept.keys[i]!] = kept.values[i];
+    return copy;
+  }
   const parsed: unknown = JSON.parse(extra);
-  if (kept === undefined && Object.isFrozen(metadata)) flatExtras.set(metadata, isFlatObject(parsed) ? { ...parsed } : null);
+  if (kept === undefined && Object.isFrozen(metadata)) flatExtras.set(metadata, flatEntries(parsed));
   return parsed;
 }
 
-/** Whether `value` is an object (not a list) whose values are all null, strings, numbers or booleans. */
-function isFlatObject(value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
-  for (const inner of Object.values(value)) if (inner !== null && typeof inner === "object") return false;
-  return true;
+/**
+ * The keys and values of `value` when it is an object (not a list) whose values are all null,
+ * strings, numbers or booleans and that has no `__proto__` key (assigning one would not copy it);
+ * else `null`.
+ */
+function flatEntries(value: unknown): { keys: string[]; values: unknown[] } | null {
+  if (value === null || typeof value !== "object" || Array.isArray(value) || Object.hasOwn(value, "__proto__")) return null;
+  const keys = Object.keys(value);
+  const values: unknown[] = [];
+  for (const key of keys) {
+    const inner = (value as Record<string, unknown>)[key];
+    if (inner !== null && typeof inner === "object") return null;
+    values.push(inner);
+  }
+  return { keys, values };
 }
 
 /** The scores of `entries`, ascending. */

@@ -117,9 +117,13 @@ describe("hybrid search with kept reads", () => {
       const hits = await provider.search("What did Caroline paint?", { limit: 5 });
       return new Map(hits.map((h) => [h.content, h.metadata!]));
     };
+    let previous: Record<string, unknown> | undefined;
     for (let round = 0; round < 3; round++) {
       const metadata = await metadataOf();
       const caroline = metadata.get("Caroline painted a sunrise")!;
+      // The hit a caller still holds keeps what the caller made of it.
+      if (previous) expect({ speaker: previous.speaker, n: previous.n }).toEqual({ speaker: "changed", n: 2 });
+      previous = caroline;
       const melanie = metadata.get("Melanie painted a lake")!;
       expect({ speaker: caroline.speaker, n: caroline.n }).toEqual({ speaker: "Caroline", n: 1 });
       expect({ speaker: melanie.speaker, nested: melanie.nested }).toEqual({ speaker: "Melanie", nested: { list: [1, 2] } });
