@@ -390,6 +390,7 @@ export class SidecarFile {
 
   /** Trust what is kept only while nothing but this connection's reported inserts changed the file. */
   protected syncKept(): void {
+    if (this.kept.holding) return;
     const [dataVersion, totalChanges] = this.versions();
     this.kept.sync(dataVersion, totalChanges);
   }
@@ -397,6 +398,12 @@ export class SidecarFile {
   /** The largest row key (0 when there is no row): where a scan of the rows in key ranges ends. */
   maxKey(): number {
     return Number(this.db.prepare(`SELECT COALESCE(MAX(key), 0) FROM records`).pluck().get());
+  }
+
+  /** Run `reads`, one search's synchronous reads, with one check first of whether anything else wrote (see `ReadCache.hold`). */
+  readingOnce<T>(reads: () => T): T {
+    this.syncKept();
+    return this.kept.hold(reads);
   }
 
   /** Delete the rows with these keys (any namespace); returns the keys removed, per namespace. */

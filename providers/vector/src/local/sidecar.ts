@@ -10,6 +10,7 @@ import {
   type LayeredRankerOptions,
 } from "@hermes/memory-provider-kit/sqlite";
 import { type TurnLinks } from "../search/read-cache.js";
+import { idsOfRanked } from "../search/kept-ids.js";
 import { matchesMetadataFilter, type MetadataFilter, type VectorMetadata } from "../metadata-filter.js";
 import { readableRecord, textOf } from "./sidecar-values.js";
 import {
@@ -205,7 +206,11 @@ export class Sidecar extends SidecarFile {
     knownIds: ReadonlyMap<number, string> | undefined,
   ): KeywordRank[] {
     if (limit <= 0 || typeof query !== "string") return [];
-    const total = (this.prepare(`SELECT COALESCE(MAX(key), 0) AS n FROM records`).get() as { n: number }).n;
+    this.syncKept();
+    const total = this.kept.fact(
+      "max key",
+      () => (this.prepare(`SELECT COALESCE(MAX(key), 0) AS n FROM records`).get() as { n: number }).n,
+    );
     const terms = uniqueTerms(query);
     // The query words' related words (rare ones only: cheap at any size) are ranked on their own.
     const planned = planQueryRanking(terms, total, this.frequencies);
@@ -298,7 +303,7 @@ export class Sidecar extends SidecarFile {
   /** Whether every row of the sidecar is in `namespace` (two seeks in the (namespace, id) index). */
   private holdsOnly(namespace: string): boolean {
     const sql = `SELECT (SELECT namespace FROM records ORDER BY namespace LIMIT 1) = @namespace AND (SELECT namespace FROM records ORDER BY namespace DESC LIMIT 1) = @namespace`;
-    return this.prepare(sql).pluck().get({ namespace }) === 1;
+    return this.kept.fact(`holds only\u0000${namespace}`, () => this.prepare(sql).pluck().get({ namespace }) === 1);
   }
 
   /**
@@ -317,17 +322,24 @@ export class Sidecar extends SidecarFile {
     )
       .raw(true)
       .all(match, limit) as Array<[number, number]>;
-    const unknown: number[] = [];
-    for (const [key] of ranked) if (!knownIds.has(key)) unknown.push(key);
-    const ids = new Map<number, unknown>(
-      unknown.length === 0
-        ? []
-        : (this.prepare(`SELECT key, id FROM records WHERE key IN (SELECT value FROM json_each(?))`)
-            .raw(true)
-            .all(JSON.stringify(unknown)) as Array<[number, unknown]>),
+    this.syncKept();
+    const ids = idsOfRanked(
+      this.kept,
+      ranked,
+      knownIds,
+      (keys) =>
+        this.prepare(`SELECT key, id FROM records WHERE key IN (SELECT value FROM json_each(?))`)
+          .raw(true)
+          .all(JSON.stringify(keys)) as Array<[number, unknown]>,
     );
-    if (ids.size < unknown.length) return undefined;
+    if (ids === undefined) return undefined;
     return ranked.map(([key, rank]) => ({ key, id: ids.get(key) ?? knownIds.get(key), metadata: null, text: null, rank }));
+  }
+
+  /** The links kept for the turn `key` of `namespace` (nothing else wrote since they were read), or `undefined`. */
+  keptLinks(namespace: string, key: number): TurnLinks | undefined {
+    this.syncKept();
+    return this.kept.linksOf(namespace, key);
   }
 
   /**

@@ -15,7 +15,7 @@ import { SPEAKER_BOOST, speakerOf } from "./conversation-context.js";
 import type { Embedder } from "../embedders/embedder.js";
 import type { VectorMetadata } from "../metadata-filter.js";
 import { PINECONE_USER_FIELD_PREFIX, toPineconeFilter } from "../pinecone/pinecone-metadata.js";
-import { fusionWeightsFor, scoreFusion, type FusedResult } from "./rank-fusion.js";
+import { fusionWeightsFor, scoreFusion, scoreFusionByKey, type FusedResult } from "./rank-fusion.js";
 import type { Sidecar } from "../local/sidecar.js";
 import type { KeywordRank, LinkedRef, RowCondition } from "../local/sidecar-rows.js";
 import { userMetadataOf } from "../local/sidecar-schema.js";
@@ -92,7 +92,7 @@ export async function hybridSearch(parts: HybridSearchParts, query: string, opti
   }
   const pineconeFilter = condition ? toPineconeFilter(filter, now, { withUser: options.userInNamespace !== true }) : undefined;
   // Hybrid reads candidates' metadata from the sidecar, so the store need not (idsOnly).
-  let vectorHits = await store.query(vector!, {
+  const vectorHits = await store.query(vector!, {
     topK: depth,
     namespace,
     ...(pineconeFilter ? { filter: pineconeFilter } : {}),
@@ -100,22 +100,49 @@ export async function hybridSearch(parts: HybridSearchParts, query: string, opti
     ...(options.budgetMs ? { budgetMs: options.budgetMs } : {}),
     ...(parts.hybrid || condition ? { idsOnly: true } : {}),
   });
-  if (condition) vectorHits = keepPassing(sidecar, namespace, vectorHits, condition, filter, now);
-  if (!parts.hybrid) {
-    if (!condition) return vectorHits.slice(0, limit).map((h) => toMemoryHit(h.id, h.metadata, h.score, { vector: h.score, bm25: null }));
-    const rows = sidecar.getByIds(
-      namespace,
-      vectorHits.slice(0, limit).map((h) => h.id),
-    );
-    const byId = new Map(rows.map((r) => [r.id, r.metadata]));
-    return vectorHits.slice(0, limit).map((h) => toMemoryHit(h.id, byId.get(h.id) ?? h.metadata, h.score, { vector: h.score, bm25: null }));
-  }
+  if (!parts.hybrid && !condition)
+    return vectorHits.slice(0, limit).map((h) => toMemoryHit(h.id, h.metadata, h.score, { vector: h.score, bm25: null }));
+  // The rest reads the sidecar only, synchronously: one check of whether anything else wrote serves it all.
+  return sidecar.readingOnce(() => {
+    const hits = condition ? keepPassing(sidecar, namespace, vectorHits, condition, filter, now) : vectorHits;
+    return parts.hybrid
+      ? fuseWithKeywords(parts, query, namespace, limit, depth, hits, condition)
+      : filteredVectorOnly(sidecar, namespace, limit, hits);
+  });
+}
+
+/** A filtered vector-only search's hits: the best `limit` passing vector hits, with the sidecar's metadata. */
+function filteredVectorOnly(sidecar: Sidecar, namespace: string, limit: number, vectorHits: VectorMatch[]): MemoryHit[] {
+  const rows = sidecar.getByIds(
+    namespace,
+    vectorHits.slice(0, limit).map((h) => h.id),
+  );
+  const byId = new Map(rows.map((r) => [r.id, r.metadata]));
+  return vectorHits.slice(0, limit).map((h) => toMemoryHit(h.id, byId.get(h.id) ?? h.metadata, h.score, { vector: h.score, bm25: null }));
+}
+
+/** A hybrid search's hits: the vector hits fused with the BM25 ranking, then conversational context. */
+function fuseWithKeywords(
+  parts: HybridSearchParts,
+  query: string,
+  namespace: string,
+  limit: number,
+  depth: number,
+  vectorHits: VectorMatch[],
+  condition: RowCondition | null,
+): MemoryHit[] {
+  const { sidecar, embedder } = parts;
   // The vector hits' rows exist (their keys came from the sidecar): their ids need no look-up.
   const knownIds = new Map<number, string>();
   for (const h of vectorHits) if (h.key !== undefined) knownIds.set(h.key, h.id);
   // Rows holding only words in half the rows or more (BM25 about 0) are left to the vector ranking.
   const keywordHits = sidecar.keywordRanks(namespace, query, depth, undefined, condition, false, knownIds);
-  const fused = scoreFusion(vectorHits, keywordHits, fusionWeightsFor(embedder.id));
+  const weights = fusionWeightsFor(embedder.id);
+  // A local store's hits all carry their row keys: fused by key, no id needs matching.
+  const keyed = vectorHits.every((h) => h.key !== undefined);
+  const fused = keyed
+    ? scoreFusionByKey(vectorHits as Array<VectorMatch & { key: number }>, keywordHits, weights)
+    : scoreFusion(vectorHits, keywordHits, weights);
   return withContext(sidecar, namespace, query, limit, fused, vectorHits, keywordHits, condition);
 }
 
@@ -140,21 +167,24 @@ interface Scored {
 function scoredCandidates(
   sidecar: Sidecar,
   namespace: string,
-  fused: readonly FusedResult[],
+  fused: ReadonlyArray<FusedResult & { key?: number }>,
   vectorHits: readonly VectorMatch[],
   keywordHits: readonly KeywordRank[],
 ): { entries: Scored[]; byKey: Map<number, Scored> } {
-  const keyOf = new Map<string, number>();
-  for (const h of keywordHits) keyOf.set(h.id, h.key);
-  for (const h of vectorHits) if (h.key !== undefined) keyOf.set(h.id, h.key);
-  // Vector hits of a remote store come without keys: their rows are looked up by id (none: the
-  // item is only in the remote store).
-  const unknown = fused.filter((f) => !keyOf.has(f.id)).map((f) => f.id);
-  if (unknown.length > 0) for (const ref of sidecar.linkedRefs(namespace, unknown, 0, 0).values()) keyOf.set(ref.id, ref.key);
+  let keyOf: Map<string, number> | undefined;
+  if (fused.some((f) => f.key === undefined)) {
+    keyOf = new Map<string, number>();
+    for (const h of keywordHits) keyOf.set(h.id, h.key);
+    for (const h of vectorHits) if (h.key !== undefined) keyOf.set(h.id, h.key);
+    // Vector hits of a remote store come without keys: their rows are looked up by id (none: the
+    // item is only in the remote store).
+    const unknown = fused.filter((f) => !keyOf!.has(f.id)).map((f) => f.id);
+    if (unknown.length > 0) for (const ref of sidecar.linkedRefs(namespace, unknown, 0, 0).values()) keyOf.set(ref.id, ref.key);
+  }
   const entries: Scored[] = [];
   const byKey = new Map<number, Scored>();
   for (const f of fused) {
-    const key = keyOf.get(f.id);
+    const key = f.key ?? keyOf?.get(f.id);
     const entry: Scored = { key, id: f.id, score: f.score, fused: f, metadata: undefined };
     entries.push(entry);
     if (key !== undefined) byKey.set(key, entry);
@@ -180,7 +210,7 @@ function withContext(
   namespace: string,
   query: string,
   limit: number,
-  fused: readonly FusedResult[],
+  fused: ReadonlyArray<FusedResult & { key?: number }>,
   vectorHits: readonly VectorMatch[],
   keywordHits: readonly KeywordRank[],
   condition: RowCondition | null,
@@ -191,17 +221,7 @@ function withContext(
   // The givers' neighbour keys, whether they ask a question and whether they are turns with a
   // session (no metadata or text is read). A giver without a row gives nothing.
   const giverCount = Math.min(maxGivers, entries.length);
-  const giverIds: string[] = [];
-  const giverKeys: number[] = [];
-  for (let i = 0; i < giverCount; i++) {
-    const e = entries[i]!;
-    if (e.key !== undefined && e.score > 0) {
-      giverIds.push(e.id!);
-      giverKeys.push(e.key);
-    }
-  }
-  const links = new Map<number, LinkedRef>();
-  for (const link of sidecar.linkedRefs(namespace, giverIds, giverIds.length, 0, giverKeys).values()) links.set(link.key, link);
+  const links = giverLinks(sidecar, namespace, entries, giverCount);
   const [, wNext2, wPrev] = NEIGHBOUR_WEIGHTS;
   const afterQuestion = nextTurnShare(NEIGHBOUR_WEIGHTS, true);
   const afterStatement = nextTurnShare(NEIGHBOUR_WEIGHTS, false);
@@ -294,6 +314,33 @@ function withContext(
   );
 }
 
+/** What a giver's shares need of its links: its neighbours' keys, whether it asks, whether it is a session turn. */
+type GiverLinks = Pick<LinkedRef, "next" | "previous" | "asksQuestion" | "sessionTurn">;
+
+/**
+ * The links of the first `count` entries that have a row and a positive score, by key: those kept
+ * from an earlier search as they are, the others read (and kept) in one statement. A giver without
+ * a row gives nothing.
+ */
+function giverLinks(sidecar: Sidecar, namespace: string, entries: readonly Scored[], count: number): Map<number, GiverLinks> {
+  const links = new Map<number, GiverLinks>();
+  const ids: string[] = [];
+  const keys: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const e = entries[i]!;
+    if (e.key === undefined || !(e.score > 0)) continue;
+    const kept = sidecar.keptLinks(namespace, e.key);
+    if (kept) {
+      links.set(e.key, { next: kept.next, previous: kept.previous, asksQuestion: kept.asksQuestion, sessionTurn: true });
+    } else {
+      ids.push(e.id!);
+      keys.push(e.key);
+    }
+  }
+  if (ids.length > 0) for (const link of sidecar.linkedRefs(namespace, ids, ids.length, 0, keys).values()) links.set(link.key, link);
+  return links;
+}
+
 /**
  * `speakerOf` an entry's metadata (a `speaker` field, else the caller's `speaker` in `extra`),
  * keeping `extra` as parsed for its hit when it was parsed here.
@@ -306,7 +353,7 @@ function speakerOfEntry(e: Scored): string | undefined {
   if (speakers.has(metadata)) return speakers.get(metadata);
   let speaker: unknown;
   try {
-    e.user = JSON.parse(metadata.extra) as unknown;
+    e.user = parseExtra(metadata, metadata.extra);
     speaker = e.user !== null && typeof e.user === "object" ? (e.user as Record<string, unknown>).speaker : undefined;
   } catch {
     speaker = undefined;
@@ -318,6 +365,44 @@ function speakerOfEntry(e: Scored): string | undefined {
 
 /** The speaker in the caller's metadata (`extra`) of metadata the sidecar keeps (frozen, so it cannot change). */
 const speakers = new WeakMap<VectorMetadata, string | undefined>();
+
+/**
+ * The caller's metadata (`extra`, parsed) of metadata the sidecar keeps (frozen, so it cannot
+ * change) as its keys and values when it is an object of plain values only, `null` when it is
+ * not: a hit then gets a copy built from them (nothing nested to share) instead of a parse.
+ */
+const flatExtras = new WeakMap<VectorMetadata, { keys: string[]; values: unknown[] } | null>();
+
+/** `JSON.parse(extra)` of `metadata`: a value of its own on every call; throws as `JSON.parse` does. */
+function parseExtra(metadata: VectorMetadata, extra: string): unknown {
+  const kept = flatExtras.get(metadata);
+  if (kept) {
+    // Assigned one by one: several times faster than a spread or a parse (no `__proto__` key here).
+    const copy: Record<string, unknown> = {};
+    for (let i = 0; i < kept.keys.length; i++) copy[kept.keys[i]!] = kept.values[i];
+    return copy;
+  }
+  const parsed: unknown = JSON.parse(extra);
+  if (kept === undefined && Object.isFrozen(metadata)) flatExtras.set(metadata, flatEntries(parsed));
+  return parsed;
+}
+
+/**
+ * The keys and values of `value` when it is an object (not a list) whose values are all null,
+ * strings, numbers or booleans and that has no `__proto__` key (assigning one would not copy it);
+ * else `null`.
+ */
+function flatEntries(value: unknown): { keys: string[]; values: unknown[] } | null {
+  if (value === null || typeof value !== "object" || Array.isArray(value) || Object.hasOwn(value, "__proto__")) return null;
+  const keys = Object.keys(value);
+  const values: unknown[] = [];
+  for (const key of keys) {
+    const inner = (value as Record<string, unknown>)[key];
+    if (inner !== null && typeof inner === "object") return null;
+    values.push(inner);
+  }
+  return { keys, values };
+}
 
 /** The scores of `entries`, ascending. */
 function sortedScores(entries: readonly Scored[]): Float64Array {
@@ -399,7 +484,7 @@ export function toMemoryHit(
     user = parsedExtra;
   } else if (typeof extra === "string") {
     try {
-      user = JSON.parse(extra);
+      user = parseExtra(metadata, extra);
     } catch {
       user = { extra };
     }

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { LEXICAL_EMBEDDER_FUSION, RRF_K, SEMANTIC_EMBEDDER_FUSION, reciprocalRankFusion, scoreFusion } from "./rank-fusion.js";
+import { seededRandom } from "@hermes/test-support";
+import {
+  LEXICAL_EMBEDDER_FUSION,
+  RRF_K,
+  SEMANTIC_EMBEDDER_FUSION,
+  reciprocalRankFusion,
+  scoreFusion,
+  scoreFusionByKey,
+} from "./rank-fusion.js";
 import { matchesMetadataFilter } from "../metadata-filter.js";
 
 describe("reciprocalRankFusion", () => {
@@ -77,5 +85,27 @@ describe("scoreFusion", () => {
     ]); // tie: the keyword match first
     expect(scoreFusion([], [], LEXICAL_EMBEDDER_FUSION)).toEqual([]);
     expect(scoreFusion([{ id: "only", score: 0.2 }], [], LEXICAL_EMBEDDER_FUSION)[0]!.score).toBeCloseTo(0.05);
+  });
+});
+
+describe("scoreFusionByKey", () => {
+  it("gives scoreFusion's results, scores and order, each with its row key (random rankings, ties and duplicates)", () => {
+    const next = seededRandom(7);
+    for (let round = 0; round < 200; round++) {
+      const rows = Array.from({ length: 1 + Math.floor(next() * 30) }, (_, key) => ({ key: key * 7 + 3, id: `row-${key}` }));
+      // Scores from a few values, so ties are common; a row may appear twice in one list.
+      const ranking = () =>
+        Array.from({ length: Math.floor(next() * 25) }, () => {
+          const row = rows[Math.floor(next() * rows.length)]!;
+          return { ...row, score: Math.floor(next() * 4) / 4 };
+        }).sort((a, b) => b.score - a.score);
+      const vector = ranking();
+      const keyword = ranking();
+      for (const weights of [LEXICAL_EMBEDDER_FUSION, SEMANTIC_EMBEDDER_FUSION]) {
+        const keyed = scoreFusionByKey(vector, keyword, weights);
+        expect(keyed.map(({ key: _key, ...result }) => result)).toEqual(scoreFusion(vector, keyword, weights));
+        for (const result of keyed) expect(rows.find((r) => r.key === result.key)?.id).toBe(result.id);
+      }
+    }
   });
 });

@@ -79,18 +79,47 @@ export function scoreFusion(
   keywordHits: Array<{ id: string; score: number }>,
   weights: FusionWeights,
 ): FusedResult[] {
-  const fused = new Map<string, FusedResult & { v: number; b: number }>();
-  const entry = (id: string): FusedResult & { v: number; b: number } => {
-    let e = fused.get(id);
+  return fuseScores(vectorHits, keywordHits, weights, (hit) => hit.id).map(({ id, score, vector, bm25 }) => ({ id, score, vector, bm25 }));
+}
+
+/** A result of {@link scoreFusionByKey}: a fused result with its sidecar row key. */
+export interface KeyedFusedResult extends FusedResult {
+  key: number;
+}
+
+/**
+ * `scoreFusion` of hits that all carry their sidecar row key (a local store's vector hits and the
+ * sidecar's keyword hits), matched by key instead of id: one namespace's rows and ids go one to one,
+ * so the results, scores and order are `scoreFusion`'s, each with its key.
+ */
+export function scoreFusionByKey(
+  vectorHits: ReadonlyArray<{ id: string; score: number; key: number }>,
+  keywordHits: ReadonlyArray<{ id: string; score: number; key: number }>,
+  weights: FusionWeights,
+): KeyedFusedResult[] {
+  return fuseScores(vectorHits, keywordHits, weights, (hit) => hit.key);
+}
+
+/** `scoreFusion`'s rule over hits matched by `keyOf` (id or row key); each result keeps its key. */
+function fuseScores<K, H extends { id: string; score: number }>(
+  vectorHits: readonly H[],
+  keywordHits: readonly H[],
+  weights: FusionWeights,
+  keyOf: (hit: H) => K,
+): Array<FusedResult & { key: K }> {
+  const fused = new Map<K, { key: K; id: string; vector: number | null; bm25: number | null; v: number; b: number }>();
+  const entry = (hit: H) => {
+    const key = keyOf(hit);
+    let e = fused.get(key);
     if (!e) {
-      e = { id, score: 0, vector: null, bm25: null, v: 0, b: 0 };
-      fused.set(id, e);
+      e = { key, id: hit.id, vector: null, bm25: null, v: 0, b: 0 };
+      fused.set(key, e);
     }
     return e;
   };
   const bestBm25 = keywordHits.reduce((m, h) => Math.max(m, h.score), 0);
   for (const hit of keywordHits) {
-    const e = entry(hit.id);
+    const e = entry(hit);
     if (e.bm25 !== null) continue;
     e.bm25 = hit.score;
     e.b = bestBm25 > 0 ? Math.max(0, hit.score) / bestBm25 : 0;
@@ -98,15 +127,16 @@ export function scoreFusion(
   const best = vectorHits.reduce((m, h) => Math.max(m, h.score), -Infinity);
   const worst = vectorHits.reduce((m, h) => Math.min(m, h.score), Infinity);
   for (const hit of vectorHits) {
-    const e = entry(hit.id);
+    const e = entry(hit);
     if (e.vector !== null) continue;
     e.vector = hit.score;
     // One hit (or all equal): it is the best the vector side has.
     e.v = best > worst ? (hit.score - worst) / (best - worst) : 1;
   }
-  const out: FusedResult[] = [];
+  const out: Array<FusedResult & { key: K }> = [];
   for (const e of fused.values()) {
     out.push({
+      key: e.key,
       id: e.id,
       score: weights.bm25 * e.b * (1 + weights.agreement * e.v) + weights.vector * e.v,
       vector: e.vector,

@@ -33,6 +33,11 @@ export const LINKS_KEPT = 10_000;
  * about 7 MB for chat turns, parsed metadata included); past it, both start over.
  */
 export const CHARS_KEPT = 4_000_000;
+/**
+ * Row ids a `ReadCache` keeps apart from refs by default (the ids of keyword hits, which a hybrid
+ * search needs only to fuse them with the vector hits; about 100 bytes each); past it, they start over.
+ */
+export const IDS_KEPT = 50_000;
 /** A longer text or metadata is never kept (reading it again costs little next to what it holds). */
 const LONGEST_KEPT = 4000;
 
@@ -69,6 +74,12 @@ export class ReadCache {
   private readonly linkedIn = new Map<string, number[]>();
   private readonly refs = new Map<number, KeptRef>();
   private readonly texts = new Map<number, string>();
+  /** Ids of rows whose ref is not kept (a row's id changes only when the row is replaced or repaired). */
+  private readonly ids = new Map<number, string>();
+  /** What every search reads and only a write changes (the largest key, which namespaces rows are in), by name. */
+  private readonly facts = new Map<string, unknown>();
+  /** Set while one search's reads run (`hold`): they trust the check made before them. */
+  private held = false;
   /** Characters held by `refs` (their stored metadata JSON) and `texts`. */
   private chars = 0;
   private dataVersion = -1;
@@ -77,6 +88,7 @@ export class ReadCache {
   constructor(
     private readonly maxLinks = LINKS_KEPT,
     private readonly maxChars = CHARS_KEPT,
+    private readonly maxIds = IDS_KEPT,
   ) {}
 
   /** Drop everything unless `dataVersion` and `totalChanges` are those last seen. */
@@ -92,12 +104,42 @@ export class ReadCache {
    * as the count that includes them. Kept ids, metadata and texts stay: inserting changes no other row.
    */
   inserted(sessions: Iterable<readonly [string, string]>, totalChanges: number): void {
+    this.facts.clear();
     for (const [namespace, session] of sessions) {
       const group = groupOf(namespace, session);
       for (const key of this.linkedIn.get(group) ?? []) this.links.delete(key);
       this.linkedIn.delete(group);
     }
     this.totalChanges = totalChanges;
+  }
+
+  /**
+   * Run `reads` (one search's synchronous reads, right after a `sync`) trusting that check for all
+   * of them: `holding` is true meanwhile, and the connection checks the versions again only after.
+   * A search's statements outside a read transaction each see the file as it is when they run;
+   * what is kept reflects it as of the check, a moment earlier, like a statement run then.
+   */
+  hold<T>(reads: () => T): T {
+    const before = this.held;
+    this.held = true;
+    try {
+      return reads();
+    } finally {
+      this.held = before;
+    }
+  }
+
+  /** Whether a `hold` runs (the versions were just checked). */
+  get holding(): boolean {
+    return this.held;
+  }
+
+  /** The fact `name` as kept since the last write, else as `compute` finds it now (then kept). */
+  fact<T>(name: string, compute: () => T): T {
+    if (this.facts.has(name)) return this.facts.get(name) as T;
+    const value = compute();
+    this.facts.set(name, value);
+    return value;
   }
 
   /** The links kept for the row `key` of `namespace`, or `undefined`. */
@@ -150,6 +192,18 @@ export class ReadCache {
     return ref;
   }
 
+  /** The id kept for the row `key` (with its ref, or on its own), or `undefined`. */
+  idOf(key: number): string | undefined {
+    return this.refs.get(key)?.id ?? this.ids.get(key);
+  }
+
+  /** Keep a row's id (stored as text), as just read, unless it is longer than a few thousand characters. */
+  keepId(key: number, id: string): void {
+    if (id.length > LONGEST_KEPT || this.ids.has(key)) return;
+    if (this.ids.size >= this.maxIds) this.ids.clear();
+    this.ids.set(key, id);
+  }
+
   /** The text kept for the row `key`, or `undefined`. */
   textOf(key: number): string | undefined {
     return this.texts.get(key);
@@ -176,11 +230,18 @@ export class ReadCache {
     return { links: this.links.size, refs: this.refs.size, texts: this.texts.size };
   }
 
+  /** How many rows' ids are kept apart from their refs. */
+  get idsKept(): number {
+    return this.ids.size;
+  }
+
   clear(): void {
     this.links.clear();
     this.linkedIn.clear();
     this.refs.clear();
     this.texts.clear();
+    this.ids.clear();
+    this.facts.clear();
     this.chars = 0;
   }
 }

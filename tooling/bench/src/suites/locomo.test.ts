@@ -67,5 +67,14 @@ describe("locomo suite", () => {
     const miniRow = latency.rows.find((r) => String(r[0]).startsWith("MiniSearch"))!;
     expect(miniRow[3]).toBe("1×");
     expect(Number(miniRow[1])).toBeGreaterThan(0);
+    // The vector provider's hybrid search time against the SQLite provider's, with the goal beside it.
+    for (const stat of ["median", "p95"]) {
+      const goal = result.goals.find(
+        (g) =>
+          g.goal === `VectorMemoryProvider hybrid ${stat} search ≤ 1× SqliteMemoryProvider's (every question, searched in alternation)`,
+      );
+      expect(goal?.measured).toMatch(/^\S+ ms vs \S+ ms = \S+×$/);
+      expect(typeof goal?.met).toBe("boolean");
+    }
   });
 });
