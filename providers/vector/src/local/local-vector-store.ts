@@ -119,6 +119,8 @@ export class LocalVectorStore implements VectorStore {
   private saveTimer: NodeJS.Timeout | null = null;
   /** Namespaces whose lexical vectors were searched through the graph (warned once each). */
   private readonly warnedGraphSearch = new Set<string>();
+  /** Whether the index's failure to remove a key was reported (once per store). */
+  private reportedStuckKeys = false;
   private closed = false;
   /** True when opened with `readOnly`: nothing is ever written. */
   readonly readOnly: boolean;
@@ -338,11 +340,27 @@ export class LocalVectorStore implements VectorStore {
   }
 
   private addToIndex(keys: number[], vectors: Float32Array[]): void {
-    const present = keys.filter((k) => this.index.contains(BigInt(k)) === true);
+    // One batch may carry a row twice (written, then changed): its last vector is the current one.
+    const latest = new Map<number, Float32Array>();
+    keys.forEach((key, i) => latest.set(key, vectors[i]!));
+    const present = [...latest.keys()].filter((k) => this.index.contains(BigInt(k)) === true);
     if (present.length > 0) this.index.remove(BigUint64Array.from(present.map((k) => BigInt(k))));
-    const flat = new Float32Array(keys.length * this.dimensions);
-    vectors.forEach((v, j) => flat.set(v, j * this.dimensions));
-    this.index.add(BigUint64Array.from(keys.map((k) => BigInt(k))), flat, 0);
+    // usearch can fail to remove a key (its remove reports 0 and the key stays). The row is stored
+    // in the sidecar already, and exact searches read vectors from there, so the write stands; the
+    // graph keeps the key's previous vector until a reindex rather than failing the write.
+    const stuck = present.filter((k) => this.index.contains(BigInt(k)) === true);
+    for (const key of stuck) latest.delete(key);
+    if (stuck.length > 0 && !this.reportedStuckKeys) {
+      this.reportedStuckKeys = true;
+      this.logger.warn(
+        `vector memory: the index kept the previous vector of ${stuck.length} updated row(s) because it could not remove them; searches above the exact-search threshold rank them by that vector until \`hermes-memory vector reindex\` rebuilds the index.`,
+      );
+    }
+    if (latest.size > 0) {
+      const flat = new Float32Array(latest.size * this.dimensions);
+      [...latest.values()].forEach((v, j) => flat.set(v, j * this.dimensions));
+      this.index.add(BigUint64Array.from([...latest.keys()].map((k) => BigInt(k))), flat, 0);
+    }
     this.markDirty();
   }
 
