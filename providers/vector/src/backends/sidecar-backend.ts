@@ -725,18 +725,21 @@ export class SidecarBackend implements VectorBackend, BatchWriter {
   ): Promise<number> {
     this.requireOpen();
     this.assertWritable();
-    const done = await importAll(
-      items,
-      {
-        // Namespaces are re-derived for this profile: an export moved to another home lands in that
-        // home's namespaces (per user), not in the exporting profile's.
-        namespaceFor: (userId) => this.host.namespaceFor(userId),
-        write: async (batch) => void (await this.writeDurable(batch)),
-      },
-      onProgress,
-      total,
-    );
-    await this.store!.flush();
+    const store = this.store!;
+    const importing = (): Promise<number> =>
+      importAll(
+        items,
+        {
+          // Namespaces are re-derived for this profile: an export moved to another home lands in that
+          // home's namespaces (per user), not in the exporting profile's.
+          namespaceFor: (userId) => this.host.namespaceFor(userId),
+          write: async (batch) => void (await this.writeDurable(batch)),
+        },
+        onProgress,
+        total,
+      );
+    const done = await (store.holdingSaves ? store.holdingSaves(importing) : importing());
+    await store.flush();
     return done;
   }
 

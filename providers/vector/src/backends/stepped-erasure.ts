@@ -27,6 +27,12 @@ export async function eraseRowsInSteps(
   rows: readonly ErasedRow[],
   withCopies: boolean,
 ): Promise<ErasedRow[]> {
+  return store.holdingSaves
+    ? store.holdingSaves(() => eraseSteps(store, sidecar, rows, withCopies))
+    : eraseSteps(store, sidecar, rows, withCopies);
+}
+
+async function eraseSteps(store: VectorStore, sidecar: Sidecar, rows: readonly ErasedRow[], withCopies: boolean): Promise<ErasedRow[]> {
   const erased: ErasedRow[] = [];
   const done = new Set<number>();
   const pacer = new StepPacer({ initial: 8 });

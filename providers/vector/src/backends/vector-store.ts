@@ -130,6 +130,11 @@ export interface VectorStore {
   reindexRows(rows: SidecarRow[], vectors: Float32Array[], namespace: string): Promise<void>;
   /** Store-specific numbers for stats (e.g. `indexedVectors`). */
   statsDetails(): Record<string, unknown>;
+  /**
+   * Run `work`, a write in many steps (an erasure, an import), with the store's periodic saves held
+   * until it ends: a file saved between steps is already stale when the next step lands.
+   */
+  holdingSaves?<T>(work: () => Promise<T>): Promise<T>;
 }
 
 /** The namespace a store uses when none is given (Pinecone's `__default__` is the same one). */

@@ -8,13 +8,13 @@ import path from "node:path";
 import { describeError } from "@hermes/memory-core";
 import type { Usearch } from "../native-modules.js";
 import type { Sidecar } from "./sidecar.js";
-import { fileSha256, fsyncPath, processAlive, storageWriteError } from "./store-files.js";
+import { fileSha256, fileSha256InSteps, fsyncPath, fsyncPathInSteps, processAlive, storageWriteError } from "./store-files.js";
 
 /** Sidecar meta keys recording the saved index file (the file is only loaded when both match). */
 const INDEX_BYTES_META = "index_bytes";
 const INDEX_SHA256_META = "index_sha256";
 
-/** Temp files of saves interrupted by a crash (`index.usearch.<pid>.tmp`); a live process's own is kept. */
+/** Temp files of saves interrupted by a crash (`index.usearch.<pid>[.<n>].tmp`); a live process's own are kept. */
 export function removeOrphanTempFiles(indexPath: string): void {
   const dir = path.dirname(indexPath);
   const prefix = `${path.basename(indexPath)}.`;
@@ -25,7 +25,7 @@ export function removeOrphanTempFiles(indexPath: string): void {
     return;
   }
   for (const name of names) {
-    const m = name.startsWith(prefix) && /^(\d+)\.tmp$/.exec(name.slice(prefix.length));
+    const m = name.startsWith(prefix) && /^(\d+)(?:\.\d+)?\.tmp$/.exec(name.slice(prefix.length));
     if (!m) continue;
     const pid = Number(m[1]);
     if (pid !== process.pid && processAlive(pid)) continue;
@@ -67,7 +67,7 @@ export function indexFileMismatch(file: string, sidecar: Sidecar): string {
 export function saveIndexFile(index: Pick<InstanceType<Usearch["Index"]>, "save">, indexPath: string, sidecar: Sidecar): void {
   // All of this is synchronous, so no write can land between the save and the generation stamp.
   const generation = String(sidecar.generation);
-  const tmp = `${indexPath}.${process.pid}.tmp`;
+  const tmp = tempPath(indexPath);
   try {
     index.save(tmp);
     fsyncPath(tmp);
@@ -75,6 +75,54 @@ export function saveIndexFile(index: Pick<InstanceType<Usearch["Index"]>, "save"
     fs.renameSync(tmp, indexPath);
     fsyncPath(path.dirname(indexPath));
     sidecar.setMetas({ index_generation: generation, [INDEX_BYTES_META]: String(bytes), [INDEX_SHA256_META]: sha256 });
+  } catch (error) {
+    try {
+      fs.rmSync(tmp, { force: true });
+    } catch {
+      // Removed on the next open at the latest.
+    }
+    throw storageWriteError(`the vector index ${indexPath}`, error);
+  }
+}
+
+let saves = 0;
+
+/** A temp file name of this process no other save of it uses at the same time. */
+function tempPath(indexPath: string): string {
+  return `${indexPath}.${process.pid}.${++saves}.tmp`;
+}
+
+/**
+ * `saveIndexFile` with only the index's own serialisation on the event loop: the fsync, the
+ * checksum and the directory fsync run on the thread pool, so the host's timers and I/O keep
+ * running while the disk works. The file records the generation of the moment it was serialised:
+ * a write landing meanwhile makes it older than the sidecar (rebuilt on open, never loaded).
+ * `current()` is asked before the rename and before the record: a save started later (false)
+ * wins, and this one's temp file is dropped instead of replacing a newer file or record.
+ * Resolves false when superseded. Throws `STORAGE_FAILED` like `saveIndexFile`.
+ */
+export async function saveIndexFileInSteps(
+  index: Pick<InstanceType<Usearch["Index"]>, "save">,
+  indexPath: string,
+  sidecar: Sidecar,
+  current: () => boolean,
+): Promise<boolean> {
+  const generation = String(sidecar.generation);
+  const tmp = tempPath(indexPath);
+  try {
+    index.save(tmp);
+    await fsyncPathInSteps(tmp);
+    const { bytes, sha256 } = await fileSha256InSteps(tmp);
+    if (!current()) {
+      fs.rmSync(tmp, { force: true });
+      return false;
+    }
+    // Synchronous: no other save of this process can rename between the check and the rename.
+    fs.renameSync(tmp, indexPath);
+    await fsyncPathInSteps(path.dirname(indexPath));
+    if (!current()) return false;
+    sidecar.setMetas({ index_generation: generation, [INDEX_BYTES_META]: String(bytes), [INDEX_SHA256_META]: sha256 });
+    return true;
   } catch (error) {
     try {
       fs.rmSync(tmp, { force: true });

@@ -18,10 +18,22 @@ import { dimensionMismatchError } from "../backends/index-identity.js";
 import { MAX_DIMENSIONS } from "../vector-config.js";
 import { loadUsearch, type Usearch } from "../native-modules.js";
 import { ExactNamespace, TWO_PASS_MIN_VECTORS } from "./exact-namespace.js";
-import { indexFileMismatch, removeOrphanTempFiles, saveIndexFile } from "./index-file.js";
+import { indexFileMismatch, removeOrphanTempFiles } from "./index-file.js";
+import { IndexSaves } from "./index-saves.js";
 import { storageWriteError } from "./store-files.js";
 
 type UsearchIndex = InstanceType<Usearch["Index"]>;
+
+/**
+ * Threads usearch inserts a batch with. It starts its threads anew on every call and the caller
+ * waits for the last one to finish, so a small batch on a busy machine waits on the scheduler for
+ * tens of milliseconds for microseconds of work: batches below `PARALLEL_ADD_MIN` vectors are
+ * inserted on the calling thread, larger ones (a rebuild, a reindex) on every core.
+ */
+const PARALLEL_ADD_MIN = 256;
+function addThreads(vectors: number): number {
+  return vectors < PARALLEL_ADD_MIN ? 1 : 0;
+}
 
 /** Namespaces up to this size are searched exactly by default (a semantic embedder's vectors). */
 export const DEFAULT_EXACT_THRESHOLD = 10_000;
@@ -111,12 +123,11 @@ export class LocalVectorStore implements VectorStore {
   private readonly indexPath: string | null;
   private readonly ownsSidecar: boolean;
   private readonly options: LocalVectorStoreOptions;
-  private dirty = false;
   /** Vectors per namespace (invalidated by writes): keeps the per-query routing decision O(1). */
   private readonly counts = new Map<string, number>();
   /** In-memory copies of small namespaces for exact search, updated in place on upsert. */
   private readonly exactCache = new Map<string, ExactNamespace>();
-  private saveTimer: NodeJS.Timeout | null = null;
+  private readonly saves: IndexSaves;
   /** Namespaces whose lexical vectors were searched through the graph (warned once each). */
   private readonly warnedGraphSearch = new Set<string>();
   /** Whether the index's failure to remove a key was reported (once per store). */
@@ -136,6 +147,18 @@ export class LocalVectorStore implements VectorStore {
     this.readOnly = options.readOnly === true;
     this.logger = options.logger ?? silentLogger;
     this.index = this.newIndex();
+    this.saves = new IndexSaves({
+      indexPath,
+      sidecar,
+      logger: this.logger,
+      delayMs: options.saveDelayMs ?? 2000,
+      canSave: () => !this.closed && !this.readOnly,
+      // An index whose entries were all removed holds only tombstones: a fresh empty one is saved instead.
+      indexToSave: () => {
+        if (this.index.size() === 0) this.index = this.newIndex();
+        return this.index;
+      },
+    });
   }
 
   /**
@@ -248,7 +271,7 @@ export class LocalVectorStore implements VectorStore {
       });
       this.index.add(keys, flat, 0);
     }
-    this.dirty = true;
+    this.saves.dirty = true;
     try {
       this.saveNow();
     } catch (error) {
@@ -258,27 +281,16 @@ export class LocalVectorStore implements VectorStore {
   }
 
   private markDirty(): void {
-    this.dirty = true;
-    if (!this.indexPath || this.saveTimer || this.closed || this.readOnly) return;
-    this.saveTimer = setTimeout(() => {
-      this.saveTimer = null;
-      try {
-        this.saveNow();
-      } catch (error) {
-        // Still dirty: flush() and close() retry and surface it; the sidecar holds every vector.
-        this.logger.warn(`vector memory: ${describeError(error)}`);
-      }
-    }, this.options.saveDelayMs ?? 2000);
-    this.saveTimer.unref();
+    this.saves.markDirty();
   }
 
-  /** Save the index file now (see `saveIndexFile`) when it changed since the last save. */
   private saveNow(): void {
-    if (!this.indexPath || !this.dirty || this.closed || this.readOnly) return;
-    // An index whose entries were all removed holds only tombstones: save a fresh empty one instead.
-    if (this.index.size() === 0) this.index = this.newIndex();
-    saveIndexFile(this.index, this.indexPath, this.sidecar);
-    this.dirty = false;
+    this.saves.saveNow();
+  }
+
+  /** Run `work` (writes in steps) with periodic saves held until it ends (see `IndexSaves.holding`). */
+  holdingSaves<T>(work: () => Promise<T>): Promise<T> {
+    return this.saves.holding(work);
   }
 
   private assertWritable(): void {
@@ -359,7 +371,7 @@ export class LocalVectorStore implements VectorStore {
     if (latest.size > 0) {
       const flat = new Float32Array(latest.size * this.dimensions);
       [...latest.values()].forEach((v, j) => flat.set(v, j * this.dimensions));
-      this.index.add(BigUint64Array.from([...latest.keys()].map((k) => BigInt(k))), flat, 0);
+      this.index.add(BigUint64Array.from([...latest.keys()].map((k) => BigInt(k))), flat, addThreads(latest.size));
     }
     this.markDirty();
   }
@@ -669,11 +681,7 @@ export class LocalVectorStore implements VectorStore {
 
   /** Write the index file now if anything changed. */
   async flush(): Promise<void> {
-    if (this.saveTimer) {
-      clearTimeout(this.saveTimer);
-      this.saveTimer = null;
-    }
-    this.saveNow();
+    await this.saves.flush();
   }
 
   /** Where the data lives: the store's directory (`:memory:` without one). */

@@ -37,6 +37,38 @@ export function fileSha256(file: string): { bytes: number; sha256: string } {
   return { bytes, sha256: hash.digest("hex") };
 }
 
+/**
+ * Size and SHA-256 of a file, read in 1 MiB steps on the thread pool: the event loop only hashes
+ * one step at a time (a 100,000-item index file is hundreds of MiB).
+ */
+export async function fileSha256InSteps(file: string): Promise<{ bytes: number; sha256: string }> {
+  const hash = createHash("sha256");
+  const handle = await fs.promises.open(file, "r");
+  let bytes = 0;
+  try {
+    const buffer = Buffer.allocUnsafe(1 << 20);
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) break;
+      hash.update(buffer.subarray(0, bytesRead));
+      bytes += bytesRead;
+    }
+  } finally {
+    await handle.close();
+  }
+  return { bytes, sha256: hash.digest("hex") };
+}
+
+/** fsync a file or directory on the thread pool (the event loop runs while the disk syncs). */
+export async function fsyncPathInSteps(target: string): Promise<void> {
+  const handle = await fs.promises.open(target, "r");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
 /** fsync a file or directory, so what was written to it survives a crash. */
 export function fsyncPath(target: string): void {
   const fd = fs.openSync(target, "r");
