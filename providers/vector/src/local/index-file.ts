@@ -13,6 +13,14 @@ import { fileSha256, fileSha256InSteps, fsyncPath, fsyncPathInSteps, processAliv
 /** Sidecar meta keys recording the saved index file (the file is only loaded when both match). */
 const INDEX_BYTES_META = "index_bytes";
 const INDEX_SHA256_META = "index_sha256";
+/** Sidecar meta key: the removed entries (tombstones) the saved file holds. */
+const INDEX_FREED_META = "index_freed_slots";
+
+/** The tombstones the saved index file holds, as recorded with it (0 when not recorded). */
+export function indexFileFreedSlots(sidecar: Sidecar): number {
+  const value = Number(sidecar.getMeta(INDEX_FREED_META) ?? "0");
+  return Number.isInteger(value) && value > 0 ? value : 0;
+}
 
 /** Temp files of saves interrupted by a crash (`index.usearch.<pid>[.<n>].tmp`); a live process's own are kept. */
 export function removeOrphanTempFiles(indexPath: string): void {
@@ -35,6 +43,27 @@ export function removeOrphanTempFiles(indexPath: string): void {
       // Best effort: a leftover temp file wastes space but is never loaded.
     }
   }
+}
+
+/**
+ * usearch 2.25 aborts the process (heap corruption) loading a file in which half the entries were
+ * removed. A save rebuilds the graph first once tombstones reach a fifth of its slots, and a file
+ * recorded with a third or more is rebuilt from the sidecar instead of loaded.
+ */
+export const COMPACT_TOMBSTONE_SHARE = 0.2;
+export const LOAD_TOMBSTONE_SHARE = 1 / 3;
+
+/** Whether `freed` tombstones beside `live` entries reach `share` of the graph's slots. */
+export function tombstonesUnsafe(freed: number, live: number, share: number): boolean {
+  return freed > 0 && freed >= share * (freed + live);
+}
+
+/** Why the recorded file may not be handed to usearch's loader for its tombstones ("" = it may). */
+export function tombstoneLoadRefusal(sidecar: Sidecar): string {
+  const freed = indexFileFreedSlots(sidecar);
+  return tombstonesUnsafe(freed, sidecar.countVectors(), LOAD_TOMBSTONE_SHARE)
+    ? `${freed} removed entries, which usearch cannot load safely`
+    : "";
 }
 
 /** Why the index file may not be loaded ("" = it matches the save the sidecar recorded). */
@@ -64,7 +93,12 @@ export function indexFileMismatch(file: string, sidecar: Sidecar): string {
  * the sidecar. A crash at any point leaves either the old verified file or a mismatch (rebuilt
  * on open). Throws `STORAGE_FAILED` (disk full, read-only) and removes the temp file.
  */
-export function saveIndexFile(index: Pick<InstanceType<Usearch["Index"]>, "save">, indexPath: string, sidecar: Sidecar): void {
+export function saveIndexFile(
+  index: Pick<InstanceType<Usearch["Index"]>, "save">,
+  indexPath: string,
+  sidecar: Sidecar,
+  freedSlots = 0,
+): void {
   // All of this is synchronous, so no write can land between the save and the generation stamp.
   const generation = String(sidecar.generation);
   const tmp = tempPath(indexPath);
@@ -74,7 +108,12 @@ export function saveIndexFile(index: Pick<InstanceType<Usearch["Index"]>, "save"
     const { bytes, sha256 } = fileSha256(tmp);
     fs.renameSync(tmp, indexPath);
     fsyncPath(path.dirname(indexPath));
-    sidecar.setMetas({ index_generation: generation, [INDEX_BYTES_META]: String(bytes), [INDEX_SHA256_META]: sha256 });
+    sidecar.setMetas({
+      index_generation: generation,
+      [INDEX_BYTES_META]: String(bytes),
+      [INDEX_SHA256_META]: sha256,
+      [INDEX_FREED_META]: String(freedSlots),
+    });
   } catch (error) {
     try {
       fs.rmSync(tmp, { force: true });
@@ -106,6 +145,7 @@ export async function saveIndexFileInSteps(
   indexPath: string,
   sidecar: Sidecar,
   current: () => boolean,
+  freedSlots = 0,
 ): Promise<boolean> {
   const generation = String(sidecar.generation);
   const tmp = tempPath(indexPath);
@@ -121,7 +161,12 @@ export async function saveIndexFileInSteps(
     fs.renameSync(tmp, indexPath);
     await fsyncPathInSteps(path.dirname(indexPath));
     if (!current()) return false;
-    sidecar.setMetas({ index_generation: generation, [INDEX_BYTES_META]: String(bytes), [INDEX_SHA256_META]: sha256 });
+    sidecar.setMetas({
+      index_generation: generation,
+      [INDEX_BYTES_META]: String(bytes),
+      [INDEX_SHA256_META]: sha256,
+      [INDEX_FREED_META]: String(freedSlots),
+    });
     return true;
   } catch (error) {
     try {

@@ -23,6 +23,8 @@ export interface IndexSavesHost {
   canSave(): boolean;
   /** The index to save now (the store may swap an emptied index for a fresh one first). */
   indexToSave(): SavedIndex;
+  /** The tombstones of the index `indexToSave` returned, recorded with the file. */
+  freedSlots(): number;
 }
 
 export class IndexSaves {
@@ -54,7 +56,7 @@ export class IndexSaves {
     if (!this.host.indexPath || !this.dirty || !this.host.canSave()) return;
     const index = this.host.indexToSave();
     this.started++;
-    saveIndexFile(index, this.host.indexPath, this.host.sidecar);
+    saveIndexFile(index, this.host.indexPath, this.host.sidecar, this.host.freedSlots());
     this.dirty = false;
   }
 
@@ -94,7 +96,7 @@ export class IndexSaves {
     const index = this.host.indexToSave();
     const mine = ++this.started;
     this.dirty = false;
-    const saving = saveIndexFileInSteps(index, indexPath, this.host.sidecar, () => this.started === mine).then(
+    const saving = saveIndexFileInSteps(index, indexPath, this.host.sidecar, () => this.started === mine, this.host.freedSlots()).then(
       () => undefined,
       (error: unknown) => {
         this.dirty = true;

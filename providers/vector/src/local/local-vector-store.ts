@@ -18,7 +18,14 @@ import { dimensionMismatchError } from "../backends/index-identity.js";
 import { MAX_DIMENSIONS } from "../vector-config.js";
 import { loadUsearch, type Usearch } from "../native-modules.js";
 import { ExactNamespace, TWO_PASS_MIN_VECTORS } from "./exact-namespace.js";
-import { indexFileMismatch, removeOrphanTempFiles } from "./index-file.js";
+import {
+  COMPACT_TOMBSTONE_SHARE,
+  indexFileFreedSlots,
+  indexFileMismatch,
+  removeOrphanTempFiles,
+  tombstoneLoadRefusal,
+  tombstonesUnsafe,
+} from "./index-file.js";
 import { IndexSaves } from "./index-saves.js";
 import { storageWriteError } from "./store-files.js";
 
@@ -130,7 +137,8 @@ export class LocalVectorStore implements VectorStore {
   private readonly saves: IndexSaves;
   /** Namespaces whose lexical vectors were searched through the graph (warned once each). */
   private readonly warnedGraphSearch = new Set<string>();
-  /** Whether the index's failure to remove a key was reported (once per store). */
+  /** Tombstones in the graph: removals since it was built from scratch (saved with the file). */
+  private freedSlots = 0;
   private reportedStuckKeys = false;
   private closed = false;
   /** True when opened with `readOnly`: nothing is ever written. */
@@ -155,9 +163,13 @@ export class LocalVectorStore implements VectorStore {
       canSave: () => !this.closed && !this.readOnly,
       // An index whose entries were all removed holds only tombstones: a fresh empty one is saved instead.
       indexToSave: () => {
-        if (this.index.size() === 0) this.index = this.newIndex();
+        if (this.index.size() === 0) {
+          this.index = this.newIndex();
+          this.freedSlots = 0;
+        } else if (tombstonesUnsafe(this.freedSlots, this.index.size(), COMPACT_TOMBSTONE_SHARE)) this.buildFromSidecar();
         return this.index;
       },
+      freedSlots: () => this.freedSlots,
     });
   }
 
@@ -231,7 +243,8 @@ export class LocalVectorStore implements VectorStore {
    * file byte for byte; otherwise rebuild from the sidecar, which holds every vector.
    */
   private loadOrRebuild(): void {
-    const reason = this.indexPath ? indexFileMismatch(this.indexPath, this.sidecar) : "in-memory store";
+    const reason =
+      (this.indexPath ? indexFileMismatch(this.indexPath, this.sidecar) : "in-memory store") || tombstoneLoadRefusal(this.sidecar);
     // No vectors: a fresh index, never a loaded one (usearch can crash on a file whose entries were all removed).
     if (reason === "" && this.sidecar.countVectors() > 0) {
       try {
@@ -239,6 +252,7 @@ export class LocalVectorStore implements VectorStore {
         index.load(this.indexPath!);
         if (index.size() === this.sidecar.countVectors() && index.dimensions() === this.dimensions) {
           this.index = index;
+          this.freedSlots = indexFileFreedSlots(this.sidecar);
           return;
         }
       } catch {
@@ -257,8 +271,21 @@ export class LocalVectorStore implements VectorStore {
 
   /** Rebuild the ANN index from the sidecar's vectors (also used after a reindex). */
   rebuild(): void {
+    this.buildFromSidecar();
+    this.saves.dirty = true;
+    try {
+      this.saveNow();
+    } catch (error) {
+      // The rebuilt index serves this process; a later flush() retries the save (and reports it).
+      this.logger.warn(`vector memory: ${describeError(error)}`);
+    }
+  }
+
+  /** A fresh graph of the sidecar's vectors, without tombstones. */
+  private buildFromSidecar(): void {
     this.invalidate(null);
     this.index = this.newIndex();
+    this.freedSlots = 0;
     const rows = this.sidecar.vectorRows();
     const batch = 4096;
     for (let i = 0; i < rows.length; i += batch) {
@@ -271,13 +298,13 @@ export class LocalVectorStore implements VectorStore {
       });
       this.index.add(keys, flat, 0);
     }
-    this.saves.dirty = true;
-    try {
-      this.saveNow();
-    } catch (error) {
-      // The rebuilt index serves this process; a later flush() retries the save (and reports it).
-      this.logger.warn(`vector memory: ${describeError(error)}`);
-    }
+  }
+
+  /** Remove keys from the graph (usearch answers a count per key); each leaves a tombstone slot until a rebuild. */
+  private removeFromIndex(keys: readonly number[]): void {
+    if (keys.length === 0) return;
+    const removed: unknown = this.index.remove(BigUint64Array.from(keys.map((k) => BigInt(k))));
+    for (const n of typeof removed === "object" ? Array.from(removed as ArrayLike<number>) : [removed]) this.freedSlots += Number(n) || 0;
   }
 
   private markDirty(): void {
@@ -356,7 +383,7 @@ export class LocalVectorStore implements VectorStore {
     const latest = new Map<number, Float32Array>();
     keys.forEach((key, i) => latest.set(key, vectors[i]!));
     const present = [...latest.keys()].filter((k) => this.index.contains(BigInt(k)) === true);
-    if (present.length > 0) this.index.remove(BigUint64Array.from(present.map((k) => BigInt(k))));
+    this.removeFromIndex(present);
     // usearch can fail to remove a key (its remove reports 0 and the key stays). The row is stored
     // in the sidecar already, and exact searches read vectors from there, so the write stands; the
     // graph keeps the key's previous vector until a reindex rather than failing the write.
@@ -649,7 +676,7 @@ export class LocalVectorStore implements VectorStore {
     }
     this.invalidate(options.namespace ?? DEFAULT_NAMESPACE);
     const present = keys.filter((k) => this.index.contains(BigInt(k)) === true);
-    if (present.length > 0) this.index.remove(BigUint64Array.from(present.map((k) => BigInt(k))));
+    this.removeFromIndex(present);
     this.markDirty();
   }
 
@@ -710,7 +737,7 @@ export class LocalVectorStore implements VectorStore {
     }
     this.invalidate(namespace);
     const present = keys.filter((k) => this.index.contains(BigInt(k)) === true);
-    if (present.length > 0) this.index.remove(BigUint64Array.from(present.map((k) => BigInt(k))));
+    this.removeFromIndex(present);
     this.markDirty();
   }
 
@@ -736,7 +763,7 @@ export class LocalVectorStore implements VectorStore {
     for (const [namespace, keys] of removed) {
       this.invalidate(namespace);
       const present = keys.filter((k) => this.index.contains(BigInt(k)) === true);
-      if (present.length > 0) this.index.remove(BigUint64Array.from(present.map((k) => BigInt(k))));
+      this.removeFromIndex(present);
     }
     this.markDirty();
   }
