@@ -5,7 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { until } from "@hermes/test-support";
+import { ticksDuring, until } from "@hermes/test-support";
 import { SqliteMemoryProvider } from "./sqlite-memory-provider.js";
 import { CONTEXT_COLUMNS } from "./test-support/context-columns.js";
 
@@ -74,15 +74,7 @@ describe("forgetWhere in steps", () => {
     const gone = seed(provider, 60, 50);
     const db = provider.memoryStore!.db;
     const kept = count(db, "SELECT COUNT(*) FROM items") - gone;
-    let ticks = 0;
-    let erasing = true;
-    const tick = (): void => {
-      ticks++;
-      if (erasing) setTimeout(tick, 0);
-    };
-    setTimeout(tick, 0);
-    const erased = await provider.forgetWhere({ userId: "gone" });
-    erasing = false;
+    const { value: erased, ticks } = await ticksDuring(() => provider.forgetWhere({ userId: "gone" }));
     // One synchronous transaction would have let no timer fire before it returned.
     expect(ticks).toBeGreaterThan(3);
     expect(erased).toBe(gone);

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ticksDuring } from "@hermes/test-support";
 import { forgetCommand, importCommand, withProvider, type CommandContext } from "./commands.js";
 
 let home: string;
@@ -16,22 +17,6 @@ beforeEach(() => {
 afterEach(() => {
   fs.rmSync(home, { recursive: true, force: true });
 });
-
-/** Run `work` and count how often a zero-delay timer fired before it settled. */
-async function ticksDuring<T>(work: () => Promise<T>): Promise<{ value: T; ticks: number }> {
-  let ticks = 0;
-  let running = true;
-  const tick = (): void => {
-    ticks++;
-    if (running) setTimeout(tick, 0);
-  };
-  setTimeout(tick, 0);
-  try {
-    return { value: await work(), ticks };
-  } finally {
-    running = false;
-  }
-}
 
 describe("import and erase commands in steps", () => {
   it("serve timers while a large file is imported and a user's items are erased; every record is stored once", async () => {

@@ -5,7 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { until } from "@hermes/test-support";
+import { ticksDuring, until } from "@hermes/test-support";
 import { VectorMemoryProvider, type ExportedItem } from "./vector-memory-provider.js";
 
 const CHILD = fileURLToPath(new URL("./test-support/erase-child.ts", import.meta.url));
@@ -14,22 +14,6 @@ const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
-
-/** Run `work` and count how often a zero-delay timer fired before it settled. */
-async function ticksDuring<T>(work: () => Promise<T>): Promise<{ value: T; ticks: number }> {
-  let ticks = 0;
-  let running = true;
-  const tick = (): void => {
-    ticks++;
-    if (running) setTimeout(tick, 0);
-  };
-  setTimeout(tick, 0);
-  try {
-    return { value: await work(), ticks };
-  } finally {
-    running = false;
-  }
-}
 
 /** Sessions of 20 turns, every other one user "gone"'s; each of "gone"'s sessions has a checkpoint copy of its first turn (under the same user, so in the same namespace). */
 function* exported(sessions: number): Generator<ExportedItem> {

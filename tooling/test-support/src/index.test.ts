@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { holdWriteLock, rowsInFileAlone, seededRandom, stallMeter, stopWriteLockHolders, until } from "./index.js";
+import { holdWriteLock, rowsInFileAlone, seededRandom, stallMeter, stopWriteLockHolders, ticksDuring, until } from "./index.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -12,6 +12,21 @@ afterEach(() => {
 });
 
 describe("test support", () => {
+  it("ticksDuring counts no tick for work that holds the event loop, and several for work that yields", async () => {
+    const held = await ticksDuring(async () => {
+      const end = Date.now() + 30;
+      while (Date.now() < end) {}
+      return "held";
+    });
+    expect(held).toEqual({ value: "held", ticks: 0 });
+    const yielding = await ticksDuring(async () => {
+      for (let i = 0; i < 5; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+      return "yielded";
+    });
+    expect(yielding.value).toBe("yielded");
+    expect(yielding.ticks).toBeGreaterThan(2);
+  });
+
   it("seededRandom repeats its sequence for a seed, differs across seeds and stays in [0, 1)", () => {
     const a = seededRandom(42);
     const b = seededRandom(42);

@@ -86,6 +86,22 @@ export function stallMeter(): StallMeter {
   };
 }
 
+/** Run `work` and count how often a zero-delay timer fired before it settled (0: it held the event loop throughout). */
+export async function ticksDuring<T>(work: () => Promise<T>): Promise<{ value: T; ticks: number }> {
+  let ticks = 0;
+  let running = true;
+  const tick = (): void => {
+    ticks++;
+    if (running) setTimeout(tick, 0);
+  };
+  setTimeout(tick, 0);
+  try {
+    return { value: await work(), ticks };
+  } finally {
+    running = false;
+  }
+}
+
 /** A write lock another process holds (see `holdWriteLock`). */
 export interface HeldWriteLock {
   /** Ask the holder to roll back and exit; resolves once it has exited. */

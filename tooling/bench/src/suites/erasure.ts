@@ -13,6 +13,7 @@ import { SuiteRecorder, type SuiteContext, type SuiteResult } from "../suite-res
 import { fmt } from "../table.js";
 import { loadVector, settle } from "../targets.js";
 import { makeTempDir } from "../temp-dir.js";
+import { stallMeter } from "@hermes/test-support";
 
 const STALL_GOAL_MS = 50;
 const TARGET_USER = "erased-user";
@@ -23,25 +24,15 @@ interface StallReading {
   longestStallMs: number;
 }
 
-/** Run `work` while a 5 ms interval records the longest gap between its ticks. */
+/** Run `work` while `stallMeter`'s 5 ms interval records the longest gap between its ticks. */
 async function measureStall(work: () => Promise<unknown> | unknown): Promise<StallReading & { value: unknown }> {
-  let last = performance.now();
-  let longest = 0;
-  const tick = (): void => {
-    const now = performance.now();
-    longest = Math.max(longest, now - last);
-    last = now;
-  };
-  const timer = setInterval(tick, 5);
   // Let the interval start ticking before the work begins.
   await new Promise((resolve) => setTimeout(resolve, 12));
-  last = performance.now();
+  const meter = stallMeter();
   const started = performance.now();
   const value = await work();
   const ms = performance.now() - started;
-  tick();
-  clearInterval(timer);
-  return { ms, longestStallMs: longest, value };
+  return { ms, longestStallMs: meter.stop(), value };
 }
 
 /** The items of the store: sessions of 50 turns, every 100th session the erased user's. */
