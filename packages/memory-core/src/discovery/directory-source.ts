@@ -139,6 +139,7 @@ async function scanOne(
   let version: string | null = null;
   let description = "";
   let hooks: string[] = [];
+  let isolation: "inline" | "worker" | undefined;
   let entry: string | null = null;
 
   if (manifestText !== null) {
@@ -159,6 +160,7 @@ async function scanOne(
     version = manifest.version;
     description = manifest.description;
     hooks = manifest.hooks;
+    isolation = manifest.isolation;
     if (manifest.entry !== undefined) {
       const resolved = await resolveInsideDir(dir, manifest.entry);
       if (!resolved.ok) {
@@ -220,7 +222,7 @@ async function scanOne(
   }
   const { cli, problem: cliProblem } = await locateCli(dir, entry, name, source);
   return {
-    provider: { name, source, dir, entry, version, description, hooks, cli, packageName: null },
+    provider: { name, source, dir, entry, version, description, hooks, cli, packageName: null, ...(isolation ? { isolation } : {}) },
     ...(cliProblem ? { problem: cliProblem } : {}),
   };
 }

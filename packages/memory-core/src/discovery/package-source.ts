@@ -214,6 +214,7 @@ async function providersOfPackage(manifestPath: string, dependency: string, pkg:
       hooks: manifest.hooks ?? [],
       cli,
       packageName,
+      ...(manifest.isolation !== undefined ? { isolation: manifest.isolation } : {}),
     });
   }
   return result;

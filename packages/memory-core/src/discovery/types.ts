@@ -19,6 +19,8 @@ export interface DiscoveredProvider {
   cli: string | null;
   /** npm package name for `package` providers, else `null`. */
   packageName: string | null;
+  /** The manifest's offer to run the provider in a worker thread (`isolation`), when it makes one. */
+  isolation?: "inline" | "worker";
 }
 
 /** Something discovery could not accept. Discovery records it and carries on; it never throws. */

@@ -3,12 +3,8 @@
  * (`openMemory({ isolation })`) > config.yaml `memory.isolation.<name>` > the provider's manifest
  * (`isolation` in plugin.yaml or `hermesMemoryProvider`) > inline.
  */
-import path from "node:path";
 import type { HermesConfig } from "../config/config-file.js";
-import { MAX_PACKAGE_JSON_BYTES, MAX_PLUGIN_YAML_BYTES, readManifestFile } from "../discovery/bounded-read.js";
 import { discoverMemoryProviders } from "../discovery/discover.js";
-import { parseHermesMemoryProviderField, parsePluginYaml } from "../discovery/manifest.js";
-import type { DiscoveredProvider } from "../discovery/types.js";
 import { loadMemoryProvider, type LoadOptions } from "../loader.js";
 import type { MemoryProvider } from "../provider.js";
 import type { IsolationMode } from "./protocol.js";
@@ -24,24 +20,6 @@ export interface IsolationChoice {
   prefetchTimeoutMs?: number;
 }
 
-/** The manifest's `isolation` offer of a discovered provider; `undefined` when it makes none or cannot be read. */
-export async function manifestIsolation(found: DiscoveredProvider): Promise<IsolationMode | undefined> {
-  if (found.source === "package") {
-    const read = await readManifestFile(path.join(found.dir, "package.json"), MAX_PACKAGE_JSON_BYTES);
-    if (!("text" in read)) return undefined;
-    try {
-      const pkg = JSON.parse(read.text) as { hermesMemoryProvider?: unknown };
-      return parseHermesMemoryProviderField(pkg.hermesMemoryProvider).providers.find((p) => p.name === found.name)?.isolation;
-    } catch {
-      return undefined;
-    }
-  }
-  const read = await readManifestFile(path.join(found.dir, "plugin.yaml"), MAX_PLUGIN_YAML_BYTES);
-  if (!("text" in read)) return undefined;
-  const parsed = parsePluginYaml(read.text);
-  return parsed.ok ? parsed.value.isolation : undefined;
-}
-
 /**
  * Load provider `name` (the loader's rules and errors) and host it as chosen: inline, or behind a
  * `WorkerHostedProvider`. Discovery runs once and is reused by the loader or the worker.
@@ -54,8 +32,7 @@ export async function loadIsolated(
   let mode = choice.isolation ?? options.config.memory.isolation[name];
   const discovery = options.discovery ?? (await discoverMemoryProviders(options));
   if (mode === undefined) {
-    const found = discovery.providers.find((p) => p.name === name);
-    mode = (found ? await manifestIsolation(found) : undefined) ?? "inline";
+    mode = discovery.providers.find((p) => p.name === name)?.isolation ?? "inline";
   }
   if (mode === "inline") return loadMemoryProvider(name, { ...options, discovery });
   const { logger, config: _config, discovery: _discovery, env: _env, ...plain } = options;
