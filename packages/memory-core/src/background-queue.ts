@@ -39,6 +39,8 @@ export interface QueueDrainResult {
 export class BackgroundQueue {
   private tail: Promise<void> = Promise.resolve();
   private readonly live = new Set<QueuedTask>();
+  /** The prefetch warm-ups not started yet, oldest first, so a full queue finds one to drop without a scan. */
+  private readonly waitingPrefetches = new Set<QueuedTask>();
   private readonly idleWaiters = new Set<(drained: boolean) => void>();
   private closed = false;
   private running = 0;
@@ -79,23 +81,24 @@ export class BackgroundQueue {
     const bound = bindProfile(fn);
     const task: QueuedTask = { kind, state: "queued", run: async () => void (await bound()) };
     this.live.add(task);
+    if (kind === "prefetch") this.waitingPrefetches.add(task);
     this.tail = this.tail.then(() => this.execute(task));
     return evicted ? { queued: true, evicted } : { queued: true };
   }
 
   /** Abandon the oldest prefetch that has not started; false when none is queued. */
   private evictOldestPrefetch(): boolean {
-    for (const task of this.live) {
-      if (task.state !== "queued" || task.kind !== "prefetch") continue;
-      task.state = "abandoned";
-      this.live.delete(task);
-      this.dropped.prefetch++;
-      return true;
-    }
-    return false;
+    const task = this.waitingPrefetches.values().next().value;
+    if (task === undefined) return false;
+    task.state = "abandoned";
+    this.waitingPrefetches.delete(task);
+    this.live.delete(task);
+    this.dropped.prefetch++;
+    return true;
   }
 
   private async execute(task: QueuedTask): Promise<void> {
+    this.waitingPrefetches.delete(task);
     if (task.state === "abandoned") return;
     task.state = "running";
     this.running++;
@@ -164,6 +167,7 @@ export class BackgroundQueue {
       }
       task.state = "abandoned";
       this.live.delete(task);
+      this.waitingPrefetches.delete(task);
       if (task.kind === "write") abandonedWrites++;
       else abandonedPrefetches++;
     }
